@@ -1,0 +1,391 @@
+#!/usr/bin/env node
+// HTTP transfer throughput of the user file API against baselines measured in
+// the same run, over loopback, with a real `ferry serve` process (compiled CLI):
+//
+//   node bench/http-transfer.bench.mjs        (or: npm run bench)
+//
+//   download  GET /api/v2/user/files?path=/big.bin      vs nginx (sendfile) serving the same file
+//   upload    POST /api/v2/user/files/upload (atomic)   vs a bare node:http server piping to a file
+//   rss       peak resident memory of the Ferry process while a 4 GiB file is uploaded, then downloaded
+//
+// The client is curl for both sides of each comparison (-T FILE for uploads,
+// -o /dev/null for downloads); rounds alternate between the two sides and the
+// best of each is kept. nginx is installed by bench/setup-nginx.sh (Debian
+// package) and run on a free high port with bench/nginx/nginx.conf.
+// Ferry is measured twice: a user with the local backend's default 64 KiB
+// buffers, and one with osconfig read_buffer_size / write_buffer_size 1 MiB.
+// Aims: download >= 0.9x nginx, upload >= 0.85x bare node, peak RSS < 150 MB.
+//
+// Files live in /dev/shm when it has room (so the disk's writeback does not
+// decide the upload figures), else in the OS temp directory.
+// Env: BENCH_MB (default 1024), BENCH_RSS_MB (default 4096; the memory run
+// uses a fresh process and streams zeros from curl's stdin, chunked),
+// BENCH_ROUNDS (default 3), FERRY_BENCH_DIR (scratch directory),
+// FERRY_BENCH_NO_BUILD=1 (use core/dist as it is), FERRY_BENCH_RSS_ENV (JSON
+// object of extra environment for the memory-run process, e.g.
+// '{"MALLOC_MMAP_THRESHOLD_":"131072"}' so glibc returns argon2's 19 MiB
+// login buffers to the system).
+// Writes bench/results/http-transfer.json.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const MB = 1024 * 1024;
+const SIZE_MB = Number(process.env.BENCH_MB ?? 1024);
+const RSS_MB = Number(process.env.BENCH_RSS_MB ?? 4096);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const ADMIN = { username: 'admin', password: 'bench-admin-password-1' };
+const USER = { username: 'bench', password: 'bench-user-password-1' };
+
+const children = [];
+function scratchBase() {
+  if (process.env.FERRY_BENCH_DIR) return process.env.FERRY_BENCH_DIR;
+  try {
+    const st = statfsSync('/dev/shm');
+    if (st.bavail * st.bsize > (3 * SIZE_MB + RSS_MB + 1024) * MB) return '/dev/shm';
+  } catch {
+    /* no /dev/shm */
+  }
+  return os.tmpdir();
+}
+const scratch = mkdtempSync(path.join(scratchBase(), 'ferry-bench-http-'));
+let cleaned = false;
+function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  rmSync(scratch, { recursive: true, force: true });
+}
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+
+function log(...a) {
+  console.log('[http-transfer]', ...a);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitPort(port) {
+  for (let i = 0; i < 400; i++) {
+    const ok = await new Promise((r) => {
+      const c = net.connect(port, '127.0.0.1', () => {
+        c.destroy();
+        r(true);
+      });
+      c.on('error', () => r(false));
+    });
+    if (ok) return;
+    await sleep(25);
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+/** A file of `mb` MiB: one random MiB repeated (cheap to produce, incompressible enough). */
+function makeFile(file, mb) {
+  const block = randomBytes(MB);
+  const fd = openSync(file, 'w', 0o644);
+  for (let i = 0; i < mb; i++) writeSync(fd, block);
+  closeSync(fd);
+}
+
+/** Runs curl, returns {bytes, seconds}. */
+function curl(args) {
+  const r = spawnSync('curl', ['-s', '-S', '--fail', '-o', '/dev/null', '-w', '%{size_download} %{size_upload} %{time_total} %{http_code}', ...args], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`curl ${args.join(' ')}: ${r.stderr || r.stdout}`);
+  const [down, up, secs, code] = r.stdout.trim().split(' ');
+  return { down: Number(down), up: Number(up), seconds: Number(secs), code: Number(code) };
+}
+
+const mbps = (bytes, secs) => bytes / MB / secs;
+
+async function startNginx(www) {
+  const setup = spawnSync('bash', [path.join(here, 'setup-nginx.sh')], { stdio: 'inherit' });
+  if (setup.status !== 0) throw new Error('nginx could not be installed (bench/setup-nginx.sh)');
+  const port = await freePort();
+  const prefix = path.join(scratch, 'nginx');
+  mkdirSync(prefix, { recursive: true });
+  const conf = readFileSync(path.join(here, 'nginx', 'nginx.conf'), 'utf8')
+    .replaceAll('{{PORT}}', String(port))
+    .replaceAll('{{ROOT}}', www)
+    .replaceAll('{{PREFIX}}', prefix);
+  const confFile = path.join(prefix, 'nginx.conf');
+  writeFileSync(confFile, conf);
+  const bin = spawnSync('bash', ['-c', 'command -v nginx || echo /usr/sbin/nginx'], { encoding: 'utf8' }).stdout.trim();
+  const p = spawn(bin, ['-c', confFile, '-p', prefix, '-e', path.join(prefix, 'error.log')], { stdio: 'ignore' });
+  children.push(p);
+  await waitPort(port);
+  return { url: `http://127.0.0.1:${port}`, proc: p };
+}
+
+async function startBareServer(target) {
+  const port = await freePort();
+  const code = `
+    const http = require('node:http'); const fs = require('node:fs');
+    http.createServer((req, res) => {
+      const out = fs.createWriteStream(process.argv[2]);
+      req.pipe(out);
+      out.on('finish', () => { res.writeHead(201, { 'content-type': 'application/json' }); res.end('{"message":"ok"}'); });
+      out.on('error', () => { res.writeHead(500); res.end(); });
+    }).listen(Number(process.argv[1]), '127.0.0.1');`;
+  const p = spawn(process.execPath, ['-e', code, String(port), target], { stdio: 'ignore' });
+  children.push(p);
+  await waitPort(port);
+  return { url: `http://127.0.0.1:${port}`, proc: p };
+}
+
+async function startFerry(home, name = 'ferry') {
+  const dir = path.join(scratch, name);
+  mkdirSync(path.join(dir, 'data'), { recursive: true });
+  const config = path.join(dir, 'ferry.yaml');
+  writeFileSync(
+    config,
+    [
+      'common:',
+      `  data_dir: "${path.join(dir, 'data')}"`,
+      'data_provider:',
+      '  driver: sqlite',
+      '  name: ferry.db',
+      'httpd:',
+      '  bindings:',
+      '    - address: 127.0.0.1',
+      '      port: 0',
+      'kms:',
+      '  master_key: bench-master-key-0123456789abcdef',
+      'log:',
+      '  level: info',
+      `  file: "${path.join(dir, 'ferry.log')}"`,
+      'plugins:',
+      '  - name: "@ferry/fs-local"',
+      'defaults:',
+      `  admin_username: ${ADMIN.username}`,
+      `  admin_password: ${ADMIN.password}`,
+      '',
+    ].join('\n'),
+  );
+  const p = spawn(process.execPath, [path.join(root, 'core/dist/src/cli.js'), 'serve', '--config', config], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...(name === 'ferry-rss' ? JSON.parse(process.env.FERRY_BENCH_RSS_ENV ?? '{}') : {}) },
+  });
+  children.push(p);
+  let err = '';
+  p.stderr.on('data', (d) => (err += d));
+  const logFile = path.join(dir, 'ferry.log');
+  let url;
+  for (let i = 0; i < 600 && !url; i++) {
+    await sleep(50);
+    if (p.exitCode !== null) throw new Error(`ferry exited: ${err}`);
+    let text = '';
+    try {
+      text = readFileSync(logFile, 'utf8');
+    } catch {
+      continue;
+    }
+    url = /"uri":"(http:\/\/[^"]+)"[^\n]*"msg":"listening"/.exec(text)?.[1];
+  }
+  if (!url) throw new Error(`ferry did not start: ${err}`);
+  url = `http://127.0.0.1:${new URL(url).port}`;
+  const basic = (u) => 'Basic ' + Buffer.from(`${u.username}:${u.password}`).toString('base64');
+  const adminTok = (await (await fetch(`${url}/api/v2/token`, { headers: { authorization: basic(ADMIN) } })).json()).access_token;
+  const tokens = {};
+  for (const [name, mib] of [['default', 0], ['1mib', 1]]) {
+    const username = `${USER.username}-${name}`;
+    const created = await fetch(`${url}/api/v2/users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminTok}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        username,
+        password: USER.password,
+        home_dir: home,
+        permissions: { '/': ['*'] },
+        filesystem: { provider: 0, osconfig: { read_buffer_size: mib, write_buffer_size: mib } },
+      }),
+    });
+    if (created.status !== 201) throw new Error(`user: ${created.status} ${await created.text()}`);
+    const r = await fetch(`${url}/api/v2/user/token`, { headers: { authorization: basic({ username, password: USER.password }) } });
+    tokens[name] = (await r.json()).access_token;
+  }
+  return { url, proc: p, tokens };
+}
+
+/** Samples the resident set of a process while `fn` runs; returns the maximum in MB. */
+async function peakRss(pid, fn) {
+  let max = 0;
+  const sample = () => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) max = Math.max(max, Number(m[1]) / 1024);
+    } catch {
+      /* process gone */
+    }
+  };
+  const timer = setInterval(sample, 20);
+  try {
+    sample();
+    await fn();
+    sample();
+  } finally {
+    clearInterval(timer);
+  }
+  return max;
+}
+
+/** A shell pipeline in the background. */
+function shell(cmd) {
+  return new Promise((resolve, reject) => {
+    const p = spawn('bash', ['-o', 'pipefail', '-c', cmd], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d) => (err += d));
+    p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd}: ${err}`))));
+  });
+}
+
+/** curl in the background (so the RSS sampler keeps running). */
+function curlAsync(args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn('curl', ['-s', '-S', '--fail', '-o', '/dev/null', '-w', '%{size_download} %{size_upload} %{time_total}', ...args]);
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (err += d));
+    p.on('close', (code) => (code === 0 ? resolve(out.trim().split(' ').map(Number)) : reject(new Error(`curl: ${err}`))));
+  });
+}
+
+async function main() {
+  if (spawnSync('curl', ['--version']).status !== 0) throw new Error('curl is required');
+  if (process.env.FERRY_BENCH_NO_BUILD !== '1') {
+    log('building (tsc -b tsconfig.build.json)');
+    const b = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+    if (b.status !== 0) log('build reported errors; using the emitted output');
+  }
+  const www = path.join(scratch, 'www');
+  mkdirSync(www, { recursive: true, mode: 0o755 });
+  spawnSync('chmod', ['755', scratch]);
+  const big = path.join(www, 'big.bin');
+  log(`writing a ${SIZE_MB} MiB file`);
+  makeFile(big, SIZE_MB);
+  const size = statSync(big).size;
+
+  const nginx = await startNginx(www);
+  const bare = await startBareServer(path.join(scratch, 'bare-upload.bin'));
+  const ferry = await startFerry(www);
+  const auth = (variant) => ['-H', `Authorization: Bearer ${ferry.tokens[variant]}`];
+  log(`files in ${scratch}; ferry ${ferry.url}, nginx ${nginx.url}, bare node ${bare.url}; ${ROUNDS} rounds, best kept`);
+
+  // warm the page cache and every server
+  curl([`${nginx.url}/big.bin`]);
+  curl([...auth('default'), `${ferry.url}/api/v2/user/files?path=/big.bin`]);
+
+  const dl = { nginx: Infinity, default: Infinity, '1mib': Infinity };
+  for (let i = 0; i < ROUNDS; i++) {
+    const runs = [
+      ['nginx', () => curl([`${nginx.url}/big.bin`])],
+      ['default', () => curl([...auth('default'), `${ferry.url}/api/v2/user/files?path=/big.bin`])],
+      ['1mib', () => curl([...auth('1mib'), `${ferry.url}/api/v2/user/files?path=/big.bin`])],
+    ];
+    for (const [k, run] of runs) {
+      const r = run();
+      if (r.down !== size) throw new Error(`short download (${k})`);
+      dl[k] = Math.min(dl[k], r.seconds);
+    }
+  }
+  const upArgs = ['-H', 'Expect:', '-H', 'Content-Type: application/octet-stream', '-X', 'POST', '-T'];
+  const up = { bare: Infinity, default: Infinity, '1mib': Infinity };
+  const upTarget = { bare: path.join(scratch, 'bare-upload.bin'), default: path.join(www, 'up.bin'), '1mib': path.join(www, 'up.bin') };
+  for (let i = 0; i < ROUNDS; i++) {
+    const runs = [
+      ['bare', () => curl([...upArgs, big, `${bare.url}/upload`])],
+      ['default', () => curl([...auth('default'), ...upArgs, big, `${ferry.url}/api/v2/user/files/upload?path=/up.bin`])],
+      ['1mib', () => curl([...auth('1mib'), ...upArgs, big, `${ferry.url}/api/v2/user/files/upload?path=/up.bin`])],
+    ];
+    for (const [k, run] of runs) {
+      const r = run();
+      if (statSync(upTarget[k]).size !== size) throw new Error(`short upload (${k})`);
+      rmSync(upTarget[k], { force: true });
+      up[k] = Math.min(up[k], r.seconds);
+    }
+  }
+
+  const results = {
+    size_mb: SIZE_MB,
+    download: {
+      nginx_mbps: mbps(size, dl.nginx),
+      ferry_mbps: mbps(size, dl.default),
+      ferry_1mib_mbps: mbps(size, dl['1mib']),
+    },
+    upload: {
+      bare_node_mbps: mbps(size, up.bare),
+      ferry_mbps: mbps(size, up.default),
+      ferry_1mib_mbps: mbps(size, up['1mib']),
+    },
+  };
+  results.download.ratio = dl.nginx / dl.default;
+  results.download.ratio_1mib = dl.nginx / dl['1mib'];
+  results.upload.ratio = up.bare / up.default;
+  results.upload.ratio_1mib = up.bare / up['1mib'];
+  rmSync(big, { force: true });
+
+  let rss = null;
+  if (RSS_MB > 0) {
+    // a fresh process, so the figures are those of this transfer only
+    ferry.proc.kill('SIGTERM');
+    nginx.proc.kill('SIGTERM');
+    bare.proc.kill('SIGTERM');
+    const fresh = await startFerry(www, 'ferry-rss');
+    log(`memory run on a fresh process: ${RSS_MB} MiB up (streamed, chunked), then down, default buffers`);
+    const idle = await peakRss(fresh.proc.pid, () => sleep(300));
+    const zeros = `head -c ${RSS_MB * MB} /dev/zero | curl -s -S --fail -o /dev/null -H 'Authorization: Bearer ${fresh.tokens.default}' -H 'Expect:' -H 'Content-Type: application/octet-stream' -X POST -T - '${fresh.url}/api/v2/user/files/upload?path=/huge.bin'`;
+    const upPeak = await peakRss(fresh.proc.pid, () => shell(zeros));
+    if (statSync(path.join(www, 'huge.bin')).size !== RSS_MB * MB) throw new Error('short memory-run upload');
+    const downPeak = await peakRss(fresh.proc.pid, () => curlAsync(['-H', `Authorization: Bearer ${fresh.tokens.default}`, `${fresh.url}/api/v2/user/files?path=/huge.bin`]));
+    rmSync(path.join(www, 'huge.bin'), { force: true });
+    rss = { file_mb: RSS_MB, idle_mb: idle, upload_peak_mb: upPeak, download_peak_mb: downPeak };
+  }
+  results.rss = rss;
+
+  const f = (n) => n.toFixed(0).padStart(6);
+  const r = (n) => `${n.toFixed(2)}x`;
+  console.log('');
+  console.log(`HTTP transfers over loopback, ${SIZE_MB} MiB, best of ${ROUNDS} (MB/s; ratio = Ferry / baseline)`);
+  console.log(`  download  nginx ${f(results.download.nginx_mbps)}   ferry ${f(results.download.ferry_mbps)} (${r(results.download.ratio)})   ferry, 1 MiB buffers ${f(results.download.ferry_1mib_mbps)} (${r(results.download.ratio_1mib)})   aim >= 0.90x`);
+  console.log(`  upload    node  ${f(results.upload.bare_node_mbps)}   ferry ${f(results.upload.ferry_mbps)} (${r(results.upload.ratio)})   ferry, 1 MiB buffers ${f(results.upload.ferry_1mib_mbps)} (${r(results.upload.ratio_1mib)})   aim >= 0.85x`);
+  if (rss) {
+    console.log(`Ferry resident memory while moving a ${RSS_MB} MiB file, fresh process (MB, aim < 150)`);
+    console.log(
+      `  idle after login ${f(rss.idle_mb)}   upload peak ${f(rss.upload_peak_mb)} (+${(rss.upload_peak_mb - rss.idle_mb).toFixed(0)})   download peak ${f(rss.download_peak_mb)} (+${(rss.download_peak_mb - rss.idle_mb).toFixed(0)})`,
+    );
+  }
+  mkdirSync(path.join(here, 'results'), { recursive: true });
+  writeFileSync(path.join(here, 'results', 'http-transfer.json'), JSON.stringify({ ...results, at: new Date().toISOString() }, null, 2) + '\n');
+}
+
+main().then(
+  () => {
+    cleanup();
+    process.exit(0);
+  },
+  (err) => {
+    console.error('[http-transfer] failed:', err);
+    cleanup();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,168 @@
+import 'reflect-metadata';
+import crypto from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type Hapi from '@hapi/hapi';
+import type { MikroORM } from '@mikro-orm/core';
+import type { DependencyContainer } from 'tsyringe';
+import { TOKENS } from './tokens.js';
+import type { FerryConfig } from './config/schema.js';
+import { createLogger, type Logger } from './logger.js';
+import { migrate, openOrm, ormOptionsFromConfig } from './data/orm.js';
+import { LocalSecretsService } from './secrets/local-secrets.js';
+import { buildContainer } from './container.js';
+import { loadPlugins } from './plugins/load.js';
+import type { PluginManifest } from './plugins/manifest.js';
+import type { PluginRegistry } from './plugins/registry.js';
+import { createHttpServer, type RouteFactory } from './http/server.js';
+import { coreRoutes } from './http/routes/index.js';
+import { AdminService } from './services/admin.service.js';
+import { generatePassword } from './services/password.js';
+import { SYSTEM_ACTOR } from './services/provider-events.service.js';
+import type { EventBus } from './events/event-bus.js';
+import type { FsHooks } from './events/fs-hooks.js';
+import type { SecretsService } from './secrets/secret.js';
+import { eventServicesLifecycle } from './events/manager/register.js';
+import { QuotaScanService } from './services/quota-scan.service.js';
+
+export interface AppOptions {
+  config: FerryConfig;
+  /** Directory relative plugin paths are resolved against. */
+  baseDir?: string;
+  logger?: Logger;
+  /** Extra route factories (tests). */
+  routes?: RouteFactory[];
+}
+
+export interface App {
+  container: DependencyContainer;
+  config: FerryConfig;
+  logger: Logger;
+  orm: MikroORM;
+  /** One Hapi server per configured binding. */
+  servers: Hapi.Server[];
+  plugins: PluginManifest<any>[];
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Master key for secrets: from config, or generated once into <data_dir>/master.key (mode 0600). */
+function masterKey(config: FerryConfig): string {
+  if (config.kms.master_key) return config.kms.master_key;
+  if (config.data_provider.driver === 'sqlite' && config.data_provider.name === ':memory:') {
+    return crypto.randomBytes(32).toString('base64');
+  }
+  const file = path.join(config.common.data_dir, 'master.key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(config.common.data_dir, { recursive: true });
+  const key = crypto.randomBytes(32).toString('base64');
+  writeFileSync(file, key + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return key;
+}
+
+async function ensureFirstAdmin(c: DependencyContainer, config: FerryConfig, logger: Logger): Promise<void> {
+  if (!config.data_provider.create_default_admin) return;
+  const admins = c.resolve(AdminService);
+  if ((await admins.count()) > 0) return;
+  const username = config.defaults.admin_username || 'admin';
+  const given = config.defaults.admin_password;
+  const password = given || generatePassword();
+  await admins.create(
+    {
+      username,
+      password,
+      email: '',
+      status: 1,
+      description: 'first admin',
+      additional_info: '',
+      permissions: ['*'],
+      filters: {
+        allow_list: [],
+        allow_api_key_auth: false,
+        require_two_factor: false,
+        require_password_change: false,
+        disable_password_auth: false,
+        preferences: {},
+      },
+      groups: [],
+      role: '',
+    },
+    null,
+    SYSTEM_ACTOR,
+  );
+  if (given) logger.info({ username }, 'created the first admin from SERVICE_DEFAULT_ADMIN_USERNAME/PASSWORD');
+  else logger.warn({ username, generated_password: password }, 'created the first admin with a generated password: change it now, it is shown only this once');
+}
+
+/** Boot order: config → logger → ORM + migrations → container → plugins → first admin → HTTP servers. */
+export async function createApp(o: AppOptions): Promise<App> {
+  const config = o.config;
+  const logger = o.logger ?? createLogger({ level: config.log.level, file: config.log.file });
+  mkdirSync(config.common.data_dir, { recursive: true });
+  mkdirSync(config.common.temp_dir, { recursive: true });
+  const orm = await openOrm(ormOptionsFromConfig(config));
+  try {
+    const applied = await migrate(orm);
+    if (applied.length) logger.info({ migrations: applied }, 'database migrated');
+    const instanceId = config.common.instance_id || `${os.hostname()}-${process.pid}`;
+    const secrets = new LocalSecretsService(masterKey(config));
+    const container = buildContainer({ config, logger, orm, secrets, instanceId });
+    const registry = container.resolve<PluginRegistry>(TOKENS.Plugins);
+    const plugins = await loadPlugins({
+      entries: config.plugins,
+      baseDir: o.baseDir ?? process.cwd(),
+      registry,
+      logger,
+      context: (name, pluginConfig) => ({
+        name,
+        logger: logger.child({ plugin: name }),
+        config: pluginConfig,
+        dataDir: config.common.data_dir,
+        events: container.resolve<EventBus>(TOKENS.EventBus),
+        fsHooks: container.resolve<FsHooks>(TOKENS.FsHooks),
+        secrets: container.resolve<SecretsService>(TOKENS.Secrets),
+        core: { get: <T>(token: symbol) => container.resolve<T>(token) },
+      }),
+    });
+    await ensureFirstAdmin(container, config, logger);
+    eventServicesLifecycle.attach(container);
+    const routes = [...coreRoutes, ...(o.routes ?? [])];
+    const servers: Hapi.Server[] = [];
+    for (const b of config.httpd.bindings) servers.push(await createHttpServer(container, b, routes));
+    let stopped = false;
+    return {
+      container,
+      config,
+      logger,
+      orm,
+      servers,
+      plugins,
+      async start() {
+        for (const s of servers) await s.start();
+        for (const s of servers) logger.info({ uri: s.info.uri }, 'listening');
+        eventServicesLifecycle.startScheduler(container);
+      },
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        for (const s of servers) await s.stop({ timeout: 5000 });
+        await eventServicesLifecycle.detach(container).catch((err) => logger.error({ err }, 'event manager stop failed'));
+        // running quota scans use plugin filesystems and the database: stop them first
+        await container.resolve(QuotaScanService).stop().catch((err) => logger.error({ err }, 'quota scans stop failed'));
+        for (const p of [...plugins].reverse()) {
+          try {
+            await p.teardown?.();
+          } catch (err) {
+            logger.error({ err, plugin: p.name }, 'plugin teardown failed');
+          }
+        }
+        await orm.close(true);
+      },
+    };
+  } catch (err) {
+    await orm.close(true);
+    throw err;
+  }
+}

@@ -1,0 +1,35 @@
+/** What a route handler knows about the authenticated caller. */
+export interface AdminIdentity {
+  id: number;
+  username: string;
+  permissions: string[];
+  /** Role name the admin is limited to, or '' for a global admin. */
+  role: string;
+}
+
+export interface UserIdentity {
+  id: number;
+  username: string;
+  role: string;
+}
+
+interface Common {
+  /** JWT id when authenticated with a token (used by logout). */
+  jti?: string;
+  /** Token expiry (ms). */
+  exp?: number;
+  /** API key id when authenticated with an API key. */
+  apiKeyId?: string;
+}
+
+export interface AdminCredentials extends Common {
+  kind: 'admin';
+  admin: AdminIdentity;
+}
+
+export interface UserCredentials extends Common {
+  kind: 'user';
+  user: UserIdentity;
+}
+
+export type FerryCredentials = AdminCredentials | UserCredentials;

@@ -1,0 +1,197 @@
+import Boom from '@hapi/boom';
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import Basic from '@hapi/basic';
+import * as HapiJwt from 'hapi-auth-jwt2';
+import type { DependencyContainer } from 'tsyringe';
+import { TOKENS } from '../tokens.js';
+import type { HttpBinding } from '../config/schema.js';
+import type { SecretsService } from '../secrets/secret.js';
+import { isSecret } from '../secrets/secret.js';
+import type { EventBus } from '../events/event-bus.js';
+import { nowNanos, type LogEventType } from '../events/event-types.js';
+import { AdminService } from '../services/admin.service.js';
+import { UserAuthService, loginRefusal } from '../services/user-auth.service.js';
+import { TokenService, type TokenClaims, type TokenAudience } from '../services/token.service.js';
+import { ApiKeyService, API_KEY_SCOPE } from '../services/api-key.service.js';
+import { ipMatcher } from '../util/ip.js';
+import { verifyTotp } from '../services/totp.js';
+import type { AdminCredentials, UserCredentials } from './credentials.js';
+import type { Admin } from '../data/entities/index.js';
+
+export const ADMIN_AUTH = { strategies: ['jwt-admin', 'apikey-admin'] };
+export const ADMIN_BEARER_ONLY = { strategies: ['jwt-admin'] };
+export const USER_AUTH = { strategies: ['jwt-user', 'apikey-user'] };
+export const ANY_AUTH = { strategies: ['jwt-admin', 'apikey-admin', 'jwt-user', 'apikey-user'] };
+
+/** The client address, honouring the binding's proxy header only for allowed proxies. */
+export function clientIp(request: Request): string {
+  const binding = request.server.settings.app as { binding?: HttpBinding } | undefined;
+  const remote = request.info.remoteAddress;
+  const b = binding?.binding;
+  if (b?.client_ip_proxy_header && b.proxy_allowed.length && ipMatcher(b.proxy_allowed)(remote)) {
+    const v = request.headers[b.client_ip_proxy_header.toLowerCase()];
+    const first = (Array.isArray(v) ? v[0] : v)?.split(',')[0]?.trim();
+    if (first) return first;
+  }
+  return remote;
+}
+
+function bindingOf(request: Request): HttpBinding | undefined {
+  return (request.server.settings.app as { binding?: HttpBinding } | undefined)?.binding;
+}
+
+/** Checks a TOTP code when the account has 2FA enabled (the 2FA setup routes fill totp_config). */
+async function checkSecondFactor(
+  secrets: SecretsService,
+  totp: Record<string, unknown> | undefined,
+  request: Request,
+  protocolAllowed = true,
+): Promise<void> {
+  if (!totp?.enabled || !protocolAllowed) return;
+  const code = request.headers['x-service-otp'];
+  if (!code) throw Boom.unauthorized('a two-factor authentication code is required (header X-SERVICE-OTP)');
+  const secret = totp.secret;
+  if (!isSecret(secret)) throw Boom.unauthorized('two-factor authentication is misconfigured for this account');
+  const plain = await secrets.decrypt(secret);
+  const algo = (totp.algo as 'sha1' | 'sha256' | 'sha512' | undefined) ?? 'sha1';
+  if (!verifyTotp(plain, String(code), algo)) throw Boom.unauthorized('invalid two-factor authentication code');
+}
+
+export async function registerAuth(server: Server, c: DependencyContainer): Promise<void> {
+  const admins = c.resolve(AdminService);
+  const users = c.resolve(UserAuthService);
+  const tokens = c.resolve(TokenService);
+  const apiKeys = c.resolve(ApiKeyService);
+  const secrets = c.resolve<SecretsService>(TOKENS.Secrets);
+  const bus = c.resolve<EventBus>(TOKENS.EventBus);
+  const instanceId = c.resolve<string>(TOKENS.InstanceId);
+
+  const logEvent = (event: LogEventType, username: string, ip: string, message: string, role = '') =>
+    bus.publish('log', { timestamp: nowNanos(), event, protocol: 'HTTP', username, ip, message, role, instance_id: instanceId });
+
+  const adminAllowedFrom = (admin: Admin, ip: string) => {
+    const list = admin.filters.allow_list ?? [];
+    return list.length === 0 || ipMatcher(list)(ip);
+  };
+
+  await server.register([Basic, HapiJwt]);
+
+  server.auth.strategy('basic-admin', 'basic', {
+    validate: async (request: Request, username: string, password: string) => {
+      const ip = clientIp(request);
+      const admin = await admins.checkPassword(username, password);
+      if (!admin) {
+        logEvent((await admins.findByUsername(username)) ? 1 : 2, username, ip, 'invalid admin credentials');
+        return { isValid: false, credentials: null };
+      }
+      if (admin.status !== 1) return { isValid: false, credentials: null };
+      if (admin.filters.disable_password_auth) throw Boom.forbidden('password login is disabled for this admin');
+      if (!adminAllowedFrom(admin, ip)) throw Boom.forbidden(`login from ${ip} is not allowed for this admin`);
+      await checkSecondFactor(secrets, admin.filters.totp_config, request);
+      logEvent(5, username, ip, 'admin login', admin.role?.name ?? '');
+      const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin) };
+      return { isValid: true, credentials };
+    },
+  });
+
+  server.auth.strategy('basic-user', 'basic', {
+    validate: async (request: Request, username: string, password: string) => {
+      const ip = clientIp(request);
+      const user = await users.checkPassword(username, password);
+      if (!user) {
+        logEvent((await users.findByUsername(username)) ? 1 : 2, username, ip, 'invalid user credentials');
+        return { isValid: false, credentials: null };
+      }
+      const refusal = loginRefusal(await users.loginView(user), ip);
+      if (refusal) {
+        logEvent(1, username, ip, refusal);
+        if (/not allowed/.test(refusal)) throw Boom.forbidden(refusal);
+        return { isValid: false, credentials: null };
+      }
+      const f = user.filters as { totp_config?: Record<string, unknown> };
+      const protos = (f.totp_config?.protocols as string[] | undefined) ?? ['HTTP'];
+      await checkSecondFactor(secrets, f.totp_config, request, protos.includes('HTTP'));
+      logEvent(5, username, ip, 'user login', user.role?.name ?? '');
+      const credentials: UserCredentials = { kind: 'user', user: users.identity(user) };
+      return { isValid: true, credentials };
+    },
+  });
+
+  const key = await tokens.signingKey();
+  const jwtStrategy = (aud: TokenAudience) => ({
+    key,
+    tokenType: 'Bearer',
+    urlKey: false,
+    cookieKey: false,
+    verifyOptions: { algorithms: ['HS256'], audience: aud },
+    validate: async (decoded: TokenClaims, request: Request) => {
+      if (decoded.aud !== aud || typeof decoded.jti !== 'string') return { isValid: false };
+      if (await tokens.isRevoked(decoded.jti)) return { isValid: false, errorMessage: 'the token has been revoked' };
+      const ip = clientIp(request);
+      if (aud === 'admin') {
+        const admin = await admins.findByUsername(decoded.sub);
+        if (!admin || admin.id !== decoded.uid || admin.status !== 1) return { isValid: false };
+        if (!adminAllowedFrom(admin, ip)) return { isValid: false, errorMessage: `access from ${ip} is not allowed` };
+        const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), jti: decoded.jti, exp: decoded.exp };
+        return { isValid: true, credentials };
+      }
+      const user = await users.findByUsername(decoded.sub);
+      if (!user || user.id !== decoded.uid || loginRefusal(await users.loginView(user), ip)) return { isValid: false };
+      const credentials: UserCredentials = { kind: 'user', user: users.identity(user), jti: decoded.jti, exp: decoded.exp };
+      return { isValid: true, credentials };
+    },
+  });
+  server.auth.strategy('jwt-admin', 'jwt', jwtStrategy('admin'));
+  server.auth.strategy('jwt-user', 'jwt', jwtStrategy('user'));
+
+  server.auth.scheme('apikey', (_server: Server, options?: { scope?: number }) => ({
+    authenticate: async (request: Request, h: ResponseToolkit) => {
+      const header = request.headers['x-service-api-key'];
+      if (!header) throw Boom.unauthorized(null, 'APIKey');
+      if (bindingOf(request)?.enable_api_key_auth === false) {
+        throw Boom.unauthorized('API key authentication is disabled on this binding', 'APIKey');
+      }
+      const found = await apiKeys.authenticate(String(header));
+      const scope = options?.scope;
+      if (!found) throw Boom.unauthorized('invalid API key', 'APIKey');
+      // a key of the other scope is "no credentials" for this strategy, so the next one may accept it
+      if (found.key.scope !== scope) throw Boom.unauthorized(null, 'APIKey');
+      const ip = clientIp(request);
+      if (scope === API_KEY_SCOPE.Admin) {
+        const username = found.key.admin?.username ?? found.username;
+        if (found.key.admin && found.username) throw Boom.unauthorized('this API key is bound to an admin', 'APIKey');
+        const admin = username ? await admins.findByUsername(username) : null;
+        if (!admin || admin.status !== 1) throw Boom.unauthorized('invalid API key', 'APIKey');
+        if (!admin.filters.allow_api_key_auth) throw Boom.unauthorized('API key authentication is not enabled for this admin', 'APIKey');
+        if (!adminAllowedFrom(admin, ip)) throw Boom.unauthorized(`access from ${ip} is not allowed`, 'APIKey');
+        const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), apiKeyId: found.key.key_id };
+        return h.authenticated({ credentials: credentials as never });
+      }
+      const username = found.key.user?.username ?? found.username;
+      if (found.key.user && found.username) throw Boom.unauthorized('this API key is bound to a user', 'APIKey');
+      const user = username ? await users.findByUsername(username) : null;
+      if (!user || loginRefusal(await users.loginView(user), ip)) throw Boom.unauthorized('invalid API key', 'APIKey');
+      if (!(user.filters as { allow_api_key_auth?: boolean }).allow_api_key_auth) {
+        throw Boom.unauthorized('API key authentication is not enabled for this user', 'APIKey');
+      }
+      const credentials: UserCredentials = { kind: 'user', user: users.identity(user), apiKeyId: found.key.key_id };
+      return h.authenticated({ credentials: credentials as never });
+    },
+  }));
+  server.auth.strategy('apikey-admin', 'apikey', { scope: API_KEY_SCOPE.Admin });
+  server.auth.strategy('apikey-user', 'apikey', { scope: API_KEY_SCOPE.User });
+}
+
+/** The authenticated admin of a request (routes using ADMIN_AUTH). */
+export function adminOf(request: Request): AdminCredentials {
+  const c = request.auth.credentials as unknown as AdminCredentials;
+  if (c?.kind !== 'admin') throw Boom.forbidden('this route is for admins');
+  return c;
+}
+
+/** The authenticated user of a request (routes using USER_AUTH). */
+export function userOf(request: Request): UserCredentials {
+  const c = request.auth.credentials as unknown as UserCredentials;
+  if (c?.kind !== 'user') throw Boom.forbidden('this route is for users');
+  return c;
+}

@@ -1,0 +1,45 @@
+import 'reflect-metadata';
+import { container as root, type DependencyContainer } from 'tsyringe';
+import type { MikroORM } from '@mikro-orm/core';
+import { TOKENS } from './tokens.js';
+import type { FerryConfig } from './config/schema.js';
+import type { Logger } from './logger.js';
+import type { SecretsService } from './secrets/secret.js';
+import { EventBus } from './events/event-bus.js';
+import { FsHooks } from './events/fs-hooks.js';
+import { PluginRegistry } from './plugins/registry.js';
+import { ConnectionManager } from './services/connection-manager.js';
+import { registerEventServices } from './events/manager/register.js';
+import { BackupService } from './services/backup/backup.service.js';
+
+export interface ContainerParts {
+  config: FerryConfig;
+  logger: Logger;
+  orm: MikroORM;
+  secrets: SecretsService;
+  instanceId: string;
+}
+
+/**
+ * The only place that registers into tsyringe. Each app gets a child
+ * container, so several apps (tests, cluster simulations) can live in one process.
+ */
+export function buildContainer(p: ContainerParts): DependencyContainer {
+  const c = root.createChildContainer();
+  const bus = new EventBus();
+  bus.setErrorHandler((err, topic) => p.logger.error({ err, topic }, 'event listener failed'));
+  c.registerInstance(TOKENS.Config, p.config);
+  c.registerInstance(TOKENS.Logger, p.logger);
+  c.registerInstance(TOKENS.Orm, p.orm);
+  c.registerInstance(TOKENS.Secrets, p.secrets);
+  c.registerInstance(TOKENS.EventBus, bus);
+  c.registerInstance(TOKENS.FsHooks, new FsHooks());
+  c.registerInstance(TOKENS.Plugins, new PluginRegistry());
+  c.registerInstance(TOKENS.InstanceId, p.instanceId);
+  // per-app singletons (a child container per app keeps apps apart in tests)
+  c.registerInstance(ConnectionManager, new ConnectionManager(p.instanceId));
+  registerEventServices(c);
+  // dumpdata for the event manager's backup action (sections: BackupRegistry, one per app)
+  c.register(TOKENS.Backup, { useFactory: (d) => d.resolve(BackupService) });
+  return c;
+}

@@ -1,0 +1,78 @@
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { EntitySchema, MikroORM, Options } from '@mikro-orm/core';
+import { Migration, Migrator } from '@mikro-orm/migrations';
+import { coreEntities } from './entities/index.js';
+import type { FerryConfig } from '../config/schema.js';
+
+export type Dialect = 'sqlite' | 'postgresql';
+
+export interface OrmOptions {
+  driver: Dialect;
+  /** SQLite file path or ':memory:'. */
+  sqlitePath?: string;
+  /** PostgreSQL URL. */
+  url?: string;
+  poolSize?: number;
+  entities?: EntitySchema<any>[];
+}
+
+export function ormOptionsFromConfig(cfg: FerryConfig): OrmOptions {
+  const dp = cfg.data_provider;
+  return {
+    driver: dp.driver,
+    sqlitePath: dp.name === ':memory:' ? ':memory:' : path.resolve(cfg.common.data_dir, dp.name),
+    url: dp.url,
+    poolSize: dp.pool_size,
+  };
+}
+
+async function migrationsFor(dialect: Dialect): Promise<{ name: string; class: new (...a: any[]) => Migration }[]> {
+  const mod = dialect === 'sqlite' ? await import('./migrations/sqlite/index.js') : await import('./migrations/postgresql/index.js');
+  return mod.statements.map((m: { name: string; statements: string[] }) => ({
+    name: m.name,
+    class: class extends Migration {
+      override async up(): Promise<void> {
+        for (const sql of m.statements) this.addSql(sql);
+      }
+    },
+  }));
+}
+
+/**
+ * Opens the database. The driver package is imported only when chosen, so a
+ * PostgreSQL deployment never loads the SQLite binding and vice versa.
+ */
+export async function openOrm(o: OrmOptions): Promise<MikroORM> {
+  const base: Options = {
+    entities: [...coreEntities, ...(o.entities ?? [])],
+    discovery: { warnWhenNoEntities: false },
+    extensions: [Migrator],
+    migrations: {
+      migrationsList: await migrationsFor(o.driver),
+      snapshot: false,
+      transactional: true,
+      allOrNothing: true,
+      tableName: 'ferry_migrations',
+      silent: true,
+    },
+    debug: false,
+    allowGlobalContext: false,
+    forceUndefined: false,
+    serialization: { forceObject: true },
+  };
+  if (o.driver === 'sqlite') {
+    const dbName = o.sqlitePath ?? ':memory:';
+    if (dbName !== ':memory:') mkdirSync(path.dirname(dbName), { recursive: true });
+    const { MikroORM } = await import('@mikro-orm/libsql');
+    return MikroORM.init({ ...base, dbName, pool: { min: 1, max: 1 } } as Options as any);
+  }
+  const { MikroORM } = await import('@mikro-orm/postgresql');
+  return MikroORM.init({ ...base, clientUrl: o.url, pool: { min: 0, max: o.poolSize || 10 } } as Options as any);
+}
+
+/** Runs pending migrations; returns the names applied. */
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.getMigrator().up();
+  return applied.map((m) => m.name);
+}

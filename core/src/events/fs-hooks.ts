@@ -1,0 +1,48 @@
+import type { FsEvent } from './event-types.js';
+import type { Fs, PendingUpload } from '../fs/fs.contract.js';
+
+/**
+ * Seams through which the event manager takes part in file operations.
+ *
+ * - `sync` hooks run after an operation completed but before the client gets
+ *   its answer; throwing aborts the operation (for an upload the file is
+ *   removed and the client gets an error).
+ * - `beforePublish` hooks run while an atomic upload still sits at its
+ *   temporary path; throwing rejects the upload and removes the temporary file.
+ *   `pending.openRead()` reads the bytes before they become visible.
+ */
+export interface FsHookContext {
+  event: FsEvent;
+  /** Backend and backend path of the file concerned. */
+  fs?: Fs;
+  fsPath?: string;
+}
+
+export interface BeforePublishContext extends FsHookContext {
+  pending: PendingUpload;
+}
+
+export type SyncFsHook = (ctx: FsHookContext) => Promise<void>;
+export type BeforePublishHook = (ctx: BeforePublishContext) => Promise<void>;
+
+export class FsHooks {
+  private readonly syncHooks: SyncFsHook[] = [];
+  private readonly publishHooks: BeforePublishHook[] = [];
+
+  addSync(hook: SyncFsHook): void {
+    this.syncHooks.push(hook);
+  }
+  addBeforePublish(hook: BeforePublishHook): void {
+    this.publishHooks.push(hook);
+  }
+  get hasBeforePublish(): boolean {
+    return this.publishHooks.length > 0;
+  }
+
+  async runSync(ctx: FsHookContext): Promise<void> {
+    for (const h of this.syncHooks) await h(ctx);
+  }
+  async runBeforePublish(ctx: BeforePublishContext): Promise<void> {
+    for (const h of this.publishHooks) await h(ctx);
+  }
+}

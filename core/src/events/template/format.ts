@@ -1,0 +1,644 @@
+/**
+ * Go's fmt package for the template engine's values: Sprint, Sprintln and
+ * Sprintf with Go's verbs, flags, widths, precisions and error strings
+ * (`%!d(string=x)`, `%!v(MISSING)`, `%!(EXTRA ...)`, `%!(NOVERB)`).
+ */
+import { canBackquote, formatFloat, quote, quoteRune } from './strconv.js';
+import { timeString } from './time.js';
+import {
+  floatValue,
+  GoNamedInt,
+  intValue,
+  kindOf,
+  sortedEntries,
+  toGoTime,
+  typeName,
+  utf8Bytes,
+  utf8Decode,
+} from './values.js';
+
+const ldigits = '0123456789abcdefx';
+const udigits = '0123456789ABCDEFX';
+
+/** A value's String() method, if it has one (Go's fmt.Stringer). */
+export function stringerOf(v: unknown): (() => string) | undefined {
+  const k = kindOf(v);
+  if (k === 'time') {
+    const t = toGoTime(v);
+    return () => timeString(t);
+  }
+  if (v instanceof GoNamedInt) return () => v.String();
+  if (k === 'struct') {
+    const m = (v as { String?: unknown }).String;
+    if (typeof m === 'function' && !Object.prototype.hasOwnProperty.call(v, 'String')) {
+      return () => String((m as () => unknown).call(v));
+    }
+  }
+  return undefined;
+}
+
+/** Own enumerable fields of a struct-like value, in declaration order. */
+export function structFields(v: object): [string, unknown][] {
+  return Object.keys(v)
+    .filter((k) => typeof (v as Record<string, unknown>)[k] !== 'function')
+    .map((k) => [k, (v as Record<string, unknown>)[k]]);
+}
+
+class Printer {
+  buf = '';
+  // flags
+  plus = false;
+  minus = false;
+  sharp = false;
+  space = false;
+  zero = false;
+  plusV = false;
+  sharpV = false;
+  wid = 0;
+  widPresent = false;
+  prec = 0;
+  precPresent = false;
+  erroring = false;
+
+  clearFlags(): void {
+    this.plus = this.minus = this.sharp = this.space = this.zero = false;
+    this.plusV = this.sharpV = false;
+    this.wid = this.prec = 0;
+    this.widPresent = this.precPresent = false;
+  }
+
+  writePadding(n: number): void {
+    if (n <= 0) return;
+    this.buf += (this.zero ? '0' : ' ').repeat(n);
+  }
+
+  pad(s: string): void {
+    if (!this.widPresent || this.wid === 0) {
+      this.buf += s;
+      return;
+    }
+    const width = this.wid - runeCount(s);
+    if (!this.minus) {
+      this.writePadding(width);
+      this.buf += s;
+    } else {
+      this.buf += s;
+      this.writePadding(width);
+    }
+  }
+
+  // --- basic formatters (fmt/format.go) ---
+
+  fmtBoolean(v: boolean): void {
+    this.pad(v ? 'true' : 'false');
+  }
+
+  fmtInteger(u: bigint, base: number, verb: string, digits: string): void {
+    const negative = u < 0n;
+    if (negative) u = -u;
+    let prec = 0;
+    if (this.precPresent) {
+      prec = this.prec;
+      if (prec === 0 && u === 0n) {
+        const oldZero = this.zero;
+        this.zero = false;
+        this.writePadding(this.wid);
+        this.zero = oldZero;
+        return;
+      }
+    } else if (this.zero && this.widPresent) {
+      prec = this.wid;
+      if (negative || this.plus || this.space) prec--;
+    }
+    let s = u.toString(base);
+    if (digits === udigits) s = s.toUpperCase();
+    if (s.length < prec) s = '0'.repeat(prec - s.length) + s;
+    if (this.sharp) {
+      if (base === 2) s = '0b' + s;
+      else if (base === 8 && s[0] !== '0') s = '0' + s;
+      else if (base === 16) s = '0' + digits[16] + s;
+    }
+    if (verb === 'O') s = '0o' + s;
+    if (negative) s = '-' + s;
+    else if (this.plus) s = '+' + s;
+    else if (this.space) s = ' ' + s;
+    const oldZero = this.zero;
+    this.zero = false;
+    this.pad(s);
+    this.zero = oldZero;
+  }
+
+  fmtUnicode(u: bigint): void {
+    if (u < 0n) u += 1n << 64n; // Go formats the two's complement bits as a uint64
+    let prec = 4;
+    if (this.precPresent && this.prec > 4) prec = this.prec;
+    let s = 'U+' + u.toString(16).toUpperCase().padStart(prec, '0');
+    if (this.sharp && u <= 0x10ffffn && isPrintRune(Number(u))) {
+      s += " '" + String.fromCodePoint(Number(u)) + "'";
+    }
+    const oldZero = this.zero;
+    this.zero = false;
+    this.pad(s);
+    this.zero = oldZero;
+  }
+
+  fmtC(c: bigint): void {
+    let r = Number(c);
+    if (c > 0x10ffffn || c < 0n || (r >= 0xd800 && r <= 0xdfff)) r = 0xfffd;
+    this.pad(String.fromCodePoint(r));
+  }
+
+  fmtQc(c: bigint): void {
+    const r = c > 0x10ffffn || c < 0n ? 0xfffd : Number(c);
+    this.pad(quoteRune(r, this.plus));
+  }
+
+  truncateString(s: string): string {
+    if (this.precPresent) {
+      let n = this.prec;
+      let i = 0;
+      for (const ch of s) {
+        n--;
+        if (n < 0) return s.slice(0, i);
+        i += ch.length;
+      }
+    }
+    return s;
+  }
+
+  fmtS(s: string): void {
+    this.pad(this.truncateString(s));
+  }
+
+  fmtSbx(b: Uint8Array, digits: string): void {
+    let length = b.length;
+    if (this.precPresent && this.prec < length) length = this.prec;
+    let width = 2 * length;
+    if (width > 0) {
+      if (this.space) {
+        if (this.sharp) width *= 2;
+        width += length - 1;
+      } else if (this.sharp) width += 2;
+    } else {
+      if (this.widPresent) this.writePadding(this.wid);
+      return;
+    }
+    if (this.widPresent && this.wid > width && !this.minus) this.writePadding(this.wid - width);
+    let out = '';
+    if (this.sharp) out += '0' + digits[16];
+    for (let i = 0; i < length; i++) {
+      if (this.space && i > 0) {
+        out += ' ';
+        if (this.sharp) out += '0' + digits[16];
+      }
+      const c = b[i]!;
+      out += digits[c >> 4]! + digits[c & 0xf]!;
+    }
+    this.buf += out;
+    if (this.widPresent && this.wid > width && this.minus) this.writePadding(this.wid - width);
+  }
+
+  fmtQ(s: string): void {
+    s = this.truncateString(s);
+    if (this.sharp && canBackquote(s)) {
+      this.pad('`' + s + '`');
+      return;
+    }
+    this.pad(quote(s, this.plus));
+  }
+
+  fmtFloatBase(v: number, verb: 'e' | 'E' | 'f' | 'g' | 'G', prec: number): void {
+    if (this.precPresent) prec = this.prec;
+    let num = formatFloat(v, verb, prec);
+    if (num[0] !== '-' && num[0] !== '+') num = '+' + num;
+    if (this.space && num[0] === '+' && !this.plus) num = ' ' + num.slice(1);
+    if (num[1] === 'I' || num[1] === 'N') {
+      const oldZero = this.zero;
+      this.zero = false;
+      if (num[1] === 'N' && !this.space && !this.plus) num = num.slice(1);
+      this.pad(num);
+      this.zero = oldZero;
+      return;
+    }
+    if (this.sharp) {
+      let digits = 0;
+      if (verb === 'g' || verb === 'G') digits = prec === -1 ? 6 : prec;
+      let tail = '';
+      const e = num.search(/[eE]/);
+      if (e >= 0) {
+        tail = num.slice(e);
+        num = num.slice(0, e);
+      }
+      let hasPoint = false;
+      let sawNonzero = false;
+      for (let i = 1; i < num.length; i++) {
+        const c = num[i];
+        if (c === '.') hasPoint = true;
+        else {
+          if (c !== '0') sawNonzero = true;
+          if (sawNonzero) digits--;
+        }
+      }
+      if (!hasPoint) {
+        if (num.length === 2 && num[1] === '0') digits--;
+        num += '.';
+      }
+      while (digits > 0) {
+        num += '0';
+        digits--;
+      }
+      num += tail;
+    }
+    if (this.plus || num[0] !== '+') {
+      if (this.zero && this.widPresent && this.wid > num.length) {
+        this.buf += num[0];
+        this.writePadding(this.wid - num.length);
+        this.buf += num.slice(1);
+        return;
+      }
+      this.pad(num);
+      return;
+    }
+    this.pad(num.slice(1));
+  }
+
+  // --- per-type dispatch (fmt/print.go) ---
+
+  fmtBool(v: boolean, verb: string, arg: unknown): void {
+    if (verb === 't' || verb === 'v') this.fmtBoolean(v);
+    else this.badVerb(verb, arg);
+  }
+
+  fmtIntegerVerb(v: bigint, verb: string, arg: unknown): void {
+    switch (verb) {
+      case 'v':
+      case 'd':
+        return this.fmtInteger(v, 10, verb, ldigits);
+      case 'b':
+        return this.fmtInteger(v, 2, verb, ldigits);
+      case 'o':
+      case 'O':
+        return this.fmtInteger(v, 8, verb, ldigits);
+      case 'x':
+        return this.fmtInteger(v, 16, verb, ldigits);
+      case 'X':
+        return this.fmtInteger(v, 16, verb, udigits);
+      case 'c':
+        return this.fmtC(v);
+      case 'q':
+        return this.fmtQc(v);
+      case 'U':
+        return this.fmtUnicode(v);
+      default:
+        return this.badVerb(verb, arg);
+    }
+  }
+
+  fmtFloat(v: number, verb: string, arg: unknown): void {
+    switch (verb) {
+      case 'v':
+        return this.fmtFloatBase(v, 'g', -1);
+      case 'g':
+      case 'G':
+        return this.fmtFloatBase(v, verb, -1);
+      case 'f':
+      case 'e':
+      case 'E':
+        return this.fmtFloatBase(v, verb, 6);
+      case 'F':
+        return this.fmtFloatBase(v, 'f', 6);
+      default:
+        return this.badVerb(verb, arg);
+    }
+  }
+
+  fmtString(v: string, verb: string, arg: unknown): void {
+    switch (verb) {
+      case 'v':
+        if (this.sharpV) return this.fmtQ(v);
+        return this.fmtS(v);
+      case 's':
+        return this.fmtS(v);
+      case 'x':
+        return this.fmtSbx(utf8Bytes(v), ldigits);
+      case 'X':
+        return this.fmtSbx(utf8Bytes(v), udigits);
+      case 'q':
+        return this.fmtQ(v);
+      default:
+        return this.badVerb(verb, arg);
+    }
+  }
+
+  fmtBytes(v: Uint8Array, verb: string, arg: unknown, depth: number): void {
+    switch (verb) {
+      case 'v':
+      case 'd': {
+        this.buf += '[';
+        v.forEach((c, i) => {
+          if (i > 0) this.buf += ' ';
+          this.fmtInteger(BigInt(c), 10, verb, ldigits);
+        });
+        this.buf += ']';
+        return;
+      }
+      case 's':
+        return this.pad(this.truncateString(utf8Decode(v)));
+      case 'x':
+        return this.fmtSbx(v, ldigits);
+      case 'X':
+        return this.fmtSbx(v, udigits);
+      case 'q':
+        return this.fmtQ(utf8Decode(v));
+      default:
+        this.printSlice([...v], verb, depth);
+        void arg;
+    }
+  }
+
+  badVerb(verb: string, arg: unknown): void {
+    this.erroring = true;
+    this.buf += '%!' + verb + '(';
+    if (arg === null || arg === undefined) this.buf += '<nil>';
+    else {
+      this.buf += typeName(arg) + '=';
+      this.printArg(arg, 'v', 0);
+    }
+    this.buf += ')';
+    this.erroring = false;
+  }
+
+  /** Stringer handling (handleMethods): only for verbs that accept strings. */
+  handleMethods(arg: unknown, verb: string): boolean {
+    if (this.erroring || this.sharpV) return false;
+    if (verb !== 'v' && verb !== 's' && verb !== 'x' && verb !== 'X' && verb !== 'q') return false;
+    const str = stringerOf(arg);
+    if (!str) return false;
+    this.fmtString(str(), verb, arg);
+    return true;
+  }
+
+  printSlice(items: unknown[], verb: string, depth: number): void {
+    if (this.sharpV) {
+      this.buf += '[]interface {}{';
+      items.forEach((x, i) => {
+        if (i > 0) this.buf += ', ';
+        this.printArg(x, verb, depth + 1);
+      });
+      this.buf += '}';
+      return;
+    }
+    this.buf += '[';
+    items.forEach((x, i) => {
+      if (i > 0) this.buf += ' ';
+      this.printArg(x, verb, depth + 1);
+    });
+    this.buf += ']';
+  }
+
+  /** printArg + printValue: formats one value with a verb. depth > 0 inside collections. */
+  printArg(arg: unknown, verb: string, depth: number): void {
+    const k = kindOf(arg);
+    if (k === 'invalid' || k === 'nil') {
+      if (depth > 0 || verb === 'T' || verb === 'v') this.pad('<nil>');
+      else this.badVerb(verb, arg);
+      return;
+    }
+    if (verb === 'T') {
+      this.fmtS(typeName(arg));
+      return;
+    }
+    if (arg instanceof GoNamedInt && this.handleMethods(arg, verb)) return;
+    switch (k) {
+      case 'bool':
+        return this.fmtBool(arg as boolean, verb, arg);
+      case 'int':
+        return this.fmtIntegerVerb(BigInt(typeof arg === 'bigint' ? arg : intValue(arg)), verb, arg);
+      case 'float':
+        return this.fmtFloat(floatValue(arg), verb, arg);
+      case 'string':
+        return this.fmtString(String(arg), verb, arg);
+      case 'bytes':
+        return this.fmtBytes(arg as Uint8Array, verb, arg, depth);
+      default:
+        break;
+    }
+    if (this.handleMethods(arg, verb)) return;
+    switch (k) {
+      case 'slice':
+        return this.printSlice(arg as unknown[], verb, depth);
+      case 'map': {
+        const entries = sortedEntries(arg as object);
+        this.buf += this.sharpV ? 'map[string]interface {}{' : 'map[';
+        entries.forEach(([key, val], i) => {
+          if (i > 0) this.buf += this.sharpV ? ', ' : ' ';
+          this.printArg(key, verb, depth + 1);
+          this.buf += ':';
+          this.printArg(val, verb, depth + 1);
+        });
+        this.buf += this.sharpV ? '}' : ']';
+        return;
+      }
+      case 'time':
+        // Only reachable for verbs a Stringer does not serve; Go would print the struct's fields.
+        return this.badVerb(verb, timeString(toGoTime(arg)));
+      case 'struct': {
+        const fields = structFields(arg as object);
+        if (depth === 0) this.buf += '&';
+        this.buf += '{';
+        fields.forEach(([name, val], i) => {
+          if (i > 0) this.buf += this.sharpV ? ', ' : ' ';
+          if (this.plusV || this.sharpV) this.buf += name + ':';
+          this.printArg(val, verb, depth + 1);
+        });
+        this.buf += '}';
+        return;
+      }
+      case 'func':
+        // Go prints the function's address; there is none to print here.
+        this.pad('0x0');
+        return;
+    }
+  }
+}
+
+function runeCount(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+function isPrintRune(r: number): boolean {
+  if (r === 0x20) return true;
+  if (r < 0x20 || r === 0x7f || (r >= 0xd800 && r <= 0xdfff)) return false;
+  if (r < 0x7f) return true;
+  return /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(String.fromCodePoint(r));
+}
+
+function isString(v: unknown): boolean {
+  return typeof v === 'string';
+}
+
+/** fmt.Sprint: spaces between operands when neither side is a string. */
+export function sprint(args: unknown[]): string {
+  const p = new Printer();
+  let prevString = false;
+  args.forEach((arg, i) => {
+    const s = isString(arg);
+    if (i > 0 && !s && !prevString) p.buf += ' ';
+    p.printArg(arg, 'v', 0);
+    prevString = s;
+  });
+  return p.buf;
+}
+
+/** fmt.Sprintln: spaces between all operands and a trailing newline. */
+export function sprintln(args: unknown[]): string {
+  const p = new Printer();
+  args.forEach((arg, i) => {
+    if (i > 0) p.buf += ' ';
+    p.printArg(arg, 'v', 0);
+  });
+  return p.buf + '\n';
+}
+
+function parseNum(s: string, start: number): [number, boolean, number] {
+  let i = start;
+  let n = 0;
+  while (i < s.length && s[i]! >= '0' && s[i]! <= '9') {
+    if (n > 1e6) return [0, false, s.length];
+    n = n * 10 + (s.charCodeAt(i) - 48);
+    i++;
+  }
+  return [n, i > start, i];
+}
+
+function intFromArg(args: unknown[], argNum: number): [number, boolean, number] {
+  if (argNum >= args.length) return [0, false, argNum];
+  const a = args[argNum];
+  if (kindOf(a) === 'int') {
+    const n = intValue(a);
+    if (Math.abs(n) <= 1e6) return [n, true, argNum + 1];
+  }
+  return [0, false, argNum + 1];
+}
+
+/** fmt.Sprintf. Explicit argument indexes (%[1]d) are not supported and print %!d(BADINDEX). */
+export function sprintf(format: string, args: unknown[]): string {
+  const p = new Printer();
+  const end = format.length;
+  let argNum = 0;
+  let i = 0;
+  let reordered = false;
+  while (i < end) {
+    const lasti = i;
+    while (i < end && format[i] !== '%') i++;
+    if (i > lasti) p.buf += format.slice(lasti, i);
+    if (i >= end) break;
+    i++; // skip %
+    p.clearFlags();
+    let goodArgNum = true;
+    flags: for (; i < end; i++) {
+      switch (format[i]) {
+        case '#':
+          p.sharp = true;
+          break;
+        case '0':
+          p.zero = !p.minus;
+          break;
+        case '+':
+          p.plus = true;
+          break;
+        case '-':
+          p.minus = true;
+          p.zero = false;
+          break;
+        case ' ':
+          p.space = true;
+          break;
+        default:
+          break flags;
+      }
+    }
+    if (format[i] === '[') {
+      // Argument indexes are rare in templates; report them like a bad index.
+      reordered = true;
+      goodArgNum = false;
+      const close = format.indexOf(']', i);
+      i = close < 0 ? i + 1 : close + 1;
+    }
+    if (i < end && format[i] === '*') {
+      i++;
+      [p.wid, p.widPresent, argNum] = intFromArg(args, argNum);
+      if (!p.widPresent) p.buf += '%!(BADWIDTH)';
+      if (p.wid < 0) {
+        p.wid = -p.wid;
+        p.minus = true;
+        p.zero = false;
+      }
+    } else {
+      [p.wid, p.widPresent, i] = parseNum(format, i);
+    }
+    if (i + 1 < end && format[i] === '.') {
+      i++;
+      if (format[i] === '*') {
+        i++;
+        [p.prec, p.precPresent, argNum] = intFromArg(args, argNum);
+        if (p.prec < 0) {
+          p.prec = 0;
+          p.precPresent = false;
+        }
+        if (!p.precPresent) p.buf += '%!(BADPREC)';
+      } else {
+        [p.prec, p.precPresent, i] = parseNum(format, i);
+        if (!p.precPresent) {
+          p.prec = 0;
+          p.precPresent = true;
+        }
+      }
+    }
+    if (i >= end) {
+      p.buf += '%!(NOVERB)';
+      break;
+    }
+    const verb = String.fromCodePoint(format.codePointAt(i)!);
+    i += verb.length;
+    if (verb === '%') {
+      p.buf += '%';
+    } else if (!goodArgNum) {
+      p.buf += '%!' + verb + '(BADINDEX)';
+    } else if (argNum >= args.length) {
+      p.buf += '%!' + verb + '(MISSING)';
+    } else {
+      if (verb === 'v') {
+        p.sharpV = p.sharp;
+        p.sharp = false;
+        p.plusV = p.plus;
+        p.plus = false;
+      }
+      p.printArg(args[argNum], verb, 0);
+      argNum++;
+    }
+  }
+  if (!reordered && argNum < args.length) {
+    p.clearFlags();
+    p.buf += '%!(EXTRA ';
+    args.slice(argNum).forEach((arg, j) => {
+      if (j > 0) p.buf += ', ';
+      if (arg === null || arg === undefined) p.buf += '<nil>';
+      else {
+        p.buf += typeName(arg) + '=';
+        p.printArg(arg, 'v', 0);
+      }
+    });
+    p.buf += ')';
+  }
+  return p.buf;
+}

@@ -1,0 +1,84 @@
+import Boom from '@hapi/boom';
+import { inject, injectable } from 'tsyringe';
+import { TOKENS } from '../tokens.js';
+import type { PluginRegistry } from '../plugins/registry.js';
+import type { FsProviderDef } from '../plugins/manifest.js';
+import type { SecretsService } from '../secrets/secret.js';
+import { isSecret } from '../secrets/secret.js';
+import type { FerryConfig } from '../config/schema.js';
+import type { StoredFilesystem } from '../data/entities/index.js';
+import type { Fs } from './fs.contract.js';
+import { interpolatePlaceholders } from '../services/effective-user.js';
+
+type Obj = Record<string, unknown>;
+
+/** Reads a dotted path ('a.b') of an object. */
+export function getPath(o: Obj, dotted: string): unknown {
+  return dotted.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Obj)[k] : undefined), o);
+}
+
+/** Writes a dotted path ('a.b') of an object, creating parents. */
+export function setPath(o: Obj, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  let cur = o;
+  for (const k of keys.slice(0, -1)) {
+    if (!cur[k] || typeof cur[k] !== 'object') cur[k] = {};
+    cur = cur[k] as Obj;
+  }
+  cur[keys[keys.length - 1]!] = value;
+}
+
+export interface FsOwner {
+  username: string;
+  role?: string;
+  custom_placeholders?: string[];
+}
+
+/**
+ * Builds Fs instances from stored filesystem configs through the provider
+ * registered for the number: decrypts the provider's secret fields,
+ * interpolates its placeholder fields and hands the result to the plugin.
+ */
+@injectable()
+export class FsFactory {
+  constructor(
+    @inject(TOKENS.Plugins) private readonly registry: PluginRegistry,
+    @inject(TOKENS.Secrets) private readonly secrets: SecretsService,
+    @inject(TOKENS.Config) private readonly config: FerryConfig,
+  ) {}
+
+  provider(n: number): FsProviderDef {
+    const def = this.registry.fsProvider(n);
+    if (!def) throw Boom.badRequest(`filesystem provider ${n} is not available (no plugin registers it)`);
+    return def;
+  }
+
+  /** The provider's options object of a stored filesystem, secrets decrypted, placeholders interpolated. */
+  async options(fs: StoredFilesystem, owner: FsOwner): Promise<Obj> {
+    const def = this.provider(fs.provider);
+    const opts = structuredClone((fs[def.configKey] as Obj | undefined) ?? {});
+    for (const f of def.secretFields ?? []) {
+      const v = getPath(opts, f);
+      setPath(opts, f, isSecret(v) && v.payload ? await this.secrets.decrypt(v) : undefined);
+    }
+    for (const f of def.placeholderFields ?? []) {
+      const v = getPath(opts, f);
+      if (typeof v === 'string') setPath(opts, f, interpolatePlaceholders(v, owner));
+    }
+    return opts;
+  }
+
+  /** Creates an Fs for a stored filesystem rooted at `root` (local providers) or the config's prefix. */
+  async create(fs: StoredFilesystem, root: string, owner: FsOwner, connectionId?: string): Promise<Fs> {
+    const def = this.provider(fs.provider);
+    const options = await this.options(fs, owner);
+    if (def.requiresLocalRoot && !root) throw Boom.badRequest(`filesystem provider ${fs.provider} needs a local root directory`);
+    return def.create(options, { username: owner.username, root: root || undefined, dataDir: this.config.common.data_dir, connectionId });
+  }
+
+  /** Bucket/endpoint description for filesystem events. */
+  async describe(fs: StoredFilesystem, owner: FsOwner): Promise<{ bucket?: string; endpoint?: string }> {
+    const def = this.provider(fs.provider);
+    return def.describe ? def.describe(await this.options(fs, owner)) : {};
+  }
+}

@@ -1,0 +1,162 @@
+import type { Readable, Writable } from 'node:stream';
+
+/**
+ * What a backend can do, declared (never probed). The core and the
+ * conformance suite read these flags to choose strategies and to skip checks
+ * that do not apply.
+ */
+export interface FsCapabilities {
+  /** openRead honours start/end without reading the bytes before start. */
+  rangeRead: boolean;
+  /** rename() is atomic and may replace an existing file. */
+  atomicRename: boolean;
+  /** copy() is implemented server side (no bytes flow through Ferry). */
+  serverSideCopy: boolean;
+  /** Directories exist as real objects (false for flat key spaces that emulate them). */
+  realDirectories: boolean;
+  /** chtimes() is implemented. */
+  settableMtime: boolean;
+  /**
+   * Uploads are written to a temporary location and published only when
+   * complete, and WriteOptions.beforePublish is honoured.
+   */
+  atomicUpload: boolean;
+}
+
+/** A file or directory as a backend reports it. Sizes are plaintext sizes. */
+export interface FileInfo {
+  /** Base name, no separators. */
+  name: string;
+  /** Path relative to the Fs root, POSIX style, starting with '/'. */
+  path: string;
+  isDir: boolean;
+  size: number;
+  /** Last modification time. */
+  mtime: Date;
+  /** Unix mode bits (including the directory bit 0o040000 for directories). */
+  mode: number;
+  /** Opaque entity tag, when the backend has one. */
+  etag?: string;
+}
+
+export interface OpOptions {
+  /** Aborts the operation (client disconnect, connection closed by an admin, timeout). */
+  signal?: AbortSignal;
+}
+
+export interface ListOptions extends OpOptions {
+  /** Entries per page yielded by list(); backends may yield fewer. Default 1000. */
+  pageSize?: number;
+}
+
+export interface ReadOptions extends OpOptions {
+  /** First byte to read, inclusive. */
+  start?: number;
+  /** Last byte to read, inclusive. */
+  end?: number;
+}
+
+export interface WriteOptions extends OpOptions {
+  /** Expected total size when known (lets cloud backends pick part sizes). */
+  size?: number;
+  contentType?: string;
+  /** Modification time to set once the write completes, where supported. */
+  mtime?: Date;
+  /** When false, writing onto an existing file fails with EXISTS. Default true. */
+  overwrite?: boolean;
+  /**
+   * Atomic uploads only (capabilities.atomicUpload): called once every byte
+   * is stored at the temporary location and before the file becomes visible.
+   * Throwing rejects the upload: the backend removes the temporary data and
+   * `done` rejects with the thrown error.
+   */
+  beforePublish?: (pending: PendingUpload) => Promise<void>;
+}
+
+/** A fully written upload that is not visible yet. */
+export interface PendingUpload {
+  size: number;
+  /** Reads the pending bytes (plaintext). */
+  openRead(): Promise<Readable>;
+}
+
+export interface WriteResult {
+  /** Bytes written (plaintext). */
+  size: number;
+  etag?: string;
+}
+
+/**
+ * A write in progress. Bytes go into `stream`; the write is complete only
+ * when `done` resolves (cloud backends finish multipart uploads after the last
+ * byte arrives). `abort()` cancels the write and removes whatever it left; a
+ * write that is aborted or fails never leaves a partial file visible.
+ */
+export interface WriteHandle {
+  stream: Writable;
+  done: Promise<WriteResult>;
+  abort(reason?: unknown): Promise<void>;
+}
+
+export interface RemoveOptions extends OpOptions {
+  /** Remove a directory and everything under it. Without it a non-empty directory fails with NOT_EMPTY. */
+  recursive?: boolean;
+}
+
+export interface MkdirOptions extends OpOptions {
+  /** Create missing parents, and do not fail when the directory exists. */
+  recursive?: boolean;
+}
+
+export interface RenameOptions extends OpOptions {
+  /** Called after each object moved when a backend renames a directory object by object. */
+  onProgress?: (moved: number) => void;
+}
+
+export interface UsedSpace {
+  size: number;
+  files: number;
+}
+
+/**
+ * One storage backend instance bound to one root (a user's home or a virtual
+ * folder). Paths given to every method are already normalised by the core:
+ * POSIX style, absolute ('/' is the root), no '.' or '..' segments. A backend
+ * must still keep every access under its own root (defence in depth).
+ *
+ * Data always flows as streams: no method may buffer a whole file.
+ */
+export interface Fs {
+  readonly capabilities: FsCapabilities;
+  stat(path: string, o?: OpOptions): Promise<FileInfo>;
+  /** Lists a directory in pages. Fails with NOT_FOUND / NOT_DIR. Order within and across pages is unspecified. */
+  list(path: string, o?: ListOptions): AsyncIterable<FileInfo[]>;
+  openRead(path: string, o?: ReadOptions): Promise<Readable>;
+  openWrite(path: string, o?: WriteOptions): Promise<WriteHandle>;
+  /** Renames a file or directory; replaces an existing destination file. */
+  rename(from: string, to: string, o?: RenameOptions): Promise<void>;
+  remove(path: string, o?: RemoveOptions): Promise<void>;
+  mkdir(path: string, o?: MkdirOptions): Promise<void>;
+  /** Server-side copy of a file; present only when capabilities.serverSideCopy. */
+  copy?(from: string, to: string, o?: OpOptions): Promise<void>;
+  /** Sets the modification time; present only when capabilities.settableMtime. */
+  chtimes?(path: string, mtime: Date, o?: OpOptions): Promise<void>;
+  /** Walks the tree under path (default '/') and totals files and bytes, yielding to the event loop as it goes. */
+  usedSpace(path?: string, o?: OpOptions): Promise<UsedSpace>;
+  /** Releases connections and other resources. */
+  close(): Promise<void>;
+}
+
+/** What the core knows about the owner of an Fs instance when it creates one. */
+export interface FsScope {
+  username: string;
+  /**
+   * Local root for backends that need one (home_dir or a folder's mapped_path),
+   * already interpolated.
+   */
+  root?: string;
+  /** Data directory of this Ferry node (for temporary files). */
+  dataDir: string;
+  /** Connection the Fs serves, for logs. */
+  connectionId?: string;
+}

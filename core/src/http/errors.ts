@@ -1,0 +1,61 @@
+import Boom from '@hapi/boom';
+import type { Request, ResponseToolkit, Lifecycle } from '@hapi/hapi';
+import { FsError, FsErrorCode } from '../fs/fs-error.js';
+
+/** FsError code → HTTP status, the single place this mapping lives. */
+const FS_STATUS: Record<FsErrorCode, number> = {
+  [FsErrorCode.NotFound]: 404,
+  [FsErrorCode.Exists]: 409,
+  [FsErrorCode.Permission]: 403,
+  [FsErrorCode.NotSupported]: 400,
+  [FsErrorCode.CrossDevice]: 400,
+  [FsErrorCode.Quota]: 413,
+  [FsErrorCode.Invalid]: 400,
+  [FsErrorCode.IsDirectory]: 400,
+  [FsErrorCode.NotDirectory]: 400,
+  [FsErrorCode.NotEmpty]: 409,
+  [FsErrorCode.Aborted]: 400,
+  [FsErrorCode.Unavailable]: 500,
+  [FsErrorCode.Escape]: 403,
+};
+
+/** Converts any thrown value into a Boom error fit for a client. */
+export function toBoom(err: unknown): Boom.Boom {
+  // before isBoom: hapi boomifies (as 500) whatever a handler throws
+  if (err instanceof FsError) {
+    const status = FS_STATUS[err.code] ?? 500;
+    const b = new Boom.Boom(err.message, { statusCode: status });
+    (b as Boom.Boom & { fsCode?: string }).fsCode = err.code;
+    return b;
+  }
+  if (Boom.isBoom(err)) return err;
+  return Boom.badImplementation(err instanceof Error ? err.message : String(err), err);
+}
+
+/** A joi validation failure becomes a 400 whose message names the field. */
+export const validationFailAction: Lifecycle.Method = (_req: Request, _h: ResponseToolkit, err?: Error) => {
+  const message = err?.message ?? 'invalid request';
+  throw Boom.badRequest(message.replace(/^child /, ''));
+};
+
+/** Error body sent for every failure: `{message, error}`. */
+export function errorBody(b: Boom.Boom): { message: string; error: string } {
+  const status = b.output.statusCode;
+  if (status >= 500) return { message: clientMessage500(b), error: b.output.payload.error };
+  return { message: b.message || b.output.payload.error, error: b.output.payload.error };
+}
+
+function clientMessage500(b: Boom.Boom): string {
+  const fsCode = (b as Boom.Boom & { fsCode?: string }).fsCode;
+  if (fsCode === FsErrorCode.Unavailable) return `storage backend unavailable: ${b.message}`;
+  return 'internal server error';
+}
+
+export const Errors = {
+  badRequest: (m: string) => Boom.badRequest(m),
+  unauthorized: (m = 'invalid credentials') => Boom.unauthorized(m),
+  forbidden: (m: string) => Boom.forbidden(m),
+  notFound: (m: string) => Boom.notFound(m),
+  conflict: (m: string) => Boom.conflict(m),
+  tooLarge: (m: string) => Boom.entityTooLarge(m),
+};

@@ -1,0 +1,102 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import type { DependencyContainer } from 'tsyringe';
+import { AdminService } from '../../services/admin.service.js';
+import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
+import { actorOf } from '../server.js';
+import { listQuery, objectName, listParams, pathParam } from '../schemas/common.js';
+import { adminInput, adminProfileInput, pwdChangeInput, type AdminInput } from '../schemas/admins.js';
+
+const usernameParam = Joi.object({ username: objectName.required() });
+
+export function adminRoutes(c: DependencyContainer): ServerRoute[] {
+  const admins = c.resolve(AdminService);
+  const self = { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'any' as const } } };
+  return [
+    {
+      method: 'GET',
+      path: '/api/v2/admins',
+      options: { auth: ADMIN_AUTH, validate: { query: listQuery } },
+      handler: async (request) => {
+        const list = await admins.list(listParams(request), adminOf(request).admin);
+        return Promise.all(list.map((a) => admins.render(a)));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v2/admins',
+      options: { auth: ADMIN_AUTH, validate: { payload: adminInput } },
+      handler: async (request, h) => {
+        const caller = adminOf(request).admin;
+        const admin = await admins.create(request.payload as AdminInput, caller, actorOf(request));
+        return h
+          .response(await admins.render(admin))
+          .code(201)
+          .header('Location', `/api/v2/admins/${encodeURIComponent(admin.username)}`);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/v2/admins/{username}',
+      options: { auth: ADMIN_AUTH, validate: { params: usernameParam } },
+      handler: async (request) => admins.render(await admins.get(pathParam(request, "username"), adminOf(request).admin)),
+    },
+    {
+      method: 'PUT',
+      path: '/api/v2/admins/{username}',
+      options: { auth: ADMIN_AUTH, validate: { params: usernameParam, payload: adminInput } },
+      handler: async (request) => {
+        const creds = adminOf(request);
+        await admins.update(
+          pathParam(request, "username"),
+          request.payload as AdminInput,
+          creds.admin,
+          actorOf(request),
+          creds.apiKeyId ? creds.admin.username : undefined,
+        );
+        return { message: 'admin updated' };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/v2/admins/{username}',
+      options: { auth: ADMIN_AUTH, validate: { params: usernameParam } },
+      handler: async (request) => {
+        await admins.delete(pathParam(request, "username"), adminOf(request).admin, actorOf(request));
+        return { message: 'admin deleted' };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/v2/admin/profile',
+      options: self,
+      handler: async (request) => {
+        const admin = await admins.findByUsername(adminOf(request).admin.username);
+        return {
+          email: admin?.email ?? '',
+          description: admin?.description ?? '',
+          allow_api_key_auth: admin?.filters.allow_api_key_auth ?? false,
+        };
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/api/v2/admin/profile',
+      options: { ...self, validate: { payload: adminProfileInput } },
+      handler: async (request) => {
+        await admins.updateProfile(adminOf(request).admin.username, request.payload as never, actorOf(request));
+        return { message: 'profile updated' };
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/api/v2/admin/changepwd',
+      options: { ...self, validate: { payload: pwdChangeInput } },
+      handler: async (request) => {
+        const p = request.payload as { current_password: string; new_password: string };
+        await admins.changePassword(adminOf(request).admin.username, p.current_password, p.new_password, actorOf(request));
+        return { message: 'password updated' };
+      },
+    },
+  ];
+}

@@ -1,0 +1,22 @@
+import type { RouteFactory } from '../server.js';
+import { healthRoutes } from './health.js';
+import { tokenRoutes } from './tokens.js';
+import { adminRoutes } from './admins.js';
+import { roleRoutes } from './roles.js';
+import { apiKeyRoutes } from './api-keys.js';
+import { eventActionRoutes } from './event-actions.js';
+import { eventRuleRoutes } from './event-rules.js';
+import { retentionRoutes } from './retention.js';
+import { userFileRoutes } from './user-files.js';
+import { userDirRoutes } from './user-dirs.js';
+import { userActionRoutes } from './user-actions.js';
+import { userProfileRoutes } from './user-profile.js';
+import { connectionRoutes } from './connections.js';
+import { userRoutes } from './users.js';
+import { groupRoutes } from './groups.js';
+import { folderRoutes } from './folders.js';
+import { quotaRoutes } from './quotas.js';
+import { backupRoutes } from './backup.js';
+
+/** Every route file of the core, one per resource. */
+export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes];

@@ -1,0 +1,277 @@
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import Boom from '@hapi/boom';
+import busboy from 'busboy';
+import Joi from 'joi';
+import type { Readable } from 'node:stream';
+import type { DependencyContainer } from 'tsyringe';
+import { USER_AUTH } from '../../auth/strategies.js';
+import { FsError, FsErrorCode } from '../../fs/fs-error.js';
+import { baseName, joinVirtualPath } from '../../fs/path.js';
+import { FileSessions } from '../../services/file-sessions.service.js';
+import type { FileSession } from '../../vfs/file-session.js';
+import { openDownload, prepareDownload, uploadFile } from '../../vfs/transfers.js';
+import { entityTag, ifRangeMatches, noneMatch, notModifiedSince, parseRange } from '../range-header.js';
+import {
+  boolQuery,
+  closeAfter,
+  contentDisposition,
+  destroyOnDisconnect,
+  openUserSession,
+  pathQuery,
+  sendAsStored,
+  withUserSession,
+} from '../user-session.js';
+
+/** Streamed request bodies: hapi never buffers them; sizes are enforced while streaming. */
+export const STREAMED_PAYLOAD = {
+  output: 'stream' as const,
+  parse: false,
+  maxBytes: Number.MAX_SAFE_INTEGER,
+  timeout: false as const,
+};
+
+const renameQuery = Joi.object({ path: pathQuery.required(), target: pathQuery.required() });
+
+/** X-SERVICE-MTIME: unix milliseconds. */
+function mtimeHeader(request: Request): Date | undefined {
+  const v = request.headers['x-service-mtime'];
+  if (v === undefined || v === '') return undefined;
+  if (!/^\d{1,15}$/.test(String(v))) throw Boom.badRequest('"X-SERVICE-MTIME" must be unix time in milliseconds');
+  return new Date(Number(v));
+}
+
+function declaredLength(request: Request): number | undefined {
+  const v = request.headers['content-length'];
+  if (v === undefined || request.headers['transfer-encoding']) return undefined;
+  const n = Number(v);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+async function download(sessions: FileSessions, request: Request, h: ResponseToolkit) {
+  const q = request.query as { path: string; inline?: boolean };
+  const s = await openUserSession(sessions, request, `download ${q.path}`);
+  try {
+    const vpath = s.path(q.path);
+    const p = await prepareDownload(s, vpath);
+    const { info } = p;
+    const etag = entityTag(info);
+    const lastModified = info.mtime.toUTCString();
+    const type = (request.server.mime.path(info.name) as { type?: string }).type || 'application/octet-stream';
+    const common = (r: ReturnType<ResponseToolkit['response']>) =>
+      r
+        .header('ETag', etag)
+        .header('Last-Modified', lastModified)
+        .header('Accept-Ranges', 'bytes')
+        .header('Cache-Control', 'private, no-cache');
+    const header = (name: string): string | undefined => {
+      const v = request.headers[name] as string | string[] | undefined;
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const inm = header('if-none-match');
+    if (inm ? noneMatch(inm, etag) : notModifiedSince(header('if-modified-since'), info.mtime)) {
+      await s.close();
+      return common(h.response().code(304));
+    }
+    let range = parseRange(header('range'), info.size);
+    if (range.kind !== 'full' && !ifRangeMatches(header('if-range'), etag, info.mtime)) range = { kind: 'full' };
+    if (range.kind === 'unsatisfiable') {
+      await s.close();
+      const err = Boom.rangeNotSatisfiable(`the range is not satisfiable for a file of ${info.size} bytes`);
+      err.output.headers['Content-Range'] = `bytes */${info.size}`;
+      throw err;
+    }
+    const part = range.kind === 'partial' ? { start: range.start, end: range.end } : undefined;
+    const length = part ? part.end - part.start + 1 : info.size;
+    const disposition = contentDisposition(q.inline ? 'inline' : 'attachment', baseName(vpath));
+    if (request.method === 'head') {
+      await s.close();
+      const r = common(h.response().code(part ? 206 : 200)).type(type).header('Content-Disposition', disposition).header('Content-Length', String(length));
+      if (part) r.header('Content-Range', `bytes ${part.start}-${part.end}/${info.size}`);
+      return r;
+    }
+    const dl = await openDownload(s, p, part);
+    destroyOnDisconnect(request, dl.stream);
+    closeAfter(s, dl.stream, dl.done);
+    const r = common(h.response(dl.stream).code(part ? 206 : 200))
+      .type(type)
+      .header('Content-Disposition', disposition)
+      .header('Content-Length', String(length));
+    sendAsStored(request);
+    if (part) r.header('Content-Range', `bytes ${part.start}-${part.end}/${info.size}`);
+    return r;
+  } catch (err) {
+    await s.close();
+    throw err;
+  }
+}
+
+/** Multipart upload of one or more files (field `filenames`) into a directory, each streamed in turn. */
+function receiveMultipart(request: Request, s: FileSession, dir: string, mkdirParents: boolean): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const src = request.payload as Readable;
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({
+        headers: request.headers as busboy.BusboyConfig['headers'],
+        preservePath: false,
+        defParamCharset: 'utf8',
+        limits: { files: 10_000, fields: 100, fieldSize: 64 * 1024, parts: 10_100 },
+      });
+    } catch (err) {
+      reject(Boom.badRequest(`a multipart/form-data body is required: ${(err as Error).message}`));
+      return;
+    }
+    const names = new Set<string>();
+    let chain = Promise.resolve();
+    let failed = false;
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      src.unpipe(bb);
+      reject(err);
+    };
+    bb.on('file', (field, stream, info) => {
+      if (failed) {
+        stream.resume();
+        return;
+      }
+      if (field !== 'filenames') {
+        stream.resume();
+        fail(Boom.badRequest(`unexpected file field "${field}": files must be sent as "filenames"`));
+        return;
+      }
+      const name = info.filename ?? '';
+      let vpath: string;
+      try {
+        if (!name || /[/\\]/.test(name)) throw new FsError(FsErrorCode.Invalid, `invalid file name "${name}"`);
+        vpath = joinVirtualPath(dir, name);
+        if (baseName(vpath) !== name) throw new FsError(FsErrorCode.Invalid, `invalid file name "${name}"`);
+      } catch (err) {
+        stream.resume();
+        fail(err);
+        return;
+      }
+      if (names.has(vpath)) {
+        stream.resume();
+        fail(Boom.badRequest(`the file name "${name}" is sent more than once`));
+        return;
+      }
+      names.add(vpath);
+      chain = chain
+        .then(() => (failed ? undefined : uploadFile(s, vpath, stream, { mkdirParents })))
+        .then(
+          () => undefined,
+          (err: unknown) => {
+            stream.resume();
+            fail(err);
+          },
+        );
+    });
+    bb.on('error', (err: Error) => fail(Boom.badRequest(`malformed multipart body: ${err.message}`)));
+    bb.on('close', () => {
+      void chain.then(() => {
+        if (failed) return;
+        if (names.size === 0) fail(Boom.badRequest('no files: send at least one file in the "filenames" field'));
+        else resolve([...names]);
+      });
+    });
+    s.signal.addEventListener('abort', () => fail(FsError.aborted()), { once: true });
+    src.on('error', (err) => fail(err));
+    src.pipe(bb);
+  });
+}
+
+export function userFileRoutes(c: DependencyContainer): ServerRoute[] {
+  const sessions = c.resolve(FileSessions);
+  return [
+    {
+      method: 'GET',
+      path: '/api/v2/user/files',
+      options: {
+        auth: USER_AUTH,
+        validate: { query: Joi.object({ path: pathQuery.required(), inline: boolQuery.default(false) }) },
+        response: { ranges: false },
+      },
+      handler: (request, h) => download(sessions, request, h),
+    },
+    {
+      method: 'POST',
+      path: '/api/v2/user/files',
+      options: {
+        auth: USER_AUTH,
+        payload: STREAMED_PAYLOAD,
+        validate: { query: Joi.object({ path: pathQuery.default('/'), mkdir_parents: boolQuery.default(false) }) },
+      },
+      handler: async (request, h) => {
+        const q = request.query as { path: string; mkdir_parents: boolean };
+        return withUserSession(sessions, request, `upload ${q.path}`, async (s) => {
+          const dir = s.path(q.path);
+          if (q.mkdir_parents) await s.mkdir(dir, true);
+          const names = await receiveMultipart(request, s, dir, false);
+          return h.response({ message: `${names.length} file(s) uploaded` }).code(201);
+        });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v2/user/files/upload',
+      options: {
+        auth: USER_AUTH,
+        payload: STREAMED_PAYLOAD,
+        validate: { query: Joi.object({ path: pathQuery.required(), mkdir_parents: boolQuery.default(false) }) },
+      },
+      handler: async (request, h) => {
+        const q = request.query as { path: string; mkdir_parents: boolean };
+        const mtime = mtimeHeader(request);
+        return withUserSession(sessions, request, `upload ${q.path}`, async (s) => {
+          const vpath = s.path(q.path);
+          await uploadFile(s, vpath, request.payload as Readable, { size: declaredLength(request), mtime, mkdirParents: q.mkdir_parents });
+          return h.response({ message: 'upload completed' }).code(201);
+        });
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/api/v2/user/files',
+      options: { auth: USER_AUTH, validate: { query: renameQuery } },
+      handler: async (request) => {
+        const q = request.query as { path: string; target: string };
+        return withUserSession(sessions, request, `rename ${q.path}`, async (s) => {
+          await s.rename(s.path(q.path), s.path(q.target));
+          return { message: 'file renamed' };
+        });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/v2/user/files',
+      options: { auth: USER_AUTH, validate: { query: Joi.object({ path: pathQuery.required() }) } },
+      handler: async (request) => {
+        const q = request.query as { path: string };
+        return withUserSession(sessions, request, `delete ${q.path}`, async (s) => {
+          await s.removeFile(s.path(q.path));
+          return { message: 'file deleted' };
+        });
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/api/v2/user/files/metadata',
+      options: {
+        auth: USER_AUTH,
+        validate: {
+          query: Joi.object({ path: pathQuery.required() }),
+          payload: Joi.object({ modification_time: Joi.number().integer().min(0).max(253402300799999).required() }),
+        },
+      },
+      handler: async (request) => {
+        const q = request.query as { path: string };
+        const p = request.payload as { modification_time: number };
+        return withUserSession(sessions, request, `setstat ${q.path}`, async (s) => {
+          await s.setMtime(s.path(q.path), new Date(p.modification_time));
+          return { message: 'modification time updated' };
+        });
+      },
+    },
+  ];
+}

@@ -1,0 +1,106 @@
+import Hapi, { type Request, type ResponseToolkit, type ServerRoute } from '@hapi/hapi';
+import Boom from '@hapi/boom';
+import type { DependencyContainer } from 'tsyringe';
+import { TOKENS } from '../tokens.js';
+import type { FerryConfig, HttpBinding } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import { registerAuth, clientIp } from '../auth/strategies.js';
+import { assertAdminPermission, type AdminPermission } from '../auth/permissions.js';
+import type { FerryCredentials } from '../auth/credentials.js';
+import { errorBody, toBoom, validationFailAction } from './errors.js';
+import type { Actor } from '../services/provider-events.service.js';
+
+/** Per-route options Ferry reads from `options.plugins.ferry`. */
+export interface FerryRouteOptions {
+  /** Admin permission(s) required ('any' for every authenticated admin). Default for admin routes: '*'. */
+  permission?: AdminPermission | AdminPermission[] | 'any';
+}
+
+declare module '@hapi/hapi' {
+  interface PluginSpecificConfiguration {
+    ferry?: FerryRouteOptions;
+  }
+}
+
+export type RouteFactory = (c: DependencyContainer) => ServerRoute[];
+
+/** The caller of a request as recorded in provider events. */
+export function actorOf(request: Request): Actor {
+  const c = request.auth.credentials as unknown as FerryCredentials | null;
+  const ip = clientIp(request);
+  if (!c) return { username: '', ip, role: '' };
+  return c.kind === 'admin'
+    ? { username: c.admin.username, ip, role: c.admin.role }
+    : { username: c.user.username, ip, role: c.user.role };
+}
+
+export async function createHttpServer(
+  c: DependencyContainer,
+  binding: HttpBinding,
+  routes: RouteFactory[],
+): Promise<Hapi.Server> {
+  const config = c.resolve<FerryConfig>(TOKENS.Config);
+  const logger = c.resolve<Logger>(TOKENS.Logger).child({ component: 'httpd' });
+  const server = Hapi.server({
+    address: binding.address,
+    port: binding.port,
+    app: { binding },
+    router: { stripTrailingSlash: true },
+    routes: {
+      validate: { failAction: validationFailAction, options: { abortEarly: true, errors: { wrap: { label: '"' } } } },
+      payload: { maxBytes: config.httpd.max_request_size, failAction: 'error' },
+      response: { emptyStatusCode: 200 },
+      security: { noSniff: true, xframe: true, hsts: false, referrer: 'no-referrer' },
+    },
+    load: { sampleInterval: 0 },
+  });
+  // Node's default 5-minute limit for receiving a whole request would cut long uploads; idle sockets still time out.
+  server.listener.requestTimeout = 0;
+
+  await registerAuth(server, c);
+
+  server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
+    const creds = request.auth.credentials as unknown as FerryCredentials | null;
+    if (creds?.kind === 'admin') {
+      const perm = request.route.settings.plugins?.ferry?.permission ?? '*';
+      if (perm !== 'any') {
+        const perms = (Array.isArray(perm) ? perm : [perm]) as AdminPermission[];
+        assertAdminPermission(creds.admin, ...perms);
+      }
+    }
+    return h.continue;
+  });
+
+  server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
+    const res = request.response;
+    if (!Boom.isBoom(res) && !(res instanceof Error)) return h.continue;
+    const b = toBoom(res);
+    const status = b.output.statusCode;
+    if (status >= 500) {
+      logger.error({ reqId: request.info.id, method: request.method, path: request.path, err: b }, 'request failed');
+    }
+    const r = h.response(errorBody(b)).code(status).type('application/json');
+    for (const [k, v] of Object.entries(b.output.headers)) {
+      if (typeof v === 'string' || typeof v === 'number') r.header(k, String(v));
+    }
+    return r;
+  });
+
+  server.events.on('response', (request: Request) => {
+    const res = request.response as { statusCode?: number } | null;
+    logger.info(
+      {
+        reqId: request.info.id,
+        method: request.method,
+        path: request.path,
+        status: res?.statusCode,
+        ms: Date.now() - request.info.received,
+        ip: request.info.remoteAddress,
+      },
+      'request',
+    );
+  });
+
+  for (const f of routes) server.route(f(c));
+  return server;
+}

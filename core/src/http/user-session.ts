@@ -1,0 +1,96 @@
+import type { Request } from '@hapi/hapi';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream';
+import Joi from 'joi';
+import { clientIp, userOf } from '../auth/strategies.js';
+import { FileSessions } from '../services/file-sessions.service.js';
+import type { FileSession } from '../vfs/file-session.js';
+
+/** Query `path` as clients send it (normalised and checked by the file session). */
+export const pathQuery = Joi.string().allow('').max(4096);
+export const boolQuery = Joi.boolean().truthy('1', 'true').falsy('0', 'false', '');
+
+/**
+ * Opens the file session of a user request. The session's signal fires when
+ * the client goes away before the response is complete, or when an admin
+ * closes the connection; in the latter case the socket is destroyed too, so
+ * a running upload or download stops at once.
+ */
+export async function openUserSession(sessions: FileSessions, request: Request, command: string): Promise<FileSession> {
+  const creds = userOf(request);
+  const ip = clientIp(request);
+  const key = creds.jti ? `jwt:${creds.jti}` : creds.apiKeyId ? `key:${creds.apiKeyId}:${ip}` : `ip:${ip}:${creds.user.id}`;
+  const gone = new AbortController();
+  const res = request.raw.res;
+  const onClose = () => {
+    if (!res.writableEnded) gone.abort(new Error('the client went away'));
+  };
+  res.once('close', onClose);
+  const session = await sessions.open({
+    username: creds.user.username,
+    ip,
+    sessionKey: FileSessions.sessionKey([key]),
+    clientVersion: String(request.headers['user-agent'] ?? '').slice(0, 255),
+    command: `${request.method.toUpperCase()} ${command}`,
+    signal: gone.signal,
+  });
+  const onAdminClose = () => {
+    // interrupt the exchange at once: the client sees the connection drop
+    request.raw.req.socket?.destroy();
+  };
+  session.conn.controller.signal.addEventListener('abort', onAdminClose, { once: true });
+  const close = session.close.bind(session);
+  session.close = async () => {
+    res.off('close', onClose);
+    session.conn.controller.signal.removeEventListener('abort', onAdminClose);
+    await close();
+  };
+  return session;
+}
+
+/** Runs a handler with a session closed when it returns. */
+export async function withUserSession<T>(
+  sessions: FileSessions,
+  request: Request,
+  command: string,
+  fn: (s: FileSession) => Promise<T>,
+): Promise<T> {
+  const s = await openUserSession(sessions, request, command);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
+/** Closes a session once a response stream is done (consumed, failed or destroyed). */
+export function closeAfter(s: FileSession, stream: Readable, extra?: Promise<unknown>): void {
+  finished(stream, () => {
+    void (async () => {
+      await extra?.catch(() => undefined);
+      await s.close();
+    })();
+  });
+}
+
+/** Destroys a response stream when the client goes away, so the backend read stops. */
+export function destroyOnDisconnect(request: Request, stream: Readable): void {
+  const res = request.raw.res;
+  const onClose = () => {
+    if (!res.writableFinished && !stream.destroyed) stream.destroy();
+  };
+  res.once('close', onClose);
+  finished(stream, () => res.off('close', onClose));
+}
+
+/** Files go out as stored: hapi must not gzip them (Content-Length and ranges stay exact). */
+export function sendAsStored(request: Request): void {
+  (request.info as { acceptEncoding: string }).acceptEncoding = 'identity';
+}
+
+/** A file name safe in a Content-Disposition header: quoted ASCII fallback plus the RFC 5987 UTF-8 form. */
+export function contentDisposition(kind: 'attachment' | 'inline', name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_') || 'download';
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  return `${kind}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}

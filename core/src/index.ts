@@ -1,0 +1,37 @@
+/**
+ * @ferry/core public SDK: the contracts plugins implement and the helpers
+ * they may use. Plugins import only from here, never from core internals.
+ */
+import 'reflect-metadata';
+
+export * from './fs/fs-error.js';
+export * from './fs/fs.contract.js';
+export * from './fs/path.js';
+export * from './events/event-types.js';
+export * from './events/event-bus.js';
+export * from './events/fs-hooks.js';
+export * from './events/action.contract.js';
+export * from './plugins/manifest.js';
+export { PluginLoadError } from './plugins/registry.js';
+export type { Secret, SecretStatus, SecretsService } from './secrets/secret.js';
+export { isSecret, isEmptySecret } from './secrets/secret.js';
+export type { Logger } from './logger.js';
+export { silentLogger } from './logger.js';
+export * from './sdk/index.js';
+
+// Event manager SDK surface for action plugins (docs/event-manager.md):
+// TOKENS to resolve core services through PluginContext.core.get(), and the
+// types of the services resolved with them.
+export { TOKENS } from './tokens.js';
+export type { EventAccounts, AccountUser, AccountMount, UserSelection, EventShares, ShareInfo } from './events/manager/accounts.js';
+export type { Mailer, MailMessage, MailAttachment, MailResult } from './services/mailer.js';
+export type { LogRotator, RotateResult } from './services/log-rotator.js';
+export type { RetentionChecks, RetentionCheck, FolderRetention } from './events/manager/retention-checks.js';
+export type { EventRecorder, RecordedEvents, RecordedKind } from './events/manager/recorder.js';
+export type { EventManager, ActionExecution } from './events/manager/event-manager.js';
+export type { EventScheduler, SchedulerClock } from './events/manager/scheduler.js';
+export { ManualClock } from './events/manager/scheduler.js';
+export type { FsFactory } from './fs/fs-factory.js';
+export type { ConditionPattern } from './events/manager/patterns.js';
+export { matchPatterns, matchAnyPatterns } from './events/manager/patterns.js';
+export { userMatchesConditions } from './events/manager/conditions.js';

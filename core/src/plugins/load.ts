@@ -1,0 +1,198 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import Joi from 'joi';
+import type { PluginEntry } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import { SUPPORTED_PLUGIN_API_VERSIONS, type PluginContext, type PluginManifest } from './manifest.js';
+import { PluginLoadError, PluginRegistry } from './registry.js';
+
+const capabilitiesSchema = Joi.object({
+  rangeRead: Joi.boolean().required(),
+  atomicRename: Joi.boolean().required(),
+  serverSideCopy: Joi.boolean().required(),
+  realDirectories: Joi.boolean().required(),
+  settableMtime: Joi.boolean().required(),
+  atomicUpload: Joi.boolean().required(),
+}).unknown(true);
+
+const manifestSchema = Joi.object({
+  name: Joi.string().min(1).required(),
+  version: Joi.string().min(1).required(),
+  apiVersion: Joi.number().integer().required(),
+  dependsOn: Joi.array().items(Joi.string()),
+  configSchema: Joi.any().custom((v, h) => (Joi.isSchema(v) ? v : h.error('any.invalid'))).messages({
+    'any.invalid': '"configSchema" must be a joi schema',
+  }),
+  register: Joi.function().required(),
+  teardown: Joi.function(),
+}).unknown(true);
+
+const fsDefSchema = Joi.object({
+  provider: Joi.number().integer().min(0).required(),
+  key: Joi.string().min(1).required(),
+  configKey: Joi.string().min(1).required(),
+  optionsSchema: Joi.any().required().custom((v, h) => (Joi.isSchema(v) ? v : h.error('any.invalid'))).messages({
+    'any.invalid': '"optionsSchema" must be a joi schema',
+  }),
+  secretFields: Joi.array().items(Joi.string()),
+  placeholderFields: Joi.array().items(Joi.string()),
+  requiresLocalRoot: Joi.boolean(),
+  capabilities: capabilitiesSchema.required(),
+  create: Joi.function().required(),
+  describe: Joi.function(),
+}).unknown(true);
+
+const actionDefSchema = Joi.object({
+  type: Joi.number().integer().min(1).required(),
+  key: Joi.string().min(1).required(),
+  optionsKey: Joi.string(),
+  optionsSchema: Joi.any().custom((v, h) => (Joi.isSchema(v) ? v : h.error('any.invalid'))).messages({
+    'any.invalid': '"optionsSchema" must be a joi schema',
+  }),
+  secretFields: Joi.array().items(Joi.string()),
+  templateFields: Joi.array().items(Joi.string()),
+  triggers: Joi.array().items(Joi.number().integer()),
+  create: Joi.function().required(),
+}).unknown(true);
+
+/** Action type numbers that are reserved and may never be registered. */
+const RESERVED_ACTION_TYPES = new Set([10]);
+
+function isModuleNotFound(err: unknown, specifier: string): boolean {
+  const msg = (err as Error)?.message ?? '';
+  const m = /Cannot find (?:package|module) '([^']+)'/.exec(msg);
+  if (!m) return false;
+  const missing = m[1]!;
+  // the plugin itself is missing (not one of its own dependencies)
+  return missing === specifier || missing.includes(`/node_modules/${specifier}/`);
+}
+
+async function importPlugin(entry: PluginEntry, baseDir: string): Promise<unknown> {
+  if (entry.path) {
+    const dir = path.resolve(baseDir, entry.path);
+    const pkgFile = path.join(dir, 'package.json');
+    if (!existsSync(pkgFile)) throw new PluginLoadError(entry.name, `no package found at ${entry.path}`);
+    let pkg: { name?: string; main?: string; exports?: unknown; ferry?: { apiVersion?: number } };
+    try {
+      pkg = JSON.parse(readFileSync(pkgFile, 'utf8'));
+    } catch (err) {
+      throw new PluginLoadError(entry.name, `unreadable package.json: ${(err as Error).message}`);
+    }
+    if (!pkg.ferry) throw new PluginLoadError(entry.name, 'package.json has no "ferry" marker: it is not a Ferry plugin');
+    const exp = pkg.exports as Record<string, unknown> | string | undefined;
+    let main = typeof exp === 'string' ? exp : undefined;
+    if (!main && exp && typeof exp === 'object') {
+      const dot = (exp as Record<string, unknown>)['.'] ?? exp;
+      main = typeof dot === 'string' ? dot : ((dot as Record<string, string>).import ?? (dot as Record<string, string>).default);
+    }
+    main ??= pkg.main ?? 'index.js';
+    const file = path.join(dir, main);
+    try {
+      return await import(pathToFileURL(file).href);
+    } catch (err) {
+      throw new PluginLoadError(entry.name, `failed to load: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  try {
+    return await import(entry.name);
+  } catch (err) {
+    if (isModuleNotFound(err, entry.name)) {
+      throw new PluginLoadError(entry.name, 'package is not installed (npm install it or give its "path")', { cause: err });
+    }
+    throw new PluginLoadError(entry.name, `installed but failed to load: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function sortByDependencies(items: { entry: PluginEntry; manifest: PluginManifest<any> }[]) {
+  const byName = new Map(items.map((i) => [i.manifest.name, i]));
+  const out: typeof items = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (i: (typeof items)[number], chain: string[]) => {
+    const n = i.manifest.name;
+    if (state.get(n) === 'done') return;
+    if (state.get(n) === 'visiting') throw new PluginLoadError(n, `circular dependency: ${[...chain, n].join(' -> ')}`);
+    state.set(n, 'visiting');
+    for (const dep of i.manifest.dependsOn ?? []) {
+      const d = byName.get(dep);
+      if (!d) throw new PluginLoadError(n, `depends on plugin ${dep}, which is not enabled`);
+      visit(d, [...chain, n]);
+    }
+    state.set(n, 'done');
+    out.push(i);
+  };
+  for (const i of items) visit(i, []);
+  return out;
+}
+
+export interface LoadPluginsOptions {
+  entries: PluginEntry[];
+  baseDir: string;
+  registry: PluginRegistry;
+  logger: Logger;
+  /** Builds the context handed to a plugin's register(). */
+  context(name: string, config: Record<string, unknown>): Omit<PluginContext, 'registerFsProvider' | 'registerActionType'>;
+}
+
+/**
+ * Imports, validates and registers the enabled plugins. Any failure stops
+ * the start with a PluginLoadError naming the plugin.
+ */
+export async function loadPlugins(o: LoadPluginsOptions): Promise<PluginManifest<any>[]> {
+  const loaded: { entry: PluginEntry; manifest: PluginManifest<any> }[] = [];
+  const seen = new Set<string>();
+  for (const entry of o.entries.filter((e) => e.enabled !== false)) {
+    if (seen.has(entry.name)) throw new PluginLoadError(entry.name, 'listed twice in the configuration');
+    seen.add(entry.name);
+    const mod = (await importPlugin(entry, o.baseDir)) as { default?: unknown };
+    const manifest = mod.default;
+    const { error } = manifestSchema.validate(manifest);
+    if (error) throw new PluginLoadError(entry.name, `invalid manifest: ${error.message}`);
+    const m = manifest as PluginManifest<any>;
+    if (m.name !== entry.name) {
+      throw new PluginLoadError(entry.name, `manifest name "${m.name}" does not match the configured name`);
+    }
+    if (!SUPPORTED_PLUGIN_API_VERSIONS.includes(m.apiVersion)) {
+      throw new PluginLoadError(
+        entry.name,
+        `targets plugin API version ${m.apiVersion}, this core supports ${SUPPORTED_PLUGIN_API_VERSIONS.join(', ')}`,
+      );
+    }
+    loaded.push({ entry, manifest: m });
+  }
+  const ordered = sortByDependencies(loaded);
+  for (const { entry, manifest } of ordered) {
+    let config = entry.config ?? {};
+    if (manifest.configSchema) {
+      const { value, error } = manifest.configSchema.validate(config, { convert: true });
+      if (error) throw new PluginLoadError(manifest.name, `invalid config: ${error.message}`);
+      config = value as Record<string, unknown>;
+    }
+    o.registry.addPlugin({ name: manifest.name, version: manifest.version, apiVersion: manifest.apiVersion, fsProviders: [], actionTypes: [] });
+    const base = o.context(manifest.name, config);
+    const ctx: PluginContext = {
+      ...base,
+      registerFsProvider(def) {
+        const { error } = fsDefSchema.validate(def);
+        if (error) throw new PluginLoadError(manifest.name, `invalid filesystem provider definition: ${error.message}`);
+        o.registry.registerFsProvider(manifest.name, def);
+      },
+      registerActionType(def) {
+        const { error } = actionDefSchema.validate(def);
+        if (error) throw new PluginLoadError(manifest.name, `invalid action type definition: ${error.message}`);
+        if (RESERVED_ACTION_TYPES.has(def.type)) {
+          throw new PluginLoadError(manifest.name, `event action type ${def.type} is reserved`);
+        }
+        o.registry.registerActionType(manifest.name, def);
+      },
+    };
+    try {
+      await manifest.register(ctx, config);
+    } catch (err) {
+      if (err instanceof PluginLoadError) throw err;
+      throw new PluginLoadError(manifest.name, `register() failed: ${(err as Error).message}`, { cause: err });
+    }
+    o.logger.info({ plugin: manifest.name, version: manifest.version }, 'plugin registered');
+  }
+  return ordered.map((o) => o.manifest);
+}

@@ -1,0 +1,82 @@
+import type Joi from 'joi';
+import type { Logger } from '../logger.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { FsHooks } from '../events/fs-hooks.js';
+import type { ActionTypeDef } from '../events/action.contract.js';
+import type { Fs, FsCapabilities, FsScope } from '../fs/fs.contract.js';
+import type { SecretsService } from '../secrets/secret.js';
+
+/** Plugin-API major versions this core accepts. */
+export const PLUGIN_API_VERSION = 1;
+export const SUPPORTED_PLUGIN_API_VERSIONS: readonly number[] = [1];
+
+/** A filesystem backend contributed by a plugin. */
+export interface FsProviderDef<O = Record<string, unknown>> {
+  /** The public, stored provider number (FilesystemConfig.provider). Numbers are never reused. */
+  provider: number;
+  /** Short key used in logs and features, e.g. 's3'. */
+  key: string;
+  /** FilesystemConfig member holding this provider's options (e.g. 's3config'). */
+  configKey: string;
+  /** Validates the options object when a user, group or folder is saved. */
+  optionsSchema: Joi.ObjectSchema<O>;
+  /** Dotted paths of Secret fields inside the options. */
+  secretFields?: string[];
+  /** Options fields in which %username%, %role% and %customN% are interpolated at login. */
+  placeholderFields?: string[];
+  /** The provider stores data under a local directory (home_dir / mapped_path is required). */
+  requiresLocalRoot?: boolean;
+  capabilities: FsCapabilities;
+  /** Builds an Fs bound to one root; `options` has secrets decrypted to plain strings. */
+  create(options: O, scope: FsScope): Fs | Promise<Fs>;
+  /** Where the data lives, for filesystem events (bucket, endpoint). */
+  describe?(options: O): { bucket?: string; endpoint?: string };
+}
+
+/** Narrow view of the core handed to each plugin's register(). */
+export interface PluginContext {
+  readonly name: string;
+  readonly logger: Logger;
+  /** The plugin's own config sub-object, validated by manifest.configSchema. */
+  readonly config: Record<string, unknown>;
+  /** This node's data directory. */
+  readonly dataDir: string;
+  readonly events: EventBus;
+  readonly fsHooks: FsHooks;
+  readonly secrets: SecretsService;
+  registerFsProvider(def: FsProviderDef<any>): void;
+  registerActionType(def: ActionTypeDef<any>): void;
+  /**
+   * Core services for plugins that act on Ferry itself (built-in actions,
+   * event search). Resolved lazily; see `CoreServices`.
+   */
+  readonly core: CoreServicesAccessor;
+}
+
+/** Resolves a core service by its token (exported from @ferry/core). */
+export interface CoreServicesAccessor {
+  get<T>(token: symbol): T;
+}
+
+/**
+ * The default export of a plugin package. Plain data plus hooks; the core
+ * validates it before calling register().
+ */
+export interface PluginManifest<C = Record<string, unknown>> {
+  /** Equals the package name; unique. */
+  name: string;
+  version: string;
+  /** Plugin-API major version the plugin targets. */
+  apiVersion: number;
+  /** Names of plugins that must be registered first. */
+  dependsOn?: string[];
+  /** Validates the plugin's config sub-object (config `plugins[].config`). */
+  configSchema?: Joi.ObjectSchema<C>;
+  register(ctx: PluginContext, config: C): void | Promise<void>;
+  teardown?(): void | Promise<void>;
+}
+
+/** Identity helper that gives a manifest literal its type. */
+export function definePlugin<C = Record<string, unknown>>(m: PluginManifest<C>): PluginManifest<C> {
+  return m;
+}

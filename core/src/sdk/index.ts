@@ -1,0 +1,9 @@
+/** Helpers shared by plugins (kept here so no plugin copies another's code). */
+export * from './streams.js';
+export * from './schemas.js';
+export * from './node-errors.js';
+export * from './range.js';
+export * from './package-info.js';
+export * from './write-handle.js';
+export * from './signals.js';
+export * from './range-reader.js';

@@ -1,0 +1,162 @@
+import Boom from '@hapi/boom';
+import crypto from 'node:crypto';
+import { inject, injectable } from 'tsyringe';
+import type { MikroORM, EntityManager } from '@mikro-orm/core';
+import { TOKENS } from '../tokens.js';
+import { Admin, ApiKey, User } from '../data/entities/index.js';
+import type { ListQuery } from '../http/schemas/common.js';
+import { ProviderEventsService, type Actor } from './provider-events.service.js';
+
+export interface ApiKeyInput {
+  name: string;
+  scope: 1 | 2;
+  description: string;
+  expires_at: number;
+  user: string;
+  admin: string;
+}
+
+export const API_KEY_SCOPE = { Admin: 1, User: 2 } as const;
+
+function hashSecret(secret: string): string {
+  return crypto.createHash('sha256').update(secret).digest('hex');
+}
+
+/** The parts of an X-SERVICE-API-KEY header: `<id>.<secret>` or `<id>.<secret>.<username>`. */
+export function parseApiKeyHeader(value: string): { id: string; secret: string; username?: string } | null {
+  const first = value.indexOf('.');
+  if (first <= 0) return null;
+  const second = value.indexOf('.', first + 1);
+  const id = value.slice(0, first);
+  const secret = second < 0 ? value.slice(first + 1) : value.slice(first + 1, second);
+  const username = second < 0 ? undefined : value.slice(second + 1);
+  if (!/^[A-Za-z0-9_-]{8,64}$/.test(id) || !/^[A-Za-z0-9_-]{16,128}$/.test(secret)) return null;
+  if (username !== undefined && username === '') return null;
+  return { id, secret, username };
+}
+
+/** API keys: only a hash of the secret part is stored; the key is shown once at creation. */
+@injectable()
+export class ApiKeyService {
+  constructor(
+    @inject(TOKENS.Orm) private readonly orm: MikroORM,
+    @inject(ProviderEventsService) private readonly events: ProviderEventsService,
+  ) {}
+
+  render(k: ApiKey): Record<string, unknown> {
+    return {
+      id: k.key_id,
+      name: k.name,
+      scope: k.scope,
+      description: k.description,
+      created_at: k.created_at,
+      updated_at: k.updated_at,
+      last_use_at: k.last_use_at,
+      expires_at: k.expires_at,
+      user: k.user ? (k.user as User).username : '',
+      admin: k.admin ? (k.admin as Admin).username : '',
+    };
+  }
+
+  async list(q: ListQuery): Promise<ApiKey[]> {
+    return this.orm.em.fork().find(ApiKey, {}, {
+      orderBy: { key_id: q.order },
+      offset: q.offset,
+      limit: q.limit,
+      populate: ['user', 'admin'],
+    });
+  }
+
+  async get(id: string, em: EntityManager = this.orm.em.fork()): Promise<ApiKey> {
+    const k = await em.findOne(ApiKey, { key_id: id }, { populate: ['user', 'admin'] });
+    if (!k) throw Boom.notFound(`API key "${id}" not found`);
+    return k;
+  }
+
+  private async binding(em: EntityManager, input: ApiKeyInput): Promise<{ user: User | null; admin: Admin | null }> {
+    if (input.scope === API_KEY_SCOPE.Admin) {
+      if (input.user) throw Boom.badRequest('an admin-scoped API key cannot be bound to a user');
+      if (!input.admin) return { user: null, admin: null };
+      const admin = await em.findOne(Admin, { username: input.admin });
+      if (!admin) throw Boom.badRequest(`admin "${input.admin}" does not exist`);
+      return { user: null, admin };
+    }
+    if (input.admin) throw Boom.badRequest('a user-scoped API key cannot be bound to an admin');
+    if (!input.user) return { user: null, admin: null };
+    const user = await em.findOne(User, { username: input.user });
+    if (!user) throw Boom.badRequest(`user "${input.user}" does not exist`);
+    return { user, admin: null };
+  }
+
+  async create(input: ApiKeyInput, actor: Actor): Promise<{ key: ApiKey; plain: string }> {
+    const em = this.orm.em.fork();
+    if (input.expires_at && input.expires_at <= Date.now()) throw Boom.badRequest('"expires_at" must be in the future');
+    const { user, admin } = await this.binding(em, input);
+    const id = crypto.randomBytes(12).toString('base64url');
+    const secret = crypto.randomBytes(32).toString('base64url');
+    const now = Date.now();
+    const key = em.create(ApiKey, {
+      key_id: id,
+      name: input.name,
+      key_hash: hashSecret(secret),
+      scope: input.scope,
+      description: input.description,
+      user,
+      admin,
+      created_at: now,
+      updated_at: now,
+      last_use_at: 0,
+      expires_at: input.expires_at,
+    });
+    await em.flush();
+    this.events.emit('add', 'api_key', id, this.render(key), actor);
+    return { key, plain: `${id}.${secret}` };
+  }
+
+  /** Updates name, description, scope binding and expiry; an expiry may be shortened, never extended. */
+  async update(id: string, input: ApiKeyInput, actor: Actor): Promise<void> {
+    const em = this.orm.em.fork();
+    const key = await this.get(id, em);
+    if (input.scope !== key.scope) throw Boom.badRequest('the scope of an API key cannot be changed');
+    if (key.expires_at) {
+      if (!input.expires_at || input.expires_at > key.expires_at) {
+        throw Boom.badRequest('the expiration of an API key can only be shortened, never extended or removed');
+      }
+    }
+    const { user, admin } = await this.binding(em, input);
+    key.name = input.name;
+    key.description = input.description;
+    key.expires_at = input.expires_at;
+    key.user = user;
+    key.admin = admin;
+    key.updated_at = Date.now();
+    await em.flush();
+    this.events.emit('update', 'api_key', id, this.render(key), actor);
+  }
+
+  async delete(id: string, actor: Actor): Promise<void> {
+    const em = this.orm.em.fork();
+    const key = await this.get(id, em);
+    const data = this.render(key);
+    await em.removeAndFlush(key);
+    this.events.emit('delete', 'api_key', id, data, actor);
+  }
+
+  /**
+   * Resolves a header value to a key, checking the secret and expiry. The
+   * caller checks scope and the account's own API-key setting.
+   */
+  async authenticate(header: string): Promise<{ key: ApiKey; username?: string } | null> {
+    const parsed = parseApiKeyHeader(header);
+    if (!parsed) return null;
+    const em = this.orm.em.fork();
+    const key = await em.findOne(ApiKey, { key_id: parsed.id }, { populate: ['user', 'admin'] });
+    if (!key) return null;
+    const a = Buffer.from(key.key_hash, 'hex');
+    const b = Buffer.from(hashSecret(parsed.secret), 'hex');
+    if (a.length !== b.length || !crypto.timingSafeEqual(a, b)) return null;
+    if (key.expires_at && key.expires_at <= Date.now()) return null;
+    await em.nativeUpdate(ApiKey, { key_id: key.key_id }, { last_use_at: Date.now() });
+    return { key, username: parsed.username };
+  }
+}

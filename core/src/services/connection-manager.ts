@@ -1,0 +1,203 @@
+import crypto from 'node:crypto';
+import Boom from '@hapi/boom';
+import { inject, injectable } from 'tsyringe';
+import { TOKENS } from '../tokens.js';
+
+export interface ActiveTransfer {
+  id: string;
+  operation_type: 'upload' | 'download';
+  path: string;
+  start_time: number;
+  /** Bytes moved so far. */
+  size: number;
+}
+
+export interface Connection {
+  connection_id: string;
+  username: string;
+  protocol: 'HTTP' | 'HTTPShare';
+  remote_address: string;
+  client_version: string;
+  connection_time: number;
+  last_activity: number;
+  command: string;
+  role: string;
+  /** Aborted when an admin closes the connection: every transfer of it stops at once. */
+  controller: AbortController;
+  transfers: Map<string, ActiveTransfer>;
+  /** Session the connection belongs to (token id, API key id + address), when opened through acquire(). */
+  session_key?: string;
+  /** Requests of the session in progress. */
+  refs?: number;
+}
+
+/** ConnectionStatus as the REST API renders it. */
+export interface ConnectionStatus {
+  username: string;
+  connection_id: string;
+  client_version: string;
+  remote_address: string;
+  connection_time: number;
+  command: string;
+  last_activity: number;
+  protocol: string;
+  active_transfers: { operation_type: 'upload' | 'download'; path: string; start_time: number; size: number }[];
+  node: string;
+}
+
+export interface TransferLimits {
+  /** 0: unlimited. */
+  maxTotal: number;
+  /** 0: unlimited. */
+  maxPerHost: number;
+}
+
+type OpenInfo = Omit<Connection, 'connection_id' | 'controller' | 'transfers' | 'connection_time' | 'last_activity' | 'session_key' | 'refs'>;
+
+/**
+ * In-memory registry of this node's connections and their transfers. A
+ * connection exists while an authenticated session has a request (a file
+ * operation or a transfer) in progress; closing it aborts its transfers.
+ *
+ * Limits (refused with 429 Too Many Requests):
+ * - a user's `max_sessions`: concurrent connections (sessions) of the user;
+ * - `common.max_per_host_transfers`: transfers in progress from one client address;
+ * - `common.max_total_transfers`: transfers in progress on this node.
+ */
+@injectable()
+export class ConnectionManager {
+  private readonly conns = new Map<string, Connection>();
+  private readonly bySession = new Map<string, Connection>();
+
+  constructor(@inject(TOKENS.InstanceId) readonly node: string) {}
+
+  open(c: OpenInfo): Connection {
+    const now = Date.now();
+    const conn: Connection = {
+      ...c,
+      connection_id: crypto.randomBytes(12).toString('hex'),
+      controller: new AbortController(),
+      transfers: new Map(),
+      connection_time: now,
+      last_activity: now,
+    };
+    this.conns.set(conn.connection_id, conn);
+    return conn;
+  }
+
+  /**
+   * The connection of a session, opened on its first request and shared by
+   * the session's concurrent requests. Pair every call with release().
+   * `maxSessions` (> 0) caps the user's concurrent connections.
+   */
+  acquire(sessionKey: string, info: OpenInfo, maxSessions = 0): Connection {
+    const existing = this.bySession.get(sessionKey);
+    if (existing && !existing.controller.signal.aborted) {
+      existing.refs = (existing.refs ?? 0) + 1;
+      existing.last_activity = Date.now();
+      return existing;
+    }
+    if (maxSessions > 0 && this.countFor(info.username) >= maxSessions) {
+      throw Boom.tooManyRequests(`too many open sessions: the account allows ${maxSessions}`);
+    }
+    const conn = this.open(info);
+    conn.session_key = sessionKey;
+    conn.refs = 1;
+    this.bySession.set(sessionKey, conn);
+    return conn;
+  }
+
+  /** Ends one request of a session; the connection goes away with its last request. */
+  release(conn: Connection): void {
+    conn.refs = Math.max(0, (conn.refs ?? 1) - 1);
+    conn.last_activity = Date.now();
+    if (conn.refs === 0 && conn.transfers.size === 0) this.forget(conn);
+  }
+
+  private forget(conn: Connection): void {
+    if (this.conns.get(conn.connection_id) === conn) this.conns.delete(conn.connection_id);
+    if (conn.session_key && this.bySession.get(conn.session_key) === conn) this.bySession.delete(conn.session_key);
+  }
+
+  /** Registers a transfer on a connection, enforcing the node's transfer limits. */
+  startTransfer(conn: Connection, t: Omit<ActiveTransfer, 'id' | 'start_time' | 'size'>, limits: TransferLimits): ActiveTransfer {
+    if (conn.controller.signal.aborted) throw Boom.badRequest('the connection was closed');
+    let total = 0;
+    let host = 0;
+    for (const c of this.conns.values()) {
+      total += c.transfers.size;
+      if (c.remote_address === conn.remote_address) host += c.transfers.size;
+    }
+    if (limits.maxTotal > 0 && total >= limits.maxTotal) {
+      throw Boom.tooManyRequests(`too many transfers in progress on this server (maximum ${limits.maxTotal})`);
+    }
+    if (limits.maxPerHost > 0 && host >= limits.maxPerHost) {
+      throw Boom.tooManyRequests(`too many transfers in progress from ${conn.remote_address} (maximum ${limits.maxPerHost})`);
+    }
+    const transfer: ActiveTransfer = { ...t, id: crypto.randomBytes(8).toString('hex'), start_time: Date.now(), size: 0 };
+    conn.transfers.set(transfer.id, transfer);
+    conn.last_activity = Date.now();
+    return transfer;
+  }
+
+  endTransfer(conn: Connection, transfer: ActiveTransfer): void {
+    conn.transfers.delete(transfer.id);
+    conn.last_activity = Date.now();
+    if ((conn.refs ?? 0) === 0 && conn.transfers.size === 0) this.forget(conn);
+  }
+
+  get(id: string): Connection | undefined {
+    return this.conns.get(id);
+  }
+
+  remove(id: string): void {
+    const c = this.conns.get(id);
+    if (c) this.forget(c);
+  }
+
+  list(): Connection[] {
+    return [...this.conns.values()];
+  }
+
+  countFor(username: string): number {
+    let n = 0;
+    for (const c of this.conns.values()) if (c.username === username) n++;
+    return n;
+  }
+
+  render(c: Connection): ConnectionStatus {
+    return {
+      username: c.username,
+      connection_id: c.connection_id,
+      client_version: c.client_version,
+      remote_address: c.remote_address,
+      connection_time: c.connection_time,
+      command: c.command,
+      last_activity: c.last_activity,
+      protocol: c.protocol,
+      active_transfers: [...c.transfers.values()].map((t) => ({
+        operation_type: t.operation_type,
+        path: t.path,
+        start_time: t.start_time,
+        size: t.size,
+      })),
+      node: this.node,
+    };
+  }
+
+  /** Closes one connection, aborting its transfers. False when unknown. */
+  close(id: string): boolean {
+    const c = this.conns.get(id);
+    if (!c) return false;
+    this.forget(c);
+    c.controller.abort(new Error('connection closed by an administrator'));
+    return true;
+  }
+
+  /** Closes every connection of a user; returns how many were closed. */
+  disconnectUser(username: string): number {
+    let n = 0;
+    for (const c of [...this.conns.values()]) if (c.username === username && this.close(c.connection_id)) n++;
+    return n;
+  }
+}

@@ -1,0 +1,206 @@
+import Boom from '@hapi/boom';
+import { inject, injectable } from 'tsyringe';
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import { TOKENS } from '../tokens.js';
+import type { FerryConfig } from '../config/schema.js';
+import { EventActionRecord, EventRuleAction, EventRuleRecord } from '../data/entities/index.js';
+import type { ListQuery } from '../http/schemas/common.js';
+import type { RuleInput } from '../http/schemas/events.js';
+import type { PluginRegistry } from '../plugins/registry.js';
+import { compileSchedule, CronError } from '../events/manager/cron.js';
+import { isValidWildcard } from '../events/manager/patterns.js';
+import { normalizeConditions, normalizeRelation, type EventConditions } from '../events/manager/types.js';
+import { EventActionService, RESERVED_ACTION_TYPES } from './event-action.service.js';
+import { ProviderEventsService, type Actor } from './provider-events.service.js';
+
+type Obj = Record<string, unknown>;
+
+/** fs_events a rule with execute_sync actions may listen to. */
+const SYNC_FS_EVENTS = ['upload', 'pre-upload', 'pre-download', 'pre-delete'];
+
+/** Event rules: CRUD and validation of the trigger, conditions and linked actions. */
+@injectable()
+export class EventRuleService {
+  constructor(
+    @inject(TOKENS.Orm) private readonly orm: MikroORM,
+    @inject(TOKENS.Config) private readonly config: FerryConfig,
+    @inject(TOKENS.Plugins) private readonly registry: PluginRegistry,
+    @inject(EventActionService) private readonly actions: EventActionService,
+    @inject(ProviderEventsService) private readonly events: ProviderEventsService,
+  ) {}
+
+  em(): EntityManager {
+    return this.orm.em.fork();
+  }
+
+  async render(r: EventRuleRecord, confidential = false, em: EntityManager = this.em()): Promise<Obj> {
+    const links = await em.find(EventRuleAction, { rule: r.id }, { populate: ['action'], orderBy: { order: 'ASC', id: 'ASC' } });
+    const actions: Obj[] = [];
+    for (const l of links) {
+      const base = await this.actions.render(l.action as EventActionRecord, confidential, em);
+      actions.push({ ...base, order: l.order, relation_options: normalizeRelation(l.relation_options) });
+    }
+    return {
+      id: r.id,
+      name: r.name,
+      status: r.status,
+      description: r.description,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+      trigger: r.trigger,
+      conditions: normalizeConditions(r.conditions as Partial<EventConditions>),
+      actions,
+    };
+  }
+
+  async list(q: ListQuery): Promise<EventRuleRecord[]> {
+    return this.em().find(EventRuleRecord, {}, { orderBy: { name: q.order }, offset: q.offset, limit: q.limit });
+  }
+
+  async get(name: string, em: EntityManager = this.em()): Promise<EventRuleRecord> {
+    const r = await em.findOne(EventRuleRecord, { name });
+    if (!r) throw Boom.notFound(`event rule "${name}" not found`);
+    return r;
+  }
+
+  /** Conditions of the trigger only (the others cleared), validated. */
+  private validateConditions(input: RuleInput): EventConditions {
+    const c = normalizeConditions(input.conditions);
+    const t = input.trigger;
+    const out: EventConditions = {
+      fs_events: t === 1 ? c.fs_events : [],
+      provider_events: t === 2 ? c.provider_events : [],
+      schedules: t === 3 ? c.schedules : [],
+      idp_login_event: t === 7 ? c.idp_login_event : 0,
+      options: { ...c.options },
+    };
+    if (t === 1 && !out.fs_events.length) throw Boom.badRequest('a filesystem rule (trigger 1) needs at least one of conditions.fs_events');
+    if (t === 2 && !out.provider_events.length) throw Boom.badRequest('a provider rule (trigger 2) needs at least one of conditions.provider_events');
+    if (t === 3) {
+      if (!out.schedules.length) throw Boom.badRequest('a scheduled rule (trigger 3) needs at least one of conditions.schedules');
+      out.schedules.forEach((s, i) => {
+        try {
+          compileSchedule(s);
+        } catch (err) {
+          if (err instanceof CronError) throw Boom.badRequest(`conditions.schedules[${i}]: ${err.message}`);
+          throw err;
+        }
+      });
+    } else out.options.concurrent_execution = false;
+    for (const k of ['names', 'group_names', 'role_names', 'fs_paths'] as const) {
+      out.options[k].forEach((p, i) => {
+        if (!isValidWildcard(p.pattern)) throw Boom.badRequest(`conditions.options.${k}[${i}]: malformed pattern "${p.pattern}"`);
+      });
+    }
+    if (t !== 1) {
+      out.options.fs_paths = [];
+      out.options.protocols = [];
+      out.options.event_statuses = [];
+      out.options.min_size = 0;
+      out.options.max_size = 0;
+    }
+    if (t !== 2) out.options.provider_objects = [];
+    if (out.options.max_size > 0 && out.options.min_size > out.options.max_size) {
+      throw Boom.badRequest('conditions.options.min_size must not exceed max_size');
+    }
+    return out;
+  }
+
+  /** Resolves the linked actions and checks each against the trigger and the relation options rules. */
+  private async validateActions(em: EntityManager, input: RuleInput, conditions: EventConditions) {
+    if (!input.actions.length) throw Boom.badRequest('a rule needs at least one action');
+    const seen = new Set<string>();
+    const out: { action: EventActionRecord; order: number; relation_options: Obj }[] = [];
+    for (const [i, a] of input.actions.entries()) {
+      if (seen.has(a.name)) throw Boom.badRequest(`action "${a.name}" is listed twice`);
+      seen.add(a.name);
+      const action = await em.findOne(EventActionRecord, { name: a.name });
+      if (!action) throw Boom.badRequest(`actions[${i}]: event action "${a.name}" does not exist`);
+      const rel = normalizeRelation(a.relation_options);
+      const def = this.registry.actionType(action.type);
+      if (!def && !RESERVED_ACTION_TYPES.includes(action.type)) {
+        throw Boom.badRequest(`action "${a.name}": type ${action.type} is not available (no plugin registers it)`);
+      }
+      if (def?.triggers && !def.triggers.includes(input.trigger)) {
+        throw Boom.badRequest(`action "${a.name}" (type ${action.type}, ${def.key}) cannot run on trigger ${input.trigger}`);
+      }
+      if (rel.is_failure_action && (rel.execute_sync || rel.execute_before_file_publish)) {
+        throw Boom.badRequest(`action "${a.name}": a failure action cannot be executed synchronously or before publish`);
+      }
+      if (rel.execute_sync && rel.execute_before_file_publish) {
+        throw Boom.badRequest(`action "${a.name}": execute_sync and execute_before_file_publish are mutually exclusive`);
+      }
+      if (rel.execute_sync) {
+        if (input.trigger !== 1 && input.trigger !== 7) {
+          throw Boom.badRequest(`action "${a.name}": execute_sync is only supported for filesystem events and identity-provider logins`);
+        }
+        if (input.trigger === 1 && !conditions.fs_events.every((e) => SYNC_FS_EVENTS.includes(e))) {
+          throw Boom.badRequest(`action "${a.name}": execute_sync is only supported for the fs_events ${SYNC_FS_EVENTS.join(', ')}`);
+        }
+      }
+      if (rel.execute_before_file_publish) {
+        if (input.trigger !== 1 || conditions.fs_events.some((e) => e !== 'upload')) {
+          throw Boom.badRequest(`action "${a.name}": execute_before_file_publish is only supported for rules on the upload filesystem event only`);
+        }
+        if (this.config.common.upload_mode !== 1) {
+          throw Boom.badRequest(`action "${a.name}": execute_before_file_publish requires atomic uploads (common.upload_mode 1)`);
+        }
+      }
+      out.push({ action, order: a.order, relation_options: { ...rel } });
+    }
+    if (out.every((o) => o.relation_options.is_failure_action)) throw Boom.badRequest('a rule needs at least one action that is not a failure action');
+    return out;
+  }
+
+  private async setActions(em: EntityManager, rule: EventRuleRecord, links: Awaited<ReturnType<EventRuleService['validateActions']>>) {
+    await em.nativeDelete(EventRuleAction, { rule: rule.id });
+    for (const l of links) em.create(EventRuleAction, { rule, action: l.action, order: l.order, relation_options: l.relation_options });
+  }
+
+  async create(input: RuleInput, actor: Actor): Promise<EventRuleRecord> {
+    const em = this.em();
+    if (await em.count(EventRuleRecord, { name: input.name })) throw Boom.badRequest(`event rule "${input.name}" already exists`);
+    const conditions = this.validateConditions(input);
+    const links = await this.validateActions(em, input, conditions);
+    const now = Date.now();
+    const rule = em.create(EventRuleRecord, {
+      name: input.name,
+      description: input.description ?? '',
+      status: input.status,
+      trigger: input.trigger,
+      conditions: conditions as unknown as Obj,
+      created_at: now,
+      updated_at: now,
+    });
+    await em.flush();
+    await this.setActions(em, rule, links);
+    await em.flush();
+    this.events.emit('add', 'event_rule', rule.name, await this.render(rule, false, em), actor);
+    return rule;
+  }
+
+  async update(name: string, input: RuleInput, actor: Actor): Promise<void> {
+    const em = this.em();
+    const rule = await this.get(name, em);
+    if (input.name !== name) throw Boom.badRequest('an event rule cannot be renamed: the name in the body must match the path');
+    const conditions = this.validateConditions(input);
+    const links = await this.validateActions(em, input, conditions);
+    rule.description = input.description ?? '';
+    rule.status = input.status;
+    rule.trigger = input.trigger;
+    rule.conditions = conditions as unknown as Obj;
+    rule.updated_at = Date.now();
+    await this.setActions(em, rule, links);
+    await em.flush();
+    this.events.emit('update', 'event_rule', rule.name, await this.render(rule, false, em), actor);
+  }
+
+  async delete(name: string, actor: Actor): Promise<void> {
+    const em = this.em();
+    const rule = await this.get(name, em);
+    const data = await this.render(rule, false, em);
+    await em.nativeDelete(EventRuleAction, { rule: rule.id });
+    await em.removeAndFlush(rule);
+    this.events.emit('delete', 'event_rule', name, data, actor);
+  }
+}

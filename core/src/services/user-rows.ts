@@ -1,0 +1,152 @@
+import type { EntityManager } from '@mikro-orm/core';
+import type { Folder, Role, User } from '../data/entities/index.js';
+import type { StoredGroupSettings } from './account-lookup.js';
+
+/**
+ * Read paths of users that run for every list page, lookup and login: plain
+ * SQL (indexed lookups, one query per batch) mapped to entity-shaped objects,
+ * which is several times cheaper than hydrating entities. Writes always go
+ * through the entities.
+ */
+
+type Row = Record<string, unknown>;
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+/** JSON columns: text on SQLite, already parsed on PostgreSQL. */
+function json<T>(v: unknown, dflt: T): T {
+  if (v === null || v === undefined) return dflt;
+  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
+}
+
+const USER_NUMBERS = [
+  'id',
+  'status',
+  'expiration_date',
+  'uid',
+  'gid',
+  'max_sessions',
+  'quota_size',
+  'quota_files',
+  'used_quota_size',
+  'used_quota_files',
+  'last_quota_update',
+  'upload_bandwidth',
+  'download_bandwidth',
+  'upload_data_transfer',
+  'download_data_transfer',
+  'total_data_transfer',
+  'used_upload_data_transfer',
+  'used_download_data_transfer',
+  'created_at',
+  'updated_at',
+  'last_login',
+  'first_download',
+  'first_upload',
+  'last_password_change',
+] as const;
+const USER_STRINGS = ['username', 'email', 'password_hash', 'home_dir', 'description', 'additional_info'] as const;
+
+/** A users row (with `role_name` from the roles join) as a read-only User. */
+export function mapUserRow(r: Row): User {
+  const u: Row = {};
+  for (const k of USER_NUMBERS) u[k] = num(r[k]);
+  for (const k of USER_STRINGS) u[k] = (r[k] as string | null) ?? '';
+  u.public_keys = json(r.public_keys, []);
+  u.permissions = json(r.permissions, {});
+  u.filters = json(r.filters, {});
+  u.filesystem = json(r.filesystem, { provider: 0 });
+  u.custom_placeholders = json(r.custom_placeholders, []);
+  u.oidc_custom_fields = json(r.oidc_custom_fields, {});
+  u.role = r.role_name ? ({ id: num(r.role_id), name: String(r.role_name) } as Role) : null;
+  return u as unknown as User;
+}
+
+const FOLDER_COLS = 'f.id as f_id, f.name as f_name, f.description as f_description, f.mapped_path as f_mapped_path, f.filesystem as f_filesystem, f.used_quota_size as f_used_quota_size, f.used_quota_files as f_used_quota_files, f.last_quota_update as f_last_quota_update, f.created_at as f_created_at, f.updated_at as f_updated_at';
+
+/** The folder columns of a mapping row (FOLDER_COLS) as a read-only Folder. */
+export function mapFolderCols(r: Row): Folder {
+  return {
+    id: num(r.f_id),
+    name: String(r.f_name),
+    description: (r.f_description as string) ?? '',
+    mapped_path: (r.f_mapped_path as string) ?? '',
+    filesystem: json(r.f_filesystem, { provider: 0 }),
+    used_quota_size: num(r.f_used_quota_size),
+    used_quota_files: num(r.f_used_quota_files),
+    last_quota_update: num(r.f_last_quota_update),
+    created_at: num(r.f_created_at),
+    updated_at: num(r.f_updated_at),
+  } as Folder;
+}
+
+export interface FolderMappingRow {
+  owner: number;
+  folder: Folder;
+  virtual_path: string;
+  quota_size: number;
+  quota_files: number;
+}
+
+export interface GroupMappingRow {
+  user: number;
+  type: number;
+  id: number;
+  name: string;
+  settings: StoredGroupSettings;
+}
+
+const exec = (em: EntityManager, sql: string, params: unknown[]) => em.getConnection().execute(sql, params) as Promise<Row[]>;
+
+const USER_SELECT = 'select u.*, r.name as role_name from users u left join roles r on r.id = u.role_id';
+
+/** One page of users ordered by username; `role` limits it to the users of a role. */
+export async function selectUserPage(em: EntityManager, q: { offset: number; limit: number; order: 'ASC' | 'DESC' }, role?: string): Promise<User[]> {
+  const order = q.order === 'DESC' ? 'desc' : 'asc';
+  // the page is cut on the username index alone, then joined: deep offsets skip rows without joining them
+  const page = role
+    ? `select * from users where role_id = (select id from roles where name = ?) order by username ${order} limit ? offset ?`
+    : `select * from users order by username ${order} limit ? offset ?`;
+  const rows = await exec(em, `select u.*, r.name as role_name from (${page}) u left join roles r on r.id = u.role_id order by u.username ${order}`, [
+    ...(role ? [role] : []),
+    q.limit,
+    q.offset,
+  ]);
+  return rows.map(mapUserRow);
+}
+
+/** A user by username (with its role name), or null. */
+export async function selectUser(em: EntityManager, username: string, role?: string): Promise<User | null> {
+  const rows = await exec(em, `${USER_SELECT} where u.username = ?${role ? ' and r.name = ?' : ''}`, role ? [username, role] : [username]);
+  return rows.length ? mapUserRow(rows[0]!) : null;
+}
+
+/** Group mappings of users, by user id or by the username of one user. */
+export async function selectUserGroups(em: EntityManager, by: { ids: number[] } | { username: string }): Promise<GroupMappingRow[]> {
+  const base = 'select ug.user_id, ug.type, g.id, g.name, g.user_settings from users_groups ug join groups g on g.id = ug.group_id where';
+  const rows =
+    'ids' in by
+      ? by.ids.length
+        ? await exec(em, `${base} ug.user_id in (?)`, [by.ids])
+        : []
+      : await exec(em, `${base} ug.user_id = (select id from users where username = ?)`, [by.username]);
+  return rows.map((r) => ({ user: num(r.user_id), type: num(r.type), id: num(r.id), name: String(r.name), settings: json(r.user_settings, {}) }));
+}
+
+/** Folder mappings of users (by ids or one username) or of groups (by ids). */
+export async function selectFolderMappings(em: EntityManager, by: { users: number[] } | { username: string } | { groups: number[] }): Promise<FolderMappingRow[]> {
+  let rows: Row[];
+  if ('groups' in by) {
+    rows = by.groups.length
+      ? await exec(em, `select gf.group_id as owner, gf.virtual_path, gf.quota_size, gf.quota_files, ${FOLDER_COLS} from groups_folders gf join folders f on f.id = gf.folder_id where gf.group_id in (?)`, [by.groups])
+      : [];
+  } else {
+    const base = `select uf.user_id as owner, uf.virtual_path, uf.quota_size, uf.quota_files, ${FOLDER_COLS} from users_folders uf join folders f on f.id = uf.folder_id where`;
+    rows =
+      'users' in by
+        ? by.users.length
+          ? await exec(em, `${base} uf.user_id in (?)`, [by.users])
+          : []
+        : await exec(em, `${base} uf.user_id = (select id from users where username = ?)`, [by.username]);
+  }
+  return rows.map((r) => ({ owner: num(r.owner), folder: mapFolderCols(r), virtual_path: String(r.virtual_path), quota_size: num(r.quota_size), quota_files: num(r.quota_files) }));
+}

@@ -1,0 +1,28 @@
+/**
+ * Dependency-injection tokens of the core services. Exported from the SDK so
+ * that core plugins (built-in actions, event search) can resolve services
+ * through PluginContext.core.get(TOKEN).
+ */
+export const TOKENS = {
+  Config: Symbol.for('ferry.Config'),
+  Logger: Symbol.for('ferry.Logger'),
+  Orm: Symbol.for('ferry.Orm'),
+  Secrets: Symbol.for('ferry.Secrets'),
+  EventBus: Symbol.for('ferry.EventBus'),
+  FsHooks: Symbol.for('ferry.FsHooks'),
+  Plugins: Symbol.for('ferry.Plugins'),
+  InstanceId: Symbol.for('ferry.InstanceId'),
+  // event manager and the services built-in actions reach (see docs/event-manager.md)
+  EventManager: Symbol.for('ferry.EventManager'),
+  EventScheduler: Symbol.for('ferry.EventScheduler'),
+  EventRecorder: Symbol.for('ferry.EventRecorder'),
+  RetentionChecks: Symbol.for('ferry.RetentionChecks'),
+  Mailer: Symbol.for('ferry.Mailer'),
+  LogRotator: Symbol.for('ferry.LogRotator'),
+  FsFactory: Symbol.for('ferry.FsFactory'),
+  EventAccounts: Symbol.for('ferry.EventAccounts'),
+  /** `{ dump(): Promise<object> }` of the backup service (registered by it; absent until it exists). */
+  Backup: Symbol.for('ferry.Backup'),
+  /** Share store for share expiration checks (registered by the shares feature; absent until it exists). */
+  Shares: Symbol.for('ferry.Shares'),
+} as const;

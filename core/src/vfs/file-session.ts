@@ -1,0 +1,453 @@
+import { pipeline } from 'node:stream/promises';
+import type { FerryConfig } from '../config/schema.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { FsHooks } from '../events/fs-hooks.js';
+import type { EventProtocol, FsEvent, FsEventAction, FsEventStatus } from '../events/event-types.js';
+import type { FileInfo } from '../fs/fs.contract.js';
+import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
+import type { FsFactory } from '../fs/fs-factory.js';
+import { isSubPath, normalizeVirtualPath, parentPath } from '../fs/path.js';
+import type { Logger } from '../logger.js';
+import type { Connection, ConnectionManager } from '../services/connection-manager.js';
+import type { EffectiveUser } from '../services/effective-user.js';
+import { buildFsEvent, FS_STATUS, publishFsEvent, type FsEventSource } from './fs-events.js';
+import { PatternFilters, type PatternsFilter } from './patterns.js';
+import { PermissionSet, type FilePermission } from './permissions.js';
+import { quotaScope, StorageReservation } from './quota-guard.js';
+import type { QuotaTracker } from './quota-tracker.js';
+import type { UsageStore } from './usage-store.js';
+import type { QuotaService } from '../services/quota.service.js';
+import { VirtualFs, type Resolved } from './vfs.js';
+
+export interface FileSessionDeps {
+  config: FerryConfig;
+  factory: FsFactory;
+  tracker: QuotaTracker;
+  usage: UsageStore;
+  quota: QuotaService;
+  bus: EventBus;
+  hooks: FsHooks;
+  connections: ConnectionManager;
+  instanceId: string;
+  logger: Logger;
+}
+
+export interface FileSessionInit {
+  user: EffectiveUser;
+  ip: string;
+  protocol: EventProtocol;
+  conn: Connection;
+  /** Fires when the request is gone (client disconnect) or the connection is closed by an admin. */
+  signal: AbortSignal;
+}
+
+/** A DirEntry as the REST API renders it. */
+export interface DirEntry {
+  name: string;
+  size: number;
+  mode: number;
+  last_modified: string;
+}
+
+export function toDirEntry(i: FileInfo): DirEntry {
+  return { name: i.name, size: i.isDir ? 0 : i.size, mode: i.mode, last_modified: i.mtime.toISOString() };
+}
+
+const denied = (msg: string) => new FsError(FsErrorCode.Permission, msg);
+
+/** Turns what a hook threw into an error for the client (4xx with the hook's message). */
+export function hookError(err: unknown): Error {
+  if (err instanceof FsError) return err;
+  if ((err as { isBoom?: boolean })?.isBoom) return err as Error;
+  const msg = err instanceof Error && err.message ? err.message : 'rejected by an event hook';
+  return new FsError(FsErrorCode.Permission, msg, { cause: err });
+}
+
+/**
+ * One request's view of a user's files: the virtual tree, the user's
+ * permissions, file patterns and restrictions, quota accounting, filesystem
+ * events and hooks. Protocol front ends (the REST API) translate their
+ * input into calls on it; every refusal is an FsError (mapped to a status in
+ * http/errors.ts). close() must be called when the request ends.
+ */
+export class FileSession {
+  readonly vfs: VirtualFs;
+  readonly perms: PermissionSet;
+  readonly patterns: PatternFilters;
+  readonly user: EffectiveUser;
+  readonly ip: string;
+  readonly conn: Connection;
+  readonly signal: AbortSignal;
+  readonly deps: FileSessionDeps;
+  private readonly eventSource: FsEventSource;
+  private closed = false;
+
+  constructor(deps: FileSessionDeps, init: FileSessionInit) {
+    this.deps = deps;
+    this.user = init.user;
+    this.ip = init.ip;
+    this.conn = init.conn;
+    this.signal = init.signal;
+    this.vfs = new VirtualFs(init.user, deps.factory, init.conn.connection_id);
+    this.perms = new PermissionSet(init.user.permissions);
+    this.patterns = new PatternFilters(init.user.filters.file_patterns as PatternsFilter[] | undefined);
+    this.eventSource = {
+      user: init.user,
+      vfs: this.vfs,
+      ip: init.ip,
+      protocol: init.protocol,
+      sessionId: init.conn.connection_id,
+      instanceId: deps.instanceId,
+    };
+  }
+
+  // ---- checks -------------------------------------------------------------
+
+  /** Parses a client path (both separators, no '..', no encoded dots or separators). */
+  path(input: string | undefined | null): string {
+    return normalizeVirtualPath(input);
+  }
+
+  /** Refuses writes when the account's web client options include write-disabled. */
+  ensureWritable(): void {
+    const wc = (this.user.filters.web_client as string[] | undefined) ?? [];
+    if (wc.includes('write-disabled')) throw denied('write operations are disabled for this account');
+  }
+
+  /** Throws 403 unless the permissions of `dir` include `*` or one of `perms`. */
+  requirePerm(dir: string, what: string, ...perms: FilePermission[]): void {
+    if (this.perms.has(dir, ...perms)) return;
+    throw denied(`permission denied: ${what} requires the "${perms.join('" or "')}" permission on ${dir}`);
+  }
+
+  /**
+   * File patterns: a hidden name behaves as missing (404) for reads and is
+   * refused for writes; a denied one is refused (403).
+   */
+  checkName(vpath: string, mode: 'read' | 'write'): void {
+    const v = this.patterns.check(vpath);
+    if (v.allowed) return;
+    if (v.policy === 1 && mode === 'read') throw FsError.notFound(vpath);
+    throw denied(`${vpath}: this file name is not allowed by the account's file patterns`);
+  }
+
+  /** A folder mount point (or a directory leading to one) cannot be changed through its parent. */
+  private ensureNotVirtual(vpath: string, what: string): void {
+    if (vpath === '/') throw denied(`${what} of the root directory is not allowed`);
+    if (this.vfs.isVirtualDir(vpath)) throw denied(`${vpath} is a virtual folder: ${what} is not allowed`);
+  }
+
+  // ---- events --------------------------------------------------------------
+
+  async event(
+    action: FsEventAction,
+    target: Resolved,
+    o: { to?: Resolved; size?: number; startedAt: number; status?: FsEventStatus; openFlags?: string },
+  ): Promise<FsEvent> {
+    return buildFsEvent(this.eventSource, {
+      action,
+      target,
+      to: o.to,
+      fileSize: o.size,
+      startedAt: o.startedAt,
+      status: o.status ?? FS_STATUS.Ok,
+      openFlags: o.openFlags,
+    });
+  }
+
+  publish(ev: FsEvent): void {
+    publishFsEvent(this.deps.bus, ev);
+  }
+
+  /** Publishes a failed operation's event (never throws). */
+  async publishFailure(action: FsEventAction, target: Resolved, startedAt: number, err: unknown, o: { to?: Resolved; size?: number } = {}): Promise<void> {
+    try {
+      const status = isFsError(err, FsErrorCode.Quota) ? FS_STATUS.QuotaExceeded : FS_STATUS.Error;
+      this.publish(await this.event(action, target, { ...o, startedAt, status }));
+    } catch (e) {
+      this.deps.logger.warn({ err: e }, 'cannot publish a filesystem event');
+    }
+  }
+
+  /** Publishes a completed operation's event, then runs the sync hooks (their failure is the client's answer). */
+  private async completed(action: FsEventAction, target: Resolved, o: { to?: Resolved; size?: number; startedAt: number }): Promise<void> {
+    const ev = await this.event(action, target, o);
+    this.publish(ev);
+    try {
+      await this.deps.hooks.runSync({ event: ev, fs: await this.vfs.fs(target.mount), fsPath: target.fsPath });
+    } catch (err) {
+      throw hookError(err);
+    }
+  }
+
+  // ---- directory operations ---------------------------------------------------
+
+  /** Lists a directory (hidden names left out). Yields pages; the first page is fetched before returning. */
+  async list(vpath: string): Promise<AsyncGenerator<FileInfo[]>> {
+    this.checkName(vpath, 'read');
+    this.requirePerm(vpath, 'listing', 'list');
+    const info = await this.vfs.stat(vpath, { signal: this.signal });
+    if (!info.isDir) throw new FsError(FsErrorCode.NotDirectory, `${vpath}: not a directory`, { path: vpath });
+    const pages = this.vfs.list(vpath, { signal: this.signal });
+    const first = await pages.next();
+    const filter = (page: FileInfo[]) => (this.patterns.empty ? page : page.filter((e) => !this.patterns.isHidden(e.path)));
+    return (async function* () {
+      if (first.done) return;
+      yield filter(first.value);
+      for await (const page of pages) yield filter(page);
+    })();
+  }
+
+  /** Creates a directory (and its missing parents with `parents`). */
+  async mkdir(vpath: string, parents = false): Promise<void> {
+    const startedAt = Date.now();
+    this.ensureWritable();
+    this.checkName(vpath, 'write');
+    if (vpath === '/' || this.vfs.isVirtualDir(vpath)) {
+      if (parents) return;
+      throw FsError.exists(vpath);
+    }
+    const r = this.vfs.resolve(vpath);
+    if (parents) {
+      // create_dirs is needed where each missing directory is created
+      const missing: string[] = [];
+      for (let p = vpath; p !== r.mount.vpath && p !== '/'; p = parentPath(p)) {
+        const st = await this.vfs.statOrNull(p, { signal: this.signal });
+        if (st) {
+          if (!st.isDir) throw new FsError(FsErrorCode.NotDirectory, `${p}: not a directory`, { path: p });
+          break;
+        }
+        missing.push(p);
+      }
+      if (missing.length === 0) return;
+      for (const p of missing) {
+        this.checkName(p, 'write');
+        this.requirePerm(parentPath(p), `creating ${p}`, 'create_dirs');
+      }
+    } else {
+      this.requirePerm(parentPath(vpath), `creating ${vpath}`, 'create_dirs');
+      if (await this.vfs.statOrNull(vpath, { signal: this.signal })) throw FsError.exists(vpath);
+    }
+    const fs = await this.vfs.fs(r.mount);
+    try {
+      await fs.mkdir(r.fsPath, { recursive: parents, signal: this.signal });
+    } catch (err) {
+      await this.publishFailure('mkdir', r, startedAt, err);
+      throw err;
+    }
+    await this.completed('mkdir', r, { startedAt });
+  }
+
+  /** Removes a file (not a directory). */
+  async removeFile(vpath: string): Promise<void> {
+    const startedAt = Date.now();
+    this.ensureWritable();
+    this.ensureNotVirtual(vpath, 'removal');
+    this.checkName(vpath, 'read');
+    this.checkName(vpath, 'write');
+    const info = await this.vfs.stat(vpath, { signal: this.signal });
+    if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory: remove it with DELETE /user/dirs`, { path: vpath });
+    this.requirePerm(parentPath(vpath), `removing ${vpath}`, 'delete', 'delete_files');
+    const r = this.vfs.resolve(vpath);
+    const fs = await this.vfs.fs(r.mount);
+    try {
+      await fs.remove(r.fsPath, { signal: this.signal });
+    } catch (err) {
+      await this.publishFailure('delete', r, startedAt, err, { size: info.size });
+      throw err;
+    }
+    await this.adjustQuota(r, -info.size, -1);
+    await this.completed('delete', r, { startedAt, size: info.size });
+  }
+
+  /** Removes a directory and everything in it. */
+  async removeDir(vpath: string): Promise<void> {
+    const startedAt = Date.now();
+    this.ensureWritable();
+    this.ensureNotVirtual(vpath, 'removal');
+    if (this.vfs.containsMount(vpath)) throw denied(`${vpath} contains a virtual folder: removal is not allowed`);
+    this.checkName(vpath, 'read');
+    this.checkName(vpath, 'write');
+    const info = await this.vfs.stat(vpath, { signal: this.signal });
+    if (!info.isDir) throw new FsError(FsErrorCode.NotDirectory, `${vpath} is not a directory: remove it with DELETE /user/files`, { path: vpath });
+    this.requirePerm(parentPath(vpath), `removing ${vpath}`, 'delete', 'delete_dirs');
+    for (const p of this.perms.pathsBelow(vpath)) this.requirePerm(p, `removing ${vpath}`, 'delete');
+    const r = this.vfs.resolve(vpath);
+    const fs = await this.vfs.fs(r.mount);
+    let used = { size: 0, files: 0 };
+    try {
+      used = await fs.usedSpace(r.fsPath, { signal: this.signal });
+      await fs.remove(r.fsPath, { recursive: true, signal: this.signal });
+    } catch (err) {
+      await this.publishFailure('rmdir', r, startedAt, err);
+      throw err;
+    }
+    await this.adjustQuota(r, -used.size, -used.files);
+    await this.completed('rmdir', r, { startedAt, size: used.size });
+  }
+
+  /** Moves the used counters of a mount's quota scope (deletes: no reservation needed). */
+  async adjustQuota(r: Resolved, size: number, files: number): Promise<void> {
+    if (!size && !files) return;
+    const scope = quotaScope(this.user, r.mount, this.deps.usage, this.deps.quota);
+    await this.deps.tracker.commit([{ key: scope.key, reserved: [0, 0], applied: [size, files] }], () => scope.write(size, files));
+  }
+
+  // ---- rename / copy ----------------------------------------------------------
+
+  private async prepareTwoPaths(src: string, dst: string, what: 'rename' | 'copy') {
+    this.ensureWritable();
+    if (what === 'rename') this.ensureNotVirtual(src, 'renaming');
+    else if (src === '/') throw denied('copying the root directory is not allowed');
+    this.ensureNotVirtual(dst, what === 'rename' ? 'replacing' : 'overwriting');
+    if (src === dst) throw new FsError(FsErrorCode.Invalid, 'the source and the target are the same path');
+    this.checkName(src, 'read');
+    this.checkName(dst, 'write');
+    const info = await this.vfs.stat(src, { signal: this.signal });
+    if (info.isDir && isSubPath(src, dst)) throw new FsError(FsErrorCode.Invalid, `cannot ${what} ${src} into itself (${dst})`);
+    if (info.isDir && what === 'rename' && this.vfs.containsMount(src)) {
+      throw denied(`${src} contains a virtual folder: renaming is not allowed`);
+    }
+    const target = await this.vfs.statOrNull(dst, { signal: this.signal });
+    if (target?.isDir) throw FsError.exists(dst);
+    if (target && info.isDir) throw FsError.exists(dst);
+    const parent = await this.vfs.statOrNull(parentPath(dst), { signal: this.signal });
+    if (!parent) throw FsError.notFound(parentPath(dst));
+    if (!parent.isDir) throw new FsError(FsErrorCode.NotDirectory, `${parentPath(dst)}: not a directory`);
+    return { info, target, s: this.vfs.resolve(src), d: this.vfs.resolve(dst) };
+  }
+
+  /** Renames or moves a file or directory, also across virtual folders (then the data is copied, then removed). */
+  async rename(src: string, dst: string): Promise<void> {
+    const startedAt = Date.now();
+    const { info, target, s, d } = await this.prepareTwoPaths(src, dst, 'rename');
+    const kind: FilePermission = info.isDir ? 'rename_dirs' : 'rename_files';
+    this.requirePerm(parentPath(src), `renaming ${src}`, 'rename', kind);
+    this.requirePerm(parentPath(dst), `renaming to ${dst}`, 'rename', kind);
+    if (target) this.requirePerm(parentPath(dst), `replacing ${dst}`, 'overwrite');
+    if (info.isDir) {
+      for (const p of this.perms.pathsBelow(src)) this.requirePerm(p, `renaming ${src}`, 'rename', 'rename_dirs');
+    }
+    try {
+      if (s.mount === d.mount) {
+        const fs = await this.vfs.fs(s.mount);
+        await fs.rename(s.fsPath, d.fsPath, { signal: this.signal });
+        if (target) await this.adjustQuota(d, -target.size, -1);
+      } else {
+        await this.crossMove(s, d, info, target);
+      }
+    } catch (err) {
+      await this.publishFailure('rename', s, startedAt, err, { to: d, size: info.size });
+      throw err;
+    }
+    await this.completed('rename', s, { to: d, startedAt, size: info.isDir ? 0 : info.size });
+  }
+
+  private async crossMove(s: Resolved, d: Resolved, info: FileInfo, target: FileInfo | null): Promise<void> {
+    const srcFs = await this.vfs.fs(s.mount);
+    const used = info.isDir ? await srcFs.usedSpace(s.fsPath, { signal: this.signal }) : { size: info.size, files: 1 };
+    const res = new StorageReservation(
+      this.deps.tracker,
+      quotaScope(this.user, d.mount, this.deps.usage, this.deps.quota),
+      target?.size ?? 0,
+      target ? used.files - 1 : used.files,
+    );
+    await res.begin(used.size);
+    try {
+      if (info.isDir) await this.copyTree(s, d);
+      else await this.copyFile(s, d, info.size);
+    } catch (err) {
+      res.release();
+      throw err;
+    }
+    await res.commit(used.size);
+    await srcFs.remove(s.fsPath, { recursive: info.isDir, signal: this.signal });
+    await this.adjustQuota(s, -used.size, -used.files);
+  }
+
+  /** Copies a file or a directory tree. */
+  async copy(src: string, dst: string): Promise<void> {
+    const { info, target, s, d } = await this.prepareTwoPaths(src, dst, 'copy');
+    this.requirePerm(parentPath(src), `copying ${src}`, 'copy');
+    this.requirePerm(parentPath(dst), `copying to ${dst}`, 'copy');
+    if (target) this.requirePerm(parentPath(dst), `replacing ${dst}`, 'overwrite');
+    const srcFs = await this.vfs.fs(s.mount);
+    const used = info.isDir ? await srcFs.usedSpace(s.fsPath, { signal: this.signal }) : { size: info.size, files: 1 };
+    const res = new StorageReservation(
+      this.deps.tracker,
+      quotaScope(this.user, d.mount, this.deps.usage, this.deps.quota),
+      target?.size ?? 0,
+      target ? used.files - 1 : used.files,
+    );
+    await res.begin(used.size);
+    try {
+      if (info.isDir) await this.copyTree(s, d);
+      else await this.copyFile(s, d, info.size);
+    } catch (err) {
+      res.release();
+      throw err;
+    }
+    await res.commit(used.size);
+  }
+
+  /** Copies one file: server side within one mount when the backend can, streamed otherwise. */
+  async copyFile(s: Resolved, d: Resolved, size?: number): Promise<void> {
+    const srcFs = await this.vfs.fs(s.mount);
+    const dstFs = await this.vfs.fs(d.mount);
+    if (s.mount === d.mount && srcFs.capabilities.serverSideCopy && srcFs.copy) {
+      await srcFs.copy(s.fsPath, d.fsPath, { signal: this.signal });
+      return;
+    }
+    const rs = await srcFs.openRead(s.fsPath, { signal: this.signal });
+    const h = await dstFs.openWrite(d.fsPath, { size, overwrite: true, signal: this.signal });
+    try {
+      await pipeline(rs, h.stream, { signal: this.signal });
+      await h.done;
+    } catch (err) {
+      rs.destroy();
+      await h.abort(err).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Copies a directory tree entry by entry (target created first). */
+  private async copyTree(s: Resolved, d: Resolved): Promise<void> {
+    const srcFs = await this.vfs.fs(s.mount);
+    const dstFs = await this.vfs.fs(d.mount);
+    await dstFs.mkdir(d.fsPath, { recursive: true, signal: this.signal });
+    for await (const page of srcFs.list(s.fsPath, { signal: this.signal })) {
+      for (const e of page) {
+        const cs: Resolved = { vpath: `${s.vpath}/${e.name}`, mount: s.mount, fsPath: s.fsPath === '/' ? `/${e.name}` : `${s.fsPath}/${e.name}` };
+        const cd: Resolved = { vpath: `${d.vpath}/${e.name}`, mount: d.mount, fsPath: d.fsPath === '/' ? `/${e.name}` : `${d.fsPath}/${e.name}` };
+        if (e.isDir) await this.copyTree(cs, cd);
+        else await this.copyFile(cs, cd, e.size);
+      }
+    }
+  }
+
+  // ---- metadata -----------------------------------------------------------------
+
+  /** Sets a file's modification time. */
+  async setMtime(vpath: string, mtime: Date): Promise<void> {
+    this.ensureWritable();
+    this.checkName(vpath, 'read');
+    this.checkName(vpath, 'write');
+    this.requirePerm(parentPath(vpath), `changing the times of ${vpath}`, 'chtimes');
+    await this.vfs.stat(vpath, { signal: this.signal });
+    const r = this.vfs.resolve(vpath);
+    const fs = await this.vfs.fs(r.mount);
+    if (!fs.capabilities.settableMtime || !fs.chtimes) throw FsError.notSupported('setting the modification time');
+    await fs.chtimes(r.fsPath, mtime, { signal: this.signal });
+  }
+
+  /** Releases the backends and the connection; idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.vfs.close();
+    } finally {
+      this.deps.connections.release(this.conn);
+    }
+  }
+}

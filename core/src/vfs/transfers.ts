@@ -1,0 +1,422 @@
+import { PassThrough, Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
+import archiver from 'archiver';
+import type { FileInfo, PendingUpload, WriteHandle } from '../fs/fs.contract.js';
+import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
+import { baseName, parentPath } from '../fs/path.js';
+import type { ActiveTransfer } from '../services/connection-manager.js';
+import { FS_STATUS } from './fs-events.js';
+import { hookError, type FileSession } from './file-session.js';
+import { quotaScope, StorageReservation, TransferReservation } from './quota-guard.js';
+import { bandwidthFor, Throttle } from './throttle.js';
+import type { Resolved } from './vfs.js';
+
+const STAGE_HWM = 256 * 1024;
+
+/** Counts the bytes of a transfer as they pass; `onChunk` may refuse a chunk by returning an error. */
+export class Meter extends Transform {
+  bytes = 0;
+  constructor(private readonly onChunk: (n: number) => Error | null) {
+    super({ highWaterMark: STAGE_HWM });
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    const err = this.onChunk(chunk.length);
+    if (err) return cb(err);
+    this.bytes += chunk.length;
+    cb(null, chunk);
+  }
+}
+
+function transferLimits(s: FileSession) {
+  const c = s.deps.config.common;
+  return { maxTotal: c.max_total_transfers, maxPerHost: c.max_per_host_transfers };
+}
+
+/** Max size of one uploaded file for the user (0: unlimited). */
+export function maxUploadSize(s: FileSession): number {
+  const v = Number(s.user.filters.max_upload_file_size ?? 0);
+  return Number.isFinite(v) && v > 0 ? v : 0;
+}
+
+function tooLarge(max: number): FsError {
+  return new FsError(FsErrorCode.Quota, `the file exceeds the maximum upload size of ${max} bytes`);
+}
+
+export interface UploadOptions {
+  /** Declared size (Content-Length of a raw upload), when known. */
+  size?: number;
+  mtime?: Date;
+  mkdirParents?: boolean;
+}
+
+/**
+ * Stores a client stream at `vpath`: checks (write-disabled, patterns,
+ * upload/overwrite permission, max upload size, storage and transfer
+ * quotas, transfer limits) first, then pumps the stream into the backend
+ * (through the bandwidth throttle when there is one), checking the size and
+ * quotas chunk by chunk.
+ * Atomic backends publish the file only when complete, after the
+ * before-publish hooks; sync hooks run next and a failing hook removes the
+ * file. Aborting `s.signal` (client gone, connection closed) aborts the
+ * write and leaves no file. The source is never destroyed here, so the
+ * caller can still answer the client.
+ */
+export async function uploadFile(s: FileSession, vpath: string, source: Readable, o: UploadOptions = {}): Promise<{ size: number }> {
+  const startedAt = Date.now();
+  s.ensureWritable();
+  if (vpath === '/' || s.vfs.isVirtualDir(vpath)) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
+  s.checkName(vpath, 'write');
+  const r = s.vfs.resolve(vpath);
+  const fs = await s.vfs.fs(r.mount);
+  const existing = await s.vfs.statOrNull(vpath, { signal: s.signal });
+  if (existing?.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
+  s.requirePerm(parentPath(vpath), existing ? `overwriting ${vpath}` : `uploading to ${vpath}`, existing ? 'overwrite' : 'upload');
+  const max = maxUploadSize(s);
+  if (max && o.size !== undefined && o.size > max) throw tooLarge(max);
+  const parent = parentPath(vpath);
+  if (o.mkdirParents) await s.mkdir(parent, true);
+  else if (fs.capabilities.realDirectories || s.vfs.isVirtualDir(parent)) {
+    const p = await s.vfs.statOrNull(parent, { signal: s.signal });
+    if (!p) throw new FsError(FsErrorCode.NotFound, `${parent}: the parent directory does not exist (use mkdir_parents)`, { path: parent });
+    if (!p.isDir) throw new FsError(FsErrorCode.NotDirectory, `${parent}: not a directory`, { path: parent });
+  }
+
+  const storage = new StorageReservation(s.deps.tracker, quotaScope(s.user, r.mount, s.deps.usage, s.deps.quota), existing?.size ?? 0, existing ? 0 : 1);
+  const xfer = new TransferReservation(s.deps.tracker, s.deps.usage, s.deps.quota, s.user, 'upload');
+  let transfer: ActiveTransfer | undefined;
+  let handle: WriteHandle | undefined;
+  let committed = false;
+  try {
+    await storage.begin(o.size);
+    await xfer.begin(o.size);
+    transfer = s.deps.connections.startTransfer(s.conn, { operation_type: 'upload', path: vpath }, transferLimits(s));
+    const t = transfer;
+    const bw = bandwidthFor(s.user, s.ip).upload;
+    const atomic = s.deps.config.common.upload_mode === 1 && fs.capabilities.atomicUpload;
+    const preview = (size: number) => s.event('upload', r, { startedAt, size });
+    handle = await fs.openWrite(r.fsPath, {
+      size: o.size,
+      mtime: o.mtime,
+      overwrite: true,
+      signal: s.signal,
+      beforePublish: atomic
+        ? async (pending: PendingUpload) => {
+            try {
+              await s.deps.hooks.runBeforePublish({ event: await preview(pending.size), fs, fsPath: r.fsPath, pending });
+            } catch (err) {
+              throw hookError(err);
+            }
+          }
+        : undefined,
+    });
+    let total = 0;
+    const onChunk = (n: number): Error | null => {
+      if (max && total + n > max) return tooLarge(max);
+      if (!storage.take(n)) return new FsError(FsErrorCode.Quota, `size quota exceeded: ${storage.scope.label} is used up`);
+      if (!xfer.take(n)) return new FsError(FsErrorCode.Quota, 'upload transfer quota exceeded');
+      total += n;
+      t.size = total;
+      s.conn.last_activity = Date.now();
+      return null;
+    };
+    await pump(source, onChunk, bw > 0 ? new Throttle(bw * 1024) : undefined, handle, s.signal);
+    const result = await handle.done;
+    const size = result.size ?? total;
+    // backends that cannot hold a pending upload: the before-publish hooks see the stored file
+    if (!atomic && s.deps.hooks.hasBeforePublish) {
+      try {
+        const pending: PendingUpload = { size, openRead: () => fs.openRead(r.fsPath, { signal: s.signal }) };
+        await s.deps.hooks.runBeforePublish({ event: await preview(size), fs, fsPath: r.fsPath, pending });
+      } catch (err) {
+        await fs.remove(r.fsPath).catch(() => undefined);
+        await storage.commit(0, existing ? -1 : 0);
+        committed = true;
+        throw hookError(err);
+      }
+    }
+    const ev = await s.event('upload', r, { startedAt, size });
+    try {
+      await s.deps.hooks.runSync({ event: ev, fs, fsPath: r.fsPath });
+    } catch (err) {
+      await fs.remove(r.fsPath).catch(() => undefined);
+      await storage.commit(0, existing ? -1 : 0);
+      committed = true;
+      throw hookError(err);
+    }
+    await storage.commit(size);
+    committed = true;
+    s.publish(ev);
+    if (await s.deps.usage.markFirst(s.user.id, 'first_upload')) s.publish({ ...ev, action: 'first-upload' });
+    return { size };
+  } catch (err) {
+    if (handle) await handle.abort(err).catch(() => undefined);
+    if (!committed) storage.release();
+    const e = s.signal.aborted && !isFsError(err) ? FsError.aborted(vpath) : err;
+    await s.publishFailure('upload', r, startedAt, e, { size: xfer.bytes });
+    throw e;
+  } finally {
+    await xfer.commit().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
+    if (transfer) s.deps.connections.endTransfer(s.conn, transfer);
+  }
+}
+
+/**
+ * Moves a client stream into a write handle (through the throttle when
+ * there is one), calling `onChunk` for every chunk first: a returned error
+ * stops the transfer. Data is pumped by hand (no extra stream stage) with
+ * backpressure. The source is only paused on failure, never destroyed, so
+ * the caller can still answer the client.
+ */
+async function pump(
+  source: Readable,
+  onChunk: (n: number) => Error | null,
+  throttle: Throttle | undefined,
+  handle: WriteHandle,
+  signal: AbortSignal,
+): Promise<void> {
+  const dest: Writable = throttle ?? handle.stream;
+  const tail = throttle ? pipeline(throttle, handle.stream) : finished(handle.stream);
+  tail.catch(() => undefined);
+  let failure: Error | undefined;
+  const detach = () => {
+    source.off('data', onData);
+    source.off('end', onEnd);
+    source.off('error', onError);
+    source.off('aborted', onAborted);
+    source.off('close', onClose);
+    dest.off('drain', onDrain);
+    signal.removeEventListener('abort', onAborted);
+  };
+  const stop = (err: Error) => {
+    if (failure) return;
+    failure = err;
+    detach();
+    source.pause();
+    if (!dest.destroyed) dest.destroy(err);
+  };
+  function onData(chunk: Buffer) {
+    const err = onChunk(chunk.length);
+    if (err) return stop(err);
+    if (!dest.write(chunk)) source.pause();
+  }
+  function onDrain() {
+    if (!failure) source.resume();
+  }
+  function onEnd() {
+    detach();
+    dest.end();
+  }
+  function onError(err: unknown) {
+    stop(err instanceof Error ? err : FsError.aborted());
+  }
+  function onAborted() {
+    stop(FsError.aborted());
+  }
+  function onClose() {
+    if (!source.readableEnded) stop(FsError.aborted());
+  }
+  if (signal.aborted) throw FsError.aborted();
+  source.on('data', onData);
+  source.on('end', onEnd);
+  source.on('error', onError);
+  source.on('aborted', onAborted);
+  source.on('close', onClose);
+  dest.on('drain', onDrain);
+  signal.addEventListener('abort', onAborted, { once: true });
+  source.resume();
+  try {
+    await tail;
+  } catch (err) {
+    throw failure ?? err;
+  }
+  if (failure) throw failure;
+}
+
+/** A file checked for download. */
+export interface PreparedDownload {
+  vpath: string;
+  info: FileInfo;
+  r: Resolved;
+}
+
+/** Checks a download (patterns, download permission, a regular file) and returns its metadata. */
+export async function prepareDownload(s: FileSession, vpath: string): Promise<PreparedDownload> {
+  s.checkName(vpath, 'read');
+  const info = await s.vfs.stat(vpath, { signal: s.signal });
+  if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
+  s.requirePerm(parentPath(vpath), `downloading ${vpath}`, 'download');
+  return { vpath, info, r: s.vfs.resolve(vpath) };
+}
+
+export interface DownloadStream {
+  stream: Readable;
+  /** Settles when the stream was consumed (or failed); never rejects. */
+  done: Promise<void>;
+}
+
+function downloadQuotaError(): FsError {
+  return new FsError(FsErrorCode.Permission, 'download transfer quota exceeded');
+}
+
+/**
+ * Wraps a source stream as a download: transfer registered on the
+ * connection, download quota enforced as bytes flow, bandwidth throttled,
+ * download/first-download events once the stream ends (or fails). The
+ * caller destroys `stream` when the client goes away.
+ */
+async function meteredDownload(
+  s: FileSession,
+  target: Resolved,
+  label: string,
+  declared: number,
+  open: (signal: AbortSignal) => Promise<Readable>,
+): Promise<DownloadStream> {
+  const startedAt = Date.now();
+  const xfer = new TransferReservation(s.deps.tracker, s.deps.usage, s.deps.quota, s.user, 'download');
+  try {
+    await xfer.begin(declared);
+  } catch (err) {
+    await s.publishFailure('download', target, startedAt, err);
+    throw isFsError(err, FsErrorCode.Quota) ? downloadQuotaError() : err;
+  }
+  let transfer: ActiveTransfer;
+  try {
+    transfer = s.deps.connections.startTransfer(s.conn, { operation_type: 'download', path: label }, transferLimits(s));
+  } catch (err) {
+    await xfer.commit();
+    throw err;
+  }
+  let quotaHit = false;
+  const meter = new Meter((n) => {
+    if (!xfer.take(n)) {
+      quotaHit = true;
+      return downloadQuotaError();
+    }
+    transfer.size += n;
+    s.conn.last_activity = Date.now();
+    return null;
+  });
+  let source: Readable;
+  try {
+    source = await open(s.signal);
+  } catch (err) {
+    s.deps.connections.endTransfer(s.conn, transfer);
+    await xfer.commit();
+    throw err;
+  }
+  const bw = bandwidthFor(s.user, s.ip).download;
+  const stages: Transform[] = bw > 0 ? [meter, new Throttle(bw * 1024)] : [meter];
+  const out = stages[stages.length - 1]!;
+  pipeline([source, ...stages] as unknown as [Readable, Transform], { signal: s.signal }).catch((err: unknown) => {
+    if (!out.destroyed) out.destroy(err instanceof Error ? err : new Error(String(err)));
+  });
+  const done = (async () => {
+    let error: unknown;
+    try {
+      await finished(out, { writable: false });
+    } catch (err) {
+      error = err ?? new Error('download interrupted');
+    }
+    if (!source.destroyed) source.destroy();
+    s.deps.connections.endTransfer(s.conn, transfer);
+    await xfer.commit().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
+    if (error !== undefined) {
+      const status = quotaHit ? FS_STATUS.QuotaExceeded : FS_STATUS.Error;
+      const ev = await s.event('download', target, { startedAt, size: meter.bytes, status }).catch(() => undefined);
+      if (ev) s.publish(ev);
+      return;
+    }
+    const ev = await s.event('download', target, { startedAt, size: meter.bytes });
+    s.publish(ev);
+    if (await s.deps.usage.markFirst(s.user.id, 'first_download')) s.publish({ ...ev, action: 'first-download' });
+  })().catch((err: unknown) => s.deps.logger.warn({ err }, 'download bookkeeping failed'));
+  return { stream: out, done };
+}
+
+/** Opens a prepared download, optionally a byte range (inclusive bounds). */
+export async function openDownload(s: FileSession, p: PreparedDownload, range?: { start: number; end: number }): Promise<DownloadStream> {
+  const length = range ? range.end - range.start + 1 : p.info.size;
+  return meteredDownload(s, p.r, p.vpath, length, async (signal) => {
+    const fs = await s.vfs.fs(p.r.mount);
+    if (length === 0) {
+      const empty = new PassThrough();
+      empty.end();
+      return empty;
+    }
+    return fs.openRead(p.r.fsPath, range ? { start: range.start, end: range.end, signal } : { signal });
+  });
+}
+
+interface ZipItem {
+  vpath: string;
+  info: FileInfo;
+  /** Name inside the archive. */
+  name: string;
+}
+
+/**
+ * Streams a zip of several files and directories (recursively). Every
+ * requested path is checked before the first byte; inside directories,
+ * names hidden or denied by the file patterns, or without download
+ * permission, are left out. Entries are read one at a time.
+ */
+export async function streamZip(s: FileSession, paths: string[]): Promise<DownloadStream> {
+  const items: ZipItem[] = [];
+  for (const vpath of paths) {
+    s.checkName(vpath, 'read');
+    const info = await s.vfs.stat(vpath, { signal: s.signal });
+    if (info.isDir) s.requirePerm(vpath, `listing ${vpath}`, 'list');
+    else s.requirePerm(parentPath(vpath), `downloading ${vpath}`, 'download');
+    items.push({ vpath, info, name: baseName(vpath) || 'root' });
+  }
+  const label = paths.length === 1 ? paths[0]! : parentPath(paths[0]!);
+  const target = s.vfs.resolve(paths[0]!);
+  return meteredDownload(s, target, label, 0, async (signal) => {
+    const archive = archiver('zip', { zlib: { level: 1 }, highWaterMark: STAGE_HWM });
+    const fail = (err: unknown) => {
+      if (!archive.destroyed) archive.destroy(err instanceof Error ? err : new Error(String(err)));
+    };
+    signal.addEventListener('abort', () => fail(FsError.aborted()), { once: true });
+    const addFile = async (vpath: string, name: string, info: FileInfo) => {
+      const r = s.vfs.resolve(vpath);
+      const fs = await s.vfs.fs(r.mount);
+      const rs = info.size > 0 ? await fs.openRead(r.fsPath, { signal }) : null;
+      const entry = new Promise<void>((resolve, reject) => {
+        const onEntry = () => {
+          archive.off('error', onError);
+          resolve();
+        };
+        const onError = (e: unknown) => {
+          archive.off('entry', onEntry);
+          reject(e);
+        };
+        archive.once('entry', onEntry);
+        archive.once('error', onError);
+        rs?.once('error', onError);
+      });
+      archive.append(rs ?? Buffer.alloc(0), { name, date: info.mtime });
+      await entry;
+    };
+    const addDir = async (vpath: string, name: string, info: FileInfo): Promise<void> => {
+      archive.append(Buffer.alloc(0), { name: `${name}/`, type: 'directory', date: info.mtime } as archiver.EntryData);
+      for await (const page of s.vfs.list(vpath, { signal })) {
+        for (const e of page) {
+          if (!s.patterns.check(e.path).allowed) continue;
+          if (e.isDir) {
+            if (s.perms.has(e.path, 'list')) await addDir(e.path, `${name}/${e.name}`, e);
+          } else if (s.perms.has(vpath, 'download')) {
+            await addFile(e.path, `${name}/${e.name}`, e);
+          }
+        }
+      }
+    };
+    void (async () => {
+      for (const it of items) {
+        if (it.info.isDir) await addDir(it.vpath, it.name, it.info);
+        else await addFile(it.vpath, it.name, it.info);
+      }
+      await archive.finalize();
+    })().catch(fail);
+    return archive;
+  });
+}

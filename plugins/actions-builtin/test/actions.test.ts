@@ -1,0 +1,208 @@
+import t from 'tap';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { SMTPServer } from 'smtp-server';
+import { TOKENS, type EventManager, type EventShares, type ShareInfo } from '@ferry/core';
+import { createTestApp } from '@ferry/core/testing';
+
+// an in-process SMTP receiver
+const mails: { to: string[]; raw: string }[] = [];
+const smtp = new SMTPServer({
+  secure: false,
+  disabledCommands: ['STARTTLS'],
+  authOptional: true,
+  logger: false,
+  onData(stream, session, cb) {
+    const chunks: Buffer[] = [];
+    stream.on('data', (d: Buffer) => chunks.push(d));
+    stream.on('end', () => {
+      mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+      cb();
+    });
+  },
+});
+await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
+const smtpPort = (smtp.server.address() as { port: number }).port;
+t.teardown(() => new Promise<void>((r) => smtp.close(() => r())));
+
+const ta = await createTestApp({
+  plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/actions-builtin' }],
+  config: { smtp: { host: '127.0.0.1', port: smtpPort, from: 'ferry@test.local' }, log: { file: '' } },
+});
+t.teardown(() => ta.close());
+const token = await ta.adminToken();
+const mgr = ta.app.container.resolve<EventManager>(TOKENS.EventManager);
+const sql = (q: string, p: unknown[] = []) => ta.app.orm.em.fork().getConnection().execute(q, p);
+const DAY = 86_400_000;
+const now = Date.now();
+
+async function addUser(username: string, o: Record<string, unknown> = {}) {
+  const home = path.join(ta.dataDir, 'homes', username);
+  mkdirSync(home, { recursive: true });
+  const u = { email: '', status: 1, expiration_date: 0, filters: {}, last_login: 0, created_at: now, last_password_change: 0, used_upload_data_transfer: 0, ...o };
+  await sql(
+    'insert into users (username, email, status, expiration_date, public_keys, home_dir, permissions, filters, filesystem, custom_placeholders, oidc_custom_fields, created_at, last_login, last_password_change, used_upload_data_transfer, used_download_data_transfer) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    [username, u.email, u.status, u.expiration_date, '[]', home, JSON.stringify({ '/': ['*'] }), JSON.stringify(u.filters), '{"provider":0}', '[]', '{}', u.created_at, u.last_login, u.last_password_change, u.used_upload_data_transfer, 7],
+  );
+  return home;
+}
+const user = async (username: string) => ((await sql('select * from users where username = ?', [username])) as Record<string, unknown>[])[0];
+const mkAction = async (name: string, type: number, options: Record<string, unknown> = {}) => {
+  const r = await ta.inject('POST', '/api/v2/eventactions', { token, payload: { name, type, options } });
+  t.equal(r.statusCode, 201, `${name}: ${r.payload}`);
+};
+const runRule = async (name: string, actions: string[], conditions: Record<string, unknown> = {}) => {
+  const r = await ta.inject('POST', '/api/v2/eventrules', { token, payload: { name, trigger: 6, conditions, actions: actions.map((a, i) => ({ name: a, order: i })) } });
+  if (r.statusCode !== 201) throw new Error(r.payload);
+  const run = await ta.inject('POST', `/api/v2/eventrules/run/${name}`, { token });
+  if (run.statusCode !== 202) throw new Error(run.payload);
+  await mgr.idle();
+};
+const execs: { rule: string; action: string; ok: boolean; error?: string }[] = [];
+mgr.onExecution((e) => execs.push(e));
+const outcome = (rule: string) => execs.filter((e) => e.rule === rule).map((e) => `${e.action}:${e.ok ? 'ok' : e.error}`);
+
+t.test('type 10 is reserved; types are registered with their options keys', async (t) => {
+  t.equal((await ta.inject('POST', '/api/v2/eventactions', { token, payload: { name: 'r10', type: 10 } })).statusCode, 400);
+  const bad = await ta.inject('POST', '/api/v2/eventactions', { token, payload: { name: 'ui', type: 14, options: { user_inactivity_config: { disable_threshold: 5, delete_threshold: 3 } } } });
+  t.equal(bad.statusCode, 400);
+  t.match(bad.payload, /delete_threshold must be greater than disable_threshold/);
+  const wrong = await ta.inject('POST', '/api/v2/eventrules', { token, payload: { name: 'x', trigger: 4, actions: [{ name: 'nope' }] } });
+  t.equal(wrong.statusCode, 400);
+});
+
+t.test('data retention (8) with .RetentionChecks for a later email action, quota updated', async (t) => {
+  const home = await addUser('ret1', { email: 'ret1@test.local', filters: {} });
+  const old = (now - 48 * 3_600_000) / 1000;
+  mkdirSync(path.join(home, 'logs', 'deep'), { recursive: true });
+  mkdirSync(path.join(home, 'keep'), { recursive: true });
+  for (const f of ['logs/a.log', 'logs/deep/b.log', 'keep/c.txt', 'top.txt']) {
+    writeFileSync(path.join(home, f), 'x'.repeat(10));
+    utimesSync(path.join(home, f), old, old);
+  }
+  writeFileSync(path.join(home, 'logs', 'fresh.log'), 'new');
+  await mkAction('retention', 8, { retention_config: { folders: [{ path: '/', retention: 24 }, { path: '/logs', retention: 24, delete_empty_dirs: true }, { path: '/keep', retention: 0 }] } });
+  // reports results through a later action: the event report action is not templated, use a failing-safe check through outputs
+  await runRule('retention-rule', ['retention'], { options: { names: [{ pattern: 'ret1' }] } });
+  t.same(outcome('retention-rule'), ['retention:ok']);
+  t.notOk(existsSync(path.join(home, 'logs', 'a.log')));
+  t.notOk(existsSync(path.join(home, 'logs', 'deep')), 'empty dir removed');
+  t.ok(existsSync(path.join(home, 'logs', 'fresh.log')));
+  t.ok(existsSync(path.join(home, 'keep', 'c.txt')), 'retention 0 keeps');
+  t.notOk(existsSync(path.join(home, 'top.txt')));
+  const u = await user('ret1');
+  t.equal(Number(u!.used_quota_files), 2, 'quota rescanned after deletions');
+  t.same((await ta.inject('GET', '/api/v2/retention/users/checks', { token })).result, [], 'no check in progress');
+});
+
+t.test('quota resets (5, 6, 7)', async (t) => {
+  const home = await addUser('q1', { used_upload_data_transfer: 500 });
+  writeFileSync(path.join(home, 'f1'), 'a'.repeat(100));
+  writeFileSync(path.join(home, 'f2'), 'b'.repeat(50));
+  const folderDir = path.join(ta.dataDir, 'folders', 'shared');
+  mkdirSync(folderDir, { recursive: true });
+  writeFileSync(path.join(folderDir, 'x'), 'c'.repeat(30));
+  await sql('insert into folders (name, mapped_path, filesystem) values (?, ?, ?)', ['shared', folderDir, '{"provider":0}']);
+  await mkAction('uq', 5);
+  await mkAction('fq', 6);
+  await mkAction('tq', 7);
+  await runRule('quota-rule', ['uq', 'fq', 'tq'], { options: { names: [{ pattern: 'q1' }, { pattern: 'shared' }] } });
+  t.same(outcome('quota-rule'), ['uq:ok', 'fq:ok', 'tq:ok']);
+  const u = await user('q1');
+  t.equal(Number(u!.used_quota_size), 150);
+  t.equal(Number(u!.used_quota_files), 2);
+  t.equal(Number(u!.used_upload_data_transfer), 0);
+  t.equal(Number(u!.used_download_data_transfer), 0);
+  const f = ((await sql('select * from folders where name = ?', ['shared'])) as Record<string, unknown>[])[0]!;
+  t.equal(Number(f.used_quota_size), 30);
+  // a provider event on a user resets only that user
+  await ta.inject('POST', '/api/v2/eventrules', { token, payload: { name: 'on-user-add', trigger: 2, conditions: { provider_events: ['add'], options: { provider_objects: ['user'] } }, actions: [{ name: 'tq' }] } });
+  await sql('update users set used_upload_data_transfer = 9 where username = ?', ['q1']);
+  ta.app.container.resolve<import('@ferry/core').EventBus>(TOKENS.EventBus).publish('provider', { timestamp: Date.now() * 1e6, action: 'add', username: 'admin', ip: '', object_type: 'user', object_name: 'q1', object_data: {}, instance_id: 'x' });
+  await mgr.idle();
+  t.equal(Number((await user('q1'))!.used_upload_data_transfer), 0);
+  await ta.inject('DELETE', '/api/v2/eventrules/on-user-add', { token });
+});
+
+t.test('password expiration (11) mails users; user expiration (12) fails listing expired users', async (t) => {
+  await addUser('pw1', { email: 'pw1@test.local', filters: { password_expiration: 10 }, last_password_change: now - 8 * DAY });
+  await addUser('pw2', { email: 'pw2@test.local', filters: { password_expiration: 30 }, last_password_change: now - DAY });
+  await addUser('pw3', { email: '', filters: { password_expiration: 10 }, last_password_change: now - 9 * DAY });
+  await mkAction('pwd', 11, { pwd_expiration_config: { threshold: 5 } });
+  await runRule('pwd-rule', ['pwd'], { options: { names: [{ pattern: 'pw*' }] } });
+  t.same(outcome('pwd-rule'), ['pwd:ok']);
+  t.same(mails.map((m) => m.to), [['pw1@test.local']]);
+  t.match(mails[0]!.raw, /Subject: Your password expires in 2 days/);
+
+  await addUser('exp1', { expiration_date: now - DAY });
+  await addUser('exp2', { expiration_date: now + DAY });
+  await mkAction('uexp', 12);
+  await runRule('uexp-rule', ['uexp'], { options: { names: [{ pattern: 'exp*' }] } });
+  t.same(outcome('uexp-rule'), ['uexp:expired users: exp1']);
+});
+
+t.test('user inactivity (14) disables then deletes', async (t) => {
+  await addUser('idle1', { last_login: now - 40 * DAY });
+  await addUser('idle2', { last_login: now - 100 * DAY });
+  await addUser('idle3', { last_login: now - DAY });
+  await mkAction('inactive', 14, { user_inactivity_config: { disable_threshold: 30, delete_threshold: 90 } });
+  await runRule('inactive-rule', ['inactive'], { options: { names: [{ pattern: 'idle*' }] } });
+  t.same(outcome('inactive-rule'), ['inactive:ok']);
+  t.equal((await user('idle1'))!.status, 0);
+  t.equal(await user('idle2'), undefined);
+  t.equal((await user('idle3'))!.status, 1);
+});
+
+t.test('backup (4) writes backup_<Weekday>_<hour>.json through the backup service', async (t) => {
+  await mkAction('backup', 4);
+  await runRule('backup-rule', ['backup']);
+  t.same(outcome('backup-rule'), ['backup:ok']);
+  const files = readdirSync(ta.config.common.backups_dir);
+  t.equal(files.length, 1);
+  t.match(files[0], /^backup_(Sunday|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday)_\d{1,2}\.json$/);
+  const dump = JSON.parse(readFileSync(path.join(ta.config.common.backups_dir, files[0]!), 'utf8')) as { users: { username: string }[] };
+  t.ok(dump.users.some((u) => u.username === 'q1'), 'the dump holds the users');
+});
+
+t.test('event report (19) summarises recorded events into CSV and zip', async (t) => {
+  const bus = ta.app.container.resolve<import('@ferry/core').EventBus>(TOKENS.EventBus);
+  bus.publish('fs', { timestamp: Date.now() * 1e6, action: 'upload', username: 'q1', fs_path: '/x', virtual_path: '/a,b.txt', file_size: 5, elapsed: 1, status: 1, protocol: 'HTTP', ip: '1.1.1.1', session_id: 's', fs_provider: 0, instance_id: 'n' });
+  bus.publish('log', { timestamp: Date.now() * 1e6, event: 1, protocol: 'SFTP', username: 'q1', ip: '2.2.2.2', message: '=cmd', instance_id: 'n' });
+  await mkAction('report', 19, { event_report_config: { hours: 1, event_types: ['fs', 'log'] } });
+  await mkAction('report-zip', 19, { event_report_config: { hours: 1, event_types: ['provider'], compress: true } });
+  await runRule('report-rule', ['report', 'report-zip']);
+  t.same(outcome('report-rule'), ['report:ok', 'report-zip:ok']);
+  const dir = path.join(ta.dataDir, 'reports');
+  const files = readdirSync(dir).sort();
+  t.equal(files.length, 3);
+  const fsCsv = readFileSync(path.join(dir, files.find((f) => f.includes('-fs-'))!), 'utf8').split('\r\n');
+  t.match(fsCsv[0], /^timestamp,action,username,virtual_path/);
+  t.match(fsCsv[1], /,upload,q1,"\/a,b.txt",/);
+  t.match(readFileSync(path.join(dir, files.find((f) => f.includes('-log-'))!), 'utf8'), /,'=cmd,/, 'formula cells neutralised');
+  const zip = files.find((f) => f.endsWith('.zip'))!;
+  t.equal(readFileSync(path.join(dir, zip)).subarray(0, 2).toString(), 'PK');
+});
+
+t.test('share expiration (18) through the share store; rotate logs (15)', async (t) => {
+  await mkAction('shares', 18, { share_expiration_config: { advance_notice: 3, delete_after: 0 } });
+  await runRule('shares-missing', ['shares']);
+  t.match(outcome('shares-missing')[0], /shares are not available/);
+  await addUser('sh1', { email: 'sh1@test.local' });
+  const store: ShareInfo[] = [
+    { share_id: 's-old', name: 'old', username: 'sh1', expires_at: now - DAY },
+    { share_id: 's-soon', name: 'soon', username: 'sh1', expires_at: now + DAY },
+    { share_id: 's-later', name: 'later', username: 'sh1', expires_at: now + 30 * DAY },
+  ];
+  const shares: EventShares = { list: async () => store, delete: async (id) => void store.splice(store.findIndex((s) => s.share_id === id), 1) };
+  ta.app.container.register(TOKENS.Shares, { useValue: shares });
+  mails.length = 0;
+  await runRule('shares-rule', ['shares'], { options: { names: [{ pattern: 'sh1' }] } });
+  t.same(outcome('shares-rule'), ['shares:ok']);
+  t.same(store.map((s) => s.share_id), ['s-soon', 's-later'], 'expired share deleted');
+  t.same(mails.map((m) => m.to), [['sh1@test.local']]);
+  t.match(mails[0]!.raw, /soon: expires/);
+
+  await mkAction('rotate', 15, { rotate_logs_config: { keep: 2 } });
+  await runRule('rotate-rule', ['rotate']);
+  t.same(outcome('rotate-rule'), ['rotate:ok'], 'stdout logging: nothing to rotate');
+});

@@ -1,0 +1,376 @@
+import { PassThrough, pipeline, type Readable } from 'node:stream';
+import type { Bucket, File, FileMetadata, GetFilesOptions } from '@google-cloud/storage';
+import {
+  FsError,
+  FsErrorCode,
+  baseName,
+  emptyReadable,
+  isSubPath,
+  normalizePrefix,
+  normalizeVirtualPath,
+  onAbort,
+  parentPath,
+  prefixedKey,
+  resolveReadRange,
+  throwIfFsAborted,
+  type FileInfo,
+  type Fs,
+  type FsCapabilities,
+  type ListOptions,
+  type MkdirOptions,
+  type OpOptions,
+  type ReadOptions,
+  type RemoveOptions,
+  type RenameOptions,
+  type UsedSpace,
+  type WriteHandle,
+  type WriteOptions,
+} from '@ferry/core';
+import { httpStatus, isNotFound, mapGcsError } from './gcs-errors.js';
+import { MTIME_META, startGcsUpload } from './gcs-upload.js';
+
+export const GCS_CAPABILITIES: FsCapabilities = Object.freeze({
+  rangeRead: true,
+  atomicRename: false, // copy + delete
+  serverSideCopy: true,
+  realDirectories: false, // flat key space; "dir/" marker objects
+  settableMtime: true, // custom metadata
+  atomicUpload: false, // objects appear complete, but beforePublish is not supported
+});
+
+const DIR_MODE = 0o040755;
+const FILE_MODE = 0o100644;
+const DIR_CONTENT_TYPE = 'application/x-directory';
+/** Objects copied or deleted at once by rename()/remove() of a directory. */
+const BATCH = 16;
+
+export interface GcsSettings {
+  keyPrefix: string;
+  storageClass: string;
+  acl: string;
+  partSize: number;
+  partMaxTimeMs: number;
+}
+
+/** An Fs over one bucket and key prefix. Directories are prefixes, made explicit by "dir/" marker objects. */
+export class GcsFs implements Fs {
+  readonly capabilities = GCS_CAPABILITIES;
+  private readonly prefix: string;
+
+  constructor(
+    private readonly bucket: Bucket,
+    private readonly s: GcsSettings,
+  ) {
+    this.prefix = normalizePrefix(s.keyPrefix);
+  }
+
+  /** Object key of a file path. */
+  key(p: string): string {
+    return prefixedKey(this.prefix, p);
+  }
+  /** Key prefix of a directory path ('' or 'a/b/' for the root). */
+  private dirKey(p: string): string {
+    return p === '/' ? this.prefix : this.key(p) + '/';
+  }
+  private pathOf(key: string): string {
+    return '/' + key.slice(this.prefix.length).replace(/\/$/, '');
+  }
+
+  private fileInfo(path: string, md: FileMetadata): FileInfo {
+    const custom = Number(md.metadata?.[MTIME_META]);
+    const mtime = Number.isFinite(custom) && custom > 0 ? new Date(custom) : new Date(md.updated ?? md.timeCreated ?? 0);
+    return { name: baseName(path), path, isDir: false, size: Number(md.size ?? 0), mtime, mode: FILE_MODE, ...(md.etag ? { etag: md.etag } : {}) };
+  }
+  private dirInfo(path: string, md?: FileMetadata): FileInfo {
+    return { ...(md ? this.fileInfo(path, md) : { name: baseName(path), path, mtime: new Date(0) }), isDir: true, size: 0, mode: DIR_MODE };
+  }
+
+  /** Metadata of the object at `key`, or undefined when there is none. */
+  private async head(key: string): Promise<FileMetadata | undefined> {
+    try {
+      const [md] = await this.bucket.file(key).getMetadata();
+      return md;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Up to `n` objects under a key prefix (the directory marker included). */
+  private async firstUnder(prefix: string, n = 1): Promise<File[]> {
+    const [files] = await this.bucket.getFiles({ prefix, maxResults: n, autoPaginate: false });
+    return files;
+  }
+
+  /** Every object under a key prefix, page by page. */
+  private async *objectsUnder(prefix: string, signal?: AbortSignal): AsyncGenerator<File[]> {
+    let query: GetFilesOptions | null = { prefix, maxResults: 1000, autoPaginate: false };
+    while (query) {
+      throwIfFsAborted(signal);
+      const [files, next]: [File[], GetFilesOptions | null, unknown] = await this.bucket.getFiles(query);
+      if (files.length > 0) yield files;
+      query = next && next.pageToken ? next : null;
+    }
+  }
+
+  private async dirExists(p: string): Promise<FileMetadata | boolean> {
+    if (p === '/') return true;
+    const [first] = await this.firstUnder(this.dirKey(p));
+    if (!first) return false;
+    return first.name === this.dirKey(p) ? first.metadata : true;
+  }
+
+  async stat(path: string, o: OpOptions = {}): Promise<FileInfo> {
+    const p = normalizeVirtualPath(path);
+    try {
+      throwIfFsAborted(o.signal, p);
+      if (p === '/') return this.dirInfo('/');
+      const md = await this.head(this.key(p));
+      if (md) return this.fileInfo(p, md);
+      const dir = await this.dirExists(p);
+      if (dir) return this.dirInfo(p, dir === true ? undefined : dir);
+      throw FsError.notFound(p);
+    } catch (err) {
+      throw mapGcsError(err, 'stat', p);
+    }
+  }
+
+  async *list(path: string, o: ListOptions = {}): AsyncIterable<FileInfo[]> {
+    const p = normalizeVirtualPath(path);
+    const pageSize = Math.max(1, o.pageSize ?? 1000);
+    const prefix = this.dirKey(p);
+    const seen = new Set<string>();
+    const pending: FileInfo[] = [];
+    let found = false;
+    let query: GetFilesOptions | null = { prefix, delimiter: '/', maxResults: pageSize, autoPaginate: false };
+    while (query) {
+      throwIfFsAborted(o.signal, p);
+      let files: File[];
+      let next: GetFilesOptions | null;
+      let resp: { prefixes?: string[] } | undefined;
+      try {
+        [files, next, resp] = (await this.bucket.getFiles(query)) as [File[], GetFilesOptions | null, { prefixes?: string[] }];
+      } catch (err) {
+        throw mapGcsError(err, 'list', p);
+      }
+      for (const f of files) {
+        found = true;
+        const name = f.name.slice(prefix.length);
+        if (name === '' || name.includes('/')) continue; // the marker itself
+        pending.push(this.fileInfo(this.pathOf(f.name), f.metadata));
+      }
+      for (const sub of resp?.prefixes ?? []) {
+        found = true;
+        const name = sub.slice(prefix.length, -1);
+        if (name === '' || name.includes('/') || seen.has(sub)) continue; // some servers repeat prefixes on every page
+        seen.add(sub);
+        pending.push(this.dirInfo(this.pathOf(sub)));
+      }
+      while (pending.length >= pageSize) yield pending.splice(0, pageSize);
+      query = next && next.pageToken ? next : null;
+    }
+    if (!found && p !== '/') {
+      const file = await this.head(this.key(p)).catch((err: unknown) => {
+        throw mapGcsError(err, 'list', p);
+      });
+      if (file) throw new FsError(FsErrorCode.NotDirectory, `${p}: not a directory`, { path: p });
+      throw FsError.notFound(p);
+    }
+    if (pending.length > 0) yield pending;
+  }
+
+  async openRead(path: string, o: ReadOptions = {}): Promise<Readable> {
+    const p = normalizeVirtualPath(path);
+    resolveReadRange(o, Number.MAX_SAFE_INTEGER, p); // validates the bounds before any request
+    let md: FileMetadata | undefined;
+    try {
+      throwIfFsAborted(o.signal, p);
+      md = p === '/' ? undefined : await this.head(this.key(p));
+      if (!md) {
+        if (await this.dirExists(p)) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
+        throw FsError.notFound(p);
+      }
+    } catch (err) {
+      throw mapGcsError(err, 'open', p);
+    }
+    const size = Number(md.size ?? 0);
+    const range = resolveReadRange(o, size, p);
+    if (!range) return emptyReadable();
+    const whole = range.start === 0 && range.end === size - 1;
+    // Pinned to the generation just sized: a concurrent overwrite cannot mix two versions.
+    const file = this.bucket.file(this.key(p), md.generation === undefined ? {} : { generation: Number(md.generation) });
+    // Whole objects are checked against their crc32c; the client cannot check ranges.
+    const src = file.createReadStream(whole ? { validation: 'crc32c', decompress: false } : { ...range, validation: false, decompress: false });
+    const out = new PassThrough();
+    pipeline(src, out, (err) => {
+      if (err && !out.destroyed) out.destroy(mapGcsError(err, 'read', p));
+    });
+    out.once('close', onAbort(o.signal, () => out.destroy(FsError.aborted(p))));
+    return out;
+  }
+
+  async openWrite(path: string, o: WriteOptions = {}): Promise<WriteHandle> {
+    const p = normalizeVirtualPath(path);
+    try {
+      throwIfFsAborted(o.signal, p);
+      if (p === '/' || (await this.dirExists(p))) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
+      if (o.overwrite === false && (await this.head(this.key(p)))) throw FsError.exists(p);
+    } catch (err) {
+      throw mapGcsError(err, 'open for writing', p);
+    }
+    return startGcsUpload({ bucket: this.bucket, key: this.key(p), path: p, ...this.s, o });
+  }
+
+  async copy(from: string, to: string, o: OpOptions = {}): Promise<void> {
+    const [src, dst] = [normalizeVirtualPath(from), normalizeVirtualPath(to)];
+    try {
+      throwIfFsAborted(o.signal, src);
+      if (src === dst) return void (await this.stat(src));
+      if (await this.dirExists(dst)) throw new FsError(FsErrorCode.IsDirectory, `${dst}: is a directory`, { path: dst });
+      await this.bucket.file(this.key(src)).copy(this.bucket.file(this.key(dst)));
+    } catch (err) {
+      if (isNotFound(err) && src !== '/' && (await this.dirExists(src).catch(() => false))) {
+        throw new FsError(FsErrorCode.IsDirectory, `${src}: is a directory (copy copies files)`, { path: src });
+      }
+      throw mapGcsError(err, 'copy', src);
+    }
+  }
+
+  async rename(from: string, to: string, o: RenameOptions = {}): Promise<void> {
+    const [src, dst] = [normalizeVirtualPath(from), normalizeVirtualPath(to)];
+    if (src === '/' || dst === '/') throw new FsError(FsErrorCode.Invalid, 'the root cannot be renamed', { path: src });
+    try {
+      throwIfFsAborted(o.signal, src);
+      if (await this.head(this.key(src))) {
+        if (src === dst) return;
+        if (await this.dirExists(dst)) throw new FsError(FsErrorCode.IsDirectory, `${dst}: is a directory`, { path: dst });
+        await this.bucket.file(this.key(src)).copy(this.bucket.file(this.key(dst)));
+        await this.bucket.file(this.key(src)).delete({ ignoreNotFound: true });
+        o.onProgress?.(1);
+        return;
+      }
+      if (!(await this.dirExists(src))) throw FsError.notFound(src);
+      if (src === dst) return;
+      if (isSubPath(src, dst)) throw new FsError(FsErrorCode.Invalid, `cannot move ${src} into itself`, { path: dst });
+      if (await this.head(this.key(dst))) throw new FsError(FsErrorCode.NotDirectory, `${dst}: not a directory`, { path: dst });
+      if ((await this.firstUnder(this.dirKey(dst), 2)).some((f) => f.name !== this.dirKey(dst))) {
+        throw new FsError(FsErrorCode.NotEmpty, `${dst}: directory not empty`, { path: dst });
+      }
+      await this.moveTree(this.dirKey(src), this.dirKey(dst), o);
+    } catch (err) {
+      throw mapGcsError(err, 'rename', src);
+    }
+  }
+
+  /** Copies every object under one key prefix to another, then deletes the originals. */
+  private async moveTree(fromPrefix: string, toPrefix: string, o: RenameOptions): Promise<void> {
+    let moved = 0;
+    for await (const files of this.objectsUnder(fromPrefix, o.signal)) {
+      for (let i = 0; i < files.length; i += BATCH) {
+        throwIfFsAborted(o.signal);
+        await Promise.all(
+          files.slice(i, i + BATCH).map(async (f) => {
+            await f.copy(this.bucket.file(toPrefix + f.name.slice(fromPrefix.length)));
+            await f.delete({ ignoreNotFound: true });
+            o.onProgress?.(++moved);
+          }),
+        );
+      }
+    }
+  }
+
+  async remove(path: string, o: RemoveOptions = {}): Promise<void> {
+    const p = normalizeVirtualPath(path);
+    if (p === '/') throw new FsError(FsErrorCode.Permission, 'the root directory cannot be removed', { path: p });
+    try {
+      throwIfFsAborted(o.signal, p);
+      try {
+        await this.bucket.file(this.key(p)).delete();
+        return;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      const dirKey = this.dirKey(p);
+      const first = await this.firstUnder(dirKey, 2);
+      if (first.length === 0) throw FsError.notFound(p);
+      if (first.some((f) => f.name !== dirKey) && !o.recursive) {
+        throw new FsError(FsErrorCode.NotEmpty, `${p}: directory not empty`, { path: p });
+      }
+      for await (const files of this.objectsUnder(dirKey, o.signal)) {
+        for (let i = 0; i < files.length; i += BATCH) {
+          await Promise.all(files.slice(i, i + BATCH).map((f) => f.delete({ ignoreNotFound: true })));
+        }
+      }
+    } catch (err) {
+      throw mapGcsError(err, 'remove', p);
+    }
+  }
+
+  async mkdir(path: string, o: MkdirOptions = {}): Promise<void> {
+    const p = normalizeVirtualPath(path);
+    try {
+      throwIfFsAborted(o.signal, p);
+      if (p !== '/' && (await this.head(this.key(p)))) throw FsError.exists(p);
+      if (await this.dirExists(p)) {
+        if (o.recursive) return;
+        throw FsError.exists(p);
+      }
+      const parent = parentPath(p);
+      if (parent !== '/' && (await this.head(this.key(parent)))) {
+        throw new FsError(FsErrorCode.NotDirectory, `${parent}: not a directory`, { path: p });
+      }
+      await this.bucket
+        .file(this.dirKey(p))
+        .save('', { resumable: false, metadata: { contentType: DIR_CONTENT_TYPE }, preconditionOpts: { ifGenerationMatch: 0 } })
+        .catch((err: unknown) => {
+          if (o.recursive && httpStatus(err) === 412) return; // raced with another mkdir
+          throw err;
+        });
+    } catch (err) {
+      throw mapGcsError(err, 'mkdir', p);
+    }
+  }
+
+  async chtimes(path: string, mtime: Date, o: OpOptions = {}): Promise<void> {
+    const p = normalizeVirtualPath(path);
+    const metadata = { metadata: { [MTIME_META]: String(mtime.getTime()) } };
+    try {
+      throwIfFsAborted(o.signal, p);
+      if (p !== '/' && (await this.head(this.key(p)))) return void (await this.bucket.file(this.key(p)).setMetadata(metadata));
+      const dir = await this.dirExists(p);
+      if (!dir) throw FsError.notFound(p);
+      if (dir !== true) return void (await this.bucket.file(this.dirKey(p)).setMetadata(metadata));
+      // A directory implied by its children only: give it a marker carrying the time.
+      await this.bucket.file(this.dirKey(p)).save('', { resumable: false, metadata: { contentType: DIR_CONTENT_TYPE, ...metadata } });
+    } catch (err) {
+      throw mapGcsError(err, 'chtimes', p);
+    }
+  }
+
+  async usedSpace(path = '/', o: OpOptions = {}): Promise<UsedSpace> {
+    const p = normalizeVirtualPath(path);
+    const total: UsedSpace = { size: 0, files: 0 };
+    try {
+      const md = p === '/' ? undefined : await this.head(this.key(p));
+      if (md) return { size: Number(md.size ?? 0), files: 1 };
+      let any = false;
+      for await (const files of this.objectsUnder(this.dirKey(p), o.signal)) {
+        any = true;
+        for (const f of files) {
+          if (f.name.endsWith('/')) continue; // directory markers
+          total.size += Number(f.metadata.size ?? 0);
+          total.files++;
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+      if (!any && p !== '/') throw FsError.notFound(p);
+      return total;
+    } catch (err) {
+      throw mapGcsError(err, 'usedSpace', p);
+    }
+  }
+
+  async close(): Promise<void> {
+    // The Storage client is shared (see gcs-client.ts); nothing per instance.
+  }
+}

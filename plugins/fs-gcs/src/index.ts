@@ -1,0 +1,68 @@
+/**
+ * @ferry/fs-gcs: filesystem provider 2, Google Cloud Storage.
+ */
+import { FsError, FsErrorCode, definePlugin, packageInfo, type FsProviderDef } from '@ferry/core';
+import { SECRET_FIELDS, gcsOptionsSchema, gcsPluginConfigSchema, type GcsOptions, type GcsPluginConfig } from './config.schema.js';
+import { clearClients, storageFor } from './gcs-client.js';
+import { GCS_CAPABILITIES, GcsFs } from './gcs.fs.js';
+
+const pkg = packageInfo(import.meta.url);
+const MB = 1024 * 1024;
+
+export { GcsFs, GCS_CAPABILITIES } from './gcs.fs.js';
+export { MTIME_META } from './gcs-upload.js';
+export { mapGcsError } from './gcs-errors.js';
+export {
+  ALLOW_NON_SA_ENV,
+  gcsOptionsSchema,
+  gcsPluginConfigSchema,
+  parseCredentials,
+  type GcsOptions,
+  type GcsPluginConfig,
+} from './config.schema.js';
+
+/** Provider number 2 (FilesystemConfig.provider), never reused. */
+export const GCS_PROVIDER = 2;
+
+/** The provider definition; `config` is the plugin config (API endpoint for emulators, project id). */
+export function gcsProvider(config: GcsPluginConfig = {}): FsProviderDef<GcsOptions> {
+  const { value: cfg, error } = gcsPluginConfigSchema.validate(config);
+  if (error) throw new Error(`@ferry/fs-gcs: ${error.message}`);
+  return {
+    provider: GCS_PROVIDER,
+    key: 'gcs',
+    configKey: 'gcsconfig',
+    optionsSchema: gcsOptionsSchema,
+    secretFields: SECRET_FIELDS,
+    placeholderFields: ['key_prefix'],
+    capabilities: GCS_CAPABILITIES,
+    create(options: GcsOptions) {
+      const { value: o, error } = gcsOptionsSchema.validate(options);
+      if (error) throw new FsError(FsErrorCode.Invalid, `gcs: ${error.message}`);
+      const storage = storageFor(o, cfg);
+      return new GcsFs(storage.bucket(o.bucket), {
+        keyPrefix: o.key_prefix ?? '',
+        storageClass: o.storage_class ?? '',
+        acl: o.acl ?? '',
+        partSize: (o.upload_part_size || 16) * MB,
+        partMaxTimeMs: (o.upload_part_max_time ?? 0) * 1000,
+      });
+    },
+    describe(options: GcsOptions) {
+      return { bucket: options.bucket, ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}) };
+    },
+  };
+}
+
+export default definePlugin<GcsPluginConfig>({
+  name: pkg.name,
+  version: pkg.version,
+  apiVersion: 1,
+  configSchema: gcsPluginConfigSchema,
+  register(ctx, config) {
+    ctx.registerFsProvider(gcsProvider(config));
+  },
+  teardown() {
+    clearClients();
+  },
+});

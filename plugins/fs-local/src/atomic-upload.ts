@@ -1,0 +1,348 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { link, lstat, open, rename, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  FsError,
+  fsErrorFromNode,
+  handled,
+  hasNodeCode,
+  onAbort,
+  type PendingUpload,
+  type WriteHandle,
+  type WriteOptions,
+  type WriteResult,
+} from '@ferry/core';
+
+/**
+ * Turns the bytes a writer sends into the bytes stored, inside the upload
+ * writer itself (no extra stream layer): fs-crypt seals 64 KiB records here.
+ * `encode` may hold bytes back; `finish` returns whatever is still due when
+ * the writer ends (it is called once, even when nothing was written).
+ */
+export interface WriteEncoder {
+  encode(chunk: Buffer): Buffer[];
+  finish(): Buffer[];
+}
+
+export interface AtomicUploadTarget {
+  /** Virtual path, for errors. */
+  vpath: string;
+  /** Checked local destination. */
+  dest: string;
+  /** Directory for the temporary file (`<dataDir>/uploads-tmp`). */
+  tmpDir: string;
+  writeBufferSize: number;
+  readBufferSize: number;
+}
+
+/** Hidden name used in the destination directory when the temp area is on another device. */
+export const HIDDEN_TMP_PREFIX = '.ferry-tmp-';
+
+/** Filesystems without hard links answer link() with one of these; overwrite:false then falls back to a checked rename. */
+const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'];
+
+type State = 'open' | 'finalizing' | 'published' | 'failed';
+
+/**
+ * One upload: bytes go to `<tmpDir>/<uuid>.upload`; only when the writer ends
+ * the stream is the file published (beforePublish, mtime, then an atomic
+ * rename onto the destination). A write that fails or is aborted in any way
+ * removes its temporary data and never touches the destination.
+ *
+ * Ownership of the temporary file: while 'open', whoever fails first (a write
+ * error, destroy(), abort(), the signal) discards it. While 'finalizing',
+ * finalize() owns it: an abort only raises a flag that finalize() checks
+ * before each step, up to the rename, which is the commit point.
+ *
+ * Publication runs in the stream's `_final`, so 'finish' (and a `pipeline`
+ * into the stream) completes only once the file is visible; `done` is the
+ * authoritative outcome.
+ */
+export class AtomicUpload {
+  readonly handle: WriteHandle;
+  private state: State = 'open';
+  /** Bytes received from the writer (reported by `done`). */
+  private received = 0;
+  /** Bytes stored in the temporary file (what beforePublish sees as pending.size). */
+  private bytes = 0;
+  private abortError?: Error;
+  private fh?: FileHandle;
+  private hiddenTmp?: string;
+  /** Stored bytes waiting for the pump, and their total (including the batch being written). */
+  private queue: Buffer[] = [];
+  private queuedBytes = 0;
+  /** The pump writing the queue, while it runs. */
+  private pumping?: Promise<void>;
+  private writeError?: Error;
+  /** The writer's callback, held back while the queue is over the buffer size. */
+  private waiting?: (err?: Error | null) => void;
+  private finalizing?: Promise<void>;
+  private discarded?: Promise<void>;
+  private settle!: { resolve(r: WriteResult): void; reject(e: unknown): void };
+  private readonly stream: Writable;
+  private stopListening: () => void = () => undefined;
+  private readonly copyAbort = new AbortController();
+
+  private constructor(
+    private readonly target: AtomicUploadTarget,
+    private readonly opts: WriteOptions,
+    fh: FileHandle,
+    private readonly tmp: string,
+    private readonly encoder?: WriteEncoder,
+  ) {
+    this.fh = fh;
+    const done = handled(
+      new Promise<WriteResult>((resolve, reject) => {
+        this.settle = { resolve, reject };
+      }),
+    );
+    this.stream = new Writable({
+      highWaterMark: target.writeBufferSize,
+      write: (chunk: Buffer, _enc, cb) => this.accept(chunk, cb),
+      final: (cb) => {
+        this.finalizing = this.finalize();
+        this.finalizing.then(() => cb(), cb);
+      },
+      destroy: (err, cb) => {
+        this.fail(err ?? FsError.aborted(target.vpath)).then(() => cb(err));
+      },
+    });
+    // Failures are reported through `done`; a writer that only awaits it must not crash on 'error'.
+    this.stream.on('error', () => undefined);
+    this.stopListening = onAbort(opts.signal, (reason) => void this.abort(reason));
+    this.handle = { stream: this.stream, done, abort: (reason) => this.abort(reason) };
+  }
+
+  static async open(target: AtomicUploadTarget, opts: WriteOptions, encoder?: WriteEncoder): Promise<AtomicUpload> {
+    const tmp = path.join(target.tmpDir, `${randomUUID()}.upload`);
+    const fh = await open(tmp, 'wx', 0o666).catch((err: unknown) => {
+      throw fsErrorFromNode(err, target.vpath);
+    });
+    return new AtomicUpload(target, opts, fh, tmp, encoder);
+  }
+
+  /** WriteHandle.abort(): cancels the upload unless it is already published. */
+  async abort(reason?: unknown): Promise<void> {
+    if (this.state === 'open') {
+      const err = FsError.aborted(this.target.vpath);
+      if (reason !== undefined) Object.defineProperty(err, 'cause', { value: reason, configurable: true });
+      this.stream.destroy(err);
+      await this.fail(err);
+    } else if (this.state === 'finalizing') {
+      await this.fail(FsError.aborted(this.target.vpath));
+    }
+    await this.discarded;
+  }
+
+  private mapped(err: unknown): Error {
+    return fsErrorFromNode(err, this.target.vpath);
+  }
+
+  /**
+   * Takes one chunk from the writer: encodes it at once (CPU) and queues the
+   * stored bytes for the pump (I/O), so the next chunk is encoded while the
+   * previous batch is being written. The writer's callback is held back only
+   * while more than the buffer size is queued.
+   */
+  private accept(chunk: Buffer, cb: (err?: Error | null) => void): void {
+    if (this.state !== 'open' || !this.fh) return cb(this.abortError ?? FsError.aborted(this.target.vpath));
+    if (this.writeError) return cb(this.writeError);
+    let stored: Buffer[];
+    try {
+      stored = this.encoder ? this.encoder.encode(chunk) : [chunk];
+    } catch (err) {
+      return cb(err as Error);
+    }
+    this.received += chunk.length;
+    this.enqueue(stored);
+    if (this.queuedBytes < this.target.writeBufferSize) cb();
+    else this.waiting = cb;
+  }
+
+  private enqueue(stored: Buffer[]): void {
+    for (const b of stored) {
+      if (b.length === 0) continue;
+      this.queue.push(b);
+      this.queuedBytes += b.length;
+    }
+    this.pumping ??= this.pump();
+  }
+
+  /** Writes whatever is queued, one writev per batch, until the queue is empty. */
+  private async pump(): Promise<void> {
+    try {
+      while (this.queue.length > 0 && this.state !== 'failed') {
+        const batch = this.queue;
+        this.queue = [];
+        let size = 0;
+        for (const b of batch) size += b.length;
+        await this.store(batch);
+        this.queuedBytes -= size;
+        const cb = this.waiting;
+        if (cb && this.queuedBytes < this.target.writeBufferSize) {
+          this.waiting = undefined;
+          cb();
+        }
+      }
+    } catch (err) {
+      this.writeError = this.mapped(err);
+      const cb = this.waiting;
+      this.waiting = undefined;
+      if (cb) cb(this.writeError);
+      else this.stream.destroy(this.writeError);
+    } finally {
+      this.pumping = undefined;
+    }
+  }
+
+  /** Resolves once everything queued is written; rejects if a write failed. */
+  private async drained(): Promise<void> {
+    while (this.pumping) await this.pumping;
+    if (this.writeError) throw this.writeError;
+  }
+
+  /** Writes stored bytes to the temporary file, looping over short writes. */
+  private async store(chunks: Buffer[]): Promise<void> {
+    if (!this.fh) throw this.abortError ?? FsError.aborted(this.target.vpath);
+    let pending = chunks;
+    while (pending.length) {
+      const { bytesWritten } = await this.fh.writev(pending);
+      this.bytes += bytesWritten;
+      let skip = bytesWritten;
+      let i = 0;
+      while (i < pending.length && skip >= pending[i]!.length) skip -= pending[i++]!.length;
+      pending = pending.slice(i);
+      if (skip > 0) pending[0] = pending[0]!.subarray(skip);
+    }
+  }
+
+  /** A failure reported from outside (destroy, abort, signal). */
+  private fail(err: unknown): Promise<void> {
+    if (this.state === 'finalizing') {
+      this.abortError ??= err instanceof Error ? err : FsError.aborted(this.target.vpath);
+      this.copyAbort.abort();
+      return (this.finalizing ?? Promise.resolve()).then(
+        () => undefined,
+        () => undefined,
+      );
+    }
+    if (this.state === 'published') return Promise.resolve();
+    return this.discard(err);
+  }
+
+  /** Rejects `done` and removes the temporary data (idempotent). */
+  private discard(err: unknown): Promise<void> {
+    this.discarded ??= (async () => {
+      this.state = 'failed';
+      this.stopListening();
+      this.settle.reject(err);
+      this.queue = [];
+      const cb = this.waiting;
+      this.waiting = undefined;
+      cb?.(err instanceof Error ? err : FsError.aborted(this.target.vpath));
+      while (this.pumping) await this.pumping;
+      await this.fh?.close().catch(() => undefined);
+      this.fh = undefined;
+      await unlink(this.tmp).catch(() => undefined);
+      if (this.hiddenTmp) await unlink(this.hiddenTmp).catch(() => undefined);
+    })();
+    return this.discarded;
+  }
+
+  private checkAborted(): void {
+    if (this.abortError) throw this.abortError;
+  }
+
+  private async finalize(): Promise<void> {
+    if (this.state !== 'open') throw this.abortError ?? FsError.aborted(this.target.vpath);
+    this.state = 'finalizing';
+    try {
+      await this.drained();
+      if (this.encoder) {
+        this.enqueue(this.encoder.finish());
+        await this.drained();
+      }
+      const fh = this.fh!;
+      this.fh = undefined;
+      await fh.close().catch((err: unknown) => {
+        throw this.mapped(err);
+      });
+      this.checkAborted();
+      // The hook's own error is passed on untouched: `done` rejects with exactly what it threw.
+      if (this.opts.beforePublish) await this.opts.beforePublish(this.pending());
+      this.checkAborted();
+      if (this.opts.mtime) await utimes(this.tmp, this.opts.mtime, this.opts.mtime).catch((e: unknown) => {
+        throw this.mapped(e);
+      });
+      this.checkAborted();
+      await this.publish();
+    } catch (err) {
+      const e = this.abortError ?? err;
+      await this.discard(e);
+      throw e;
+    }
+    this.state = 'published';
+    this.stopListening();
+    this.settle.resolve({ size: this.received });
+  }
+
+  private pending(): PendingUpload {
+    const { tmp } = this;
+    const highWaterMark = this.target.readBufferSize;
+    return { size: this.bytes, openRead: async () => createReadStream(tmp, { highWaterMark }) };
+  }
+
+  /** Moves the temporary file onto the destination: the only step that makes anything visible. */
+  private async publish(): Promise<void> {
+    const { dest } = this.target;
+    try {
+      await this.place(this.tmp, dest);
+      return;
+    } catch (err) {
+      if (!hasNodeCode(err, 'EXDEV')) throw this.mapped(err);
+    }
+    // The temp area is on another device: copy into a hidden file beside the
+    // destination, then rename that (same device, so still atomic).
+    try {
+      this.hiddenTmp = path.join(path.dirname(dest), `${HIDDEN_TMP_PREFIX}${randomUUID()}`);
+      await pipeline(
+        createReadStream(this.tmp, { highWaterMark: this.target.readBufferSize }),
+        createWriteStream(this.hiddenTmp, { flags: 'wx', mode: 0o666, highWaterMark: this.target.writeBufferSize }),
+        { signal: this.copyAbort.signal },
+      );
+      this.checkAborted();
+      if (this.opts.mtime) await utimes(this.hiddenTmp, this.opts.mtime, this.opts.mtime);
+      await this.place(this.hiddenTmp, dest);
+    } catch (err) {
+      throw this.mapped(err);
+    }
+    this.hiddenTmp = undefined;
+    await unlink(this.tmp).catch(() => undefined);
+  }
+
+  /** rename(), or link()+unlink() when overwrite is false so an existing file is never replaced. */
+  private async place(from: string, to: string): Promise<void> {
+    if (this.opts.overwrite !== false) {
+      await rename(from, to);
+      return;
+    }
+    try {
+      await link(from, to);
+    } catch (err) {
+      if (hasNodeCode(err, 'EEXIST')) throw FsError.exists(this.target.vpath, err);
+      if (!hasNodeCode(err, ...NO_HARD_LINKS)) throw err;
+      // No hard links here: a checked rename (a narrow race with a concurrent writer remains).
+      const exists = await lstat(to).then(
+        () => true,
+        () => false,
+      );
+      if (exists) throw FsError.exists(this.target.vpath);
+      await rename(from, to);
+      return;
+    }
+    await unlink(from).catch(() => undefined);
+  }
+}

@@ -1,0 +1,73 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  FsError,
+  FsErrorCode,
+  definePlugin,
+  fsErrorFromNode,
+  packageInfo,
+  type FsProviderDef,
+  type FsScope,
+} from '@ferry/core';
+import { mibToBytes, osFsConfigSchema, pluginConfigSchema, type OsFsConfig } from './config.schema.js';
+import { LOCAL_CAPABILITIES, LocalFs, type LocalFsOptions } from './local.fs.js';
+import { cleanUploadsTmp, uploadsTmpDir } from './temp-area.js';
+
+export { LocalFs, LOCAL_CAPABILITIES, DEFAULT_BUFFER_SIZE } from './local.fs.js';
+export type { LocalFsOptions, OpenedFile } from './local.fs.js';
+export { LocalRoot, type ResolveMode } from './confine.js';
+export { HIDDEN_TMP_PREFIX, type WriteEncoder } from './atomic-upload.js';
+export { UPLOADS_TMP_DIR, uploadsTmpDir, cleanUploadsTmp } from './temp-area.js';
+export { osFsConfigSchema, bufferSizeSchema, mibToBytes, type OsFsConfig } from './config.schema.js';
+
+const pkg = packageInfo(import.meta.url);
+
+/**
+ * Checks the scope of a local-root provider and returns the LocalFs options
+ * for it, creating the root if it does not exist yet (as a home directory is
+ * created at first login). Shared with fs-crypt.
+ */
+export async function localFsOptions(
+  scope: FsScope,
+  buffers: { read_buffer_size?: number; write_buffer_size?: number },
+): Promise<LocalFsOptions> {
+  if (!scope.root) {
+    throw new FsError(FsErrorCode.Invalid, `a local filesystem needs a root directory (home_dir or mapped_path) for ${scope.username}`);
+  }
+  const root = path.resolve(scope.root);
+  await mkdir(root, { recursive: true }).catch((err: unknown) => {
+    throw fsErrorFromNode(err, '/');
+  });
+  return {
+    root,
+    tempDir: uploadsTmpDir(scope.dataDir),
+    readBufferSize: mibToBytes(buffers.read_buffer_size),
+    writeBufferSize: mibToBytes(buffers.write_buffer_size),
+  };
+}
+
+/** Provider 0: the local filesystem. */
+export const localFsProvider: FsProviderDef<OsFsConfig> = {
+  provider: 0,
+  key: 'local',
+  configKey: 'osconfig',
+  optionsSchema: osFsConfigSchema,
+  secretFields: [],
+  requiresLocalRoot: true,
+  capabilities: LOCAL_CAPABILITIES,
+  async create(options, scope) {
+    return new LocalFs(await localFsOptions(scope, options ?? {}));
+  },
+};
+
+export default definePlugin<Record<string, never>>({
+  name: pkg.name,
+  version: pkg.version,
+  apiVersion: 1,
+  configSchema: pluginConfigSchema,
+  async register(ctx) {
+    const removed = await cleanUploadsTmp(ctx.dataDir);
+    if (removed > 0) ctx.logger.info({ removed, dir: uploadsTmpDir(ctx.dataDir) }, 'removed stale uploads');
+    ctx.registerFsProvider(localFsProvider);
+  },
+});

@@ -1,0 +1,196 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import t from 'tap';
+import { FsError, fsErrorFromNode, silentLogger, type FsProviderDef, type PluginContext } from '@ferry/core';
+import { expectFsError, listAll, randomStream, readFile as readFsFile, rejectionOf, sha256Stream, writeFile as writeFsFile } from '@ferry/testkit';
+import manifest, { HIDDEN_TMP_PREFIX, LocalFs, localFsProvider } from '../src/index.js';
+
+const base = t.testdir({});
+let n = 0;
+async function freshDirs(): Promise<{ root: string; data: string; tmp: string }> {
+  const dir = path.join(base, `d${n++}`);
+  const root = path.join(dir, 'root');
+  const data = path.join(dir, 'data');
+  await mkdir(root, { recursive: true });
+  return { root, data, tmp: path.join(data, 'uploads-tmp') };
+}
+
+/** A writable directory on another device than the test directory, if this machine has one. */
+async function otherDevice(): Promise<string | undefined> {
+  const here = (await stat(base)).dev;
+  for (const candidate of [process.env.FERRY_TEST_XDEV_DIR, '/dev/shm', '/run/shm']) {
+    if (!candidate) continue;
+    try {
+      if ((await stat(candidate)).dev === here) continue;
+      return await mkdtemp(path.join(candidate, 'ferry-xdev-'));
+    } catch {
+      continue;
+    }
+  }
+  return undefined;
+}
+
+t.test('manifest and provider', async (t) => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+  t.equal(manifest.name, '@ferry/fs-local', 'name is the package name');
+  t.equal(manifest.version, pkg.version, 'version comes from package.json');
+  t.equal(manifest.apiVersion, 1);
+  t.match(localFsProvider, { provider: 0, key: 'local', configKey: 'osconfig', requiresLocalRoot: true });
+  t.same(Object.values(localFsProvider.capabilities), [true, true, true, true, true, true], 'every capability');
+
+  const { data } = await freshDirs();
+  await mkdir(path.join(data, 'uploads-tmp', 'stale-dir'), { recursive: true });
+  await writeFile(path.join(data, 'uploads-tmp', 'stale.upload'), 'left by a crash');
+  const registered: FsProviderDef[] = [];
+  const ctx = { name: manifest.name, logger: silentLogger(), config: {}, dataDir: data, registerFsProvider: (d: FsProviderDef) => registered.push(d) };
+  await manifest.register(ctx as unknown as PluginContext, {});
+  t.same(await readdir(path.join(data, 'uploads-tmp')), [], 'register() empties the temp area');
+  t.equal(registered[0], localFsProvider, 'register() registers provider 0');
+});
+
+t.test('create()', async (t) => {
+  const { data } = await freshDirs();
+  await t.rejects(Promise.resolve().then(() => localFsProvider.create({}, { username: 'u', dataDir: data })), { code: 'INVALID' }, 'a root is required');
+  const root = path.join(base, 'created-on-demand', 'home');
+  const fs = await localFsProvider.create({ read_buffer_size: 1 }, { username: 'u', root, dataDir: data });
+  t.ok((await stat(root)).isDirectory(), 'a missing root is created');
+  await writeFsFile(fs, '/big', randomStream(3 * 1024 * 1024, 'buf'));
+  const sizes: number[] = [];
+  for await (const c of await fs.openRead('/big')) sizes.push((c as Buffer).length);
+  t.equal(sizes[0], 1024 * 1024, 'read_buffer_size (MiB) sets the read chunk size');
+});
+
+t.test('atomic writes', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp });
+  const h = await fs.openWrite('/f.txt');
+  h.stream.write('partial');
+  await new Promise((r) => setTimeout(r, 20));
+  t.same(await readdir(root), [], 'nothing in the destination while writing');
+  t.equal((await readdir(tmp)).length, 1, 'bytes go to the temp area');
+  h.stream.end(' and the rest');
+  t.same(await h.done, { size: 20 }, 'done reports the bytes');
+  t.same(await readdir(tmp), [], 'the temp file was moved, not copied');
+  t.equal(await readFile(path.join(root, 'f.txt'), 'utf8'), 'partial and the rest');
+
+  const aborted = await fs.openWrite('/g.txt');
+  aborted.stream.write('x');
+  await aborted.abort();
+  await aborted.abort();
+  t.match(await rejectionOf(aborted.done), { code: 'ABORTED' }, 'abort() rejects done with ABORTED, and is idempotent');
+  t.same(await readdir(tmp), [], 'abort removes the temp file');
+  const late = await fs.openWrite('/late.txt');
+  late.stream.end('ok');
+  await late.done;
+  await late.abort();
+  t.equal(await readFile(path.join(root, 'late.txt'), 'utf8'), 'ok', 'abort() after done leaves the file alone');
+});
+
+const xdevDir = await otherDevice();
+const xdevSkip = xdevDir ? false : 'no writable directory on another device (set FERRY_TEST_XDEV_DIR to one)';
+t.test('publishing across devices (EXDEV)', { skip: xdevSkip }, async (t) => {
+  const xdev = xdevDir!;
+  t.teardown(() => rm(xdev, { recursive: true, force: true }));
+  const { root } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: path.join(xdev, 'uploads-tmp') });
+  const want = await sha256Stream(randomStream(5_000_000, 'xdev'));
+  const mtime = new Date('2020-01-02T03:04:05Z');
+  let pendingSize = -1;
+  await writeFsFile(fs, '/x.bin', randomStream(5_000_000, 'xdev'), { mtime, beforePublish: async (p) => void (pendingSize = p.size) });
+  t.equal(pendingSize, 5_000_000, 'beforePublish ran');
+  t.same(await sha256Stream(await fs.openRead('/x.bin')), want, 'the copied file is complete');
+  t.equal((await fs.stat('/x.bin')).mtime.getTime(), mtime.getTime(), 'mtime applied to the copy');
+  t.same(await readdir(root), ['x.bin'], `no ${HIDDEN_TMP_PREFIX}* file left beside it`);
+  t.same(await readdir(path.join(xdev, 'uploads-tmp')), [], 'the temp area is empty');
+  t.match(await rejectionOf(writeFsFile(fs, '/x.bin', 'no', { overwrite: false })), { code: 'EXISTS' }, 'overwrite:false still holds');
+  await writeFsFile(fs, '/x.bin', 'replaced');
+  t.equal(await readFile(path.join(root, 'x.bin'), 'utf8'), 'replaced', 'overwrite across devices');
+  t.same((await readdir(root)).sort(), ['x.bin'], 'still nothing hidden left');
+});
+
+t.test('symbolic links inside the root', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp });
+  await mkdir(path.join(root, 'real-dir'));
+  await writeFile(path.join(root, 'real-dir', 'target.txt'), '12345');
+  await symlink('real-dir/target.txt', path.join(root, 'file-link'));
+  await symlink('real-dir', path.join(root, 'dir-link'));
+  await symlink('/', path.join(root, 'slash-link'));
+  const info = await fs.stat('/file-link');
+  t.match(info, { name: 'file-link', path: '/file-link', isDir: false, size: 5 }, 'stat follows a link that stays inside');
+  t.equal((await readFsFile(fs, '/dir-link/target.txt')).toString(), '12345', 'reads through a directory link');
+  const listed = Object.fromEntries((await listAll(fs, '/')).entries.map((e) => [e.name, e]));
+  t.match(listed['file-link'], { isDir: false, size: 5 }, 'list reports an inside link as its target');
+  t.match(listed['dir-link'], { isDir: true }, 'and a directory link as a directory');
+  t.match(listed['slash-link'], { isDir: false }, 'a link leading outside is listed as the link itself');
+  await expectFsError(t, fs.stat('/slash-link'), 'ESCAPE', 'but cannot be followed');
+  t.same(await fs.usedSpace('/'), { size: 5, files: 1 }, 'usedSpace neither follows nor counts links');
+  await fs.remove('/file-link');
+  t.equal(await readFile(path.join(root, 'real-dir', 'target.txt'), 'utf8'), '12345', 'remove() of a link keeps its target');
+  await fs.remove('/slash-link');
+  t.ok((await stat('/')).isDirectory(), 'removing a link to / removes the link only');
+});
+
+t.test('special files and modes', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp });
+  await writeFile(path.join(root, 'm.txt'), 'm');
+  await chmod(path.join(root, 'm.txt'), 0o640);
+  const info = await fs.stat('/m.txt');
+  t.equal(info.mode & 0o777, 0o640, 'permission bits come from lstat');
+  t.equal(info.mode & 0o170000, 0o100000, 'a regular file carries S_IFREG');
+  t.equal((await fs.stat('/')).mode & 0o170000, 0o040000, 'a directory carries S_IFDIR');
+});
+
+const fifoDirs = await freshDirs();
+const fifoSkip = ((): string | false => {
+  try {
+    execFileSync('mkfifo', [path.join(fifoDirs.root, 'fifo')]);
+    return false;
+  } catch {
+    return 'mkfifo is not available';
+  }
+})();
+t.test('a FIFO in the tree', { skip: fifoSkip }, async (t) => {
+  const fs = new LocalFs({ root: fifoDirs.root, tempDir: fifoDirs.tmp });
+  await expectFsError(t, fs.openRead('/fifo'), 'INVALID', 'a FIFO is refused without blocking');
+});
+
+t.test('rename and remove guards', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp });
+  await fs.mkdir('/a/b', { recursive: true });
+  await expectFsError(t, fs.rename('/a', '/a/b/c'), 'INVALID', 'a directory cannot move into itself');
+  await expectFsError(t, fs.rename('/', '/x'), 'INVALID', 'the root cannot be renamed');
+  await expectFsError(t, fs.remove('/'), 'PERMISSION', 'the root cannot be removed');
+  await expectFsError(t, fs.remove('/', { recursive: true }), 'PERMISSION', 'not even recursively');
+  await expectFsError(t, fs.copy('/a', '/a2'), 'IS_DIR', 'copy() of a directory');
+  await fs.rename('/a', '/a');
+  t.ok((await fs.stat('/a')).isDir, 'renaming onto itself is a no-op');
+  await writeFsFile(fs, '/file', 'f');
+  await expectFsError(t, fs.rename('/file', '/a'), ['IS_DIR', 'EXISTS', 'NOT_EMPTY'], 'a file cannot replace a directory');
+  t.same((await readdir(root)).filter((x) => x.startsWith(HIDDEN_TMP_PREFIX)), [], 'no hidden copies left');
+});
+
+t.test('Node error mapping (fsErrorFromNode)', async (t) => {
+  const cases: [string, string][] = [
+    ['ENOENT', 'NOT_FOUND'],
+    ['EEXIST', 'EXISTS'],
+    ['EACCES', 'PERMISSION'],
+    ['EPERM', 'PERMISSION'],
+    ['ENOTDIR', 'NOT_DIR'],
+    ['EISDIR', 'IS_DIR'],
+    ['ENOTEMPTY', 'NOT_EMPTY'],
+    ['EXDEV', 'CROSS_DEVICE'],
+    ['ENOSPC', 'QUOTA'],
+    ['EDQUOT', 'QUOTA'],
+  ];
+  for (const [node, code] of cases) {
+    const err = fsErrorFromNode(Object.assign(new Error(node), { code: node }), '/p');
+    t.ok(err instanceof FsError && err.code === code, `${node} → ${code}`);
+  }
+  const odd = new Error('odd');
+  t.equal(fsErrorFromNode(odd, '/p'), odd, 'an unknown error passes through');
+});

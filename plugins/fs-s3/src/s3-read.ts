@@ -1,0 +1,127 @@
+import { PassThrough, Transform, type Readable } from 'node:stream';
+import { emptyReadable, FsError, FsErrorCode, ParallelRangeReadable, totalFromContentRange } from '@ferry/core';
+import { isInvalidRange, isNotFound } from './errors.js';
+
+interface GetOutput {
+  Body?: unknown;
+  ContentRange?: string;
+  ContentLength?: number;
+}
+
+export interface S3ReadParams {
+  path: string;
+  start: number;
+  end?: number;
+  signal?: AbortSignal;
+  partSize: number;
+  concurrency: number;
+  partTimeoutMs: number;
+  /** GetObject with an optional Range header value. */
+  get(range: string | undefined, e: number, signal?: AbortSignal): Promise<GetOutput>;
+  /** The object's size, undefined when it does not exist. */
+  size(): Promise<number | undefined>;
+  isDir(): Promise<boolean>;
+  mapError(err: unknown): FsError;
+}
+
+/**
+ * Opens a (ranged) read. The first part is requested before the stream is
+ * returned, so NOT_FOUND / IS_DIR reject here; it also tells the object's
+ * size. When the range spans more than one part and concurrency > 1, the
+ * remaining parts are fetched in parallel (ranged GETs of partSize bytes);
+ * otherwise one GET streams the whole range.
+ */
+export async function openS3Read(p: S3ReadParams): Promise<Readable> {
+  const { path, start, end } = p;
+  if (start < 0 || (end !== undefined && end < start)) {
+    throw new FsError(FsErrorCode.Invalid, `${path}: invalid range ${start}-${end ?? ''}`, { path });
+  }
+  const part = p.concurrency > 1 ? p.partSize : Infinity;
+  const firstEnd = Math.min(end ?? Infinity, start + part - 1);
+  const get = async (s: number, e: number, signal?: AbortSignal) => {
+    const range = s === 0 && e === Infinity ? undefined : `bytes=${s}-${e === Infinity ? '' : e}`;
+    const out = await p.get(range, e, signal);
+    return range ? { ...out, Body: fitRange(out.Body as Readable, out.ContentRange, s, e) } : out;
+  };
+  let first: GetOutput;
+  try {
+    first = await get(start, firstEnd, p.signal);
+  } catch (e) {
+    if (isNotFound(e) && (await p.isDir().catch(() => false))) {
+      throw new FsError(FsErrorCode.IsDirectory, `${path}: is a directory`, { path });
+    }
+    if (isInvalidRange(e)) {
+      // Start at or past the end (or any range of an empty object on AWS): nothing to read.
+      const size = await p.size().catch(() => undefined);
+      if (size !== undefined && start >= size) return emptyReadable();
+    }
+    throw p.mapError(e);
+  }
+  const body = first.Body as Readable;
+  const total = totalFromContentRange(first.ContentRange) ?? start + (first.ContentLength ?? 0);
+  if (total <= start) {
+    // s3rver answers a ranged GET of an empty object with 206, Content-Length 1 and no body.
+    body.destroy();
+    return emptyReadable();
+  }
+  const last = Math.min(end ?? Infinity, total - 1);
+  let out: Readable;
+  if (firstEnd >= last) {
+    const pass = new PassThrough();
+    body.on('error', (e) => pass.destroy(p.mapError(e)));
+    pass.on('close', () => body.destroy());
+    out = body.pipe(pass);
+  } else {
+    out = new ParallelRangeReadable({
+      start,
+      end: last,
+      partSize: part,
+      concurrency: p.concurrency,
+      partTimeoutMs: p.partTimeoutMs,
+      first: body,
+      fetch: async (s, e, signal) => (await get(s, e, signal)).Body as Readable,
+      mapError: (e) => p.mapError(e),
+    });
+  }
+  if (p.signal) {
+    const signal = p.signal;
+    const onAbort = () => out.destroy(FsError.aborted(path));
+    signal.addEventListener('abort', onAbort, { once: true });
+    out.on('close', () => signal.removeEventListener('abort', onAbort));
+  }
+  return out;
+}
+
+/**
+ * Trims a ranged response to the bytes asked for when the server sent more:
+ * s3rver reads `bytes=0-0` as "from 0 to the end", and a server that ignores
+ * Range answers the whole object.
+ */
+export function fitRange(body: Readable, contentRange: string | undefined, start: number, end: number): Readable {
+  const m = contentRange ? /^bytes (\d+)-(\d+)\//.exec(contentRange) : null;
+  const sentStart = m ? Number(m[1]) : 0;
+  const sentEnd = m ? Number(m[2]) : Infinity;
+  if (sentStart === start && sentEnd <= end) return body;
+  let skip = Math.max(0, start - sentStart);
+  let left = end === Infinity ? Infinity : end - start + 1;
+  const trim = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      if (skip >= chunk.length) {
+        skip -= chunk.length;
+        return cb();
+      }
+      const part = chunk.subarray(skip, skip + Math.min(left, chunk.length - skip));
+      skip = 0;
+      left -= part.length;
+      if (part.length) this.push(part);
+      if (left <= 0) {
+        this.push(null);
+        body.destroy();
+      }
+      cb();
+    },
+  });
+  body.on('error', (e) => trim.destroy(e));
+  trim.on('close', () => body.destroy());
+  return body.pipe(trim);
+}

@@ -1,0 +1,83 @@
+/**
+ * @ferry/fs-sftp: filesystem provider 5, a directory on a remote SFTP server.
+ */
+import { FsError, FsErrorCode, definePlugin, packageInfo, silentLogger, type FsProviderDef, type Logger } from '@ferry/core';
+import {
+  SECRET_FIELDS,
+  secretText,
+  sftpOptionsSchema,
+  sftpPluginConfigSchema,
+  type SftpOptions,
+  type SftpPluginConfig,
+} from './config.schema.js';
+import { closeAllPools, poolFor, type ConnectSettings } from './sftp-pool.js';
+import { SFTP_CAPABILITIES, SftpFs } from './sftp.fs.js';
+
+const pkg = packageInfo(import.meta.url);
+
+export { SftpFs, SFTP_CAPABILITIES } from './sftp.fs.js';
+export { sftpOptionsSchema, sftpPluginConfigSchema, type SftpOptions, type SftpPluginConfig } from './config.schema.js';
+export { closeAllPools, fingerprintOf } from './sftp-pool.js';
+export { mapSftpError } from './sftp-errors.js';
+
+/** Provider number 5 (FilesystemConfig.provider), never reused. */
+export const SFTP_PROVIDER = 5;
+
+/** Splits 'host:port' ('[v6]:port' too). */
+function splitEndpoint(endpoint: string): { host: string; port: number } {
+  const i = endpoint.lastIndexOf(':');
+  return { host: endpoint.slice(0, i).replace(/^\[(.*)\]$/, '$1'), port: Number(endpoint.slice(i + 1)) };
+}
+
+/** Connection settings (the pool key) of an options object whose secrets are decrypted. */
+export function connectSettings(o: SftpOptions): ConnectSettings {
+  return {
+    endpoint: o.endpoint,
+    ...splitEndpoint(o.endpoint),
+    username: o.username,
+    password: secretText(o.password),
+    privateKey: secretText(o.private_key),
+    passphrase: secretText(o.key_passphrase),
+    fingerprints: o.fingerprints ?? [],
+  };
+}
+
+/** The provider definition; `config` and `logger` come from the plugin context. */
+export function sftpProvider(config: Partial<SftpPluginConfig> = {}, logger: Logger = silentLogger()): FsProviderDef<SftpOptions> {
+  const cfg = sftpPluginConfigSchema.validate(config).value as SftpPluginConfig;
+  return {
+    provider: SFTP_PROVIDER,
+    key: 'sftp',
+    configKey: 'sftpconfig',
+    optionsSchema: sftpOptionsSchema,
+    secretFields: SECRET_FIELDS,
+    placeholderFields: ['prefix'],
+    capabilities: SFTP_CAPABILITIES,
+    create(options: SftpOptions) {
+      const { value: o, error } = sftpOptionsSchema.validate(options);
+      if (error) throw new FsError(FsErrorCode.Invalid, `sftp: ${error.message}`);
+      const pool = poolFor(connectSettings(o), cfg, logger);
+      return new SftpFs(pool, {
+        prefix: o.prefix ?? '',
+        bufferSizeMb: o.buffer_size ?? 0,
+        disableConcurrentReads: o.disable_concurrent_reads ?? false,
+      });
+    },
+    describe(options: SftpOptions) {
+      return { endpoint: options.endpoint };
+    },
+  };
+}
+
+export default definePlugin<SftpPluginConfig>({
+  name: pkg.name,
+  version: pkg.version,
+  apiVersion: 1,
+  configSchema: sftpPluginConfigSchema,
+  register(ctx, config) {
+    ctx.registerFsProvider(sftpProvider(config, ctx.logger.child({ plugin: pkg.name })));
+  },
+  teardown() {
+    closeAllPools();
+  },
+});

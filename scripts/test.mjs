@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// Runs the whole test suite: starts the real servers the tests need, runs
+// tap over every package, and ends with a line CI reads:
+// "N passed, N failed, N skipped". tap's exit code is kept.
+//
+//   node scripts/test.mjs                 all packages
+//   node scripts/test.mjs core/test/x.ts  only these files or folders
+//   FERRY_TEST_DB=postgres node scripts/test.mjs   run against PostgreSQL
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(root);
+
+if (process.env.FERRY_SKIP_SERVERS !== '1' && existsSync('scripts/servers/up.sh')) {
+  const r = spawnSync('bash', ['scripts/servers/up.sh'], { stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error('test servers failed to start (scripts/servers/up.sh)');
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  }
+}
+
+let targets = process.argv.slice(2);
+if (targets.length === 0) {
+  targets = ['core/test', 'test/e2e'];
+  for (const p of readdirSync('plugins')) if (existsSync(`plugins/${p}/test`)) targets.push(`plugins/${p}/test`);
+  targets = targets.filter((t) => existsSync(t));
+}
+
+// Only *.test.ts files are tests (helpers and fixtures next to them are not).
+function testFiles(target) {
+  if (!statSync(target).isDirectory()) return [target];
+  const out = [];
+  for (const e of readdirSync(target, { withFileTypes: true })) {
+    if (['node_modules', 'dist', 'fixtures'].includes(e.name)) continue;
+    const p = path.join(target, e.name);
+    if (e.isDirectory()) out.push(...testFiles(p));
+    else if (e.name.endsWith('.test.ts')) out.push(p);
+  }
+  return out.sort();
+}
+targets = targets.flatMap(testFiles);
+
+const tapBin = path.join(root, 'node_modules', '.bin', 'tap');
+const child = spawn(tapBin, ['--reporter=tap', ...targets], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+let summary = null;
+let buf = '';
+child.stdout.on('data', (d) => {
+  process.stdout.write(d);
+  buf += d.toString();
+  const lines = buf.split('\n');
+  buf = lines.pop() ?? '';
+  for (const line of lines) {
+    const m = /^# \{ (total: .*) \}\s*$/.exec(line);
+    if (m) {
+      summary = {};
+      for (const part of m[1].split(',')) {
+        const [k, v] = part.split(':').map((s) => s.trim());
+        summary[k] = Number(v);
+      }
+    }
+  }
+});
+child.on('close', (code) => {
+  const s = summary ?? { pass: 0, fail: 1 };
+  const skipped = (s.skip ?? 0) + (s.todo ?? 0);
+  console.log(`${s.pass ?? 0} passed, ${s.fail ?? 0} failed${skipped ? `, ${skipped} skipped` : ''}`);
+  process.exit(code ?? 1);
+});

@@ -1,0 +1,133 @@
+import type { Test } from 'tap';
+import type { CaseGroup, SuiteContext } from '../fs-conformance.js';
+import { expectFsError, expectMissing, namesIn, readFile, rejectionOf, withTimeout, writeFile } from '../fs-helpers.js';
+import { randomBytesSeeded, randomSliceSha256, randomStream, sha256Stream } from '../streams.js';
+
+async function largeFileCases(t: Test, ctx: SuiteContext): Promise<void> {
+  const fs = await ctx.fresh(t);
+  const size = ctx.largeFileSize;
+  const seed = `large-${ctx.name}`;
+  const expected = await sha256Stream(randomStream(size, seed));
+  const result = await writeFile(fs, '/large.bin', randomStream(size, seed), { size });
+  t.equal(result.size, size, `done reports ${size} bytes`);
+  t.equal((await fs.stat('/large.bin')).size, size, 'stat reports the full size');
+  const read = await sha256Stream(await fs.openRead('/large.bin'));
+  t.equal(read.size, size, 'reads back every byte');
+  t.equal(read.sha256, expected.sha256, 'sha256 of what was read equals sha256 of what was written');
+
+  await t.test('ranges of the large file', ctx.requires('rangeRead'), async (t) => {
+    const mid = Math.floor(size / 2);
+    for (const [start, end] of [
+      [mid, Math.min(size - 1, mid + 1024 * 1024 + 17)],
+      [size - 10, size - 1],
+    ] as const) {
+      const want = await randomSliceSha256(size, seed, start, end);
+      const got = await sha256Stream(await fs.openRead('/large.bin', { start, end }));
+      t.same(got, want, `bytes ${start}-${end}`);
+    }
+  });
+}
+
+const RANGE_FILE_SIZE = 200_000;
+
+async function rangeCases(t: Test, ctx: SuiteContext): Promise<void> {
+  const fs = await ctx.fresh(t);
+  const data = randomBytesSeeded(RANGE_FILE_SIZE, 'ranges');
+  const size = data.length;
+  await writeFile(fs, '/r.bin', data);
+  const cases: [string, { start?: number; end?: number }, Buffer][] = [
+    ['whole file with start 0', { start: 0 }, data],
+    ['start only', { start: 1000 }, data.subarray(1000)],
+    ['end only', { end: 99 }, data.subarray(0, 100)],
+    ['start and end', { start: 70_000, end: 140_000 }, data.subarray(70_000, 140_001)],
+    ['first byte', { start: 0, end: 0 }, data.subarray(0, 1)],
+    ['single byte in the middle', { start: 12_345, end: 12_345 }, data.subarray(12_345, 12_346)],
+    ['last byte (start only)', { start: size - 1 }, data.subarray(size - 1)],
+    ['last byte (start and end)', { start: size - 1, end: size - 1 }, data.subarray(size - 1)],
+    ['across the 64 KiB boundary', { start: 65_535, end: 65_536 }, data.subarray(65_535, 65_537)],
+    ['exactly the second 64 KiB', { start: 65_536, end: 131_071 }, data.subarray(65_536, 131_072)],
+    ['end past the last byte is clamped', { start: 199_000, end: size + 5000 }, data.subarray(199_000)],
+    ['whole file with explicit end', { start: 0, end: size - 1 }, data],
+  ];
+  for (const [name, range, want] of cases) {
+    const got = await readFile(fs, '/r.bin', range);
+    t.equal(got.length, want.length, `${name}: length ${want.length}`);
+    t.ok(got.equals(want), `${name}: bytes`);
+  }
+  for (const start of [size, size + 1, size * 10]) {
+    const got = await readFile(fs, '/r.bin', { start });
+    t.equal(got.length, 0, `start ${start} at or past the end (size ${size}) yields an empty stream`);
+  }
+  t.equal((await readFile(fs, '/r.bin', { start: size, end: size + 10 })).length, 0, 'range wholly past the end is empty');
+  await expectFsError(t, fs.openRead('/r.bin', { start: 10, end: 5 }), 'INVALID', 'start after end');
+  await expectFsError(t, fs.openRead('/r.bin', { start: -1 }), 'INVALID', 'negative start');
+  await writeFile(fs, '/zero', '');
+  t.equal((await readFile(fs, '/zero', { start: 0 })).length, 0, 'start 0 of an empty file is empty');
+  await expectMissing(t, fs, '/nothing');
+  await expectFsError(t, fs.openRead('/nothing', { start: 1 }), 'NOT_FOUND', 'range read of a missing file');
+}
+
+async function overwriteCases(t: Test, ctx: SuiteContext): Promise<void> {
+  const fs = await ctx.fresh(t);
+  await t.test('default overwrite replaces and truncates', async (t) => {
+    await writeFile(fs, '/f.txt', 'a much longer original content');
+    await writeFile(fs, '/f.txt', 'short');
+    t.equal((await readFile(fs, '/f.txt')).toString(), 'short', 'new content, no leftover tail');
+    t.equal((await fs.stat('/f.txt')).size, 5, 'size shrank');
+    t.same(await namesIn(fs, '/'), ['f.txt'], 'still one entry');
+  });
+  await t.test('overwrite: false onto an existing file', async (t) => {
+    const err = await rejectionOf(writeFile(fs, '/f.txt', 'intruder', { overwrite: false }));
+    t.match(err, { code: 'EXISTS' }, 'fails with EXISTS (from openWrite or done)');
+    t.equal((await readFile(fs, '/f.txt')).toString(), 'short', 'the existing file is untouched');
+    t.same(await namesIn(fs, '/'), ['f.txt'], 'nothing else appeared');
+  });
+  await t.test('overwrite: false onto a new path', async (t) => {
+    await writeFile(fs, '/new.txt', 'fresh', { overwrite: false });
+    t.equal((await readFile(fs, '/new.txt')).toString(), 'fresh', 'written');
+  });
+  await t.test('write onto a directory', async (t) => {
+    await fs.mkdir('/d');
+    const err = await rejectionOf(writeFile(fs, '/d', 'x'));
+    t.match(err, { code: /^(IS_DIR|EXISTS)$/ }, 'fails with IS_DIR or EXISTS');
+    t.equal((await fs.stat('/d')).isDir, true, 'the directory is still there');
+  });
+  await t.test('read of a directory', async (t) => {
+    await expectFsError(t, fs.openRead('/d').then((s) => readFileFrom(s)), 'IS_DIR', 'openRead of a directory');
+  });
+}
+
+async function readFileFrom(s: NodeJS.ReadableStream): Promise<void> {
+  for await (const _ of s) void _;
+}
+
+async function readAbortCases(t: Test, ctx: SuiteContext): Promise<void> {
+  const fs = await ctx.fresh(t);
+  // Big enough that no backend hands it over in one chunk before the abort lands.
+  const size = 8 * 1024 * 1024;
+  await writeFile(fs, '/big.bin', randomStream(size, 'read-abort'));
+  await t.test('already aborted signal', async (t) => {
+    await expectFsError(t, fs.openRead('/big.bin', { signal: AbortSignal.abort() }), 'ABORTED', 'openRead with an aborted signal');
+  });
+  await t.test('abort while reading', async (t) => {
+    const ac = new AbortController();
+    const stream = await fs.openRead('/big.bin', { signal: ac.signal });
+    let seen = 0;
+    const consumed = (async () => {
+      for await (const chunk of stream) {
+        seen += (chunk as Buffer).length;
+        if (!ac.signal.aborted) ac.abort();
+      }
+    })();
+    const err = await withTimeout(rejectionOf(consumed), 30_000, 'a read aborted mid-stream');
+    t.ok(err, 'the stream fails once the signal fires');
+    t.ok(seen < size, `stopped early (${seen} of ${size} bytes)`);
+  });
+}
+
+export const ioCases: CaseGroup[] = [
+  { name: 'large file streamed in and out', run: largeFileCases },
+  { name: 'openRead() ranges', requires: ['rangeRead'], run: rangeCases },
+  { name: 'overwrite rules', run: overwriteCases },
+  { name: 'openRead() abort', run: readAbortCases },
+];
