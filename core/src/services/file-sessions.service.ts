@@ -13,7 +13,7 @@ import { ipMatcher } from '../util/ip.js';
 import { ConnectionManager } from './connection-manager.js';
 import type { EffectiveUser } from './effective-user.js';
 import { FileSession } from '../vfs/file-session.js';
-import { QuotaTracker } from '../vfs/quota-tracker.js';
+import { PathWrites, QuotaTracker } from '../vfs/quota-tracker.js';
 import { UsageStore } from '../vfs/usage-store.js';
 import { QuotaService } from './quota.service.js';
 import { UserService } from './user.service.js';
@@ -57,6 +57,7 @@ export class FileSessions {
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(FsFactory) private readonly factory: FsFactory,
     @inject(QuotaTracker) private readonly tracker: QuotaTracker,
+    @inject(PathWrites) private readonly pathWrites: PathWrites,
     @inject(TOKENS.EventBus) private readonly bus: EventBus,
     @inject(TOKENS.FsHooks) private readonly hooks: FsHooks,
     @inject(ConnectionManager) private readonly connections: ConnectionManager,
@@ -96,6 +97,7 @@ export class FileSessions {
         config: this.config,
         factory: this.factory,
         tracker: this.tracker,
+        pathWrites: this.pathWrites,
         usage: this.usage,
         quota: this.quota,
         bus: this.bus,

@@ -14,7 +14,7 @@ import { buildFsEvent, FS_STATUS, publishFsEvent, type FsEventSource } from './f
 import { PatternFilters, type PatternsFilter } from './patterns.js';
 import { PermissionSet, type FilePermission } from './permissions.js';
 import { quotaScope, StorageReservation } from './quota-guard.js';
-import type { QuotaTracker } from './quota-tracker.js';
+import type { PathWrites, QuotaTracker } from './quota-tracker.js';
 import type { UsageStore } from './usage-store.js';
 import type { QuotaService } from '../services/quota.service.js';
 import { VirtualFs, type Resolved } from './vfs.js';
@@ -23,6 +23,7 @@ export interface FileSessionDeps {
   config: FerryConfig;
   factory: FsFactory;
   tracker: QuotaTracker;
+  pathWrites: PathWrites;
   usage: UsageStore;
   quota: QuotaService;
   bus: EventBus;

@@ -135,11 +135,14 @@ export class StorageReservation {
     return true;
   }
 
-  /** Stores the final change (`size` bytes now in place of replacedSize) and frees the reservation. */
-  async commit(finalSize: number, files = this.newFiles): Promise<void> {
+  /**
+   * Stores the final change (`finalSize` bytes now in place of `replacedSize`,
+   * `files` more files) and frees the reservation.
+   */
+  async commit(finalSize: number, files = this.newFiles, replacedSize = this.replacedSize): Promise<void> {
     if (this.done) return;
     this.done = true;
-    const applied: Pair = [finalSize - this.replacedSize, files];
+    const applied: Pair = [finalSize - replacedSize, files];
     await this.tracker.commit([{ key: this.scope.key, reserved: this.reserved, applied }], () =>
       this.scope.write(applied[0], applied[1]),
     );

@@ -125,3 +125,73 @@ export class QuotaTracker {
     }
   }
 }
+
+/** What a path held just before a write was published. */
+export interface Replaced {
+  size: number;
+  existed: boolean;
+}
+
+interface PathEntry {
+  /** Writes to the path in progress. */
+  writers: number;
+  /** Bumped by every publish to the path. */
+  version: number;
+  /** The path's state after the latest publish. */
+  state: Replaced;
+}
+
+/** A write registered with {@link PathWrites.begin}. */
+export interface PathWrite {
+  /** What the write replaces, as known now: its own stat, or what a concurrent write published since. */
+  replaced(): Replaced;
+  /** Records that this write's file (or none, when `size` is null) is now at the path; returns what it replaced. */
+  published(size: number | null): Replaced;
+  end(): void;
+}
+
+/**
+ * Writes in progress per stored path, so concurrent uploads to one path
+ * count the file once: each upload stats the path when it starts, and the
+ * one that publishes second replaces the first one's file, not what it saw.
+ * In-process: writes from other nodes to the same path are not seen.
+ */
+@scoped(Lifecycle.ContainerScoped)
+export class PathWrites {
+  private readonly paths = new Map<string, PathEntry>();
+
+  /** Registers a write before the path is stat'ed; `stat` is what the write saw. */
+  begin(key: string): { seen(stat: Replaced): PathWrite } {
+    let e = this.paths.get(key);
+    if (!e) {
+      e = { writers: 0, version: 0, state: { size: 0, existed: false } };
+      this.paths.set(key, e);
+    }
+    e.writers++;
+    const entry = e;
+    let version = e.version;
+    let ended = false;
+    return {
+      seen: (stat: Replaced): PathWrite => {
+        const replaced = (): Replaced => (entry.version !== version ? { ...entry.state } : { ...stat });
+        return {
+          replaced,
+          published: (size) => {
+            const before = replaced();
+            entry.version++;
+            entry.state = size === null ? { size: 0, existed: false } : { size, existed: true };
+            // from now on this write's own result is what it replaces
+            version = entry.version;
+            stat = { ...entry.state };
+            return before;
+          },
+          end: () => {
+            if (ended) return;
+            ended = true;
+            if (--entry.writers === 0) this.paths.delete(key);
+          },
+        };
+      },
+    };
+  }
+}

@@ -1,13 +1,14 @@
 import { PassThrough, Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import archiver from 'archiver';
-import type { FileInfo, PendingUpload, WriteHandle } from '../fs/fs.contract.js';
+import type { FileInfo, Fs, PendingUpload, WriteHandle } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { baseName, parentPath } from '../fs/path.js';
 import type { ActiveTransfer } from '../services/connection-manager.js';
 import { FS_STATUS } from './fs-events.js';
 import { hookError, type FileSession } from './file-session.js';
 import { quotaScope, StorageReservation, TransferReservation } from './quota-guard.js';
+import type { PathWrite } from './quota-tracker.js';
 import { bandwidthFor, Throttle } from './throttle.js';
 import type { Resolved } from './vfs.js';
 
@@ -68,7 +69,34 @@ export async function uploadFile(s: FileSession, vpath: string, source: Readable
   s.checkName(vpath, 'write');
   const r = s.vfs.resolve(vpath);
   const fs = await s.vfs.fs(r.mount);
-  const existing = await s.vfs.statOrNull(vpath, { signal: s.signal });
+  // registered before the stat, so a concurrent upload to the same path that publishes first is seen
+  const pending = s.deps.pathWrites.begin(`${r.mount.folder ? `f:${r.mount.folder.folder_id}` : `u:${s.user.id}`}\0${r.fsPath}`);
+  let existing: FileInfo | null;
+  try {
+    existing = await s.vfs.statOrNull(vpath, { signal: s.signal });
+  } catch (err) {
+    pending.seen({ size: 0, existed: false }).end();
+    throw err;
+  }
+  const pathWrite = pending.seen({ size: existing?.size ?? 0, existed: !!existing });
+  try {
+    return await uploadToPath(s, vpath, r, fs, existing, pathWrite, source, o, startedAt);
+  } finally {
+    pathWrite.end();
+  }
+}
+
+async function uploadToPath(
+  s: FileSession,
+  vpath: string,
+  r: Resolved,
+  fs: Fs,
+  existing: FileInfo | null,
+  pathWrite: PathWrite,
+  source: Readable,
+  o: UploadOptions,
+  startedAt: number,
+): Promise<{ size: number }> {
   if (existing?.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
   s.requirePerm(parentPath(vpath), existing ? `overwriting ${vpath}` : `uploading to ${vpath}`, existing ? 'overwrite' : 'upload');
   const max = maxUploadSize(s);
@@ -122,6 +150,13 @@ export async function uploadFile(s: FileSession, vpath: string, source: Readable
     await pump(source, onChunk, bw > 0 ? new Throttle(bw * 1024) : undefined, handle, s.signal);
     const result = await handle.done;
     const size = result.size ?? total;
+    // what the published file replaced: what this upload saw, or the file of a concurrent upload that published first
+    const replaced = pathWrite.published(size);
+    const discard = async () => {
+      pathWrite.published(null);
+      await storage.commit(0, replaced.existed ? -1 : 0, replaced.size);
+      committed = true;
+    };
     // backends that cannot hold a pending upload: the before-publish hooks see the stored file
     if (!atomic && s.deps.hooks.hasBeforePublish) {
       try {
@@ -129,8 +164,7 @@ export async function uploadFile(s: FileSession, vpath: string, source: Readable
         await s.deps.hooks.runBeforePublish({ event: await preview(size), fs, fsPath: r.fsPath, pending });
       } catch (err) {
         await fs.remove(r.fsPath).catch(() => undefined);
-        await storage.commit(0, existing ? -1 : 0);
-        committed = true;
+        await discard();
         throw hookError(err);
       }
     }
@@ -139,11 +173,10 @@ export async function uploadFile(s: FileSession, vpath: string, source: Readable
       await s.deps.hooks.runSync({ event: ev, fs, fsPath: r.fsPath });
     } catch (err) {
       await fs.remove(r.fsPath).catch(() => undefined);
-      await storage.commit(0, existing ? -1 : 0);
-      committed = true;
+      await discard();
       throw hookError(err);
     }
-    await storage.commit(size);
+    await storage.commit(size, replaced.existed ? 0 : 1, replaced.size);
     committed = true;
     s.publish(ev);
     if (await s.deps.usage.markFirst(s.user.id, 'first_upload')) s.publish({ ...ev, action: 'first-upload' });

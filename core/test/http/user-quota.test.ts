@@ -93,6 +93,20 @@ t.test('parallel uploads can never exceed the quota together', async (t) => {
   t.ok(noTemp());
 });
 
+t.test('parallel uploads to the same new path count one file', async (t) => {
+  const u = await login('q2same', { username: 'q2same', quota_size: 1000 * KB, quota_files: 10 });
+  // both uploads stat the path before either publishes: without the path ledger each would add a file
+  const results = await Promise.all([u.up('/same', slow(6, 10 * KB, 10)), u.up('/same', slow(4, 10 * KB, 10)), u.up('/same', slow(2, 10 * KB, 10))]);
+  t.same(results.map((r) => r.statusCode), [201, 201, 201]);
+  const onDisk = statSync(path.join(u.home, 'same')).size;
+  t.ok([20, 40, 60].map((n) => n * KB).includes(onDisk), `the last published upload is in place (${onDisk})`);
+  t.match(await usage('q2same'), { size: onDisk, files: 1 }, 'counters hold one file of the size on disk');
+  // and an overwrite raced by a delete-free second overwrite still counts one file
+  await Promise.all([u.up('/same', slow(3, 10 * KB, 10)), u.up('/same', slow(5, 10 * KB, 10))]);
+  t.match(await usage('q2same'), { size: statSync(path.join(u.home, 'same')).size, files: 1 });
+  t.ok(noTemp());
+});
+
 t.test('virtual folders: own quota, or counted in the user quota (-1)', async (t) => {
   const own = await addFolder(ta, 'own');
   const incl = await addFolder(ta, 'incl');
