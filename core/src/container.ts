@@ -11,6 +11,7 @@ import { PluginRegistry } from './plugins/registry.js';
 import { ConnectionManager } from './services/connection-manager.js';
 import { registerEventServices } from './events/manager/register.js';
 import { BackupService } from './services/backup/backup.service.js';
+import { ShareService } from './services/share.service.js';
 
 export interface ContainerParts {
   config: FerryConfig;
@@ -41,5 +42,7 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   registerEventServices(c);
   // dumpdata for the event manager's backup action (sections: BackupRegistry, one per app)
   c.register(TOKENS.Backup, { useFactory: (d) => d.resolve(BackupService) });
+  // the share store of the share expiration check (event action 18)
+  c.register(TOKENS.Shares, { useFactory: (d) => d.resolve(ShareService) });
   return c;
 }

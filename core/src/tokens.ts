@@ -23,6 +23,6 @@ export const TOKENS = {
   EventAccounts: Symbol.for('ferry.EventAccounts'),
   /** `{ dump(): Promise<object> }` of the backup service (registered by it; absent until it exists). */
   Backup: Symbol.for('ferry.Backup'),
-  /** Share store for share expiration checks (registered by the shares feature; absent until it exists). */
+  /** Share store of the share expiration check (EventShares, implemented by ShareService). */
   Shares: Symbol.for('ferry.Shares'),
 } as const;

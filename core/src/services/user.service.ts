@@ -2,7 +2,7 @@ import Boom from '@hapi/boom';
 import { inject, injectable } from 'tsyringe';
 import { UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
-import { AdminGroup, ApiKey, Folder, Group, Role, User, UserFolder, UserGroup } from '../data/entities/index.js';
+import { AdminGroup, ApiKey, Folder, Group, Role, Share, User, UserFolder, UserGroup } from '../data/entities/index.js';
 import type { ListQuery } from '../http/schemas/common.js';
 import type { UserInput } from '../http/schemas/users.js';
 import type { AdminIdentity } from '../auth/credentials.js';
@@ -370,6 +370,7 @@ export class UserService {
       await tem.nativeDelete(UserGroup, { user: user.id });
       await tem.nativeDelete(UserFolder, { user: user.id });
       await tem.nativeDelete(ApiKey, { user: user.id });
+      await tem.nativeDelete(Share, { user: user.id });
       await tem.nativeDelete(User, { id: user.id });
     });
     this.connections.disconnectUser(username);

@@ -66,7 +66,7 @@ const PLAIN = ['FOLDER-SECRET-1', 'GROUP-SECRET-1', 'USER-SECRET-1', 'TOTP-SEED-
 
 t.test('dump: every section, secrets encrypted, hashes kept, no plaintext', async (t) => {
   const { text, data } = await dump(A);
-  t.same(Object.keys(data).sort(), ['admins', 'api_keys', 'folders', 'groups', 'roles', 'users', 'version']);
+  t.same(Object.keys(data).sort(), ['admins', 'api_keys', 'folders', 'groups', 'roles', 'shares', 'users', 'version']);
   t.equal(data.version, 1);
   t.same(data.users.map((u: { username: string }) => u.username), ['alice', 'bob', 'quentin']);
   for (const p of PLAIN) t.notOk(text.includes(p), `${p.slice(0, 12)}... not in the dump`);
@@ -130,7 +130,8 @@ t.test('a restore is validated whole before anything is written', async (t) => {
     [{ api_keys: [{ id: 'abcdefgh1', key: 'nothex', name: 'k', scope: 1 }] }, /api_keys\[0\] "abcdefgh1": "key"/],
     [{ api_keys: [{ id: 'abcdefgh2', key: 'a'.repeat(64), name: 'k', scope: 2, user: 'ghost' }] }, /api_keys\[0\] "abcdefgh2": user "ghost" does not exist/],
     [{ roles: [{ name: 'bad/role' }] }, /roles\[0\] "bad\/role": "name"/],
-    [{ shares: [{ id: 's' }] }, /"shares": restoring this kind of object is not supported/],
+    [{ shares: [{ id: 's', name: 'n', scope: 1, paths: ['/'], username: 'ghost' }] }, /shares\[0\] "s": user "ghost" does not exist/],
+    [{ configs: [{ name: 'c' }] }, /"configs": restoring this kind of object is not supported/],
     [{ users: {} }, /"users" must be an array/],
     [{ version: 'x' }, /"version" must be a non-negative integer/],
     [[], /must be a BackupData object/],
@@ -202,7 +203,7 @@ t.test('files: output-file and input-file stay inside the backups directory', as
   t.equal((await B.inject('GET', '/api/v2/loaddata', { token: B.token })).statusCode, 400, 'input-file is required');
   t.match(A.json(await A.inject('GET', '/api/v2/dumpdata', { token: A.token })).message, /"output-file" is required unless output-data=1/);
   t.match(A.json(await A.inject('GET', '/api/v2/dumpdata?output-data=1&scopes=bogus', { token: A.token })).message, /"bogus" is not one of/);
-  t.match(A.json(await A.inject('GET', '/api/v2/dumpdata?output-data=1&scopes=shares', { token: A.token })).message, /scope "shares" is not available/);
+  t.match(A.json(await A.inject('GET', '/api/v2/dumpdata?output-data=1&scopes=configs', { token: A.token })).message, /scope "configs" is not available/);
 });
 
 t.test('permissions: `*` without a role', async (t) => {

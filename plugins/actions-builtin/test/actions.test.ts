@@ -2,7 +2,7 @@ import t from 'tap';
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
-import { TOKENS, type EventManager, type EventShares, type ShareInfo } from '@ferry/core';
+import { TOKENS, type EventBus, type EventManager, type ProviderEvent } from '@ferry/core';
 import { createTestApp } from '@ferry/core/testing';
 
 // an in-process SMTP receiver
@@ -183,24 +183,36 @@ t.test('event report (19) summarises recorded events into CSV and zip', async (t
   t.equal(readFileSync(path.join(dir, zip)).subarray(0, 2).toString(), 'PK');
 });
 
-t.test('share expiration (18) through the share store; rotate logs (15)', async (t) => {
+t.test('share expiration (18): expired shares deleted, owners of shares expiring soon notified; rotate logs (15)', async (t) => {
   await mkAction('shares', 18, { share_expiration_config: { advance_notice: 3, delete_after: 0 } });
-  await runRule('shares-missing', ['shares']);
-  t.match(outcome('shares-missing')[0], /shares are not available/);
   await addUser('sh1', { email: 'sh1@test.local' });
-  const store: ShareInfo[] = [
-    { share_id: 's-old', name: 'old', username: 'sh1', expires_at: now - DAY },
-    { share_id: 's-soon', name: 'soon', username: 'sh1', expires_at: now + DAY },
-    { share_id: 's-later', name: 'later', username: 'sh1', expires_at: now + 30 * DAY },
-  ];
-  const shares: EventShares = { list: async () => store, delete: async (id) => void store.splice(store.findIndex((s) => s.share_id === id), 1) };
-  ta.app.container.register(TOKENS.Shares, { useValue: shares });
+  await addUser('sh2', { email: 'sh2@test.local' });
+  // shares restored as dumped (a restore keeps expired ones)
+  const sh = (id: string, username: string, expires_at: number) => ({ id, name: id, scope: 1, paths: ['/'], username, expires_at });
+  const load = await ta.inject('POST', '/api/v2/loaddata', {
+    token,
+    payload: { shares: [sh('s-old', 'sh1', now - DAY), sh('s-soon', 'sh1', now + DAY), sh('s-later', 'sh1', now + 30 * DAY), sh('s-never', 'sh1', 0), sh('s-other', 'sh2', now - DAY)] },
+  });
+  t.equal(load.statusCode, 200, load.payload);
+  const shareIds = async () => {
+    const r = await ta.inject('GET', '/api/v2/dumpdata?output-data=1&scopes=shares', { token });
+    return (JSON.parse(r.payload).shares as { id: string }[]).map((x) => x.id).sort();
+  };
+  const provider: ProviderEvent[] = [];
+  ta.app.container.resolve<EventBus>(TOKENS.EventBus).on('provider', (e) => void provider.push(e));
   mails.length = 0;
   await runRule('shares-rule', ['shares'], { options: { names: [{ pattern: 'sh1' }] } });
   t.same(outcome('shares-rule'), ['shares:ok']);
-  t.same(store.map((s) => s.share_id), ['s-soon', 's-later'], 'expired share deleted');
+  t.same(await shareIds(), ['s-later', 's-never', 's-other', 's-soon'], 'the expired share of sh1 deleted, the other user\'s kept');
+  t.same(provider.filter((e) => e.object_type === 'share').map((e) => [e.action, e.object_name]), [['delete', 's-old']]);
   t.same(mails.map((m) => m.to), [['sh1@test.local']]);
-  t.match(mails[0]!.raw, /soon: expires/);
+  t.match(mails[0]!.raw, /s-soon: expires/);
+  t.notMatch(mails[0]!.raw, /s-later/);
+
+  mails.length = 0;
+  await runRule('shares-all', ['shares']);
+  t.same(await shareIds(), ['s-later', 's-never', 's-soon'], 'every user without conditions');
+  t.same(mails.map((m) => m.to), [['sh1@test.local']]);
 
   await mkAction('rotate', 15, { rotate_logs_config: { keep: 2 } });
   await runRule('rotate-rule', ['rotate']);

@@ -1,6 +1,7 @@
 import { RoleSchema } from './role.entity.js';
 import { AdminSchema } from './admin.entity.js';
 import { ApiKeySchema } from './api-key.entity.js';
+import { ShareSchema } from './share.entity.js';
 import { LeaseSchema, RevokedTokenSchema, SettingSchema } from './system.entity.js';
 import { UserSchema } from './user.entity.js';
 import { GroupSchema } from './group.entity.js';
@@ -22,6 +23,7 @@ export * from './group.entity.js';
 export * from './folder.entity.js';
 export * from './mappings.entity.js';
 export * from './event.entity.js';
+export * from './share.entity.js';
 
 /** Every core entity; plugins add theirs through the registry. */
 export const coreEntities = [
@@ -41,4 +43,5 @@ export const coreEntities = [
   EventActionSchema,
   EventRuleSchema,
   EventRuleActionSchema,
+  ShareSchema,
 ];

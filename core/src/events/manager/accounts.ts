@@ -2,7 +2,7 @@ import Boom from '@hapi/boom';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../../tokens.js';
-import { Folder, Group, Role, User, UserFolder, UserGroup } from '../../data/entities/index.js';
+import { Folder, Group, Role, Share, User, UserFolder, UserGroup } from '../../data/entities/index.js';
 import { FsFactory } from '../../fs/fs-factory.js';
 import type { Fs } from '../../fs/fs.contract.js';
 import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../../services/provider-events.service.js';
@@ -203,6 +203,7 @@ export class DbEventAccounts implements EventAccounts {
     if (!u) throw Boom.notFound(`user "${username}" not found`);
     await em.nativeDelete(UserGroup, { user: u.id });
     await em.nativeDelete(UserFolder, { user: u.id });
+    await em.nativeDelete(Share, { user: u.id });
     await em.removeAndFlush(u);
     this.events.emit('delete', 'user', username, { username }, actor);
   }
@@ -219,8 +220,7 @@ export interface ShareInfo {
 
 /**
  * What the share expiration check needs from the shares feature, resolved
- * through TOKENS.Shares. Not registered until shares exist: the action then
- * fails with a clear message.
+ * through TOKENS.Shares (core's ShareService).
  */
 export interface EventShares {
   /** Shares of these users (every share when `usernames` is undefined). */

@@ -2,13 +2,14 @@ import Boom from '@hapi/boom';
 import Joi from 'joi';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager } from '@mikro-orm/core';
-import { Admin, AdminGroup, ApiKey, Folder, Group, Role, User } from '../../data/entities/index.js';
+import { Admin, AdminGroup, ApiKey, Folder, Group, Role, Share, User } from '../../data/entities/index.js';
 import { userCreateInput, type UserInput } from '../../http/schemas/users.js';
 import { groupCreateInput, type GroupInput } from '../../http/schemas/groups.js';
 import { folderCreateInput, type FolderInput } from '../../http/schemas/folders.js';
 import { roleInput } from '../../http/schemas/roles.js';
 import { adminInput, type AdminInput } from '../../http/schemas/admins.js';
 import { timestampMs } from '../../http/schemas/common.js';
+import { shareId, shareInput } from '../../http/schemas/shares.js';
 import { UserService, type PreparedUser } from '../user.service.js';
 import { GroupService, type PreparedGroup } from '../group.service.js';
 import { FolderService, type PreparedFolder } from '../folder.service.js';
@@ -22,14 +23,14 @@ const ARGON2_HASH = /^\$argon2(id|i|d)\$/;
 const BATCH = 500;
 
 /** Validates one backup object with an API schema in restore mode; the 400 names the object. */
-function validateItem<T>(key: string, i: number, item: unknown, schema: Joi.Schema, name: string | undefined): T {
+export function validateItem<T>(key: string, i: number, item: unknown, schema: Joi.Schema, name: string | undefined): T {
   const { value, error } = schema.validate(item, { context: { restore: true }, abortEarly: true, errors: { wrap: { label: '"' } } });
   if (error) throw Boom.badRequest(`${key}[${i}]${name ? ` "${name}"` : ''}: ${error.message}`);
   return value as T;
 }
 
 /** Runs a semantic check and prefixes its error with the object it is about. */
-async function named<T>(key: string, i: number, name: string, fn: () => Promise<T>): Promise<T> {
+export async function named<T>(key: string, i: number, name: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
@@ -39,7 +40,7 @@ async function named<T>(key: string, i: number, name: string, fn: () => Promise<
 }
 
 /** Existing objects by name, loaded in batches. */
-async function loadByName<T extends object>(em: EntityManager, entity: new () => T, field: string, names: string[], populate: string[] = []): Promise<Map<string, T>> {
+export async function loadByName<T extends object>(em: EntityManager, entity: new () => T, field: string, names: string[], populate: string[] = []): Promise<Map<string, T>> {
   const out = new Map<string, T>();
   for (let i = 0; i < names.length; i += BATCH) {
     const rows = await em.find(entity, { [field]: { $in: names.slice(i, i + BATCH) } } as never, { populate: populate as never });
@@ -64,9 +65,9 @@ async function dumpPaged<T extends object>(em: EntityManager, entity: new () => 
   return out;
 }
 
-const nameOf = (field: string) => (x: unknown) => (x && typeof x === 'object' ? String((x as Obj)[field] ?? '') : '');
+export const nameOf = (field: string) => (x: unknown) => (x && typeof x === 'object' ? String((x as Obj)[field] ?? '') : '');
 
-interface Item<P> {
+export interface Item<P> {
   name: string;
   /** mode 1 and the object exists: nothing to write. */
   keep?: boolean;
@@ -75,7 +76,7 @@ interface Item<P> {
   data: Obj;
 }
 
-/** The core's sections: roles, folders, groups, users, admins, API keys. */
+/** The core's sections: roles, folders, groups, users, admins, API keys, shares. */
 @injectable()
 export class CoreBackupSections {
   constructor(
@@ -85,7 +86,7 @@ export class CoreBackupSections {
   ) {}
 
   sections(): BackupSection<any>[] {
-    return [this.roles(), this.folderSection(), this.groupSection(), this.userSection(), this.admins(), this.apiKeys()];
+    return [this.roles(), this.folderSection(), this.groupSection(), this.userSection(), this.admins(), this.apiKeys(), this.shares()];
   }
 
   private roles(): BackupSection<Item<{ name: string; description: string; created_at?: number; updated_at?: number }>[]> {
@@ -402,6 +403,105 @@ export class CoreBackupSections {
           if (ex) em.assign(ex, fields);
           else em.create(ApiKey, { key_id: it.name, ...fields });
           ctx.event(ex ? 'update' : 'add', 'api_key', it.name, it.data);
+        }
+        await em.flush();
+      },
+    };
+  }
+
+  /**
+   * Shares (after the users they belong to). The password is dumped as its
+   * argon2 hash and restored as dumped (a plain password is hashed); paths
+   * are not checked against the owner's tree, expired shares are kept.
+   */
+  private shares(): BackupSection<Item<Obj>[]> {
+    const schema = shareInput.keys({
+      id: shareId.required(),
+      username: Joi.string().min(1).max(255).required(),
+      created_at: timestampMs.default(0),
+      updated_at: timestampMs.default(0),
+      last_use_at: timestampMs.default(0),
+      used_tokens: Joi.number().integer().min(0).max(2147483647).default(0),
+    });
+    return {
+      scope: 'shares',
+      key: 'shares',
+      order: 70,
+      names: (items) => items.map(nameOf('id')),
+      dump: (em) =>
+        dumpPaged(
+          em,
+          Share,
+          'share_id',
+          async (rows) =>
+            rows.map((x) => ({
+              id: x.share_id,
+              name: x.name,
+              scope: x.scope,
+              paths: x.paths,
+              username: (x.user as User).username,
+              created_at: x.created_at,
+              updated_at: x.updated_at,
+              last_use_at: x.last_use_at,
+              expires_at: x.expires_at,
+              password: x.password_hash,
+              max_tokens: x.max_tokens,
+              used_tokens: x.used_tokens,
+              allow_from: x.allow_from,
+            })),
+          ['user'],
+        ),
+      validate: async (items, ctx) => {
+        const existing = await loadByName(ctx.em, Share, 'share_id', items.map(nameOf('id')));
+        const out: Item<Obj>[] = [];
+        for (const [i, item] of items.entries()) {
+          const v = validateItem<Obj>('shares', i, item, schema, nameOf('id')(item));
+          const id = String(v.id);
+          if (ctx.mode === 1 && existing.has(id)) {
+            out.push({ name: id, keep: true, data: item as Obj });
+            continue;
+          }
+          const prepared = await named('shares', i, id, async () => {
+            if (!(await ctx.lookup.user(String(v.username)))) throw Boom.badRequest(`user "${v.username}" does not exist`);
+            const paths = v.paths as string[];
+            if (new Set(paths).size !== paths.length) throw Boom.badRequest('"paths" holds the same path twice');
+            if (v.scope !== 1 && paths.length !== 1) throw Boom.badRequest('"paths": a share with write scope needs exactly one directory path');
+            const pw = String(v.password);
+            return { ...v, password_hash: pw === '' || ARGON2_HASH.test(pw) ? pw : await hashPassword(pw) };
+          });
+          const data = { ...(item as Obj) };
+          delete data.password;
+          out.push({ name: id, prepared, data });
+        }
+        return out;
+      },
+      restore: async (items, ctx) => {
+        const em = ctx.em;
+        const existing = await loadByName(em, Share, 'share_id', items.map((x) => x.name));
+        const now = Date.now();
+        for (const it of items) {
+          if (it.keep) continue;
+          const v = it.prepared!;
+          const user = await em.findOne(User, { username: String(v.username) });
+          if (!user) throw Boom.badRequest(`shares "${it.name}": user "${v.username}" does not exist`);
+          const fields = {
+            name: String(v.name),
+            scope: Number(v.scope),
+            paths: v.paths as string[],
+            user,
+            password_hash: String(v.password_hash),
+            expires_at: Number(v.expires_at),
+            max_tokens: Number(v.max_tokens),
+            used_tokens: Number(v.used_tokens),
+            allow_from: v.allow_from as string[],
+            created_at: Number(v.created_at) || now,
+            updated_at: Number(v.updated_at) || now,
+            last_use_at: Number(v.last_use_at),
+          };
+          const ex = existing.get(it.name);
+          if (ex) em.assign(ex, fields);
+          else em.create(Share, { share_id: it.name, ...fields });
+          ctx.event(ex ? 'update' : 'add', 'share', it.name, it.data);
         }
         await em.flush();
       },

@@ -1,0 +1,47 @@
+import { EntitySchema, type Rel } from '@mikro-orm/core';
+import { json, msTime } from './columns.js';
+import { User } from './user.entity.js';
+
+/** A user's public share of files or a directory (reference.yaml Share). */
+export class Share {
+  /** Public id, part of the share URLs. */
+  share_id!: string;
+  name!: string;
+  /** 1 read, 2 write, 3 read and write. */
+  scope!: number;
+  /** Normalised virtual paths of the owner's tree. */
+  paths: string[] = [];
+  user!: Rel<User>;
+  /** argon2id hash of the share password, '' for a share without one. */
+  password_hash = '';
+  /** Unix ms, 0 never expires. */
+  expires_at = 0;
+  /** 0: unlimited. */
+  max_tokens = 0;
+  used_tokens = 0;
+  /** IPs or CIDR networks the share may be used from (empty: anywhere). */
+  allow_from: string[] = [];
+  created_at = 0;
+  updated_at = 0;
+  last_use_at = 0;
+}
+
+export const ShareSchema = new EntitySchema<Share>({
+  class: Share,
+  tableName: 'shares',
+  properties: {
+    share_id: { type: 'string', length: 64, primary: true },
+    name: { type: 'string', length: 255 },
+    scope: { type: 'integer' },
+    paths: json(),
+    user: { kind: 'm:1', entity: () => User, index: true, deleteRule: 'cascade' },
+    password_hash: { type: 'text', default: '' },
+    expires_at: msTime({ index: true }),
+    max_tokens: { type: 'integer', default: 0 },
+    used_tokens: { type: 'integer', default: 0 },
+    allow_from: json(),
+    created_at: msTime(),
+    updated_at: msTime(),
+    last_use_at: msTime(),
+  },
+});
