@@ -20,6 +20,21 @@ export async function openUserSession(sessions: FileSessions, request: Request, 
   const creds = userOf(request);
   const ip = clientIp(request);
   const key = creds.jti ? `jwt:${creds.jti}` : creds.apiKeyId ? `key:${creds.apiKeyId}:${ip}` : `ip:${ip}:${creds.user.id}`;
+  return openFileSession(sessions, request, { username: creds.user.username, key }, command);
+}
+
+/**
+ * Opens a file session of `username` for a request; requests with the same
+ * `key` share one connection. Public share requests use the share owner's
+ * account with protocol HTTPShare.
+ */
+export async function openFileSession(
+  sessions: FileSessions,
+  request: Request,
+  o: { username: string; key: string; protocol?: 'HTTP' | 'HTTPShare' },
+  command: string,
+): Promise<FileSession> {
+  const ip = clientIp(request);
   const gone = new AbortController();
   const res = request.raw.res;
   const onClose = () => {
@@ -27,9 +42,10 @@ export async function openUserSession(sessions: FileSessions, request: Request, 
   };
   res.once('close', onClose);
   const session = await sessions.open({
-    username: creds.user.username,
+    username: o.username,
     ip,
-    sessionKey: FileSessions.sessionKey([key]),
+    sessionKey: FileSessions.sessionKey([o.key]),
+    protocol: o.protocol,
     clientVersion: String(request.headers['user-agent'] ?? '').slice(0, 255),
     command: `${request.method.toUpperCase()} ${command}`,
     signal: gone.signal,

@@ -17,6 +17,7 @@ import { groupRoutes } from './groups.js';
 import { folderRoutes } from './folders.js';
 import { quotaRoutes } from './quotas.js';
 import { backupRoutes } from './backup.js';
+import { shareRoutes } from './shares.js';
 
 /** Every route file of the core, one per resource. */
-export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes];
+export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, shareRoutes];

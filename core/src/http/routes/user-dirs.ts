@@ -9,7 +9,7 @@ import { toDirEntry } from '../../vfs/file-session.js';
 import { boolQuery, closeAfter, destroyOnDisconnect, openUserSession, pathQuery, withUserSession } from '../user-session.js';
 
 /** A JSON array streamed page by page (a listing is never held whole). */
-function jsonArray(pages: AsyncGenerator<FileInfo[]>): Readable {
+export function jsonArray(pages: AsyncGenerator<FileInfo[]>): Readable {
   return Readable.from(
     (async function* () {
       let first = true;

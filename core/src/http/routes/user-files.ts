@@ -33,14 +33,15 @@ export const STREAMED_PAYLOAD = {
 const renameQuery = Joi.object({ path: pathQuery.required(), target: pathQuery.required() });
 
 /** X-SERVICE-MTIME: unix milliseconds. */
-function mtimeHeader(request: Request): Date | undefined {
+export function mtimeHeader(request: Request): Date | undefined {
   const v = request.headers['x-service-mtime'];
   if (v === undefined || v === '') return undefined;
   if (!/^\d{1,15}$/.test(String(v))) throw Boom.badRequest('"X-SERVICE-MTIME" must be unix time in milliseconds');
   return new Date(Number(v));
 }
 
-function declaredLength(request: Request): number | undefined {
+/** Content-Length of a request body that is not chunked. */
+export function declaredLength(request: Request): number | undefined {
   const v = request.headers['content-length'];
   if (v === undefined || request.headers['transfer-encoding']) return undefined;
   const n = Number(v);
@@ -50,9 +51,33 @@ function declaredLength(request: Request): number | undefined {
 async function download(sessions: FileSessions, request: Request, h: ResponseToolkit) {
   const q = request.query as { path: string; inline?: boolean };
   const s = await openUserSession(sessions, request, `download ${q.path}`);
+  let vpath: string;
   try {
-    const vpath = s.path(q.path);
+    vpath = s.path(q.path);
+  } catch (err) {
+    await s.close();
+    throw err;
+  }
+  return sendFile(request, h, s, vpath, { inline: q.inline });
+}
+
+/**
+ * Answers a GET or HEAD of one file of a session: conditional requests
+ * (304), one byte range (206, 416), ETag, Last-Modified, Content-Disposition,
+ * the body streamed from the backend. `ready` runs once the file is checked,
+ * before anything is sent (a refusal there is the answer). The session is
+ * closed when the response is done (or at once on failure).
+ */
+export async function sendFile(
+  request: Request,
+  h: ResponseToolkit,
+  s: FileSession,
+  vpath: string,
+  o: { inline?: boolean; ready?: () => Promise<void> } = {},
+) {
+  try {
     const p = await prepareDownload(s, vpath);
+    await o.ready?.();
     const { info } = p;
     const etag = entityTag(info);
     const lastModified = info.mtime.toUTCString();
@@ -82,7 +107,7 @@ async function download(sessions: FileSessions, request: Request, h: ResponseToo
     }
     const part = range.kind === 'partial' ? { start: range.start, end: range.end } : undefined;
     const length = part ? part.end - part.start + 1 : info.size;
-    const disposition = contentDisposition(q.inline ? 'inline' : 'attachment', baseName(vpath));
+    const disposition = contentDisposition(o.inline ? 'inline' : 'attachment', baseName(vpath));
     if (request.method === 'head') {
       await s.close();
       const r = common(h.response().code(part ? 206 : 200)).type(type).header('Content-Disposition', disposition).header('Content-Length', String(length));
@@ -105,8 +130,18 @@ async function download(sessions: FileSessions, request: Request, h: ResponseToo
   }
 }
 
-/** Multipart upload of one or more files (field `filenames`) into a directory, each streamed in turn. */
-function receiveMultipart(request: Request, s: FileSession, dir: string, mkdirParents: boolean): Promise<string[]> {
+/**
+ * Multipart upload of one or more files (field `filenames`) into a directory,
+ * each streamed in turn. `before` runs before each file is stored (a
+ * refusal there stops the upload).
+ */
+export function receiveMultipart(
+  request: Request,
+  s: FileSession,
+  dir: string,
+  mkdirParents: boolean,
+  before?: (vpath: string) => Promise<void>,
+): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const src = request.payload as Readable;
     let bb: busboy.Busboy;
@@ -158,7 +193,11 @@ function receiveMultipart(request: Request, s: FileSession, dir: string, mkdirPa
       }
       names.add(vpath);
       chain = chain
-        .then(() => (failed ? undefined : uploadFile(s, vpath, stream, { mkdirParents })))
+        .then(async () => {
+          if (failed) return;
+          await before?.(vpath);
+          await uploadFile(s, vpath, stream, { mkdirParents });
+        })
         .then(
           () => undefined,
           (err: unknown) => {
