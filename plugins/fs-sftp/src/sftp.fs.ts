@@ -88,7 +88,10 @@ export class SftpFs implements Fs {
     if (this.closed) throw new FsError(FsErrorCode.Unavailable, 'sftp: this filesystem is closed');
     const root = this.remotePath('/');
     if (normalizePrefix(this.settings.prefix) === '' || this.pool.knownDirs.has(root)) return;
-    await this.pool.run((s) => this.mkdirp(s, root, '/'), { signal: o?.signal });
+    await this.pool.run((s) => this.mkdirp(s, root, '/'), { signal: o?.signal }).catch((err: unknown) => {
+      // e.g. a prefix the SFTP user may not create: a clear FsError, not a bare ssh2 error (a 500)
+      throw mapSftpError(err, 'creating the prefix directory of', '/');
+    });
     this.pool.knownDirs.add(root);
   }
 

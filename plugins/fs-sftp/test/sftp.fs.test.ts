@@ -133,6 +133,9 @@ if (await requireSftpServer(t)) {
     const ro = await make(t, { prefix: 'readonly' });
     t.equal(await code(ro.mkdir('/x')), 'PERMISSION', 'root-owned directory: permission denied');
     t.equal(await code(ro.openWrite('/x.txt')), 'PERMISSION');
+    const below = await make(t, { prefix: 'readonly/cannot-create' });
+    t.equal(await code(below.stat('/')), 'PERMISSION', 'a prefix directory the user may not create');
+    t.equal(await code(below.openWrite('/x.txt')), 'PERMISSION');
   });
 
   t.test('reconnection', async (t) => {
