@@ -103,6 +103,15 @@ t.test('GET /shares/{id}/files: a file of a one-directory share, with ranges', a
   t.equal(r.statusCode, 206);
   t.equal(r.payload, '234');
   t.equal(r.headers['content-range'], 'bytes 2-4/10');
+  const used = (await share(readId)).used_tokens;
+  r = await ta.inject('HEAD', `/api/v2/shares/${readId}/files?path=digits.txt`, { basic: basic('open-sesame') });
+  t.equal(r.statusCode, 200);
+  t.equal(r.headers['content-length'], '10');
+  t.equal(r.payload, '');
+  r = await ta.inject('HEAD', `/api/v2/shares/${readId}`, { basic: basic('open-sesame') });
+  t.equal(r.statusCode, 200);
+  t.equal(r.headers['content-type'], 'application/zip');
+  t.equal((await share(readId)).used_tokens, used, 'HEAD requests use no token');
   r = await get('digits.txt', { range: 'bytes=50-' });
   t.equal(r.statusCode, 416);
   t.equal(r.headers['content-range'], 'bytes */10');

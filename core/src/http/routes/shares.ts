@@ -56,6 +56,9 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
   const shares = c.resolve(ShareService);
   const sessions = c.resolve(FileSessions);
 
+  /** A download takes one use of the share once the file is checked (a HEAD request takes none). */
+  const useOf = (request: Request, share: Share) => (request.method === 'head' ? undefined : () => shares.consume(share.share_id));
+
   /** Checks a public request and opens a file session of the share's owner. */
   const publicSession = async (request: Request, scopeOk: (scope: number) => boolean, command: string) => {
     const id = pathParam(request, 'id');
@@ -81,12 +84,17 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
     try {
       const single = share.paths.length === 1 ? await s.vfs.statOrNull(share.paths[0]!, { signal: s.signal }) : null;
       if (!q.compress && single && !single.isDir) {
-        return await sendFile(request, h, s, share.paths[0]!, { ready: () => shares.consume(share.share_id) });
+        return await sendFile(request, h, s, share.paths[0]!, { ready: useOf(request, share) });
       }
       // a zip leaves out what the owner may not download: the shared directories themselves must allow it
       for (const p of share.paths) {
         const info = await s.vfs.stat(p, { signal: s.signal });
         if (info.isDir) s.requirePerm(p, `downloading ${p}`, 'download');
+      }
+      const disposition = contentDisposition('attachment', `${share.name}.zip`);
+      if (request.method === 'head') {
+        await s.close();
+        return h.response().type('application/zip').header('Content-Disposition', disposition);
       }
       const zip = await streamZip(s, share.paths);
       await shares.consume(share.share_id).catch(async (err: unknown) => {
@@ -99,7 +107,7 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
       return h
         .response(zip.stream)
         .type('application/zip')
-        .header('Content-Disposition', contentDisposition('attachment', `${share.name}.zip`));
+        .header('Content-Disposition', disposition);
     } catch (err) {
       await s.close();
       throw err;
@@ -204,7 +212,7 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
           await s.close();
           throw err;
         }
-        return sendFile(request, h, s, vpath, { ready: () => shares.consume(share.share_id) });
+        return sendFile(request, h, s, vpath, { ready: useOf(request, share) });
       },
     },
     {
