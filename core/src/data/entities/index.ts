@@ -7,6 +7,7 @@ import { UserSchema } from './user.entity.js';
 import { GroupSchema } from './group.entity.js';
 import { FolderSchema } from './folder.entity.js';
 import { EventActionSchema, EventRuleActionSchema, EventRuleSchema } from './event.entity.js';
+import { IpListEntrySchema } from './ip-list.entity.js';
 import {
   AdminGroupSchema,
   GroupFolderSchema,
@@ -23,6 +24,7 @@ export * from './group.entity.js';
 export * from './folder.entity.js';
 export * from './mappings.entity.js';
 export * from './event.entity.js';
+export * from './ip-list.entity.js';
 export * from './share.entity.js';
 
 /** Every core entity; plugins add theirs through the registry. */
@@ -43,5 +45,6 @@ export const coreEntities = [
   EventActionSchema,
   EventRuleSchema,
   EventRuleActionSchema,
+  IpListEntrySchema,
   ShareSchema,
 ];

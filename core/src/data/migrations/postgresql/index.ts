@@ -20,6 +20,8 @@ export const statements: { name: string; statements: string[] }[] = [
       "create index \"groups_folders_folder_id_index\" on \"groups_folders\" (\"folder_id\");",
       "create index \"groups_folders_group_id_index\" on \"groups_folders\" (\"group_id\");",
       "alter table \"groups_folders\" add constraint \"groups_folders_group_id_folder_id_unique\" unique (\"group_id\", \"folder_id\");",
+      "create table \"ip_lists\" (\"id\" serial primary key, \"type\" int not null, \"ipornet\" varchar(64) not null, \"mode\" int not null default 1, \"protocols\" int not null default 0, \"description\" text not null default '', \"created_at\" bigint not null default 0, \"updated_at\" bigint not null default 0);",
+      "alter table \"ip_lists\" add constraint \"ip_lists_type_ipornet_unique\" unique (\"type\", \"ipornet\");",
       "create table \"leases\" (\"name\" varchar(255) not null, \"owner\" varchar(255) not null, \"expires_at\" bigint not null default 0, constraint \"leases_pkey\" primary key (\"name\"));",
       "create table \"revoked_tokens\" (\"jti\" varchar(64) not null, \"expires_at\" bigint not null default 0, constraint \"revoked_tokens_pkey\" primary key (\"jti\"));",
       "create index \"revoked_tokens_expires_at_index\" on \"revoked_tokens\" (\"expires_at\");",

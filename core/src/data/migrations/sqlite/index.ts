@@ -20,6 +20,8 @@ export const statements: { name: string; statements: string[] }[] = [
       "create index `groups_folders_folder_id_index` on `groups_folders` (`folder_id`);",
       "create index `groups_folders_group_id_index` on `groups_folders` (`group_id`);",
       "create unique index `groups_folders_group_id_folder_id_unique` on `groups_folders` (`group_id`, `folder_id`);",
+      "create table `ip_lists` (`id` integer not null primary key autoincrement, `type` integer not null, `ipornet` text not null, `mode` integer not null default 1, `protocols` integer not null default 0, `description` text not null default '', `created_at` bigint not null default 0, `updated_at` bigint not null default 0);",
+      "create unique index `ip_lists_type_ipornet_unique` on `ip_lists` (`type`, `ipornet`);",
       "create table `leases` (`name` text not null, `owner` text not null, `expires_at` bigint not null default 0, primary key (`name`));",
       "create table `revoked_tokens` (`jti` text not null, `expires_at` bigint not null default 0, primary key (`jti`));",
       "create index `revoked_tokens_expires_at_index` on `revoked_tokens` (`expires_at`);",
