@@ -15,15 +15,17 @@ D="$SERVERS_DIR/gcs"
 PIDFILE="$D/emulator.pid"
 LOG="$D/emulator.log"
 
-if alive "$PIDFILE"; then echo "gcs: emulator already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; exit 0; fi
+if running gcs "$PIDFILE" gcs; then echo "gcs: emulator already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; exit 0; fi
 
+port_free "$PORT"
 npm_tool gcs
 mkdir -p "$D/tmp"
 (
-  cd "$ROOT/scripts/servers/gcs"
+  cd "$TOOL_DIR"
   TMPDIR="$D/tmp" FIREBASE_CLI_DISABLE_UPDATE_CHECK=true nohup node emulator.cjs "$PORT" > "$LOG" 2>&1 &
   echo $! > "$PIDFILE"
 )
+started gcs gcs
 for _ in $(seq 1 400); do
   grep -q listening "$LOG" 2>/dev/null && break
   alive "$PIDFILE" || { echo "gcs: emulator exited, see $LOG" >&2; tail -20 "$LOG" >&2; exit 1; }

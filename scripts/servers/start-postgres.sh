@@ -1,7 +1,7 @@
 #!/bin/bash
 # PostgreSQL on 127.0.0.1:5432 with trust auth, for FERRY_TEST_DB=postgres runs.
 # Uses the running server when there is one; otherwise starts Debian's cluster
-# with a trust hba file kept under .servers/ (no edits under /etc).
+# with a trust hba file kept under $SERVERS_DIR/pg (no edits under /etc).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then echo "postgresql already running"; exit 0; fi

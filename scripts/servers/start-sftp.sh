@@ -17,8 +17,9 @@ D="$SERVERS_DIR/sftp"
 HOME_DIR="$D/home/$USER_NAME"
 PIDFILE="$D/sshd.pid"
 
-if alive "$PIDFILE"; then echo "sftp: sshd already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; exit 0; fi
+if running sftp "$PIDFILE"; then echo "sftp: sshd already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; exit 0; fi
 
+port_free "$PORT"
 [ -x /usr/sbin/sshd ] || apt_install openssh-server
 mkdir -p "$D/home" "$D/authorized_keys" /run/sshd
 chmod 0755 /run/sshd "$SERVERS_DIR" "$D" "$D/home"   # sshd refuses to start without its privsep dir
@@ -63,5 +64,6 @@ LogLevel VERBOSE
 CFG
 /usr/sbin/sshd -t -f "$D/sshd_config"
 /usr/sbin/sshd -f "$D/sshd_config" -E "$D/sshd.log"   # absolute path required; daemonizes and writes the pid file
+started sftp
 wait_port "$PORT"
 echo "sftp: sshd up on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"
