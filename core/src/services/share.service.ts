@@ -241,9 +241,16 @@ export class ShareService implements EventShares {
    * Checks a public request on a share: it exists (404), the client address
    * is allowed (403), the password matches when the share has one (401),
    * the route's scope is granted (403), the share is not expired and has
-   * tokens left (403), and its owner may still share (403).
+   * uses left (403; `ignoreTokens` for the next requests of a resumable
+   * upload, which took its use when created), and its owner may still share (403).
    */
-  async authorize(id: string, ip: string, creds: ShareCredentials, scopeOk: (scope: number) => boolean): Promise<{ share: Share; owner: EffectiveUser }> {
+  async authorize(
+    id: string,
+    ip: string,
+    creds: ShareCredentials,
+    scopeOk: (scope: number) => boolean,
+    o: { ignoreTokens?: boolean } = {},
+  ): Promise<{ share: Share; owner: EffectiveUser }> {
     const share = await this.em().findOne(Share, { share_id: id }, { populate: ['user'] });
     if (!share) throw Boom.notFound(`share "${id}" not found`);
     if (share.allow_from.length && !ipMatcher(share.allow_from)(ip)) throw Boom.forbidden(`the share is not accessible from ${ip}`);
@@ -255,7 +262,7 @@ export class ShareService implements EventShares {
     }
     if (!scopeOk(share.scope)) throw Boom.forbidden('the scope of this share does not allow this operation');
     if (share.expires_at && share.expires_at <= Date.now()) throw Boom.forbidden('the share has expired');
-    if (share.max_tokens && share.used_tokens >= share.max_tokens) throw Boom.forbidden('the share has reached its maximum number of uses');
+    if (!o.ignoreTokens && share.max_tokens && share.used_tokens >= share.max_tokens) throw Boom.forbidden('the share has reached its maximum number of uses');
     const owner = await this.sessions.effectiveUser((share.user as User).username);
     if (!owner) throw Boom.notFound(`share "${id}" not found`);
     if (!canShare(owner)) throw Boom.forbidden('sharing is disabled for the owner of this share');

@@ -5,12 +5,15 @@ import type { Readable } from 'node:stream';
 import type { DependencyContainer } from 'tsyringe';
 import { clientIp, USER_AUTH, userOf } from '../../auth/strategies.js';
 import { FsError, FsErrorCode } from '../../fs/fs-error.js';
-import { normalizeVirtualPath } from '../../fs/path.js';
+import { normalizeVirtualPath, parentPath } from '../../fs/path.js';
 import type { Share } from '../../data/entities/index.js';
 import { FileSessions } from '../../services/file-sessions.service.js';
 import { canRead, canWrite, ShareService, type ShareCredentials } from '../../services/share.service.js';
+import { ShareUploads, type ShareUpload } from '../../services/share-uploads.service.js';
+import type { HttpBinding } from '../../config/schema.js';
 import type { FileSession } from '../../vfs/file-session.js';
-import { streamZip, uploadFile } from '../../vfs/transfers.js';
+import { maxUploadSize, streamZip, uploadFile } from '../../vfs/transfers.js';
+import { quotaScope, StorageReservation } from '../../vfs/quota-guard.js';
 import { actorOf } from '../server.js';
 import { listParams, listQuery, pathParam } from '../schemas/common.js';
 import { shareId, shareInput, sharePathQuery, type ShareInput } from '../schemas/shares.js';
@@ -19,6 +22,56 @@ import { jsonArray } from './user-dirs.js';
 import { declaredLength, mtimeHeader, receiveMultipart, sendFile, STREAMED_PAYLOAD } from './user-files.js';
 
 const idParams = Joi.object({ id: shareId.required() });
+
+const TUS_VERSION = '1.0.0';
+const TUS_PATH = '/api/v2/shares-chunked-uploads';
+const MB = 1024 * 1024;
+
+function header(request: Request, name: string): string | undefined {
+  const v = request.headers[name] as string | string[] | undefined;
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Maximum chunk of a TUS upload on the request's binding (upload_chunk_size MB); 404 when TUS is off there. */
+function tusChunkSize(request: Request): number {
+  const b = (request.server.settings.app as { binding?: HttpBinding } | undefined)?.binding;
+  if (!b?.upload_chunk_size) throw Boom.notFound('resumable uploads are not enabled on this binding');
+  return b.upload_chunk_size * MB;
+}
+
+function tusVersion(request: Request): void {
+  if (header(request, 'tus-resumable') !== TUS_VERSION) throw Boom.badRequest(`"Tus-Resumable" must be ${TUS_VERSION}`);
+}
+
+/** An unsigned integer header (up to 15 digits). */
+function intHeader(request: Request, name: string, label: string): number {
+  const v = header(request, name);
+  if (v === undefined || !/^\d{1,15}$/.test(v.trim())) throw Boom.badRequest(`"${label}" must be a non-negative integer`);
+  return Number(v);
+}
+
+/** Upload-Metadata: comma-separated `key base64value` pairs (a key may come without value). */
+function tusMetadata(request: Request): Map<string, string> {
+  const out = new Map<string, string>();
+  const raw = header(request, 'upload-metadata') ?? '';
+  for (const pair of raw.split(',')) {
+    const item = pair.trim();
+    if (!item) continue;
+    const [key, value, extra] = item.split(/\s+/);
+    if (!key || extra !== undefined || (value !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(value))) {
+      throw Boom.badRequest('"Upload-Metadata" must hold comma-separated "key base64value" pairs');
+    }
+    if (out.has(key)) throw Boom.badRequest(`"Upload-Metadata": "${key}" is sent twice`);
+    out.set(key, value === undefined ? '' : Buffer.from(value, 'base64').toString('utf8'));
+  }
+  return out;
+}
+
+/** A body of a TUS request: `application/offset+octet-stream` (415 otherwise). */
+function tusBody(request: Request): void {
+  const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/offset+octet-stream') throw Boom.unsupportedMediaType('chunks must be sent as application/offset+octet-stream');
+}
 
 /** The password of an HTTP basic Authorization header (the user name is not checked). */
 function basicCredentials(request: Request): ShareCredentials {
@@ -55,6 +108,7 @@ async function shareDir(s: FileSession, share: Share): Promise<string> {
 export function shareRoutes(c: DependencyContainer): ServerRoute[] {
   const shares = c.resolve(ShareService);
   const sessions = c.resolve(FileSessions);
+  const uploads = c.resolve(ShareUploads);
 
   /** A download takes one use of the share once the file is checked (a HEAD request takes none). */
   const useOf = (request: Request, share: Share) => (request.method === 'head' ? undefined : () => shares.consume(share.share_id));
@@ -114,6 +168,85 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
     }
   };
 
+  /** The share and its owner's session for a request on a TUS upload (the share password again; the use was taken at creation). */
+  const uploadSession = async (request: Request, u: ShareUpload) => {
+    const ip = clientIp(request);
+    const { share, owner } = await shares.authorize(u.shareId, ip, basicCredentials(request), canWrite, { ignoreTokens: true });
+    const s = await openFileSession(sessions, request, { username: owner.username, key: `share:${share.share_id}:${ip}`, protocol: 'HTTPShare' }, `upload share ${share.share_id}`);
+    return { share, s };
+  };
+
+  /** Stores a complete TUS upload into the share (permissions, quotas and events as any upload), then forgets it. */
+  const finish = async (s: FileSession, share: Share, u: ShareUpload) => {
+    // no other chunk while the file is stored (it would find the upload complete)
+    u.busy = true;
+    let source: Readable | undefined;
+    try {
+      const vpath = insideShare(await shareDir(s, share), u.path);
+      source = uploads.read(u);
+      await uploadFile(s, vpath, source, { size: u.length, mtime: u.mtime, mkdirParents: u.mkdirParents });
+    } finally {
+      source?.destroy();
+      await uploads.drop(u);
+    }
+  };
+
+  const tusHeaders = <T extends { header(k: string, v: string): T }>(r: T, u?: ShareUpload) => {
+    r.header('Tus-Resumable', TUS_VERSION);
+    if (u) r.header('Upload-Offset', String(u.offset));
+    return r;
+  };
+
+  const tusCreate = async (request: Request, h: ResponseToolkit) => {
+    const maxChunk = tusChunkSize(request);
+    tusVersion(request);
+    const length = intHeader(request, 'upload-length', 'Upload-Length');
+    const meta = tusMetadata(request);
+    const id = meta.get('share_id');
+    const rel = meta.get('path');
+    if (!id) throw Boom.badRequest('"Upload-Metadata": "share_id" is required');
+    if (shareId.validate(id).error) throw Boom.badRequest('"Upload-Metadata": "share_id" is not a share id');
+    if (!rel) throw Boom.badRequest('"Upload-Metadata": "path" is required');
+    const mtimeRaw = meta.get('mtime');
+    if (mtimeRaw !== undefined && !/^\d{1,15}$/.test(mtimeRaw)) throw Boom.badRequest('"Upload-Metadata": "mtime" must be unix time in milliseconds');
+    const parents = meta.get('mkdir_parents');
+    if (parents !== undefined && !['', 'true', 'false', '1', '0'].includes(parents)) throw Boom.badRequest('"Upload-Metadata": "mkdir_parents" must be true or false');
+    const withBody = (declaredLength(request) ?? 1) > 0 && request.headers['content-type'] !== undefined;
+    if (withBody) tusBody(request);
+    const ip = clientIp(request);
+    const { share, owner } = await shares.authorize(id, ip, basicCredentials(request), canWrite);
+    const s = await openFileSession(sessions, request, { username: owner.username, key: `share:${id}:${ip}`, protocol: 'HTTPShare' }, `upload share ${id}`);
+    try {
+      // what the final upload will check, refused now rather than after the last chunk
+      const vpath = insideShare(await shareDir(s, share), rel);
+      s.ensureWritable();
+      s.checkName(vpath, 'write');
+      const existing = await s.vfs.statOrNull(vpath, { signal: s.signal });
+      if (existing?.isDir || vpath === share.paths[0]) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
+      s.requirePerm(parentPath(vpath), existing ? `overwriting ${vpath}` : `uploading to ${vpath}`, existing ? 'overwrite' : 'upload');
+      const max = maxUploadSize(s);
+      if (max && length > max) throw new FsError(FsErrorCode.Quota, `the file exceeds the maximum upload size of ${max} bytes`);
+      const scope = quotaScope(s.user, s.vfs.resolve(vpath).mount, s.deps.usage, s.deps.quota);
+      const check = new StorageReservation(s.deps.tracker, scope, existing?.size ?? 0, existing ? 0 : 1);
+      await check.begin(length);
+      check.release();
+      await shares.consume(id);
+      const u = await uploads.create({
+        shareId: id,
+        path: rel,
+        length,
+        mtime: mtimeRaw === undefined ? undefined : new Date(Number(mtimeRaw)),
+        mkdirParents: parents === 'true' || parents === '1',
+      });
+      if (withBody) await uploads.append(u, request.payload as Readable, maxChunk);
+      const offset = u.offset;
+      if (offset === length) await finish(s, share, u);
+      return tusHeaders(h.response().code(201), { ...u, offset }).header('Location', `${TUS_PATH}/${u.id}`);
+    } finally {
+      await s.close();
+    }
+  };
+
   return [
     // ---- the owner's share management ----------------------------------------------
     {
@@ -169,6 +302,65 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
         await shares.owner(username);
         await shares.remove(username, pathParam(request, 'id'), actorOf(request));
         return { message: 'share deleted' };
+      },
+    },
+
+    // ---- resumable uploads to shares (TUS 1.0.0, when the binding's upload_chunk_size > 0) ----
+    {
+      method: 'OPTIONS',
+      path: TUS_PATH,
+      options: { auth: false },
+      handler: (request, h) => {
+        const max = tusChunkSize(request);
+        return tusHeaders(h.response().code(200))
+          .header('Tus-Version', TUS_VERSION)
+          .header('Tus-Extension', 'creation,creation-with-upload')
+          .header('Tus-Max-Chunk-Size', String(max));
+      },
+    },
+    {
+      method: 'POST',
+      path: TUS_PATH,
+      options: { auth: false, payload: STREAMED_PAYLOAD },
+      handler: tusCreate,
+    },
+    {
+      // hapi answers HEAD with the GET route; a GET itself is not part of the protocol
+      method: 'GET',
+      path: `${TUS_PATH}/{id}`,
+      options: { auth: false, validate: { params: Joi.object({ id: Joi.string().max(64).required() }) } },
+      handler: async (request, h) => {
+        tusChunkSize(request);
+        if (request.method !== 'head') throw Boom.methodNotAllowed('use HEAD to read the offset of an upload');
+        const u = await uploads.get(pathParam(request, 'id'));
+        await shares.authorize(u.shareId, clientIp(request), basicCredentials(request), canWrite, { ignoreTokens: true });
+        return tusHeaders(h.response().code(200), u).header('Upload-Length', String(u.length)).header('Cache-Control', 'no-store');
+      },
+    },
+    {
+      method: 'PATCH',
+      path: `${TUS_PATH}/{id}`,
+      options: { auth: false, payload: STREAMED_PAYLOAD, validate: { params: Joi.object({ id: Joi.string().max(64).required() }) } },
+      handler: async (request, h) => {
+        const maxChunk = tusChunkSize(request);
+        tusVersion(request);
+        const u = await uploads.get(pathParam(request, 'id'));
+        const { share, s } = await uploadSession(request, u);
+        try {
+          tusBody(request);
+          const offset = intHeader(request, 'upload-offset', 'Upload-Offset');
+          if (offset !== u.offset) throw Boom.conflict(`"Upload-Offset" is ${offset}, the upload is at ${u.offset}`);
+          const declared = declaredLength(request);
+          if (declared !== undefined && (u.offset + declared > u.length || declared > maxChunk)) {
+            throw Boom.entityTooLarge(`the chunk may hold at most ${Math.min(u.length - u.offset, maxChunk)} bytes`);
+          }
+          await uploads.append(u, request.payload as Readable, maxChunk);
+          const now = u.offset;
+          if (now === u.length) await finish(s, share, u);
+          return tusHeaders(h.response().code(204), { ...u, offset: now });
+        } finally {
+          await s.close();
+        }
       },
     },
 

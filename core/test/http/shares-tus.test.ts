@@ -1,0 +1,176 @@
+import t from 'tap';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { addUser, fileApp, PASSWORD, updateUser } from '../helpers/user-files.js';
+import { Share } from '../../src/data/entities/index.js';
+
+const ta = await fileApp({ config: { httpd: { bindings: [{ address: '127.0.0.1', port: 0, upload_chunk_size: 1 }] } } });
+t.teardown(() => ta.close());
+const home = await addUser(ta, { username: 'tus', filters: { max_upload_file_size: 3 * 1024 * 1024 } });
+mkdirSync(path.join(home, 'in'));
+mkdirSync(path.join(home, 'ro'));
+const token = await ta.userToken('tus', PASSWORD);
+const MB = 1024 * 1024;
+
+const json = (r: { payload: string }) => JSON.parse(r.payload);
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const meta = (m: Record<string, string | undefined>) =>
+  Object.entries(m)
+    .map(([k, v]) => (v === undefined ? k : `${k} ${b64(v)}`))
+    .join(',');
+const mkShare = async (payload: Record<string, unknown>) => {
+  const r = await ta.inject('POST', '/api/v2/user/shares', { token, payload });
+  if (r.statusCode !== 201) throw new Error(`add share: ${r.statusCode} ${r.payload}`);
+  return String(r.headers['x-object-id']);
+};
+const writeId = await mkShare({ name: 'in', scope: 2, paths: ['/in'] });
+const pwId = await mkShare({ name: 'pw', scope: 2, paths: ['/in'], password: 'tus-pw' });
+const readId = await mkShare({ name: 'ro', scope: 1, paths: ['/ro'] });
+const pw = { username: 'x', password: 'tus-pw' };
+const TUS = { 'tus-resumable': '1.0.0' };
+const create = (length: number | string | undefined, m: Record<string, string | undefined>, o: { headers?: Record<string, string>; payload?: Buffer; basic?: typeof pw } = {}) =>
+  ta.inject('POST', '/api/v2/shares-chunked-uploads', {
+    basic: o.basic,
+    payload: o.payload,
+    headers: { ...TUS, ...(length === undefined ? {} : { 'upload-length': String(length) }), 'upload-metadata': meta(m), ...(o.headers ?? {}) },
+  });
+const patch = (loc: string, offset: number | string, body: Buffer, headers: Record<string, string> = {}, basic?: typeof pw) =>
+  ta.inject('PATCH', loc, { basic, payload: body, headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', ...headers } });
+const head = (loc: string, basic?: typeof pw) => ta.inject('HEAD', loc, { basic, headers: TUS });
+const used = async (id: string) => (await ta.app.orm.em.fork().findOneOrFail(Share, { share_id: id })).used_tokens;
+const tmpFiles = () => readdirSync(path.join(ta.config.common.temp_dir, 'share-uploads'));
+
+t.test('discovery: OPTIONS without credentials', async (t) => {
+  const r = await ta.inject('OPTIONS', '/api/v2/shares-chunked-uploads');
+  t.equal(r.statusCode, 200, r.payload);
+  t.match(r.headers, { 'tus-version': '1.0.0', 'tus-resumable': '1.0.0', 'tus-extension': 'creation,creation-with-upload', 'tus-max-chunk-size': String(MB) });
+});
+
+t.test('create, HEAD, PATCH in chunks: the file appears complete, once, with its mtime', async (t) => {
+  const data = Buffer.alloc(MB + 1000);
+  for (let i = 0; i < data.length; i++) data[i] = i % 251;
+  let r = await create(data.length, { share_id: writeId, path: 'big.bin', mtime: '1700000000000' });
+  t.equal(r.statusCode, 201, r.payload);
+  const loc = String(r.headers.location);
+  t.match(loc, /^\/api\/v2\/shares-chunked-uploads\/[A-Za-z0-9_-]{22}$/);
+  t.equal(r.headers['tus-resumable'], '1.0.0');
+  t.equal(r.headers['upload-offset'], '0');
+  t.equal(await used(writeId), 1, 'one use per upload');
+  r = await head(loc);
+  t.equal(r.statusCode, 200);
+  t.match(r.headers, { 'upload-offset': '0', 'upload-length': String(data.length), 'tus-resumable': '1.0.0', 'cache-control': 'no-store' });
+
+  r = await patch(loc, 0, data.subarray(0, MB));
+  t.equal(r.statusCode, 204, r.payload);
+  t.equal(r.headers['upload-offset'], String(MB));
+  t.notOk(existsSync(path.join(home, 'in', 'big.bin')), 'nothing visible before the last byte');
+  r = await patch(loc, 0, data.subarray(MB));
+  t.equal(r.statusCode, 409, 'offset mismatch');
+  t.match(json(r).message, /the upload is at 1048576/);
+  r = await patch(loc, MB, data.subarray(MB), { 'content-type': 'application/octet-stream' });
+  t.equal(r.statusCode, 415);
+  t.equal((await head(loc)).headers['upload-offset'], String(MB), 'unchanged by refused chunks');
+  r = await patch(loc, MB, data.subarray(MB));
+  t.equal(r.statusCode, 204, r.payload);
+  t.equal(r.headers['upload-offset'], String(data.length));
+  t.same(readFileSync(path.join(home, 'in', 'big.bin')), data);
+  t.equal(statSync(path.join(home, 'in', 'big.bin')).mtimeMs, 1700000000000);
+  t.equal((await head(loc)).statusCode, 404, 'a finished upload is gone');
+  t.equal((await patch(loc, data.length, Buffer.alloc(1))).statusCode, 404);
+  t.same(tmpFiles(), [], 'no temporary file left');
+  t.equal(await used(writeId), 1);
+});
+
+t.test('creation-with-upload, mkdir_parents, zero-length files, password-protected shares', async (t) => {
+  let r = await create(5, { share_id: writeId, path: '/new/dir/hello.txt', mkdir_parents: 'true' }, { payload: Buffer.from('hello'), headers: { 'content-type': 'application/offset+octet-stream' } });
+  t.equal(r.statusCode, 201, r.payload);
+  t.equal(r.headers['upload-offset'], '5');
+  t.equal(readFileSync(path.join(home, 'in', 'new', 'dir', 'hello.txt'), 'utf8'), 'hello');
+  r = await create(0, { share_id: writeId, path: 'empty.txt' });
+  t.equal(r.statusCode, 201);
+  t.equal(statSync(path.join(home, 'in', 'empty.txt')).size, 0);
+  r = await create(3, { share_id: writeId, path: 'nodir/x.txt' }, { payload: Buffer.from('abc'), headers: { 'content-type': 'application/offset+octet-stream' } });
+  t.equal(r.statusCode, 404, 'a missing directory without mkdir_parents');
+
+  r = await create(2, { share_id: pwId, path: 'pw.txt' });
+  t.equal(r.statusCode, 401);
+  t.match(r.headers['www-authenticate'], /^Basic/);
+  r = await create(2, { share_id: pwId, path: 'pw.txt' }, { basic: pw });
+  t.equal(r.statusCode, 201, r.payload);
+  const loc = String(r.headers.location);
+  t.equal((await head(loc)).statusCode, 401, 'every request of the upload needs the password');
+  t.equal((await head(loc, pw)).statusCode, 200);
+  t.equal((await patch(loc, 0, Buffer.from('ok'), {}, { username: 'x', password: 'bad' })).statusCode, 401);
+  t.equal((await patch(loc, 0, Buffer.from('ok'), {}, pw)).statusCode, 204);
+  t.equal(readFileSync(path.join(home, 'in', 'pw.txt'), 'utf8'), 'ok');
+});
+
+t.test('create refusals', async (t) => {
+  const cases: [Awaited<ReturnType<typeof create>>, number, RegExp][] = [
+    [await create(1, { share_id: writeId, path: 'a' }, { headers: { 'tus-resumable': '0.2.2' } }), 400, /Tus-Resumable/],
+    [await create(undefined, { share_id: writeId, path: 'a' }), 400, /Upload-Length/],
+    [await create('-1', { share_id: writeId, path: 'a' }), 400, /Upload-Length/],
+    [await create(1, { share_id: writeId }), 400, /"path" is required/],
+    [await create(1, { path: 'a' }), 400, /"share_id" is required/],
+    [await create(1, { share_id: writeId, path: 'a', mtime: 'noon' }), 400, /mtime/],
+    [await create(1, { share_id: writeId, path: 'a' }, { headers: { 'upload-metadata': 'path a b c' } }), 400, /Upload-Metadata/],
+    [await create(1, { share_id: writeId, path: 'a' }, { payload: Buffer.from('a'), headers: { 'content-type': 'text/plain' } }), 415, /offset\+octet-stream/],
+    [await create(1, { share_id: 'nosuchshare', path: 'a' }), 404, /not found/],
+    [await create(1, { share_id: readId, path: 'a' }), 403, /scope/],
+    [await create(1, { share_id: writeId, path: '../escape' }), 403, /'\.\.'/],
+    [await create(1, { share_id: writeId, path: '/' }), 400, /is a directory/],
+    [await create(1, { share_id: writeId, path: 'new' }), 400, /is a directory/],
+    [await create(4 * MB, { share_id: writeId, path: 'huge' }), 413, /maximum upload size/],
+  ];
+  for (const [r, status, re] of cases) {
+    t.equal(r.statusCode, status, r.payload);
+    t.match(json(r), { message: re, error: String });
+  }
+  await updateUser(ta, 'tus', { quota_size: 100 });
+  const q = await create(200, { share_id: writeId, path: 'q.bin' });
+  t.equal(q.statusCode, 413);
+  t.match(json(q).message, /quota/);
+  await updateUser(ta, 'tus', { quota_size: 0 });
+  t.same(tmpFiles(), [], 'refused creations leave no temporary file');
+});
+
+t.test('chunk refusals: past the end, larger than the chunk size; the final upload is checked again', async (t) => {
+  let r = await create(10, { share_id: writeId, path: 'ten.bin' });
+  const loc = String(r.headers.location);
+  r = await patch(loc, 0, Buffer.alloc(11));
+  t.equal(r.statusCode, 413, r.payload);
+  t.equal((await head(loc)).headers['upload-offset'], '0', 'nothing kept');
+  r = await patch(loc, 0, Buffer.alloc(4));
+  t.equal(r.statusCode, 204);
+  t.equal(r.headers['upload-offset'], '4');
+
+  r = await create(2 * MB, { share_id: writeId, path: 'two.bin' });
+  const big = String(r.headers.location);
+  r = await patch(big, 0, Buffer.alloc(MB + 1));
+  t.equal(r.statusCode, 413);
+  t.match(json(r).message, /at most 1048576 bytes/);
+
+  // the owner's quota shrank after the creation: the last chunk is refused, nothing is stored, the upload is gone
+  r = await create(100, { share_id: writeId, path: 'late.bin' });
+  const late = String(r.headers.location);
+  await updateUser(ta, 'tus', { quota_size: 50 });
+  r = await patch(late, 0, Buffer.alloc(100));
+  t.equal(r.statusCode, 413, r.payload);
+  t.notOk(existsSync(path.join(home, 'in', 'late.bin')));
+  t.equal((await head(late)).statusCode, 404);
+  await updateUser(ta, 'tus', { quota_size: 0 });
+
+  t.equal((await head('/api/v2/shares-chunked-uploads/unknown')).statusCode, 404);
+  t.equal((await patch('/api/v2/shares-chunked-uploads/unknown', 0, Buffer.alloc(1))).statusCode, 404);
+  t.equal((await ta.inject('GET', loc)).statusCode, 405, 'GET is not part of the protocol');
+  // a share deleted while uploading
+  await ta.inject('DELETE', `/api/v2/user/shares/${writeId}`, { token });
+  t.equal((await patch(loc, 4, Buffer.alloc(6))).statusCode, 404);
+});
+
+t.test('off unless the binding sets upload_chunk_size', async (t) => {
+  const plain = await fileApp();
+  t.teardown(() => plain.close());
+  t.equal((await plain.inject('OPTIONS', '/api/v2/shares-chunked-uploads')).statusCode, 404);
+  t.equal((await plain.inject('POST', '/api/v2/shares-chunked-uploads', { headers: TUS })).statusCode, 404);
+});
