@@ -22,14 +22,18 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Writes a config for a node whose state lives under `dir` (SQLite, or the PostgreSQL URL given). */
-export function writeConfig(dir: string, o: { databaseUrl?: string; extra?: string } = {}): string {
+/**
+ * Writes a config for a node whose state lives under `dir` (SQLite, or the
+ * PostgreSQL URL given), loading `plugins` (npm names; default: fs-local only).
+ */
+export function writeConfig(dir: string, o: { databaseUrl?: string; extra?: string; plugins?: string[] } = {}): string {
   mkdirSync(path.join(dir, 'data'), { recursive: true });
   const db = o.databaseUrl ? `data_provider:\n  driver: postgresql\n  url: "${o.databaseUrl}"\n` : 'data_provider:\n  driver: sqlite\n  name: ferry.db\n';
+  const plugins = (o.plugins ?? ['@ferry/fs-local']).map((p) => `  - name: "${p}"\n`).join('');
   const file = path.join(dir, 'ferry.yaml');
   writeFileSync(
     file,
-    `common:\n  data_dir: "${path.join(dir, 'data')}"\n${db}httpd:\n  bindings:\n    - address: 127.0.0.1\n      port: 0\nkms:\n  master_key: e2e-master-key-0123456789abcdef\nlog:\n  level: info\nplugins:\n  - name: "@ferry/fs-local"\ndefaults:\n  admin_username: ${ADMIN.username}\n  admin_password: ${ADMIN.password}\n${o.extra ?? ''}`,
+    `common:\n  data_dir: "${path.join(dir, 'data')}"\n${db}httpd:\n  bindings:\n    - address: 127.0.0.1\n      port: 0\nkms:\n  master_key: e2e-master-key-0123456789abcdef\nlog:\n  level: info\nplugins:\n${plugins}defaults:\n  admin_username: ${ADMIN.username}\n  admin_password: ${ADMIN.password}\n${o.extra ?? ''}`,
   );
   return file;
 }
