@@ -17,6 +17,7 @@ export const ADMIN_PERMISSIONS = [
   'view_defender',
   'view_events',
   'disable_mfa',
+  'manage_ip_lists',
 ] as const;
 export type AdminPermission = (typeof ADMIN_PERMISSIONS)[number];
 

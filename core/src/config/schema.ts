@@ -11,6 +11,10 @@ export interface FerryConfig {
     upload_mode: 0 | 1;
     max_total_transfers: number;
     max_per_host_transfers: number;
+    /** Only addresses on the allow list (IP list type 1) may connect. */
+    allow_list_status: boolean;
+    /** Seconds between checks of the IP lists' version in the database (other nodes' changes apply within this delay). */
+    ip_lists_cache_ttl: number;
   };
   log: { level: string; file: string };
   data_provider: {
@@ -94,6 +98,8 @@ export const configSchema = Joi.object<FerryConfig>({
     upload_mode: Joi.number().valid(0, 1).default(1),
     max_total_transfers: Joi.number().integer().min(0).default(0),
     max_per_host_transfers: Joi.number().integer().min(0).default(20),
+    allow_list_status: Joi.boolean().default(false),
+    ip_lists_cache_ttl: Joi.number().integer().min(0).max(3600).default(5),
   }).default(),
   log: Joi.object({
     level: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),

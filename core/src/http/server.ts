@@ -9,6 +9,7 @@ import { assertAdminPermission, type AdminPermission } from '../auth/permissions
 import type { FerryCredentials } from '../auth/credentials.js';
 import { errorBody, toBoom, validationFailAction } from './errors.js';
 import type { Actor } from '../services/provider-events.service.js';
+import { IpListService } from '../services/ip-list.service.js';
 
 /** Per-route options Ferry reads from `options.plugins.ferry`. */
 export interface FerryRouteOptions {
@@ -56,6 +57,15 @@ export async function createHttpServer(
   });
   // Node's default 5-minute limit for receiving a whole request would cut long uploads; idle sockets still time out.
   server.listener.requestTimeout = 0;
+
+  // IP lists before anything else (authentication included): the allow list when
+  // common.allow_list_status is on, and the defender list's deny entries
+  const ipLists = c.resolve(IpListService);
+  server.ext('onRequest', async (request: Request, h: ResponseToolkit) => {
+    const refusal = await ipLists.connectionRefusal(clientIp(request), 'HTTP');
+    if (refusal) throw Boom.forbidden(refusal);
+    return h.continue;
+  });
 
   await registerAuth(server, c);
 

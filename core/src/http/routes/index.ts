@@ -18,6 +18,7 @@ import { folderRoutes } from './folders.js';
 import { quotaRoutes } from './quotas.js';
 import { backupRoutes } from './backup.js';
 import { shareRoutes } from './shares.js';
+import { ipListRoutes } from './ip-lists.js';
 
 /** Every route file of the core, one per resource. */
-export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, shareRoutes];
+export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, shareRoutes, ipListRoutes];
