@@ -80,7 +80,8 @@ export const httpFsOptionsSchema = Joi.object<HttpFsOptions>({
       'httpfs.endpointUrl': `endpoint must be an http:// or https:// URL with a host (${ENDPOINT_EXAMPLE})`,
       'httpfs.endpointCredentials':
         'endpoint must not embed credentials: use username/password or api_key, which are stored encrypted',
-      'httpfs.endpointQuery': 'endpoint must not have a query string or fragment: the client appends /{operation}/{name}',
+      // braces escaped: joi would render {operation} and {name} as (empty) template references
+      'httpfs.endpointQuery': 'endpoint must not have a query string or fragment: the client appends /\\{operation\\}/\\{name\\}',
     }),
   username: Joi.string()
     .allow('')

@@ -46,6 +46,7 @@ t.test('optionsSchema', async (t) => {
     }
     t.match(refusal({ endpoint: 'https://u:p@files.example.com/api' }), /must not embed credentials/);
     t.match(refusal({ endpoint: 'https://files.example.com/api?x=1' }), /query string or fragment/);
+    t.match(refusal({ endpoint: 'https://files.example.com/api?x=1' }), 'the client appends /{operation}/{name}', 'the braces are shown, not rendered as joi templates');
     t.match(refusal({ endpoint: 'https://files.example.com/api#frag' }), /query string or fragment/);
   });
   await t.test('refuses incomplete Basic credentials', async (t) => {
