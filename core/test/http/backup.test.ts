@@ -66,7 +66,7 @@ const PLAIN = ['FOLDER-SECRET-1', 'GROUP-SECRET-1', 'USER-SECRET-1', 'TOTP-SEED-
 
 t.test('dump: every section, secrets encrypted, hashes kept, no plaintext', async (t) => {
   const { text, data } = await dump(A);
-  t.same(Object.keys(data).sort(), ['admins', 'api_keys', 'folders', 'groups', 'roles', 'shares', 'users', 'version']);
+  t.same(Object.keys(data).sort(), ['admins', 'api_keys', 'folders', 'groups', 'ip_lists', 'roles', 'shares', 'users', 'version']);
   t.equal(data.version, 1);
   t.same(data.users.map((u: { username: string }) => u.username), ['alice', 'bob', 'quentin']);
   for (const p of PLAIN) t.notOk(text.includes(p), `${p.slice(0, 12)}... not in the dump`);
@@ -224,15 +224,15 @@ t.test('sections are a registry: another feature adds its own scope', async (t) 
   const store: { name: string; value: number }[] = [{ name: 'stored', value: 1 }];
   const restored: string[] = [];
   B.app.container.resolve(BackupRegistry).register({
-    scope: 'ip_lists',
-    key: 'ip_lists',
+    scope: 'configs',
+    key: 'configs',
     order: 70,
     names: (items) => items.map((x) => String((x as { name?: string }).name ?? '')),
     dump: async () => store.map((x) => ({ ...x })),
     validate: async (items, ctx) => {
       for (const [i, x] of (items as { name: string; value: unknown; user?: string }[]).entries()) {
-        if (typeof x.value !== 'number') throw Boom.badRequest(`ip_lists[${i}]: "value" must be a number`);
-        if (x.user && !(await ctx.lookup.user(x.user))) throw Boom.badRequest(`ip_lists[${i}]: user "${x.user}" does not exist`);
+        if (typeof x.value !== 'number') throw Boom.badRequest(`configs[${i}]: "value" must be a number`);
+        if (x.user && !(await ctx.lookup.user(x.user))) throw Boom.badRequest(`configs[${i}]: user "${x.user}" does not exist`);
       }
       return items;
     },
@@ -243,17 +243,17 @@ t.test('sections are a registry: another feature adds its own scope', async (t) 
       }
     },
   });
-  t.throws(() => B.app.container.resolve(BackupRegistry).register({ scope: 'ip_lists' } as never), /already registered/);
-  const d = await dump(B, '&scopes=ip_lists');
-  t.same(d.data, { ip_lists: [{ name: 'stored', value: 1 }], version: 1 });
-  t.same((await dump(B)).data.ip_lists, [{ name: 'stored', value: 1 }], 'part of the full dump');
-  const ok1 = await load(B, { ip_lists: [{ name: 'n1', value: 2, user: 'fresh' }], users: [user('for-ip')] }, '?mode=1');
+  t.throws(() => B.app.container.resolve(BackupRegistry).register({ scope: 'configs' } as never), /already registered/);
+  const d = await dump(B, '&scopes=configs');
+  t.same(d.data, { configs: [{ name: 'stored', value: 1 }], version: 1 });
+  t.same((await dump(B)).data.configs, [{ name: 'stored', value: 1 }], 'part of the full dump');
+  const ok1 = await load(B, { configs: [{ name: 'n1', value: 2, user: 'fresh' }], users: [user('for-ip')] }, '?mode=1');
   t.equal(ok1.statusCode, 200, ok1.payload);
   t.same(restored, ['1:n1'], 'restored after the core sections, in the same restore');
-  const bad = await load(B, { ip_lists: [{ name: 'n2', value: 'x' }], users: [user('not-written')] });
+  const bad = await load(B, { configs: [{ name: 'n2', value: 'x' }], users: [user('not-written')] });
   t.equal(bad.statusCode, 400);
-  t.match(B.json(bad).message, /ip_lists\[0\]: "value" must be a number/);
-  t.match(B.json(await load(B, { ip_lists: [{ name: 'n3', value: 3, user: 'ghost' }] })).message, /user "ghost" does not exist/, 'sections resolve names through the overlay lookup');
+  t.match(B.json(bad).message, /configs\[0\]: "value" must be a number/);
+  t.match(B.json(await load(B, { configs: [{ name: 'n3', value: 3, user: 'ghost' }] })).message, /user "ghost" does not exist/, 'sections resolve names through the overlay lookup');
   t.equal((await B.inject('GET', '/api/v2/users/not-written', { token: B.token })).statusCode, 404, 'nothing written when a section refuses');
   t.same(restored, ['1:n1']);
 });
