@@ -81,6 +81,14 @@ export interface ActionTypeDef<O = Record<string, unknown>> {
   /** Trigger numbers the type can run under; omitted means every trigger. */
   triggers?: number[];
   /**
+   * For provider rules (trigger 2): the object types the action works on
+   * (e.g. `['user']` for an action that acts on the added or updated user).
+   * A provider rule using the action must then restrict
+   * `conditions.options.provider_objects` to these types and must not fire
+   * on `delete` (the object is gone). Omitted: any provider event.
+   */
+  providerObjects?: string[];
+  /**
    * Builds a runner for one execution from the stored options: secrets
    * already decrypted to plain strings and every templateFields entry
    * already rendered against the execution's context.

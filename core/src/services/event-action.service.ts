@@ -2,7 +2,7 @@ import Boom from '@hapi/boom';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
-import { EventActionRecord, EventRuleAction } from '../data/entities/index.js';
+import { EventActionRecord, EventRuleAction, EventRuleRecord } from '../data/entities/index.js';
 import type { ListQuery } from '../http/schemas/common.js';
 import type { ActionInput } from '../http/schemas/events.js';
 import type { PluginRegistry } from '../plugins/registry.js';
@@ -11,6 +11,8 @@ import type { SecretsService } from '../secrets/secret.js';
 import { isSecret } from '../secrets/secret.js';
 import { collectField, mapField } from '../events/manager/fields.js';
 import { templateError } from '../events/manager/templates.js';
+import { checkActionForRule } from '../events/manager/compat.js';
+import { normalizeConditions, type EventConditions } from '../events/manager/types.js';
 import { ProviderEventsService, type Actor } from './provider-events.service.js';
 
 type Obj = Record<string, unknown>;
@@ -138,11 +140,27 @@ export class EventActionService {
     const a = await this.get(name, em);
     if (input.name !== name) throw Boom.badRequest('an event action cannot be renamed: the name in the body must match the path');
     a.options = await this.normalizeOptions(input, a);
+    if (input.type !== a.type) await this.checkRulesOf(em, a, input.type);
     a.type = input.type;
     a.description = input.description ?? '';
     a.updated_at = Date.now();
     await em.flush();
     this.events.emit('update', 'event_action', a.name, await this.render(a, false, em), actor);
+  }
+
+  /** A new type for an action must suit every rule using it (400 naming the rule otherwise). */
+  async checkRulesOf(em: EntityManager, a: EventActionRecord, type: number, skipRules: Set<string> = new Set()): Promise<void> {
+    const uses = await em.find(EventRuleAction, { action: a.id }, { populate: ['rule'] });
+    const def = this.registry.actionType(type);
+    for (const u of uses) {
+      const rule = u.rule as EventRuleRecord;
+      if (skipRules.has(rule.name)) continue;
+      try {
+        checkActionForRule({ name: a.name, type }, def, { trigger: rule.trigger, conditions: normalizeConditions(rule.conditions as Partial<EventConditions>) });
+      } catch (err) {
+        throw Boom.badRequest(`event action "${a.name}" is used by rule "${rule.name}": ${(err as Error).message}`);
+      }
+    }
   }
 
   async delete(name: string, actor: Actor): Promise<void> {

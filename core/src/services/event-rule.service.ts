@@ -9,14 +9,28 @@ import type { RuleInput } from '../http/schemas/events.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import { compileSchedule, CronError } from '../events/manager/cron.js';
 import { isValidWildcard } from '../events/manager/patterns.js';
-import { normalizeConditions, normalizeRelation, type EventConditions } from '../events/manager/types.js';
-import { EventActionService, RESERVED_ACTION_TYPES } from './event-action.service.js';
+import { normalizeConditions, normalizeRelation, type EventConditions, type RelationOptions } from '../events/manager/types.js';
+import { checkActionForRule, PRE_FS_EVENTS, SYNC_FS_EVENTS } from '../events/manager/compat.js';
+import { EventActionService } from './event-action.service.js';
 import { ProviderEventsService, type Actor } from './provider-events.service.js';
 
 type Obj = Record<string, unknown>;
 
-/** fs_events a rule with execute_sync actions may listen to. */
-const SYNC_FS_EVENTS = ['upload', 'pre-upload', 'pre-download', 'pre-delete'];
+/** A rule checked against the API's rules, ready to be written. */
+export interface PreparedRule {
+  input: RuleInput;
+  conditions: EventConditions;
+  links: { name: string; order: number; relation_options: RelationOptions }[];
+}
+
+/** The type of an event action by name (undefined: no such action). */
+export type ActionTypeLookup = (name: string) => Promise<number | undefined>;
+
+/** Action types as stored in the database. */
+export const dbActionTypes =
+  (em: EntityManager): ActionTypeLookup =>
+  async (name) =>
+    (await em.findOne(EventActionRecord, { name }, { fields: ['id', 'type'] }))?.type;
 
 /** Event rules: CRUD and validation of the trigger, conditions and linked actions. */
 @injectable()
@@ -106,24 +120,18 @@ export class EventRuleService {
     return out;
   }
 
-  /** Resolves the linked actions and checks each against the trigger and the relation options rules. */
-  private async validateActions(em: EntityManager, input: RuleInput, conditions: EventConditions) {
+  /** Checks the linked actions against the trigger, the conditions and the relation options rules. */
+  private async validateActions(input: RuleInput, conditions: EventConditions, actionType: ActionTypeLookup): Promise<PreparedRule['links']> {
     if (!input.actions.length) throw Boom.badRequest('a rule needs at least one action');
     const seen = new Set<string>();
-    const out: { action: EventActionRecord; order: number; relation_options: Obj }[] = [];
+    const out: PreparedRule['links'] = [];
     for (const [i, a] of input.actions.entries()) {
       if (seen.has(a.name)) throw Boom.badRequest(`action "${a.name}" is listed twice`);
       seen.add(a.name);
-      const action = await em.findOne(EventActionRecord, { name: a.name });
-      if (!action) throw Boom.badRequest(`actions[${i}]: event action "${a.name}" does not exist`);
+      const type = await actionType(a.name);
+      if (type === undefined) throw Boom.badRequest(`actions[${i}]: event action "${a.name}" does not exist`);
       const rel = normalizeRelation(a.relation_options);
-      const def = this.registry.actionType(action.type);
-      if (!def && !RESERVED_ACTION_TYPES.includes(action.type)) {
-        throw Boom.badRequest(`action "${a.name}": type ${action.type} is not available (no plugin registers it)`);
-      }
-      if (def?.triggers && !def.triggers.includes(input.trigger)) {
-        throw Boom.badRequest(`action "${a.name}" (type ${action.type}, ${def.key}) cannot run on trigger ${input.trigger}`);
-      }
+      checkActionForRule({ name: a.name, type }, this.registry.actionType(type), { trigger: input.trigger, conditions });
       if (rel.is_failure_action && (rel.execute_sync || rel.execute_before_file_publish)) {
         throw Boom.badRequest(`action "${a.name}": a failure action cannot be executed synchronously or before publish`);
       }
@@ -146,35 +154,62 @@ export class EventRuleService {
           throw Boom.badRequest(`action "${a.name}": execute_before_file_publish requires atomic uploads (common.upload_mode 1)`);
         }
       }
-      out.push({ action, order: a.order, relation_options: { ...rel } });
+      out.push({ name: a.name, order: a.order, relation_options: rel });
     }
     if (out.every((o) => o.relation_options.is_failure_action)) throw Boom.badRequest('a rule needs at least one action that is not a failure action');
+    const pre = input.trigger === 1 ? conditions.fs_events.find((e) => PRE_FS_EVENTS.includes(e)) : undefined;
+    if (pre && !out.some((o) => o.relation_options.execute_sync)) {
+      throw Boom.badRequest(`fs event "${pre}" decides whether the operation goes on: the rule needs at least one execute_sync action`);
+    }
     return out;
   }
 
-  private async setActions(em: EntityManager, rule: EventRuleRecord, links: Awaited<ReturnType<EventRuleService['validateActions']>>) {
-    await em.nativeDelete(EventRuleAction, { rule: rule.id });
-    for (const l of links) em.create(EventRuleAction, { rule, action: l.action, order: l.order, relation_options: l.relation_options });
+  /**
+   * Validates a rule (conditions of its trigger only, linked actions and
+   * their relation options); `actionType` resolves the linked actions
+   * (the database, or a backup being restored). Writes nothing.
+   */
+  async prepare(input: RuleInput, actionType: ActionTypeLookup): Promise<PreparedRule> {
+    const conditions = this.validateConditions(input);
+    return { input, conditions, links: await this.validateActions(input, conditions, actionType) };
+  }
+
+  /**
+   * Writes a prepared rule (new, or over `existing`) and its action links;
+   * the linked actions must exist in `em`. `times` keeps dumped timestamps.
+   */
+  async write(em: EntityManager, p: PreparedRule, existing: EventRuleRecord | null, times: { created_at?: number; updated_at?: number } = {}): Promise<EventRuleRecord> {
+    const now = Date.now();
+    const fields = {
+      description: p.input.description ?? '',
+      status: p.input.status,
+      trigger: p.input.trigger,
+      conditions: p.conditions as unknown as Obj,
+      updated_at: times.updated_at || now,
+    };
+    let rule: EventRuleRecord;
+    if (existing) {
+      rule = em.assign(existing, { ...fields, ...(times.created_at ? { created_at: times.created_at } : {}) });
+      await em.nativeDelete(EventRuleAction, { rule: existing.id });
+    } else {
+      rule = em.create(EventRuleRecord, { name: p.input.name, ...fields, created_at: times.created_at || now });
+    }
+    const names = p.links.map((l) => l.name);
+    const actions = new Map((await em.find(EventActionRecord, { name: { $in: names } })).map((a) => [a.name, a]));
+    for (const l of p.links) {
+      const action = actions.get(l.name);
+      if (!action) throw Boom.badRequest(`event action "${l.name}" does not exist`);
+      em.create(EventRuleAction, { rule, action, order: l.order, relation_options: { ...l.relation_options } });
+    }
+    await em.flush();
+    return rule;
   }
 
   async create(input: RuleInput, actor: Actor): Promise<EventRuleRecord> {
     const em = this.em();
     if (await em.count(EventRuleRecord, { name: input.name })) throw Boom.badRequest(`event rule "${input.name}" already exists`);
-    const conditions = this.validateConditions(input);
-    const links = await this.validateActions(em, input, conditions);
-    const now = Date.now();
-    const rule = em.create(EventRuleRecord, {
-      name: input.name,
-      description: input.description ?? '',
-      status: input.status,
-      trigger: input.trigger,
-      conditions: conditions as unknown as Obj,
-      created_at: now,
-      updated_at: now,
-    });
-    await em.flush();
-    await this.setActions(em, rule, links);
-    await em.flush();
+    const prepared = await this.prepare(input, dbActionTypes(em));
+    const rule = await em.transactional((tem) => this.write(tem, prepared, null));
     this.events.emit('add', 'event_rule', rule.name, await this.render(rule, false, em), actor);
     return rule;
   }
@@ -183,16 +218,10 @@ export class EventRuleService {
     const em = this.em();
     const rule = await this.get(name, em);
     if (input.name !== name) throw Boom.badRequest('an event rule cannot be renamed: the name in the body must match the path');
-    const conditions = this.validateConditions(input);
-    const links = await this.validateActions(em, input, conditions);
-    rule.description = input.description ?? '';
-    rule.status = input.status;
-    rule.trigger = input.trigger;
-    rule.conditions = conditions as unknown as Obj;
-    rule.updated_at = Date.now();
-    await this.setActions(em, rule, links);
-    await em.flush();
-    this.events.emit('update', 'event_rule', rule.name, await this.render(rule, false, em), actor);
+    const prepared = await this.prepare(input, dbActionTypes(em));
+    await em.transactional((tem) => this.write(tem, prepared, tem.merge(rule)));
+    const fresh = this.em();
+    this.events.emit('update', 'event_rule', name, await this.render(await this.get(name, fresh), false, fresh), actor);
   }
 
   async delete(name: string, actor: Actor): Promise<void> {

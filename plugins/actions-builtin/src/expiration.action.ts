@@ -1,7 +1,7 @@
 import type { ActionTypeDef, ShareInfo } from '@ferry/core';
 import { pwdExpirationConfigSchema, shareExpirationConfigSchema } from './config.schema.js';
 import type { Services } from './services.js';
-import { USER_TRIGGERS, forEachCollect, targetUsers } from './targets.js';
+import { USER_OBJECTS, USER_TRIGGERS, forEachCollect, targetUsers } from './targets.js';
 
 const DAY = 86_400_000;
 
@@ -20,6 +20,7 @@ export function passwordExpirationAction(s: Services): ActionTypeDef<{ threshold
     optionsKey: 'pwd_expiration_config',
     optionsSchema: pwdExpirationConfigSchema,
     triggers: USER_TRIGGERS,
+    providerObjects: USER_OBJECTS,
     create: (options) => ({
       async execute(ctx) {
         const now = Date.now();
@@ -54,6 +55,7 @@ export function userExpirationAction(s: Services): ActionTypeDef {
     type: 12,
     key: 'user-expiration-check',
     triggers: USER_TRIGGERS,
+    providerObjects: USER_OBJECTS,
     create: () => ({
       async execute(ctx) {
         const now = Date.now();

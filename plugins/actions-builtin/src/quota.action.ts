@@ -1,6 +1,6 @@
 import type { ActionTypeDef } from '@ferry/core';
 import type { Services } from './services.js';
-import { USER_TRIGGERS, forEachCollect, targetUsers } from './targets.js';
+import { USER_OBJECTS, USER_TRIGGERS, forEachCollect, targetUsers } from './targets.js';
 
 /** Type 5: recomputes the used quota of the users from their storage. */
 export function userQuotaResetAction(s: Services): ActionTypeDef {
@@ -8,6 +8,7 @@ export function userQuotaResetAction(s: Services): ActionTypeDef {
     type: 5,
     key: 'user-quota-reset',
     triggers: USER_TRIGGERS,
+    providerObjects: USER_OBJECTS,
     create: () => ({
       async execute(ctx) {
         const users = await targetUsers(ctx, s.accounts());
@@ -26,6 +27,7 @@ export function folderQuotaResetAction(s: Services): ActionTypeDef {
     type: 6,
     key: 'folder-quota-reset',
     triggers: [2, 3, 6],
+    providerObjects: ['folder'],
     create: () => ({
       async execute(ctx) {
         const accounts = s.accounts();
@@ -47,6 +49,7 @@ export function transferQuotaResetAction(s: Services): ActionTypeDef {
     type: 7,
     key: 'transfer-quota-reset',
     triggers: USER_TRIGGERS,
+    providerObjects: USER_OBJECTS,
     create: () => ({
       async execute(ctx) {
         const users = await targetUsers(ctx, s.accounts());

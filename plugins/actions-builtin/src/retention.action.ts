@@ -2,7 +2,7 @@ import path from 'node:path';
 import { FsError, FsErrorCode, normalizeVirtualPath, type AccountMount, type ActionTypeDef, type FolderRetention } from '@ferry/core';
 import { retentionConfigSchema } from './config.schema.js';
 import type { Services } from './services.js';
-import { USER_TRIGGERS, targetUsers } from './targets.js';
+import { USER_OBJECTS, USER_TRIGGERS, targetUsers } from './targets.js';
 
 /** One folder's outcome, as `.RetentionChecks[].Results[]`. */
 export interface RetentionResult {
@@ -121,6 +121,7 @@ export function retentionAction(s: Services): ActionTypeDef<{ folders: FolderRet
     optionsKey: 'retention_config',
     optionsSchema: retentionConfigSchema,
     triggers: USER_TRIGGERS,
+    providerObjects: USER_OBJECTS,
     create: (options) => ({
       async execute(ctx) {
         const accounts = s.accounts();

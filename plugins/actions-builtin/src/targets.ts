@@ -3,6 +3,9 @@ import type { AccountUser, ActionContext, EventAccounts } from '@ferry/core';
 /** Triggers of actions that work on users: filesystem, provider, schedule, on demand, IDP login. */
 export const USER_TRIGGERS = [1, 2, 3, 6, 7];
 
+/** On provider events, actions that work on users run only for events on users (never deletes). */
+export const USER_OBJECTS = ['user'];
+
 /**
  * Users an action applies to: the user the event concerns (filesystem,
  * provider events on users, IDP user logins), or for scheduled and
