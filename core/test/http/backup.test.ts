@@ -66,7 +66,7 @@ const PLAIN = ['FOLDER-SECRET-1', 'GROUP-SECRET-1', 'USER-SECRET-1', 'TOTP-SEED-
 
 t.test('dump: every section, secrets encrypted, hashes kept, no plaintext', async (t) => {
   const { text, data } = await dump(A);
-  t.same(Object.keys(data).sort(), ['admins', 'api_keys', 'folders', 'groups', 'ip_lists', 'roles', 'shares', 'users', 'version']);
+  t.same(Object.keys(data).sort(), ['admins', 'api_keys', 'event_actions', 'event_rules', 'folders', 'groups', 'ip_lists', 'roles', 'shares', 'users', 'version']);
   t.equal(data.version, 1);
   t.same(data.users.map((u: { username: string }) => u.username), ['alice', 'bob', 'quentin']);
   for (const p of PLAIN) t.notOk(text.includes(p), `${p.slice(0, 12)}... not in the dump`);

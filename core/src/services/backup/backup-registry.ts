@@ -4,6 +4,7 @@ import type { AccountLookup } from '../account-lookup.js';
 import type { Actor } from '../provider-events.service.js';
 import type { ProviderEventAction, ProviderObjectType } from '../../events/event-types.js';
 import { CoreBackupSections } from './core-sections.js';
+import { EventBackupSections } from './event-sections.js';
 import { IpListBackupSection } from './ip-lists-section.js';
 
 /** loaddata `mode`: 0 add new and update existing, 1 add new only (existing kept), 2 as 0 and disconnect updated users. */
@@ -47,7 +48,7 @@ export interface BackupSection<P = unknown> {
   scope: string;
   /** BackupData key ('users', 'event_actions', ...). */
   key: string;
-  /** Restore order: referenced objects first (roles 10, folders 20, groups 30, users 40, admins 50, api_keys 60, ip_lists 100). */
+  /** Restore order: referenced objects first (roles 10, folders 20, groups 30, users 40, admins 50, api_keys 60, event_actions 80, event_rules 90, ip_lists 100). */
   order: number;
   /** Names of the section's objects in a backup (duplicates are refused before validate()). */
   names(items: unknown[]): string[];
@@ -67,8 +68,12 @@ export interface BackupSection<P = unknown> {
 export class BackupRegistry {
   private readonly sections = new Map<string, BackupSection<any>>();
 
-  constructor(@inject(CoreBackupSections) core: CoreBackupSections, @inject(IpListBackupSection) ipLists: IpListBackupSection) {
-    for (const s of core.sections()) this.register(s);
+  constructor(
+    @inject(CoreBackupSections) core: CoreBackupSections,
+    @inject(EventBackupSections) events: EventBackupSections,
+    @inject(IpListBackupSection) ipLists: IpListBackupSection,
+  ) {
+    for (const s of [...core.sections(), ...events.sections()]) this.register(s);
     this.register(ipLists.section());
   }
 
