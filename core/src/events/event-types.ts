@@ -12,7 +12,11 @@ export type FsEventAction =
   | 'rename'
   | 'mkdir'
   | 'rmdir'
-  | 'ssh_cmd';
+  | 'ssh_cmd'
+  // fired before the operation, to the sync hooks only (never published on the bus)
+  | 'pre-upload'
+  | 'pre-download'
+  | 'pre-delete';
 
 /** 1 ok, 2 generic error, 3 quota exceeded. */
 export type FsEventStatus = 1 | 2 | 3;

@@ -56,11 +56,16 @@ export function toDirEntry(i: FileInfo): DirEntry {
 
 const denied = (msg: string) => new FsError(FsErrorCode.Permission, msg);
 
-/** Turns what a hook threw into an error for the client (4xx with the hook's message). */
+/**
+ * Turns what a hook threw into an error for the client: 403 with the hook's
+ * message, or its `clientMessage` when it has one (event rules: the action's
+ * own error stays in the log).
+ */
 export function hookError(err: unknown): Error {
   if (err instanceof FsError) return err;
   if ((err as { isBoom?: boolean })?.isBoom) return err as Error;
-  const msg = err instanceof Error && err.message ? err.message : 'rejected by an event hook';
+  const client = (err as { clientMessage?: unknown })?.clientMessage;
+  const msg = typeof client === 'string' && client ? client : err instanceof Error && err.message ? err.message : 'rejected by an event hook';
   return new FsError(FsErrorCode.Permission, msg, { cause: err });
 }
 
@@ -170,6 +175,21 @@ export class FileSession {
     }
   }
 
+  /**
+   * Runs the sync hooks for a pre-* event (pre-upload, pre-download,
+   * pre-delete) before the operation starts: a hook that throws denies it
+   * (403). `size` is the size of the file concerned (0 for a new upload).
+   * Pre events are not published on the bus.
+   */
+  async before(action: 'pre-upload' | 'pre-download' | 'pre-delete', target: Resolved, size: number): Promise<void> {
+    const ev = await this.event(action, target, { startedAt: Date.now(), size });
+    try {
+      await this.deps.hooks.runSync({ event: ev, fs: await this.vfs.fs(target.mount), fsPath: target.fsPath });
+    } catch (err) {
+      throw hookError(err);
+    }
+  }
+
   /** Publishes a completed operation's event, then runs the sync hooks (their failure is the client's answer). */
   private async completed(action: FsEventAction, target: Resolved, o: { to?: Resolved; size?: number; startedAt: number }): Promise<void> {
     const ev = await this.event(action, target, o);
@@ -251,6 +271,7 @@ export class FileSession {
     this.requirePerm(parentPath(vpath), `removing ${vpath}`, 'delete', 'delete_files');
     const r = this.vfs.resolve(vpath);
     const fs = await this.vfs.fs(r.mount);
+    await this.before('pre-delete', r, info.size);
     try {
       await fs.remove(r.fsPath, { signal: this.signal });
     } catch (err) {

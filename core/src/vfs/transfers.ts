@@ -101,6 +101,7 @@ async function uploadToPath(
   s.requirePerm(parentPath(vpath), existing ? `overwriting ${vpath}` : `uploading to ${vpath}`, existing ? 'overwrite' : 'upload');
   const max = maxUploadSize(s);
   if (max && o.size !== undefined && o.size > max) throw tooLarge(max);
+  await s.before('pre-upload', r, existing?.size ?? 0);
   const parent = parentPath(vpath);
   if (o.mkdirParents) await s.mkdir(parent, true);
   else if (fs.capabilities.realDirectories || s.vfs.isVirtualDir(parent)) {
@@ -366,8 +367,9 @@ async function meteredDownload(
   return { stream: out, done };
 }
 
-/** Opens a prepared download, optionally a byte range (inclusive bounds). */
+/** Opens a prepared download, optionally a byte range (inclusive bounds), after the pre-download hooks. */
 export async function openDownload(s: FileSession, p: PreparedDownload, range?: { start: number; end: number }): Promise<DownloadStream> {
+  await s.before('pre-download', p.r, p.info.size);
   const length = range ? range.end - range.start + 1 : p.info.size;
   return meteredDownload(s, p.r, p.vpath, length, async (signal) => {
     const fs = await s.vfs.fs(p.r.mount);
@@ -389,7 +391,8 @@ interface ZipItem {
 
 /**
  * Streams a zip of several files and directories (recursively). Every
- * requested path is checked before the first byte; inside directories,
+ * requested path is checked (and every requested file through the
+ * pre-download hooks) before the first byte; inside directories,
  * names hidden or denied by the file patterns, or without download
  * permission, are left out. Entries are read one at a time.
  */
@@ -402,6 +405,8 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
     else s.requirePerm(parentPath(vpath), `downloading ${vpath}`, 'download');
     items.push({ vpath, info, name: baseName(vpath) || 'root' });
   }
+  // the files asked for by name (not those found inside requested directories)
+  for (const it of items) if (!it.info.isDir) await s.before('pre-download', s.vfs.resolve(it.vpath), it.info.size);
   const label = paths.length === 1 ? paths[0]! : parentPath(paths[0]!);
   const target = s.vfs.resolve(paths[0]!);
   return meteredDownload(s, target, label, 0, async (signal) => {

@@ -20,6 +20,7 @@ import { buildParams } from './context.js';
 import { mapField } from './fields.js';
 import { render } from './templates.js';
 import { certificateEventMatches, fsEventMatches, idpLoginMatches, providerEventMatches } from './conditions.js';
+import { PRE_FS_EVENTS } from './compat.js';
 import {
   normalizeConditions,
   normalizeRelation,
@@ -71,15 +72,23 @@ export interface ActionExecution {
   phase: 'before-publish' | 'sync' | 'async' | 'failure';
 }
 
-/** Thrown by the fs hooks when a rule aborts the operation. */
+/**
+ * Thrown by the fs hooks when a rule aborts the operation. `message` names
+ * the rule, the action and its error (logs); `clientMessage` only the rule
+ * and the action (what the client is told: an action's error may carry
+ * details of the systems it talks to).
+ */
 export class EventActionError extends Error {
+  readonly clientMessage: string;
   constructor(
     message: string,
     readonly rule: string,
     readonly action: string,
+    clientMessage?: string,
   ) {
     super(message);
     this.name = 'EventActionError';
+    this.clientMessage = clientMessage ?? `rejected by event rule "${rule}": action "${action}" failed`;
   }
 }
 
@@ -92,11 +101,14 @@ const SYSTEM_INITIATOR = { admin: { username: '', role: '' } };
  * runs on-demand and scheduled rules. Asynchronous work goes through a
  * bounded queue. One instance per app.
  *
- * Rules with synchronous (or before-publish) actions on a filesystem event
- * run from the hooks: the sync actions inline, the rest of the rule queued
- * right after. The bus event of the same operation then runs only the rules
- * without sync actions, so nothing runs twice. Trigger 7 works the same way
- * through {@link runIdpLoginSync}.
+ * Rules with synchronous or before-publish actions on a filesystem event
+ * run from the hooks: before-publish actions while the upload is pending,
+ * sync actions inline once the operation is done, the rest of the rule
+ * queued right after the sync hook (so only for an operation that went
+ * through). The bus event of the same operation then runs only the rules
+ * without such actions, so nothing runs twice (and a rejected upload's
+ * failure event does not run the rest of the rule that rejected it).
+ * Trigger 7 works the same way through {@link runIdpLoginSync}.
  */
 @injectable()
 export class EventManager {
@@ -243,18 +255,28 @@ export class EventManager {
     return r.actions.some((a) => a.relation.execute_sync);
   }
 
+  /** A filesystem rule run from the hooks: it has sync or before-publish actions. */
+  private static hooked(r: LoadedRule): boolean {
+    return r.actions.some((a) => a.relation.execute_sync || a.relation.execute_before_file_publish);
+  }
+
   private async onFs(e: FsEvent): Promise<void> {
-    const rules = (await this.rulesFor(1)).filter((r) => !EventManager.hasSync(r) && fsEventMatches(r.conditions, e));
+    const rules = (await this.rulesFor(1)).filter((r) => !EventManager.hooked(r) && fsEventMatches(r.conditions, e));
     const ev = this.fsTriggerEvent(e);
     for (const r of rules) this.enqueue(r, ev, 'all');
   }
 
-  /** FsHooks sync hook: sync actions of matching trigger-1 rules; throws when one with stop_on_failure fails. */
+  /**
+   * FsHooks sync hook: sync actions of matching trigger-1 rules (and the
+   * rest of those and of before-publish rules queued); throws when one with
+   * stop_on_failure fails, or for a pre-* event when any fails.
+   */
   async runFsSync(ctx: FsHookContext): Promise<void> {
-    const rules = (await this.rulesFor(1)).filter((r) => EventManager.hasSync(r) && fsEventMatches(r.conditions, ctx.event));
+    const rules = (await this.rulesFor(1)).filter((r) => EventManager.hooked(r) && fsEventMatches(r.conditions, ctx.event));
     if (!rules.length) return;
     const ev = this.fsTriggerEvent(ctx.event, { fs: ctx.fs, fsPath: ctx.fsPath });
-    for (const r of rules) await this.runSyncPart(r, ev);
+    const gate = PRE_FS_EVENTS.includes(ctx.event.action);
+    for (const r of rules) await this.runSyncPart(r, ev, gate);
   }
 
   /** FsHooks before-publish hook: before-publish actions of matching rules; any failure rejects the upload. */
@@ -367,9 +389,16 @@ export class EventManager {
     if (!ok) this.log.error({ rule: rule.name }, 'event queue full: failure actions dropped');
   }
 
-  /** Sync actions of one rule inline; the rest of the rule queued. */
-  private async runSyncPart(rule: LoadedRule, ev: TriggerEvent): Promise<void> {
+  /**
+   * Sync actions of one rule inline; the rest of the rule queued. A failing
+   * action with stop_on_failure aborts the operation at once (only the
+   * failure actions still run). For a `gate` event (pre-upload,
+   * pre-download, pre-delete) any failing sync action denies the operation,
+   * after the other sync actions ran and the rest of the rule was queued.
+   */
+  private async runSyncPart(rule: LoadedRule, ev: TriggerEvent, gate = false): Promise<void> {
     const state = this.newState();
+    let denied: { action: string; error: string } | undefined;
     for (const a of rule.actions) {
       if (!a.relation.execute_sync || a.relation.is_failure_action) continue;
       const err = await this.runAction(rule, a, ev, state, 'sync');
@@ -377,9 +406,13 @@ export class EventManager {
         this.enqueueFailure(rule, ev, state);
         throw new EventActionError(`operation aborted by event rule "${rule.name}", action "${a.name}": ${err}`, rule.name, a.name);
       }
+      if (err && gate) denied ??= { action: a.name, error: err };
     }
     const rest = rule.actions.some((a) => !a.relation.execute_sync && !a.relation.execute_before_file_publish);
     if (rest || state.failed.length) this.enqueue(rule, ev, 'rest', state);
+    if (denied) {
+      throw new EventActionError(`operation denied by event rule "${rule.name}", action "${denied.action}": ${denied.error}`, rule.name, denied.action);
+    }
   }
 
   /**
