@@ -24,6 +24,9 @@ interface Running {
   /** Role of the scanned user ('' for folders and users without a role). */
   role: string;
   controller: AbortController;
+  /** The totals stored, or the scan's error. */
+  result: Promise<UsedSpace>;
+  /** Settles (never rejects) once the scan is over and cleaned up. */
   done: Promise<void>;
 }
 
@@ -90,6 +93,24 @@ export class QuotaScanService {
    * scan is running; `scope` limits visibility for role-scoped admins.
    */
   async startUserScan(username: string, scope: { role?: string } = {}): Promise<void> {
+    await this.beginUserScan(username, scope);
+  }
+
+  /**
+   * Scans a user's storage like startUserScan() and resolves with the
+   * stored totals once done (rejects with the scan's error). For callers
+   * that need the result, such as the quota reset event action.
+   */
+  async scanUser(username: string): Promise<UsedSpace> {
+    return (await this.beginUserScan(username, {})).result;
+  }
+
+  /** Scans a virtual folder's storage like startFolderScan() and resolves with the stored totals once done. */
+  async scanFolder(name: string): Promise<UsedSpace> {
+    return (await this.beginFolderScan(name)).result;
+  }
+
+  private async beginUserScan(username: string, scope: { role?: string }): Promise<Running> {
     if (this.users.has(username)) throw Boom.conflict(`a quota scan of user "${username}" is already running`);
     const eff = await this.userService.effectiveUser(username);
     if (scope.role && eff.role !== scope.role) throw Boom.notFound(`user "${username}" not found`);
@@ -105,7 +126,7 @@ export class QuotaScanService {
       await Promise.all(targets.map((f) => f.close().catch(() => {})));
       throw err;
     }
-    this.run(this.users, username, eff.role, async (signal) => {
+    return this.run(this.users, username, eff.role, async (signal) => {
       let size = 0;
       let files = 0;
       for (const fs of targets) {
@@ -115,40 +136,52 @@ export class QuotaScanService {
       }
       await this.orm.em.fork().nativeUpdate(User, { id: eff.id }, { used_quota_size: size, used_quota_files: files, last_quota_update: Date.now() });
       this.logger.info({ username, size, files }, 'user quota scan done');
+      return { size, files };
     }, () => Promise.all(targets.map((f) => f.close().catch(() => {}))).then(() => {}));
   }
 
   /** Starts a scan of a virtual folder's storage. 404 unknown folder, 409 when already scanning. */
   async startFolderScan(name: string): Promise<void> {
+    await this.beginFolderScan(name);
+  }
+
+  private async beginFolderScan(name: string): Promise<Running> {
     if (this.folders.has(name)) throw Boom.conflict(`a quota scan of folder "${name}" is already running`);
     const folder = await this.orm.em.fork().findOne(Folder, { name });
     if (!folder) throw Boom.notFound(`folder "${name}" not found`);
     if (this.folders.has(name)) throw Boom.conflict(`a quota scan of folder "${name}" is already running`);
     const fs = await this.fsFactory.create(folder.filesystem ?? { provider: 0 }, folder.mapped_path, FOLDER_OWNER);
-    this.run(this.folders, name, '', async (signal) => {
+    return this.run(this.folders, name, '', async (signal) => {
       const u = await walk(fs, signal);
       await this.orm.em.fork().nativeUpdate(Folder, { id: folder.id }, { used_quota_size: u.size, used_quota_files: u.files, last_quota_update: Date.now() });
       this.logger.info({ folder: name, size: u.size, files: u.files }, 'folder quota scan done');
+      return u;
     }, () => fs.close().catch(() => {}));
   }
 
-  private run(map: Map<string, Running>, key: string, role: string, work: (signal: AbortSignal) => Promise<void>, cleanup: () => Promise<void>): void {
+  private run(map: Map<string, Running>, key: string, role: string, work: (signal: AbortSignal) => Promise<UsedSpace>, cleanup: () => Promise<void>): Running {
     const controller = new AbortController();
-    const entry: Running = { start_time: Date.now(), role, controller, done: Promise.resolve() };
+    const entry: Running = { start_time: Date.now(), role, controller, result: Promise.resolve({ size: 0, files: 0 }), done: Promise.resolve() };
     map.set(key, entry);
-    entry.done = (async () => {
+    entry.result = (async () => {
       // let the request that started the scan answer first
       await new Promise((r) => setImmediate(r));
       try {
-        await work(controller.signal);
+        return await work(controller.signal);
       } catch (err) {
         if (controller.signal.aborted) this.logger.debug({ err, target: key }, 'quota scan aborted');
         else this.logger.error({ err, target: key }, 'quota scan failed');
+        throw err;
       } finally {
         await cleanup();
         map.delete(key);
       }
     })();
+    entry.done = entry.result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return entry;
   }
 
   /** Resolves when no scan is running (tests, shutdown). */

@@ -122,8 +122,8 @@ export class QuotaService {
     await em.nativeUpdate(Folder, { id: folderId }, { used_quota_size: Math.max(0, size), used_quota_files: Math.max(0, files), last_quota_update: Date.now() });
   }
 
-  private async user(username: string, caller: AdminIdentity): Promise<{ id: number }> {
-    const user = await this.em().findOne(User, { username, ...(caller.role ? { role: { name: caller.role } } : {}) }, { fields: ['id', 'username'] });
+  private async user(username: string, caller: AdminIdentity | null): Promise<{ id: number }> {
+    const user = await this.em().findOne(User, { username, ...(caller?.role ? { role: { name: caller.role } } : {}) }, { fields: ['id', 'username'] });
     if (!user) throw Boom.notFound(`user "${username}" not found`);
     return user;
   }
@@ -138,8 +138,8 @@ export class QuotaService {
     else await this.setUserUsage(user.id, size, files);
   }
 
-  /** PUT /quotas/users/{username}/transfer-usage. 409 while a scan of the user runs. */
-  async updateUserTransfer(username: string, u: TransferQuotaUsage, mode: UsageMode, caller: AdminIdentity): Promise<void> {
+  /** PUT /quotas/users/{username}/transfer-usage (`caller` null: the system). 409 while a scan of the user runs. */
+  async updateUserTransfer(username: string, u: TransferQuotaUsage, mode: UsageMode, caller: AdminIdentity | null): Promise<void> {
     const user = await this.user(username, caller);
     if (this.scans.isScanningUser(username)) throw Boom.conflict(`a quota scan of user "${username}" is running`);
     const up = u.used_upload_data_transfer ?? 0;

@@ -362,7 +362,23 @@ export class UserService {
     if (disconnect) this.connections.disconnectUser(username);
   }
 
-  async delete(username: string, caller: AdminIdentity, actor: Actor): Promise<void> {
+  /**
+   * Enables (1) or disables (0) a user; a disabled user is disconnected.
+   * For the system (event actions): no role scope.
+   */
+  async setStatus(username: string, status: number, actor: Actor): Promise<void> {
+    const em = this.em();
+    const user = await this.get(username, null, em);
+    if (user.status === status) return;
+    user.status = status;
+    user.updated_at = Date.now();
+    await em.flush();
+    this.events.emit('update', 'user', username, await this.render(user, {}, em), actor);
+    if (status !== 1) this.connections.disconnectUser(username);
+  }
+
+  /** Deletes a user (`caller` null: the system, no role scope) with its mappings, API keys and shares. */
+  async delete(username: string, caller: AdminIdentity | null, actor: Actor): Promise<void> {
     const em = this.em();
     const user = await this.get(username, caller, em);
     const data = await this.render(user, {}, em);

@@ -1,11 +1,13 @@
-import Boom from '@hapi/boom';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../../tokens.js';
-import { Folder, Group, Role, Share, User, UserFolder, UserGroup } from '../../data/entities/index.js';
+import { Folder, Group, Role, User, UserGroup } from '../../data/entities/index.js';
 import { FsFactory } from '../../fs/fs-factory.js';
 import type { Fs } from '../../fs/fs.contract.js';
-import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../../services/provider-events.service.js';
+import { SYSTEM_ACTOR, type Actor } from '../../services/provider-events.service.js';
+import { UserService } from '../../services/user.service.js';
+import { QuotaScanService } from '../../services/quota-scan.service.js';
+import { QuotaService } from '../../services/quota.service.js';
 import { userMatchesConditions } from './conditions.js';
 import type { ConditionPattern } from './patterns.js';
 
@@ -43,7 +45,7 @@ export interface UserSelection {
  * What the built-in maintenance actions need from accounts (users, folders,
  * quotas, storage), resolved through TOKENS.EventAccounts. This narrow port
  * keeps the actions independent of how accounts are stored; the default
- * implementation works on the account tables directly.
+ * implementation (DbEventAccounts) delegates to core's account services.
  */
 export interface EventAccounts {
   users(sel: UserSelection): Promise<AccountUser[]>;
@@ -51,7 +53,7 @@ export interface EventAccounts {
   folders(sel: { name?: string; names?: ConditionPattern[] }): Promise<string[]>;
   /** The user's storage roots (home and virtual folders); close each fs when done. */
   mounts(username: string): Promise<AccountMount[]>;
-  /** Recomputes the user's used quota from its storage (virtual folders counting against it included). */
+  /** Recomputes the user's used quota from its storage (virtual folders mapped with quota -1 included), as a quota scan. */
   rescanUserQuota(username: string): Promise<{ size: number; files: number }>;
   rescanFolderQuota(name: string): Promise<{ size: number; files: number }>;
   resetTransferQuota(username: string): Promise<void>;
@@ -73,16 +75,23 @@ const toAccount = (u: User, groups: string[]): AccountUser => ({
 });
 
 /**
- * Default EventAccounts on the account tables. Storage roots are the user's
- * own home and filesystem plus its own virtual folders; a user that takes
- * home_dir/filesystem from a primary group gets the group's settings.
+ * Default EventAccounts: a thin adapter over core's account services, so the
+ * actions follow exactly the rules of the API. Users and folders are
+ * selected on the account tables; storage roots come from the effective
+ * user (UserService: primary group settings, the user's and its groups'
+ * virtual folders); quota rescans are QuotaScanService scans (409 while one
+ * runs for the same target); the transfer reset is QuotaService's; status
+ * changes and deletions go through UserService (provider events,
+ * disconnection, API keys and shares removed).
  */
 @injectable()
 export class DbEventAccounts implements EventAccounts {
   constructor(
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(FsFactory) private readonly fsFactory: FsFactory,
-    @inject(ProviderEventsService) private readonly events: ProviderEventsService,
+    @inject(UserService) private readonly userService: UserService,
+    @inject(QuotaScanService) private readonly scans: QuotaScanService,
+    @inject(QuotaService) private readonly quota: QuotaService,
   ) {}
 
   private em(): EntityManager {
@@ -120,23 +129,13 @@ export class DbEventAccounts implements EventAccounts {
   }
 
   async mounts(username: string): Promise<AccountMount[]> {
-    const em = this.em();
-    const u = await em.findOne(User, { username }, { populate: ['role'] });
-    if (!u) throw Boom.notFound(`user "${username}" not found`);
-    const owner = { username: u.username, role: u.role ? (u.role as Role).name : '', custom_placeholders: u.custom_placeholders };
-    let home = u.home_dir;
-    let filesystem = u.filesystem;
-    const primary = await em.findOne(UserGroup, { user: u.id, type: 1 }, { populate: ['group'] });
-    const gs = ((primary?.group as Group | undefined)?.user_settings ?? {}) as { home_dir?: string; filesystem?: typeof filesystem };
-    if (!home && gs.home_dir) home = gs.home_dir.replace(/%username%/g, u.username);
-    if ((!filesystem || (filesystem.provider === 0 && !u.home_dir)) && gs.filesystem) filesystem = gs.filesystem;
+    const eff = await this.userService.effectiveUser(username);
+    const owner = { username: eff.username, role: eff.role, custom_placeholders: eff.custom_placeholders };
     const out: AccountMount[] = [];
     try {
-      out.push({ virtual_path: '/', fs: await this.fsFactory.create(filesystem ?? { provider: 0 }, home, owner) });
-      const maps = await em.find(UserFolder, { user: u.id }, { populate: ['folder'], orderBy: { virtual_path: 'ASC' } });
-      for (const m of maps) {
-        const f = m.folder as Folder;
-        out.push({ virtual_path: m.virtual_path, folder: f.name, fs: await this.fsFactory.create(f.filesystem, f.mapped_path, owner) });
+      out.push({ virtual_path: '/', fs: await this.fsFactory.create(eff.filesystem, eff.home_dir, owner) });
+      for (const vf of eff.virtual_folders) {
+        out.push({ virtual_path: vf.virtual_path, folder: vf.name, fs: await this.fsFactory.create(vf.filesystem, vf.mapped_path, owner) });
       }
     } catch (err) {
       await Promise.all(out.map((m) => m.fs.close().catch(() => {})));
@@ -146,66 +145,23 @@ export class DbEventAccounts implements EventAccounts {
   }
 
   async rescanUserQuota(username: string): Promise<{ size: number; files: number }> {
-    const em = this.em();
-    const u = await em.findOne(User, { username });
-    if (!u) throw Boom.notFound(`user "${username}" not found`);
-    const mounts = await this.mounts(username);
-    const maps = new Map((await em.find(UserFolder, { user: u.id }, { populate: ['folder'] })).map((m) => [(m.folder as Folder).name, m]));
-    let size = 0;
-    let files = 0;
-    try {
-      for (const m of mounts) {
-        // virtual folders with their own quota are not part of the user's
-        if (m.folder && (maps.get(m.folder)?.quota_size ?? -1) !== -1) continue;
-        const used = await m.fs.usedSpace('/');
-        size += used.size;
-        files += used.files;
-      }
-    } finally {
-      await Promise.all(mounts.map((m) => m.fs.close().catch(() => {})));
-    }
-    await em.nativeUpdate(User, { id: u.id }, { used_quota_size: size, used_quota_files: files, last_quota_update: Date.now() });
-    return { size, files };
+    return this.scans.scanUser(username);
   }
 
   async rescanFolderQuota(name: string): Promise<{ size: number; files: number }> {
-    const em = this.em();
-    const f = await em.findOne(Folder, { name });
-    if (!f) throw Boom.notFound(`folder "${name}" not found`);
-    const fs = await this.fsFactory.create(f.filesystem, f.mapped_path, { username: '' });
-    try {
-      const used = await fs.usedSpace('/');
-      await em.nativeUpdate(Folder, { id: f.id }, { used_quota_size: used.size, used_quota_files: used.files, last_quota_update: Date.now() });
-      return used;
-    } finally {
-      await fs.close().catch(() => {});
-    }
+    return this.scans.scanFolder(name);
   }
 
   async resetTransferQuota(username: string): Promise<void> {
-    const n = await this.em().nativeUpdate(User, { username }, { used_upload_data_transfer: 0, used_download_data_transfer: 0 });
-    if (!n) throw Boom.notFound(`user "${username}" not found`);
+    await this.quota.updateUserTransfer(username, {}, 'reset', null);
   }
 
   async setUserStatus(username: string, status: number, actor: Actor = SYSTEM_ACTOR): Promise<void> {
-    const em = this.em();
-    const u = await em.findOne(User, { username });
-    if (!u) throw Boom.notFound(`user "${username}" not found`);
-    u.status = status;
-    u.updated_at = Date.now();
-    await em.flush();
-    this.events.emit('update', 'user', username, { username, status }, actor);
+    await this.userService.setStatus(username, status, actor);
   }
 
   async deleteUser(username: string, actor: Actor = SYSTEM_ACTOR): Promise<void> {
-    const em = this.em();
-    const u = await em.findOne(User, { username });
-    if (!u) throw Boom.notFound(`user "${username}" not found`);
-    await em.nativeDelete(UserGroup, { user: u.id });
-    await em.nativeDelete(UserFolder, { user: u.id });
-    await em.nativeDelete(Share, { user: u.id });
-    await em.removeAndFlush(u);
-    this.events.emit('delete', 'user', username, { username }, actor);
+    await this.userService.delete(username, null, actor);
   }
 }
 
