@@ -131,11 +131,75 @@ export function canonicalIpNet(input: string): string | null {
   return parseIpNet(input)?.canonical ?? null;
 }
 
+/** IPv4 masks as unsigned 32-bit numbers. */
+const MASKS4 = Array.from({ length: 33 }, (_, p) => (p === 0 ? 0 : (0xffffffff << (32 - p)) >>> 0));
+
+/** The eight 16-bit groups of an IPv6 address already validated by net.isIPv6 (no zone id); one pass, no allocation but the result. */
+function v6Groups(ip: string): number[] | null {
+  const groups: number[] = [];
+  let gap = -1;
+  let cur = 0;
+  let digits = 0;
+  let start = 0;
+  for (let i = 0; i < ip.length; i++) {
+    const c = ip.charCodeAt(i);
+    if (c === 58) {
+      if (digits) groups.push(cur);
+      cur = 0;
+      digits = 0;
+      if (ip.charCodeAt(i + 1) === 58) {
+        gap = groups.length;
+        i++;
+      }
+      start = i + 1;
+    } else if (c === 46) {
+      // dotted IPv4 tail: two more groups
+      const p = ip.slice(start).split('.');
+      groups.push((Number(p[0]) << 8) | Number(p[1]), (Number(p[2]) << 8) | Number(p[3]));
+      digits = 0;
+      break;
+    } else {
+      cur = cur * 16 + (c <= 57 ? c - 48 : (c | 32) - 87);
+      digits++;
+    }
+  }
+  if (digits) groups.push(cur);
+  if (gap >= 0) groups.splice(gap, 0, ...Array<number>(8 - groups.length).fill(0));
+  return groups.length === 8 ? groups : null;
+}
+
+/** Hash key of the first `prefix` bits of an IPv6 address. */
+function v6Key(groups: number[], prefix: number): string {
+  const full = prefix >> 4;
+  const rem = prefix & 15;
+  let k = '';
+  for (let i = 0; i < full; i++) k += groups[i]! + ':';
+  if (rem) k += groups[full]! & ((0xffff << (16 - rem)) & 0xffff);
+  return k;
+}
+
+/** A single address for lookups: IPv4 as a number, IPv6 as its groups, IPv4-mapped IPv6 as IPv4. */
+function addressOf(ip: string): { family: 4; value: number } | { family: 6; groups: number[] } | null {
+  if (net.isIPv4(ip)) {
+    const p = ip.split('.');
+    return { family: 4, value: ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0 };
+  }
+  if (!net.isIPv6(ip) || ip.includes('%')) return null;
+  const g = v6Groups(ip);
+  if (!g) return null;
+  if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) return { family: 4, value: ((g[6]! << 16) | g[7]!) >>> 0 };
+  return { family: 6, groups: g };
+}
+
+const groupsOf = (n: bigint): number[] => Array.from({ length: 8 }, (_, i) => Number((n >> BigInt((7 - i) * 16)) & 0xffffn));
+
 /** Networks (with a payload each) indexed by family and prefix length. */
 export class IpNetIndex<T> {
-  private readonly byFamily = { 4: new Map<number, Map<bigint, T>>(), 6: new Map<number, Map<bigint, T>>() };
+  private readonly v4 = new Map<number, Map<number, T>>();
+  private readonly v6 = new Map<number, Map<string, T>>();
   /** Prefix lengths in use, longest first. */
-  private prefixes: { 4: number[]; 6: number[] } = { 4: [], 6: [] };
+  private prefixes4: number[] = [];
+  private prefixes6: number[] = [];
   private count = 0;
 
   get size(): number {
@@ -143,27 +207,52 @@ export class IpNetIndex<T> {
   }
 
   add(n: IpNet, value: T): void {
-    const fam = this.byFamily[n.family];
-    let m = fam.get(n.prefix);
-    if (!m) {
-      m = new Map();
-      fam.set(n.prefix, m);
-      this.prefixes[n.family] = [...fam.keys()].sort((a, b) => b - a);
+    if (n.family === 4) {
+      let m = this.v4.get(n.prefix);
+      if (!m) {
+        this.v4.set(n.prefix, (m = new Map()));
+        this.prefixes4 = [...this.v4.keys()].sort((a, b) => b - a);
+      }
+      const key = Number(n.network);
+      if (!m.has(key)) this.count++;
+      m.set(key, value);
+    } else {
+      let m = this.v6.get(n.prefix);
+      if (!m) {
+        this.v6.set(n.prefix, (m = new Map()));
+        this.prefixes6 = [...this.v6.keys()].sort((a, b) => b - a);
+      }
+      const key = v6Key(groupsOf(n.network), n.prefix);
+      if (!m.has(key)) this.count++;
+      m.set(key, value);
     }
-    if (!m.has(n.network)) this.count++;
-    m.set(n.network, value);
   }
 
-  /** Payloads of every network containing the address, most specific (longest prefix) first. */
+  /** Payloads of every network containing the address (or network), most specific (longest prefix) first. */
   lookup(ip: string | IpNet): T[] {
-    const p = typeof ip === 'string' ? parseIpNet(ip) : ip;
-    if (!p) return [];
     const out: T[] = [];
-    const fam = this.byFamily[p.family];
-    for (const prefix of this.prefixes[p.family]) {
-      if (prefix > p.prefix) continue;
-      const hit = fam.get(prefix)!.get(p.network & maskOf(p.family, prefix));
-      if (hit !== undefined) out.push(hit);
+    let within: number;
+    let a: ReturnType<typeof addressOf>;
+    if (typeof ip === 'string') {
+      a = addressOf(ip.trim());
+      if (!a) return out;
+      within = a.family === 4 ? 32 : 128;
+    } else {
+      a = ip.family === 4 ? { family: 4, value: Number(ip.network) } : { family: 6, groups: groupsOf(ip.network) };
+      within = ip.prefix;
+    }
+    if (a.family === 4) {
+      for (const prefix of this.prefixes4) {
+        if (prefix > within) continue;
+        const hit = this.v4.get(prefix)!.get((a.value & MASKS4[prefix]!) >>> 0);
+        if (hit !== undefined) out.push(hit);
+      }
+    } else {
+      for (const prefix of this.prefixes6) {
+        if (prefix > within) continue;
+        const hit = this.v6.get(prefix)!.get(v6Key(a.groups, prefix));
+        if (hit !== undefined) out.push(hit);
+      }
     }
     return out;
   }

@@ -63,6 +63,40 @@ t.test('canonical networks and the prefix index', async (t) => {
   t.same(idx.lookup('2001:db9::5'), []);
   t.same(idx.lookup('not-an-ip'), []);
   t.equal(idx.size, 6);
+
+  // random networks and addresses (seeded): the index finds exactly the networks a brute-force scan finds
+  let seed = 42;
+  const rnd = (n: number) => {
+    // mulberry32
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) % n;
+  };
+  const v4 = () => [rnd(256), rnd(256), rnd(4), rnd(256)].join('.');
+  const v6 = () => ['2001', 'db8', rnd(3).toString(16), rnd(65536).toString(16), '0', rnd(2).toString(16), rnd(65536).toString(16), rnd(16).toString(16)].join(':');
+  const nets: ReturnType<typeof parseIpNet>[] = [];
+  const big = new IpNetIndex<string>();
+  for (let i = 0; i < 2000; i++) {
+    const n = parseIpNet(i % 2 ? `${v4()}/${16 + rnd(17)}` : `${v6()}/${40 + rnd(89)}`)!;
+    if (!big.lookup(n).some((x) => x === n.canonical)) nets.push(n);
+    big.add(n, n.canonical);
+  }
+  const contains = (n: NonNullable<ReturnType<typeof parseIpNet>>, a: NonNullable<ReturnType<typeof parseIpNet>>) => {
+    if (n.family !== a.family) return false;
+    const bits = BigInt((n.family === 4 ? 32 : 128) - n.prefix);
+    return a.network >> bits === n.network >> bits;
+  };
+  let hits = 0;
+  for (let i = 0; i < 3000; i++) {
+    const addr = i % 3 === 0 ? v4() : i % 3 === 1 ? v6() : `::ffff:${v4()}`;
+    const a = parseIpNet(addr)!;
+    const want = nets.filter((n) => contains(n!, a)).sort((x, y) => y!.prefix - x!.prefix).map((n) => n!.canonical);
+    const got = big.lookup(addr);
+    if (got.length) hits++;
+    if (JSON.stringify(got) !== JSON.stringify(want)) t.fail(`${addr}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
+  }
+  t.ok(hits > 300 && hits < 2700, `random addresses in (${hits}) and out of random networks; the index agrees with a full scan on all of them`);
 });
 
 t.test('create, read, update, delete', async (t) => {
