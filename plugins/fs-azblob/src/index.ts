@@ -1,13 +1,12 @@
 /**
  * @ferry/fs-azblob: filesystem provider 3, Azure Blob Storage (and Azurite).
  */
-import { createRequire } from 'node:module';
-import { definePlugin, type FsProviderDef, type FsScope } from '@ferry/core';
+import { definePlugin, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
 import { createContainerClient } from './az-client.js';
 import { azBlobOptionsSchema, resolveSettings, type AzBlobOptions } from './config.schema.js';
 import { AZBLOB_CAPABILITIES, AzBlobFs } from './azblob.fs.js';
 
-const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
+const pkg = packageInfo(import.meta.url);
 
 export { AzBlobFs, AZBLOB_CAPABILITIES } from './azblob.fs.js';
 export { MTIME_META } from './azblob-base.js';

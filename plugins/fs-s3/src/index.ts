@@ -1,13 +1,12 @@
 /**
  * @ferry/fs-s3: filesystem provider 1, S3 and S3-compatible object storage.
  */
-import { createRequire } from 'node:module';
-import { definePlugin, type FsProviderDef, type FsScope } from '@ferry/core';
+import { definePlugin, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
 import { resolveSettings, s3OptionsSchema, type S3Options } from './config.schema.js';
 import { createS3Client, roleSessionName } from './s3-client.js';
 import { S3_CAPABILITIES, S3Fs } from './s3.fs.js';
 
-const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
+const pkg = packageInfo(import.meta.url);
 
 export { S3Fs, S3_CAPABILITIES } from './s3.fs.js';
 export { MTIME_META } from './s3-base.js';
