@@ -27,35 +27,19 @@
 // login buffers to the system).
 // Writes bench/results/http-transfer.json.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync, writeSync, closeSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { MB, benchDir as here, freePort, makeFile, scratchBase, waitPort, withPeakRss, writeResults } from './lib/common.mjs';
+import { buildFerry, startFerry as startFerryServer } from './lib/ferry-server.mjs';
 
-const MB = 1024 * 1024;
 const SIZE_MB = Number(process.env.BENCH_MB ?? 1024);
 const RSS_MB = Number(process.env.BENCH_RSS_MB ?? 4096);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
-const ADMIN = { username: 'admin', password: 'bench-admin-password-1' };
 const USER = { username: 'bench', password: 'bench-user-password-1' };
 
 const children = [];
-function scratchBase() {
-  if (process.env.FERRY_BENCH_DIR) return process.env.FERRY_BENCH_DIR;
-  try {
-    const st = statfsSync('/dev/shm');
-    if (st.bavail * st.bsize > (3 * SIZE_MB + RSS_MB + 1024) * MB) return '/dev/shm';
-  } catch {
-    /* no /dev/shm */
-  }
-  return os.tmpdir();
-}
-const scratch = mkdtempSync(path.join(scratchBase(), 'ferry-bench-http-'));
+const scratch = mkdtempSync(path.join(scratchBase(3 * SIZE_MB + RSS_MB + 1024), 'ferry-bench-http-'));
 let cleaned = false;
 function cleanup() {
   if (cleaned) return;
@@ -68,40 +52,6 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130)
 
 function log(...a) {
   console.log('[http-transfer]', ...a);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-async function waitPort(port) {
-  for (let i = 0; i < 400; i++) {
-    const ok = await new Promise((r) => {
-      const c = net.connect(port, '127.0.0.1', () => {
-        c.destroy();
-        r(true);
-      });
-      c.on('error', () => r(false));
-    });
-    if (ok) return;
-    await sleep(25);
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
-
-/** A file of `mb` MiB: one random MiB repeated (cheap to produce, incompressible enough). */
-function makeFile(file, mb) {
-  const block = randomBytes(MB);
-  const fd = openSync(file, 'w', 0o644);
-  for (let i = 0; i < mb; i++) writeSync(fd, block);
-  closeSync(fd);
 }
 
 /** Runs curl, returns {bytes, seconds}. */
@@ -152,100 +102,32 @@ async function startBareServer(target) {
 }
 
 async function startFerry(home, name = 'ferry') {
-  const dir = path.join(scratch, name);
-  mkdirSync(path.join(dir, 'data'), { recursive: true });
-  const config = path.join(dir, 'ferry.yaml');
-  writeFileSync(
-    config,
-    [
-      'common:',
-      `  data_dir: "${path.join(dir, 'data')}"`,
-      'data_provider:',
-      '  driver: sqlite',
-      '  name: ferry.db',
-      'httpd:',
-      '  bindings:',
-      '    - address: 127.0.0.1',
-      '      port: 0',
-      'kms:',
-      '  master_key: bench-master-key-0123456789abcdef',
-      'log:',
-      '  level: info',
-      `  file: "${path.join(dir, 'ferry.log')}"`,
-      'plugins:',
-      '  - name: "@ferry/fs-local"',
-      'defaults:',
-      `  admin_username: ${ADMIN.username}`,
-      `  admin_password: ${ADMIN.password}`,
-      '',
-    ].join('\n'),
-  );
-  const p = spawn(process.execPath, [path.join(root, 'core/dist/src/cli.js'), 'serve', '--config', config], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...(name === 'ferry-rss' ? JSON.parse(process.env.FERRY_BENCH_RSS_ENV ?? '{}') : {}) },
+  const ferry = await startFerryServer({
+    dir: path.join(scratch, name),
+    children,
+    env: name === 'ferry-rss' ? JSON.parse(process.env.FERRY_BENCH_RSS_ENV ?? '{}') : {},
   });
-  children.push(p);
-  let err = '';
-  p.stderr.on('data', (d) => (err += d));
-  const logFile = path.join(dir, 'ferry.log');
-  let url;
-  for (let i = 0; i < 600 && !url; i++) {
-    await sleep(50);
-    if (p.exitCode !== null) throw new Error(`ferry exited: ${err}`);
-    let text = '';
-    try {
-      text = readFileSync(logFile, 'utf8');
-    } catch {
-      continue;
-    }
-    url = /"uri":"(http:\/\/[^"]+)"[^\n]*"msg":"listening"/.exec(text)?.[1];
-  }
-  if (!url) throw new Error(`ferry did not start: ${err}`);
-  url = `http://127.0.0.1:${new URL(url).port}`;
-  const basic = (u) => 'Basic ' + Buffer.from(`${u.username}:${u.password}`).toString('base64');
-  const adminTok = (await (await fetch(`${url}/api/v2/token`, { headers: { authorization: basic(ADMIN) } })).json()).access_token;
   const tokens = {};
-  for (const [name, mib] of [['default', 0], ['1mib', 1]]) {
-    const username = `${USER.username}-${name}`;
-    const created = await fetch(`${url}/api/v2/users`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminTok}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        username,
-        password: USER.password,
-        home_dir: home,
-        permissions: { '/': ['*'] },
-        filesystem: { provider: 0, osconfig: { read_buffer_size: mib, write_buffer_size: mib } },
-      }),
-    });
-    if (created.status !== 201) throw new Error(`user: ${created.status} ${await created.text()}`);
-    const r = await fetch(`${url}/api/v2/user/token`, { headers: { authorization: basic({ username, password: USER.password }) } });
-    tokens[name] = (await r.json()).access_token;
+  for (const [variant, mib] of [['default', 0], ['1mib', 1]]) {
+    tokens[variant] = await ferryUser(ferry, variant, home, mib);
   }
-  return { url, proc: p, tokens };
+  return { url: ferry.url, proc: ferry.proc, tokens };
+}
+
+/** A user on the local backend with osconfig read/write buffers of `mib` MiB (0: the backend's default). */
+function ferryUser(ferry, variant, home, mib) {
+  return ferry.createUser({
+    username: `${USER.username}-${variant}`,
+    password: USER.password,
+    home_dir: home,
+    permissions: { '/': ['*'] },
+    filesystem: { provider: 0, osconfig: { read_buffer_size: mib, write_buffer_size: mib } },
+  });
 }
 
 /** Samples the resident set of a process while `fn` runs; returns the maximum in MB. */
 async function peakRss(pid, fn) {
-  let max = 0;
-  const sample = () => {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) max = Math.max(max, Number(m[1]) / 1024);
-    } catch {
-      /* process gone */
-    }
-  };
-  const timer = setInterval(sample, 20);
-  try {
-    sample();
-    await fn();
-    sample();
-  } finally {
-    clearInterval(timer);
-  }
-  return max;
+  return (await withPeakRss(fn, pid)).peakRssMb;
 }
 
 /** A shell pipeline in the background. */
@@ -272,11 +154,7 @@ function curlAsync(args) {
 
 async function main() {
   if (spawnSync('curl', ['--version']).status !== 0) throw new Error('curl is required');
-  if (process.env.FERRY_BENCH_NO_BUILD !== '1') {
-    log('building (tsc -b tsconfig.build.json)');
-    const b = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-    if (b.status !== 0) log('build reported errors; using the emitted output');
-  }
+  buildFerry(log);
   const www = path.join(scratch, 'www');
   mkdirSync(www, { recursive: true, mode: 0o755 });
   spawnSync('chmod', ['755', scratch]);
@@ -374,8 +252,7 @@ async function main() {
       `  idle after login ${f(rss.idle_mb)}   upload peak ${f(rss.upload_peak_mb)} (+${(rss.upload_peak_mb - rss.idle_mb).toFixed(0)})   download peak ${f(rss.download_peak_mb)} (+${(rss.download_peak_mb - rss.idle_mb).toFixed(0)})`,
     );
   }
-  mkdirSync(path.join(here, 'results'), { recursive: true });
-  writeFileSync(path.join(here, 'results', 'http-transfer.json'), JSON.stringify({ ...results, at: new Date().toISOString() }, null, 2) + '\n');
+  writeResults('http-transfer', results);
 }
 
 main().then(

@@ -10,92 +10,39 @@
 // FERRY_BENCH_ONLY=s3|azblob, FERRY_BENCH_FS_OPTS='{"download_concurrency":1}' (extra
 // plugin options, e.g. to compare part sizes). Prints MB/s per path, the Fs/SDK ratio (aim >= 0.8)
 // and the peak RSS sampled during each phase; writes bench/results/remote-fs.json.
-import { spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
-import { fileURLToPath } from 'node:url';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+import { AZURITE, S3, azContainer, azRemovePrefix, s3Client, s3RemovePrefix } from './lib/backends.mjs';
+import { MB, drain, ensureServers, envNumber, patternSource, reexecWithTypeScript, timed, withPeakRss, writeResults } from './lib/common.mjs';
 
 // The plugins are TypeScript sources (exports condition "ferry-src"): re-run
 // this file under the TypeScript loader tap uses when it is not loaded yet.
-if (!process.execArgv.includes('--conditions=ferry-src')) {
-  const loader = path.join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs');
-  const r = spawnSync(
-    process.execPath,
-    [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)],
-    { stdio: 'inherit', env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' } },
-  );
-  process.exit(r.status ?? 1);
-}
+reexecWithTypeScript(import.meta.url);
 
-const MB = 1024 * 1024;
-const SIZE = Number(process.env.FERRY_BENCH_MB ?? 256) * MB;
-const ROUNDS = Number(process.env.FERRY_BENCH_ROUNDS ?? 2);
+const SIZE = envNumber('FERRY_BENCH_MB', 256) * MB;
+const ROUNDS = envNumber('FERRY_BENCH_ROUNDS', 2);
 const ONLY = process.env.FERRY_BENCH_ONLY ?? '';
-const CHUNK = randomBytes(MB);
 const FS_OPTS = JSON.parse(process.env.FERRY_BENCH_FS_OPTS ?? '{}');
 
 /** SIZE bytes in 1 MiB chunks (one random buffer reused: no 256 MB in memory). */
-function source() {
-  return Readable.from(
-    (function* () {
-      for (let sent = 0; sent < SIZE; sent += MB) yield sent + MB <= SIZE ? CHUNK : CHUNK.subarray(0, SIZE - sent);
-    })(),
-    { objectMode: false },
-  );
-}
+const source = () => patternSource(SIZE);
 
-/** Consumes a stream, counting bytes. */
-async function drain(stream) {
-  let n = 0;
-  await pipeline(
-    stream,
-    new Writable({
-      write(c, _e, cb) {
-        n += c.length;
-        cb();
-      },
-    }),
-  );
-  return n;
-}
-
-/** Runs fn, returning MB/s and the peak RSS sampled every 20 ms meanwhile. */
+/** Runs fn, returning MB/s and the peak RSS of this process sampled every 20 ms meanwhile. */
 async function measure(fn) {
   global.gc?.();
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const t0 = process.hrtime.bigint();
-  const bytes = await fn();
-  const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-  clearInterval(timer);
-  peak = Math.max(peak, process.memoryUsage().rss);
-  if (bytes !== SIZE) throw new Error(`moved ${bytes} bytes, expected ${SIZE}`);
-  return { mbps: SIZE / MB / secs, secs, peakRssMb: peak / MB };
+  const { value, peakRssMb } = await withPeakRss(() => timed(SIZE, fn));
+  return { ...value, peakRssMb };
 }
 
 async function s3Cases() {
   const { s3Provider } = await import('@ferry/fs-s3');
-  const { S3Client, GetObjectCommand, DeleteObjectsCommand, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
+  const { GetObjectCommand } = await import('@aws-sdk/client-s3');
   const { Upload } = await import('@aws-sdk/lib-storage');
-  const port = Number(process.env.FERRY_S3_PORT ?? 19000);
-  const endpoint = `http://127.0.0.1:${port}`;
-  const bucket = 'ferry-test';
+  const { endpoint, bucket } = S3;
   const prefix = `bench-${randomUUID()}/`;
-  const opts = { bucket, endpoint, region: 'us-east-1', access_key: 'S3RVER', access_secret: 'S3RVER', force_path_style: true };
+  const opts = { bucket, endpoint, region: S3.region, access_key: S3.accessKey, access_secret: S3.secret, force_path_style: true };
   const fs = await s3Provider.create({ ...opts, ...FS_OPTS, key_prefix: prefix }, { username: 'bench', dataDir: '/nonexistent' });
-  const client = new S3Client({
-    endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  const client = await s3Client();
   return {
     name: 's3 (s3rver)',
     sdkUpload: async () => {
@@ -111,9 +58,7 @@ async function s3Cases() {
     sdkDownload: async () => drain((await client.send(new GetObjectCommand({ Bucket: bucket, Key: `${prefix}sdk.bin` }))).Body),
     fsDownload: async () => drain(await fs.openRead('/fs.bin')),
     async cleanup() {
-      const out = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
-      const keys = (out.Contents ?? []).map((o) => ({ Key: o.Key }));
-      if (keys.length) await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys } }));
+      await s3RemovePrefix(client, prefix);
       await fs.close();
       client.destroy();
     },
@@ -122,16 +67,10 @@ async function s3Cases() {
 
 async function azCases() {
   const { azBlobProvider } = await import('@ferry/fs-azblob');
-  const { BlobServiceClient, StorageSharedKeyCredential } = await import('@azure/storage-blob');
-  const port = Number(process.env.FERRY_AZURITE_PORT ?? 19001);
-  const account = 'devstoreaccount1';
-  const key = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
-  const container = new BlobServiceClient(`http://127.0.0.1:${port}/${account}`, new StorageSharedKeyCredential(account, key))
-    .getContainerClient('ferry-test');
-  await container.createIfNotExists();
+  const container = await azContainer();
   const prefix = `bench-${randomUUID()}/`;
   const fs = await azBlobProvider.create(
-    { container: 'ferry-test', use_emulator: true, endpoint: `http://127.0.0.1:${port}`, ...FS_OPTS, key_prefix: prefix },
+    { container: AZURITE.container, use_emulator: true, endpoint: AZURITE.endpoint, ...FS_OPTS, key_prefix: prefix },
     { username: 'bench', dataDir: '/nonexistent' },
   );
   return {
@@ -148,25 +87,18 @@ async function azCases() {
     sdkDownload: async () => drain((await container.getBlobClient(`${prefix}sdk.bin`).download()).readableStreamBody),
     fsDownload: async () => drain(await fs.openRead('/fs.bin')),
     async cleanup() {
-      for await (const b of container.listBlobsFlat({ prefix })) await container.deleteBlob(b.name);
+      await azRemovePrefix(container, prefix);
       await fs.close();
     },
   };
 }
 
-function ensureServers() {
-  for (const s of ['start-s3.sh', 'start-azurite.sh']) {
-    const r = spawnSync('bash', [path.join(root, 'scripts/servers', s)], { stdio: ['ignore', 'ignore', 'inherit'] });
-    if (r.status !== 0) throw new Error(`scripts/servers/${s} failed`);
-  }
-}
-
-ensureServers();
-const results = [];
 const backends = [
   ['s3', s3Cases],
   ['azblob', azCases],
 ].filter(([k]) => !ONLY || ONLY === k);
+await ensureServers(backends.map(([k]) => (k === 's3' ? S3 : AZURITE)));
+const results = [];
 console.log(`remote-fs bench: ${SIZE / MB} MB per transfer, best of ${ROUNDS} round(s), Node ${process.version}`);
 for (const [, make] of backends) {
   const c = await make();
@@ -206,5 +138,4 @@ for (const r of results) {
   );
 }
 console.log(`process peak RSS (maxRSS): ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
-mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-writeFileSync(path.join(root, 'bench/results/remote-fs.json'), JSON.stringify({ date: new Date().toISOString(), sizeMb: SIZE / MB, results }, null, 2));
+writeResults('remote-fs', { sizeMb: SIZE / MB, results });

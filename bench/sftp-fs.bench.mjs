@@ -4,7 +4,8 @@
 //
 //   bash scripts/servers/start-sftp.sh && node bench/sftp-fs.bench.mjs
 //
-// Options (env): BENCH_MB (default 256), BENCH_ROUNDS (default 2, best round kept).
+// Options (env): BENCH_MB (default 256), BENCH_ROUNDS (default 2, best round kept),
+// FERRY_BENCH_SFTP_DIR (a directory the test user can write, when its login directory is not).
 // Every phase runs in its own child process so its peak RSS is its own.
 // Phases: upload and download of BENCH_MB through
 //   fs        SftpFs.openWrite / openRead (streams, pooled connection, temp file + rename)
@@ -17,47 +18,22 @@ import { spawnSync } from 'node:child_process';
 import { createWriteStream, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { SFTP, sftpClient, sftpDir } from './lib/backends.mjs';
+import { MB, countingSink, envNumber, patternSource, tsArgs, tsEnv } from './lib/common.mjs';
 
-const MB = 1024 * 1024;
-const SIZE_MB = Number(process.env.BENCH_MB ?? 256);
+const SIZE_MB = envNumber('BENCH_MB', 256);
 const SIZE = SIZE_MB * MB;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const HOST = '127.0.0.1';
-const PORT = 19022;
-const USER = 'ferrysftp';
-const PASSWORD = 'ferrysftp-pass';
-const DIR = 'ferry-bench';
+const ROUNDS = envNumber('BENCH_ROUNDS', 2);
+const { host: HOST, port: PORT, username: USER, password: PASSWORD } = SFTP;
+const DIR = sftpDir('ferry-bench');
 const self = fileURLToPath(import.meta.url);
 const localFile = process.env.FERRY_BENCH_TMP ?? path.join(os.tmpdir(), `ferry-sftp-bench-${process.pid}.bin`);
 
 /** BENCH_MB of pseudo-random bytes (a random 1 MB block, repeated). */
-function source() {
-  const block = Buffer.alloc(MB);
-  for (let i = 0; i < MB; i += 4) block.writeUInt32LE((Math.imul(i, 2654435761) ^ 0x9e3779b9) >>> 0, i);
-  let left = SIZE;
-  return new Readable({
-    read() {
-      if (left <= 0) return this.push(null);
-      const n = Math.min(left, MB);
-      left -= n;
-      this.push(n === MB ? block : block.subarray(0, n));
-    },
-  });
-}
-
-function counter() {
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      sink.bytes += chunk.length;
-      cb();
-    },
-  });
-  sink.bytes = 0;
-  return sink;
-}
+const source = () => patternSource(SIZE);
+const counter = countingSink;
 
 async function runPhase(phase) {
   const started = { t: 0, rss: 0 };
@@ -87,9 +63,7 @@ async function runPhase(phase) {
     closeAllPools();
     return { ms, bytes, startRss: started.rss };
   }
-  const { default: SftpClient } = await import('ssh2-sftp-client');
-  const c = new SftpClient('bench', {});
-  await c.connect({ host: HOST, port: PORT, username: USER, password: PASSWORD });
+  const c = await sftpClient();
   await c.mkdir(DIR, true);
   const remote = `${DIR}/${phase.split('-')[0]}.bin`;
   time();
@@ -115,14 +89,13 @@ if (process.argv[2]) {
 
 // Parent: prepares the local file for fastPut, runs each phase in a child.
 await pipeline(source(), createWriteStream(localFile));
-const tsHook = import.meta.resolve('@tapjs/typescript/import');
 const phases = ['client-upload', 'fs-upload', 'fast-upload', 'client-download', 'fs-download', 'fast-download'];
 const best = {};
 try {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const phase of phases) {
-      const r = spawnSync(process.execPath, ['--conditions=ferry-src', '--import', tsHook, self, phase], {
-        env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', FERRY_BENCH_TMP: localFile },
+      const r = spawnSync(process.execPath, [...tsArgs, self, phase], {
+        env: { ...process.env, ...tsEnv, FERRY_BENCH_TMP: localFile },
         encoding: 'utf8',
       });
       const line = r.stdout.trim().split('\n').pop() ?? '';

@@ -7,6 +7,7 @@ import { createLogger } from './logger.js';
 import { migrate, openOrm, ormOptionsFromConfig } from './data/orm.js';
 import { buildInfo } from './build-info.js';
 import { PluginLoadError } from './plugins/registry.js';
+import { tuneHeapGrowth } from './util/heap.js';
 
 const USAGE = `usage: ferry <command> [--config FILE]
 
@@ -64,6 +65,8 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
+  const heapFlag = tuneHeapGrowth(config.common.heap_growing_percent);
+  if (heapFlag) logger.debug({ flag: heapFlag }, 'V8 heap growth set (common.heap_growing_percent)');
   let app;
   try {
     app = await createApp({ config, baseDir, logger });

@@ -15,6 +15,8 @@ export interface FerryConfig {
     allow_list_status: boolean;
     /** Seconds between checks of the IP lists' version in the database (other nodes' changes apply within this delay). */
     ip_lists_cache_ttl: number;
+    /** `ferry serve`: V8 old-generation growing factor as 1 + percent/100 after a full GC; 0 leaves V8's heuristics. */
+    heap_growing_percent: number;
   };
   log: { level: string; file: string };
   data_provider: {
@@ -100,6 +102,7 @@ export const configSchema = Joi.object<FerryConfig>({
     max_per_host_transfers: Joi.number().integer().min(0).default(20),
     allow_list_status: Joi.boolean().default(false),
     ip_lists_cache_ttl: Joi.number().integer().min(0).max(3600).default(5),
+    heap_growing_percent: Joi.number().integer().min(0).max(400).default(100),
   }).default(),
   log: Joi.object({
     level: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),

@@ -142,6 +142,19 @@ t.test('serve: credentials, tokens and keys never reach the log', async (t) => {
   }
 });
 
+t.test('serve: sets V8 heap growth from common.heap_growing_percent', async (t) => {
+  const dir = t.testdir({});
+  const logged = /"flag":"--heap-growing-percent=(\d+)"/;
+  const s = serve(['--config', writeConfig(dir, 'log:\n  level: debug\n')]);
+  await s.ready;
+  await s.stop();
+  t.equal(logged.exec(s.output())?.[1], '100', 'the default');
+  const off = serve(['--config', writeConfig(dir, 'log:\n  level: debug\n')], { SERVICE_COMMON__HEAP_GROWING_PERCENT: '0' });
+  await off.ready;
+  await off.stop();
+  t.notMatch(off.output(), logged, '0: V8 decides');
+});
+
 t.test('serve: a plugin that cannot load stops the start naming it', async (t) => {
   const dir = t.testdir({});
   const file = path.join(dir, 'ferry.yaml');
