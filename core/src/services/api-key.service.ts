@@ -5,6 +5,7 @@ import type { MikroORM, EntityManager } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import { Admin, ApiKey, User } from '../data/entities/index.js';
 import type { ListQuery } from '../http/schemas/common.js';
+import type { AdminIdentity } from '../auth/credentials.js';
 import { ProviderEventsService, type Actor } from './provider-events.service.js';
 
 export interface ApiKeyInput {
@@ -35,7 +36,13 @@ export function parseApiKeyHeader(value: string): { id: string; secret: string; 
   return { id, secret, username };
 }
 
-/** API keys: only a hash of the secret part is stored; the key is shown once at creation. */
+/**
+ * API keys: only a hash of the secret part is stored; the key is shown once at creation.
+ *
+ * An admin holding a role sees and manages only keys bound to a user or an admin of
+ * that role, and cannot create unbound keys: an unbound key acts as any account of its
+ * scope (`<key>.<username>`), which would let it escape the role.
+ */
 @injectable()
 export class ApiKeyService {
   constructor(
@@ -58,8 +65,14 @@ export class ApiKeyService {
     };
   }
 
-  async list(q: ListQuery): Promise<ApiKey[]> {
-    return this.orm.em.fork().find(ApiKey, {}, {
+  /** The keys `caller` may see: all for admins without a role, keys bound to accounts of the role otherwise. */
+  private visibleTo(caller: AdminIdentity): Record<string, unknown> {
+    if (!caller.role) return {};
+    return { $or: [{ admin: { role: { name: caller.role } } }, { user: { role: { name: caller.role } } }] };
+  }
+
+  async list(q: ListQuery, caller: AdminIdentity): Promise<ApiKey[]> {
+    return this.orm.em.fork().find(ApiKey, this.visibleTo(caller), {
       orderBy: { key_id: q.order },
       offset: q.offset,
       limit: q.limit,
@@ -67,31 +80,41 @@ export class ApiKeyService {
     });
   }
 
-  async get(id: string, em: EntityManager = this.orm.em.fork()): Promise<ApiKey> {
-    const k = await em.findOne(ApiKey, { key_id: id }, { populate: ['user', 'admin'] });
+  async get(id: string, caller: AdminIdentity, em: EntityManager = this.orm.em.fork()): Promise<ApiKey> {
+    const k = await em.findOne(ApiKey, { key_id: id, ...this.visibleTo(caller) }, { populate: ['user', 'admin'] });
     if (!k) throw Boom.notFound(`API key "${id}" not found`);
     return k;
   }
 
-  private async binding(em: EntityManager, input: ApiKeyInput): Promise<{ user: User | null; admin: Admin | null }> {
-    if (input.scope === API_KEY_SCOPE.Admin) {
-      if (input.user) throw Boom.badRequest('an admin-scoped API key cannot be bound to a user');
-      if (!input.admin) return { user: null, admin: null };
-      const admin = await em.findOne(Admin, { username: input.admin });
-      if (!admin) throw Boom.badRequest(`admin "${input.admin}" does not exist`);
-      return { user: null, admin };
+  /**
+   * The account a key is bound to. A role admin must bind every key to an account of
+   * its role; accounts elsewhere get the same answer whether they exist or not.
+   */
+  private async binding(em: EntityManager, input: ApiKeyInput, caller: AdminIdentity): Promise<{ user: User | null; admin: Admin | null }> {
+    const isAdminKey = input.scope === API_KEY_SCOPE.Admin;
+    if (isAdminKey && input.user) throw Boom.badRequest('an admin-scoped API key cannot be bound to a user');
+    if (!isAdminKey && input.admin) throw Boom.badRequest('a user-scoped API key cannot be bound to an admin');
+    const kind = isAdminKey ? 'admin' : 'user';
+    const username = isAdminKey ? input.admin : input.user;
+    if (!username) {
+      if (caller.role) {
+        throw Boom.forbidden(`an admin with role "${caller.role}" cannot manage unbound API keys: set "${kind}" to ${isAdminKey ? 'an admin' : 'a user'} of that role`);
+      }
+      return { user: null, admin: null };
     }
-    if (input.admin) throw Boom.badRequest('a user-scoped API key cannot be bound to an admin');
-    if (!input.user) return { user: null, admin: null };
-    const user = await em.findOne(User, { username: input.user });
-    if (!user) throw Boom.badRequest(`user "${input.user}" does not exist`);
-    return { user, admin: null };
+    const where = { username, ...(caller.role ? { role: { name: caller.role } } : {}) };
+    const account = isAdminKey ? await em.findOne(Admin, where) : await em.findOne(User, where);
+    if (!account) {
+      if (caller.role) throw Boom.forbidden(`an admin with role "${caller.role}" can only bind API keys to ${kind}s of that role, and "${username}" is not one`);
+      throw Boom.badRequest(`${kind} "${username}" does not exist`);
+    }
+    return isAdminKey ? { user: null, admin: account as Admin } : { user: account as User, admin: null };
   }
 
-  async create(input: ApiKeyInput, actor: Actor): Promise<{ key: ApiKey; plain: string }> {
+  async create(input: ApiKeyInput, caller: AdminIdentity, actor: Actor): Promise<{ key: ApiKey; plain: string }> {
     const em = this.orm.em.fork();
     if (input.expires_at && input.expires_at <= Date.now()) throw Boom.badRequest('"expires_at" must be in the future');
-    const { user, admin } = await this.binding(em, input);
+    const { user, admin } = await this.binding(em, input, caller);
     const id = crypto.randomBytes(12).toString('base64url');
     const secret = crypto.randomBytes(32).toString('base64url');
     const now = Date.now();
@@ -114,16 +137,16 @@ export class ApiKeyService {
   }
 
   /** Updates name, description, scope binding and expiry; an expiry may be shortened, never extended. */
-  async update(id: string, input: ApiKeyInput, actor: Actor): Promise<void> {
+  async update(id: string, input: ApiKeyInput, caller: AdminIdentity, actor: Actor): Promise<void> {
     const em = this.orm.em.fork();
-    const key = await this.get(id, em);
+    const key = await this.get(id, caller, em);
     if (input.scope !== key.scope) throw Boom.badRequest('the scope of an API key cannot be changed');
     if (key.expires_at) {
       if (!input.expires_at || input.expires_at > key.expires_at) {
         throw Boom.badRequest('the expiration of an API key can only be shortened, never extended or removed');
       }
     }
-    const { user, admin } = await this.binding(em, input);
+    const { user, admin } = await this.binding(em, input, caller);
     key.name = input.name;
     key.description = input.description;
     key.expires_at = input.expires_at;
@@ -134,9 +157,9 @@ export class ApiKeyService {
     this.events.emit('update', 'api_key', id, this.render(key), actor);
   }
 
-  async delete(id: string, actor: Actor): Promise<void> {
+  async delete(id: string, caller: AdminIdentity, actor: Actor): Promise<void> {
     const em = this.orm.em.fork();
-    const key = await this.get(id, em);
+    const key = await this.get(id, caller, em);
     const data = this.render(key);
     await em.removeAndFlush(key);
     this.events.emit('delete', 'api_key', id, data, actor);

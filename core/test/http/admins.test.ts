@@ -146,3 +146,82 @@ t.test('profile and password change', async (t) => {
   t.ok(await ta.adminToken('prof', 'n3w-pass'));
   await t.rejects(ta.adminToken('prof', 'prof-password'));
 });
+
+t.test('/admins/{username}: bad name, bad body, permissions and roles on GET and PUT', async (t) => {
+  await ta.inject('POST', '/api/v2/admins', { token, payload: admin('target', { email: 'target@example.test' }) });
+  const body = admin('target', { password: undefined, email: 'changed@example.test' });
+  for (const bad of ['bad%5Cname', 'ctl%01name', 'x'.repeat(256)]) {
+    const g = await ta.inject('GET', `/api/v2/admins/${bad}`, { token });
+    t.equal(g.statusCode, 400, `GET ${bad}`);
+    t.match(JSON.parse(g.payload), { error: 'Bad Request', message: /"username"/ });
+    t.equal((await ta.inject('PUT', `/api/v2/admins/${bad}`, { token, payload: body })).statusCode, 400, `PUT ${bad}`);
+  }
+  const bodies: [unknown, RegExp][] = [
+    [{ ...body, permissions: [] }, /"permissions" must contain at least 1 items/],
+    [{ ...body, permissions: ['fly'] }, /"permissions\[0\]" must be one of/],
+    [{ ...body, status: 7 }, /"status" must be one of/],
+    [{ ...body, email: 'not-an-email' }, /"email" must be a valid email/],
+    [{ ...body, username: undefined }, /"username" is required/],
+    [{ ...body, username: 'other' }, /cannot be renamed/],
+    [{ ...body, role: 'ghost-role' }, /role "ghost-role" does not exist/],
+    ['not json', /Invalid request payload|must be of type object/],
+  ];
+  for (const [payload, re] of bodies) {
+    const r = await ta.inject('PUT', '/api/v2/admins/target', { token, payload: payload as object });
+    t.equal(r.statusCode, 400, JSON.stringify(payload));
+    t.match(JSON.parse(r.payload).message, re);
+  }
+
+  const vt = await ta.adminToken('viewer', 'viewer-password');
+  for (const m of ['GET', 'PUT']) {
+    const r = await ta.inject(m, '/api/v2/admins/target', { token: vt, payload: m === 'PUT' ? body : undefined });
+    t.equal(r.statusCode, 403, `${m} without "*"`);
+    t.match(JSON.parse(r.payload), { error: 'Forbidden', message: /permission/ });
+  }
+  t.equal((await ta.inject('PUT', '/api/v2/admins/target', { token, payload: { ...body, email: 'ok@example.test' } })).statusCode, 200);
+  t.match((await ta.inject('GET', '/api/v2/admins/target', { token })).result, { email: 'ok@example.test' }, 'only the allowed update applied');
+
+  // role checks: a role admin updates admins of its role only, and only within it
+  for (const name of ['adm-r1', 'adm-r2']) await ta.inject('POST', '/api/v2/roles', { token, payload: { name } });
+  await ta.inject('POST', '/api/v2/admins', { token, payload: admin('r1-lead', { permissions: ['*'], role: 'adm-r1' }) });
+  await ta.inject('POST', '/api/v2/admins', { token, payload: admin('r1-member', { role: 'adm-r1' }) });
+  await ta.inject('POST', '/api/v2/admins', { token, payload: admin('r2-member', { role: 'adm-r2' }) });
+  const lt = await ta.adminToken('r1-lead', 'r1-lead-password');
+  const r1 = admin('r1-member', { password: undefined, role: 'adm-r1' });
+  t.equal((await ta.inject('GET', '/api/v2/admins/r2-member', { token: lt })).statusCode, 404, 'another role is invisible');
+  t.equal((await ta.inject('PUT', '/api/v2/admins/r2-member', { token: lt, payload: admin('r2-member', { password: undefined, role: 'adm-r1' }) })).statusCode, 404);
+  t.equal((await ta.inject('PUT', `/api/v2/admins/${TEST_ADMIN.username}`, { token: lt, payload: admin(TEST_ADMIN.username, { permissions: ['*'] }) })).statusCode, 404, 'global admins are invisible');
+  const move = await ta.inject('PUT', '/api/v2/admins/r1-member', { token: lt, payload: { ...r1, role: 'adm-r2' } });
+  t.equal(move.statusCode, 403, 'cannot move an admin to another role');
+  t.match(JSON.parse(move.payload).message, /role "adm-r1" can only assign that role/);
+  t.equal((await ta.inject('PUT', '/api/v2/admins/r1-member', { token: lt, payload: { ...r1, role: '', description: 'kept in role' } })).statusCode, 200);
+  t.match((await ta.inject('GET', '/api/v2/admins/r1-member', { token })).result, { role: 'adm-r1', description: 'kept in role' }, 'an empty role keeps the caller role');
+  const selfMe = (await ta.inject('GET', '/api/v2/admins/r1-lead', { token: lt })).result as Record<string, unknown>;
+  const selfMove = await ta.inject('PUT', '/api/v2/admins/r1-lead', { token: lt, payload: { ...pick(selfMe), role: 'adm-r2' } });
+  t.equal(selfMove.statusCode, 400, 'nor itself');
+  t.match(JSON.parse(selfMove.payload).message, /cannot change your own role/);
+  t.equal((await ta.inject('PUT', '/api/v2/admins/r1-member', { token, payload: { ...r1, role: 'adm-r2' } })).statusCode, 200, 'a global admin moves admins between roles');
+  t.equal((await ta.inject('GET', '/api/v2/admins/r1-member', { token: lt })).statusCode, 404, 'moved out of the role admin view');
+});
+
+t.test('profile and password routes: 401 without credentials, never through an API key', async (t) => {
+  for (const [m, u] of [['GET', '/api/v2/admin/profile'], ['PUT', '/api/v2/admin/profile'], ['PUT', '/api/v2/admin/changepwd']] as const) {
+    const r = await ta.inject(m, u, { payload: m === 'PUT' ? {} : undefined });
+    t.equal(r.statusCode, 401, `${m} ${u}`);
+    t.match(JSON.parse(r.payload), { error: 'Unauthorized' });
+  }
+  await ta.inject('POST', '/api/v2/admins', { token, payload: admin('keyed', { permissions: ['*'], filters: { allow_api_key_auth: true } }) });
+  const k = await ta.inject('POST', '/api/v2/apikeys', { token, payload: { name: 'keyed', scope: 1, admin: 'keyed' } });
+  const apiKey = (k.result as { key: string }).key;
+  t.match((await ta.inject('GET', '/api/v2/admin/profile', { apiKey })).result, { allow_api_key_auth: true }, 'the profile can be read with a key');
+  const prof = await ta.inject('PUT', '/api/v2/admin/profile', { apiKey, payload: { description: 'via key' } });
+  t.equal(prof.statusCode, 403);
+  t.match(JSON.parse(prof.payload).message, /impersonated through an API key cannot be updated/);
+  const pwd = await ta.inject('PUT', '/api/v2/admin/changepwd', { apiKey, payload: { current_password: 'keyed-password', new_password: 'taken-over' } });
+  t.equal(pwd.statusCode, 403);
+  const me = (await ta.inject('GET', '/api/v2/admins/keyed', { apiKey })).result as Record<string, unknown>;
+  t.equal((await ta.inject('PUT', '/api/v2/admins/keyed', { apiKey, payload: { ...pick(me), email: 'x@example.test' } })).statusCode, 403, 'nor through /admins');
+  t.match((await ta.inject('GET', '/api/v2/admins/keyed', { token })).result, { description: '', email: '' }, 'nothing changed');
+  t.ok(await ta.adminToken('keyed', 'keyed-password'), 'password unchanged');
+  t.equal((await ta.inject('PUT', '/api/v2/admins/ann', { apiKey, payload: admin('ann', { password: undefined, permissions: ['view_users', 'add_users'], description: 'by key' }) })).statusCode, 200, 'other admins can be updated with the key');
+});

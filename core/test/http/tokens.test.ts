@@ -1,8 +1,15 @@
 import t from 'tap';
-import { createTestApp, TEST_ADMIN } from '../../src/testing.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import jwt from 'jsonwebtoken';
+import { createTestApp, usePostgres, TEST_ADMIN } from '../../src/testing.js';
 import { hashPassword } from '../../src/services/password.js';
-import { User } from '../../src/data/entities/index.js';
+import { Admin, User } from '../../src/data/entities/index.js';
 import { totpCode, base32Encode } from '../../src/services/totp.js';
+import { TokenService } from '../../src/services/token.service.js';
+import { TOKENS } from '../../src/tokens.js';
+import type { SecretsService } from '../../src/secrets/secret.js';
 
 const ta = await createTestApp({ plugins: [] });
 t.teardown(() => ta.close());
@@ -97,11 +104,102 @@ t.test('X-SERVICE-OTP is required and checked when 2FA is enabled', async (t) =>
   t.equal((await ta.inject('GET', '/api/v2/user/token', { basic, headers: { 'x-service-otp': code } })).statusCode, 200, 'right code');
 });
 
-t.test('a token signed with another key or with another audience is refused', async (t) => {
-  const jwt = (await import('jsonwebtoken')).default;
-  const forged = jwt.sign({ sub: 'admin', aud: 'admin', jti: 'x', uid: 1, exp: Math.floor(Date.now() / 1000) + 60 }, 'wrong-key');
-  t.equal((await ta.inject('GET', '/api/v2/admins', { token: forged })).statusCode, 401);
-  const expired = await ta.adminToken();
-  const parts = JSON.parse(Buffer.from(expired.split('.')[1]!, 'base64url').toString());
-  t.equal(parts.aud, 'admin');
+t.test('forged, expired, cross-audience and incomplete tokens are refused', async (t) => {
+  const key = await ta.app.container.resolve(TokenService).signingKey();
+  const uid = ((await ta.inject('GET', `/api/v2/admins/${TEST_ADMIN.username}`, { token: await ta.adminToken() })).result as { id: number }).id;
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { sub: TEST_ADMIN.username, aud: 'admin', jti: 'a'.repeat(32), uid, iat: now, exp: now + 600 };
+  const sign = (c: Record<string, unknown>, k = key) => jwt.sign(c, k, { algorithm: 'HS256', noTimestamp: true });
+  const status = async (token: string) => (await ta.inject('GET', '/api/v2/admins', { token })).statusCode;
+
+  t.equal(await status(sign(claims)), 200, 'the reference token, signed with the server key, is accepted');
+  t.equal(await status(sign(claims, 'wrong-key')), 401, 'another key');
+  const expired = await ta.inject('GET', '/api/v2/admins', { token: sign({ ...claims, iat: now - 1300, exp: now - 100 }) });
+  t.equal(expired.statusCode, 401, 'expired');
+  t.match(JSON.parse(expired.payload), { error: 'Unauthorized', message: /expired/i });
+  t.equal(await status(sign({ ...claims, aud: 'user' })), 401, 'a user-audience token on an admin route');
+  const { jti: _jti, ...noJti } = claims;
+  t.equal(await status(sign(noJti)), 401, 'no token id (could not be revoked)');
+  t.equal(await status(sign({ ...claims, uid: uid + 1000 })), 401, 'account id of another (deleted and re-created) account');
+  t.equal(await status(sign({ ...claims, sub: 'ghost' })), 401, 'unknown account');
+  const [, payload] = sign(claims).split('.');
+  const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
+  t.equal(await status(none), 401, 'alg none');
+
+  await addUser('tina', 'tina-pass-1');
+  const userToken = await ta.userToken('tina', 'tina-pass-1');
+  const decoded = jwt.decode(userToken) as Record<string, unknown>;
+  t.equal(decoded.aud, 'user');
+  t.equal((await ta.inject('GET', '/api/v2/user/logout', { token: sign({ ...decoded, exp: now - 100 }) })).statusCode, 401, 'expired user token');
+});
+
+t.test('logout routes need a token', async (t) => {
+  for (const u of ['/api/v2/logout', '/api/v2/user/logout']) {
+    const r = await ta.inject('GET', u);
+    t.equal(r.statusCode, 401, u);
+    t.match(JSON.parse(r.payload), { error: 'Unauthorized' });
+  }
+});
+
+t.test('X-SERVICE-OTP for admins with 2FA', async (t) => {
+  const secrets = ta.app.container.resolve<SecretsService>(TOKENS.Secrets);
+  const secret = base32Encode(Buffer.from('abcdefghijabcdefghij'));
+  const token = await ta.adminToken();
+  t.equal((await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'otp-admin', password: 'otp-admin-pass', permissions: ['*'] } })).statusCode, 201);
+  const basic = { username: 'otp-admin', password: 'otp-admin-pass' };
+  t.equal((await ta.inject('GET', '/api/v2/token', { basic })).statusCode, 200, 'no 2FA: no code needed');
+  const em = ta.app.orm.em.fork();
+  const a = await em.findOneOrFail(Admin, { username: 'otp-admin' });
+  a.filters = { ...a.filters, totp_config: { enabled: true, config_name: 'Default', secret: await secrets.encrypt(secret) } };
+  await em.flush();
+
+  const none = await ta.inject('GET', '/api/v2/token', { basic });
+  t.equal(none.statusCode, 401, 'no code');
+  t.match(JSON.parse(none.payload).message, /X-SERVICE-OTP/);
+  const step = Math.floor(Date.now() / 30000);
+  const valid = new Set([-1, 0, 1, 2].map((d) => totpCode(secret, step + d)));
+  const wrong = ['000000', '111111', '222222', '333333', '444444'].find((c) => !valid.has(c))!;
+  const bad = await ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': wrong } });
+  t.equal(bad.statusCode, 401, 'wrong code');
+  t.match(JSON.parse(bad.payload).message, /invalid two-factor authentication code/);
+  t.equal((await ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': 'abc' } })).statusCode, 401, 'malformed code');
+  const ok = await ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': totpCode(secret, Math.floor(Date.now() / 30000)) } });
+  t.equal(ok.statusCode, 200, 'right code');
+  const issued = (ok.result as { access_token: string }).access_token;
+  t.equal((await ta.inject('GET', '/api/v2/admins', { token: issued })).statusCode, 200, 'the token works without a code');
+  t.equal((await ta.inject('GET', '/api/v2/token', { basic: { ...basic, password: 'wrong' }, headers: { 'x-service-otp': totpCode(secret, step) } })).statusCode, 401, 'a code does not replace the password');
+});
+
+t.test('two nodes sharing one database: token lifetime from config, logout holds on both', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ferry-tokens-nodes-'));
+  const shared = usePostgres() ? {} : { data_provider: { name: 'ferry.db' } };
+  const n1 = await createTestApp({ plugins: [], dataDir: dir, config: shared });
+  const n2 = await createTestApp({
+    plugins: [],
+    dataDir: dir,
+    config: { ...shared, httpd: { token_lifetime: 3 } },
+    ...(n1.databaseUrl ? { databaseUrl: n1.databaseUrl } : {}),
+  });
+  t.teardown(async () => {
+    await n2.close();
+    await n1.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  // httpd.token_lifetime (minutes) sets expires_at and the JWT expiry
+  const r = await n2.inject('GET', '/api/v2/token', { basic: TEST_ADMIN });
+  t.equal(r.statusCode, 200);
+  const body = r.result as { access_token: string; expires_at: string };
+  const ttl = Date.parse(body.expires_at) - Date.now();
+  t.ok(ttl > 2 * 60_000 && ttl <= 3 * 60_000, `3 minutes configured (got ${ttl} ms)`);
+  t.equal((jwt.decode(body.access_token) as { exp: number }).exp * 1000, Date.parse(body.expires_at), 'expires_at matches the JWT');
+
+  // a token of node 1 works on node 2 until it logs out on node 1
+  const tok = await n1.adminToken();
+  t.equal((await n1.inject('GET', '/api/v2/admins', { token: tok })).statusCode, 200);
+  t.equal((await n2.inject('GET', '/api/v2/admins', { token: tok })).statusCode, 200, 'node 2 accepts a token of node 1');
+  t.equal((await n1.inject('GET', '/api/v2/logout', { token: tok })).statusCode, 200);
+  t.equal((await n2.inject('GET', '/api/v2/admins', { token: tok })).statusCode, 401, 'revoked on node 2 too');
+  t.equal((await n1.inject('GET', '/api/v2/admins', { token: tok })).statusCode, 401);
+  t.equal((await n2.inject('GET', '/api/v2/admins', { token: body.access_token })).statusCode, 200, 'other tokens unaffected');
 });

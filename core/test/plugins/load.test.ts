@@ -36,6 +36,7 @@ t.test('every loading failure stops the start with a message naming the plugin',
   await startFails(t, [fx('broken')], /plugin fixture-broken: failed to load: boom at import time/);
   await startFails(t, [fx('wrong-api')], /plugin fixture-wrong-api: targets plugin API version 99, this core supports 1/);
   await startFails(t, [fx('dup-a'), fx('dup-b')], /plugin fixture-dup-b: filesystem provider 100 is already registered by plugin fixture-dup-a/);
+  await startFails(t, [fx('good-action'), fx('dup-action')], /plugin fixture-dup-action: event action type 1001 is already registered by plugin fixture-good-action/);
   await startFails(t, [fx('bad-options-schema')], /plugin fixture-bad-options-schema: invalid filesystem provider definition: "optionsSchema" must be a joi schema/);
   await startFails(t, [fx('no-marker')], /plugin fixture-no-marker: package.json has no "ferry" marker/);
   await startFails(t, [fx('reserved-action')], /plugin fixture-reserved-action: event action type 10 is reserved/);

@@ -1,4 +1,5 @@
-import type { ServerRoute } from '@hapi/hapi';
+import type { Request, ServerRoute } from '@hapi/hapi';
+import Boom from '@hapi/boom';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { AdminService } from '../../services/admin.service.js';
@@ -8,6 +9,13 @@ import { listQuery, objectName, listParams, pathParam } from '../schemas/common.
 import { adminInput, adminProfileInput, pwdChangeInput, type AdminInput } from '../schemas/admins.js';
 
 const usernameParam = Joi.object({ username: objectName.required() });
+
+/** The admin impersonated through an API key cannot be updated with that key (profile and password included). */
+function refuseApiKey(request: Request): string {
+  const creds = adminOf(request);
+  if (creds.apiKeyId) throw Boom.forbidden('the admin impersonated through an API key cannot be updated with that key');
+  return creds.admin.username;
+}
 
 export function adminRoutes(c: DependencyContainer): ServerRoute[] {
   const admins = c.resolve(AdminService);
@@ -39,7 +47,7 @@ export function adminRoutes(c: DependencyContainer): ServerRoute[] {
       method: 'GET',
       path: '/api/v2/admins/{username}',
       options: { auth: ADMIN_AUTH, validate: { params: usernameParam } },
-      handler: async (request) => admins.render(await admins.get(pathParam(request, "username"), adminOf(request).admin)),
+      handler: async (request) => admins.render(await admins.get(pathParam(request, 'username'), adminOf(request).admin)),
     },
     {
       method: 'PUT',
@@ -48,7 +56,7 @@ export function adminRoutes(c: DependencyContainer): ServerRoute[] {
       handler: async (request) => {
         const creds = adminOf(request);
         await admins.update(
-          pathParam(request, "username"),
+          pathParam(request, 'username'),
           request.payload as AdminInput,
           creds.admin,
           actorOf(request),
@@ -62,7 +70,7 @@ export function adminRoutes(c: DependencyContainer): ServerRoute[] {
       path: '/api/v2/admins/{username}',
       options: { auth: ADMIN_AUTH, validate: { params: usernameParam } },
       handler: async (request) => {
-        await admins.delete(pathParam(request, "username"), adminOf(request).admin, actorOf(request));
+        await admins.delete(pathParam(request, 'username'), adminOf(request).admin, actorOf(request));
         return { message: 'admin deleted' };
       },
     },
@@ -84,7 +92,7 @@ export function adminRoutes(c: DependencyContainer): ServerRoute[] {
       path: '/api/v2/admin/profile',
       options: { ...self, validate: { payload: adminProfileInput } },
       handler: async (request) => {
-        await admins.updateProfile(adminOf(request).admin.username, request.payload as never, actorOf(request));
+        await admins.updateProfile(refuseApiKey(request), request.payload as never, actorOf(request));
         return { message: 'profile updated' };
       },
     },
@@ -94,7 +102,7 @@ export function adminRoutes(c: DependencyContainer): ServerRoute[] {
       options: { ...self, validate: { payload: pwdChangeInput } },
       handler: async (request) => {
         const p = request.payload as { current_password: string; new_password: string };
-        await admins.changePassword(adminOf(request).admin.username, p.current_password, p.new_password, actorOf(request));
+        await admins.changePassword(refuseApiKey(request), p.current_password, p.new_password, actorOf(request));
         return { message: 'password updated' };
       },
     },
