@@ -130,7 +130,9 @@ export async function createApp(o: AppOptions): Promise<App> {
     eventServicesLifecycle.attach(container);
     const routes = [...coreRoutes, ...(o.routes ?? [])];
     const servers: Hapi.Server[] = [];
-    for (const b of config.httpd.bindings) servers.push(await createHttpServer(container, b, routes));
+    for (const b of config.httpd.bindings) {
+      servers.push(await createHttpServer(container, b, routes, { baseDir: o.baseDir }));
+    }
     let stopped = false;
     return {
       container,

@@ -13,6 +13,7 @@ import { AdminService } from '../services/admin.service.js';
 import { UserAuthService, loginRefusal } from '../services/user-auth.service.js';
 import { TokenService, type TokenClaims, type TokenAudience } from '../services/token.service.js';
 import { ApiKeyService, API_KEY_SCOPE } from '../services/api-key.service.js';
+import { DefenderService } from '../services/defender.service.js';
 import { ipMatcher } from '../util/ip.js';
 import { verifyTotp } from '../services/totp.js';
 import type { AdminCredentials, UserCredentials } from './credentials.js';
@@ -65,9 +66,22 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   const secrets = c.resolve<SecretsService>(TOKENS.Secrets);
   const bus = c.resolve<EventBus>(TOKENS.EventBus);
   const instanceId = c.resolve<string>(TOKENS.InstanceId);
+  const defender = c.resolve(DefenderService);
 
-  const logEvent = (event: LogEventType, username: string, ip: string, message: string, role = '') =>
+  // failed logins also score the host for the defender: 1 (existing account) score_valid, 2 (no such account) score_invalid
+  const logEvent = async (event: LogEventType, username: string, ip: string, message: string, role = '') => {
     bus.publish('log', { timestamp: nowNanos(), event, protocol: 'HTTP', username, ip, message, role, instance_id: instanceId });
+    if (event === 1 || event === 2) await defender.addEvent(ip, event === 1 ? 'valid' : 'invalid');
+  };
+  /** A wrong or missing 2FA code is a failed login of an existing account for the defender. */
+  const secondFactor = async (ip: string, ...args: Parameters<typeof checkSecondFactor>) => {
+    try {
+      await checkSecondFactor(...args);
+    } catch (err) {
+      await defender.addEvent(ip, 'valid');
+      throw err;
+    }
+  };
 
   const adminAllowedFrom = (admin: Admin, ip: string) => {
     const list = admin.filters.allow_list ?? [];
@@ -81,14 +95,17 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       const ip = clientIp(request);
       const admin = await admins.checkPassword(username, password);
       if (!admin) {
-        logEvent((await admins.findByUsername(username)) ? 1 : 2, username, ip, 'invalid admin credentials');
+        await logEvent((await admins.findByUsername(username)) ? 1 : 2, username, ip, 'invalid admin credentials');
         return { isValid: false, credentials: null };
       }
-      if (admin.status !== 1) return { isValid: false, credentials: null };
+      if (admin.status !== 1) {
+        await defender.addEvent(ip, 'valid');
+        return { isValid: false, credentials: null };
+      }
       if (admin.filters.disable_password_auth) throw Boom.forbidden('password login is disabled for this admin');
       if (!adminAllowedFrom(admin, ip)) throw Boom.forbidden(`login from ${ip} is not allowed for this admin`);
-      await checkSecondFactor(secrets, admin.filters.totp_config, request);
-      logEvent(5, username, ip, 'admin login', admin.role?.name ?? '');
+      await secondFactor(ip, secrets, admin.filters.totp_config, request);
+      await logEvent(5, username, ip, 'admin login', admin.role?.name ?? '');
       const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin) };
       return { isValid: true, credentials };
     },
@@ -99,19 +116,19 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       const ip = clientIp(request);
       const user = await users.checkPassword(username, password);
       if (!user) {
-        logEvent((await users.findByUsername(username)) ? 1 : 2, username, ip, 'invalid user credentials');
+        await logEvent((await users.findByUsername(username)) ? 1 : 2, username, ip, 'invalid user credentials');
         return { isValid: false, credentials: null };
       }
       const refusal = loginRefusal(await users.loginView(user), ip);
       if (refusal) {
-        logEvent(1, username, ip, refusal);
+        await logEvent(1, username, ip, refusal);
         if (/not allowed/.test(refusal)) throw Boom.forbidden(refusal);
         return { isValid: false, credentials: null };
       }
       const f = user.filters as { totp_config?: Record<string, unknown> };
       const protos = (f.totp_config?.protocols as string[] | undefined) ?? ['HTTP'];
-      await checkSecondFactor(secrets, f.totp_config, request, protos.includes('HTTP'));
-      logEvent(5, username, ip, 'user login', user.role?.name ?? '');
+      await secondFactor(ip, secrets, f.totp_config, request, protos.includes('HTTP'));
+      await logEvent(5, username, ip, 'user login', user.role?.name ?? '');
       const credentials: UserCredentials = { kind: 'user', user: users.identity(user) };
       return { isValid: true, credentials };
     },
@@ -124,6 +141,15 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     urlKey: false,
     cookieKey: false,
     verifyOptions: { algorithms: ['HS256'], audience: aud },
+    // a token signed with another key is forged: score the host once per request (several strategies see it)
+    errorFunc: (ctx: { message?: string; error?: { message?: string } }, request: Request) => {
+      const app = request.app as { defenderScored?: boolean };
+      if (ctx.error?.message === 'invalid signature' && !app.defenderScored) {
+        app.defenderScored = true;
+        defender.report(clientIp(request), 'invalid');
+      }
+      return ctx;
+    },
     validate: async (decoded: TokenClaims, request: Request) => {
       if (decoded.aud !== aud || typeof decoded.jti !== 'string') return { isValid: false };
       if (await tokens.isRevoked(decoded.jti)) return { isValid: false, errorMessage: 'the token has been revoked' };
@@ -144,6 +170,14 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   server.auth.strategy('jwt-admin', 'jwt', jwtStrategy('admin'));
   server.auth.strategy('jwt-user', 'jwt', jwtStrategy('user'));
 
+  // both API key strategies may refuse the same header: score the host once per request
+  const scoreApiKeyFailure = async (request: Request, kind: 'valid' | 'invalid') => {
+    const app = request.app as { defenderScored?: boolean };
+    if (app.defenderScored) return;
+    app.defenderScored = true;
+    await defender.addEvent(clientIp(request), kind);
+  };
+
   server.auth.scheme('apikey', (_server: Server, options?: { scope?: number }) => ({
     authenticate: async (request: Request, h: ResponseToolkit) => {
       const header = request.headers['x-service-api-key'];
@@ -153,7 +187,10 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       }
       const found = await apiKeys.authenticate(String(header));
       const scope = options?.scope;
-      if (!found) throw Boom.unauthorized('invalid API key', 'APIKey');
+      if (!found) {
+        await scoreApiKeyFailure(request, 'invalid');
+        throw Boom.unauthorized('invalid API key', 'APIKey');
+      }
       // a key of the other scope is "no credentials" for this strategy, so the next one may accept it
       if (found.key.scope !== scope) throw Boom.unauthorized(null, 'APIKey');
       const ip = clientIp(request);
@@ -161,7 +198,10 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
         const username = found.key.admin?.username ?? found.username;
         if (found.key.admin && found.username) throw Boom.unauthorized('this API key is bound to an admin', 'APIKey');
         const admin = username ? await admins.findByUsername(username) : null;
-        if (!admin || admin.status !== 1) throw Boom.unauthorized('invalid API key', 'APIKey');
+        if (!admin || admin.status !== 1) {
+          await scoreApiKeyFailure(request, admin ? 'valid' : 'invalid');
+          throw Boom.unauthorized('invalid API key', 'APIKey');
+        }
         if (!admin.filters.allow_api_key_auth) throw Boom.unauthorized('API key authentication is not enabled for this admin', 'APIKey');
         if (!adminAllowedFrom(admin, ip)) throw Boom.unauthorized(`access from ${ip} is not allowed`, 'APIKey');
         const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), apiKeyId: found.key.key_id };
@@ -170,7 +210,10 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       const username = found.key.user?.username ?? found.username;
       if (found.key.user && found.username) throw Boom.unauthorized('this API key is bound to a user', 'APIKey');
       const user = username ? await users.findByUsername(username) : null;
-      if (!user || loginRefusal(await users.loginView(user), ip)) throw Boom.unauthorized('invalid API key', 'APIKey');
+      if (!user || loginRefusal(await users.loginView(user), ip)) {
+        await scoreApiKeyFailure(request, user ? 'valid' : 'invalid');
+        throw Boom.unauthorized('invalid API key', 'APIKey');
+      }
       if (!(user.filters as { allow_api_key_auth?: boolean }).allow_api_key_auth) {
         throw Boom.unauthorized('API key authentication is not enabled for this user', 'APIKey');
       }

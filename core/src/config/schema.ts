@@ -1,4 +1,6 @@
+import { getCiphers } from 'node:tls';
 import Joi from 'joi';
+import { oidcBindingSchema, type OidcBindingConfig } from './oidc.schema.js';
 
 /** Validated server configuration. Keys are snake_case, one section per subsystem. */
 export interface FerryConfig {
@@ -33,6 +35,8 @@ export interface FerryConfig {
     token_lifetime: number;
     signing_passphrase: string;
     max_request_size: number;
+    /** PEM files of the certificate authorities client certificates must chain to (bindings with client_auth_type 1). */
+    ca_certificates: string[];
   };
   kms: { master_key: string };
   plugins: PluginEntry[];
@@ -58,6 +62,31 @@ export interface FerryConfig {
     domain: string;
     skip_tls_verify: boolean;
   };
+  /** Bans hosts that keep failing to authenticate (services/defender.service.ts, docs/defender.md). Times in minutes. */
+  defender: DefenderConfig;
+}
+
+export interface DefenderConfig {
+  enabled: boolean;
+  /** Minutes a host stays banned. */
+  ban_time: number;
+  /** Percent of ban_time added to a ban each time the banned host tries again. */
+  ban_time_increment: number;
+  /** Score within observation_time that bans a host. */
+  threshold: number;
+  /** Failed login for an account that does not exist (or an unknown API key, a forged token). */
+  score_invalid: number;
+  /** Failed login for an existing account (wrong password or 2FA code, refused account). */
+  score_valid: number;
+  /** A limit refused the request (429). */
+  score_limit_exceeded: number;
+  /** A token request without any credentials. */
+  score_no_auth: number;
+  /** Minutes over which a host's scores add up. */
+  observation_time: number;
+  /** Hosts kept: beyond entries_hard_limit the oldest are forgotten down to entries_soft_limit. */
+  entries_soft_limit: number;
+  entries_hard_limit: number;
 }
 
 export interface HttpBinding {
@@ -68,6 +97,19 @@ export interface HttpBinding {
   upload_chunk_size: number;
   client_ip_proxy_header: string;
   proxy_allowed: string[];
+  /** OpenID Connect login (docs/oidc.md); off while oidc.config_url is empty. */
+  oidc: OidcBindingConfig;
+  /** Serve HTTPS with certificate_file/certificate_key_file (reloaded when they change, see docs/https.md). */
+  enable_https: boolean;
+  /** PEM certificate (chain) and private key; relative paths are resolved against the config file's directory. */
+  certificate_file: string;
+  certificate_key_file: string;
+  /** Minimum TLS version: 12 (TLS 1.2) or 13 (TLS 1.3). */
+  min_tls_version: 12 | 13;
+  /** OpenSSL cipher suite names (TLS 1.2) and TLS 1.3 suite names; empty: Node's defaults. */
+  tls_cipher_suites: string[];
+  /** 0: no client certificate; 1: require a client certificate signed by one of httpd.ca_certificates. */
+  client_auth_type: 0 | 1;
 }
 
 export interface PluginEntry {
@@ -81,6 +123,20 @@ export interface PluginEntry {
 
 const csv = Joi.array().items(Joi.string().trim().min(1));
 
+/** A binding's TLS file: required (non-empty) when the binding enables HTTPS. */
+const tlsFile = Joi.string()
+  .allow('')
+  .default('')
+  .when('enable_https', {
+    is: true,
+    then: Joi.string().trim().invalid('').required().messages({
+      'any.required': '{{#label}} is required when enable_https is true',
+      'any.invalid': '{{#label}} is required when enable_https is true',
+      'string.empty': '{{#label}} is required when enable_https is true',
+    }),
+  });
+const tlsCipherNames = new Set(getCiphers());
+
 const binding = Joi.object<HttpBinding>({
   address: Joi.string().default('127.0.0.1'),
   port: Joi.number().integer().min(0).max(65535).default(8080),
@@ -89,6 +145,23 @@ const binding = Joi.object<HttpBinding>({
   upload_chunk_size: Joi.number().integer().min(0).default(0),
   client_ip_proxy_header: Joi.string().allow('').default(''),
   proxy_allowed: csv.default([]),
+  oidc: oidcBindingSchema,
+  enable_https: Joi.boolean().default(false),
+  certificate_file: tlsFile,
+  certificate_key_file: tlsFile,
+  min_tls_version: Joi.number().valid(12, 13).default(12),
+  tls_cipher_suites: Joi.array()
+    .items(
+      Joi.string()
+        .trim()
+        .custom((v: string, h) => (tlsCipherNames.has(v.toLowerCase()) ? v : h.error('any.invalid')))
+        .messages({ 'any.invalid': '{{#label}} is not a cipher suite this server supports' }),
+    )
+    .default([]),
+  client_auth_type: Joi.number().valid(0, 1).default(0),
+}).custom((b: HttpBinding, h) => {
+  if (b.client_auth_type === 1 && !b.enable_https) return h.message({ custom: '{{#label}}: client_auth_type 1 needs enable_https' });
+  return b;
 });
 
 export const configSchema = Joi.object<FerryConfig>({
@@ -127,7 +200,16 @@ export const configSchema = Joi.object<FerryConfig>({
     token_lifetime: Joi.number().integer().min(1).max(1440).default(20),
     signing_passphrase: Joi.string().allow('').default(''),
     max_request_size: Joi.number().integer().min(1024).default(1048576),
-  }).default(),
+    ca_certificates: csv.default([]),
+  })
+    .default()
+    .custom((v: FerryConfig['httpd'], h) => {
+      const i = v.bindings.findIndex((b) => b.client_auth_type === 1);
+      if (i >= 0 && !v.ca_certificates.length) {
+        return h.message({ custom: `"httpd.ca_certificates" must list a CA file: httpd.bindings.${i} has client_auth_type 1` });
+      }
+      return v;
+    }),
   kms: Joi.object({ master_key: Joi.string().allow('').default('') }).default(),
   plugins: Joi.array()
     .items(
@@ -162,4 +244,24 @@ export const configSchema = Joi.object<FerryConfig>({
     domain: Joi.string().allow('').default(''),
     skip_tls_verify: Joi.boolean().default(false),
   }).default(),
+  defender: Joi.object<DefenderConfig>({
+    enabled: Joi.boolean().default(false),
+    ban_time: Joi.number().integer().min(1).max(525600).default(30),
+    ban_time_increment: Joi.number().integer().min(0).max(1000).default(50),
+    threshold: Joi.number().integer().min(1).max(10000).default(15),
+    score_invalid: Joi.number().integer().min(0).max(10000).default(2),
+    score_valid: Joi.number().integer().min(0).max(10000).default(1),
+    score_limit_exceeded: Joi.number().integer().min(0).max(10000).default(3),
+    score_no_auth: Joi.number().integer().min(0).max(10000).default(0),
+    observation_time: Joi.number().integer().min(1).max(525600).default(30),
+    entries_soft_limit: Joi.number().integer().min(1).default(100),
+    entries_hard_limit: Joi.number().integer().min(1).default(150),
+  })
+    .default()
+    .custom((v: DefenderConfig, h) => {
+      if (v.entries_soft_limit > v.entries_hard_limit) {
+        return h.message({ custom: '"defender.entries_soft_limit" must not be greater than "defender.entries_hard_limit"' });
+      }
+      return v;
+    }),
 });

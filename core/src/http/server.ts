@@ -1,5 +1,6 @@
 import Hapi, { type Request, type ResponseToolkit, type ServerRoute } from '@hapi/hapi';
 import Boom from '@hapi/boom';
+import type { Server as TlsServer } from 'node:tls';
 import type { DependencyContainer } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
 import type { FerryConfig, HttpBinding } from '../config/schema.js';
@@ -10,6 +11,9 @@ import type { FerryCredentials } from '../auth/credentials.js';
 import { errorBody, toBoom, validationFailAction } from './errors.js';
 import type { Actor } from '../services/provider-events.service.js';
 import { IpListService } from '../services/ip-list.service.js';
+import { registerDefenderHooks } from './defender-hooks.js';
+import type { EventBus } from '../events/event-bus.js';
+import { CertificateReloader, tlsBindingFiles } from './tls.js';
 
 /** Per-route options Ferry reads from `options.plugins.ferry`. */
 export interface FerryRouteOptions {
@@ -35,16 +39,38 @@ export function actorOf(request: Request): Actor {
     : { username: c.user.username, ip, role: c.user.role };
 }
 
+const reloaders = new WeakMap<Hapi.Server, CertificateReloader>();
+
+/** The certificate reloader of an HTTPS server (undefined for plain HTTP). */
+export function certificateReloaderOf(server: Hapi.Server): CertificateReloader | undefined {
+  return reloaders.get(server);
+}
+
+export interface HttpServerOptions {
+  /** Directory relative TLS file paths are resolved against (the config file's; default: the working directory). */
+  baseDir?: string;
+}
+
 export async function createHttpServer(
   c: DependencyContainer,
   binding: HttpBinding,
   routes: RouteFactory[],
+  opts: HttpServerOptions = {},
 ): Promise<Hapi.Server> {
   const config = c.resolve<FerryConfig>(TOKENS.Config);
   const logger = c.resolve<Logger>(TOKENS.Logger).child({ component: 'httpd' });
+  const certificates = binding.enable_https
+    ? await CertificateReloader.create({
+        files: tlsBindingFiles(binding, config.httpd.bindings.indexOf(binding), config.httpd.ca_certificates, opts.baseDir ?? process.cwd()),
+        bus: c.resolve<EventBus>(TOKENS.EventBus),
+        logger,
+        instanceId: c.resolve<string>(TOKENS.InstanceId),
+      })
+    : undefined;
   const server = Hapi.server({
     address: binding.address,
     port: binding.port,
+    ...(certificates ? { tls: certificates.serverOptions() } : {}),
     app: { binding },
     router: { stripTrailingSlash: true },
     routes: {
@@ -57,6 +83,13 @@ export async function createHttpServer(
   });
   // Node's default 5-minute limit for receiving a whole request would cut long uploads; idle sockets still time out.
   server.listener.requestTimeout = 0;
+  if (certificates) {
+    // the certificate follows its files (and SIGHUP) while the server runs
+    certificates.attach(server.listener as unknown as TlsServer);
+    reloaders.set(server, certificates);
+    server.ext('onPreStart', () => certificates.start());
+    server.ext('onPostStop', () => certificates.stop());
+  }
 
   // IP lists before anything else (authentication included): the allow list when
   // common.allow_list_status is on, and the defender list's deny entries
@@ -66,6 +99,8 @@ export async function createHttpServer(
     if (refusal) throw Boom.forbidden(refusal);
     return h.continue;
   });
+  // then the defender's bans (and scoring of 429s), see http/defender-hooks.ts
+  registerDefenderHooks(server, c);
 
   await registerAuth(server, c);
 

@@ -8,6 +8,7 @@ import { GroupSchema } from './group.entity.js';
 import { FolderSchema } from './folder.entity.js';
 import { EventActionSchema, EventRuleActionSchema, EventRuleSchema } from './event.entity.js';
 import { IpListEntrySchema } from './ip-list.entity.js';
+import { DefenderEventSchema, DefenderHostSchema } from './defender.entity.js';
 import {
   AdminGroupSchema,
   GroupFolderSchema,
@@ -25,6 +26,7 @@ export * from './folder.entity.js';
 export * from './mappings.entity.js';
 export * from './event.entity.js';
 export * from './ip-list.entity.js';
+export * from './defender.entity.js';
 export * from './share.entity.js';
 
 /** Every core entity; plugins add theirs through the registry. */
@@ -47,4 +49,6 @@ export const coreEntities = [
   EventRuleActionSchema,
   IpListEntrySchema,
   ShareSchema,
+  DefenderHostSchema,
+  DefenderEventSchema,
 ];

@@ -19,6 +19,8 @@ import { quotaRoutes } from './quotas.js';
 import { backupRoutes } from './backup.js';
 import { shareRoutes } from './shares.js';
 import { ipListRoutes } from './ip-lists.js';
+import { defenderRoutes } from './defender.js';
+import { oidcRoutes } from './oidc.js';
 
 /** Every route file of the core, one per resource. */
-export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, shareRoutes, ipListRoutes];
+export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, shareRoutes, ipListRoutes, oidcRoutes, defenderRoutes];

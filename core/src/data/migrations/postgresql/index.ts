@@ -71,4 +71,15 @@ export const statements: { name: string; statements: string[] }[] = [
       "alter table \"users_groups\" add constraint \"users_groups_group_id_foreign\" foreign key (\"group_id\") references \"groups\" (\"id\") on update cascade on delete no action;"
     ],
   },
+  {
+    // the defender's hosts and scored events (services/defender.service.ts)
+    name: 'Migration20261124000000_defender',
+    statements: [
+      "create table \"defender_events\" (\"id\" serial primary key, \"ip\" varchar(64) not null, \"date_time\" bigint not null default 0, \"score\" int not null default 0);",
+      "create index \"defender_events_date_time_index\" on \"defender_events\" (\"date_time\");",
+      "create index \"defender_events_ip_date_time_index\" on \"defender_events\" (\"ip\", \"date_time\");",
+      "create table \"defender_hosts\" (\"ip\" varchar(64) not null, \"ban_time\" bigint not null default 0, \"updated_at\" bigint not null default 0, constraint \"defender_hosts_pkey\" primary key (\"ip\"));",
+      "create index \"defender_hosts_updated_at_index\" on \"defender_hosts\" (\"updated_at\");",
+    ],
+  },
 ];

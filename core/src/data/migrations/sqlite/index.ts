@@ -56,4 +56,15 @@ export const statements: { name: string; statements: string[] }[] = [
       "create unique index `users_groups_user_id_group_id_unique` on `users_groups` (`user_id`, `group_id`);"
     ],
   },
+  {
+    // the defender's hosts and scored events (services/defender.service.ts)
+    name: 'Migration20261124000000_defender',
+    statements: [
+      "create table `defender_events` (`id` integer not null primary key autoincrement, `ip` text not null, `date_time` bigint not null default 0, `score` integer not null default 0);",
+      "create index `defender_events_date_time_index` on `defender_events` (`date_time`);",
+      "create index `defender_events_ip_date_time_index` on `defender_events` (`ip`, `date_time`);",
+      "create table `defender_hosts` (`ip` text not null, `ban_time` bigint not null default 0, `updated_at` bigint not null default 0, primary key (`ip`));",
+      "create index `defender_hosts_updated_at_index` on `defender_hosts` (`updated_at`);",
+    ],
+  },
 ];

@@ -1,0 +1,32 @@
+import Boom from '@hapi/boom';
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { DependencyContainer } from 'tsyringe';
+import { clientIp } from '../auth/strategies.js';
+import { DefenderService } from '../services/defender.service.js';
+
+/** Token routes: a request without any credentials scores `score_no_auth`. */
+const TOKEN_PATHS = new Set(['/api/v2/token', '/api/v2/user/token']);
+
+/**
+ * The defender on an HTTP server (installed right after the IP lists'
+ * onRequest check): a banned host gets 403 before authentication, and
+ * responses 429 (limits) and credential-less 401s on the token routes are
+ * scored. Failed logins are scored by the auth strategies (auth/strategies.ts).
+ */
+export function registerDefenderHooks(server: Server, c: DependencyContainer): void {
+  const defender = c.resolve(DefenderService);
+  if (!defender.enabled) return;
+  server.ext('onRequest', async (request: Request, h: ResponseToolkit) => {
+    const refusal = await defender.banRefusal(clientIp(request), 'HTTP');
+    if (refusal) throw Boom.forbidden(refusal);
+    return h.continue;
+  });
+  server.events.on('response', (request: Request) => {
+    const status = (request.response as { statusCode?: number } | null)?.statusCode;
+    if (status === 429) {
+      defender.report(clientIp(request), 'limit_exceeded');
+    } else if (status === 401 && TOKEN_PATHS.has(request.path) && !request.headers.authorization && !request.headers['x-service-api-key']) {
+      defender.report(clientIp(request), 'no_auth');
+    }
+  });
+}

@@ -1,0 +1,348 @@
+import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
+import { unwatchFile, watch, watchFile, type FSWatcher, type Stats } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import tls, { type SecureContextOptions } from 'node:tls';
+import type { HttpBinding } from '../config/schema.js';
+import type { EventBus } from '../events/event-bus.js';
+import { nowNanos } from '../events/event-types.js';
+import type { Logger } from '../logger.js';
+
+/** min_tls_version values (spec: TLSVersions) to Node's names. */
+export const TLS_VERSIONS = { 12: 'TLSv1.2', 13: 'TLSv1.3' } as const;
+
+/** Files and options of one HTTPS binding (paths absolute). */
+export interface TlsBindingFiles {
+  /** Config key of the binding, e.g. `httpd.bindings.0`, used in messages. */
+  key: string;
+  certificateFile: string;
+  certificateKeyFile: string;
+  /** CA files client certificates must chain to (client_auth_type 1); empty otherwise. */
+  caFiles: string[];
+  minTlsVersion: 12 | 13;
+  cipherSuites: string[];
+  requireClientCert: boolean;
+}
+
+/** A certificate and key read from disk, checked and ready to serve. */
+export interface TlsMaterial {
+  cert: Buffer;
+  key: Buffer;
+  ca: Buffer[];
+  /** sha256 over the files' bytes: tells a real change from a touch. */
+  digest: string;
+  /** SHA-256 fingerprint of the leaf certificate (`AB:CD:...`). */
+  fingerprint256: string;
+  /** DNS names and IP addresses of the certificate (subject alternative names, else the subject CN). */
+  names: string[];
+  validTo: string;
+}
+
+/** A TLS file that cannot be used; the message names the config key and the file, never key material. */
+export class TlsFileError extends Error {
+  constructor(
+    message: string,
+    /** Digest of the bytes read, when they could be read (to report one broken content once). */
+    readonly digest?: string,
+  ) {
+    super(message);
+    this.name = 'TlsFileError';
+  }
+}
+
+/** The binding's TLS settings with paths resolved against `baseDir` (the config file's directory). */
+export function tlsBindingFiles(binding: HttpBinding, index: number, caCertificates: string[], baseDir: string): TlsBindingFiles {
+  const abs = (p: string) => path.resolve(baseDir, p);
+  const requireClientCert = binding.client_auth_type === 1;
+  return {
+    key: index >= 0 ? `httpd.bindings.${index}` : `httpd.bindings[${binding.address}:${binding.port}]`,
+    certificateFile: abs(binding.certificate_file),
+    certificateKeyFile: abs(binding.certificate_key_file),
+    caFiles: requireClientCert ? caCertificates.map(abs) : [],
+    minTlsVersion: binding.min_tls_version,
+    cipherSuites: binding.tls_cipher_suites,
+    requireClientCert,
+  };
+}
+
+/** Certificate names: DNS and IP subject alternative names, else the subject common name. */
+export function certificateNames(x509: X509Certificate): string[] {
+  const names: string[] = [];
+  for (const part of (x509.subjectAltName ?? '').split(/,\s*/)) {
+    const m = /^(DNS|IP Address):(.+)$/.exec(part.trim());
+    if (m) names.push(m[2]!);
+  }
+  if (names.length) return names;
+  const cn = /(?:^|\n)CN=(.+)/.exec(x509.subject);
+  return cn ? [cn[1]!.trim()] : [];
+}
+
+const errorText = (err: unknown): string => {
+  const e = err as NodeJS.ErrnoException;
+  return e.code && e.syscall ? String(e.message).split(',')[0]! : (e.message ?? String(err)).replace(/^error:[0-9A-F]+:/, '');
+};
+
+/** Reads and checks the binding's certificate, key and CA files. Throws TlsFileError naming the key. */
+export async function loadTlsMaterial(f: TlsBindingFiles): Promise<TlsMaterial> {
+  const read = async (file: string, key: string) => {
+    try {
+      return await readFile(file);
+    } catch (err) {
+      throw new TlsFileError(`${key}: cannot read "${file}": ${errorText(err)}`);
+    }
+  };
+  const cert = await read(f.certificateFile, `${f.key}.certificate_file`);
+  const key = await read(f.certificateKeyFile, `${f.key}.certificate_key_file`);
+  const ca: Buffer[] = [];
+  for (const file of f.caFiles) ca.push(await read(file, 'httpd.ca_certificates'));
+  const hash = createHash('sha256');
+  for (const b of [cert, key, ...ca]) hash.update(createHash('sha256').update(b).digest());
+  const digest = hash.digest('hex');
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert);
+  } catch (err) {
+    throw new TlsFileError(`${f.key}.certificate_file: "${f.certificateFile}" holds no valid PEM certificate (${errorText(err)})`, digest);
+  }
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch (err) {
+    throw new TlsFileError(
+      `${f.key}.certificate_key_file: "${f.certificateKeyFile}" holds no usable unencrypted PEM private key (${errorText(err)})`,
+      digest,
+    );
+  }
+  if (!x509.checkPrivateKey(privateKey)) {
+    throw new TlsFileError(
+      `${f.key}.certificate_key_file: the private key in "${f.certificateKeyFile}" does not match the certificate in "${f.certificateFile}"`,
+      digest,
+    );
+  }
+  const material: TlsMaterial = {
+    cert,
+    key,
+    ca,
+    digest,
+    fingerprint256: x509.fingerprint256,
+    names: certificateNames(x509),
+    validTo: x509.validTo,
+  };
+  try {
+    tls.createSecureContext(secureContextOptions(f, material));
+  } catch (err) {
+    throw new TlsFileError(`${f.key}: the certificate files cannot be used: ${errorText(err)}`, digest);
+  }
+  return material;
+}
+
+/** Options of tls.createServer / setSecureContext for the binding and its current material. */
+export function secureContextOptions(f: TlsBindingFiles, m: TlsMaterial): SecureContextOptions {
+  return {
+    cert: m.cert,
+    key: m.key,
+    minVersion: TLS_VERSIONS[f.minTlsVersion],
+    ...(f.cipherSuites.length ? { ciphers: f.cipherSuites.join(':') } : {}),
+    ...(m.ca.length ? { ca: m.ca } : {}),
+  };
+}
+
+/** Result of one reload attempt. */
+export interface CertificateReloadResult {
+  status: 'reloaded' | 'failed' | 'unchanged';
+  /** Names of the certificate now served. */
+  names: string[];
+  /** Fingerprint of the certificate now served. */
+  fingerprint256: string;
+  error?: string;
+}
+
+export interface CertificateReloaderOptions {
+  files: TlsBindingFiles;
+  bus: EventBus;
+  logger: Logger;
+  instanceId: string;
+  /** Quiet time after the last file change before reloading (editors write in several steps). */
+  debounceMs?: number;
+  /** Interval of the stat polling that backs up fs.watch (atomic replaces, network filesystems). */
+  pollMs?: number;
+}
+
+/**
+ * Serves one HTTPS binding's certificate and swaps it without a restart:
+ * on a change of its files (fs.watch on their directories plus stat polling,
+ * debounced), on SIGHUP, or on reload(). A good new certificate replaces the
+ * TLS server's secure context (new connections get it; open ones keep theirs);
+ * a bad one is logged and the current certificate stays in service. Each
+ * attempt publishes a `certificate` event (trigger 5): status `reloaded` or `failed`.
+ */
+export class CertificateReloader {
+  private current: TlsMaterial;
+  private listener?: tls.Server;
+  private queue: Promise<unknown> = Promise.resolve();
+  private timer?: NodeJS.Timeout;
+  private watchers: FSWatcher[] = [];
+  private polled: string[] = [];
+  private lastFailure?: string;
+  private running = false;
+  private readonly onHup = () => void this.reload('SIGHUP');
+  private readonly onPoll = (cur: Stats, prev: Stats) => {
+    if (cur.mtimeMs !== prev.mtimeMs || cur.ino !== prev.ino || cur.size !== prev.size) this.schedule();
+  };
+
+  private constructor(
+    private readonly o: CertificateReloaderOptions,
+    initial: TlsMaterial,
+  ) {
+    this.current = initial;
+  }
+
+  /** Loads the binding's files; a file that cannot be used throws a TlsFileError naming its key. */
+  static async create(o: CertificateReloaderOptions): Promise<CertificateReloader> {
+    const material = await loadTlsMaterial(o.files);
+    const r = new CertificateReloader(o, material);
+    r.log().info(r.describe(material), 'TLS certificate loaded');
+    return r;
+  }
+
+  /** Options for the HTTPS server (tls.createServer). */
+  serverOptions(): tls.TlsOptions {
+    return {
+      ...secureContextOptions(this.o.files, this.current),
+      requestCert: this.o.files.requireClientCert,
+      rejectUnauthorized: this.o.files.requireClientCert,
+    };
+  }
+
+  /** The certificate served to new connections. */
+  get certificate(): Readonly<Pick<TlsMaterial, 'fingerprint256' | 'names' | 'validTo'>> {
+    const { fingerprint256, names, validTo } = this.current;
+    return { fingerprint256, names, validTo };
+  }
+
+  /** Binds the reloader to the HTTPS server whose secure context it replaces. */
+  attach(listener: tls.Server): void {
+    this.listener = listener;
+  }
+
+  /** Starts watching the files and listening for SIGHUP. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const f = this.o.files;
+    const files = [f.certificateFile, f.certificateKeyFile, ...f.caFiles];
+    const byDir = new Map<string, Set<string>>();
+    for (const file of files) {
+      const dir = path.dirname(file);
+      if (!byDir.has(dir)) byDir.set(dir, new Set());
+      byDir.get(dir)!.add(path.basename(file));
+    }
+    for (const [dir, names] of byDir) {
+      try {
+        const w = watch(dir, { persistent: false }, (_event, name) => {
+          if (!name || names.has(name.toString())) this.schedule();
+        });
+        w.on('error', (err) => this.log().warn({ dir, err: errorText(err) }, 'TLS certificate directory watch failed: polling only'));
+        this.watchers.push(w);
+      } catch (err) {
+        this.log().warn({ dir, err: errorText(err) }, 'cannot watch the TLS certificate directory: polling only');
+      }
+    }
+    for (const file of new Set(files)) {
+      watchFile(file, { persistent: false, interval: this.o.pollMs ?? 2000 }, this.onPoll);
+      this.polled.push(file);
+    }
+    process.on('SIGHUP', this.onHup);
+  }
+
+  /** Stops watching (the server keeps its current certificate). */
+  stop(): void {
+    this.running = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const w of this.watchers) w.close();
+    this.watchers = [];
+    for (const file of this.polled) unwatchFile(file, this.onPoll);
+    this.polled = [];
+    process.off('SIGHUP', this.onHup);
+  }
+
+  /**
+   * Reloads the files now and publishes the outcome. With `onlyIfChanged`
+   * (file watching) content already served, or already reported broken, is skipped.
+   * Reloads run one at a time.
+   */
+  reload(reason = 'manual', onlyIfChanged = false): Promise<CertificateReloadResult> {
+    const run = this.queue.then(() => this.doReload(reason, onlyIfChanged));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private schedule(): void {
+    if (!this.running) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.reload('file change', true);
+    }, this.o.debounceMs ?? 300);
+    this.timer.unref();
+  }
+
+  private async doReload(reason: string, onlyIfChanged: boolean): Promise<CertificateReloadResult> {
+    const f = this.o.files;
+    let material: TlsMaterial;
+    try {
+      material = await loadTlsMaterial(f);
+      if (onlyIfChanged && material.digest === this.current.digest) {
+        this.lastFailure = undefined;
+        return this.result('unchanged');
+      }
+      this.listener?.setSecureContext(secureContextOptions(f, material));
+    } catch (err) {
+      const message = err instanceof TlsFileError ? err.message : `${f.key}: ${errorText(err)}`;
+      const failure = (err instanceof TlsFileError && err.digest) || message;
+      if (onlyIfChanged && failure === this.lastFailure) return this.result('unchanged');
+      this.lastFailure = failure;
+      this.log().error(
+        { reason, error: message, ...this.describe(this.current) },
+        'TLS certificate reload failed: the current certificate stays in service',
+      );
+      this.publish('failed', message);
+      return this.result('failed', message);
+    }
+    this.current = material;
+    this.lastFailure = undefined;
+    this.log().info({ reason, ...this.describe(material) }, 'TLS certificate reloaded');
+    this.publish('reloaded');
+    return this.result('reloaded');
+  }
+
+  private result(status: CertificateReloadResult['status'], error?: string): CertificateReloadResult {
+    return { status, names: this.current.names, fingerprint256: this.current.fingerprint256, ...(error ? { error } : {}) };
+  }
+
+  private publish(status: 'reloaded' | 'failed', error?: string): void {
+    this.o.bus.publish('certificate', {
+      timestamp: nowNanos(),
+      names: this.current.names,
+      status,
+      ...(error ? { error } : {}),
+      instance_id: this.o.instanceId,
+    });
+  }
+
+  private describe(m: TlsMaterial) {
+    const f = this.o.files;
+    return {
+      binding: f.key,
+      certificate_file: f.certificateFile,
+      names: m.names,
+      fingerprint256: m.fingerprint256,
+      valid_to: m.validTo,
+    };
+  }
+
+  private log(): Logger {
+    return this.o.logger;
+  }
+}
