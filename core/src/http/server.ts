@@ -91,6 +91,16 @@ export async function createHttpServer(
     server.ext('onPostStop', () => certificates.stop());
   }
 
+  // a binding with enable_rest_api off serves /healthz only
+  if (!binding.enable_rest_api) {
+    server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
+      if (request.path === '/api' || request.path.startsWith('/api/')) {
+        throw Boom.notFound('the REST API is disabled on this binding (httpd.bindings[].enable_rest_api)');
+      }
+      return h.continue;
+    });
+  }
+
   // IP lists before anything else (authentication included): the allow list when
   // common.allow_list_status is on, and the defender list's deny entries
   const ipLists = c.resolve(IpListService);
