@@ -1,4 +1,4 @@
-import { readdir, rename, rm } from 'node:fs/promises';
+import { access, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { inject, injectable } from 'tsyringe';
 import { pino } from 'pino';
@@ -7,11 +7,16 @@ import type { FerryConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 
 export interface RotateResult {
-  /** The rotated file, or '' when logs go to standard output. */
+  /** The rotated file, or '' when logs go to standard output or the file did not exist yet. */
   rotated: string;
   /** Older rotated files removed to honour `keep`. */
   removed: string[];
 }
+
+const exists = (p: string) => access(p).then(
+  () => true,
+  () => false,
+);
 
 function stamp(d: Date): string {
   const p = (n: number, w = 2) => String(n).padStart(w, '0');
@@ -30,20 +35,36 @@ export class LogRotator {
     @inject(TOKENS.Logger) private readonly logger: Logger,
   ) {}
 
-  async rotate(o: { keep?: number; now?: Date } = {}): Promise<RotateResult> {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /** Rotates now; rotations requested at the same time run one after the other. */
+  rotate(o: { keep?: number; now?: Date } = {}): Promise<RotateResult> {
+    const run = this.queue.then(() => this.rotateNow(o));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async rotateNow(o: { keep?: number; now?: Date }): Promise<RotateResult> {
     const file = this.config.log.file;
     if (!file) return { rotated: '', removed: [] };
     const abs = path.resolve(file);
-    const target = `${abs}.${stamp(o.now ?? new Date())}`;
+    // a rotated file is never overwritten: two rotations in the same millisecond take the next free one
+    let at = (o.now ?? new Date()).getTime();
+    while (await exists(`${abs}.${stamp(new Date(at))}`)) at++;
+    const target = `${abs}.${stamp(new Date(at))}`;
     const stream = (this.logger as unknown as Record<symbol, { reopen?: (f?: string) => void; flushSync?: () => void }>)[pino.symbols.streamSym];
     try {
       stream?.flushSync?.();
     } catch {
       /* not ready yet: reopen flushes what is buffered */
     }
-    await rename(abs, target).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
-    });
+    const renamed = await rename(abs, target).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+        return false; // nothing logged yet
+      },
+    );
     stream?.reopen?.();
     const removed: string[] = [];
     if (o.keep && o.keep > 0) {
@@ -55,7 +76,7 @@ export class LogRotator {
         removed.push(path.join(dir, n));
       }
     }
-    this.logger.info({ component: 'logs', rotated: target, removed: removed.length }, 'log file rotated');
-    return { rotated: target, removed };
+    this.logger.info({ component: 'logs', rotated: renamed ? target : '', removed: removed.length }, 'log file rotated');
+    return { rotated: renamed ? target : '', removed };
   }
 }

@@ -97,6 +97,28 @@ t.test('event rules: create, read with actions expanded, references, validation'
   t.same(r.conditions.options.names, [{ pattern: 'u*', inverse_match: false }]);
   t.match(r.actions[0], { name: 'notify', type: 101, order: 2, relation_options: { stop_on_failure: true, execute_sync: false, is_failure_action: false } });
   t.same(r.actions[0].options.test_config.token, { status: 'AES-256-GCM' });
+
+  // confidential_data on a rule: its expanded actions hold secrets
+  const plain = await ta.inject('GET', '/api/v2/eventrules/on-upload', { token });
+  t.equal(plain.statusCode, 200);
+  t.same((plain.result as Record<string, any>).actions[0].options.test_config.token, { status: 'AES-256-GCM' }, 'secrets of expanded actions redacted');
+  const stored = (
+    (await ta.inject('GET', '/api/v2/eventactions/notify?confidential_data=1', { token })).result as Record<string, any>
+  ).options.test_config.token as Record<string, string>;
+  const conf = await ta.inject('GET', '/api/v2/eventrules/on-upload?confidential_data=1', { token });
+  t.equal(conf.statusCode, 200, conf.payload);
+  const confTok = (conf.result as Record<string, any>).actions[0].options.test_config.token as Record<string, string>;
+  t.equal(confTok.status, 'AES-256-GCM');
+  t.ok(confTok.payload && confTok.key, 'confidential read of a rule shows the encrypted secret');
+  t.same(confTok, stored, 'the same encrypted form as the action itself');
+  t.notOk(conf.payload.includes('sekret'), 'never the cleartext');
+  const zero = await ta.inject('GET', '/api/v2/eventrules/on-upload?confidential_data=0', { token });
+  t.same((zero.result as Record<string, any>).actions[0].options.test_config.token, { status: 'AES-256-GCM' });
+  const listed = await ta.inject('GET', '/api/v2/eventrules', { token });
+  t.notOk(listed.payload.includes(confTok.payload!), 'the list never carries encrypted payloads');
+  const badConf = await ta.inject('GET', '/api/v2/eventrules/on-upload?confidential_data=2', { token });
+  t.equal(badConf.statusCode, 400);
+  t.match(msg(badConf), /confidential_data/);
   t.same(((await ta.inject('GET', '/api/v2/eventactions/notify', { token })).result as { rules: string[] }).rules, ['on-upload']);
 
   const del = await ta.inject('DELETE', '/api/v2/eventactions/notify', { token });

@@ -1,5 +1,8 @@
-import t from 'tap';
-import { createPgDatabase, createTestApp, usePostgres, type TestApp } from '../../src/testing.js';
+import t, { type Test } from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPgDatabase, createTestApp, type TestApp } from '../../src/testing.js';
 import { compileSchedule, scheduleMatches } from '../../src/events/manager/cron.js';
 import { matchPatterns } from '../../src/events/manager/patterns.js';
 import { EventManager } from '../../src/events/manager/event-manager.js';
@@ -56,35 +59,40 @@ async function setup(ta: TestApp, rules: { name: string; concurrent?: boolean }[
   }
 }
 
-t.test('scheduler: once per tick across two nodes on one database, unless concurrent execution is allowed', async (t) => {
+/**
+ * Two nodes on one database: on SQLite (one file shared by both apps) and
+ * always on PostgreSQL (127.0.0.1:5432, the cluster case), whatever
+ * FERRY_TEST_DB says.
+ */
+async function twoNodes(t: Test, kind: 'sqlite' | 'postgres') {
   let db: { url: string; drop(): Promise<void> } | undefined;
   let dataDir: string | undefined;
-  const shared: Record<string, unknown> = {};
-  if (usePostgres()) {
+  let sqliteConfig: Record<string, unknown> = {};
+  if (kind === 'postgres') {
     db = await createPgDatabase();
-    shared.databaseUrl = db.url;
   } else {
-    // two nodes on one SQLite file
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
     dataDir = mkdtempSync(join(tmpdir(), 'ferry-sched-'));
-    shared.config = { data_provider: { driver: 'sqlite', name: 'shared.db' } };
+    sqliteConfig = { data_provider: { driver: 'sqlite', name: 'shared.db' } };
   }
+  const names = [`${kind}-a`, `${kind}-b`];
   const mk = async (app: string) =>
     createTestApp({
       plugins: [FIXTURE(app)],
-      ...(db ? { databaseUrl: db.url } : { dataDir, config: shared.config as Record<string, unknown> }),
-      config: { ...((shared.config as Record<string, unknown>) ?? {}), common: { instance_id: app }, event_manager: { scheduler: true } },
+      ...(db ? { databaseUrl: db.url } : { dataDir }),
+      config: { ...sqliteConfig, common: { instance_id: app }, event_manager: { scheduler: true } },
     });
-  const a = await mk('node-a');
-  const b = await mk('node-b');
+  const a = await mk(names[0]!);
+  const b = await mk(names[1]!);
   t.teardown(async () => {
     await a.close();
     await b.close();
     await db?.drop();
-    if (dataDir) (await import('node:fs')).rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
+  if (db) {
+    t.equal(a.app.orm.config.get('dbName'), b.app.orm.config.get('dbName'), 'both nodes on the same PostgreSQL database');
+    t.match(a.app.orm.config.getDriver().constructor.name, /Postgre/i, 'the PostgreSQL driver');
+  }
   await setup(a, [{ name: 'single' }, { name: 'everywhere', concurrent: true }]);
 
   const start = Date.parse('2026-05-01T10:00:30Z');
@@ -100,17 +108,23 @@ t.test('scheduler: once per tick across two nodes on one database, unless concur
     await Promise.all(clocks.map((c) => c.advance(60_000)));
   }
   await Promise.all(nodes.map((n) => n.app.container.resolve(EventManager).idle()));
-  const ran = LOG.filter((e) => e.app === 'node-a' || e.app === 'node-b');
+  const ran = LOG.filter((e) => names.includes(e.app));
   const single = ran.filter((e) => e.rule === 'single');
   const everywhere = ran.filter((e) => e.rule === 'everywhere');
   // ticks at 10:01..10:06, */2 matches 10:02, 10:04, 10:06
   t.equal(single.length, 3, 'the scheduled rule ran once per matching minute across the cluster');
   t.same(single.map((e) => e.params.Timestamp / 1_000_000n).sort(), [Date.parse('2026-05-01T10:02:00Z'), Date.parse('2026-05-01T10:04:00Z'), Date.parse('2026-05-01T10:06:00Z')].map(BigInt));
   t.equal(everywhere.length, 6, 'concurrent_execution: every node runs each tick');
-  t.same(new Set(everywhere.map((e) => e.app)), new Set(['node-a', 'node-b']));
+  t.same(new Set(everywhere.map((e) => e.app)), new Set(names));
   t.equal(single[0]!.params.Event, 'Schedule');
 
   // a tick replayed on one node (late timer, restart) is still claimed once
   const again = await a.app.container.resolve(EventScheduler).tick(Date.parse('2026-05-01T10:02:10Z'));
   t.same(again, ['everywhere'], 'the claimed minute is not run again');
-});
+  const replayB = await b.app.container.resolve(EventScheduler).tick(Date.parse('2026-05-01T10:04:50Z'));
+  t.same(replayB, ['everywhere'], 'nor on the other node');
+}
+
+t.test('scheduler: once per tick across two nodes on one SQLite file, unless concurrent execution is allowed', (t) => twoNodes(t, 'sqlite'));
+
+t.test('scheduler: once per tick across two nodes on one PostgreSQL database, unless concurrent execution is allowed', (t) => twoNodes(t, 'postgres'));

@@ -1,4 +1,5 @@
 import t from 'tap';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createTestApp } from '../../src/testing.js';
 import { TOKENS } from '../../src/tokens.js';
@@ -8,7 +9,7 @@ import type { FsEvent } from '../../src/events/event-types.js';
 import { EventManager } from '../../src/events/manager/event-manager.js';
 
 const FIXTURE = { name: 'fixture-test-actions', path: 'core/test/fixtures/plugins/test-actions', config: { app: 'triggers' } };
-const ta = await createTestApp({ plugins: [FIXTURE], config: { event_manager: { rules_cache_ttl: 0 } } });
+const ta = await createTestApp({ plugins: [{ name: '@ferry/fs-local' }, FIXTURE], config: { event_manager: { rules_cache_ttl: 0 } } });
 t.teardown(() => ta.close());
 const token = await ta.adminToken();
 const bus = ta.app.container.resolve<EventBus>(TOKENS.EventBus);
@@ -111,6 +112,58 @@ t.test('trigger 2: provider events on provider_events, provider_objects and name
   t.equal(a.params.Object.Group, null);
   t.equal(got.find((e) => e.params.Name === 'team-d')!.username, undefined, 'no user for a folder');
   await ta.inject('DELETE', '/api/v2/eventrules/prov', { token });
+});
+
+t.test('trigger 2 through HTTP: POST/PUT/DELETE of /users and /folders fire the matching rules only', async (t) => {
+  await action('prov-rec', { message: '{{.Event}} {{.ObjectType}} {{.Name}} by {{.Initiator.Admin.Username}}' });
+  await rule('users-add-delete', 2, { provider_events: ['add', 'delete'], options: { provider_objects: ['user'], names: [{ pattern: 'team-*' }] } }, [{ name: 'prov-rec' }]);
+  await rule('users-update', 2, { provider_events: ['update'], options: { provider_objects: ['user'] } }, [{ name: 'prov-rec' }]);
+  await rule('folders-all', 2, { provider_events: ['add', 'update', 'delete'], options: { provider_objects: ['folder'], names: [{ pattern: 'tmp-*', inverse_match: true }] } }, [{ name: 'prov-rec' }]);
+  // a rule on another object type never fires for users or folders
+  await rule('groups-add', 2, { provider_events: ['add'], options: { provider_objects: ['group'] } }, [{ name: 'prov-rec' }]);
+  const api = async (method: string, url: string, payload?: unknown) => {
+    const r = await ta.inject(method, url, { token, payload });
+    t.ok(r.statusCode < 300, `${method} ${url}: ${r.statusCode} ${r.statusCode < 300 ? '' : r.payload}`);
+    return r.payload ? (JSON.parse(r.payload) as Record<string, unknown>) : {};
+  };
+  const fired = async () => {
+    await settle();
+    return take()
+      .map((e) => `${e.rule}: ${e.options.message}`)
+      .sort();
+  };
+  const newUser = (username: string) => ({ username, password: 'user-password-1', home_dir: path.join(ta.dataDir, 'homes', username), permissions: { '/': ['*'] }, email: `${username}@example.com` });
+
+  await api('POST', '/api/v2/users', newUser('team-a'));
+  t.same(await fired(), ['users-add-delete: add user team-a by admin'], 'POST /users: only the add rule on users with a matching name');
+  await api('POST', '/api/v2/users', newUser('solo'));
+  t.same(await fired(), [], 'a user the names do not match: nothing');
+
+  const current = await api('GET', '/api/v2/users/team-a');
+  await api('PUT', '/api/v2/users/team-a', { ...current, email: 'new@example.com' });
+  await settle();
+  const all = take();
+  t.same(all.map((e) => `${e.rule}: ${e.options.message}`), ['users-update: update user team-a by admin'], 'PUT /users: the update rule');
+  const obj = all[0]!.params.Object.User as Record<string, unknown>;
+  t.equal(obj.username, 'team-a');
+  t.equal(obj.email, 'new@example.com', 'the object data is the updated user');
+  t.notOk(JSON.stringify(all[0]!.params.Object.JSON).includes('user-password-1'), 'no password in the object data');
+  t.equal(all[0]!.username, 'team-a', 'the affected user');
+
+  await api('POST', '/api/v2/folders', { name: 'shared', mapped_path: path.join(ta.dataDir, 'folders', 'shared') });
+  await api('POST', '/api/v2/folders', { name: 'tmp-x', mapped_path: path.join(ta.dataDir, 'folders', 'tmp-x') });
+  t.same(await fired(), ['folders-all: add folder shared by admin'], 'POST /folders: the folder rule, inverse_match excludes tmp-*');
+  const folder = await api('GET', '/api/v2/folders/shared');
+  await api('PUT', '/api/v2/folders/shared', { ...folder, description: 'changed' });
+  t.same(await fired(), ['folders-all: update folder shared by admin'], 'PUT /folders');
+  await api('DELETE', '/api/v2/folders/shared');
+  await api('DELETE', '/api/v2/folders/tmp-x');
+  t.same(await fired(), ['folders-all: delete folder shared by admin'], 'DELETE /folders');
+
+  await api('DELETE', '/api/v2/users/team-a');
+  await api('DELETE', '/api/v2/users/solo');
+  t.same(await fired(), ['users-add-delete: delete user team-a by admin'], 'DELETE /users: the delete rule, not the update one');
+  for (const r of ['users-add-delete', 'users-update', 'folders-all', 'groups-add']) await ta.inject('DELETE', `/api/v2/eventrules/${r}`, { token });
 });
 
 t.test('triggers 4, 5 and 7: IP blocked, certificate, IDP login', async (t) => {

@@ -265,3 +265,52 @@ t.test('the third-party example plugin (examples/action-audit-log) fires through
   t.same(auditLines('third-party.log'), ['upload|/third/report.csv|6|alice|HTTP|.csv', 'delete|/third/report.csv|6|alice|HTTP|.csv'], 'one rendered line per matching operation');
   await api('DELETE', '/api/v2/eventrules/third');
 });
+
+t.test('filesystem trigger through HTTP: download, rename, mkdir, rmdir, first-upload and first-download fire their rules only', async (t) => {
+  await addUser(ta, { username: 'bob' });
+  const bob = await ta.userToken('bob', PASSWORD);
+  const as = (method: string, url: string, tk = bob, payload?: string) =>
+    ta.inject(method, url, { token: tk, payload, headers: payload === undefined ? {} : { 'content-type': 'application/octet-stream' } });
+  await action('audit-ops', 5000, { audit_log_config: { file: 'ops.log', line: '{{.Event}} {{.VirtualPath}}{{if .VirtualTargetPath}} -> {{.VirtualTargetPath}}{{end}} {{.ObjectType}} {{.FileSize}} {{.Status}} by {{.Name}}' } });
+  await action('audit-firsts', 5000, { audit_log_config: { file: 'firsts.log', line: '{{.Event}} {{.VirtualPath}} {{.FileSize}} by {{.Name}}' } });
+  await api('POST', '/api/v2/eventrules', { name: 'bob-ops', trigger: 1, conditions: { fs_events: ['download', 'rename', 'mkdir', 'rmdir'], options: { names: [{ pattern: 'bob' }] } }, actions: [{ name: 'audit-ops' }] });
+  await api('POST', '/api/v2/eventrules', { name: 'bob-firsts', trigger: 1, conditions: { fs_events: ['first-upload', 'first-download'], options: { names: [{ pattern: 'bob' }] } }, actions: [{ name: 'audit-firsts' }] });
+
+  const ok = async (r: Promise<{ statusCode: number; payload: string }>, code: number, what: string) => {
+    const res = await r;
+    t.equal(res.statusCode, code, `${what}: ${res.payload}`);
+  };
+  await ok(as('POST', `/api/v2/user/dirs?path=${q('/d1')}`), 201, 'mkdir');
+  await ok(as('POST', `/api/v2/user/files/upload?path=${q('/d1/f.txt')}`, bob, 'hello'), 201, 'first upload');
+  await ok(as('POST', `/api/v2/user/files/upload?path=${q('/d1/g.txt')}`, bob, 'hi'), 201, 'second upload');
+  await ok(as('GET', `/api/v2/user/files?path=${q('/d1/f.txt')}`), 200, 'first download');
+  await ok(as('GET', `/api/v2/user/files?path=${q('/d1/g.txt')}`), 200, 'second download');
+  await ok(as('PATCH', `/api/v2/user/files?path=${q('/d1/g.txt')}&target=${q('/d1/h.txt')}`), 200, 'rename file');
+  await ok(as('PATCH', `/api/v2/user/dirs?path=${q('/d1')}&target=${q('/d2')}`), 200, 'rename dir');
+  await ok(as('DELETE', `/api/v2/user/files?path=${q('/d2/f.txt')}`), 200, 'delete');
+  await ok(as('DELETE', `/api/v2/user/files?path=${q('/d2/h.txt')}`), 200, 'delete');
+  await ok(as('DELETE', `/api/v2/user/dirs?path=${q('/d2')}`), 200, 'rmdir');
+  await ok(as('GET', `/api/v2/user/files?path=${q('/d1/none.txt')}`), 404, 'a failed download');
+  // another user's operations do not match the rules' names
+  await ok(as('POST', `/api/v2/user/dirs?path=${q('/alice-dir')}`, token), 201, 'mkdir by alice');
+  await ok(as('GET', `/api/v2/user/files?path=${q('/open.txt')}`, token), 200, 'download by alice');
+  await mgr.idle();
+  t.same(
+    auditLines('ops.log').sort(),
+    [
+      'download /d1/f.txt file 5 1 by bob',
+      'download /d1/g.txt file 2 1 by bob',
+      'mkdir /d1 directory 0 1 by bob',
+      'rename /d1 -> /d2 file 0 1 by bob',
+      'rename /d1/g.txt -> /d1/h.txt file 2 1 by bob',
+      'rmdir /d2 directory 0 1 by bob',
+    ],
+    'one line per download, rename, mkdir, rmdir of bob: no upload, delete, nor anything of alice',
+  );
+  t.same(auditLines('firsts.log').sort(), ['first-download /d1/f.txt 5 by bob', 'first-upload /d1/f.txt 5 by bob'], 'first-upload and first-download fire once');
+  const counters = await api('GET', '/api/v2/users/bob');
+  t.ok(counters.first_upload > 0 && counters.first_download > 0, 'the first transfers are recorded on the user');
+  take();
+  await api('DELETE', '/api/v2/eventrules/bob-ops');
+  await api('DELETE', '/api/v2/eventrules/bob-firsts');
+});

@@ -65,6 +65,6 @@ export const eventReportConfigSchema = Joi.object({
     .unique()
     .min(1)
     .default([...EVENT_KINDS]),
-  /** One zip per report holding the CSV files. */
+  /** true: the report is one zip holding a CSV per event kind (one file to attach); false: one CSV per kind. */
   compress: Joi.boolean().default(false),
 });

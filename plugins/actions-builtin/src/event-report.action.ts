@@ -8,13 +8,32 @@ import type { ActionTypeDef, RecordedKind } from '@ferry/core';
 import { eventReportConfigSchema } from './config.schema.js';
 import type { Services } from './services.js';
 
-/** `.EventReports[]`. */
-export interface EventReport {
+/** One CSV of a report: the events of one kind. */
+export interface EventReportFile {
   Type: RecordedKind;
-  /** Local path of the CSV (or of the zip holding it). */
-  Path: string;
+  /** File name of the CSV (inside the zip when the report is compressed). */
   Name: string;
   Rows: number;
+}
+
+/**
+ * `.EventReports[]`: one entry per report file an event report action
+ * wrote. A compressed report is one zip holding a CSV per event kind; an
+ * uncompressed one is a CSV per kind (one entry each).
+ */
+export interface EventReport {
+  /** The event kind of a CSV; the kinds joined with "," for a zip. */
+  Type: string;
+  /** Local path of the report file (attach it with an email action, upload it...). */
+  Path: string;
+  /** Its base name. */
+  Name: string;
+  /** `csv` or `zip`. */
+  Format: 'csv' | 'zip';
+  /** Event rows in the file (every CSV of a zip together). */
+  Rows: number;
+  /** The CSVs in the file: one for a CSV report. */
+  Files: EventReportFile[];
   Start: Date;
   End: Date;
 }
@@ -35,12 +54,43 @@ export function csvCell(v: unknown): string {
 const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, '').slice(0, 13);
 const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
 
+/** Writes the CSV of the recorded events of one kind; returns the number of rows. */
+async function writeCsv(file: string, kind: RecordedKind, events: Record<string, unknown>[]): Promise<number> {
+  const out = createWriteStream(file, { mode: 0o600 });
+  const write = async (line: string) => {
+    if (!out.write(line)) await once(out, 'drain');
+  };
+  try {
+    await write(COLUMNS[kind].join(',') + '\r\n');
+    for (const e of events) {
+      const row = COLUMNS[kind].map((c) => (c === 'timestamp' ? new Date(Math.floor(Number(e.timestamp) / 1_000_000)).toISOString() : e[c]));
+      await write(row.map(csvCell).join(',') + '\r\n');
+    }
+  } finally {
+    out.end();
+  }
+  await finished(out);
+  return events.length;
+}
+
+/** Zips `files` (local paths) under their base names into `zipPath`. */
+async function writeZip(zipPath: string, files: string[]): Promise<void> {
+  const zip = archiver('zip', { zlib: { level: 6 } });
+  const out = createWriteStream(zipPath, { mode: 0o600 });
+  zip.pipe(out);
+  for (const f of files) zip.file(f, { name: path.basename(f) });
+  await zip.finalize();
+  await finished(out);
+}
+
 /**
  * Type 19: summarises the filesystem, provider and log events recorded by
- * this node during the `hours` before the rule fired into one CSV per kind
- * (in a zip when `compress`), written to the reports directory and exposed
- * as `.EventReports`. Events come from the core's in-memory recorder
- * (event_manager.recorder_size most recent per kind, this node only).
+ * this node during the `hours` before the rule fired, written to the
+ * reports directory and exposed as `.EventReports`: with `compress` ONE zip
+ * holding a CSV per selected kind (a single file to attach), otherwise one
+ * CSV per kind. Events come from the core's in-memory recorder
+ * (event_manager.recorder_size most recent per kind, this node only, lost on
+ * restart): Ferry does not persist events in its database.
  */
 export function eventReportAction(s: Services, reportsDir: () => string): ActionTypeDef<{ hours: number; event_types: RecordedKind[]; compress: boolean }> {
   return {
@@ -55,34 +105,32 @@ export function eventReportAction(s: Services, reportsDir: () => string): Action
         const start = new Date(end.getTime() - o.hours * 3_600_000);
         const dir = reportsDir();
         await mkdir(dir, { recursive: true, mode: 0o700 });
-        const reports: EventReport[] = [];
-        for (const kind of o.event_types) {
-          const events = s.recorder().query(kind, start.getTime() * 1_000_000, end.getTime() * 1_000_000 + 59_999_999_999) as unknown as Record<string, unknown>[];
-          const base = `${safe(ctx.ruleName)}-${kind}-${stamp(end)}`;
-          const csvPath = path.join(dir, `${base}.csv`);
-          const out = createWriteStream(csvPath, { mode: 0o600 });
-          const write = async (line: string) => {
-            if (!out.write(line)) await once(out, 'drain');
-          };
-          await write(COLUMNS[kind].join(',') + '\r\n');
-          for (const e of events) {
-            const row = COLUMNS[kind].map((c) => (c === 'timestamp' ? new Date(Math.floor(Number(e.timestamp) / 1_000_000)).toISOString() : e[c]));
-            await write(row.map(csvCell).join(',') + '\r\n');
+        const base = `${safe(ctx.ruleName)}-${safe(ctx.actionName)}-${stamp(end)}`;
+        // a scheduled rule fires at a whole minute: include the events of that minute
+        const endNs = end.getTime() * 1_000_000 + 59_999_999_999;
+        // a zip's members (<kind>.csv) are written to a working directory of their own
+        const work = o.compress ? path.join(dir, `.${base}-${ctx.uid ?? process.pid}`) : dir;
+        if (o.compress) await mkdir(work, { recursive: true, mode: 0o700 });
+        const csvs: { path: string; file: EventReportFile }[] = [];
+        try {
+          for (const kind of o.event_types) {
+            const events = s.recorder().query(kind, start.getTime() * 1_000_000, endNs) as unknown as Record<string, unknown>[];
+            const name = o.compress ? `${kind}.csv` : `${base}-${kind}.csv`;
+            const csvPath = path.join(work, name);
+            csvs.push({ path: csvPath, file: { Type: kind, Name: name, Rows: await writeCsv(csvPath, kind, events) } });
           }
-          out.end();
-          await finished(out);
-          let file = csvPath;
-          if (o.compress) {
-            file = path.join(dir, `${base}.zip`);
-            const zip = archiver('zip', { zlib: { level: 6 } });
-            const zout = createWriteStream(file, { mode: 0o600 });
-            zip.pipe(zout);
-            zip.file(csvPath, { name: `${base}.csv` });
-            await zip.finalize();
-            await finished(zout);
-            await rm(csvPath, { force: true });
-          }
-          reports.push({ Type: kind, Path: file, Name: path.basename(file), Rows: events.length, Start: start, End: end });
+          if (o.compress) await writeZip(path.join(dir, `${base}.zip`), csvs.map((c) => c.path));
+        } finally {
+          if (o.compress) await rm(work, { recursive: true, force: true });
+        }
+        const rows = (files: EventReportFile[]) => files.reduce((n, f) => n + f.Rows, 0);
+        let reports: EventReport[];
+        if (o.compress) {
+          const zipPath = path.join(dir, `${base}.zip`);
+          const files = csvs.map((c) => c.file);
+          reports = [{ Type: o.event_types.join(','), Path: zipPath, Name: path.basename(zipPath), Format: 'zip', Rows: rows(files), Files: files, Start: start, End: end }];
+        } else {
+          reports = csvs.map((c) => ({ Type: c.file.Type, Path: c.path, Name: c.file.Name, Format: 'csv', Rows: c.file.Rows, Files: [c.file], Start: start, End: end }));
         }
         ctx.logger.info({ reports: reports.map((r) => ({ type: r.Type, rows: r.Rows, file: r.Name })) }, 'event report written');
         return { outputs: { EventReports: reports } };

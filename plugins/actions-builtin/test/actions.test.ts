@@ -4,6 +4,23 @@ import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { TOKENS, type EventBus, type EventManager, type ProviderEvent } from '@ferry/core';
 import { createTestApp } from '@ferry/core/testing';
+import { inflateRawSync } from 'node:zlib';
+
+/** The members of a zip (central directory; stored or deflated entries), enough to read a report back. */
+function zipMembers(buf: Buffer): Map<string, string> {
+  let eocd = buf.length - 22;
+  while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
+  if (eocd < 0) throw new Error('not a zip archive');
+  const out = new Map<string, string>();
+  for (let i = 0, p = buf.readUInt32LE(eocd + 16); i < buf.readUInt16LE(eocd + 10); i++) {
+    const [method, csize, nameLen, local] = [buf.readUInt16LE(p + 10), buf.readUInt32LE(p + 20), buf.readUInt16LE(p + 28), buf.readUInt32LE(p + 42)];
+    const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+    const data = buf.subarray(start, start + csize);
+    out.set(buf.subarray(p + 46, p + 46 + nameLen).toString('utf8'), (method === 8 ? inflateRawSync(data) : data).toString('utf8'));
+    p += 46 + nameLen + buf.readUInt16LE(p + 30) + buf.readUInt16LE(p + 32);
+  }
+  return out;
+}
 
 // an in-process SMTP receiver
 const mails: { to: string[]; raw: string }[] = [];
@@ -25,8 +42,17 @@ await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
 const smtpPort = (smtp.server.address() as { port: number }).port;
 t.teardown(() => new Promise<void>((r) => smtp.close(() => r())));
 
+// provider 0 is @ferry/fs-local behind a gate (test/fixtures/gated-local) to hold a retention check open;
+// the test action type 101 (core's fixture) records what later actions of a rule render
+const gate = ((globalThis as any).__ferryListGate ??= { gate: null, waiting: 0 }) as { gate: Promise<void> | null; waiting: number };
+const LOG = ((globalThis as any).__ferryActionLog ??= []) as { app: string; rule: string; action: string; options: Record<string, any>; failedActions?: string[] }[];
+const recorded = (rule: string) => LOG.filter((e) => e.app === 'builtin' && e.rule === rule).map((e) => `${e.action}: ${e.options.message}`);
 const ta = await createTestApp({
-  plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/actions-builtin' }],
+  plugins: [
+    { name: 'fixture-gated-local', path: 'plugins/actions-builtin/test/fixtures/gated-local' },
+    { name: '@ferry/actions-builtin' },
+    { name: 'fixture-test-actions', path: 'core/test/fixtures/plugins/test-actions', config: { app: 'builtin' } },
+  ],
   config: { smtp: { host: '127.0.0.1', port: smtpPort, from: 'ferry@test.local' }, log: { file: '' } },
 });
 t.teardown(() => ta.close());
@@ -51,12 +77,30 @@ const mkAction = async (name: string, type: number, options: Record<string, unkn
   const r = await ta.inject('POST', '/api/v2/eventactions', { token, payload: { name, type, options } });
   t.equal(r.statusCode, 201, `${name}: ${r.payload}`);
 };
-const runRule = async (name: string, actions: string[], conditions: Record<string, unknown> = {}) => {
-  const r = await ta.inject('POST', '/api/v2/eventrules', { token, payload: { name, trigger: 6, conditions, actions: actions.map((a, i) => ({ name: a, order: i })) } });
+/** An action name, or `!name` for a failure action. */
+const addRule = async (name: string, actions: string[], conditions: Record<string, unknown> = {}) => {
+  const links = actions.map((a, i) => ({ name: a.replace(/^!/, ''), order: i, relation_options: { is_failure_action: a.startsWith('!') } }));
+  const r = await ta.inject('POST', '/api/v2/eventrules', { token, payload: { name, trigger: 6, conditions, actions: links } });
   if (r.statusCode !== 201) throw new Error(r.payload);
+};
+const startRule = async (name: string) => {
   const run = await ta.inject('POST', `/api/v2/eventrules/run/${name}`, { token });
   if (run.statusCode !== 202) throw new Error(run.payload);
+};
+const runRule = async (name: string, actions: string[], conditions: Record<string, unknown> = {}) => {
+  await addRule(name, actions, conditions);
+  await startRule(name);
   await mgr.idle();
+};
+/** Test action (type 101) rendering `message` against the rule's context. */
+const mkReader = (name: string, message: string) => mkAction(name, 101, { test_config: { message } });
+/** Waits (no clock) until `cond` holds, yielding to the event loop between tries. */
+const until = async (cond: () => boolean | Promise<boolean>, what: string) => {
+  for (let i = 0; i < 100_000; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error(`never happened: ${what}`);
 };
 const execs: { rule: string; action: string; ok: boolean; error?: string }[] = [];
 mgr.onExecution((e) => execs.push(e));
@@ -82,9 +126,14 @@ t.test('data retention (8) with .RetentionChecks for a later email action, quota
   }
   writeFileSync(path.join(home, 'logs', 'fresh.log'), 'new');
   await mkAction('retention', 8, { retention_config: { folders: [{ path: '/', retention: 24 }, { path: '/logs', retention: 24, delete_empty_dirs: true }, { path: '/keep', retention: 0 }] } });
-  // reports results through a later action: the event report action is not templated, use a failing-safe check through outputs
-  await runRule('retention-rule', ['retention'], { options: { names: [{ pattern: 'ret1' }] } });
-  t.same(outcome('retention-rule'), ['retention:ok']);
+  await mkReader('ret-report', '{{range .RetentionChecks}}{{.Username}} {{.ActionName}} {{.Type}}:{{range .Results}} {{.Path}}={{.DeletedFiles}}/{{.DeletedSize}}{{if .Info}} ({{.Info}}){{end}}{{end}}{{if .Error}} error {{.Error}}{{end}}{{end}}');
+  await runRule('retention-rule', ['retention', 'ret-report'], { options: { names: [{ pattern: 'ret1' }] } });
+  t.same(outcome('retention-rule'), ['retention:ok', 'ret-report:ok']);
+  t.same(
+    recorded('retention-rule'),
+    ['ret-report: ret1 retention Data retention: /=1/10 /logs=2/20 /keep=0/0 (retention 0: nothing deleted)'],
+    '.RetentionChecks reach a later action of the rule',
+  );
   t.notOk(existsSync(path.join(home, 'logs', 'a.log')));
   t.notOk(existsSync(path.join(home, 'logs', 'deep')), 'empty dir removed');
   t.ok(existsSync(path.join(home, 'logs', 'fresh.log')));
@@ -93,6 +142,53 @@ t.test('data retention (8) with .RetentionChecks for a later email action, quota
   const u = await user('ret1');
   t.equal(Number(u!.used_quota_files), 2, 'quota rescanned after deletions');
   t.same((await ta.inject('GET', '/api/v2/retention/users/checks', { token })).result, [], 'no check in progress');
+});
+
+t.test('data retention (8): GET /retention/users/checks lists a check in progress; a second check of the user fails with .RetentionChecks for the failure action', async (t) => {
+  const home = await addUser('ret2');
+  const old = (now - 10 * 3_600_000) / 1000;
+  writeFileSync(path.join(home, 'old.txt'), 'x'.repeat(7));
+  utimesSync(path.join(home, 'old.txt'), old, old);
+  await mkAction('retention2', 8, { retention_config: { folders: [{ path: '/', retention: 2, delete_empty_dirs: true }] } });
+  await mkReader('ret-failed', '{{range .RetentionChecks}}{{.Username}}: {{.Error}}{{end}}');
+  await addRule('ret-slow', ['retention2'], { options: { names: [{ pattern: 'ret2' }] } });
+  await addRule('ret-again', ['retention2', '!ret-failed'], { options: { names: [{ pattern: 'ret2' }] } });
+
+  let release!: () => void;
+  gate.gate = new Promise<void>((r) => (release = r));
+  t.teardown(() => {
+    gate.gate = null;
+    release();
+  });
+  await startRule('ret-slow');
+  await until(() => gate.waiting > 0, 'the retention walk waits on the storage');
+  const checks = await ta.inject('GET', '/api/v2/retention/users/checks', { token });
+  t.equal(checks.statusCode, 200);
+  const list = checks.result as { username: string; folders: unknown[]; start_time: number }[];
+  t.same(list.map((c) => ({ username: c.username, folders: c.folders })), [{ username: 'ret2', folders: [{ path: '/', retention: 2, delete_empty_dirs: true }] }], 'the check in progress');
+  t.ok(list[0]!.start_time > 0 && list[0]!.start_time <= Date.now(), 'start_time in Unix ms');
+  t.ok(existsSync(path.join(home, 'old.txt')), 'nothing deleted yet');
+
+  // 401 without credentials, 403 for an admin without the "*" permission
+  t.equal((await ta.inject('GET', '/api/v2/retention/users/checks')).statusCode, 401);
+  const lim = await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'ret-viewer', password: 'viewer-pass-1', permissions: ['view_users', 'quota_scans'] } });
+  t.equal(lim.statusCode, 201, lim.payload);
+  const forbidden = await ta.inject('GET', '/api/v2/retention/users/checks', { token: await ta.adminToken('ret-viewer', 'viewer-pass-1') });
+  t.equal(forbidden.statusCode, 403);
+  t.notOk(forbidden.payload.includes('ret2'));
+
+  // one check per user at a time: a second one fails, its failure action renders .RetentionChecks
+  await startRule('ret-again');
+  await until(() => outcome('ret-again').length === 2, 'the second check and its failure action ran');
+  t.match(outcome('ret-again'), [/^retention2:user "ret2": a retention check is already running for user "ret2"$/, 'ret-failed:ok']);
+  t.same(recorded('ret-again'), ['ret-failed: ret2: a retention check is already running for user "ret2"'], 'failure actions see the outputs of the failed action');
+
+  release();
+  gate.gate = null;
+  await mgr.idle();
+  t.same(outcome('ret-slow'), ['retention2:ok']);
+  t.notOk(existsSync(path.join(home, 'old.txt')), 'the check completed once released');
+  t.same((await ta.inject('GET', '/api/v2/retention/users/checks', { token })).result, [], 'no check in progress any more');
 });
 
 t.test('quota resets (5, 6, 7)', async (t) => {
@@ -137,8 +233,14 @@ t.test('password expiration (11) mails users; user expiration (12) fails listing
   await addUser('exp1', { expiration_date: now - DAY });
   await addUser('exp2', { expiration_date: now + DAY });
   await mkAction('uexp', 12);
-  await runRule('uexp-rule', ['uexp'], { options: { names: [{ pattern: 'exp*' }] } });
-  t.same(outcome('uexp-rule'), ['uexp:expired users: exp1']);
+  await mkReader('uexp-failed', 'expired: {{stringJoin .ExpiredUsers ","}} ({{.ErrorString}})');
+  await mkReader('uexp-after', 'not reached');
+  await runRule('uexp-rule', ['uexp', '!uexp-failed'], { options: { names: [{ pattern: 'exp*' }] } });
+  t.same(outcome('uexp-rule'), ['uexp:expired users: exp1', 'uexp-failed:ok']);
+  t.same(recorded('uexp-rule'), ['uexp-failed: expired: exp1 (uexp: expired users: exp1)'], 'the failure action sees .ExpiredUsers of the failed check');
+  await addUser('exp3', { expiration_date: now + 10 * DAY });
+  await runRule('uexp-none', ['uexp', 'uexp-after', '!uexp-failed'], { options: { names: [{ pattern: 'exp3' }] } });
+  t.same(outcome('uexp-none'), ['uexp:ok', 'uexp-after:ok'], 'nothing expired: the check succeeds, no failure action');
 });
 
 t.test('user inactivity (14) disables then deletes', async (t) => {
@@ -164,23 +266,47 @@ t.test('backup (4) writes backup_<Weekday>_<hour>.json through the backup servic
   t.ok(dump.users.some((u) => u.username === 'q1'), 'the dump holds the users');
 });
 
-t.test('event report (19) summarises recorded events into CSV and zip', async (t) => {
+t.test('event report (19): a CSV per kind, or one zip per report; .EventReports for a following action', async (t) => {
   const bus = ta.app.container.resolve<import('@ferry/core').EventBus>(TOKENS.EventBus);
   bus.publish('fs', { timestamp: Date.now() * 1e6, action: 'upload', username: 'q1', fs_path: '/x', virtual_path: '/a,b.txt', file_size: 5, elapsed: 1, status: 1, protocol: 'HTTP', ip: '1.1.1.1', session_id: 's', fs_provider: 0, instance_id: 'n' });
   bus.publish('log', { timestamp: Date.now() * 1e6, event: 1, protocol: 'SFTP', username: 'q1', ip: '2.2.2.2', message: '=cmd', instance_id: 'n' });
+  bus.publish('provider', { timestamp: Date.now() * 1e6, action: 'add', username: 'admin', ip: '', object_type: 'group', object_name: 'g-report', object_data: {}, instance_id: 'n' });
   await mkAction('report', 19, { event_report_config: { hours: 1, event_types: ['fs', 'log'] } });
-  await mkAction('report-zip', 19, { event_report_config: { hours: 1, event_types: ['provider'], compress: true } });
-  await runRule('report-rule', ['report', 'report-zip']);
-  t.same(outcome('report-rule'), ['report:ok', 'report-zip:ok']);
+  await mkAction('report-zip', 19, { event_report_config: { hours: 1, event_types: ['fs', 'provider'], compress: true } });
+  await mkReader('report-reader', '{{range .EventReports}}{{.Name}}|{{.Format}}|{{.Type}}|{{.Rows}}|{{range .Files}}{{.Name}}:{{.Rows}} {{end}}|{{if le .Start.Unix .End.Unix}}ok{{end}}\n{{end}}');
+  await runRule('report-rule', ['report', 'report-zip', 'report-reader']);
+  t.same(outcome('report-rule'), ['report:ok', 'report-zip:ok', 'report-reader:ok']);
   const dir = path.join(ta.dataDir, 'reports');
   const files = readdirSync(dir).sort();
-  t.equal(files.length, 3);
-  const fsCsv = readFileSync(path.join(dir, files.find((f) => f.includes('-fs-'))!), 'utf8').split('\r\n');
+  t.equal(files.length, 3, 'two CSVs and one zip, no working files left');
+  const fsCsvName = files.find((f) => f.endsWith('-fs.csv'))!;
+  const logCsvName = files.find((f) => f.endsWith('-log.csv'))!;
+  const zipName = files.find((f) => f.endsWith('.zip'))!;
+  t.match(fsCsvName, /^report-rule-report-\d{8}T\d{4}-fs\.csv$/);
+  t.match(zipName, /^report-rule-report-zip-\d{8}T\d{4}\.zip$/);
+  const fsCsv = readFileSync(path.join(dir, fsCsvName), 'utf8').split('\r\n');
   t.match(fsCsv[0], /^timestamp,action,username,virtual_path/);
   t.match(fsCsv[1], /,upload,q1,"\/a,b.txt",/);
-  t.match(readFileSync(path.join(dir, files.find((f) => f.includes('-log-'))!), 'utf8'), /,'=cmd,/, 'formula cells neutralised');
-  const zip = files.find((f) => f.endsWith('.zip'))!;
-  t.equal(readFileSync(path.join(dir, zip)).subarray(0, 2).toString(), 'PK');
+  t.match(readFileSync(path.join(dir, logCsvName), 'utf8'), /,'=cmd,/, 'formula cells neutralised');
+
+  // the compressed report is ONE file holding a CSV per kind
+  const zip = zipMembers(readFileSync(path.join(dir, zipName)));
+  t.same([...zip.keys()].sort(), ['fs.csv', 'provider.csv']);
+  t.match(zip.get('fs.csv')!.toString(), /,upload,q1,"\/a,b.txt",/);
+  t.match(zip.get('provider.csv')!.toString(), /,add,group,g-report,admin,/);
+
+  // a following action gets every report file
+  // (the recorder also holds the events of the earlier tests: count the rows of the files)
+  const rows = (csv: Buffer | string) => csv.toString().split('\r\n').filter(Boolean).length - 1;
+  const [nFs, nLog, nZipFs, nZipProv] = [rows(readFileSync(path.join(dir, fsCsvName))), rows(readFileSync(path.join(dir, logCsvName))), rows(zip.get('fs.csv')!), rows(zip.get('provider.csv')!)];
+  t.ok(nFs >= 1 && nLog >= 1 && nZipProv >= 1);
+  t.equal(nZipFs, nFs, 'the same period in both reports');
+  const rendered = recorded('report-rule')[0]!.replace(/^report-reader: /, '').split('\n').filter(Boolean);
+  t.same(rendered, [
+    `${fsCsvName}|csv|fs|${nFs}|${fsCsvName}:${nFs} |ok`,
+    `${logCsvName}|csv|log|${nLog}|${logCsvName}:${nLog} |ok`,
+    `${zipName}|zip|fs,provider|${nZipFs + nZipProv}|fs.csv:${nZipFs} provider.csv:${nZipProv} |ok`,
+  ]);
 });
 
 t.test('share expiration (18): expired shares deleted, owners of shares expiring soon notified; rotate logs (15)', async (t) => {

@@ -447,7 +447,21 @@ export class EventManager {
     }
   }
 
-  /** Runs one action; returns the error message on failure (already logged), undefined on success. */
+  /** Adds an action's outputs to the execution's context (arrays of the same name are concatenated). */
+  private static mergeOutputs(state: RunState, outputs: unknown): void {
+    if (!outputs || typeof outputs !== 'object' || Array.isArray(outputs)) return;
+    for (const [k, v] of Object.entries(outputs as Record<string, unknown>)) {
+      const prev = state.outputs[k];
+      state.outputs[k] = Array.isArray(prev) && Array.isArray(v) ? [...prev, ...v] : v;
+    }
+  }
+
+  /**
+   * Runs one action; returns the error message on failure (already logged),
+   * undefined on success. Outputs are kept either way: an action that throws
+   * an error carrying `outputs` (e.g. the user expiration check) feeds the
+   * failure actions.
+   */
   private async runAction(
     rule: LoadedRule,
     a: LoadedRuleAction,
@@ -459,12 +473,11 @@ export class EventManager {
     let error: string | undefined;
     try {
       const result = await this.executeAction(rule, a, ev, state);
-      for (const [k, v] of Object.entries(result?.outputs ?? {})) {
-        const prev = state.outputs[k];
-        state.outputs[k] = Array.isArray(prev) && Array.isArray(v) ? [...prev, ...v] : v;
-      }
+      EventManager.mergeOutputs(state, result?.outputs);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
+      // an action that fails may still report what it did (retention checks, expired users, shares)
+      EventManager.mergeOutputs(state, (err as { outputs?: unknown } | null)?.outputs);
       state.failed.push(a.name);
       state.errors.push(`${a.name}: ${error}`);
     }
