@@ -1,4 +1,3 @@
-import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ActionTypeDef } from '@ferry/core';
 import type { Services } from './services.js';
@@ -10,7 +9,11 @@ export function backupFileName(d: Date): string {
   return `backup_${WEEKDAYS[d.getUTCDay()]}_${d.getUTCHours()}.json`;
 }
 
-/** Type 4: dumps the data (the backup service's sections) to the backups directory. */
+/**
+ * Type 4: dumps the data (the backup service's sections) to the backups
+ * directory through the backup service's dumpToFile, exactly as dumpdata
+ * with `output-file` does.
+ */
 export function backupAction(s: Services): ActionTypeDef {
   return {
     type: 4,
@@ -19,14 +22,8 @@ export function backupAction(s: Services): ActionTypeDef {
       async execute(ctx) {
         const backup = s.backup();
         if (!backup) throw new Error('backups are not available: no backup service is registered');
-        const dir = s.config().common.backups_dir;
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-        const file = path.join(dir, backupFileName(new Date(ctx.firedAt ?? Date.now())));
-        const data = await backup.dump();
-        const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
-        await writeFile(tmp, JSON.stringify(data), { mode: 0o600 });
-        await chmod(tmp, 0o600);
-        await rename(tmp, file);
+        const name = backupFileName(new Date(ctx.firedAt ?? Date.now()));
+        const file = path.join(backup.backupsDir(), await backup.dumpToFile(name, await backup.dump(), false));
         ctx.logger.info({ file }, 'backup written');
         return { outputs: { BackupFile: file } };
       },

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { normalizeVirtualPath } from '@ferry/core';
 
 /** Plugin config (`plugins[].config` of @ferry/actions-builtin). */
 export interface BuiltinActionsConfig {
@@ -14,14 +15,27 @@ export const retentionConfigSchema = Joi.object({
   folders: Joi.array()
     .items(
       Joi.object({
-        path: Joi.string().min(1).max(4096).required(),
+        /** A virtual path, stored normalised ('/logs/' and 'logs' are '/logs'); '..' segments and control characters are refused. */
+        path: Joi.string()
+          .min(1)
+          .max(4096)
+          .required()
+          .custom((v: string, h) => {
+            try {
+              return normalizeVirtualPath(v);
+            } catch (err) {
+              return h.message({ custom: `{{#label}} is not a valid virtual path: ${(err as Error).message}` });
+            }
+          }),
         /** Hours; 0 keeps everything under the path. */
         retention: Joi.number().integer().min(0).required(),
         delete_empty_dirs: Joi.boolean().default(false),
       }),
     )
     .min(1)
+    // compared after normalisation: '/logs' and '/logs/' are the same folder
     .unique('path')
+    .messages({ 'array.unique': '{{#label}} repeats the path of another folder (paths are compared normalised)' })
     .required(),
 });
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -51,7 +52,8 @@ export function csvCell(v: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, '').slice(0, 13);
+/** UTC stamp to the second: 20260102T030405. */
+const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, '').slice(0, 15);
 const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
 
 /** Writes the CSV of the recorded events of one kind; returns the number of rows. */
@@ -105,11 +107,12 @@ export function eventReportAction(s: Services, reportsDir: () => string): Action
         const start = new Date(end.getTime() - o.hours * 3_600_000);
         const dir = reportsDir();
         await mkdir(dir, { recursive: true, mode: 0o700 });
-        const base = `${safe(ctx.ruleName)}-${safe(ctx.actionName)}-${stamp(end)}`;
+        // runs of the same rule and action in the same second keep their own files: a random suffix
+        const base = `${safe(ctx.ruleName)}-${safe(ctx.actionName)}-${stamp(end)}-${randomBytes(4).toString('hex')}`;
         // a scheduled rule fires at a whole minute: include the events of that minute
         const endNs = end.getTime() * 1_000_000 + 59_999_999_999;
         // a zip's members (<kind>.csv) are written to a working directory of their own
-        const work = o.compress ? path.join(dir, `.${base}-${ctx.uid ?? process.pid}`) : dir;
+        const work = o.compress ? path.join(dir, `.${base}`) : dir;
         if (o.compress) await mkdir(work, { recursive: true, mode: 0o700 });
         const csvs: { path: string; file: EventReportFile }[] = [];
         try {

@@ -41,7 +41,7 @@ export function passwordExpirationAction(s: Services): ActionTypeDef<{ threshold
                 : `Hello ${u.username},\n\nthe password of your account expires on ${new Date(at).toISOString()}. Please change it before then.\n`,
           });
           notified.push(u.username);
-        });
+        }, () => ({ NotifiedUsers: notified }));
         ctx.logger.info({ notified }, 'password expiration check done');
         return { outputs: { NotifiedUsers: notified } };
       },

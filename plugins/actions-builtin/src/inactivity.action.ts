@@ -33,7 +33,7 @@ export function userInactivityAction(s: Services): ActionTypeDef<{ disable_thres
             await accounts.setUserStatus(u.username, 0);
             disabled.push(u.username);
           }
-        });
+        }, () => ({ DisabledUsers: disabled, DeletedUsers: deleted }));
         ctx.logger.info({ disabled, deleted }, 'user inactivity check done');
         return { outputs: { DisabledUsers: disabled, DeletedUsers: deleted } };
       },

@@ -35,6 +35,8 @@ const under = (p: string, dir: string) => dir === '/' || p === dir || p.startsWi
  */
 export class RetentionRun {
   private readonly configs: FolderRetention[];
+  /** Virtual folders (AccountMount.folder) in which files were deleted, for their own quota. */
+  readonly foldersWithDeletions = new Set<string>();
 
   constructor(
     folders: FolderRetention[],
@@ -104,6 +106,7 @@ export class RetentionRun {
           else remaining++;
         } else if (e.mtime.getTime() < cutoff) {
           await mount.fs.remove(normalizeVirtualPath(path.posix.relative(mount.virtual_path, vp)));
+          if (mount.folder) this.foldersWithDeletions.add(mount.folder);
           r.DeletedFiles++;
           r.DeletedSize += e.size;
         } else remaining++;
@@ -133,13 +136,12 @@ export function retentionAction(s: Services): ActionTypeDef<{ folders: FolderRet
           checks.push(out);
           let end: (() => void) | undefined;
           let mounts: AccountMount[] = [];
+          let run: RetentionRun | undefined;
           try {
             end = s.retention().begin(u.username, options.folders);
             mounts = await accounts.mounts(u.username);
-            out.Results = await new RetentionRun(options.folders, mounts, Date.now(), ctx.signal).run();
-            const deleted = out.Results.reduce((n, x) => n + x.DeletedFiles, 0);
-            if (deleted) await accounts.rescanUserQuota(u.username).catch((err) => ctx.logger.warn({ err, username: u.username }, 'quota update after retention failed'));
-            ctx.logger.info({ username: u.username, deleted }, 'data retention check done');
+            run = new RetentionRun(options.folders, mounts, Date.now(), ctx.signal);
+            out.Results = await run.run();
           } catch (err) {
             out.Error = (err as Error).message;
             out.Results = ((err as { partial?: RetentionResult[] }).partial ?? out.Results);
@@ -148,6 +150,14 @@ export function retentionAction(s: Services): ActionTypeDef<{ folders: FolderRet
             end?.();
             await Promise.all(mounts.map((m) => m.fs.close().catch(() => {})));
           }
+          // quotas follow what was deleted, also by a check that failed part-way
+          const deleted = out.Results.reduce((n, x) => n + x.DeletedFiles, 0);
+          if (deleted) await accounts.rescanUserQuota(u.username).catch((err) => ctx.logger.warn({ err, username: u.username }, 'quota update after retention failed'));
+          // virtual folders keep their own used quota (shared by every user mounting them)
+          for (const folder of run?.foldersWithDeletions ?? []) {
+            await accounts.rescanFolderQuota(folder).catch((err) => ctx.logger.warn({ err, folder }, 'folder quota update after retention failed'));
+          }
+          if (!out.Error) ctx.logger.info({ username: u.username, deleted }, 'data retention check done');
         }
         if (failures.length) throw Object.assign(new Error(failures.join('; ')), { outputs: { RetentionChecks: checks } });
         return { outputs: { RetentionChecks: checks } };

@@ -1,12 +1,16 @@
 import { TOKENS, type EventAccounts, type EventRecorder, type EventShares, type LogRotator, type Mailer, type PluginContext, type RetentionChecks } from '@ferry/core';
 
-/** The dump side of the backup service registered at TOKENS.Backup. */
+/**
+ * The dump side of core's backup service (the dumpdata route's), resolved at
+ * TOKENS.Backup: `dump()` reads every section, `dumpToFile()` writes it into
+ * the backups directory (mode 0600, temporary file renamed into place and
+ * removed when the write fails) and returns the path relative to
+ * `backupsDir()`.
+ */
 export interface BackupDumper {
-  dump(): Promise<unknown>;
-}
-
-interface CoreConfig {
-  common: { data_dir: string; backups_dir: string };
+  dump(): Promise<Record<string, unknown>>;
+  dumpToFile(name: string, data: Record<string, unknown>, indent: boolean): Promise<string>;
+  backupsDir(): string;
 }
 
 /** Core services the built-in actions use, resolved lazily through ctx.core. */
@@ -16,7 +20,6 @@ export interface Services {
   rotator(): LogRotator;
   retention(): RetentionChecks;
   recorder(): EventRecorder;
-  config(): CoreConfig;
   backup(): BackupDumper | undefined;
   shares(): EventShares | undefined;
 }
@@ -36,7 +39,6 @@ export function services(ctx: PluginContext): Services {
     rotator: () => ctx.core.get<LogRotator>(TOKENS.LogRotator),
     retention: () => ctx.core.get<RetentionChecks>(TOKENS.RetentionChecks),
     recorder: () => ctx.core.get<EventRecorder>(TOKENS.EventRecorder),
-    config: () => ctx.core.get<CoreConfig>(TOKENS.Config),
     backup: () => optional<BackupDumper>(ctx, TOKENS.Backup),
     shares: () => optional<EventShares>(ctx, TOKENS.Shares),
   };

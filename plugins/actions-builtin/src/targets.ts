@@ -17,8 +17,12 @@ export async function targetUsers(ctx: ActionContext, accounts: EventAccounts): 
   return [];
 }
 
-/** Runs `fn` for each item; throws one error listing every failure after trying them all. */
-export async function forEachCollect<T>(items: T[], label: (t: T) => string, fn: (t: T) => Promise<void>): Promise<void> {
+/**
+ * Runs `fn` for each item; throws one error listing every failure after
+ * trying them all. `outputs` (what was done so far) is attached to that error,
+ * so later and failure actions still see the items that were processed.
+ */
+export async function forEachCollect<T>(items: T[], label: (t: T) => string, fn: (t: T) => Promise<void>, outputs?: () => Record<string, unknown>): Promise<void> {
   const failures: string[] = [];
   for (const it of items) {
     try {
@@ -27,5 +31,5 @@ export async function forEachCollect<T>(items: T[], label: (t: T) => string, fn:
       failures.push(`${label(it)}: ${(err as Error).message}`);
     }
   }
-  if (failures.length) throw new Error(failures.join('; '));
+  if (failures.length) throw Object.assign(new Error(failures.join('; ')), outputs ? { outputs: outputs() } : {});
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { TOKENS, type EventBus, type EventManager, type ProviderEvent } from '@ferry/core';
@@ -22,13 +22,17 @@ function zipMembers(buf: Buffer): Map<string, string> {
   return out;
 }
 
-// an in-process SMTP receiver
+// an in-process SMTP receiver; it refuses recipients whose address starts with "reject"
 const mails: { to: string[]; raw: string }[] = [];
 const smtp = new SMTPServer({
   secure: false,
   disabledCommands: ['STARTTLS'],
   authOptional: true,
   logger: false,
+  onRcptTo(address, _session, cb) {
+    if (address.address.startsWith('reject')) return cb(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 }));
+    cb();
+  },
   onData(stream, session, cb) {
     const chunks: Buffer[] = [];
     stream.on('data', (d: Buffer) => chunks.push(d));
@@ -191,6 +195,53 @@ t.test('data retention (8): GET /retention/users/checks lists a check in progres
   t.same((await ta.inject('GET', '/api/v2/retention/users/checks', { token })).result, [], 'no check in progress any more');
 });
 
+t.test('data retention (8): folder paths are validated and normalised at save time', async (t) => {
+  const save = (name: string, folders: unknown[]) => ta.inject('POST', '/api/v2/eventactions', { token, payload: { name, type: 8, options: { retention_config: { folders } } } });
+  for (const [bad, why] of [
+    ['/a/../b', /"folders\[0\]\.path" is not a valid virtual path: path must not contain '\.\.' segments/],
+    ['..', /"folders\[0\]\.path" is not a valid virtual path/],
+    ['/a\u0001b', /"folders\[0\]\.path" is not a valid virtual path: path contains control characters/],
+    ['/a%2e%2e', /"folders\[0\]\.path" is not a valid virtual path: path contains an encoded dot/],
+  ] as const) {
+    const r = await save('ret-bad', [{ path: bad, retention: 1 }]);
+    t.equal(r.statusCode, 400, `${JSON.stringify(bad)} refused`);
+    t.match(JSON.parse(r.payload).message, why);
+  }
+  const dup = await save('ret-dup', [{ path: '/logs', retention: 1 }, { path: '/logs/', retention: 2 }]);
+  t.equal(dup.statusCode, 400, '/logs and /logs/ are the same folder');
+  t.match(JSON.parse(dup.payload).message, /"folders\[1\]" repeats the path of another folder/);
+  const dup2 = await save('ret-dup', [{ path: 'a\\b', retention: 1 }, { path: '/a/./b', retention: 2 }]);
+  t.equal(dup2.statusCode, 400, 'backslashes and "." segments are normalised before the comparison');
+  t.equal((await ta.inject('GET', '/api/v2/eventactions/ret-bad', { token })).statusCode, 404, 'nothing saved');
+
+  t.equal((await save('ret-norm', [{ path: 'logs/', retention: 1 }, { path: '/', retention: 0 }])).statusCode, 201);
+  const stored = (await ta.inject('GET', '/api/v2/eventactions/ret-norm', { token })).result as { options: { retention_config: { folders: { path: string }[] } } };
+  t.same(stored.options.retention_config.folders.map((f) => f.path), ['/logs', '/'], 'stored normalised');
+});
+
+t.test('data retention (8): files deleted in a virtual folder with its own quota update the folder\'s quota', async (t) => {
+  await addUser('retvf');
+  const folderDir = path.join(ta.dataDir, 'folders', 'retvf-folder');
+  mkdirSync(folderDir, { recursive: true });
+  const old = (now - 48 * 3_600_000) / 1000;
+  writeFileSync(path.join(folderDir, 'old.bin'), 'o'.repeat(40));
+  utimesSync(path.join(folderDir, 'old.bin'), old, old);
+  writeFileSync(path.join(folderDir, 'new.bin'), 'n'.repeat(9));
+  await sql('insert into folders (name, mapped_path, filesystem, used_quota_size, used_quota_files) values (?, ?, ?, ?, ?)', ['retvf-folder', folderDir, '{"provider":0}', 49, 2]);
+  await sql(
+    'insert into users_folders (user_id, folder_id, virtual_path, quota_size, quota_files) values ((select id from users where username = ?), (select id from folders where name = ?), ?, ?, ?)',
+    ['retvf', 'retvf-folder', '/vf', 1000, 10],
+  );
+  await mkAction('retention-vf', 8, { retention_config: { folders: [{ path: '/vf', retention: 24 }] } });
+  await runRule('retention-vf-rule', ['retention-vf'], { options: { names: [{ pattern: 'retvf' }] } });
+  t.same(outcome('retention-vf-rule'), ['retention-vf:ok']);
+  t.notOk(existsSync(path.join(folderDir, 'old.bin')));
+  t.ok(existsSync(path.join(folderDir, 'new.bin')));
+  const f = ((await sql('select * from folders where name = ?', ['retvf-folder'])) as Record<string, unknown>[])[0]!;
+  t.equal(Number(f.used_quota_files), 1, 'folder quota rescanned');
+  t.equal(Number(f.used_quota_size), 9);
+});
+
 t.test('quota resets (5, 6, 7)', async (t) => {
   const home = await addUser('q1', { used_upload_data_transfer: 500 });
   writeFileSync(path.join(home, 'f1'), 'a'.repeat(100));
@@ -230,6 +281,25 @@ t.test('password expiration (11) mails users; user expiration (12) fails listing
   t.same(mails.map((m) => m.to), [['pw1@test.local']]);
   t.match(mails[0]!.raw, /Subject: Your password expires in 2 days/);
 
+  // no memory of earlier notices: every run mails again; expired passwords are included; disabled users are not mailed
+  await addUser('pw4', { email: 'pw4@test.local', filters: { password_expiration: 10 }, last_password_change: now - 20 * DAY });
+  await addUser('pw5', { email: 'pw5@test.local', status: 0, filters: { password_expiration: 10 }, last_password_change: now - 9 * DAY });
+  mails.length = 0;
+  await runRule('pwd-again', ['pwd'], { options: { names: [{ pattern: 'pw*' }] } });
+  t.same(outcome('pwd-again'), ['pwd:ok']);
+  t.same(mails.map((m) => m.to).sort(), [['pw1@test.local'], ['pw4@test.local']], 'pw1 mailed again, pw4 (expired) too, never pw5 (disabled) or pw3 (no email)');
+  t.match(mails.find((m) => m.to[0] === 'pw4@test.local')!.raw, /Subject: Your password has expired/);
+
+  // a user whose mail fails: the failure action still sees who was mailed
+  await addUser('pwf-a', { email: 'reject-a@test.local', filters: { password_expiration: 10 }, last_password_change: now - 8 * DAY });
+  await addUser('pwf-b', { email: 'pwf-b@test.local', filters: { password_expiration: 10 }, last_password_change: now - 8 * DAY });
+  await mkReader('pwd-notified', 'notified: {{stringJoin .NotifiedUsers ","}} ({{.ErrorString}})');
+  mails.length = 0;
+  await runRule('pwd-partial', ['pwd', '!pwd-notified'], { options: { names: [{ pattern: 'pwf-*' }] } });
+  t.match(outcome('pwd-partial'), [/^pwd:user "pwf-a": .*mailbox unavailable/, 'pwd-notified:ok']);
+  t.match(recorded('pwd-partial'), [/^pwd-notified: notified: pwf-b \(pwd: user "pwf-a": /], '.NotifiedUsers reaches the failure action');
+  t.same(mails.map((m) => m.to), [['pwf-b@test.local']]);
+
   await addUser('exp1', { expiration_date: now - DAY });
   await addUser('exp2', { expiration_date: now + DAY });
   await mkAction('uexp', 12);
@@ -255,6 +325,28 @@ t.test('user inactivity (14) disables then deletes', async (t) => {
   t.equal((await user('idle3'))!.status, 1);
 });
 
+t.test('user inactivity (14): when one user fails, the failure action sees the users already disabled and deleted', async (t) => {
+  await addUser('idlef-a', { last_login: now - 100 * DAY });
+  await addUser('idlef-b', { last_login: now - 100 * DAY });
+  await addUser('idlef-c', { last_login: now - 40 * DAY });
+  // the deletion of idlef-a fails (the storage of the accounts port is patched for this test only)
+  const proto = Object.getPrototypeOf(ta.app.container.resolve(TOKENS.EventAccounts)) as { deleteUser(this: unknown, username: string): Promise<void> };
+  const deleteUser = proto.deleteUser;
+  proto.deleteUser = function (this: unknown, username: string) {
+    return username === 'idlef-a' ? Promise.reject(new Error('account is locked')) : deleteUser.call(this, username);
+  };
+  t.teardown(() => void (proto.deleteUser = deleteUser));
+  await mkAction('inactive-f', 14, { user_inactivity_config: { disable_threshold: 30, delete_threshold: 90 } });
+  await mkReader('inactive-report', 'disabled: {{stringJoin .DisabledUsers ","}} deleted: {{stringJoin .DeletedUsers ","}} ({{.ErrorString}})');
+  await runRule('inactive-partial', ['inactive-f', '!inactive-report'], { options: { names: [{ pattern: 'idlef-*' }] } });
+  proto.deleteUser = deleteUser;
+  t.same(outcome('inactive-partial'), ['inactive-f:user "idlef-a": account is locked', 'inactive-report:ok']);
+  t.same(recorded('inactive-partial'), ['inactive-report: disabled: idlef-c deleted: idlef-b (inactive-f: user "idlef-a": account is locked)']);
+  t.ok(await user('idlef-a'), 'the failed user is kept');
+  t.equal(await user('idlef-b'), undefined);
+  t.equal((await user('idlef-c'))!.status, 0);
+});
+
 t.test('backup (4) writes backup_<Weekday>_<hour>.json through the backup service', async (t) => {
   await mkAction('backup', 4);
   await runRule('backup-rule', ['backup']);
@@ -264,6 +356,19 @@ t.test('backup (4) writes backup_<Weekday>_<hour>.json through the backup servic
   t.match(files[0], /^backup_(Sunday|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday)_\d{1,2}\.json$/);
   const dump = JSON.parse(readFileSync(path.join(ta.config.common.backups_dir, files[0]!), 'utf8')) as { users: { username: string }[] };
   t.ok(dump.users.some((u) => u.username === 'q1'), 'the dump holds the users');
+});
+
+t.test('backup (4): a failed write leaves no temporary file', async (t) => {
+  const dir = ta.config.common.backups_dir;
+  rmSync(dir, { recursive: true, force: true });
+  // a directory where every possible backup file would go: the rename into place fails
+  const names = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].flatMap((d) => Array.from({ length: 24 }, (_, h) => `backup_${d}_${h}.json`));
+  for (const n of names) mkdirSync(path.join(dir, n), { recursive: true });
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  await mkReader('backup-failed', 'failed: {{.ErrorString}}');
+  await runRule('backup-fail-rule', ['backup', '!backup-failed']);
+  t.match(outcome('backup-fail-rule'), [/^backup:(?!ok)/, 'backup-failed:ok']);
+  t.same(readdirSync(dir).sort(), [...names].sort(), 'only the blocking directories: no temporary file left');
 });
 
 t.test('event report (19): a CSV per kind, or one zip per report; .EventReports for a following action', async (t) => {
@@ -282,8 +387,8 @@ t.test('event report (19): a CSV per kind, or one zip per report; .EventReports 
   const fsCsvName = files.find((f) => f.endsWith('-fs.csv'))!;
   const logCsvName = files.find((f) => f.endsWith('-log.csv'))!;
   const zipName = files.find((f) => f.endsWith('.zip'))!;
-  t.match(fsCsvName, /^report-rule-report-\d{8}T\d{4}-fs\.csv$/);
-  t.match(zipName, /^report-rule-report-zip-\d{8}T\d{4}\.zip$/);
+  t.match(fsCsvName, /^report-rule-report-\d{8}T\d{6}-[0-9a-f]{8}-fs\.csv$/);
+  t.match(zipName, /^report-rule-report-zip-\d{8}T\d{6}-[0-9a-f]{8}\.zip$/);
   const fsCsv = readFileSync(path.join(dir, fsCsvName), 'utf8').split('\r\n');
   t.match(fsCsv[0], /^timestamp,action,username,virtual_path/);
   t.match(fsCsv[1], /,upload,q1,"\/a,b.txt",/);
@@ -307,6 +412,21 @@ t.test('event report (19): a CSV per kind, or one zip per report; .EventReports 
     `${logCsvName}|csv|log|${nLog}|${logCsvName}:${nLog} |ok`,
     `${zipName}|zip|fs,provider|${nZipFs + nZipProv}|fs.csv:${nZipFs} provider.csv:${nZipProv} |ok`,
   ]);
+});
+
+t.test('event report (19): two quick runs of the same rule keep both reports', async (t) => {
+  await mkAction('report-twice', 19, { event_report_config: { hours: 1, event_types: ['fs'] } });
+  await mkAction('report-twice-zip', 19, { event_report_config: { hours: 1, event_types: ['fs'], compress: true } });
+  await addRule('twice-rule', ['report-twice', 'report-twice-zip']);
+  await startRule('twice-rule');
+  await mgr.idle();
+  await startRule('twice-rule');
+  await mgr.idle();
+  t.same(outcome('twice-rule'), ['report-twice:ok', 'report-twice-zip:ok', 'report-twice:ok', 'report-twice-zip:ok']);
+  const files = readdirSync(path.join(ta.dataDir, 'reports'));
+  t.equal(files.filter((f) => /^twice-rule-report-twice-\d{8}T\d{6}-[0-9a-f]{8}-fs\.csv$/.test(f)).length, 2, 'two CSVs');
+  t.equal(files.filter((f) => /^twice-rule-report-twice-zip-\d{8}T\d{6}-[0-9a-f]{8}\.zip$/.test(f)).length, 2, 'two zips');
+  t.notOk(files.some((f) => f.startsWith('.')), 'no working directory left');
 });
 
 t.test('share expiration (18): expired shares deleted, owners of shares expiring soon notified; rotate logs (15)', async (t) => {
