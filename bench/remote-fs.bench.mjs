@@ -6,6 +6,8 @@
 //
 //   node bench/remote-fs.bench.mjs
 //
+// bench-servers: s3 azurite
+//
 // Env: FERRY_BENCH_MB (default 256), FERRY_BENCH_ROUNDS (default 2, best of),
 // FERRY_BENCH_ONLY=s3|azblob, FERRY_BENCH_FS_OPTS='{"download_concurrency":1}' (extra
 // plugin options, e.g. to compare part sizes). Prints MB/s per path, the Fs/SDK ratio (aim >= 0.8)

@@ -4,6 +4,8 @@
 //
 //   node bench/remote-http.bench.mjs          (or: node bench/run.mjs remote-http)
 //
+// bench-servers: s3 azurite sftp
+//
 // A real `ferry serve` process (compiled CLI, SQLite) gets one user per
 // backend, created through the admin API: S3 on s3rver, Azure Blob on
 // Azurite, SFTP on the sshd of scripts/servers (started when down). For each

@@ -6,10 +6,19 @@
 //
 //   node bench/run.mjs                  all
 //   node bench/run.mjs http-transfer    bench/http-transfer.bench.mjs only
+//
+// A benchmark that needs the test servers of scripts/servers names them in a
+// header line `// bench-servers: s3 azurite sftp` (names of SERVERS in
+// bench/lib/backends.mjs). Before the first benchmark, the servers the
+// selected benchmarks need are started when they are down (the same scripts
+// as scripts/servers/up.sh, under its lock); a benchmark whose server cannot
+// be started is reported as FAILED with the reason, and the others still run.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVERS } from './lib/backends.mjs';
+import { ensureServers } from './lib/common.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2);
@@ -21,8 +30,41 @@ if (chosen.length === 0) {
   console.error(`no benchmark matches ${filters.join(', ')} (have: ${all.join(', ')})`);
   process.exit(2);
 }
+
+/** The servers a benchmark declares in its `// bench-servers:` line. */
+function serversOf(file) {
+  const m = /^\/\/\s*bench-servers:(.*)$/m.exec(readFileSync(path.join(here, file), 'utf8'));
+  const names = m ? m[1].trim().split(/[\s,]+/).filter(Boolean) : [];
+  for (const n of names) {
+    if (!SERVERS[n]) throw new Error(`${file}: unknown server "${n}" in its bench-servers line (known: ${Object.keys(SERVERS).join(', ')})`);
+  }
+  return names;
+}
+
+const needs = new Map(chosen.map((f) => [f, serversOf(f)]));
+const wanted = [...new Set([...needs.values()].flat())];
+/** Server name -> why it is unavailable. */
+const unavailable = new Map();
+if (wanted.length) {
+  console.log(`=== test servers for the selected benchmarks: ${wanted.join(', ')}`);
+  for (const name of wanted) {
+    try {
+      await ensureServers([SERVERS[name]]);
+    } catch (err) {
+      unavailable.set(name, err instanceof Error ? err.message : String(err));
+      console.error(`${name}: ${unavailable.get(name)}`);
+    }
+  }
+}
+
 const summary = [];
 for (const f of chosen) {
+  const missing = needs.get(f).filter((n) => unavailable.has(n));
+  if (missing.length) {
+    console.log(`\n=== ${f}: not run, test server ${missing.join(', ')} unavailable`);
+    summary.push(`FAILED ${f} (not run: test server ${missing.join(', ')} unavailable; start them with \`bash scripts/servers/up.sh\`)`);
+    continue;
+  }
   console.log(`\n=== ${f}`);
   const started = Date.now();
   const r = spawnSync(process.execPath, [path.join(here, f)], { stdio: 'inherit', cwd: path.resolve(here, '..') });

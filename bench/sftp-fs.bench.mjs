@@ -1,8 +1,12 @@
 #!/usr/bin/env node
 // SFTP throughput: @ferry/fs-sftp (SftpFs) against ssh2-sftp-client used
-// directly, same sshd, same run. Run from the repository root:
+// directly, same sshd, same run. Starts the test sshd with the project's
+// script (scripts/servers/start-sftp.sh) when it is down. Run from the
+// repository root:
 //
-//   bash scripts/servers/start-sftp.sh && node bench/sftp-fs.bench.mjs
+//   node bench/sftp-fs.bench.mjs          (or: node bench/run.mjs sftp-fs)
+//
+// bench-servers: sftp
 //
 // Options (env): BENCH_MB (default 256), BENCH_ROUNDS (default 2, best round kept),
 // FERRY_BENCH_SFTP_DIR (a directory the test user can write, when its login directory is not).
@@ -21,7 +25,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { SFTP, sftpClient, sftpDir } from './lib/backends.mjs';
-import { MB, countingSink, envNumber, patternSource, tsArgs, tsEnv } from './lib/common.mjs';
+import { MB, countingSink, ensureServers, envNumber, patternSource, tsArgs, tsEnv } from './lib/common.mjs';
 
 const SIZE_MB = envNumber('BENCH_MB', 256);
 const SIZE = SIZE_MB * MB;
@@ -87,7 +91,8 @@ if (process.argv[2]) {
   process.exit(0);
 }
 
-// Parent: prepares the local file for fastPut, runs each phase in a child.
+// Parent: starts the sshd when it is down, prepares the local file for fastPut, runs each phase in a child.
+await ensureServers([SFTP]);
 await pipeline(source(), createWriteStream(localFile));
 const phases = ['client-upload', 'fs-upload', 'fast-upload', 'client-download', 'fs-download', 'fast-download'];
 const best = {};

@@ -35,6 +35,12 @@ export const SFTP = {
   baseDir: (process.env.FERRY_BENCH_SFTP_DIR ?? '').replace(/\/+$/, ''),
 };
 
+/**
+ * The servers by the names benchmarks declare in a `// bench-servers:` line
+ * of their header (read by bench/run.mjs, which starts them first).
+ */
+export const SERVERS = { s3: S3, azurite: AZURITE, sftp: SFTP };
+
 /** The remote directory of a benchmark's files on the SFTP server. */
 export const sftpDir = (name) => (SFTP.baseDir ? `${SFTP.baseDir}/${name}` : name);
 

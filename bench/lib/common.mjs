@@ -175,13 +175,24 @@ export async function timed(size, fn, timeoutSecs = Math.max(120, size / MB)) {
 /**
  * Starts the test servers that are down with the project's scripts:
  * `servers` is [{ script, port }]; a server already listening on its port
- * (started by another checkout, say) is used as it is.
+ * (started by another checkout, say) is used as it is. Each script runs
+ * under the lock scripts/servers/up.sh takes, so a test run starting the
+ * same servers at the same time does not race it. Throws an error naming
+ * the server and how to start it by hand when a script fails.
  */
 export async function ensureServers(servers) {
   for (const { script, port } of servers) {
     if (await portOpen(port)) continue;
-    const r = spawnSync('bash', [path.join(root, 'scripts/servers', script)], { stdio: ['ignore', 'ignore', 'inherit'] });
-    if (r.status !== 0) throw new Error(`scripts/servers/${script} failed`);
+    const scriptPath = path.join(root, 'scripts/servers', script);
+    // lib.sh knows where the servers keep their state (and so the lock file)
+    const locked = `source "${path.join(root, 'scripts/servers/lib.sh')}" && flock -o "$SERVERS_DIR/.lock" bash "$1"`;
+    const r = spawnSync('bash', ['-c', locked, 'ensure-servers', scriptPath], { stdio: ['ignore', 'ignore', 'inherit'] });
+    if (r.status !== 0 || !(await portOpen(port))) {
+      throw new Error(
+        `the test server of scripts/servers/${script} (127.0.0.1:${port}) could not be started` +
+          `${r.status !== 0 ? ` (exit ${r.status ?? r.signal})` : ''}: see the messages above, or start the servers with \`bash scripts/servers/up.sh\``,
+      );
+    }
   }
 }
 

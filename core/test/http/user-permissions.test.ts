@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { addUser, fileApp, multipart, PASSWORD, unzip, updateUser } from '../helpers/user-files.js';
 
@@ -139,6 +139,38 @@ t.test('create_dirs and chtimes', async (t) => {
   expect403(t, await call('GET', '/api/v2/user/dirs?path=/'), 'no list permission', /"list"/);
 });
 
+t.test('plain "delete" and plain "rename", granted by themselves', async (t) => {
+  const hh = await addUser(ta, {
+    username: 'hank',
+    permissions: { '/': ['list'], '/pdel': ['list', 'delete'], '/pren': ['list', 'rename'] },
+  });
+  for (const d of ['pdel/d', 'pren/d']) mkdirSync(path.join(hh, d), { recursive: true });
+  for (const f of ['pdel/f.txt', 'pren/f.txt', 'keep.txt']) writeFileSync(path.join(hh, f), 'x');
+  mkdirSync(path.join(hh, 'topdir'));
+  const ht = await ta.userToken('hank', PASSWORD);
+  const hc = (method: string, url: string) => ta.inject(method, url, { token: ht });
+  const move = (a: string, b: string) => hc('POST', `/api/v2/user/file-actions/move?path=${q(a)}&target=${q(b)}`);
+
+  t.equal((await hc('DELETE', `/api/v2/user/files?path=${q('/pdel/f.txt')}`)).statusCode, 200, '"delete" removes a file');
+  t.equal((await hc('DELETE', `/api/v2/user/dirs?path=${q('/pdel/d')}`)).statusCode, 200, '"delete" removes a directory');
+  t.notOk(existsSync(path.join(hh, 'pdel/f.txt')) || existsSync(path.join(hh, 'pdel/d')));
+  expect403(t, await hc('DELETE', `/api/v2/user/files?path=${q('/keep.txt')}`), 'rm where only "list" is granted', /"delete" or "delete_files"/);
+  expect403(t, await hc('DELETE', `/api/v2/user/dirs?path=${q('/topdir')}`), 'rmdir where only "list" is granted', /"delete" or "delete_dirs"/);
+  t.ok(existsSync(path.join(hh, 'keep.txt')) && existsSync(path.join(hh, 'topdir')));
+  writeFileSync(path.join(hh, 'pdel/g.txt'), 'g');
+  expect403(t, await move('/pdel/g.txt', '/pdel/h.txt'), '"delete" does not grant rename', /"rename"/);
+  const upDel = await ta.inject('POST', `/api/v2/user/files/upload?path=${q('/pdel/new.txt')}`, { token: ht, payload: 'n' });
+  expect403(t, upDel, '"delete" does not grant upload', /"upload"/);
+
+  t.equal((await move('/pren/f.txt', '/pren/g.txt')).statusCode, 200, '"rename" renames a file');
+  t.equal((await move('/pren/d', '/pren/e')).statusCode, 200, '"rename" renames a directory');
+  t.ok(existsSync(path.join(hh, 'pren/g.txt')) && existsSync(path.join(hh, 'pren/e')) && !existsSync(path.join(hh, 'pren/d')));
+  expect403(t, await move('/keep.txt', '/kept.txt'), 'rename where only "list" is granted', /"rename" or "rename_files"/);
+  expect403(t, await move('/pren/g.txt', '/g.txt'), 'the target needs "rename" too', /"rename"/);
+  expect403(t, await hc('DELETE', `/api/v2/user/files?path=${q('/pren/g.txt')}`), '"rename" does not grant delete', /"delete"/);
+  t.ok(existsSync(path.join(hh, 'pren/g.txt')) && existsSync(path.join(hh, 'keep.txt')));
+});
+
 t.test('file patterns: denied, allowed-only and hidden names', async (t) => {
   const dh = await addUser(ta, {
     username: 'dan',
@@ -199,6 +231,10 @@ t.test('web client "write-disabled" refuses every change', async (t) => {
   for (const [m, url, payload] of tries) {
     expect403(t, await ta.inject(m, url, { token: et, payload: payload as never }), `${m} ${url}`, /write operations are disabled/);
   }
+  const mp = await ta.inject('POST', `/api/v2/user/files?path=${q('/')}`, { token: et, ...multipart([{ name: 'm1.txt', data: 'one' }, { name: 'm2.txt', data: 'two' }]) });
+  expect403(t, mp, 'multipart POST /user/files', /write operations are disabled/);
+  t.notOk(existsSync(path.join(eh, 'm1.txt')) || existsSync(path.join(eh, 'm2.txt')), 'no multipart file stored');
+  t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp')), [], 'nothing left in the temp area');
   t.ok(existsSync(path.join(eh, 'f.txt')) && existsSync(path.join(eh, 'd')) && !existsSync(path.join(eh, 'g.txt')) && !existsSync(path.join(eh, 'n.txt')));
   t.equal((await ta.inject('GET', `/api/v2/user/files?path=${q('/f.txt')}`, { token: et })).statusCode, 200, 'reads still work');
 });

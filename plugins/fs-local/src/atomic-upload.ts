@@ -15,6 +15,7 @@ import {
   type WriteOptions,
   type WriteResult,
 } from '@ferry/core';
+import { claimHiddenTmp, type HiddenTmp } from './temp-area.js';
 
 /**
  * Turns the bytes a writer sends into the bytes stored, inside the upload
@@ -37,9 +38,6 @@ export interface AtomicUploadTarget {
   writeBufferSize: number;
   readBufferSize: number;
 }
-
-/** Hidden name used in the destination directory when the temp area is on another device. */
-export const HIDDEN_TMP_PREFIX = '.ferry-tmp-';
 
 /** Filesystems without hard links answer link() with one of these; overwrite:false then falls back to a checked rename. */
 const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'];
@@ -70,7 +68,8 @@ export class AtomicUpload {
   private bytes = 0;
   private abortError?: Error;
   private fh?: FileHandle;
-  private hiddenTmp?: string;
+  /** The hidden copy beside the destination, while a cross-device publication is writing it. */
+  private hiddenTmp?: HiddenTmp;
   /** Stored bytes waiting for the pump, and their total (including the batch being written). */
   private queue: Buffer[] = [];
   private queuedBytes = 0;
@@ -247,7 +246,11 @@ export class AtomicUpload {
       await this.fh?.close().catch(() => undefined);
       this.fh = undefined;
       await unlink(this.tmp).catch(() => undefined);
-      if (this.hiddenTmp) await unlink(this.hiddenTmp).catch(() => undefined);
+      if (this.hiddenTmp) {
+        await unlink(this.hiddenTmp.path).catch(() => undefined);
+        this.hiddenTmp.release();
+        this.hiddenTmp = undefined;
+      }
     })();
     return this.discarded;
   }
@@ -305,21 +308,25 @@ export class AtomicUpload {
       if (!hasNodeCode(err, 'EXDEV')) throw this.mapped(err);
     }
     // The temp area is on another device: copy into a hidden file beside the
-    // destination, then rename that (same device, so still atomic).
+    // destination, then rename that (same device, so still atomic). A crash
+    // during the copy leaves the hidden file behind: listings and quota scans
+    // skip it and LocalFs sweeps it later (see temp-area.ts).
+    const hidden = claimHiddenTmp(path.dirname(dest));
+    this.hiddenTmp = hidden;
     try {
-      this.hiddenTmp = path.join(path.dirname(dest), `${HIDDEN_TMP_PREFIX}${randomUUID()}`);
       await pipeline(
         createReadStream(this.tmp, { highWaterMark: this.target.readBufferSize }),
-        createWriteStream(this.hiddenTmp, { flags: 'wx', mode: 0o666, highWaterMark: this.target.writeBufferSize }),
+        createWriteStream(hidden.path, { flags: 'wx', mode: 0o666, highWaterMark: this.target.writeBufferSize }),
         { signal: this.copyAbort.signal },
       );
       this.checkAborted();
-      if (this.opts.mtime) await utimes(this.hiddenTmp, this.opts.mtime, this.opts.mtime);
-      await this.place(this.hiddenTmp, dest);
+      if (this.opts.mtime) await utimes(hidden.path, this.opts.mtime, this.opts.mtime);
+      await this.place(hidden.path, dest);
     } catch (err) {
       throw this.mapped(err);
     }
     this.hiddenTmp = undefined;
+    hidden.release();
     await unlink(this.tmp).catch(() => undefined);
   }
 

@@ -1,6 +1,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { FsError, FsErrorCode, confineLocal, fsErrorFromNode, hasNodeCode } from '@ferry/core';
+import { FsError, FsErrorCode, confineLocal, fsErrorFromNode, hasNodeCode, normalizeVirtualPath } from '@ferry/core';
+import { HIDDEN_TMP_PREFIX, isReservedName } from './temp-area.js';
 
 /**
  * How the last path component is treated:
@@ -29,6 +30,9 @@ function isInside(realRoot: string, real: string): boolean {
  *    later can be reached through a symlink that was not checked.
  * 3. A dangling symlink on the way (whose target is missing) is refused with
  *    ESCAPE: following it would create its target wherever it points.
+ * 4. A path with a segment in the reserved `.ferry-tmp-` namespace (the
+ *    hidden copies beside a destination, see temp-area.ts) is refused with
+ *    PERMISSION: users can neither create nor address such entries.
  *
  * This is defence in depth against links planted in a home directory by
  * other means (a shared folder, an admin's shell); a concurrent swap of a
@@ -59,6 +63,7 @@ export class LocalRoot {
 
   /** Maps a virtual path to a checked local path (see the class comment). */
   async resolve(p: string, mode: ResolveMode): Promise<string> {
+    refuseReserved(p);
     const lexical = confineLocal(this.root, p);
     const realRoot = await this.realRoot();
     const tail: string[] = [];
@@ -85,6 +90,16 @@ export class LocalRoot {
       }
       return tail.length ? path.join(real, ...tail) : real;
     }
+  }
+}
+
+/** Refuses a path that names an entry in the reserved `.ferry-tmp-` namespace. */
+export function refuseReserved(p: string): void {
+  const vpath = normalizeVirtualPath(p);
+  if (vpath.split('/').some(isReservedName)) {
+    throw new FsError(FsErrorCode.Permission, `${vpath}: names starting with "${HIDDEN_TMP_PREFIX}" are reserved for Ferry's uploads in progress`, {
+      path: vpath,
+    });
   }
 }
 

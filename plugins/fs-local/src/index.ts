@@ -15,9 +15,19 @@ import { cleanUploadsTmp, uploadsTmpDir } from './temp-area.js';
 
 export { LocalFs, LOCAL_CAPABILITIES, DEFAULT_BUFFER_SIZE } from './local.fs.js';
 export type { LocalFsOptions, OpenedFile } from './local.fs.js';
-export { LocalRoot, type ResolveMode } from './confine.js';
-export { HIDDEN_TMP_PREFIX, type WriteEncoder } from './atomic-upload.js';
-export { UPLOADS_TMP_DIR, uploadsTmpDir, cleanUploadsTmp } from './temp-area.js';
+export { LocalRoot, refuseReserved, type ResolveMode } from './confine.js';
+export { type WriteEncoder } from './atomic-upload.js';
+export {
+  UPLOADS_TMP_DIR,
+  uploadsTmpDir,
+  cleanUploadsTmp,
+  HIDDEN_TMP_PREFIX,
+  HIDDEN_TMP_STALE_MS,
+  isReservedName,
+  claimHiddenTmp,
+  sweepHiddenTmp,
+  type HiddenTmp,
+} from './temp-area.js';
 export { osFsConfigSchema, bufferSizeSchema, mibToBytes, type OsFsConfig } from './config.schema.js';
 
 const pkg = packageInfo(import.meta.url);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { constants, type Dir, type Dirent, type Stats } from 'node:fs';
 import { copyFile, lstat, mkdir, open, opendir, realpath, rename, rm, rmdir, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -29,8 +28,9 @@ import {
   type WriteHandle,
   type WriteOptions,
 } from '@ferry/core';
-import { AtomicUpload, HIDDEN_TMP_PREFIX, type WriteEncoder } from './atomic-upload.js';
+import { AtomicUpload, type WriteEncoder } from './atomic-upload.js';
 import { LocalRoot } from './confine.js';
+import { HIDDEN_TMP_STALE_MS, claimHiddenTmp, isReservedName, sweepHiddenTmp } from './temp-area.js';
 
 export const DEFAULT_BUFFER_SIZE = 64 * 1024;
 
@@ -52,6 +52,12 @@ export interface LocalFsOptions {
   readBufferSize?: number;
   /** Write buffer in bytes (default 64 KiB). */
   writeBufferSize?: number;
+  /**
+   * Age (ms without a write) after which a hidden `.ferry-tmp-*` file met by
+   * a listing, a quota scan or a directory removal is removed as a crash
+   * leftover (default 15 minutes; see temp-area.ts).
+   */
+  hiddenTmpMaxAgeMs?: number;
 }
 
 /** An open regular file, after the confinement checks (the caller closes `fh`). */
@@ -81,12 +87,14 @@ export class LocalFs implements Fs {
   protected readonly writeBufferSize: number;
   private readonly tempDir: string;
   private tempReady?: Promise<void>;
+  private readonly hiddenTmpMaxAgeMs: number;
 
   constructor(opts: LocalFsOptions) {
     this.confine = new LocalRoot(opts.root);
     this.tempDir = path.resolve(opts.tempDir);
     this.readBufferSize = opts.readBufferSize || DEFAULT_BUFFER_SIZE;
     this.writeBufferSize = opts.writeBufferSize || DEFAULT_BUFFER_SIZE;
+    this.hiddenTmpMaxAgeMs = opts.hiddenTmpMaxAgeMs ?? HIDDEN_TMP_STALE_MS;
   }
 
   /** The root directory, absolute. */
@@ -126,14 +134,21 @@ export class LocalFs implements Fs {
     const dir: Dir = await opendir(real, { bufferSize: Math.min(pageSize, 1024) }).catch(this.rethrow(vpath));
     try {
       let batch: Dirent[] = [];
+      let reserved: string[] = [];
       for (;;) {
         throwIfFsAborted(o.signal, vpath);
         const entry = await dir.read().catch(this.rethrow(vpath));
-        if (entry) batch.push(entry);
+        // Entries in the reserved namespace are never listed; leftovers among them are swept.
+        if (entry && isReservedName(entry.name)) reserved.push(entry.name);
+        else if (entry) batch.push(entry);
         if (batch.length === pageSize || (!entry && batch.length > 0)) {
           const page = await this.pageOf(real, vpath, batch);
           batch = [];
           if (page.length) yield page;
+        }
+        if (reserved.length >= LIST_STAT_CONCURRENCY || (!entry && reserved.length > 0)) {
+          await this.sweep(real, reserved);
+          reserved = [];
         }
         if (!entry) break;
       }
@@ -159,6 +174,11 @@ export class LocalFs implements Fs {
       );
     }
     return out.filter((i): i is FileInfo => i !== undefined);
+  }
+
+  /** Removes crash leftovers among the reserved `names` of the local directory `dir` (never fails). */
+  private async sweep(dir: string, names: string[]): Promise<void> {
+    await sweepHiddenTmp(dir, names, this.hiddenTmpMaxAgeMs).catch(() => undefined);
   }
 
   private async followLink(full: string): Promise<Stats | undefined> {
@@ -279,7 +299,37 @@ export class LocalFs implements Fs {
     const st = await lstat(target).catch(this.rethrow(vpath));
     if (!st.isDirectory()) return unlink(target).catch(this.rethrow(vpath));
     if (o.recursive) return rm(target, { recursive: true, force: false }).catch(this.rethrow(vpath));
-    return rmdir(target).catch(this.rethrow(vpath, { EEXIST: FsErrorCode.NotEmpty }));
+    try {
+      await rmdir(target);
+    } catch (err) {
+      // A directory that looks empty may hold a crash leftover: remove those
+      // (whatever their age: the directory goes anyway) and try once more.
+      if (!hasNodeCode(err, 'ENOTEMPTY', 'EEXIST') || !(await this.clearLeftovers(target))) {
+        throw fsErrorFromNode(err, vpath, { EEXIST: FsErrorCode.NotEmpty });
+      }
+      await rmdir(target).catch(this.rethrow(vpath, { EEXIST: FsErrorCode.NotEmpty }));
+    }
+  }
+
+  /**
+   * For rmdir: when the directory holds nothing but reserved entries, removes
+   * the leftovers among them and returns true. Stops reading at the first
+   * entry a user could see, so a full directory costs one read.
+   */
+  private async clearLeftovers(dirPath: string): Promise<boolean> {
+    const names: string[] = [];
+    const dir = await opendir(dirPath, { bufferSize: 32 }).catch(() => undefined);
+    if (!dir) return false;
+    try {
+      for await (const d of dir) {
+        if (!isReservedName(d.name)) return false;
+        names.push(d.name);
+        if (names.length > 1024) return false;
+      }
+    } catch {
+      return false;
+    }
+    return (await sweepHiddenTmp(dirPath, names, 0)) > 0;
   }
 
   async mkdir(p: string, o: MkdirOptions = {}): Promise<void> {
@@ -303,14 +353,18 @@ export class LocalFs implements Fs {
       throw new FsError(FsErrorCode.IsDirectory, `${vf}: copying directories is not supported`, { path: vf });
     }
     const dst = await this.confine.resolve(vt, 'follow');
-    const hidden = path.join(path.dirname(dst), `${HIDDEN_TMP_PREFIX}${randomUUID()}`);
+    // Copied beside the destination under a reserved name, then renamed: a
+    // crash mid-copy leaves only a hidden file, which is swept later.
+    const hidden = claimHiddenTmp(path.dirname(dst));
     try {
-      await copyFile(src, hidden, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+      await copyFile(src, hidden.path, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
       throwIfFsAborted(o.signal, vf);
-      await rename(hidden, dst);
+      await rename(hidden.path, dst);
     } catch (err) {
-      await unlink(hidden).catch(() => undefined);
+      await unlink(hidden.path).catch(() => undefined);
       throw fsErrorFromNode(err, hasNodeCode(err, 'ENOENT', 'ENOTDIR', 'EISDIR') ? vt : vf);
+    } finally {
+      hidden.release();
     }
   }
 
@@ -325,7 +379,9 @@ export class LocalFs implements Fs {
   /**
    * Walks with opendir (entries stream in, never a whole directory at once),
    * stats files in small concurrent batches and yields to the event loop
-   * every few hundred entries. Symlinks are not followed or counted.
+   * every few hundred entries. Symlinks are not followed or counted; entries
+   * in the reserved `.ferry-tmp-` namespace are neither counted nor entered,
+   * and crash leftovers among them are swept on the way.
    */
   async usedSpace(p = '/', o: OpOptions = {}): Promise<UsedSpace> {
     const vpath = normalizeVirtualPath(p);
@@ -352,12 +408,18 @@ export class LocalFs implements Fs {
       });
       if (!dir) continue;
       let files: string[] = [];
+      let reserved: string[] = [];
       for await (const d of dir) {
-        if (d.isDirectory()) dirs.push(path.join(dirPath, d.name));
+        if (isReservedName(d.name)) reserved.push(d.name);
+        else if (d.isDirectory()) dirs.push(path.join(dirPath, d.name));
         else if (d.isFile()) files.push(path.join(dirPath, d.name));
         if (files.length >= LIST_STAT_CONCURRENCY) {
           await count(files);
           files = [];
+        }
+        if (reserved.length >= LIST_STAT_CONCURRENCY) {
+          await this.sweep(dirPath, reserved);
+          reserved = [];
         }
         if (++seen % YIELD_EVERY === 0) {
           throwIfFsAborted(o.signal, vpath);
@@ -365,6 +427,7 @@ export class LocalFs implements Fs {
         }
       }
       await count(files);
+      if (reserved.length) await this.sweep(dirPath, reserved);
     }
     return total;
   }
