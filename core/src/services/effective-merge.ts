@@ -3,7 +3,7 @@ import type { Folder, StoredFilesystem, User } from '../data/entities/index.js';
 import { getPath, setPath } from '../fs/fs-factory.js';
 import { normalizeVirtualPath } from '../fs/path.js';
 import type { StoredGroupSettings } from './account-lookup.js';
-import { interpolatePlaceholders, type EffectiveUser, type EffectiveVirtualFolder } from './effective-user.js';
+import { interpolatePlaceholders, missingPlaceholdersError, type EffectiveUser, type EffectiveVirtualFolder } from './effective-user.js';
 import { SHARE_WEB_CLIENT_OPTIONS } from '../http/schemas/accounts.js';
 
 type Obj = Record<string, unknown>;
@@ -120,10 +120,22 @@ function interpolateFs(fs: StoredFilesystem, fields: string[], interp: (s: strin
  * others by name. %username%, %role%, %custom1%..%custom10% are interpolated
  * in home directories, mapped paths, virtual paths, permission paths and the
  * providers' placeholder fields.
+ *
+ * A placeholder without a value (%role% for a user without a role, a custom
+ * value unset or empty) refuses the user with a 403 naming it (see
+ * missingPlaceholdersError) rather than becoming '': a group home_dir
+ * '/srv/team/%custom1%' must not collapse into one '/srv/team' shared by
+ * every member lacking the value, nor a permission path '/%custom1%' become
+ * '/'. Only templates the user actually gets count (a group home_dir the
+ * user overrides does not), and virtual folders only when they are merged.
  */
 export function mergeEffectiveUser(m: MergeInput): EffectiveUser {
   const u = m.user;
-  const interp = (s: string) => interpolatePlaceholders(s, { username: u.username, role: m.role, custom_placeholders: u.custom_placeholders });
+  const missing = new Map<string, string>();
+  const interp = (s: string) =>
+    interpolatePlaceholders(s, { username: u.username, role: m.role, custom_placeholders: u.custom_placeholders }, (ph) => {
+      if (!missing.has(ph)) missing.set(ph, s);
+    });
   const groups = [...m.groups].sort((a, b) => a.type - b.type || a.name.localeCompare(b.name));
   const primary = groups.find((g) => g.type === 1);
   const ps = primary?.settings ?? {};
@@ -195,6 +207,8 @@ export function mergeEffectiveUser(m: MergeInput): EffectiveUser {
   for (const f of m.userFolders) addFolder(f, false);
   for (const g of groups.filter((x) => x.type !== 3)) for (const f of m.groupFolders.get(g.id) ?? []) addFolder(f, true);
   vfolders.sort((a, b) => a.virtual_path.localeCompare(b.virtual_path));
+  const homeDir = localDir(u.home_dir || ps.home_dir || '', interp);
+  if (missing.size) throw missingPlaceholdersError(u.username, missing);
 
   return {
     id: u.id,
@@ -203,7 +217,7 @@ export function mergeEffectiveUser(m: MergeInput): EffectiveUser {
     email: u.email,
     status: u.status,
     expiration_date: expiration,
-    home_dir: localDir(u.home_dir || ps.home_dir || '', interp),
+    home_dir: homeDir,
     filesystem,
     permissions,
     virtual_folders: vfolders,

@@ -1,3 +1,4 @@
+import Boom from '@hapi/boom';
 import type { StoredFilesystem } from '../data/entities/index.js';
 
 /** A virtual folder as mounted for one user (group and user mappings merged). */
@@ -55,13 +56,54 @@ export interface EffectiveUser {
   custom_placeholders: string[];
 }
 
-/** Replaces %username%, %role% and %custom1%..%custom10% in a string. */
+/** Any placeholder interpolated at login: %username%, %role%, %custom1%..%custom10%. */
+const PLACEHOLDER = /%(username|role|custom(?:10|[1-9]))%/g;
+
+/** Whether a template holds a placeholder interpolated at login. */
+export function hasPlaceholders(s: string): boolean {
+  return new RegExp(PLACEHOLDER.source).test(s);
+}
+
+/**
+ * Replaces %username%, %role% and %custom1%..%custom10% in a string. A
+ * placeholder without a value (no role, a custom value unset or empty)
+ * becomes '' and is reported to `onMissing`: the merge refuses such a user
+ * (see mergeEffectiveUser), since '/srv/team/%custom1%' would otherwise
+ * collapse to one '/srv/team' shared by every user lacking the value.
+ */
 export function interpolatePlaceholders(
   s: string,
   u: { username: string; role?: string; custom_placeholders?: string[] },
+  onMissing?: (placeholder: string) => void,
 ): string {
-  return s
-    .replace(/%username%/g, u.username)
-    .replace(/%role%/g, u.role ?? '')
-    .replace(/%custom(10|[1-9])%/g, (_m, n: string) => u.custom_placeholders?.[Number(n) - 1] ?? '');
+  return s.replace(PLACEHOLDER, (m: string, name: string) => {
+    const v = name === 'username' ? u.username : name === 'role' ? u.role : u.custom_placeholders?.[Number(name.slice(6)) - 1];
+    if (!v) onMissing?.(m);
+    return v ?? '';
+  });
+}
+
+/** Data of the 403 that refuses a user whose templates need a value it lacks. */
+export interface MissingPlaceholdersData {
+  missing_placeholders: string[];
+}
+
+/**
+ * The refusal of a user whose home directory, prefix, mapped or virtual path
+ * (its own or a group's) uses placeholders it has no value for. `missing`:
+ * placeholder -> the first template that uses it.
+ */
+export function missingPlaceholdersError(username: string, missing: Map<string, string>): Boom.Boom<MissingPlaceholdersData> {
+  const parts = [...missing].map(([ph, template]) => {
+    const why = ph === '%role%' ? 'the user has no role' : `custom_placeholders[${Number(ph.slice(7, -1)) - 1}] is not set`;
+    return `"${template}" needs ${ph} (${why})`;
+  });
+  return Boom.forbidden<MissingPlaceholdersData>(`user "${username}" cannot be used until its placeholders have values: ${parts.join('; ')}`, {
+    missing_placeholders: [...missing.keys()],
+  });
+}
+
+/** Whether an error is the refusal built by missingPlaceholdersError(). */
+export function isMissingPlaceholdersError(err: unknown): err is Boom.Boom<MissingPlaceholdersData> {
+  return Boom.isBoom(err) && Array.isArray((err.data as Partial<MissingPlaceholdersData> | null)?.missing_placeholders);
 }

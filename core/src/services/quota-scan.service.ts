@@ -4,10 +4,11 @@ import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import type { Logger } from '../logger.js';
 import { Folder, User } from '../data/entities/index.js';
-import { FsFactory, type FsOwner } from '../fs/fs-factory.js';
+import { FsFactory, getPath, type FsOwner } from '../fs/fs-factory.js';
 import type { Fs, UsedSpace } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode } from '../fs/fs-error.js';
 import { UserService } from './user.service.js';
+import { hasPlaceholders, isMissingPlaceholdersError, type EffectiveUser } from './effective-user.js';
 
 export interface QuotaScan {
   username: string;
@@ -30,7 +31,11 @@ interface Running {
   done: Promise<void>;
 }
 
-/** A folder's own config is not tied to a user: its placeholders are left as written. */
+/**
+ * A folder scan is not tied to a user. Folders whose mapped_path or prefix
+ * holds placeholders are refused before this is used, so nothing is
+ * interpolated; the placeholders are kept as written should one remain.
+ */
 const FOLDER_OWNER: FsOwner = {
   username: '%username%',
   role: '%role%',
@@ -112,7 +117,7 @@ export class QuotaScanService {
 
   private async beginUserScan(username: string, scope: { role?: string }): Promise<Running> {
     if (this.users.has(username)) throw Boom.conflict(`a quota scan of user "${username}" is already running`);
-    const eff = await this.userService.effectiveUser(username);
+    const eff = await this.effectiveUser(username);
     if (scope.role && eff.role !== scope.role) throw Boom.notFound(`user "${username}" not found`);
     if (this.users.has(username)) throw Boom.conflict(`a quota scan of user "${username}" is already running`);
     const owner: FsOwner = { username: eff.username, role: eff.role, custom_placeholders: eff.custom_placeholders };
@@ -140,9 +145,38 @@ export class QuotaScanService {
     }, () => Promise.all(targets.map((f) => f.close().catch(() => {}))).then(() => {}));
   }
 
-  /** Starts a scan of a virtual folder's storage. 404 unknown folder, 409 when already scanning. */
+  /** The user to scan; 400 when its paths need placeholder values it lacks (nothing meaningful to scan). */
+  private async effectiveUser(username: string): Promise<EffectiveUser> {
+    try {
+      return await this.userService.effectiveUser(username);
+    } catch (err) {
+      if (isMissingPlaceholdersError(err)) throw Boom.badRequest(err.message);
+      throw err;
+    }
+  }
+
+  /**
+   * Starts a scan of a virtual folder's storage. 404 unknown folder, 409
+   * when already scanning, 400 for a template folder: one whose mapped_path
+   * or prefix holds %username%, %role% or %customN% is a different directory
+   * for every user, so there is no single tree to count (its members' usage
+   * is counted by their user scans when mapped with quota -1).
+   */
   async startFolderScan(name: string): Promise<void> {
     await this.beginFolderScan(name);
+  }
+
+  /** The field of a folder that holds placeholders ('mapped_path', 's3config.key_prefix'), or null. */
+  private templateField(folder: Folder): string | null {
+    if (hasPlaceholders(folder.mapped_path ?? '')) return 'mapped_path';
+    const fs = folder.filesystem ?? { provider: 0 };
+    const def = this.fsFactory.provider(fs.provider);
+    const cfg = (fs[def.configKey] ?? {}) as Record<string, unknown>;
+    for (const f of def.placeholderFields ?? []) {
+      const v = getPath(cfg, f);
+      if (typeof v === 'string' && hasPlaceholders(v)) return `filesystem.${def.configKey}.${f}`;
+    }
+    return null;
   }
 
   private async beginFolderScan(name: string): Promise<Running> {
@@ -150,6 +184,12 @@ export class QuotaScanService {
     const folder = await this.orm.em.fork().findOne(Folder, { name });
     if (!folder) throw Boom.notFound(`folder "${name}" not found`);
     if (this.folders.has(name)) throw Boom.conflict(`a quota scan of folder "${name}" is already running`);
+    const field = this.templateField(folder);
+    if (field) {
+      throw Boom.badRequest(
+        `folder "${name}" cannot be scanned: its ${field} holds placeholders, so each user has its own directory there (scan the users instead)`,
+      );
+    }
     const fs = await this.fsFactory.create(folder.filesystem ?? { provider: 0 }, folder.mapped_path, FOLDER_OWNER);
     return this.run(this.folders, name, '', async (signal) => {
       const u = await walk(fs, signal);

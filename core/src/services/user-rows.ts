@@ -102,10 +102,12 @@ const USER_SELECT = 'select u.*, r.name as role_name from users u left join role
 /** One page of users ordered by username; `role` limits it to the users of a role. */
 export async function selectUserPage(em: EntityManager, q: { offset: number; limit: number; order: 'ASC' | 'DESC' }, role?: string): Promise<User[]> {
   const order = q.order === 'DESC' ? 'desc' : 'asc';
-  // the page is cut on the username index alone, then joined: deep offsets skip rows without joining them
+  // the page is cut on the username index alone, then joined: deep offsets skip rows without joining them.
+  // Without a role, only usernames are read while skipping (an index-only walk of the unique index on
+  // both databases) and the 100 rows of the page are fetched by name: about half the cost at deep offsets.
   const page = role
     ? `select * from users where role_id = (select id from roles where name = ?) order by username ${order} limit ? offset ?`
-    : `select * from users order by username ${order} limit ? offset ?`;
+    : `select u2.* from (select username from users order by username ${order} limit ? offset ?) p join users u2 on u2.username = p.username`;
   const rows = await exec(em, `select u.*, r.name as role_name from (${page}) u left join roles r on r.id = u.role_id order by u.username ${order}`, [
     ...(role ? [role] : []),
     q.limit,

@@ -2,7 +2,7 @@ import t from 'tap';
 import Boom from '@hapi/boom';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { accountsApp, s3, tmpDir, user, type AccountsApp } from './accounts-helpers.js';
+import { accountsApp, FS_FIXTURE, s3, tmpDir, user, type AccountsApp } from './accounts-helpers.js';
 import { User } from '../../src/data/entities/index.js';
 import { UserService } from '../../src/services/user.service.js';
 import { FsFactory } from '../../src/fs/fs-factory.js';
@@ -13,8 +13,10 @@ import { BackupRegistry } from '../../src/services/backup/backup-registry.js';
 
 const backupsA = tmpDir('ferry-bk-a-');
 const backupsB = tmpDir('ferry-bk-b-');
-const A = await accountsApp({ config: { common: { backups_dir: backupsA } } });
-const B = await accountsApp({ config: { common: { backups_dir: backupsB } } });
+// event action types come from a plugin: the test-actions fixture registers 101 and 102
+const actionsFixture = (app: string) => ({ name: 'fixture-test-actions', path: 'core/test/fixtures/plugins/test-actions', config: { app } });
+const A = await accountsApp({ plugins: [FS_FIXTURE, actionsFixture('acc-bk-a')], config: { common: { backups_dir: backupsA } } });
+const B = await accountsApp({ plugins: [FS_FIXTURE, actionsFixture('acc-bk-b')], config: { common: { backups_dir: backupsB } } });
 t.teardown(async () => {
   await A.close();
   await B.close();
@@ -62,7 +64,33 @@ await ok(A, 'PUT', '/api/v2/quotas/folders/local-f/usage', { used_quota_size: 99
 await ok(A, 'POST', '/api/v2/admins', { username: 'opsadmin', password: 'opsadmin-pw', permissions: ['view_users'], role: 'ops', groups: [{ name: 'g-mem', options: { add_to_users_as: 0 } }], filters: { allow_api_key_auth: true } });
 const adminKey = (await ok(A, 'POST', '/api/v2/apikeys', { name: 'ops-key', scope: 1, admin: 'opsadmin', description: 'k' })).key as string;
 const userKey = (await ok(A, 'POST', '/api/v2/apikeys', { name: 'alice-key', scope: 2, user: 'alice' })).key as string;
-const PLAIN = ['FOLDER-SECRET-1', 'GROUP-SECRET-1', 'USER-SECRET-1', 'TOTP-SEED-1', 'alice-password', 'opsadmin-pw', adminKey.split('.')[1]!];
+// shares (restored: creating one through the user API needs a real backend to check its paths)
+{
+  const r = await A.inject('POST', '/api/v2/loaddata', {
+    token: A.token,
+    payload: {
+      shares: [
+        { id: 'alice-docs-1', name: 'alice docs', scope: 1, paths: ['/local', '/cloud/report.pdf'], username: 'alice', password: 'SHARE-PASS-1', expires_at: 4102444800000, max_tokens: 5, used_tokens: 2, allow_from: ['10.0.0.0/8'], created_at: 1700000000000, updated_at: 1700000000001, last_use_at: 1700000000002 },
+        { id: 'bob-drop', name: 'bob drop box', scope: 2, paths: ['/in'], username: 'bob' },
+      ],
+    },
+  });
+  if (r.statusCode !== 200) throw new Error(`loaddata shares: ${r.statusCode} ${r.payload}`);
+}
+// event actions and rules, IP lists
+await ok(A, 'POST', '/api/v2/eventactions', { name: 'notify', description: 'notifies', type: 101, options: { test_config: { message: 'up {{.VirtualPath}} by {{.Name}}', token: { status: 'Plain', payload: 'ACTION-SECRET-1' } } } });
+await ok(A, 'POST', '/api/v2/eventactions', { name: 'scheduled-only', type: 102 });
+await ok(A, 'POST', '/api/v2/eventrules', {
+  name: 'uploads',
+  trigger: 1,
+  conditions: { fs_events: ['upload'], options: { names: [{ pattern: 'al*' }], min_size: 10 } },
+  actions: [{ name: 'notify', order: 1, relation_options: { stop_on_failure: true } }],
+});
+await ok(A, 'POST', '/api/v2/eventrules', { name: 'nightly', status: 0, trigger: 3, conditions: { schedules: [{ minute: '30', hour: '2', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: [{ name: 'scheduled-only' }] });
+await ok(A, 'POST', '/api/v2/iplists/1', { ipornet: '192.168.1.10', description: 'office', protocols: 8 });
+await ok(A, 'POST', '/api/v2/iplists/2', { ipornet: '203.0.113.0/24', mode: 2, description: 'banned net' });
+await ok(A, 'POST', '/api/v2/iplists/3', { ipornet: '2001:db8::/32' });
+const PLAIN = ['FOLDER-SECRET-1', 'GROUP-SECRET-1', 'USER-SECRET-1', 'TOTP-SEED-1', 'ACTION-SECRET-1', 'SHARE-PASS-1', 'alice-password', 'opsadmin-pw', adminKey.split('.')[1]!];
 
 t.test('dump: every section, secrets encrypted, hashes kept, no plaintext', async (t) => {
   const { text, data } = await dump(A);
@@ -79,6 +107,12 @@ t.test('dump: every section, secrets encrypted, hashes kept, no plaintext', asyn
   t.match(data.api_keys[0], { key: /^[0-9a-f]{64}$/ });
   t.match(data.groups.find((g: { name: string }) => g.name === 'g-prim'), { virtual_folders: [{ name: 'cloud-f', virtual_path: '/cloud' }], user_settings: { filesystem: { s3config: { access_secret: { payload: String } } } } });
   t.match(data.admins.find((a: { username: string }) => a.username === 'opsadmin'), { role: 'ops', groups: [{ name: 'g-mem' }], password: /^\$argon2id\$/ });
+  t.same(data.shares.map((x: { id: string }) => x.id).sort(), ['alice-docs-1', 'bob-drop']);
+  t.match(data.shares.find((x: { id: string }) => x.id === 'alice-docs-1'), { username: 'alice', password: /^\$argon2id\$/, used_tokens: 2, allow_from: ['10.0.0.0/8'] });
+  t.same(data.event_actions.map((x: { name: string }) => x.name), ['notify', 'scheduled-only']);
+  t.match(data.event_actions[0], { options: { test_config: { token: { status: 'AES-256-GCM', payload: String } } } });
+  t.same(data.event_rules.map((x: { name: string }) => x.name), ['nightly', 'uploads']);
+  t.equal(data.ip_lists.length, 3);
 
   const scoped = await dump(A, '&scopes=users,roles');
   t.same(Object.keys(scoped.data).sort(), ['roles', 'users', 'version']);
@@ -96,6 +130,7 @@ t.test('restore into an empty instance: identical second dump, logins and API ke
   t.equal(second.text, first.text, 'byte for byte');
   t.ok(await B.userToken('alice', 'alice-password'), 'password hash restored');
   t.ok(await B.adminToken('opsadmin', 'opsadmin-pw'));
+  for (const section of ['shares', 'event_actions', 'event_rules', 'ip_lists']) t.ok(second.data[section].length >= 2, `${section} restored`);
   t.equal((await B.inject('GET', '/api/v2/users', { apiKey: adminKey })).statusCode, 200, 'admin API key works on the restored instance');
   t.match(await B.app.container.resolve(ApiKeyService).authenticate(userKey), { key: { scope: 2, user: { username: 'alice' } } }, 'user API key hash preserved');
   const eff = await B.app.container.resolve(UserService).effectiveUser('bob');

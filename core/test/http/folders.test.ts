@@ -61,6 +61,10 @@ t.test('validation: 400 naming the field', async (t) => {
     [{ mapped_path: '/x' }, /"name" is required/],
     [{ name: 'a/b', mapped_path: '/x' }, /"name"/],
     [{ name: 'ctl\u0001', mapped_path: '/x' }, /"name"/],
+    [{ name: 'cloud\n', mapped_path: '/x' }, /"name" with value "cloud\n" fails to match the a name without control characters/],
+    [{ name: '\tcloud', mapped_path: '/x' }, /"name" with value "\tcloud" fails to match/],
+    [{ name: ' cloud ', mapped_path: '/x' }, /"name" must not begin or end with spaces/],
+    [{ name: 'cloud ', mapped_path: '/x' }, /"name" must not begin or end with spaces/],
     [{ name: 'nomap' }, /"mapped_path" is required \(an absolute path\) for filesystem provider 0/],
     [{ name: 'nomap4', filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'x' } } } }, /"mapped_path" is required .* provider 4/],
     [{ name: 'rel', mapped_path: 'relative/dir' }, /"mapped_path" must be an absolute path/],
@@ -74,6 +78,19 @@ t.test('validation: 400 naming the field', async (t) => {
     t.equal(r.statusCode, 400, JSON.stringify(payload));
     t.match(ta.json(r), { error: 'Bad Request', message: re });
   }
+  // path parameters are checked raw: "cloud" exists, "cloud\n", "\tcloud", " cloud" do not name it
+  for (const [method, url] of [
+    ['GET', '/api/v2/folders/cloud%0A'],
+    ['GET', '/api/v2/folders/%09cloud'],
+    ['PUT', '/api/v2/folders/cloud%20'],
+    ['DELETE', '/api/v2/folders/%20cloud'],
+    ['DELETE', '/api/v2/folders/cloud%0D'],
+  ] as const) {
+    const r = await ta.inject(method, url, { token, payload: method === 'PUT' ? { name: 'cloud', filesystem: s3() } : undefined });
+    t.equal(r.statusCode, 400, `${method} ${url}`);
+    t.match(ta.json(r), { error: 'Bad Request', message: /"name" (with value [\s\S]* fails to match|must not begin or end with spaces)/ }, `${method} ${url}`);
+  }
+  t.equal((await get('cloud')).statusCode, 200, 'cloud is still there');
 });
 
 t.test('permissions: manage_folders', async (t) => {

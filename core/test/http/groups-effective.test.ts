@@ -128,7 +128,7 @@ t.test('primary, secondary and membership groups merge into the effective user',
 
 t.test("the user's own settings win over the primary group", async (t) => {
   const sftp = { provider: 5, sftpconfig: { endpoint: 'h:22', username: 'u', password: 'pw-x', prefix: '/p/%username%' } };
-  await ok('POST', '/api/v2/users', user('own', { home_dir: '/own/%username%', filesystem: sftp, quota_size: 1, permissions: { '/': ['download'], '/own-drop': ['list'] }, filters: { max_upload_file_size: 9, web_client: ['mfa-disabled'] }, groups: [{ name: 'prim', type: 1 }] }));
+  await ok('POST', '/api/v2/users', user('own', { home_dir: '/own/%username%', custom_placeholders: ['o1', 'o2'], filesystem: sftp, quota_size: 1, permissions: { '/': ['download'], '/own-drop': ['list'] }, filters: { max_upload_file_size: 9, web_client: ['mfa-disabled'] }, groups: [{ name: 'prim', type: 1 }] }));
   const e = await users.effectiveUser('own');
   t.equal(e.home_dir, '/own/own');
   t.equal(e.filesystem.provider, 5);
@@ -156,6 +156,86 @@ t.test('validation uses the primary group: home_dir and root permissions may com
 t.test('unknown users', async (t) => {
   await t.rejects(users.effectiveUser('nobody'), /user "nobody" not found/);
   t.equal(await users.findEffectiveUser('nobody'), null);
+});
+
+t.test('%custom10% and %role% in a key prefix', async (t) => {
+  await ok('POST', '/api/v2/groups', {
+    name: 'ten',
+    user_settings: { home_dir: '/srv/%custom10%/%custom1%', permissions: { '/': ['*'] }, filesystem: s3({ key_prefix: 'tenants/%role%/%username%/%custom10%/' }) },
+  });
+  const values = Array.from({ length: 10 }, (_, i) => `v${i + 1}`);
+  await ok('POST', '/api/v2/users', { username: 'ten-u', password: 'ten-pw', role: 'r-eng', custom_placeholders: values, groups: [{ name: 'ten', type: 1 }] });
+  const e = await users.effectiveUser('ten-u');
+  t.equal(e.home_dir, '/srv/v10/v1', '%custom10% is the tenth value, not %custom1% followed by "0"');
+  t.equal((e.filesystem.s3config as Record<string, unknown>).key_prefix, 'tenants/r-eng/ten-u/v10/', '%role% interpolated in the key prefix');
+  t.ok(await ta.userToken('ten-u', 'ten-pw'), 'a user with every value logs in');
+});
+
+/** The error effectiveUser() rejects with, or null when it resolves. */
+const refusal = (username: string) =>
+  users.effectiveUser(username).then(
+    () => null,
+    (e: unknown) => e as { output: { statusCode: number }; message: string; data: unknown },
+  );
+
+t.test('a placeholder without a value refuses the user instead of collapsing the path', async (t) => {
+  await ok('POST', '/api/v2/groups', { name: 'team-home', user_settings: { home_dir: '/srv/team/%custom1%', permissions: { '/': ['*'] } } });
+  await ok('POST', '/api/v2/groups', { name: 'role-prefix', user_settings: { permissions: { '/': ['*'] }, filesystem: s3({ key_prefix: 'tenants/%role%/%username%/' }) } });
+  await ok('POST', '/api/v2/groups', { name: 'team-perm', user_settings: { permissions: { '/%custom3%': ['*'] } } });
+  for (const [name, extra] of [
+    ['nc-a', {}],
+    ['nc-b', { custom_placeholders: ['', 'second'] }],
+  ] as const) {
+    await ok('POST', '/api/v2/users', { username: name, password: `${name}-pw`, ...extra, groups: [{ name: 'team-home', type: 1 }] });
+  }
+  for (const name of ['nc-a', 'nc-b']) {
+    const err = await refusal(name);
+    t.equal(err?.output.statusCode, 403, `${name}: refused, not given the shared /srv/team`);
+    t.match(err?.message, /user "nc-[ab]" cannot be used until its placeholders have values: "\/srv\/team\/%custom1%" needs %custom1% \(custom_placeholders\[0\] is not set\)/);
+    t.same(err?.data, { missing_placeholders: ['%custom1%'] });
+    const tok = await ta.inject('GET', '/api/v2/user/token', { basic: { username: name, password: `${name}-pw` } });
+    t.equal(tok.statusCode, 403, `${name}: no token`);
+    t.match(ta.json(tok), { error: 'Forbidden', message: /needs %custom1%/ });
+    t.notOk(ta.json(tok).access_token);
+  }
+  const wrong = await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'nc-a', password: 'not-the-password' } });
+  t.equal(wrong.statusCode, 401, 'a wrong password learns nothing about the account');
+  t.notMatch(wrong.payload, /custom/);
+
+  // once the value is set, the user logs in with its own directory
+  await ok('PUT', '/api/v2/users/nc-a', { username: 'nc-a', custom_placeholders: ['alpha'], groups: [{ name: 'team-home', type: 1 }] });
+  t.equal((await users.effectiveUser('nc-a')).home_dir, '/srv/team/alpha');
+  t.ok(await ta.userToken('nc-a', 'nc-a-pw'));
+
+  // %role% without a role, in a provider's key prefix
+  await ok('POST', '/api/v2/users', user('nr', { groups: [{ name: 'role-prefix', type: 1 }] }));
+  await t.rejects(users.effectiveUser('nr'), { output: { statusCode: 403 }, message: /"tenants\/%role%\/%username%\/" needs %role% \(the user has no role\)/ });
+  t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'nr', password: 'nr-password' } })).statusCode, 403);
+  await ok('POST', '/api/v2/users', user('wr', { role: 'r-eng', groups: [{ name: 'role-prefix', type: 1 }] }));
+  t.equal(((await users.effectiveUser('wr')).filesystem.s3config as Record<string, unknown>).key_prefix, 'tenants/r-eng/wr/');
+
+  // a group permission path '/%custom3%' must not become '/'
+  await ok('POST', '/api/v2/users', user('np', { permissions: { '/': ['list'] }, groups: [{ name: 'team-perm', type: 2 }] }));
+  t.match(await refusal('np'), { output: { statusCode: 403 }, data: { missing_placeholders: ['%custom3%'] } });
+
+  // a group template the user overrides does not count
+  await ok('POST', '/api/v2/users', user('ovr', { home_dir: '/srv/own-dir', groups: [{ name: 'team-home', type: 1 }] }));
+  t.equal((await users.effectiveUser('ovr')).home_dir, '/srv/own-dir');
+
+  // a secondary group's virtual path: the token (no folders) is issued, the file API refuses with the reason
+  await ok('POST', '/api/v2/groups', { name: 'team-vf', virtual_folders: [{ name: 'fc', virtual_path: '/team-%custom2%' }] });
+  await ok('POST', '/api/v2/users', user('nv', { custom_placeholders: ['one'], groups: [{ name: 'team-vf', type: 2 }] }));
+  t.ok((await users.effectiveUser('nv', { folders: false })).home_dir);
+  t.match(await refusal('nv'), { output: { statusCode: 403 }, data: { missing_placeholders: ['%custom2%'] } });
+  const utok = await ta.userToken('nv', 'nv-password');
+  const dirs = await ta.inject('GET', '/api/v2/user/dirs', { token: utok });
+  t.equal(dirs.statusCode, 403, dirs.payload);
+  t.match(ta.json(dirs).message, /"\/team-%custom2%" needs %custom2%/);
+
+  // an admin's quota scan of such a user: 400 naming the placeholder
+  const scan = await ta.inject('POST', '/api/v2/quotas/users/nc-b/scan', { token });
+  t.equal(scan.statusCode, 400);
+  t.match(ta.json(scan), { error: 'Bad Request', message: /needs %custom1%/ });
 });
 
 t.test('group changes apply to members at the next login', async (t) => {

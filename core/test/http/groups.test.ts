@@ -82,6 +82,10 @@ t.test('validation: 400 naming the field', async (t) => {
     [{}, /"name" is required/],
     [{ name: 'a/b' }, /"name"/],
     [{ name: 'x\\y' }, /"name"/],
+    [{ name: 'bare\n' }, /"name" with value "bare\n" fails to match the a name without control characters/],
+    [{ name: '\tbare' }, /"name" with value "\tbare" fails to match/],
+    [{ name: ' bare ' }, /"name" must not begin or end with spaces/],
+    [{ name: 'bare ' }, /"name" must not begin or end with spaces/],
     [{ name: 'bare' }, /group "bare" already exists/],
     [{ name: 'g1', user_settings: { home_dir: 'relative' } }, /"user_settings.home_dir" must be an absolute path/],
     [{ name: 'g2', user_settings: { quota_size: -1 } }, /"user_settings.quota_size" must be greater than or equal to 0/],
@@ -97,6 +101,19 @@ t.test('validation: 400 naming the field', async (t) => {
     t.equal(r.statusCode, 400, JSON.stringify(payload));
     t.match(ta.json(r), { error: 'Bad Request', message: re });
   }
+  // path parameters are checked raw: "bare" exists, "bare\n", "\tbare", " bare" do not name it
+  for (const [method, url] of [
+    ['GET', '/api/v2/groups/bare%0A'],
+    ['GET', '/api/v2/groups/%09bare'],
+    ['PUT', '/api/v2/groups/bare%20'],
+    ['DELETE', '/api/v2/groups/%20bare'],
+    ['DELETE', '/api/v2/groups/bare%0D'],
+  ] as const) {
+    const r = await ta.inject(method, url, { token, payload: method === 'PUT' ? { name: 'bare' } : undefined });
+    t.equal(r.statusCode, 400, `${method} ${url}`);
+    t.match(ta.json(r), { error: 'Bad Request', message: /"name" (with value [\s\S]* fails to match|must not begin or end with spaces)/ }, `${method} ${url}`);
+  }
+  t.equal((await get('bare')).statusCode, 200, 'bare is still there');
 });
 
 t.test('permissions: manage_groups', async (t) => {

@@ -119,6 +119,33 @@ t.test('scans: 202, background walk with the provider Fs, folders with quota -1 
   t.equal((await ta.inject('POST', '/api/v2/quotas/users/a%2Fb/scan', { token })).statusCode, 400);
 });
 
+t.test('template folders (placeholders in mapped_path or prefix) are scanned through their users, not as one tree', async (t) => {
+  const base = tmpDir();
+  mkdirSync(path.join(base, 'tq'));
+  writeFileSync(path.join(base, 'tq', 't.bin'), Buffer.alloc(300));
+  mkdirSync(path.join(base, '%username%'));
+  writeFileSync(path.join(base, '%username%', 'literal.bin'), Buffer.alloc(7));
+  await setup('POST', '/api/v2/folders', { name: 'tpl-local', mapped_path: path.join(base, '%username%') });
+  await setup('POST', '/api/v2/folders', { name: 'tpl-cloud', filesystem: s3({ key_prefix: 'teams/%custom1%/' }) });
+  for (const [name, field] of [
+    ['tpl-local', 'mapped_path'],
+    ['tpl-cloud', 'filesystem.s3config.key_prefix'],
+  ]) {
+    const r = await ta.inject('POST', `/api/v2/quotas/folders/${name}/scan`, { token });
+    t.equal(r.statusCode, 400, name);
+    t.match(ta.json(r), { error: 'Bad Request', message: `folder "${name}" cannot be scanned: its ${field} holds placeholders, so each user has its own directory there (scan the users instead)` });
+  }
+  t.same(ta.json(await ta.inject('GET', '/api/v2/quotas/folders/scans', { token })), [], 'no scan started');
+  t.match(await usage('folders', 'tpl-local'), { size: 0, files: 0, at: 0 }, 'the literal "%username%" directory was not counted');
+
+  // a user scan counts the user's own directory of a template folder mapped with quota -1
+  const own = tmpDir();
+  await setup('POST', '/api/v2/users', user('tq', { home_dir: own, virtual_folders: [{ name: 'tpl-local', virtual_path: '/team', quota_size: -1, quota_files: -1 }] }));
+  t.equal((await ta.inject('POST', '/api/v2/quotas/users/tq/scan', { token })).statusCode, 202);
+  await scans.idle();
+  t.match(await usage('users', 'tq'), { size: 300, files: 1 });
+});
+
 t.test('409 while a scan of the same target runs; running scans are listed', async (t) => {
   t.same(ta.json(await ta.inject('GET', '/api/v2/quotas/users/scans', { token })), []);
   const gate = holdScans();

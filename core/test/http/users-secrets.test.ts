@@ -1,7 +1,11 @@
 import t from 'tap';
-import { accountsApp, fixture, s3, user } from './accounts-helpers.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { accountsApp, fixture, s3, tmpDir, user } from './accounts-helpers.js';
+import { createLogger } from '../../src/logger.js';
 import { FsFactory } from '../../src/fs/fs-factory.js';
 import { UserService } from '../../src/services/user.service.js';
+import { QuotaScanService } from '../../src/services/quota-scan.service.js';
 
 const ta = await accountsApp();
 t.teardown(() => ta.close());
@@ -138,4 +142,49 @@ t.test('no plaintext secret in the database, in provider events or in responses'
   const list = await ta.inject('GET', '/api/v2/users?limit=500', { token });
   t.notOk(/"payload"/.test(list.payload), 'lists never show payloads');
   t.ok(fixture().created.every((c) => typeof c.options === 'object'));
+});
+
+t.test('no plaintext secret or password in the log, at the most verbose level', async (t) => {
+  const file = path.join(tmpDir('ferry-log-'), 'ferry.log');
+  const logger = createLogger({ level: 'trace', file });
+  const la = await accountsApp({ logger });
+  t.teardown(() => la.close());
+  const tok = la.token;
+  const must = async (method: string, url: string, payload?: unknown, status = 200) => {
+    const r = await la.inject(method, url, { token: tok, payload });
+    t.equal(r.statusCode, status, `${method} ${url}: ${r.payload.slice(0, 200)}`);
+    return r;
+  };
+  const secret = (payload: string) => ({ status: 'Plain', payload });
+  await must('POST', '/api/v2/folders', { name: 'log-folder', filesystem: s3({ access_secret: secret('LOG-FOLDER-PLAIN') }) }, 201);
+  await must('PUT', '/api/v2/folders/log-folder', { name: 'log-folder', filesystem: s3({ access_secret: secret('LOG-FOLDER-PLAIN-2') }) });
+  await must('POST', '/api/v2/groups', { name: 'log-group', user_settings: { filesystem: s3({ access_secret: secret('LOG-GROUP-PLAIN') }) } }, 201);
+  await must('PUT', '/api/v2/groups/log-group', { name: 'log-group', user_settings: { filesystem: s3({ access_secret: secret('LOG-GROUP-PLAIN-2') }) } });
+  const sftp = { provider: 5, sftpconfig: { endpoint: 'h:22', username: 'u', password: 'LOG-SFTP-PASS-PLAIN', private_key: secret('LOG-SFTP-KEY-PLAIN') } };
+  await must('POST', '/api/v2/users', { ...user('log-u', { filesystem: sftp }), password: 'LOG-USER-PASSWORD-1' }, 201);
+  await must('PUT', '/api/v2/users/log-u', { ...user('log-u', { filesystem: s3({ access_secret: secret('LOG-USER-S3-PLAIN') }) }), password: 'LOG-USER-PASSWORD-2' });
+  await must('GET', '/api/v2/users/log-u?confidential_data=1');
+  await must('GET', '/api/v2/dumpdata?output-data=1');
+  // refusals: a validation error and a wrong password
+  await must('POST', '/api/v2/users', { ...user('log-bad', { filesystem: s3({ access_secret: secret('LOG-REFUSED-PLAIN'), bucket: '' }) }), password: 'LOG-REFUSED-PASSWORD' }, 400);
+  t.equal((await la.inject('GET', '/api/v2/user/token', { basic: { username: 'log-u', password: 'LOG-WRONG-PASSWORD' } })).statusCode, 401);
+  const ut = await la.userToken('log-u', 'LOG-USER-PASSWORD-2');
+  t.equal((await la.inject('GET', '/api/v2/user/profile', { token: ut })).statusCode, 200);
+  await must('POST', '/api/v2/quotas/users/log-u/scan', undefined, 202);
+  await la.app.container.resolve(QuotaScanService).idle();
+
+  // the file is written asynchronously: a last line marks the end of everything logged before it
+  logger.info('log capture complete');
+  let log = '';
+  for (let i = 0; i < 500 && !log.includes('log capture complete'); i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    log = readFileSync(file, 'utf8');
+  }
+  t.match(log, /"path":"\/api\/v2\/users\/log-u"/, 'the requests were logged (the capture works)');
+  t.match(log, /user quota scan done/);
+  const plain = log.match(/LOG-[A-Z0-9-]*(PLAIN|PASSWORD)[A-Z0-9-]*/g);
+  t.same(plain, null, 'no plaintext secret or password in the log');
+  t.notMatch(log, /\$argon2/, 'no password hash');
+  t.notMatch(log, new RegExp(tok), 'no admin token');
+  t.notMatch(log, new RegExp(ut), 'no user token');
 });

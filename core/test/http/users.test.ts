@@ -76,6 +76,12 @@ t.test('validation: 400 naming the field', async (t) => {
     [user('bad/name'), /"username"/],
     [user('bad\\name'), /"username"/],
     [user('ctl\u0007name'), /"username"/],
+    [user('zed\n'), /"username" with value "zed\n" fails to match the a name without control characters/],
+    [user('\tzed'), /"username" with value "\tzed" fails to match/],
+    [user('zed\u007f'), /"username" with value "zed\u007f" fails to match/],
+    [user('zed\u0085'), /"username" with value "zed\u0085" fails to match/],
+    [user(' zed '), /"username" must not begin or end with spaces/],
+    [user('zed '), /"username" must not begin or end with spaces/],
     [user('..'), /"username" must not be "." or ".."/],
     [user('nohome', { home_dir: '' }), /"home_dir" is required \(an absolute path\) for filesystem provider 0/],
     [user('relhome', { home_dir: 'srv/x' }), /"home_dir" must be an absolute path/],
@@ -101,6 +107,8 @@ t.test('validation: 400 naming the field', async (t) => {
     [user('badsecret', { filesystem: { provider: 1, s3config: { bucket: 'b', access_secret: { status: 'Bogus', payload: 'x' } } } }), /filesystem\.s3config: "access_secret.status" must be one of/],
     [user('encjunk', { filesystem: { provider: 1, s3config: { bucket: 'b', access_secret: { status: 'AES-256-GCM', payload: 'bm90IHJlYWw=', key: 'a2V5' } } } }), /"filesystem.s3config.access_secret": the encrypted secret cannot be decrypted/],
     [user('crypt', { filesystem: { provider: 4, cryptconfig: {} } }), /filesystem\.cryptconfig: "passphrase" is required/],
+    [user('crypthome', { home_dir: '', filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-pass' } } } }), /"home_dir" is required \(an absolute path\) for filesystem provider 4/],
+    [user('crypthome2', { home_dir: undefined, filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-pass' } } } }), /"home_dir" is required \(an absolute path\) for filesystem provider 4/],
     [user('custom', { custom_placeholders: Array.from({ length: 11 }, (_, i) => `v${i}`) }), /"custom_placeholders" holds at most 10 values/],
     [user('custdot', { custom_placeholders: ['../etc'] }), /"custom_placeholders\[0\]" must not contain ".." segments/],
     [user('badkey', { public_keys: ['not a key'] }), /"public_keys\[0\]"/],
@@ -118,6 +126,24 @@ t.test('validation: 400 naming the field', async (t) => {
   t.equal((await ta.inject('PUT', '/api/v2/users/ann', { token, payload: user('other') })).statusCode, 400, 'rename refused');
   t.equal((await ta.inject('PUT', '/api/v2/users/ann?disconnect=3', { token, payload: user('ann') })).statusCode, 400);
   t.equal((await ta.inject('GET', '/api/v2/users/a%2Fb', { token })).statusCode, 400, 'an invalid name in the path');
+  t.equal((await get('zed')).statusCode, 404, 'no name was created by trimming a refused one');
+
+  // path parameters are checked raw too: "ann" exists, but "ann\n", "\tann", " ann" do not name it
+  const { password: _pw, ...annBody } = user('ann');
+  for (const [method, url] of [
+    ['GET', '/api/v2/users/ann%0A'],
+    ['GET', '/api/v2/users/%09ann'],
+    ['GET', '/api/v2/users/%20ann'],
+    ['PUT', '/api/v2/users/ann%0D'],
+    ['PUT', '/api/v2/users/ann%20'],
+    ['DELETE', '/api/v2/users/ann%0A'],
+    ['DELETE', '/api/v2/users/%20ann%20'],
+  ] as const) {
+    const r = await ta.inject(method, url, { token, payload: method === 'PUT' ? annBody : undefined });
+    t.equal(r.statusCode, 400, `${method} ${url}`);
+    t.match(ta.json(r), { error: 'Bad Request', message: /"username" (with value [\s\S]* fails to match|must not begin or end with spaces)/ }, `${method} ${url}`);
+  }
+  t.equal((await get('ann')).statusCode, 200, 'ann is still there');
 });
 
 t.test('read-only fields, TOTP and recovery codes cannot be set; existing ones survive updates', async (t) => {

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { FsError, fsErrorFromNode, silentLogger, type FsProviderDef, type PluginContext } from '@ferry/core';
@@ -193,4 +194,46 @@ t.test('Node error mapping (fsErrorFromNode)', async (t) => {
   }
   const odd = new Error('odd');
   t.equal(fsErrorFromNode(odd, '/p'), odd, 'an unknown error passes through');
+});
+
+t.test('usedSpace() of a large tree leaves the event loop free', async (t) => {
+  // 20 directories x 1000 one-byte files, plus a nested level; a private directory, so a run of
+  // this file in another process (same t.testdir path) cannot remove the tree under the scan
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-used-space-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const root = path.join(dir, 'root');
+  const DIRS = 20;
+  const PER_DIR = 1000;
+  for (let d = 0; d < DIRS; d++) {
+    const sub = path.join(root, `d${d}`, d % 2 ? 'nested' : '');
+    mkdirSync(sub, { recursive: true });
+    for (let f = 0; f < PER_DIR; f++) writeFileSync(path.join(sub, `f${f}`), 'x');
+  }
+  const fs = new LocalFs({ root, tempDir: path.join(dir, 'tmp') });
+
+  // the longest gap between two turns of the event loop while the scan runs, seen by a 5 ms timer
+  // (the gap from its last tick to the end of the scan included: a synchronous walk never ticks)
+  let ticks = 0;
+  let maxGapMs = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    maxGapMs = Math.max(maxGapMs, now - last);
+    last = now;
+    ticks++;
+  }, 5);
+  const started = performance.now();
+  const used = await fs.usedSpace('/');
+  const ended = performance.now();
+  clearInterval(timer);
+  maxGapMs = Math.max(maxGapMs, ended - last);
+  const elapsedMs = ended - started;
+
+  t.same(used, { size: DIRS * PER_DIR, files: DIRS * PER_DIR }, 'every file counted');
+  t.comment(`scan ${elapsedMs.toFixed(0)} ms, longest event-loop stall ${maxGapMs.toFixed(1)} ms, ${ticks} timer ticks`);
+  // a responsiveness check, not a speed one: a walk with synchronous calls stalls the loop for
+  // the whole scan; an asynchronous one only for short slices, however loaded the machine
+  t.ok(maxGapMs < 500, `no stall of 500 ms or more (longest ${maxGapMs.toFixed(1)} ms)`);
+  t.ok(maxGapMs < Math.max(elapsedMs / 2, 50), `the loop kept turning during the ${elapsedMs.toFixed(0)} ms scan (longest stall ${maxGapMs.toFixed(1)} ms)`);
+  t.ok(ticks > 0, 'timers fired while the scan ran');
 });

@@ -1,13 +1,20 @@
 import Joi from 'joi';
 
-const CONTROL_OR_SEPARATOR = /^[^\u0000-\u001f\u007f/\\]+$/;
+/** Control characters (C0, DEL, C1), '/' and backslash are refused anywhere in a name. */
+const CONTROL_OR_SEPARATOR = /^[^\u0000-\u001f\u007f-\u009f/\\]+$/;
 
-/** Object names and usernames: no control characters, '/' or '\'. */
+/**
+ * Object names and usernames: no control characters, '/' or backslash anywhere
+ * (checked on the raw value: nothing is trimmed first, so "bob" followed by a
+ * newline is refused, not turned into "bob"), and no leading or trailing
+ * spaces ("bob" and " bob " would otherwise be two accounts that look alike).
+ * Also used for path parameters, so "/users/bob%0A" cannot reach "bob".
+ */
 export const objectName = Joi.string()
-  .trim()
   .min(1)
   .max(255)
-  .pattern(CONTROL_OR_SEPARATOR, { name: 'a name without control characters, "/" or "\\"' });
+  .pattern(CONTROL_OR_SEPARATOR, { name: 'a name without control characters, "/" or "\\"' })
+  .custom((v: string, h) => (v.trim() === v ? v : h.message({ custom: '{{#label}} must not begin or end with spaces' })), 'no surrounding spaces');
 
 /** offset/limit/order of admin collections. */
 export const listQuery = Joi.object({
