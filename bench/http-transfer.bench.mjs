@@ -23,8 +23,8 @@
 // BENCH_ROUNDS (default 3), FERRY_BENCH_DIR (scratch directory),
 // FERRY_BENCH_NO_BUILD=1 (use core/dist as it is), FERRY_BENCH_RSS_ENV (JSON
 // object of extra environment for the memory-run process, e.g.
-// '{"MALLOC_MMAP_THRESHOLD_":"131072"}' so glibc returns argon2's 19 MiB
-// login buffers to the system).
+// '{"FERRY_NODE_OPTIONS":"--max-semi-space-size=16"}'). Ferry runs through
+// core/bin/ferry, whose glibc and V8 defaults keep its memory small.
 // Writes bench/results/http-transfer.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -54,10 +54,13 @@ export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }],
       '',
     ].join('\n'),
   );
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(root, 'core/dist/src/cli.js'), 'serve', '--config', config], {
+  // through core/bin/ferry, as `npm start` does: its memory defaults are part of what is measured
+  // (FERRY_NODE_OPTIONS replaces the launcher's node options, so extra ones keep its default)
+  const nodeOptions = nodeArgs.length ? { FERRY_NODE_OPTIONS: ['--max-semi-space-size=2', ...nodeArgs].join(' ') } : {};
+  const proc = spawn(path.join(root, 'core/bin/ferry'), ['serve', '--config', config], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...nodeOptions, ...env },
   });
   children.push(proc);
   let err = '';
