@@ -3,7 +3,8 @@
 # Debian's own sshd service is never touched: this instance has its own host
 # key, config, pid file and log under $SERVERS_DIR/sftp.
 #   user ferrysftp / password ferrysftp-pass, or the ed25519 key
-#   $SERVERS_DIR/sftp/client_key (authorized for ferrysftp)
+#   $SERVERS_DIR/sftp/client_key (authorized for ferrysftp), or the ed25519 key
+#   $SERVERS_DIR/sftp/client_key_passphrase (passphrase ferrysftp-key-passphrase, authorized too)
 #   $SERVERS_DIR/sftp/host_fingerprint: the host key's SHA256 fingerprint
 #   home: $SERVERS_DIR/sftp/home/ferrysftp, with a root-owned readonly/ inside
 # Stop: kill "$(cat "$SERVERS_DIR/sftp/sshd.pid")"
@@ -13,6 +14,7 @@ source "$(dirname "$0")/lib.sh"
 PORT=19022
 USER_NAME=ferrysftp
 USER_PASS=ferrysftp-pass
+KEY_PASSPHRASE=ferrysftp-key-passphrase
 D="$SERVERS_DIR/sftp"
 HOME_DIR="$D/home/$USER_NAME"
 PIDFILE="$D/sshd.pid"
@@ -38,7 +40,9 @@ chown "$USER_NAME:$USER_NAME" "$HOME_DIR"
 chown root:root "$HOME_DIR/readonly" && chmod 0755 "$HOME_DIR/readonly"
 
 [ -f "$D/client_key" ] || ssh-keygen -q -t ed25519 -N '' -C ferry-test-client -f "$D/client_key"
-cp "$D/client_key.pub" "$D/authorized_keys/$USER_NAME"
+# a passphrase-protected key too (OpenSSH format, bcrypt KDF), for private key + passphrase logins
+[ -f "$D/client_key_passphrase" ] || ssh-keygen -q -t ed25519 -N "$KEY_PASSPHRASE" -C ferry-test-client-passphrase -f "$D/client_key_passphrase"
+cat "$D/client_key.pub" "$D/client_key_passphrase.pub" > "$D/authorized_keys/$USER_NAME"
 chmod 0644 "$D/authorized_keys/$USER_NAME"
 
 cat > "$D/sshd_config" <<CFG

@@ -141,6 +141,21 @@ export interface Fs {
   copy?(from: string, to: string, o?: OpOptions): Promise<void>;
   /** Sets the modification time; present only when capabilities.settableMtime. */
   chtimes?(path: string, mtime: Date, o?: OpOptions): Promise<void>;
+  /**
+   * Moves `from` of another mount's Fs to `to` in this one without streaming the bytes
+   * through Ferry (server-side rename, or copy + delete inside one bucket). The core
+   * calls it only on the destination Fs, and only when both mounts use the same provider
+   * and the provider's {@link FsProviderDef.sameResource} says they reach the same
+   * remote storage. Replaces an existing destination file, like rename().
+   * Throws an FsError with code NOT_SUPPORTED when this pair cannot be handled server
+   * side after all (the core then streams the data).
+   */
+  renameFrom?(source: Fs, from: string, to: string, o?: RenameOptions): Promise<void>;
+  /**
+   * Copies the file `from` of another mount's Fs to `to` in this one server side; same
+   * conditions and NOT_SUPPORTED fallback as renameFrom().
+   */
+  copyFrom?(source: Fs, from: string, to: string, o?: OpOptions): Promise<void>;
   /** Walks the tree under path (default '/') and totals files and bytes, yielding to the event loop as it goes. */
   usedSpace(path?: string, o?: OpOptions): Promise<UsedSpace>;
   /** Releases connections and other resources. */

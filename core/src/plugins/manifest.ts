@@ -29,6 +29,15 @@ export interface FsProviderDef<O = Record<string, unknown>> {
   capabilities: FsCapabilities;
   /** Builds an Fs bound to one root; `options` has secrets decrypted to plain strings. */
   create(options: O, scope: FsScope): Fs | Promise<Fs>;
+  /**
+   * Optional: true when two option objects of this provider (secrets decrypted,
+   * placeholders interpolated) reach the same remote storage, e.g. a user's home and a
+   * virtual folder on one SFTP server or in one bucket. The core then moves and copies
+   * between the two mounts with the destination Fs's `renameFrom()` / `copyFrom()`
+   * (server side) instead of streaming the bytes through Ferry. Providers without it
+   * always stream across mounts. Must be cheap and must not do I/O.
+   */
+  sameResource?(a: O, b: O): boolean;
   /** Where the data lives, for filesystem events (bucket, endpoint). */
   describe?(options: O): { bucket?: string; endpoint?: string };
 }

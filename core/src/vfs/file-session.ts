@@ -3,7 +3,7 @@ import type { FerryConfig } from '../config/schema.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { FsHooks } from '../events/fs-hooks.js';
 import type { EventProtocol, FsEvent, FsEventAction, FsEventStatus } from '../events/event-types.js';
-import type { FileInfo } from '../fs/fs.contract.js';
+import type { FileInfo, Fs } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import type { FsFactory } from '../fs/fs-factory.js';
 import { isSubPath, normalizeVirtualPath, parentPath } from '../fs/path.js';
@@ -375,16 +375,44 @@ export class FileSession {
       target ? used.files - 1 : used.files,
     );
     await res.begin(used.size);
+    let movedOnServer = false;
     try {
-      if (info.isDir) await this.copyTree(s, d);
-      else await this.copyFile(s, d, info.size);
+      movedOnServer = await this.moveOnServer(s, d);
+      if (!movedOnServer) {
+        if (info.isDir) await this.copyTree(s, d);
+        else await this.copyFile(s, d, info.size);
+      }
     } catch (err) {
       res.release();
       throw err;
     }
     await res.commit(used.size);
-    await srcFs.remove(s.fsPath, { recursive: info.isDir, signal: this.signal });
+    if (!movedOnServer) await srcFs.remove(s.fsPath, { recursive: info.isDir, signal: this.signal });
     await this.adjustQuota(s, -used.size, -used.files);
+  }
+
+  /**
+   * The destination Fs of a cross-mount operation when both mounts reach the same
+   * remote storage (provider hook `sameResource`) and `method` is implemented.
+   */
+  private async peerOnServer(s: Resolved, d: Resolved, method: 'renameFrom' | 'copyFrom'): Promise<{ src: Fs; dst: Fs } | undefined> {
+    if (s.mount === d.mount) return undefined;
+    const dst = await this.vfs.fs(d.mount);
+    if (!dst[method] || !(await this.vfs.sameResource(s.mount, d.mount))) return undefined;
+    return { src: await this.vfs.fs(s.mount), dst };
+  }
+
+  /** Moves across mounts server side when the backend can; false when the data must be streamed. */
+  private async moveOnServer(s: Resolved, d: Resolved): Promise<boolean> {
+    const peer = await this.peerOnServer(s, d, 'renameFrom');
+    if (!peer) return false;
+    try {
+      await peer.dst.renameFrom!(peer.src, s.fsPath, d.fsPath, { signal: this.signal });
+      return true;
+    } catch (err) {
+      if (isFsError(err, FsErrorCode.NotSupported)) return false;
+      throw err;
+    }
   }
 
   /** Copies a file or a directory tree. */
@@ -419,6 +447,15 @@ export class FileSession {
     if (s.mount === d.mount && srcFs.capabilities.serverSideCopy && srcFs.copy) {
       await srcFs.copy(s.fsPath, d.fsPath, { signal: this.signal });
       return;
+    }
+    const peer = await this.peerOnServer(s, d, 'copyFrom');
+    if (peer) {
+      try {
+        await peer.dst.copyFrom!(peer.src, s.fsPath, d.fsPath, { signal: this.signal });
+        return;
+      } catch (err) {
+        if (!isFsError(err, FsErrorCode.NotSupported)) throw err;
+      }
     }
     const rs = await srcFs.openRead(s.fsPath, { signal: this.signal });
     const h = await dstFs.openWrite(d.fsPath, { size, overwrite: true, signal: this.signal });

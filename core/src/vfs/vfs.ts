@@ -55,6 +55,7 @@ export class VirtualFs {
   readonly mounts: Mount[];
   private readonly instances = new Map<Mount, Promise<Fs>>();
   private readonly descriptions = new Map<Mount, Promise<{ bucket?: string; endpoint?: string }>>();
+  private readonly sameResources = new Map<string, Promise<boolean>>();
   private readonly owner: FsOwner;
 
   constructor(
@@ -106,6 +107,28 @@ export class VirtualFs {
     if (!p) {
       p = this.factory.describe(mount.filesystem, this.owner).catch(() => ({}));
       this.descriptions.set(mount, p);
+    }
+    return p;
+  }
+
+  /**
+   * True when two different mounts reach the same remote storage, as their provider's
+   * `sameResource()` hook decides (false when the providers differ or the provider has
+   * no hook). Cross-mount moves and copies between such mounts are done server side.
+   */
+  sameResource(a: Mount, b: Mount): Promise<boolean> {
+    const key = `${this.mounts.indexOf(a)}:${this.mounts.indexOf(b)}`;
+    let p = this.sameResources.get(key);
+    if (!p) {
+      p = (async () => {
+        if (a === b) return true;
+        if (a.filesystem.provider !== b.filesystem.provider) return false;
+        const def = this.factory.provider(a.filesystem.provider);
+        if (!def.sameResource) return false;
+        const [oa, ob] = await Promise.all([this.factory.options(a.filesystem, this.owner), this.factory.options(b.filesystem, this.owner)]);
+        return def.sameResource(oa, ob);
+      })().catch(() => false);
+      this.sameResources.set(key, p);
     }
     return p;
   }

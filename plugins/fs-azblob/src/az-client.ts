@@ -1,23 +1,105 @@
-import { BlobServiceClient, ContainerClient, StorageSharedKeyCredential, type StoragePipelineOptions } from '@azure/storage-blob';
-import type { AzBlobSettings } from './config.schema.js';
+import {
+  AnonymousCredential,
+  ContainerClient,
+  StorageSharedKeyCredential,
+  newPipeline,
+  type Pipeline,
+  type StoragePipelineOptions,
+} from '@azure/storage-blob';
+import { FsError, FsErrorCode } from '@ferry/core';
+import { DEFAULT_AZ_TIMEOUTS, isHttpUrl, type AzBlobSettings, type AzTimeouts } from './config.schema.js';
 
-const PIPELINE: StoragePipelineOptions = {
-  // A file server answers a waiting client: retry briefly rather than for minutes.
-  retryOptions: { maxTries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 4000 },
-  userAgentOptions: { userAgentPrefix: 'ferry-fs-azblob' },
-};
+/** The parts of @azure/core-rest-pipeline's request and pipeline this module touches. */
+interface CoreRequest {
+  abortSignal?: AbortSignal;
+}
+interface CorePolicy {
+  name: string;
+  sendRequest(request: CoreRequest, next: (request: CoreRequest) => Promise<unknown>): Promise<unknown>;
+}
+interface CorePipeline {
+  addPolicy(policy: CorePolicy, options?: { afterPhase?: string }): void;
+  getOrderedPolicies(): { name: string }[];
+}
+
+const TRY_TIMEOUT_POLICY = 'ferryTryTimeout';
+
+/**
+ * Bounds each try of each request on the client side: the answer's headers must
+ * arrive within `ms` (the SDK's tryTimeoutInMs only asks the server for a
+ * server-side timeout, so a server that accepts and never answers would hang
+ * the request forever). The expiry surfaces as a TimeoutError (UNAVAILABLE),
+ * not as the AbortError of a client that went away. The timer is our own
+ * (unref'd, always cleared): the HTTP client's `request.timeout` timer is left
+ * pending when a request fails.
+ */
+function tryTimeoutPolicy(ms: number): CorePolicy {
+  return {
+    name: TRY_TIMEOUT_POLICY,
+    async sendRequest(request, next) {
+      const caller = request.abortSignal;
+      const expiry = new AbortController();
+      const timer = setTimeout(() => expiry.abort(), ms);
+      timer.unref();
+      request.abortSignal = caller ? AbortSignal.any([caller, expiry.signal]) : expiry.signal;
+      try {
+        return await next(request);
+      } catch (err) {
+        if (expiry.signal.aborted && !caller?.aborted) {
+          throw Object.assign(new Error(`Azure Blob did not answer within ${ms / 1000} s`), { name: 'TimeoutError', code: 'ETIMEDOUT', cause: err });
+        }
+        throw err;
+      } finally {
+        clearTimeout(timer);
+        request.abortSignal = caller;
+      }
+    },
+  };
+}
+
+/** A file server answers a waiting client: retry briefly rather than for minutes. */
+function pipelineOptions(timeouts: AzTimeouts): StoragePipelineOptions {
+  return {
+    retryOptions: { maxTries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 4000, tryTimeoutInMs: timeouts.tryTimeoutMs },
+    userAgentOptions: { userAgentPrefix: 'ferry-fs-azblob' },
+  };
+}
+
+/**
+ * Adds the try timeout to the core pipeline the storage SDK builds (once, on the
+ * first client) and caches on its Pipeline object; every client derived from the
+ * container client (blob, block blob) shares it.
+ */
+function addTryTimeout(pipeline: Pipeline, ms: number): void {
+  const core = (pipeline as unknown as { _corePipeline?: CorePipeline })._corePipeline;
+  if (!core) throw new Error('fs-azblob: the storage SDK no longer exposes its request pipeline; the try timeout cannot be set');
+  if (!core.getOrderedPolicies().some((p) => p.name === TRY_TIMEOUT_POLICY)) core.addPolicy(tryTimeoutPolicy(ms), { afterPhase: 'Retry' });
+}
 
 /**
  * The container client for one Fs: from a SAS URL (account or container
- * level), or from an account name and key on the service URL.
+ * level), or from an account name and key on the service URL. Every request
+ * has a client-side time limit per try (see tryTimeoutPolicy).
  */
-export function createContainerClient(s: AzBlobSettings): ContainerClient {
+export function createContainerClient(s: AzBlobSettings, timeouts: AzTimeouts = DEFAULT_AZ_TIMEOUTS): ContainerClient {
+  let url: string;
+  let pipeline: Pipeline;
   if (s.sasUrl) {
-    const url = new URL(s.sasUrl);
-    const segments = url.pathname.split('/').filter(Boolean);
-    if (segments.at(-1) === s.container) return new ContainerClient(s.sasUrl, undefined, PIPELINE);
-    return new BlobServiceClient(s.sasUrl, undefined, PIPELINE).getContainerClient(s.container);
+    if (!isHttpUrl(s.sasUrl)) throw new FsError(FsErrorCode.Invalid, 'azblob: sas_url must be an http:// or https:// URL');
+    const parsed = new URL(s.sasUrl.trim());
+    const segments = parsed.pathname.split('/').filter(Boolean);
+    pipeline = newPipeline(new AnonymousCredential(), pipelineOptions(timeouts));
+    if (segments.at(-1) === s.container) url = s.sasUrl;
+    else {
+      // account-level SAS: the container goes into the path, before the query
+      parsed.pathname = `${parsed.pathname.replace(/\/+$/, '')}/${encodeURIComponent(s.container)}`;
+      url = parsed.toString();
+    }
+  } else {
+    pipeline = newPipeline(new StorageSharedKeyCredential(s.accountName, s.accountKey), pipelineOptions(timeouts));
+    url = `${s.serviceUrl}/${encodeURIComponent(s.container)}`;
   }
-  const cred = new StorageSharedKeyCredential(s.accountName, s.accountKey);
-  return new BlobServiceClient(s.serviceUrl, cred, PIPELINE).getContainerClient(s.container);
+  const client = new ContainerClient(url, pipeline);
+  addTryTimeout(pipeline, timeouts.tryTimeoutMs);
+  return client;
 }

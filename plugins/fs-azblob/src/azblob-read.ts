@@ -11,6 +11,8 @@ export interface AzReadParams {
   signal?: AbortSignal;
   partSize: number;
   concurrency: number;
+  /** A body that moves no byte for this long (while the reader wants data) fails; 0: never. */
+  idleTimeoutMs: number;
   isDir(): Promise<boolean>;
   mapError(err: unknown): FsError;
 }
@@ -27,8 +29,11 @@ export async function openAzRead(p: AzReadParams): Promise<Readable> {
   }
   const part = p.concurrency > 1 ? p.partSize : Infinity;
   const firstEnd = Math.min(end ?? Infinity, start + part - 1);
-  const get = (s: number, e: number, signal?: AbortSignal) =>
-    p.blob.download(s, e === Infinity ? undefined : e - s + 1, { abortSignal: signal, maxRetryRequests: 3 });
+  const get = async (s: number, e: number, signal?: AbortSignal) => {
+    const res = await p.blob.download(s, e === Infinity ? undefined : e - s + 1, { abortSignal: signal, maxRetryRequests: 3 });
+    if (res.readableStreamBody) watchIdle(res.readableStreamBody as Readable, p.idleTimeoutMs, path);
+    return res;
+  };
   let first;
   try {
     first = await get(start, firstEnd, p.signal);
@@ -77,4 +82,25 @@ export async function openAzRead(p: AzReadParams): Promise<Readable> {
     out.on('close', () => signal.removeEventListener('abort', onAbort));
   }
   return out;
+}
+
+/**
+ * Fails `body` with UNAVAILABLE when it delivers no byte for `ms` while flowing
+ * (a stalled server: the Azure SDK has no socket inactivity timeout). Time with a
+ * full buffer (the reader is slow) does not count.
+ */
+export function watchIdle(body: Readable, ms: number, path: string): void {
+  if (!(ms > 0)) return;
+  const timer = setTimeout(function fire() {
+    // a full buffer means the reader is slow, not the server
+    if (body.readableLength >= body.readableHighWaterMark) return void timer.refresh();
+    body.destroy(new FsError(FsErrorCode.Unavailable, `${path}: Azure Blob sent no data for ${ms / 1000} s`, { path }));
+  }, ms);
+  timer.unref();
+  const refresh = () => timer.refresh();
+  body.on('data', refresh);
+  body.once('close', () => {
+    clearTimeout(timer);
+    body.off('data', refresh);
+  });
 }

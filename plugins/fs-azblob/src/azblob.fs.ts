@@ -113,6 +113,7 @@ export class AzBlobFs extends AzBlobBase implements Fs {
       signal: o.signal,
       partSize: this.s.downloadPartSize,
       concurrency: this.s.downloadConcurrency,
+      idleTimeoutMs: this.s.idleTimeoutMs,
       isDir: () => this.dirExists(path, o.signal),
       mapError: (e) => this.err(e, path),
     });
@@ -210,51 +211,79 @@ export class AzBlobFs extends AzBlobBase implements Fs {
   }
 
   async copy(from: string, to: string, o: OpOptions = {}): Promise<void> {
+    return this.copyBlobs(this, from, to, o);
+  }
+
+  /** Server-side copy from another mount of the same container (the provider's sameResource matched). */
+  async copyFrom(source: Fs, from: string, to: string, o: OpOptions = {}): Promise<void> {
+    return this.copyBlobs(this.peer(source), from, to, o);
+  }
+
+  async rename(from: string, to: string, o: RenameOptions = {}): Promise<void> {
+    return this.moveBlobs(this, from, to, o);
+  }
+
+  /** Server-side move from another mount of the same container: blob copy + delete of each blob. */
+  async renameFrom(source: Fs, from: string, to: string, o: RenameOptions = {}): Promise<void> {
+    return this.moveBlobs(this.peer(source), from, to, o);
+  }
+
+  /** Another AzBlobFs of the same container, reachable with this Fs's client. */
+  private peer(source: Fs): AzBlobFs {
+    if (!(source instanceof AzBlobFs) || source.container.url !== this.container.url) {
+      throw FsError.notSupported('a server-side copy from another container or backend');
+    }
+    return source;
+  }
+
+  private async copyBlobs(srcFs: AzBlobFs, from: string, to: string, o: OpOptions): Promise<void> {
     try {
-      const src = await this.props(this.key(from), o.signal);
+      const src = await srcFs.props(srcFs.key(from), o.signal);
       if (!src) {
-        if (await this.dirExists(from, o.signal)) throw new FsError(FsErrorCode.IsDirectory, `${from}: is a directory`);
+        if (await srcFs.dirExists(from, o.signal)) throw new FsError(FsErrorCode.IsDirectory, `${from}: is a directory`);
         throw FsError.notFound(from);
       }
+      if (srcFs.key(from) === this.key(to)) return;
       await this.checkFileTarget(to, o.signal);
-      await this.copyBlob(this.key(from), this.key(to), undefined, o.signal);
+      await this.copyBlob(srcFs.key(from), this.key(to), undefined, o.signal);
     } catch (e) {
       throw this.err(e, from);
     }
   }
 
-  async rename(from: string, to: string, o: RenameOptions = {}): Promise<void> {
+  private async moveBlobs(srcFs: AzBlobFs, from: string, to: string, o: RenameOptions): Promise<void> {
     try {
       if (from === '/' || to === '/') throw new FsError(FsErrorCode.Permission, 'the root directory cannot be renamed');
-      const src = await this.props(this.key(from), o.signal);
-      if (from === to) {
-        if (src || (await this.dirExists(from, o.signal))) return;
+      const src = await srcFs.props(srcFs.key(from), o.signal);
+      // the same blob name (also when two mounts share a key prefix): nothing to move
+      if (srcFs.key(from) === this.key(to)) {
+        if (src || (await srcFs.dirExists(from, o.signal))) return;
         throw FsError.notFound(from);
       }
       if (src) {
         await this.checkFileTarget(to, o.signal);
         // Keep the modification time across the copy (Last-Modified changes).
         const mtime = this.mtimeOf(src.metadata, src.lastModified).getTime();
-        await this.copyBlob(this.key(from), this.key(to), { ...src.metadata, [MTIME_META]: String(mtime) }, o.signal);
-        await this.container.getBlobClient(this.key(from)).deleteIfExists({ abortSignal: o.signal });
+        await this.copyBlob(srcFs.key(from), this.key(to), { ...src.metadata, [MTIME_META]: String(mtime) }, o.signal);
+        await this.container.getBlobClient(srcFs.key(from)).deleteIfExists({ abortSignal: o.signal });
         o.onProgress?.(1);
         return;
       }
-      if (!(await this.dirExists(from, o.signal))) throw FsError.notFound(from);
-      if (isSubPath(from, to)) {
+      if (!(await srcFs.dirExists(from, o.signal))) throw FsError.notFound(from);
+      if ((srcFs === this && isSubPath(from, to)) || this.dirKey(to).startsWith(srcFs.dirKey(from))) {
         throw new FsError(FsErrorCode.Invalid, `cannot move ${from} into itself (${to})`, { path: to });
       }
       await this.requireParentDir(to, o.signal);
       if (await this.props(this.key(to), o.signal)) {
         throw new FsError(FsErrorCode.NotDirectory, `${to}: not a directory`, { path: to });
       }
-      const fromDir = this.dirKey(from);
+      const fromDir = srcFs.dirKey(from);
       const toDir = this.dirKey(to);
       if ((await this.firstBlobs(toDir, 2, o.signal)).some((b) => b.name !== toDir)) {
         throw new FsError(FsErrorCode.NotEmpty, `${to}: directory not empty`, { path: to });
       }
       let moved = 0;
-      for await (const page of this.blobs(fromDir, o.signal)) {
+      for await (const page of srcFs.blobs(fromDir, o.signal)) {
         let next = 0;
         const worker = async () => {
           while (next < page.length) {

@@ -87,6 +87,8 @@ export const azBlobOptionsSchema = Joi.object<AzBlobOptions>({
   use_emulator: Joi.boolean(),
 })
   .custom((v: AzBlobOptions, h) => {
+    const sas = typeof v.sas_url === 'string' ? v.sas_url : isSecret(v.sas_url) && v.sas_url.status === 'Plain' ? (v.sas_url.payload ?? '') : '';
+    if (sas !== '' && !isHttpUrl(sas)) return h.error('az.badSasUrl');
     if (hasSecret(v.sas_url)) return v;
     if (v.use_emulator) return v;
     if (!v.account_name) return h.error('az.noCredentials');
@@ -96,7 +98,19 @@ export const azBlobOptionsSchema = Joi.object<AzBlobOptions>({
   .messages({
     'az.noCredentials': 'either sas_url or account_name with account_key is required',
     'az.noKey': 'account_key is required with account_name (or give a sas_url)',
+    // never the value: it holds the SAS signature
+    'az.badSasUrl': 'sas_url must be an http:// or https:// URL, e.g. https://myaccount.blob.core.windows.net/container?sv=...&sig=...',
   });
+
+/** True for an absolute http(s) URL with a host. */
+export function isHttpUrl(v: string): boolean {
+  try {
+    const u = new URL(v.trim());
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
 
 function hasSecret(v: unknown): boolean {
   if (typeof v === 'string') return v !== '';
@@ -125,6 +139,8 @@ export interface AzBlobSettings {
   downloadPartSize: number;
   downloadConcurrency: number;
   accessTier: '' | 'Archive' | 'Hot' | 'Cool';
+  /** A download body that moves no byte for this long fails (plugin config idle_timeout). */
+  idleTimeoutMs: number;
 }
 
 export const DEFAULTS = { uploadPartSizeMb: 5, uploadConcurrency: 5, downloadPartSizeMb: 5, downloadConcurrency: 1 };
@@ -153,5 +169,32 @@ export function resolveSettings(o: AzBlobOptions): AzBlobSettings {
     downloadPartSize: (o.download_part_size || DEFAULTS.downloadPartSizeMb) * MB,
     downloadConcurrency: o.download_concurrency || DEFAULTS.downloadConcurrency,
     accessTier: o.access_tier ?? '',
+    idleTimeoutMs: DEFAULT_AZ_TIMEOUTS.idleTimeoutMs,
   };
 }
+
+/** Network time limits of the Azure client, in ms. */
+export interface AzTimeouts {
+  /**
+   * One try of one request, until the answer's headers (a block upload sends its
+   * body within it): the SDK's `tryTimeoutInMs`.
+   */
+  tryTimeoutMs: number;
+  /** A download body that moves no byte for this long fails (time the client does not read is not counted). */
+  idleTimeoutMs: number;
+}
+
+export const DEFAULT_AZ_TIMEOUTS: Readonly<AzTimeouts> = Object.freeze({ tryTimeoutMs: 600_000, idleTimeoutMs: 120_000 });
+
+/** Plugin-level settings (`plugins[].config` of @ferry/fs-azblob). */
+export interface AzBlobPluginConfig {
+  /** Seconds one try of one request may take until its answer (default 600). */
+  try_timeout?: number;
+  /** Seconds a download may go without receiving a byte (default 120). */
+  idle_timeout?: number;
+}
+
+export const azBlobPluginConfigSchema = Joi.object<AzBlobPluginConfig>({
+  try_timeout: Joi.number().greater(0).max(86400),
+  idle_timeout: Joi.number().greater(0).max(86400),
+});

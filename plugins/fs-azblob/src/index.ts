@@ -3,48 +3,93 @@
  */
 import { definePlugin, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
 import { createContainerClient } from './az-client.js';
-import { azBlobOptionsSchema, resolveSettings, type AzBlobOptions } from './config.schema.js';
+import {
+  azBlobOptionsSchema,
+  azBlobPluginConfigSchema,
+  DEFAULT_AZ_TIMEOUTS,
+  isHttpUrl,
+  resolveSettings,
+  type AzBlobOptions,
+  type AzBlobPluginConfig,
+  type AzBlobSettings,
+  type AzTimeouts,
+} from './config.schema.js';
 import { AZBLOB_CAPABILITIES, AzBlobFs } from './azblob.fs.js';
 
 const pkg = packageInfo(import.meta.url);
 
 export { AzBlobFs, AZBLOB_CAPABILITIES } from './azblob.fs.js';
 export { MTIME_META } from './azblob-base.js';
-export { azBlobOptionsSchema, resolveSettings, type AzBlobOptions, type AzBlobSettings } from './config.schema.js';
+export {
+  azBlobOptionsSchema,
+  azBlobPluginConfigSchema,
+  DEFAULT_AZ_TIMEOUTS,
+  resolveSettings,
+  type AzBlobOptions,
+  type AzBlobPluginConfig,
+  type AzBlobSettings,
+  type AzTimeouts,
+} from './config.schema.js';
+export { createContainerClient } from './az-client.js';
 export { mapAzError } from './errors.js';
 
 /** Provider number 3 (FilesystemConfig.provider), never reused. */
 export const AZBLOB_PROVIDER = 3;
 
-export const azBlobProvider: FsProviderDef<AzBlobOptions> = {
-  provider: AZBLOB_PROVIDER,
-  key: 'azblob',
-  configKey: 'azblobconfig',
-  optionsSchema: azBlobOptionsSchema,
-  secretFields: ['account_key', 'sas_url'],
-  placeholderFields: ['key_prefix'],
-  capabilities: AZBLOB_CAPABILITIES,
-  create(options: AzBlobOptions, _scope: FsScope) {
-    const settings = resolveSettings(options);
-    return new AzBlobFs(createContainerClient(settings), settings);
-  },
-  describe(options: AzBlobOptions) {
-    if (options.sas_url) {
-      // Never the SAS token itself: only where it points, when readable.
-      if (typeof options.sas_url !== 'string') return { bucket: options.container };
-      const u = new URL(options.sas_url);
-      return { bucket: options.container, endpoint: `${u.origin}${u.pathname}`.replace(/\/+$/, '') };
-    }
-    const s = resolveSettings({ ...options, account_key: '' });
-    return { bucket: options.container, endpoint: s.serviceUrl };
-  },
-};
+/** The provider, with the network time limits of the plugin's config. */
+export function createAzBlobProvider(config: AzBlobPluginConfig = {}): FsProviderDef<AzBlobOptions> {
+  const timeouts: AzTimeouts = {
+    tryTimeoutMs: (config.try_timeout ?? DEFAULT_AZ_TIMEOUTS.tryTimeoutMs / 1000) * 1000,
+    idleTimeoutMs: (config.idle_timeout ?? DEFAULT_AZ_TIMEOUTS.idleTimeoutMs / 1000) * 1000,
+  };
+  return {
+    provider: AZBLOB_PROVIDER,
+    key: 'azblob',
+    configKey: 'azblobconfig',
+    optionsSchema: azBlobOptionsSchema,
+    secretFields: ['account_key', 'sas_url'],
+    placeholderFields: ['key_prefix'],
+    capabilities: AZBLOB_CAPABILITIES,
+    create(options: AzBlobOptions, _scope: FsScope) {
+      const settings = { ...resolveSettings(options), idleTimeoutMs: timeouts.idleTimeoutMs };
+      return new AzBlobFs(createContainerClient(settings, timeouts), settings);
+    },
+    sameResource: sameAzContainer,
+    describe: describeAz,
+  };
+}
 
-export default definePlugin({
+/** Where the data lives, for filesystem events: never the SAS token itself. */
+function describeAz(options: AzBlobOptions): { bucket?: string; endpoint?: string } {
+  if (options.sas_url) {
+    if (typeof options.sas_url !== 'string' || !isHttpUrl(options.sas_url)) return { bucket: options.container };
+    const u = new URL(options.sas_url);
+    return { bucket: options.container, endpoint: `${u.origin}${u.pathname}`.replace(/\/+$/, '') };
+  }
+  const s = resolveSettings({ ...options, account_key: '' });
+  return { bucket: options.container, endpoint: s.serviceUrl };
+}
+
+/**
+ * True when two configurations reach the same container with the same credentials
+ * (SAS URL, or account name + key on the same service URL). Moves and copies
+ * between their mounts are then server-side blob copies.
+ */
+export function sameAzContainer(a: AzBlobOptions, b: AzBlobOptions): boolean {
+  const [x, y] = [resolveSettings(a), resolveSettings(b)];
+  const identity = (s: AzBlobSettings) => [s.container, s.sasUrl, s.serviceUrl, s.accountName, s.accountKey].join('\0');
+  return identity(x) === identity(y);
+}
+
+/** The provider with the default time limits. */
+export const azBlobProvider: FsProviderDef<AzBlobOptions> = createAzBlobProvider();
+
+export default definePlugin<AzBlobPluginConfig>({
   name: pkg.name,
   version: pkg.version,
   apiVersion: 1,
-  register(ctx) {
-    ctx.registerFsProvider(azBlobProvider);
+  configSchema: azBlobPluginConfigSchema,
+  register(ctx, config) {
+    ctx.registerFsProvider(config && Object.keys(config).length > 0 ? createAzBlobProvider(config) : azBlobProvider);
   },
 });

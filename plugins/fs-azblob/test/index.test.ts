@@ -67,5 +67,11 @@ t.test('create()', async (t) => {
     { username: 'alice', dataDir: '/tmp' },
   )) as AzBlobFs;
   t.equal(sas.container.containerName, 'c', 'container-level SAS URL');
+  t.throws(
+    () => azBlobProvider.create({ container: 'c', sas_url: 'not a url ?sig=x' }, { username: 'alice', dataDir: '/tmp' }),
+    { code: 'INVALID', message: /sas_url must be an http/ },
+    'a malformed SAS URL is an FsError, not a TypeError',
+  );
+  t.same(azBlobProvider.describe?.({ container: 'c', sas_url: 'not a url' }), { bucket: 'c' });
   await fs.close();
 });

@@ -28,6 +28,14 @@ t.test('optionsSchema', async (t) => {
     t.match(refusal({ ...ok, container: 'Bad_Name' }), /container must be 3-63 characters/);
     t.match(refusal({ ...ok, container: '' }), /container must not be empty/);
   });
+  t.test('refuses a malformed sas_url (without echoing it)', async (t) => {
+    for (const bad of ['not a url', 'blob.core.windows.net/files?sig=s3cr3t', 'ftp://a.blob.core.windows.net/files?sig=s3cr3t', 'https://']) {
+      const msg = refusal({ container: 'files', sas_url: plain(bad) });
+      t.match(msg, /sas_url must be an http:\/\/ or https:\/\/ URL/, bad);
+      t.notMatch(msg, /s3cr3t/, 'the SAS token is not in the message');
+    }
+    t.error(azBlobOptionsSchema.validate({ container: 'files', sas_url: { status: 'AES-256-GCM', payload: 'x' } }).error, 'a stored (encrypted) secret is not parsed');
+  });
   t.test('refuses a malformed endpoint', async (t) => {
     t.match(refusal({ ...ok, endpoint: '127.0.0.1:10000' }), /endpoint must be an http/);
   });

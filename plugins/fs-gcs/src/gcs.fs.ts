@@ -222,41 +222,71 @@ export class GcsFs implements Fs {
   }
 
   async copy(from: string, to: string, o: OpOptions = {}): Promise<void> {
+    return this.copyObjects(this, from, to, o);
+  }
+
+  /** Server-side copy from another mount of the same bucket (the provider's sameResource matched). */
+  async copyFrom(source: Fs, from: string, to: string, o: OpOptions = {}): Promise<void> {
+    return this.copyObjects(this.peer(source), from, to, o);
+  }
+
+  async rename(from: string, to: string, o: RenameOptions = {}): Promise<void> {
+    return this.moveObjects(this, from, to, o);
+  }
+
+  /** Server-side move from another mount of the same bucket: copy + delete of each object. */
+  async renameFrom(source: Fs, from: string, to: string, o: RenameOptions = {}): Promise<void> {
+    return this.moveObjects(this.peer(source), from, to, o);
+  }
+
+  /** Another GcsFs on the same bucket through the same client (same identity). */
+  private peer(source: Fs): GcsFs {
+    if (!(source instanceof GcsFs) || source.bucket.storage !== this.bucket.storage || source.bucket.name !== this.bucket.name) {
+      throw FsError.notSupported('a server-side copy from another bucket or backend');
+    }
+    return source;
+  }
+
+  private async copyObjects(srcFs: GcsFs, from: string, to: string, o: OpOptions): Promise<void> {
     const [src, dst] = [normalizeVirtualPath(from), normalizeVirtualPath(to)];
     try {
       throwIfFsAborted(o.signal, src);
-      if (src === dst) return void (await this.stat(src));
+      if (srcFs.key(src) === this.key(dst)) return void (await this.stat(dst));
       if (await this.dirExists(dst)) throw new FsError(FsErrorCode.IsDirectory, `${dst}: is a directory`, { path: dst });
-      await this.bucket.file(this.key(src)).copy(this.bucket.file(this.key(dst)));
+      await this.bucket.file(srcFs.key(src)).copy(this.bucket.file(this.key(dst)));
     } catch (err) {
-      if (isNotFound(err) && src !== '/' && (await this.dirExists(src).catch(() => false))) {
+      if (isNotFound(err) && src !== '/' && (await srcFs.dirExists(src).catch(() => false))) {
         throw new FsError(FsErrorCode.IsDirectory, `${src}: is a directory (copy copies files)`, { path: src });
       }
       throw mapGcsError(err, 'copy', src);
     }
   }
 
-  async rename(from: string, to: string, o: RenameOptions = {}): Promise<void> {
+  private async moveObjects(srcFs: GcsFs, from: string, to: string, o: RenameOptions): Promise<void> {
     const [src, dst] = [normalizeVirtualPath(from), normalizeVirtualPath(to)];
     if (src === '/' || dst === '/') throw new FsError(FsErrorCode.Invalid, 'the root cannot be renamed', { path: src });
+    // the same key (also when two mounts share a key prefix): nothing to move
+    const same = srcFs.key(src) === this.key(dst);
     try {
       throwIfFsAborted(o.signal, src);
-      if (await this.head(this.key(src))) {
-        if (src === dst) return;
+      if (await srcFs.head(srcFs.key(src))) {
+        if (same) return;
         if (await this.dirExists(dst)) throw new FsError(FsErrorCode.IsDirectory, `${dst}: is a directory`, { path: dst });
-        await this.bucket.file(this.key(src)).copy(this.bucket.file(this.key(dst)));
-        await this.bucket.file(this.key(src)).delete({ ignoreNotFound: true });
+        await this.bucket.file(srcFs.key(src)).copy(this.bucket.file(this.key(dst)));
+        await this.bucket.file(srcFs.key(src)).delete({ ignoreNotFound: true });
         o.onProgress?.(1);
         return;
       }
-      if (!(await this.dirExists(src))) throw FsError.notFound(src);
-      if (src === dst) return;
-      if (isSubPath(src, dst)) throw new FsError(FsErrorCode.Invalid, `cannot move ${src} into itself`, { path: dst });
+      if (!(await srcFs.dirExists(src))) throw FsError.notFound(src);
+      if (same) return;
+      if ((srcFs === this && isSubPath(src, dst)) || this.dirKey(dst).startsWith(srcFs.dirKey(src))) {
+        throw new FsError(FsErrorCode.Invalid, `cannot move ${src} into itself`, { path: dst });
+      }
       if (await this.head(this.key(dst))) throw new FsError(FsErrorCode.NotDirectory, `${dst}: not a directory`, { path: dst });
       if ((await this.firstUnder(this.dirKey(dst), 2)).some((f) => f.name !== this.dirKey(dst))) {
         throw new FsError(FsErrorCode.NotEmpty, `${dst}: directory not empty`, { path: dst });
       }
-      await this.moveTree(this.dirKey(src), this.dirKey(dst), o);
+      await this.moveTree(srcFs.dirKey(src), this.dirKey(dst), o);
     } catch (err) {
       throw mapGcsError(err, 'rename', src);
     }

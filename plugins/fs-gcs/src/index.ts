@@ -2,7 +2,7 @@
  * @ferry/fs-gcs: filesystem provider 2, Google Cloud Storage.
  */
 import { FsError, FsErrorCode, definePlugin, packageInfo, type FsProviderDef } from '@ferry/core';
-import { SECRET_FIELDS, gcsOptionsSchema, gcsPluginConfigSchema, type GcsOptions, type GcsPluginConfig } from './config.schema.js';
+import { SECRET_FIELDS, gcsOptionsSchema, gcsPluginConfigSchema, secretText, type GcsOptions, type GcsPluginConfig } from './config.schema.js';
 import { clearClients, storageFor } from './gcs-client.js';
 import { GCS_CAPABILITIES, GcsFs } from './gcs.fs.js';
 
@@ -23,6 +23,16 @@ export {
 
 /** Provider number 2 (FilesystemConfig.provider), never reused. */
 export const GCS_PROVIDER = 2;
+
+/**
+ * True when two configurations reach the same bucket with the same identity (same
+ * service-account key, or both on Application Default Credentials); the key prefix may
+ * differ. Moves and copies between their mounts are then server-side object copies.
+ */
+export function sameGcsBucket(a: GcsOptions, b: GcsOptions): boolean {
+  const identity = (o: GcsOptions) => [o.bucket, o.automatic_credentials === 1 ? 'adc' : secretText(o.credentials)].join('\0');
+  return identity(a) === identity(b);
+}
 
 /** The provider definition; `config` is the plugin config (API endpoint for emulators, project id). */
 export function gcsProvider(config: GcsPluginConfig = {}): FsProviderDef<GcsOptions> {
@@ -48,6 +58,7 @@ export function gcsProvider(config: GcsPluginConfig = {}): FsProviderDef<GcsOpti
         partMaxTimeMs: (o.upload_part_max_time ?? 0) * 1000,
       });
     },
+    sameResource: sameGcsBucket,
     describe(options: GcsOptions) {
       return { bucket: options.bucket, ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}) };
     },

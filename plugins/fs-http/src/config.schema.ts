@@ -96,7 +96,7 @@ export const httpFsOptionsSchema = Joi.object<HttpFsOptions>({
   skip_tls_verify: Joi.boolean().messages({ 'boolean.base': 'skip_tls_verify must be true or false' }),
   equality_check_mode: Joi.number()
     .valid(0, 1)
-    .messages({ 'any.only': 'equality_check_mode must be 0 (same endpoint) or 1 (same endpoint and username)' }),
+    .messages({ 'any.only': 'equality_check_mode must be 0 (same endpoint and username) or 1 (same endpoint only)' }),
 })
   .custom((v: HttpFsOptions, h) => {
     const user = (v.username ?? '') !== '';
@@ -168,13 +168,14 @@ export function resolveSettings(o: HttpFsOptions, config: HttpFsPluginConfig = {
 }
 
 /**
- * equality_check_mode: true when two configurations reach the same storage.
- * Mode 1 on either side makes the username part of the identity.
+ * equality_check_mode: true when two configurations reach the same storage, so a move
+ * between their mounts is one rename on the server. Mode 0 (the default): same endpoint
+ * and same username. Mode 1: the endpoint alone decides, but only when both
+ * configurations ask for it (a mode 0 side keeps its username check).
  */
 export function isSameResource(a: HttpFsOptions, b: HttpFsOptions): boolean {
   const strip = (e: string) => e.trim().replace(/\/+$/, '');
-  if ((a.equality_check_mode === 1 || b.equality_check_mode === 1) && (a.username ?? '') !== (b.username ?? '')) {
-    return false;
-  }
-  return strip(a.endpoint) === strip(b.endpoint);
+  if (strip(a.endpoint) !== strip(b.endpoint)) return false;
+  if (a.equality_check_mode === 1 && b.equality_check_mode === 1) return true;
+  return (a.username ?? '') === (b.username ?? '');
 }

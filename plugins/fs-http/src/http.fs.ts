@@ -152,6 +152,18 @@ export class HttpFs implements Fs {
     o.onProgress?.(1);
   }
 
+  /**
+   * Cross-mount move on the same httpfs endpoint (the provider's sameResource matched,
+   * see equality_check_mode): both mounts share the endpoint's root, so this is one
+   * rename on the server, sent with this (the destination's) credentials.
+   */
+  async renameFrom(source: Fs, from: string, to: string, o: RenameOptions = {}): Promise<void> {
+    if (!(source instanceof HttpFs) || source.client.settings.endpoint !== this.client.settings.endpoint) {
+      throw FsError.notSupported('a server-side move from another storage');
+    }
+    await this.rename(from, to, o);
+  }
+
   private async removeOne(p: string, signal?: AbortSignal): Promise<void> {
     await this.client.call({ method: 'DELETE', op: 'remove', path: p, signal });
   }

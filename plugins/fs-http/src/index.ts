@@ -8,6 +8,7 @@ import { AgentPool } from './agents.js';
 import {
   httpFsOptionsSchema,
   httpFsPluginConfigSchema,
+  isSameResource,
   PLUGIN_DEFAULTS,
   resolveSettings,
   type HttpFsOptions,
@@ -57,6 +58,7 @@ export function createHttpProvider(
       const settings = resolveSettings(options, config);
       return new HttpFs(settings, agents.get(settings.endpoint, settings.skipTlsVerify));
     },
+    sameResource: isSameResource,
     describe(options: HttpFsOptions) {
       return { endpoint: resolveSettings({ ...options, password: '', api_key: '' }).endpoint };
     },

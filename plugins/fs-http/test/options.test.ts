@@ -84,10 +84,13 @@ t.test('resolveSettings()', async (t) => {
 });
 
 t.test('isSameResource() (equality_check_mode)', async (t) => {
-  t.ok(isSameResource({ endpoint: 'https://h/api/' }, { endpoint: 'https://h/api', username: 'x' }), 'mode 0: endpoint only');
-  t.notOk(isSameResource({ endpoint: 'https://h/a' }, { endpoint: 'https://h/b' }));
-  t.notOk(isSameResource({ endpoint, username: 'a', equality_check_mode: 1 }, { endpoint, username: 'b' }), 'mode 1: usernames differ');
-  t.ok(isSameResource({ endpoint, username: 'a', equality_check_mode: 1 }, { endpoint, username: 'a' }));
+  t.ok(isSameResource({ endpoint: 'https://h/api/' }, { endpoint: 'https://h/api' }), 'mode 0: same endpoint, same (empty) username');
+  t.notOk(isSameResource({ endpoint, username: 'a' }, { endpoint, username: 'b' }), 'mode 0: usernames differ');
+  t.ok(isSameResource({ endpoint, username: 'a' }, { endpoint, username: 'a' }), 'mode 0: endpoint and username match');
+  t.notOk(isSameResource({ endpoint: 'https://h/a' }, { endpoint: 'https://h/b' }), 'different endpoints never match');
+  t.ok(isSameResource({ endpoint, username: 'a', equality_check_mode: 1 }, { endpoint, username: 'b', equality_check_mode: 1 }), 'mode 1 on both: endpoint only');
+  t.notOk(isSameResource({ endpoint, username: 'a', equality_check_mode: 1 }, { endpoint, username: 'b' }), 'a mode 0 side keeps its username check');
+  t.notOk(isSameResource({ endpoint: 'https://h/a', equality_check_mode: 1 }, { endpoint: 'https://h/b', equality_check_mode: 1 }));
 });
 
 t.test('manifest', async (t) => {

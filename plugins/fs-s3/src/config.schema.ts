@@ -177,3 +177,16 @@ export function resolveSettings(o: S3Options): S3Settings {
     forcePathStyle: o.force_path_style ?? false,
   };
 }
+
+/** Plugin-level settings (`plugins[].config` of @ferry/fs-s3). */
+export interface S3PluginConfig {
+  /** Seconds to establish a connection (default 10). */
+  connect_timeout?: number;
+  /** Seconds a request or response body may go without moving a byte (default 120). */
+  idle_timeout?: number;
+}
+
+export const s3PluginConfigSchema = Joi.object<S3PluginConfig>({
+  connect_timeout: Joi.number().greater(0).max(3600),
+  idle_timeout: Joi.number().greater(0).max(86400),
+});

@@ -6,13 +6,30 @@ import type { S3Settings } from './config.schema.js';
 /** Renew assumed-role credentials this long before they expire. */
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
 
+/** Network time limits of the S3 (and STS) clients, in ms. */
+export interface S3Timeouts {
+  /** TCP (and TLS) connection establishment. */
+  connectTimeoutMs: number;
+  /**
+   * Socket inactivity: a request (or a response body) that moves no byte for this
+   * long fails. A long transfer that keeps moving is never cut.
+   */
+  idleTimeoutMs: number;
+}
+
+export const DEFAULT_S3_TIMEOUTS: Readonly<S3Timeouts> = Object.freeze({ connectTimeoutMs: 10_000, idleTimeoutMs: 120_000 });
+
 /**
  * Builds the S3 client for one Fs. Checksums are computed and validated only
  * when an operation requires them ('WHEN_REQUIRED'): with the SDK default a
  * streamed PutObject body is sent aws-chunked with a trailer, which some
  * S3-compatible servers (s3rver) store verbatim, corrupting the object.
+ * Every request has a connection timeout and a socket inactivity timeout
+ * (the SDK sets neither by default, so a server that stops answering would
+ * hang a transfer forever).
  */
-export function createS3Client(s: S3Settings, sessionName: string): S3Client {
+export function createS3Client(s: S3Settings, sessionName: string, timeouts: S3Timeouts = DEFAULT_S3_TIMEOUTS): S3Client {
+  const requestHandler = { connectionTimeout: timeouts.connectTimeoutMs, socketTimeout: timeouts.idleTimeoutMs };
   const base: AwsCredentialIdentity | undefined = s.accessKey
     ? {
         accessKeyId: s.accessKey,
@@ -26,9 +43,10 @@ export function createS3Client(s: S3Settings, sessionName: string): S3Client {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     maxAttempts: 3,
+    requestHandler,
     ...(s.endpoint ? { endpoint: s.endpoint } : {}),
   };
-  if (s.roleArn) config.credentials = assumeRoleProvider(s, base, sessionName);
+  if (s.roleArn) config.credentials = assumeRoleProvider(s, base, sessionName, requestHandler);
   else if (base) config.credentials = base;
   // else: the SDK's default chain (environment, shared config, instance role).
   return new S3Client(config);
@@ -42,8 +60,10 @@ function assumeRoleProvider(
   s: S3Settings,
   base: AwsCredentialIdentity | undefined,
   sessionName: string,
+  requestHandler: { connectionTimeout: number; socketTimeout: number },
 ): AwsCredentialIdentityProvider {
-  const sts = new STSClient({ region: s.region, ...(base ? { credentials: base } : {}) });
+  // the STS endpoint: the SDK's own resolution (AWS_ENDPOINT_URL_STS or the regional one)
+  const sts = new STSClient({ region: s.region, requestHandler, maxAttempts: 3, ...(base ? { credentials: base } : {}) });
   let current: AwsCredentialIdentity | undefined;
   let pending: Promise<AwsCredentialIdentity> | undefined;
   const fetch = async (): Promise<AwsCredentialIdentity> => {

@@ -43,10 +43,17 @@ export async function openS3Read(p: S3ReadParams): Promise<Readable> {
     const out = await p.get(range, e, signal);
     return range ? { ...out, Body: fitRange(out.Body as Readable, out.ContentRange, s, e) } : out;
   };
+  // download_part_max_time covers the first part too: its request and its body
+  const timed = part !== Infinity && p.partTimeoutMs > 0;
+  const deadline = Date.now() + p.partTimeoutMs;
+  const partTimer = timed ? AbortSignal.timeout(p.partTimeoutMs) : undefined;
+  const partTimeout = () =>
+    new FsError(FsErrorCode.Unavailable, `${path}: a download part took longer than download_part_max_time (${p.partTimeoutMs / 1000} s)`, { path });
   let first: GetOutput;
   try {
-    first = await get(start, firstEnd, p.signal);
+    first = await get(start, firstEnd, partTimer ? AbortSignal.any(p.signal ? [p.signal, partTimer] : [partTimer]) : p.signal);
   } catch (e) {
+    if (partTimer?.aborted && !p.signal?.aborted) throw partTimeout();
     if (isNotFound(e) && (await p.isDir().catch(() => false))) {
       throw new FsError(FsErrorCode.IsDirectory, `${path}: is a directory`, { path });
     }
@@ -72,6 +79,11 @@ export async function openS3Read(p: S3ReadParams): Promise<Readable> {
     pass.on('close', () => body.destroy());
     out = body.pipe(pass);
   } else {
+    if (timed) {
+      // the range reader collects each part as fast as the server sends it: the client's pace does not count
+      const timer = setTimeout(() => body.destroy(partTimeout()), Math.max(0, deadline - Date.now()));
+      body.once('close', () => clearTimeout(timer));
+    }
     out = new ParallelRangeReadable({
       start,
       end: last,

@@ -228,10 +228,39 @@ export class S3Fs extends S3Base implements Fs {
   }
 
   async copy(from: string, to: string, o: OpOptions = {}): Promise<void> {
+    return this.copyKeys(this, from, to, o);
+  }
+
+  /**
+   * Server-side copy from another mount in the same bucket (the provider's
+   * sameResource matched: same endpoint, bucket, credentials and SSE-C key).
+   */
+  async copyFrom(source: Fs, from: string, to: string, o: OpOptions = {}): Promise<void> {
+    return this.copyKeys(this.peer(source), from, to, o);
+  }
+
+  async rename(from: string, to: string, o: RenameOptions = {}): Promise<void> {
+    return this.moveKeys(this, from, to, o);
+  }
+
+  /** Server-side move from another mount in the same bucket: CopyObject + delete of each key. */
+  async renameFrom(source: Fs, from: string, to: string, o: RenameOptions = {}): Promise<void> {
+    return this.moveKeys(this.peer(source), from, to, o);
+  }
+
+  /** Another S3Fs of the same bucket, reachable with this Fs's client. */
+  private peer(source: Fs): S3Fs {
+    if (!(source instanceof S3Fs) || source.s.bucket !== this.s.bucket) {
+      throw FsError.notSupported('a server-side copy from another bucket or backend');
+    }
+    return source;
+  }
+
+  private async copyKeys(src: S3Fs, from: string, to: string, o: OpOptions): Promise<void> {
     try {
-      const src = await this.head(this.key(from), o.signal);
-      if (!src) {
-        if (await this.dirExists(from, o.signal)) throw new FsError(FsErrorCode.IsDirectory, `${from}: is a directory`);
+      const head = await src.head(src.key(from), o.signal);
+      if (!head) {
+        if (await src.dirExists(from, o.signal)) throw new FsError(FsErrorCode.IsDirectory, `${from}: is a directory`);
         throw FsError.notFound(from);
       }
       await this.checkFileTarget(to, o.signal);
@@ -239,7 +268,7 @@ export class S3Fs extends S3Base implements Fs {
         new CopyObjectCommand({
           Bucket: this.s.bucket,
           Key: this.key(to),
-          CopySource: this.copySource(this.key(from)),
+          CopySource: this.copySource(src.key(from)),
           ...this.objectParams(),
           ...this.copySse,
         }),
@@ -250,39 +279,40 @@ export class S3Fs extends S3Base implements Fs {
     }
   }
 
-  async rename(from: string, to: string, o: RenameOptions = {}): Promise<void> {
+  private async moveKeys(src: S3Fs, from: string, to: string, o: RenameOptions): Promise<void> {
     try {
       if (from === '/' || to === '/') throw new FsError(FsErrorCode.Permission, 'the root directory cannot be renamed');
-      const src = await this.head(this.key(from), o.signal);
-      if (from === to) {
-        if (src || (await this.dirExists(from, o.signal))) return;
+      const head = await src.head(src.key(from), o.signal);
+      // the same key (also when two mounts share a key prefix): nothing to move
+      if (src.key(from) === this.key(to)) {
+        if (head || (await src.dirExists(from, o.signal))) return;
         throw FsError.notFound(from);
       }
-      if (src) {
+      if (head) {
         await this.checkFileTarget(to, o.signal);
         // Keep the modification time across the copy (LastModified changes).
-        const mtime = src.Metadata?.[MTIME_META] ?? String((src.LastModified ?? new Date()).getTime());
+        const mtime = head.Metadata?.[MTIME_META] ?? String((head.LastModified ?? new Date()).getTime());
         await this.client.send(
           new CopyObjectCommand({
             Bucket: this.s.bucket,
             Key: this.key(to),
-            CopySource: this.copySource(this.key(from)),
+            CopySource: this.copySource(src.key(from)),
             MetadataDirective: 'REPLACE',
-            Metadata: { ...src.Metadata, [MTIME_META]: mtime },
-            ContentType: src.ContentType,
+            Metadata: { ...head.Metadata, [MTIME_META]: mtime },
+            ContentType: head.ContentType,
             ...this.objectParams(),
             ...this.copySse,
           }),
           { abortSignal: o.signal },
         );
-        await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.key(from) }), {
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: src.key(from) }), {
           abortSignal: o.signal,
         });
         o.onProgress?.(1);
         return;
       }
-      if (!(await this.dirExists(from, o.signal))) throw FsError.notFound(from);
-      if (isSubPath(from, to)) {
+      if (!(await src.dirExists(from, o.signal))) throw FsError.notFound(from);
+      if ((src === this && isSubPath(from, to)) || this.dirKey(to).startsWith(src.dirKey(from))) {
         throw new FsError(FsErrorCode.Invalid, `cannot move ${from} into itself (${to})`, { path: to });
       }
       await this.requireParentDir(to, o.signal);
@@ -295,7 +325,7 @@ export class S3Fs extends S3Base implements Fs {
         throw new FsError(FsErrorCode.NotEmpty, `${to}: directory not empty`, { path: to });
       }
       const extra = { ...this.objectParams(), ...this.copySse };
-      await this.tree.moveTree(this.dirKey(from), toDir, (k) => this.copySource(k), extra, o.signal, o.onProgress);
+      await this.tree.moveTree(src.dirKey(from), toDir, (k) => this.copySource(k), extra, o.signal, o.onProgress);
     } catch (e) {
       throw this.err(e, from);
     }

@@ -21,7 +21,10 @@ export interface SftpOptions {
   disable_concurrent_reads?: boolean;
   /** MB kept in flight per transfer (pipelined reads and writes); 0 = default (2 MB). */
   buffer_size?: number;
-  /** Accepted for compatibility; see README. */
+  /**
+   * When two configurations count as the same server (moves between their mounts are
+   * one rename on the server): 0 same endpoint and username, 1 same endpoint (both sides).
+   */
   equality_check_mode?: 0 | 1;
 }
 

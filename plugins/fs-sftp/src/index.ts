@@ -42,6 +42,24 @@ export function connectSettings(o: SftpOptions): ConnectSettings {
   };
 }
 
+/** 'host:port' compared case-insensitively on the host (IPv6 brackets ignored). */
+function endpointKey(endpoint: string): string {
+  const { host, port } = splitEndpoint(endpoint.trim());
+  return `${host.toLowerCase()}:${port}`;
+}
+
+/**
+ * equality_check_mode: true when two configurations reach the same SFTP server, so a
+ * move between their mounts is one rename on the server. Mode 0 (the default): same
+ * endpoint and same username. Mode 1: the endpoint alone decides, but only when both
+ * configurations ask for it (a mode 0 side keeps its username check).
+ */
+export function sameSftpServer(a: SftpOptions, b: SftpOptions): boolean {
+  if (endpointKey(a.endpoint) !== endpointKey(b.endpoint)) return false;
+  if (a.equality_check_mode === 1 && b.equality_check_mode === 1) return true;
+  return a.username === b.username;
+}
+
 /** The provider definition; `config` and `logger` come from the plugin context. */
 export function sftpProvider(config: Partial<SftpPluginConfig> = {}, logger: Logger = silentLogger()): FsProviderDef<SftpOptions> {
   const cfg = sftpPluginConfigSchema.validate(config).value as SftpPluginConfig;
@@ -63,6 +81,7 @@ export function sftpProvider(config: Partial<SftpPluginConfig> = {}, logger: Log
         disableConcurrentReads: o.disable_concurrent_reads ?? false,
       });
     },
+    sameResource: sameSftpServer,
     describe(options: SftpOptions) {
       return { endpoint: options.endpoint };
     },

@@ -31,6 +31,7 @@ export const mkdir = (s: SFTPWrapper, p: string): Promise<void> => call(s, (cb) 
 export const rmdir = (s: SFTPWrapper, p: string): Promise<void> => call(s, (cb) => s.rmdir(p, cb));
 export const unlink = (s: SFTPWrapper, p: string): Promise<void> => call(s, (cb) => s.unlink(p, cb));
 export const rename = (s: SFTPWrapper, from: string, to: string): Promise<void> => call(s, (cb) => s.rename(from, to, cb));
+export const realpath = (s: SFTPWrapper, p: string): Promise<string> => call(s, (cb) => s.realpath(p, cb));
 export const utimes = (s: SFTPWrapper, p: string, mtime: Date): Promise<void> =>
   call(s, (cb) => s.utimes(p, mtime, mtime, cb));
 

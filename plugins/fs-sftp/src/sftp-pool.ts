@@ -123,6 +123,8 @@ export class SftpPool {
   refs = 0;
   /** Remote directories known to exist (Fs roots created on first use). */
   readonly knownDirs = new Set<string>();
+  /** Login directory of the pool's user (realpath of '.'), once asked. */
+  loginDir: Promise<string> | undefined;
 
   constructor(
     readonly key: string,

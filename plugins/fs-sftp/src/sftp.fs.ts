@@ -64,7 +64,7 @@ export class SftpFs implements Fs {
   private closed = false;
 
   constructor(
-    private readonly pool: SftpPool,
+    readonly pool: SftpPool,
     private readonly settings: SftpFsSettings,
   ) {
     this.absolute = settings.prefix.trim().startsWith('/');
@@ -84,7 +84,7 @@ export class SftpFs implements Fs {
   }
 
   /** Creates the prefix directory the first time any Fs of this pool uses it. */
-  private async ready(o?: OpOptions): Promise<void> {
+  async ready(o?: OpOptions): Promise<void> {
     if (this.closed) throw new FsError(FsErrorCode.Unavailable, 'sftp: this filesystem is closed');
     const root = this.remotePath('/');
     if (normalizePrefix(this.settings.prefix) === '' || this.pool.knownDirs.has(root)) return;
@@ -212,15 +212,53 @@ export class SftpFs implements Fs {
     const dst = normalizeVirtualPath(to);
     if (src === '/' || dst === '/') throw new FsError(FsErrorCode.Invalid, 'the root cannot be renamed', { path: src });
     await this.ready(o);
-    const [rs, rd] = [this.remotePath(src), this.remotePath(dst)];
+    await this.moveRemote(this.remotePath(src), src, dst, true, o);
+  }
+
+  /**
+   * The absolute remote path of an Fs path: a relative prefix is resolved against the
+   * login directory of this Fs's SFTP user (asked once per pool).
+   */
+  async absolutePath(path: string, o?: OpOptions): Promise<string> {
+    const p = normalizeVirtualPath(path);
+    await this.ready(o);
+    const remote = this.remotePath(p);
+    if (remote.startsWith('/')) return remote;
+    this.pool.loginDir ??= this.pool.run((s) => ops.realpath(s, '.'), { signal: o?.signal }).catch((err: unknown) => {
+      this.pool.loginDir = undefined;
+      throw mapSftpError(err, 'realpath', p);
+    });
+    const home = await this.pool.loginDir;
+    return remote === '.' ? home : posix.join(home, remote);
+  }
+
+  /**
+   * Cross-mount move on the same SFTP server (the provider's sameResource matched,
+   * see equality_check_mode): one rename on the server, run over this (the
+   * destination's) connection with the source's absolute remote path.
+   */
+  async renameFrom(source: Fs, from: string, to: string, o?: RenameOptions): Promise<void> {
+    if (!(source instanceof SftpFs)) throw FsError.notSupported('a server-side move from another backend');
+    const src = normalizeVirtualPath(from);
+    const dst = normalizeVirtualPath(to);
+    if (src === '/' || dst === '/') throw new FsError(FsErrorCode.Invalid, 'the root cannot be renamed', { path: src });
+    await this.ready(o);
+    await source.ready(o);
+    const rs = source.pool === this.pool ? source.remotePath(src) : await source.absolutePath(src, o);
+    await this.moveRemote(rs, src, dst, source.pool === this.pool && source.settings.prefix === this.settings.prefix, o);
+  }
+
+  /** Renames the remote path `rs` (Fs path `src`, for messages) onto `dst` of this Fs. */
+  private async moveRemote(rs: string, src: string, dst: string, sameRoot: boolean, o?: RenameOptions): Promise<void> {
+    const rd = this.remotePath(dst);
     await this.pool
       .run(
         async (s) => {
           const st = await ops.stat(s, rs).catch((err: unknown) => {
             throw mapSftpError(err, 'rename', src);
           });
-          if (src === dst) return;
-          if (ops.isDirMode(st.mode) && isSubPath(src, dst)) {
+          if (sameRoot && src === dst) return;
+          if (sameRoot && ops.isDirMode(st.mode) && isSubPath(src, dst)) {
             throw new FsError(FsErrorCode.Invalid, `cannot move ${src} into itself`, { path: dst });
           }
           try {

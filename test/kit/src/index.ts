@@ -18,5 +18,6 @@ export {
   isFsErrorLike,
 } from './fs-helpers.js';
 export { AWKWARD_NAMES } from './cases/basics.js';
+export { RecordingRelay, StalledServer, type RecordedRequest } from './relay.js';
 export { localEscapeConformance, craftedPaths } from './local-escape.js';
 export type { LocalEscapeOptions, EscapeExpectation } from './local-escape.js';

@@ -1,0 +1,243 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { FsErrorCode } from '@ferry/core';
+import { createTestApp } from '@ferry/core/testing';
+import { RecordingRelay, StalledServer, expectFsError, readFile, writeFile } from '@ferry/testkit';
+import { createS3Provider, s3Provider, sameS3Bucket, type S3Fs } from '../src/index.js';
+import { BUCKET, S3_ENDPOINT, S3_PORT, randomPrefix, rawClient, s3Unavailable, scope, testOptions } from './fixtures/server.js';
+
+// Options exercised against s3rver (not only their schemas): what the client really
+// sends is recorded by a relay in front of the server (storage class, ACL, SSE-C,
+// copy sources); role_arn against a local STS wire-protocol stub; server-side moves
+// between mounts of one bucket; the time limits against a server that stalls.
+
+const skip = await s3Unavailable();
+const SSE_KEY = 'ferry-test-sse-c-key-32-bytes!!!';
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const md5b64 = (s: string) => createHash('md5').update(s).digest('base64');
+
+/** A relay in front of s3rver, stopped at teardown. */
+async function relayed(t: Test): Promise<RecordingRelay> {
+  const relay = await new RecordingRelay(S3_PORT).start();
+  t.teardown(() => relay.stop());
+  return relay;
+}
+
+async function cleanup(prefix: string): Promise<void> {
+  const c = rawClient();
+  const { ListObjectsV2Command, DeleteObjectsCommand } = await import('@aws-sdk/client-s3');
+  const out = await c.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+  const keys = (out.Contents ?? []).map((o) => ({ Key: o.Key! }));
+  if (keys.length) await c.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys } }));
+  c.destroy();
+}
+
+t.test('sameS3Bucket()', async (t) => {
+  const a = testOptions({ key_prefix: 'a/' });
+  t.ok(sameS3Bucket(a, { ...a, key_prefix: 'b/' }), 'the key prefix does not matter');
+  t.notOk(sameS3Bucket(a, { ...a, bucket: 'other' }));
+  t.notOk(sameS3Bucket(a, { ...a, endpoint: 'http://127.0.0.1:1' }), 'another endpoint');
+  t.notOk(sameS3Bucket(a, { ...a, access_key: 'OTHER' }), 'other credentials');
+  t.notOk(sameS3Bucket(a, { ...a, sse_customer_key: SSE_KEY }), 'another SSE-C key');
+  t.equal(s3Provider.sameResource, sameS3Bucket);
+});
+
+t.test('against s3rver', { skip: skip ?? false }, async (t) => {
+  t.test('storage class, ACL and SSE-C headers on the wire', async (t) => {
+    const relay = await relayed(t);
+    const fs = (await s3Provider.create(
+      testOptions({ endpoint: relay.endpoint, storage_class: 'STANDARD_IA', acl: 'public-read', sse_customer_key: SSE_KEY }),
+      scope,
+    )) as S3Fs;
+    t.teardown(() => cleanup(fs.prefix));
+    await writeFile(fs, '/a.txt', 'encrypted with a customer key');
+    const put = relay.matching('PUT', `/${fs.prefix}a.txt`).at(-1);
+    t.ok(put, 'the object was PUT');
+    t.match(put?.headers, {
+      'x-amz-storage-class': 'STANDARD_IA',
+      'x-amz-acl': 'public-read',
+      'x-amz-server-side-encryption-customer-algorithm': 'AES256',
+      'x-amz-server-side-encryption-customer-key': b64(SSE_KEY),
+      'x-amz-server-side-encryption-customer-key-md5': md5b64(SSE_KEY),
+    });
+    t.equal((await readFile(fs, '/a.txt')).toString(), 'encrypted with a customer key');
+    const get = relay.matching('GET', `/${fs.prefix}a.txt`).at(-1);
+    t.match(get?.headers, { 'x-amz-server-side-encryption-customer-key': b64(SSE_KEY) }, 'reads send the customer key too');
+
+    await fs.copy('/a.txt', '/b.txt');
+    const copy = relay.matching('PUT', `/${fs.prefix}b.txt`).at(-1);
+    t.match(copy?.headers, {
+      'x-amz-copy-source': `${BUCKET}/${fs.prefix}a.txt`,
+      'x-amz-storage-class': 'STANDARD_IA',
+      'x-amz-acl': 'public-read',
+      'x-amz-copy-source-server-side-encryption-customer-key': b64(SSE_KEY),
+      'x-amz-server-side-encryption-customer-key': b64(SSE_KEY),
+    }, 'a server-side copy keeps class, ACL and key');
+
+    await writeFile(fs, '/big.bin', Buffer.alloc(6 * 1024 * 1024, 7), { size: 6 * 1024 * 1024 });
+    const create = relay.requests.find((r) => r.method === 'POST' && r.url.includes(`/${fs.prefix}big.bin?uploads`));
+    t.match(create?.headers, { 'x-amz-storage-class': 'STANDARD_IA', 'x-amz-acl': 'public-read', 'x-amz-server-side-encryption-customer-algorithm': 'AES256' }, 'multipart uploads too');
+    const parts = relay.requests.filter((r) => r.method === 'PUT' && r.url.includes(`/${fs.prefix}big.bin?`) && r.url.includes('partNumber='));
+    t.ok(parts.length >= 2, `${parts.length} parts`);
+    t.ok(parts.every((p) => p.headers['x-amz-server-side-encryption-customer-key'] === b64(SSE_KEY)), 'every part carries the customer key');
+    await fs.close();
+  });
+
+  t.test('role_arn: credentials assumed through an STS wire-protocol stub', async (t) => {
+    // A local stub of the AWS STS query protocol: form-encoded POST, XML answer
+    // (https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRole.html).
+    const calls: { params: URLSearchParams; authorization: string }[] = [];
+    const stsWireStub = http.createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => (body += c));
+      req.on('end', () => {
+        const params = new URLSearchParams(body);
+        calls.push({ params, authorization: String(req.headers.authorization ?? '') });
+        if (params.get('Action') !== 'AssumeRole') {
+          res.writeHead(400, { 'content-type': 'text/xml' });
+          return res.end('<ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>only AssumeRole</Message></Error></ErrorResponse>');
+        }
+        res.writeHead(200, { 'content-type': 'text/xml' });
+        res.end(`<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+  <AssumeRoleResult>
+    <Credentials>
+      <AccessKeyId>S3RVER</AccessKeyId>
+      <SecretAccessKey>S3RVER</SecretAccessKey>
+      <SessionToken>stub-session-token</SessionToken>
+      <Expiration>${new Date(Date.now() + 3600_000).toISOString()}</Expiration>
+    </Credentials>
+    <AssumedRoleUser>
+      <AssumedRoleId>AROAFERRYTEST:${params.get('RoleSessionName')}</AssumedRoleId>
+      <Arn>arn:aws:sts::123456789012:assumed-role/ferry-test/${params.get('RoleSessionName')}</Arn>
+    </AssumedRoleUser>
+  </AssumeRoleResult>
+  <ResponseMetadata><RequestId>00000000-0000-0000-0000-000000000000</RequestId></ResponseMetadata>
+</AssumeRoleResponse>`);
+      });
+    });
+    await new Promise<void>((resolve) => stsWireStub.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => stsWireStub.close(() => resolve())));
+    const saved = process.env.AWS_ENDPOINT_URL_STS;
+    process.env.AWS_ENDPOINT_URL_STS = `http://127.0.0.1:${(stsWireStub.address() as AddressInfo).port}`;
+    t.teardown(() => {
+      if (saved === undefined) delete process.env.AWS_ENDPOINT_URL_STS;
+      else process.env.AWS_ENDPOINT_URL_STS = saved;
+    });
+    const relay = await relayed(t);
+    const role = 'arn:aws:iam::123456789012:role/ferry-test';
+    // the static keys only sign the AssumeRole call; s3rver knows only the assumed key id
+    const fs = (await s3Provider.create(testOptions({ endpoint: relay.endpoint, role_arn: role, access_key: 'BASEKEY', access_secret: 'base-secret' }), scope)) as S3Fs;
+    t.teardown(() => cleanup(fs.prefix));
+    await writeFile(fs, '/as-role.txt', 'written with assumed credentials');
+    t.equal((await readFile(fs, '/as-role.txt')).toString(), 'written with assumed credentials');
+    t.equal(calls.length, 1, 'one AssumeRole call (the credentials are cached)');
+    t.match(Object.fromEntries(calls[0]!.params), { Action: 'AssumeRole', Version: '2011-06-15', RoleArn: role, RoleSessionName: 'ferry-alice', DurationSeconds: '3600' });
+    t.match(calls[0]!.authorization, /Credential=BASEKEY\//, 'AssumeRole is signed with the static keys');
+    const put = relay.matching('PUT', `/${fs.prefix}as-role.txt`).at(-1);
+    t.match(put?.headers, { 'x-amz-security-token': 'stub-session-token', authorization: /Credential=S3RVER\// }, 'S3 requests use the assumed credentials');
+    await fs.close();
+  });
+
+  t.test('a server that accepts and never answers: an FsError, no hang', async (t) => {
+    const stalled = await new StalledServer('silent').start();
+    t.teardown(() => stalled.stop());
+    const fs = await createS3Provider({ connect_timeout: 1, idle_timeout: 0.3 }).create(testOptions({ endpoint: stalled.endpoint }), scope);
+    await expectFsError(t, fs.stat('/x'), FsErrorCode.Unavailable, 'the request timed out');
+    t.ok(stalled.accepted >= 1, 'the client did connect');
+    await fs.close();
+  });
+
+  t.test('a download that stops mid-body fails after the idle timeout', async (t) => {
+    const stalled = await new StalledServer('mid-body', { bodySize: 1 << 20, sentBytes: 4096, headers: { ETag: '"abc"' } }).start();
+    t.teardown(() => stalled.stop());
+    const fs = await createS3Provider({ idle_timeout: 0.3 }).create(testOptions({ endpoint: stalled.endpoint }), scope);
+    const rs = await fs.openRead('/big.bin');
+    let received = 0;
+    const failure = await new Promise<unknown>((resolve) => {
+      rs.on('data', (c: Buffer) => (received += c.length));
+      rs.on('error', resolve);
+      rs.on('end', () => resolve(new Error('ended')));
+    });
+    t.match(failure, { code: 'UNAVAILABLE' }, 'the stalled body fails instead of hanging');
+    t.ok(received > 0 && received < 1 << 20, `part of the body arrived first (${received} bytes)`);
+    await fs.close();
+  });
+
+  t.test('download_part_max_time covers the first part', async (t) => {
+    const stalled = await new StalledServer('mid-body', { bodySize: 1 << 20, sentBytes: 4096, headers: { ETag: '"abc"', 'Content-Range': `bytes 0-${(1 << 20) - 1}/${4 << 20}` } }).start();
+    t.teardown(() => stalled.stop());
+    // no idle limit to speak of: only the part time limit can end this read
+    const fs = await createS3Provider({ idle_timeout: 3600 }).create(
+      testOptions({ endpoint: stalled.endpoint, download_concurrency: 2, download_part_size: 1, download_part_max_time: 1 }),
+      scope,
+    );
+    const rs = await fs.openRead('/big.bin');
+    const failure = await new Promise<unknown>((resolve) => {
+      rs.resume();
+      rs.on('error', resolve);
+      rs.on('end', () => resolve(new Error('ended')));
+    });
+    t.match(failure, { code: 'UNAVAILABLE', message: /download_part_max_time/ });
+    await fs.close();
+  });
+
+  t.test('moves and copies between mounts of one bucket are server-side copies', async (t) => {
+    const relay = await relayed(t);
+    const run = randomPrefix('same');
+    const app = await createTestApp({ plugins: [{ name: '@ferry/fs-s3' }] });
+    t.teardown(async () => {
+      await app.close();
+      await cleanup(run);
+    });
+    const admin = await app.adminToken();
+    const post = async (url: string, payload: unknown) => {
+      const r = await app.inject('POST', url, { token: admin, payload });
+      t.equal(r.statusCode, 201, `POST ${url} ${r.statusCode === 201 ? '' : r.payload}`);
+    };
+    const s3config = (prefix: string, endpoint = relay.endpoint) => ({
+      ...testOptions({ endpoint, key_prefix: `${run}${prefix}/` }),
+      access_secret: { status: 'Plain', payload: 'S3RVER' },
+    });
+    await post('/api/v2/folders', { name: 'same', filesystem: { provider: 1, s3config: s3config('same') } });
+    // the same bucket without the relay: another endpoint, so streamed
+    await post('/api/v2/folders', { name: 'direct', filesystem: { provider: 1, s3config: s3config('direct', S3_ENDPOINT) } });
+    await post('/api/v2/users', {
+      username: 'mover',
+      password: 'mover-password-1',
+      status: 1,
+      permissions: { '/': ['*'] },
+      filesystem: { provider: 1, s3config: s3config('home') },
+      virtual_folders: [
+        { name: 'same', virtual_path: '/same', quota_size: -1, quota_files: -1 },
+        { name: 'direct', virtual_path: '/direct', quota_size: -1, quota_files: -1 },
+      ],
+    });
+    const user = await app.userToken('mover', 'mover-password-1');
+    const call = async (method: string, url: string, payload?: unknown) => {
+      const r = await app.inject(method, url, { token: user, payload });
+      t.ok(r.statusCode < 300, `${method} ${url}: ${r.statusCode} ${r.statusCode < 300 ? '' : r.payload}`);
+    };
+    const q = encodeURIComponent;
+    const key = (k: string) => `/${BUCKET}/${run}${k}`;
+    await call('POST', `/api/v2/user/files/upload?path=${q('/a.txt')}&mkdir_parents=true`, Buffer.from('copied by the server'));
+
+    relay.requests.length = 0;
+    await call('PATCH', `/api/v2/user/files?path=${q('/a.txt')}&target=${q('/same/a.txt')}`);
+    const copy = relay.matching('PUT', key('same/a.txt'));
+    t.equal(copy.length, 1, 'one request wrote the target');
+    t.equal(copy[0]?.headers['x-amz-copy-source'], `${BUCKET}/${run}home/a.txt`, 'a CopyObject from the home key');
+    t.same(relay.matching('GET', key('home/a.txt')), [], 'the bytes were never read through Ferry');
+    t.equal(relay.matching('DELETE', key('home/a.txt')).length, 1, 'then the source key deleted');
+
+    await call('POST', `/api/v2/user/file-actions/copy?path=${q('/same/a.txt')}&target=${q('/b.txt')}`);
+    t.equal(relay.matching('PUT', key('home/b.txt'))[0]?.headers['x-amz-copy-source'], `${BUCKET}/${run}same/a.txt`, 'copies are CopyObject too');
+
+    relay.requests.length = 0;
+    await call('PATCH', `/api/v2/user/files?path=${q('/same/a.txt')}&target=${q('/direct/a.txt')}`);
+    t.equal(relay.matching('GET', key('same/a.txt')).length, 1, 'another endpoint: the source was read through Ferry');
+    t.notOk(relay.requests.some((r) => r.headers['x-amz-copy-source']), 'no CopyObject');
+  });
+});
