@@ -23,7 +23,7 @@ import {
   sftpClient,
   sftpFiles,
 } from './helpers/backends.js';
-import { unzip } from './helpers/zip.js';
+import { unzip } from '@ferry/testkit';
 
 // Issue 5, "Done when": a user whose home is on S3 (s3rver) with a virtual
 // folder on Azure Blob (Azurite) at /azure and one on SFTP (the test sshd) at

@@ -21,6 +21,9 @@ export type FsEventAction =
 /** 1 ok, 2 generic error, 3 quota exceeded. */
 export type FsEventStatus = 1 | 2 | 3;
 
+/** What a filesystem event acted on (the `.ObjectType` of event rule templates). */
+export type FsObjectType = 'file' | 'directory';
+
 export type EventProtocol =
   | 'SSH'
   | 'SFTP'
@@ -58,6 +61,11 @@ export interface FsEvent {
   instance_id: string;
   /** Group names of the user, for rule conditions. */
   groups?: string[];
+  /**
+   * Whether the event acted on a file or a directory (mkdir, rmdir and the
+   * rename of a directory). Not part of the REST API's FsEvent, like `groups`.
+   */
+  object_type?: FsObjectType;
 }
 
 export type ProviderEventAction = 'add' | 'update' | 'delete';

@@ -2,7 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FerryConfig } from '../config/schema.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { FsHooks } from '../events/fs-hooks.js';
-import type { EventProtocol, FsEvent, FsEventAction, FsEventStatus } from '../events/event-types.js';
+import type { EventProtocol, FsEvent, FsEventAction, FsEventStatus, FsObjectType } from '../events/event-types.js';
 import type { FileInfo, Fs } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import type { FsFactory } from '../fs/fs-factory.js';
@@ -148,7 +148,7 @@ export class FileSession {
   async event(
     action: FsEventAction,
     target: Resolved,
-    o: { to?: Resolved; size?: number; startedAt: number; status?: FsEventStatus; openFlags?: string },
+    o: { to?: Resolved; size?: number; startedAt: number; status?: FsEventStatus; openFlags?: string; objectType?: FsObjectType },
   ): Promise<FsEvent> {
     return buildFsEvent(this.eventSource, {
       action,
@@ -158,6 +158,7 @@ export class FileSession {
       startedAt: o.startedAt,
       status: o.status ?? FS_STATUS.Ok,
       openFlags: o.openFlags,
+      objectType: o.objectType,
     });
   }
 
@@ -166,7 +167,13 @@ export class FileSession {
   }
 
   /** Publishes a failed operation's event (never throws). */
-  async publishFailure(action: FsEventAction, target: Resolved, startedAt: number, err: unknown, o: { to?: Resolved; size?: number } = {}): Promise<void> {
+  async publishFailure(
+    action: FsEventAction,
+    target: Resolved,
+    startedAt: number,
+    err: unknown,
+    o: { to?: Resolved; size?: number; objectType?: FsObjectType } = {},
+  ): Promise<void> {
     try {
       const status = isFsError(err, FsErrorCode.Quota) ? FS_STATUS.QuotaExceeded : FS_STATUS.Error;
       this.publish(await this.event(action, target, { ...o, startedAt, status }));
@@ -191,7 +198,11 @@ export class FileSession {
   }
 
   /** Publishes a completed operation's event, then runs the sync hooks (their failure is the client's answer). */
-  private async completed(action: FsEventAction, target: Resolved, o: { to?: Resolved; size?: number; startedAt: number }): Promise<void> {
+  private async completed(
+    action: FsEventAction,
+    target: Resolved,
+    o: { to?: Resolved; size?: number; startedAt: number; objectType?: FsObjectType },
+  ): Promise<void> {
     const ev = await this.event(action, target, o);
     this.publish(ev);
     try {
@@ -344,6 +355,7 @@ export class FileSession {
     const startedAt = Date.now();
     const { info, target, s, d } = await this.prepareTwoPaths(src, dst, 'rename');
     const kind: FilePermission = info.isDir ? 'rename_dirs' : 'rename_files';
+    const objectType: FsObjectType = info.isDir ? 'directory' : 'file';
     this.requirePerm(parentPath(src), `renaming ${src}`, 'rename', kind);
     this.requirePerm(parentPath(dst), `renaming to ${dst}`, 'rename', kind);
     if (target) this.requirePerm(parentPath(dst), `replacing ${dst}`, 'overwrite');
@@ -359,10 +371,10 @@ export class FileSession {
         await this.crossMove(s, d, info, target);
       }
     } catch (err) {
-      await this.publishFailure('rename', s, startedAt, err, { to: d, size: info.size });
+      await this.publishFailure('rename', s, startedAt, err, { to: d, size: info.size, objectType });
       throw err;
     }
-    await this.completed('rename', s, { to: d, startedAt, size: info.isDir ? 0 : info.size });
+    await this.completed('rename', s, { to: d, startedAt, size: info.isDir ? 0 : info.size, objectType });
   }
 
   private async crossMove(s: Resolved, d: Resolved, info: FileInfo, target: FileInfo | null): Promise<void> {

@@ -1,5 +1,5 @@
 import type { EventBus } from '../events/event-bus.js';
-import { nowNanos, type EventProtocol, type FsEvent, type FsEventAction, type FsEventStatus } from '../events/event-types.js';
+import { nowNanos, type EventProtocol, type FsEvent, type FsEventAction, type FsEventStatus, type FsObjectType } from '../events/event-types.js';
 import type { EffectiveUser } from '../services/effective-user.js';
 import { eventFsPath, type Resolved, type VirtualFs } from './vfs.js';
 
@@ -23,6 +23,12 @@ export interface FsEventInput {
   startedAt: number;
   status: FsEventStatus;
   openFlags?: string;
+  /** Defaults to `directory` for mkdir/rmdir, `file` otherwise. */
+  objectType?: FsObjectType;
+}
+
+function objectTypeOf(e: FsEventInput): FsObjectType {
+  return e.objectType ?? (e.action === 'mkdir' || e.action === 'rmdir' ? 'directory' : 'file');
 }
 
 /** Builds a complete FsEvent (every field of the REST API's FsEvent but the id). */
@@ -49,6 +55,7 @@ export async function buildFsEvent(src: FsEventSource, e: FsEventInput): Promise
     role: src.user.role,
     instance_id: src.instanceId,
     groups: src.user.groups.map((g) => g.name),
+    object_type: objectTypeOf(e),
   };
 }
 

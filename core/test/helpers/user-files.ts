@@ -114,33 +114,6 @@ export function multipart(files: { name: string; data: string | Buffer; field?: 
   return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
-/** Entries of a zip archive (stored or deflated), read from its central directory. */
-export async function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  const { inflateRawSync } = await import('node:zlib');
-  let eocd = buf.length - 22;
-  while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
-  if (eocd < 0) throw new Error('not a zip archive');
-  const count = buf.readUInt16LE(eocd + 10);
-  let p = buf.readUInt32LE(eocd + 16);
-  const out = new Map<string, Buffer>();
-  for (let i = 0; i < count; i++) {
-    const method = buf.readUInt16LE(p + 10);
-    const csize = buf.readUInt32LE(p + 20);
-    const nameLen = buf.readUInt16LE(p + 28);
-    const extraLen = buf.readUInt16LE(p + 30);
-    const commentLen = buf.readUInt16LE(p + 32);
-    const local = buf.readUInt32LE(p + 42);
-    const name = buf.subarray(p + 46, p + 46 + nameLen).toString('utf8');
-    const lNameLen = buf.readUInt16LE(local + 26);
-    const lExtraLen = buf.readUInt16LE(local + 28);
-    const start = local + 30 + lNameLen + lExtraLen;
-    const data = buf.subarray(start, start + csize);
-    out.set(name, method === 8 ? inflateRawSync(data) : Buffer.from(data));
-    p += 46 + nameLen + extraLen + commentLen;
-  }
-  return out;
-}
-
 export interface SlowUpload {
   /** Settles with the response, or the socket error when the exchange was cut. */
   result: Promise<{ status?: number; body?: string; error?: Error }>;

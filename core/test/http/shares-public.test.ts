@@ -1,7 +1,8 @@
 import t from 'tap';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { addUser, eventually, fileApp, listen, multipart, PASSWORD, slowUpload, unzip, updateUser } from '../helpers/user-files.js';
+import { addUser, eventually, fileApp, listen, multipart, PASSWORD, slowUpload, updateUser } from '../helpers/user-files.js';
+import { unzip } from '@ferry/testkit';
 import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { FsEvent } from '../../src/events/event-types.js';
@@ -65,7 +66,7 @@ t.test('GET /shares/{id}: a zip of the shared paths; compress=false sends a sing
   t.equal(r.statusCode, 200, r.payload);
   t.equal(r.headers['content-type'], 'application/zip');
   t.match(r.headers['content-disposition'], /^attachment; filename="Pub docs.zip"/);
-  const entries = await unzip(r.rawPayload);
+  const entries = unzip(r.rawPayload);
   t.same([...entries.keys()].sort(), ['pub/', 'pub/a.txt', 'pub/digits.txt', 'pub/sub/', 'pub/sub/b.txt']);
   t.equal(entries.get('pub/sub/b.txt')?.toString(), 'bravo');
   const s = await share(readId);
@@ -75,7 +76,7 @@ t.test('GET /shares/{id}: a zip of the shared paths; compress=false sends a sing
   t.match(ev[0], { username: 'owner', protocol: 'HTTPShare', virtual_path: '/pub', status: 1 });
 
   const multi = await ta.inject('GET', `/api/v2/shares/${multiId}?compress=true`);
-  t.same([...(await unzip(multi.rawPayload)).keys()].sort(), ['a.txt', 'solo.txt', 'sub/', 'sub/b.txt']);
+  t.same([...unzip(multi.rawPayload).keys()].sort(), ['a.txt', 'solo.txt', 'sub/', 'sub/b.txt']);
   const raw = await ta.inject('GET', `/api/v2/shares/${soloId}?compress=false`);
   t.equal(raw.statusCode, 200);
   t.equal(raw.payload, 'solo file');
@@ -84,7 +85,7 @@ t.test('GET /shares/{id}: a zip of the shared paths; compress=false sends a sing
   t.equal(range.statusCode, 206);
   t.equal(range.payload, 'file');
   const zipped = await ta.inject('GET', `/api/v2/shares/${soloId}`);
-  t.same([...(await unzip(zipped.rawPayload)).keys()], ['solo.txt'], 'zipped by default');
+  t.same([...unzip(zipped.rawPayload).keys()], ['solo.txt'], 'zipped by default');
   t.equal((await share(soloId)).used_tokens, 3);
   t.equal((await ta.inject('GET', `/api/v2/shares/${soloId}?compress=maybe`)).statusCode, 400);
 });

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { addFolder, addUser, fileApp, PASSWORD, unzip } from '../helpers/user-files.js';
+import { addFolder, addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
+import { unzip } from '@ferry/testkit';
 
 const ta = await fileApp();
 t.teardown(() => ta.close());
@@ -166,7 +167,7 @@ t.test('streamzip: files and directories, recursively', async (t) => {
   t.equal(r.statusCode, 200, r.payload);
   t.equal(r.headers['content-type'], 'application/zip');
   t.match(r.headers['content-disposition'], /attachment/);
-  const entries = await unzip(r.rawPayload);
+  const entries = unzip(r.rawPayload);
   t.equal(entries.get('c.txt')?.toString(), 'copy');
   t.equal(entries.get('s.txt')?.toString(), 'shared!');
   t.equal(entries.get('ct/d/e')?.toString(), 'E');
@@ -174,7 +175,7 @@ t.test('streamzip: files and directories, recursively', async (t) => {
   const big = Buffer.alloc(2 * 1024 * 1024, 1);
   writeFileSync(path.join(home, 'big.bin'), big);
   const z2 = await ta.inject('POST', '/api/v2/user/streamzip', { token, payload: ['big.bin'] });
-  t.ok((await unzip(z2.rawPayload)).get('big.bin')?.equals(big));
+  t.ok(unzip(z2.rawPayload).get('big.bin')?.equals(big));
   const bad: [unknown, number][] = [
     [[], 400],
     ['/c.txt', 400],

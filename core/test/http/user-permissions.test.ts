@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { addUser, fileApp, multipart, PASSWORD, unzip, updateUser } from '../helpers/user-files.js';
+import { addUser, fileApp, multipart, PASSWORD, updateUser } from '../helpers/user-files.js';
+import { unzip } from '@ferry/testkit';
 
 const ta = await fileApp();
 t.teardown(() => ta.close());
@@ -210,7 +211,7 @@ t.test('file patterns: denied, allowed-only and hidden names', async (t) => {
   t.ok(existsSync(path.join(dh, 'secret/a.key')));
   const zip = await ta.inject('POST', '/api/v2/user/streamzip', { token: dt, payload: ['/secret'] });
   t.equal(zip.statusCode, 200);
-  t.same([...(await unzip(zip.rawPayload)).keys()].sort(), ['secret/', 'secret/ok.txt', 'secret/sub/']);
+  t.same([...unzip(zip.rawPayload).keys()].sort(), ['secret/', 'secret/ok.txt', 'secret/sub/']);
 });
 
 t.test('web client "write-disabled" refuses every change', async (t) => {

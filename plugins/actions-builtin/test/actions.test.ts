@@ -4,23 +4,7 @@ import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { TOKENS, type EventBus, type EventManager, type ProviderEvent } from '@ferry/core';
 import { createTestApp } from '@ferry/core/testing';
-import { inflateRawSync } from 'node:zlib';
-
-/** The members of a zip (central directory; stored or deflated entries), enough to read a report back. */
-function zipMembers(buf: Buffer): Map<string, string> {
-  let eocd = buf.length - 22;
-  while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
-  if (eocd < 0) throw new Error('not a zip archive');
-  const out = new Map<string, string>();
-  for (let i = 0, p = buf.readUInt32LE(eocd + 16); i < buf.readUInt16LE(eocd + 10); i++) {
-    const [method, csize, nameLen, local] = [buf.readUInt16LE(p + 10), buf.readUInt32LE(p + 20), buf.readUInt16LE(p + 28), buf.readUInt32LE(p + 42)];
-    const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
-    const data = buf.subarray(start, start + csize);
-    out.set(buf.subarray(p + 46, p + 46 + nameLen).toString('utf8'), (method === 8 ? inflateRawSync(data) : data).toString('utf8'));
-    p += 46 + nameLen + buf.readUInt16LE(p + 30) + buf.readUInt16LE(p + 32);
-  }
-  return out;
-}
+import { unzip } from '@ferry/testkit';
 
 // an in-process SMTP receiver; it refuses recipients whose address starts with "reject"
 const mails: { to: string[]; raw: string }[] = [];
@@ -395,7 +379,7 @@ t.test('event report (19): a CSV per kind, or one zip per report; .EventReports 
   t.match(readFileSync(path.join(dir, logCsvName), 'utf8'), /,'=cmd,/, 'formula cells neutralised');
 
   // the compressed report is ONE file holding a CSV per kind
-  const zip = zipMembers(readFileSync(path.join(dir, zipName)));
+  const zip = unzip(readFileSync(path.join(dir, zipName)));
   t.same([...zip.keys()].sort(), ['fs.csv', 'provider.csv']);
   t.match(zip.get('fs.csv')!.toString(), /,upload,q1,"\/a,b.txt",/);
   t.match(zip.get('provider.csv')!.toString(), /,add,group,g-report,admin,/);

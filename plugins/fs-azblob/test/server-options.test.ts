@@ -6,7 +6,7 @@ import {
 } from '@azure/storage-blob';
 import { FsErrorCode } from '@ferry/core';
 import { createTestApp } from '@ferry/core/testing';
-import { StalledServer, expectFsError, readFile, writeFile } from '@ferry/testkit';
+import { StalledServer, createUserWithFolders, expectFsError, readFile, readUntilError, writeFile } from '@ferry/testkit';
 import { createAzBlobProvider, sameAzContainer, type AzBlobFs } from '../src/index.js';
 import { EMULATOR_ACCOUNT, EMULATOR_KEY } from '../src/config.schema.js';
 import { AZ_ENDPOINT, CONTAINER, azUnavailable, createTestFs, randomPrefix, rawContainer, scope, testOptions } from './fixtures/server.js';
@@ -82,13 +82,7 @@ t.test('against Azurite', { skip: skip ?? false }, async (t) => {
     }).start();
     t.teardown(() => stalled.stop());
     const fs = await createAzBlobProvider({ idle_timeout: 0.3, try_timeout: 5 }).create(testOptions({ endpoint: stalled.endpoint }), scope);
-    const rs = await fs.openRead('/big.bin');
-    let received = 0;
-    const failure = await new Promise<unknown>((resolve) => {
-      rs.on('data', (c: Buffer) => (received += c.length));
-      rs.on('error', resolve);
-      rs.on('end', () => resolve(new Error('ended')));
-    });
+    const { error: failure, received } = await readUntilError(await fs.openRead('/big.bin'));
     t.match(failure, { code: FsErrorCode.Unavailable, message: /sent no data/ }, 'the stalled body fails instead of hanging');
     t.ok(received > 0 && received < 1 << 20, `part of the body arrived first (${received} bytes)`);
   });
@@ -100,34 +94,15 @@ t.test('against Azurite', { skip: skip ?? false }, async (t) => {
       await app.close();
       for await (const b of rawContainer().listBlobsFlat({ prefix: run })) await rawContainer().deleteBlob(b.name).catch(() => undefined);
     });
-    const admin = await app.adminToken();
-    const post = async (url: string, payload: unknown) => {
-      const r = await app.inject('POST', url, { token: admin, payload });
-      t.equal(r.statusCode, 201, `POST ${url} ${r.statusCode === 201 ? '' : r.payload}`);
-    };
     const keyed = (prefix: string) => ({ container: CONTAINER, endpoint: AZ_ENDPOINT, use_emulator: true, key_prefix: `${run}${prefix}/` });
-    await post('/api/v2/folders', { name: 'same', filesystem: { provider: 3, azblobconfig: keyed('same') } });
-    // the same container through a SAS URL: other credentials, so streamed
-    await post('/api/v2/folders', {
-      name: 'sas',
-      filesystem: { provider: 3, azblobconfig: { container: CONTAINER, sas_url: { status: 'Plain', payload: sasUrl('racwdl') }, key_prefix: `${run}sas/` } },
+    const { call } = await createUserWithFolders(t, app, {
+      home: { provider: 3, azblobconfig: keyed('home') },
+      folders: {
+        same: { provider: 3, azblobconfig: keyed('same') },
+        // the same container through a SAS URL: other credentials, so streamed
+        sas: { provider: 3, azblobconfig: { container: CONTAINER, sas_url: { status: 'Plain', payload: sasUrl('racwdl') }, key_prefix: `${run}sas/` } },
+      },
     });
-    await post('/api/v2/users', {
-      username: 'mover',
-      password: 'mover-password-1',
-      status: 1,
-      permissions: { '/': ['*'] },
-      filesystem: { provider: 3, azblobconfig: keyed('home') },
-      virtual_folders: [
-        { name: 'same', virtual_path: '/same', quota_size: -1, quota_files: -1 },
-        { name: 'sas', virtual_path: '/sas', quota_size: -1, quota_files: -1 },
-      ],
-    });
-    const user = await app.userToken('mover', 'mover-password-1');
-    const call = async (method: string, url: string, payload?: unknown) => {
-      const r = await app.inject(method, url, { token: user, payload });
-      t.ok(r.statusCode < 300, `${method} ${url}: ${r.statusCode} ${r.statusCode < 300 ? '' : r.payload}`);
-    };
     const q = encodeURIComponent;
     const props = (name: string) => rawContainer().getBlobClient(`${run}${name}`).getProperties();
     await call('POST', `/api/v2/user/files/upload?path=${q('/d/a.txt')}&mkdir_parents=true`, Buffer.from('copied by the server'));

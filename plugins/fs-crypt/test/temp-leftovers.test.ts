@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
-import { expectFsError, listAll, readFile as readFsFile, writeFile as writeFsFile } from '@ferry/testkit';
+import { expectFsError, listAll, otherDeviceDir, readFile as readFsFile, writeFile as writeFsFile } from '@ferry/testkit';
 import { HIDDEN_TMP_PREFIX } from '@ferry/fs-local';
 import { CryptFs } from '../src/index.js';
 
@@ -42,21 +42,7 @@ t.test('a crash leftover of an encrypted upload is invisible, not counted and sw
   t.equal((await readFsFile(sweeping, '/real.txt')).toString(), 'plaintext', 'the real file is intact');
 });
 
-/** A writable directory on another device than the test directory, if this machine has one. */
-async function otherDevice(): Promise<string | undefined> {
-  const here = (await stat(base)).dev;
-  for (const candidate of [process.env.FERRY_TEST_XDEV_DIR, '/dev/shm', '/run/shm']) {
-    if (!candidate) continue;
-    try {
-      if ((await stat(candidate)).dev === here) continue;
-      return await mkdtemp(path.join(candidate, 'ferry-xdev-'));
-    } catch {
-      continue;
-    }
-  }
-  return undefined;
-}
-const xdev = await otherDevice();
+const xdev = await otherDeviceDir(base);
 t.test('encrypted uploads across devices leave no hidden file', { skip: xdev ? false : 'no writable directory on another device' }, async (t) => {
   t.teardown(() => rm(xdev!, { recursive: true, force: true }));
   const { fs, root } = await fresh({ tempDir: path.join(xdev!, 'uploads-tmp'), maxAge: 0 });

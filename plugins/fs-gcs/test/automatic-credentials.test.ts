@@ -1,9 +1,7 @@
 import { writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import t from 'tap';
-import { readFile, writeFile } from '@ferry/testkit';
+import { readFile, setEnvForTest, startFormStub, writeFile } from '@ferry/testkit';
 import { gcsProvider, type GcsFs } from '../src/index.js';
 import { clearClients } from '../src/gcs-client.js';
 import { BUCKET, RecordingRelay, randomPrefix, requireGcsServer } from './fixtures/gcs-server.js';
@@ -18,23 +16,17 @@ import { BUCKET, RecordingRelay, randomPrefix, requireGcsServer } from './fixtur
 t.test('automatic_credentials through GOOGLE_APPLICATION_CREDENTIALS', async (t) => {
   if (!(await requireGcsServer(t))) return;
   const exchanges: URLSearchParams[] = [];
-  const stsWireStub = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => {
-      const params = new URLSearchParams(body);
-      exchanges.push(params);
-      if (req.method !== 'POST' || params.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:token-exchange') {
-        res.writeHead(400, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ error: 'invalid_grant' }));
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ access_token: 'ferry-adc-access-token', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: 3600 }));
-    });
+  const sts = await startFormStub(t, (params, req) => {
+    exchanges.push(params);
+    if (req.method !== 'POST' || params.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:token-exchange') {
+      return { status: 400, contentType: 'application/json', body: JSON.stringify({ error: 'invalid_grant' }) };
+    }
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: JSON.stringify({ access_token: 'ferry-adc-access-token', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: 3600 }),
+    };
   });
-  await new Promise<void>((resolve) => stsWireStub.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => stsWireStub.close(() => resolve())));
 
   const dir = t.testdir({ 'subject-token.jwt': 'ferry-subject-token' });
   const file = path.join(dir, 'adc.json');
@@ -44,17 +36,12 @@ t.test('automatic_credentials through GOOGLE_APPLICATION_CREDENTIALS', async (t)
       type: 'external_account',
       audience: '//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/ferry/providers/test',
       subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-      token_url: `http://127.0.0.1:${(stsWireStub.address() as AddressInfo).port}/v1/token`,
+      token_url: `${sts.url}/v1/token`,
       credential_source: { file: path.join(dir, 'subject-token.jwt') },
     }),
   );
-  const saved = process.env.GOOGLE_APPLICATION_CREDENTIALS;
-  process.env.GOOGLE_APPLICATION_CREDENTIALS = file;
-  t.teardown(() => {
-    if (saved === undefined) delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
-    else process.env.GOOGLE_APPLICATION_CREDENTIALS = saved;
-    clearClients();
-  });
+  setEnvForTest(t, 'GOOGLE_APPLICATION_CREDENTIALS', file);
+  t.teardown(() => clearClients());
 
   const relay = await new RecordingRelay().start();
   t.teardown(() => relay.stop());

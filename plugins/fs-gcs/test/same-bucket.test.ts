@@ -1,5 +1,6 @@
 import t from 'tap';
 import { createTestApp } from '@ferry/core/testing';
+import { createUserWithFolders } from '@ferry/testkit';
 import { gcsProvider, sameGcsBucket } from '../src/index.js';
 import { BUCKET, RecordingRelay, randomPrefix, requireGcsServer, serviceAccountB64 } from './fixtures/gcs-server.js';
 
@@ -23,38 +24,19 @@ t.test('through the core, against the emulator', async (t) => {
   const app = await createTestApp({ plugins: [{ name: '@ferry/fs-gcs', config: { endpoint: relay.endpoint } }] });
   t.teardown(() => app.close());
   const run = randomPrefix('same');
-  const admin = await app.adminToken();
-  const post = async (url: string, payload: unknown) => {
-    const r = await app.inject('POST', url, { token: admin, payload });
-    t.equal(r.statusCode, 201, `POST ${url} ${r.statusCode === 201 ? '' : r.payload}`);
-  };
   const gcsconfig = (prefix: string, credentials = serviceAccountB64()) => ({
     bucket: BUCKET,
     credentials: { status: 'Plain', payload: credentials },
     key_prefix: `${run}/${prefix}/`,
   });
-  await post('/api/v2/folders', { name: 'same', filesystem: { provider: 2, gcsconfig: gcsconfig('same') } });
-  // another service account: not the same identity, so streamed
-  await post('/api/v2/folders', {
-    name: 'other',
-    filesystem: { provider: 2, gcsconfig: gcsconfig('other', serviceAccountB64({ client_email: 'other@demo-ferry.iam.gserviceaccount.com' })) },
+  const { call } = await createUserWithFolders(t, app, {
+    home: { provider: 2, gcsconfig: gcsconfig('home') },
+    folders: {
+      same: { provider: 2, gcsconfig: gcsconfig('same') },
+      // another service account: not the same identity, so streamed
+      other: { provider: 2, gcsconfig: gcsconfig('other', serviceAccountB64({ client_email: 'other@demo-ferry.iam.gserviceaccount.com' })) },
+    },
   });
-  await post('/api/v2/users', {
-    username: 'mover',
-    password: 'mover-password-1',
-    status: 1,
-    permissions: { '/': ['*'] },
-    filesystem: { provider: 2, gcsconfig: gcsconfig('home') },
-    virtual_folders: [
-      { name: 'same', virtual_path: '/same', quota_size: -1, quota_files: -1 },
-      { name: 'other', virtual_path: '/other', quota_size: -1, quota_files: -1 },
-    ],
-  });
-  const user = await app.userToken('mover', 'mover-password-1');
-  const call = async (method: string, url: string, payload?: unknown) => {
-    const r = await app.inject(method, url, { token: user, payload });
-    t.ok(r.statusCode < 300, `${method} ${url}: ${r.statusCode} ${r.statusCode < 300 ? '' : r.payload}`);
-  };
   const q = encodeURIComponent;
   const copies = () => relay.requests.filter((r) => r.method === 'POST' && /\/(rewriteTo|copyTo)\//.test(r.url));
   const mediaReads = () => relay.requests.filter((r) => r.method === 'GET' && r.url.includes('alt=media'));

@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { createTestApp } from '@ferry/core/testing';
+import { createUserWithFolders } from '@ferry/testkit';
 import { API_KEY, PASSWORD, USER, startServer } from './fixtures/server.js';
 
 // equality_check_mode through the core: a move between two mounts on the same httpfs
@@ -15,33 +16,16 @@ t.test('cross-mount moves on the same endpoint are server-side renames', async (
   const srv = await startServer(t);
   const app = await createTestApp({ plugins: [{ name: '@ferry/fs-http' }] });
   t.teardown(() => app.close());
-  const admin = await app.adminToken();
-  const post = async (url: string, payload: unknown) => {
-    const r = await app.inject('POST', url, { token: admin, payload });
-    t.equal(r.statusCode, 201, `POST ${url} ${r.statusCode === 201 ? '' : r.payload}`);
-  };
-  // home: Basic credentials, mode 1 (the endpoint alone decides)
-  const home = { endpoint: srv.url, username: USER, password: plain(PASSWORD), equality_check_mode: 1 };
-  // same endpoint, API key only: mode 1 on both sides makes it the same resource
-  await post('/api/v2/folders', { name: 'lax', filesystem: { provider: 6, httpconfig: { endpoint: `${srv.url}/`, api_key: plain(API_KEY), equality_check_mode: 1 } } });
-  // same endpoint, API key only, mode 0: the usernames differ, so it is streamed
-  await post('/api/v2/folders', { name: 'strict', filesystem: { provider: 6, httpconfig: { endpoint: srv.url, api_key: plain(API_KEY) } } });
-  await post('/api/v2/users', {
-    username: 'mover',
-    password: 'mover-password-1',
-    status: 1,
-    permissions: { '/': ['*'] },
-    filesystem: { provider: 6, httpconfig: home },
-    virtual_folders: [
-      { name: 'lax', virtual_path: '/lax', quota_size: -1, quota_files: -1 },
-      { name: 'strict', virtual_path: '/strict', quota_size: -1, quota_files: -1 },
-    ],
+  const { call } = await createUserWithFolders(t, app, {
+    // home: Basic credentials, mode 1 (the endpoint alone decides)
+    home: { provider: 6, httpconfig: { endpoint: srv.url, username: USER, password: plain(PASSWORD), equality_check_mode: 1 } },
+    folders: {
+      // same endpoint, API key only: mode 1 on both sides makes it the same resource
+      lax: { provider: 6, httpconfig: { endpoint: `${srv.url}/`, api_key: plain(API_KEY), equality_check_mode: 1 } },
+      // same endpoint, API key only, mode 0: the usernames differ, so it is streamed
+      strict: { provider: 6, httpconfig: { endpoint: srv.url, api_key: plain(API_KEY) } },
+    },
   });
-  const user = await app.userToken('mover', 'mover-password-1');
-  const call = async (method: string, url: string, payload?: unknown) => {
-    const r = await app.inject(method, url, { token: user, payload });
-    t.ok(r.statusCode < 300, `${method} ${url}: ${r.statusCode} ${r.statusCode < 300 ? '' : r.payload}`);
-  };
   const q = encodeURIComponent;
   const onDisk = (rel: string) => path.join(srv.root, rel);
 

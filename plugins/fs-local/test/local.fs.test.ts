@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { FsError, fsErrorFromNode, silentLogger, type FsProviderDef, type PluginContext } from '@ferry/core';
-import { expectFsError, listAll, randomStream, readFile as readFsFile, rejectionOf, sha256Stream, writeFile as writeFsFile } from '@ferry/testkit';
+import { expectFsError, listAll, otherDeviceDir, randomStream, readFile as readFsFile, rejectionOf, sha256Stream, writeFile as writeFsFile } from '@ferry/testkit';
 import manifest, { HIDDEN_TMP_PREFIX, LocalFs, localFsProvider } from '../src/index.js';
 
 const base = t.testdir({});
@@ -18,20 +18,6 @@ async function freshDirs(): Promise<{ root: string; data: string; tmp: string }>
   return { root, data, tmp: path.join(data, 'uploads-tmp') };
 }
 
-/** A writable directory on another device than the test directory, if this machine has one. */
-async function otherDevice(): Promise<string | undefined> {
-  const here = (await stat(base)).dev;
-  for (const candidate of [process.env.FERRY_TEST_XDEV_DIR, '/dev/shm', '/run/shm']) {
-    if (!candidate) continue;
-    try {
-      if ((await stat(candidate)).dev === here) continue;
-      return await mkdtemp(path.join(candidate, 'ferry-xdev-'));
-    } catch {
-      continue;
-    }
-  }
-  return undefined;
-}
 
 t.test('manifest and provider', async (t) => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
@@ -89,7 +75,7 @@ t.test('atomic writes', async (t) => {
   t.equal(await readFile(path.join(root, 'late.txt'), 'utf8'), 'ok', 'abort() after done leaves the file alone');
 });
 
-const xdevDir = await otherDevice();
+const xdevDir = await otherDeviceDir(base);
 const xdevSkip = xdevDir ? false : 'no writable directory on another device (set FERRY_TEST_XDEV_DIR to one)';
 t.test('publishing across devices (EXDEV)', { skip: xdevSkip }, async (t) => {
   const xdev = xdevDir!;

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { FsErrorCode } from '@ferry/core';
 import { createTestApp } from '@ferry/core/testing';
-import { RecordingRelay, StalledServer, expectFsError, readFile, writeFile } from '@ferry/testkit';
+import { RecordingRelay, StalledServer, createUserWithFolders, expectFsError, readFile, readUntilError, setEnvForTest, startFormStub, writeFile } from '@ferry/testkit';
 import { createS3Provider, s3Provider, sameS3Bucket, type S3Fs } from '../src/index.js';
 import { BUCKET, S3_ENDPOINT, S3_PORT, randomPrefix, rawClient, s3Unavailable, scope, testOptions } from './fixtures/server.js';
 
@@ -89,19 +87,19 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     // A local stub of the AWS STS query protocol: form-encoded POST, XML answer
     // (https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRole.html).
     const calls: { params: URLSearchParams; authorization: string }[] = [];
-    const stsWireStub = http.createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (c: string) => (body += c));
-      req.on('end', () => {
-        const params = new URLSearchParams(body);
-        calls.push({ params, authorization: String(req.headers.authorization ?? '') });
-        if (params.get('Action') !== 'AssumeRole') {
-          res.writeHead(400, { 'content-type': 'text/xml' });
-          return res.end('<ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>only AssumeRole</Message></Error></ErrorResponse>');
-        }
-        res.writeHead(200, { 'content-type': 'text/xml' });
-        res.end(`<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+    const sts = await startFormStub(t, (params, req) => {
+      calls.push({ params, authorization: String(req.headers.authorization ?? '') });
+      if (params.get('Action') !== 'AssumeRole') {
+        return {
+          status: 400,
+          contentType: 'text/xml',
+          body: '<ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>only AssumeRole</Message></Error></ErrorResponse>',
+        };
+      }
+      return {
+        status: 200,
+        contentType: 'text/xml',
+        body: `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
   <AssumeRoleResult>
     <Credentials>
       <AccessKeyId>S3RVER</AccessKeyId>
@@ -115,17 +113,10 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     </AssumedRoleUser>
   </AssumeRoleResult>
   <ResponseMetadata><RequestId>00000000-0000-0000-0000-000000000000</RequestId></ResponseMetadata>
-</AssumeRoleResponse>`);
-      });
+</AssumeRoleResponse>`,
+      };
     });
-    await new Promise<void>((resolve) => stsWireStub.listen(0, '127.0.0.1', resolve));
-    t.teardown(() => new Promise<void>((resolve) => stsWireStub.close(() => resolve())));
-    const saved = process.env.AWS_ENDPOINT_URL_STS;
-    process.env.AWS_ENDPOINT_URL_STS = `http://127.0.0.1:${(stsWireStub.address() as AddressInfo).port}`;
-    t.teardown(() => {
-      if (saved === undefined) delete process.env.AWS_ENDPOINT_URL_STS;
-      else process.env.AWS_ENDPOINT_URL_STS = saved;
-    });
+    setEnvForTest(t, 'AWS_ENDPOINT_URL_STS', sts.url);
     const relay = await relayed(t);
     const role = 'arn:aws:iam::123456789012:role/ferry-test';
     // the static keys only sign the AssumeRole call; s3rver knows only the assumed key id
@@ -154,13 +145,7 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     const stalled = await new StalledServer('mid-body', { bodySize: 1 << 20, sentBytes: 4096, headers: { ETag: '"abc"' } }).start();
     t.teardown(() => stalled.stop());
     const fs = await createS3Provider({ idle_timeout: 0.3 }).create(testOptions({ endpoint: stalled.endpoint }), scope);
-    const rs = await fs.openRead('/big.bin');
-    let received = 0;
-    const failure = await new Promise<unknown>((resolve) => {
-      rs.on('data', (c: Buffer) => (received += c.length));
-      rs.on('error', resolve);
-      rs.on('end', () => resolve(new Error('ended')));
-    });
+    const { error: failure, received } = await readUntilError(await fs.openRead('/big.bin'));
     t.match(failure, { code: 'UNAVAILABLE' }, 'the stalled body fails instead of hanging');
     t.ok(received > 0 && received < 1 << 20, `part of the body arrived first (${received} bytes)`);
     await fs.close();
@@ -174,12 +159,7 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
       testOptions({ endpoint: stalled.endpoint, download_concurrency: 2, download_part_size: 1, download_part_max_time: 1 }),
       scope,
     );
-    const rs = await fs.openRead('/big.bin');
-    const failure = await new Promise<unknown>((resolve) => {
-      rs.resume();
-      rs.on('error', resolve);
-      rs.on('end', () => resolve(new Error('ended')));
-    });
+    const { error: failure } = await readUntilError(await fs.openRead('/big.bin'));
     t.match(failure, { code: 'UNAVAILABLE', message: /download_part_max_time/ });
     await fs.close();
   });
@@ -192,34 +172,18 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
       await app.close();
       await cleanup(run);
     });
-    const admin = await app.adminToken();
-    const post = async (url: string, payload: unknown) => {
-      const r = await app.inject('POST', url, { token: admin, payload });
-      t.equal(r.statusCode, 201, `POST ${url} ${r.statusCode === 201 ? '' : r.payload}`);
-    };
     const s3config = (prefix: string, endpoint = relay.endpoint) => ({
       ...testOptions({ endpoint, key_prefix: `${run}${prefix}/` }),
       access_secret: { status: 'Plain', payload: 'S3RVER' },
     });
-    await post('/api/v2/folders', { name: 'same', filesystem: { provider: 1, s3config: s3config('same') } });
-    // the same bucket without the relay: another endpoint, so streamed
-    await post('/api/v2/folders', { name: 'direct', filesystem: { provider: 1, s3config: s3config('direct', S3_ENDPOINT) } });
-    await post('/api/v2/users', {
-      username: 'mover',
-      password: 'mover-password-1',
-      status: 1,
-      permissions: { '/': ['*'] },
-      filesystem: { provider: 1, s3config: s3config('home') },
-      virtual_folders: [
-        { name: 'same', virtual_path: '/same', quota_size: -1, quota_files: -1 },
-        { name: 'direct', virtual_path: '/direct', quota_size: -1, quota_files: -1 },
-      ],
+    const { call } = await createUserWithFolders(t, app, {
+      home: { provider: 1, s3config: s3config('home') },
+      folders: {
+        same: { provider: 1, s3config: s3config('same') },
+        // the same bucket without the relay: another endpoint, so streamed
+        direct: { provider: 1, s3config: s3config('direct', S3_ENDPOINT) },
+      },
     });
-    const user = await app.userToken('mover', 'mover-password-1');
-    const call = async (method: string, url: string, payload?: unknown) => {
-      const r = await app.inject(method, url, { token: user, payload });
-      t.ok(r.statusCode < 300, `${method} ${url}: ${r.statusCode} ${r.statusCode < 300 ? '' : r.payload}`);
-    };
     const q = encodeURIComponent;
     const key = (k: string) => `/${BUCKET}/${run}${k}`;
     await call('POST', `/api/v2/user/files/upload?path=${q('/a.txt')}&mkdir_parents=true`, Buffer.from('copied by the server'));

@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { createTestApp } from '@ferry/core/testing';
+import { createUserWithFolders } from '@ferry/testkit';
 import { closeAllPools, sameSftpServer, sftpProvider, type SftpFs } from '../src/index.js';
 import { ENDPOINT, PASSWORD, PORT, SFTP_DIR, USER, randomPrefix, requireSftpServer } from './fixtures/sftp-server.js';
 
@@ -59,7 +60,6 @@ t.test('against the test server', async (t) => {
       await cleaner.remove('/', { recursive: true }).catch(() => undefined);
       await cleaner.close();
     });
-    const admin = await app.adminToken();
     const sftpconfig = (prefix: string, extra: Record<string, unknown> = {}) => ({
       endpoint: ENDPOINT,
       username: USER,
@@ -67,31 +67,15 @@ t.test('against the test server', async (t) => {
       prefix: `${run}/${prefix}`,
       ...extra,
     });
-    const post = async (url: string, payload: unknown) => {
-      const r = await app.inject('POST', url, { token: admin, payload });
-      t.equal(r.statusCode, 201, `POST ${url} ${r.statusCode === 201 ? '' : r.payload}`);
-    };
-    await post('/api/v2/folders', { name: 'same', filesystem: { provider: 5, sftpconfig: sftpconfig('same') } });
-    // the same sshd through another endpoint string: not the same resource, so streamed
-    await post('/api/v2/folders', { name: 'other', filesystem: { provider: 5, sftpconfig: sftpconfig('other', { endpoint: `localhost:${PORT}` }) } });
-    await post('/api/v2/users', {
-      username: 'mover',
-      password: 'mover-password-1',
-      status: 1,
-      permissions: { '/': ['*'] },
-      quota_files: 100,
-      filesystem: { provider: 5, sftpconfig: sftpconfig('home') },
-      virtual_folders: [
-        { name: 'same', virtual_path: '/same', quota_size: -1, quota_files: -1 },
-        { name: 'other', virtual_path: '/other', quota_size: -1, quota_files: -1 },
-      ],
+    const { admin, call } = await createUserWithFolders(t, app, {
+      home: { provider: 5, sftpconfig: sftpconfig('home') },
+      folders: {
+        same: { provider: 5, sftpconfig: sftpconfig('same') },
+        // the same sshd through another endpoint string: not the same resource, so streamed
+        other: { provider: 5, sftpconfig: sftpconfig('other', { endpoint: `localhost:${PORT}` }) },
+      },
+      user: { quota_files: 100 },
     });
-    const user = await app.userToken('mover', 'mover-password-1');
-    const call = async (method: string, url: string, payload?: unknown) => {
-      const r = await app.inject(method, url, { token: user, payload });
-      t.ok(r.statusCode < 300, `${method} ${url}: ${r.statusCode} ${r.statusCode < 300 ? '' : r.payload}`);
-      return r;
-    };
     const onDisk = (rel: string) => path.join(HOME, run, rel);
     const upload = (vpath: string, body: string) => call('POST', `/api/v2/user/files/upload?path=${encodeURIComponent(vpath)}&mkdir_parents=true`, Buffer.from(body));
 

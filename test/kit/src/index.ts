@@ -1,10 +1,11 @@
 /**
- * @ferry/testkit: the conformance suites every plugin runs, and the stream
- * helpers plugin tests share.
+ * @ferry/testkit: the conformance suites every plugin runs, and the helpers
+ * plugin tests and the core's tests share.
  */
 export { fsConformance, DEFAULT_LARGE_FILE_SIZE } from './fs-conformance.js';
 export type { FsConformanceOptions, CaseGroup, SuiteContext, CapabilityName } from './fs-conformance.js';
-export { randomStream, randomBytesSeeded, randomSliceSha256, sha256Stream, failingStream } from './streams.js';
+export { randomStream, randomBytesSeeded, randomSliceSha256, sha256Stream, failingStream, readUntilError } from './streams.js';
+export { otherDeviceDir } from './other-device.js';
 export {
   writeFile,
   readFile,
@@ -20,4 +21,8 @@ export {
 export { AWKWARD_NAMES } from './cases/basics.js';
 export { RecordingRelay, StalledServer, type RecordedRequest } from './relay.js';
 export { localEscapeConformance, craftedPaths } from './local-escape.js';
+export { unzip } from './zip.js';
 export type { LocalEscapeOptions, EscapeExpectation } from './local-escape.js';
+export { listenOnLoopback, closeServer, LoopbackServer } from './local-server.js';
+export { startFormStub, setEnvForTest, type StubAnswer } from './wire-stub.js';
+export { createUserWithFolders, type UserWithFoldersOptions, type UserWithFolders, type FilesystemConfig } from './two-mount-user.js';

@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
+import { closeServer, LoopbackServer } from './local-server.js';
 
 /** One request as the relay saw it. */
 export interface RecordedRequest {
@@ -22,12 +23,11 @@ export interface RecordedRequest {
  * a test can check what a client really sends (storage class headers, copy
  * sources...). `stall` makes matching requests go unanswered.
  */
-export class RecordingRelay {
+export class RecordingRelay extends LoopbackServer {
   readonly requests: RecordedRequest[] = [];
   /** When set, matching requests are never answered (a stalled upstream). */
   stall: ((method: string, url: string) => boolean) | undefined;
-  port = 0;
-  private readonly server = http.createServer((req, res) => {
+  protected readonly server = http.createServer((req, res) => {
     if (this.stall?.(req.method ?? '', req.url ?? '')) return void req.resume();
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
@@ -43,16 +43,8 @@ export class RecordingRelay {
     });
   });
 
-  constructor(private readonly upstreamPort: number) {}
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as net.AddressInfo).port;
-    return this;
-  }
-
-  get endpoint(): string {
-    return `http://127.0.0.1:${this.port}`;
+  constructor(private readonly upstreamPort: number) {
+    super();
   }
 
   /** Requests whose method matches and whose URL contains `urlPart`. */
@@ -62,7 +54,7 @@ export class RecordingRelay {
 
   stop(): Promise<void> {
     this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    return closeServer(this.server);
   }
 }
 
@@ -72,17 +64,17 @@ export class RecordingRelay {
  * bytes, sends `sentBytes` of them and then goes quiet with the connection open.
  * Connections stay open until stop().
  */
-export class StalledServer {
-  port = 0;
+export class StalledServer extends LoopbackServer {
   /** Connections accepted so far. */
   accepted = 0;
   private readonly sockets = new Set<net.Socket>();
-  private readonly server: net.Server;
+  protected readonly server: net.Server;
 
   constructor(
     readonly mode: 'silent' | 'mid-body',
     o: { bodySize?: number; sentBytes?: number; headers?: Record<string, string> } = {},
   ) {
+    super();
     const bodySize = o.bodySize ?? 1024 * 1024;
     const sent = Math.min(o.sentBytes ?? 1024, bodySize);
     this.server = net.createServer((socket) => {
@@ -107,18 +99,8 @@ export class StalledServer {
     });
   }
 
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as net.AddressInfo).port;
-    return this;
-  }
-
-  get endpoint(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
   stop(): Promise<void> {
     for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    return closeServer(this.server);
   }
 }

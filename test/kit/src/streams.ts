@@ -90,3 +90,16 @@ export function failingStream(bytesBeforeError: number, error: Error, seed: stri
     },
   });
 }
+
+/**
+ * Reads a stream that is expected to fail: resolves with its error (an
+ * `Error('ended')` when it ended instead) and the bytes received before.
+ */
+export function readUntilError(stream: Readable): Promise<{ error: unknown; received: number }> {
+  let received = 0;
+  return new Promise((resolve) => {
+    stream.on('data', (c: Buffer) => (received += c.length));
+    stream.on('error', (error) => resolve({ error, received }));
+    stream.on('end', () => resolve({ error: new Error('ended'), received }));
+  });
+}

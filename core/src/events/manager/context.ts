@@ -67,7 +67,7 @@ export function buildParams(
       VirtualTargetPath: e.virtual_target_path ?? '',
       FsPath: e.fs_path,
       FsTargetPath: e.fs_target_path ?? '',
-      ObjectType: e.action === 'mkdir' || e.action === 'rmdir' ? 'directory' : 'file',
+      ObjectType: e.object_type ?? (e.action === 'mkdir' || e.action === 'rmdir' ? 'directory' : 'file'),
       FileSize: e.file_size,
       Elapsed: e.elapsed,
       Protocol: e.protocol,

@@ -1,13 +1,15 @@
-/**
- * A minimal zip reader for checking /user/streamzip answers (not a test
- * file). It reads the central directory, so streamed zips (data descriptors
- * after each entry) are read correctly; stored and deflated entries only.
- */
 import { inflateRawSync } from 'node:zlib';
 
-/** Entry name -> content (directories end with '/' and are empty); two entries of one name are an error. */
+/**
+ * The entries of a zip archive, read from its central directory (so streamed
+ * zips, with a data descriptor after each entry, read correctly): entry name
+ * to content, directories ending with '/' and empty. Stored and deflated
+ * entries only, no ZIP64; anything else, a bad header, a size that does not
+ * match the central directory or two entries of one name throws.
+ */
 export function unzip(zip: Buffer): Map<string, Buffer> {
-  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  let eocd = zip.length - 22;
+  while (eocd >= 0 && zip.readUInt32LE(eocd) !== 0x06054b50) eocd--;
   if (eocd < 0) throw new Error('not a zip: no end of central directory record');
   const count = zip.readUInt16LE(eocd + 10);
   let p = zip.readUInt32LE(eocd + 16);
