@@ -154,8 +154,14 @@ t.test('transfer limits per host and in total', async (t) => {
     await addUser(app, { username: 'x' });
     const url = await listen(app);
     const tok = await app.userToken('x', PASSWORD);
-    const up = slowUpload(url, tok, '/a.bin', { chunks: 20, size: 16 * 1024, delayMs: 30 });
-    await eventually(async () => JSON.parse((await app.inject('GET', '/api/v2/connections', { token: await app.adminToken() })).payload) as ConnStatus[], (l) => l.length === 1);
+    const up = slowUpload(url, tok, '/a.bin', { chunks: 40, size: 16 * 1024, delayMs: 30 });
+    // the session is listed before its upload holds a transfer slot: wait for the transfer itself
+    const adminTok = await app.adminToken();
+    const listed = await eventually(
+      async () => JSON.parse((await app.inject('GET', '/api/v2/connections', { token: adminTok })).payload) as ConnStatus[],
+      (l) => l.length === 1 && l[0]!.active_transfers.length === 1 && l[0]!.active_transfers[0]!.size > 0,
+    );
+    t.equal(listed[0]?.active_transfers.length, 1, 'the slow upload holds the only slot');
     const second = await app.inject('POST', '/api/v2/user/files/upload?path=/b.bin', { token: tok, payload: 'x' });
     t.equal(second.statusCode, 429, `${key}: ${second.payload}`);
     t.match(JSON.parse(second.payload).message, limit);
