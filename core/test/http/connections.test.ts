@@ -1,6 +1,8 @@
 import t from 'tap';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import http from 'node:http';
+import { once } from 'node:events';
 import { addUser, eventually, fileApp, listen, PASSWORD, slowUpload, socketDownload, updateUser } from '../helpers/user-files.js';
 
 interface ConnStatus {
@@ -96,6 +98,34 @@ t.test('a client that disconnects mid-upload leaves no file', async (t) => {
     await eventually(() => uploadsTmp(), (l) => l.length === 0);
     t.notOk(existsSync(path.join(home, name)), `${contentLength ? 'Content-Length' : 'chunked'}: no visible file`);
     t.same(uploadsTmp(), [], 'no temporary file');
+  }
+  t.same(await conns(), []);
+});
+
+t.test('a client that disconnects mid-multipart-upload leaves no file', async (t) => {
+  const boundary = '----ferry-cut';
+  for (let round = 0; round < 5; round++) {
+    const name = `mp-gone-${round}.bin`;
+    const req = http.request(`${base}/api/v2/user/files?path=/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 64 * 1024 * 1024 },
+    });
+    req.on('error', () => undefined);
+    let answered = false;
+    req.on('response', (res) => {
+      answered = true;
+      res.resume();
+    });
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="filenames"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    const chunk = Buffer.alloc(64 * 1024, round);
+    for (let i = 0; i < 16; i++) if (!req.write(chunk)) await once(req, 'drain');
+    await eventually(withTransfer('upload'), (l) => l.length === 1 && l[0]!.active_transfers[0]!.size > 256 * 1024);
+    req.destroy();
+    await eventually(conns, (l) => l.length === 0);
+    await eventually(() => uploadsTmp(), (l) => l.length === 0);
+    t.same(uploadsTmp(), [], `round ${round}: no temporary file`);
+    t.notOk(existsSync(path.join(home, name)), `round ${round}: no visible file`);
+    t.notOk(answered, `round ${round}: no answer to a client that went away`);
   }
   t.same(await conns(), []);
 });

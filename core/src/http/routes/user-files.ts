@@ -159,11 +159,18 @@ export function receiveMultipart(
     const names = new Set<string>();
     let chain = Promise.resolve();
     let failed = false;
+    // file parts handed to uploadFile and not finished yet
+    const active = new Set<Readable>();
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
       src.unpipe(bb);
-      reject(err);
+      // An upload reading a part that will get no more data (the client went away, or the
+      // request failed) would wait for ever with its temporary file: end it with the error,
+      // and answer once its cleanup is done, while the session is still open.
+      const reason = err instanceof Error ? err : new Error(String(err));
+      for (const part of active) if (!part.destroyed) part.destroy(reason);
+      void chain.finally(() => reject(err));
     };
     bb.on('file', (field, stream, info) => {
       if (failed) {
@@ -192,6 +199,10 @@ export function receiveMultipart(
         return;
       }
       names.add(vpath);
+      active.add(stream);
+      stream.once('close', () => active.delete(stream));
+      // a part still queued behind another upload has no reader yet when fail() ends it
+      stream.on('error', () => undefined);
       chain = chain
         .then(async () => {
           if (failed) return;
