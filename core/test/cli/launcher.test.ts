@@ -54,7 +54,7 @@ t.test('core/bin/ferry', { skip: compiled ? false : 'core/dist is not built (npm
 
   t.test('serve gets the allocator and V8 defaults', async (t) => {
     const { environ, argv } = await serveAndInspect(launcher, t.testdir({}));
-    t.ok(environ.includes('MALLOC_MMAP_THRESHOLD_=131072'), 'fixed mmap threshold');
+    t.ok(environ.includes('MALLOC_MMAP_THRESHOLD_=4194304'), 'fixed mmap threshold');
     t.ok(environ.includes('MALLOC_ARENA_MAX=2'), 'bounded arenas');
     t.ok(argv.includes('--max-semi-space-size=2'), 'small young generation');
     t.ok(argv.some((a) => a.endsWith('core/dist/src/cli.js')), 'runs the compiled CLI');
@@ -66,7 +66,7 @@ t.test('core/bin/ferry', { skip: compiled ? false : 'core/dist is not built (npm
     symlinkSync(launcher, link);
     const { environ, argv } = await serveAndInspect(link, dir, { MALLOC_ARENA_MAX: '4', FERRY_NODE_OPTIONS: '--max-semi-space-size=8' });
     t.ok(environ.includes('MALLOC_ARENA_MAX=4'));
-    t.ok(environ.includes('MALLOC_MMAP_THRESHOLD_=131072'));
+    t.ok(environ.includes('MALLOC_MMAP_THRESHOLD_=4194304'));
     t.ok(argv.includes('--max-semi-space-size=8'));
     t.notOk(argv.includes('--max-semi-space-size=2'));
   });
