@@ -27,10 +27,10 @@
 // core/bin/ferry, whose glibc and V8 defaults keep its memory small.
 // Writes bench/results/http-transfer.json.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MB, benchDir as here, freePort, makeFile, scratchBase, waitPort, withPeakRss, writeResults } from './lib/common.mjs';
+import { MB, benchDir as here, freePort, makeFile, scratchWorkspace, waitPort, withPeakRss, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry as startFerryServer } from './lib/ferry-server.mjs';
 
 const SIZE_MB = Number(process.env.BENCH_MB ?? 1024);
@@ -38,17 +38,7 @@ const RSS_MB = Number(process.env.BENCH_RSS_MB ?? 4096);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const USER = { username: 'bench', password: 'bench-user-password-1' };
 
-const children = [];
-const scratch = mkdtempSync(path.join(scratchBase(3 * SIZE_MB + RSS_MB + 1024), 'ferry-bench-http-'));
-let cleaned = false;
-function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  rmSync(scratch, { recursive: true, force: true });
-}
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+const { dir: scratch, children, cleanup } = scratchWorkspace(3 * SIZE_MB + RSS_MB + 1024, 'ferry-bench-http-');
 
 function log(...a) {
   console.log('[http-transfer]', ...a);

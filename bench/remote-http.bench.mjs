@@ -46,12 +46,12 @@
 // the compiled output as it is), FERRY_BENCH_DIR (scratch directory).
 // Writes bench/results/remote-http.json.
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { AZURITE, S3, SFTP, azContainer, azRemovePrefix, benchPrefix, ferryFilesystem, s3Client, s3RemovePrefix, sftpClient, sftpDir } from './lib/backends.mjs';
-import { MB, benchDir, countingSink, cpuSecondsOf, freePort, waitPort, drain, ensureServers, envNumber, patternSource, rssOf, scratchBase, timed, withPeakRss, writeResults } from './lib/common.mjs';
+import { MB, benchDir, countingSink, cpuSecondsOf, freePort, waitPort, drain, ensureServers, envNumber, patternSource, rssOf, scratchWorkspace, timed, withPeakRss, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const SIZE_MB = envNumber('FERRY_BENCH_MB', 256);
@@ -70,17 +70,7 @@ const SERVERS = { s3: S3, azblob: AZURITE, sftp: SFTP };
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 const phases = [];
 const log = (...a) => console.log('[remote-http]', ...a);
-const children = [];
-const scratch = mkdtempSync(path.join(scratchBase(SIZE_MB + 64), 'ferry-bench-remote-http-'));
-let cleaned = false;
-function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  rmSync(scratch, { recursive: true, force: true });
-}
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+const { dir: scratch, children, cleanup } = scratchWorkspace(SIZE_MB + 64, 'ferry-bench-remote-http-');
 
 /** POSTs a streamed body of SIZE bytes (with Content-Length); resolves to SIZE once the server answers 201. */
 function httpUpload(url, headers = {}) {

@@ -2,7 +2,7 @@
 // a generator, byte counting sinks, resident-memory sampling, results files.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, statfsSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -215,4 +215,25 @@ export function reexecWithTypeScript(scriptUrl) {
     env: { ...process.env, ...tsEnv },
   });
   process.exit(r.status ?? 1);
+}
+
+/**
+ * A scratch directory (under scratchBase(needMb)) and the list of child
+ * processes a benchmark starts: when the process exits (or gets SIGINT or
+ * SIGTERM), or when `cleanup()` is called, the children still running are
+ * killed and the directory removed.
+ */
+export function scratchWorkspace(needMb, prefix) {
+  const dir = mkdtempSync(path.join(scratchBase(needMb), prefix));
+  const children = [];
+  let cleaned = false;
+  const cleanup = () => {
+    if (cleaned) return;
+    cleaned = true;
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', cleanup);
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+  return { dir, children, cleanup };
 }

@@ -4,7 +4,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestApp } from '../../src/testing.js';
 import { TOKENS } from '../../src/tokens.js';
-import { hashPassword } from '../../src/services/password.js';
 import { User } from '../../src/data/entities/index.js';
 import { EventManager } from '../../src/events/manager/event-manager.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';
@@ -13,6 +12,7 @@ import type { LogEvent } from '../../src/events/event-types.js';
 import { Setting } from '../../src/data/entities/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { claimAt, customFields, loginKind, roleValues } from '../../src/services/oidc-claims.js';
+import { insertUserRow } from '../helpers/user-rows.js';
 
 // ---- a real OpenID provider (oidc-provider), in process on 127.0.0.1 ----
 
@@ -152,22 +152,7 @@ const bus = ta.app.container.resolve<EventBus>(TOKENS.EventBus);
 const logins: LogEvent[] = [];
 bus.on('log', (e) => void (e.protocol === 'OIDC' && logins.push(e)));
 
-async function addUser(username: string, extra: Partial<User> = {}) {
-  const em = ta.app.orm.em.fork();
-  em.create(User, {
-    username,
-    password_hash: await hashPassword('unused-password-1'),
-    permissions: { '/': ['*'] },
-    filters: {},
-    filesystem: { provider: 0 },
-    public_keys: [],
-    custom_placeholders: [],
-    oidc_custom_fields: {},
-    home_dir: ta.dataDir,
-    ...extra,
-  } as never);
-  await em.flush();
-}
+const addUser = (username: string, extra: Partial<User> = {}) => insertUserRow(ta, username, 'unused-password-1', extra);
 for (const u of ['alice', 'blocked']) await addUser(u);
 await addUser('sleepy', { status: 0 });
 for (const a of ['boss', 'multi']) {

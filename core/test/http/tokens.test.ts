@@ -4,32 +4,17 @@ import os from 'node:os';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { createTestApp, usePostgres, TEST_ADMIN } from '../../src/testing.js';
-import { hashPassword } from '../../src/services/password.js';
 import { Admin, User } from '../../src/data/entities/index.js';
 import { totpCode, base32Encode } from '../../src/services/totp.js';
 import { TokenService } from '../../src/services/token.service.js';
 import { TOKENS } from '../../src/tokens.js';
+import { insertUserRow } from '../helpers/user-rows.js';
 import type { SecretsService } from '../../src/secrets/secret.js';
 
 const ta = await createTestApp({ plugins: [] });
 t.teardown(() => ta.close());
 
-async function addUser(username: string, password: string, extra: Partial<User> = {}) {
-  const em = ta.app.orm.em.fork();
-  em.create(User, {
-    username,
-    password_hash: await hashPassword(password),
-    permissions: { '/': ['*'] },
-    filters: {},
-    filesystem: { provider: 0 },
-    public_keys: [],
-    custom_placeholders: [],
-    oidc_custom_fields: {},
-    home_dir: '/tmp/x',
-    ...extra,
-  } as never);
-  await em.flush();
-}
+const addUser = (username: string, password: string, extra: Partial<User> = {}) => insertUserRow(ta, username, password, extra);
 
 t.test('GET /token issues a short-lived admin JWT', async (t) => {
   const r = await ta.inject('GET', '/api/v2/token', { basic: TEST_ADMIN });
