@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { EntitySchema, MikroORM, Options } from '@mikro-orm/core';
+import type { Configuration, EntitySchema, MikroORM, Options } from '@mikro-orm/core';
 import { Migration, Migrator } from '@mikro-orm/migrations';
 import { coreEntities } from './entities/index.js';
 import type { FerryConfig } from '../config/schema.js';
+import { withBoundParameters } from './bound-sql.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -41,7 +42,8 @@ async function migrationsFor(dialect: Dialect): Promise<{ name: string; class: n
 
 /**
  * Opens the database. The driver package is imported only when chosen, so a
- * PostgreSQL deployment never loads the SQLite binding and vice versa.
+ * PostgreSQL deployment never loads the SQLite binding and vice versa. Both
+ * drivers run every query with bound parameters (see bound-sql.ts).
  */
 export async function openOrm(o: OrmOptions): Promise<MikroORM> {
   const base: Options = {
@@ -64,11 +66,23 @@ export async function openOrm(o: OrmOptions): Promise<MikroORM> {
   if (o.driver === 'sqlite') {
     const dbName = o.sqlitePath ?? ':memory:';
     if (dbName !== ':memory:') mkdirSync(path.dirname(dbName), { recursive: true });
-    const { MikroORM } = await import('@mikro-orm/libsql');
-    return MikroORM.init({ ...base, dbName, pool: { min: 1, max: 1 } } as Options as any);
+    const lib = await import('@mikro-orm/libsql');
+    const Connection = withBoundParameters(lib.LibSqlConnection, 'sqlite');
+    class LibSqlBoundDriver extends lib.AbstractSqlDriver<InstanceType<typeof Connection>, InstanceType<typeof lib.LibSqlPlatform>> {
+      constructor(config: Configuration) {
+        super(config, new lib.LibSqlPlatform(), Connection, ['knex', 'libsql']);
+      }
+    }
+    return lib.MikroORM.init({ ...base, driver: LibSqlBoundDriver, dbName, pool: { min: 1, max: 1 } } as Options as any);
   }
-  const { MikroORM } = await import('@mikro-orm/postgresql');
-  return MikroORM.init({ ...base, clientUrl: o.url, pool: { min: 0, max: o.poolSize || 10 } } as Options as any);
+  const pg = await import('@mikro-orm/postgresql');
+  const Connection = withBoundParameters(pg.PostgreSqlConnection, 'postgresql');
+  class PostgreSqlBoundDriver extends pg.AbstractSqlDriver<InstanceType<typeof Connection>, InstanceType<typeof pg.PostgreSqlPlatform>> {
+    constructor(config: Configuration) {
+      super(config, new pg.PostgreSqlPlatform(), Connection, ['knex', 'pg']);
+    }
+  }
+  return pg.MikroORM.init({ ...base, driver: PostgreSqlBoundDriver, clientUrl: o.url, pool: { min: 0, max: o.poolSize || 10 } } as Options as any);
 }
 
 /** Runs pending migrations; returns the names applied. */

@@ -1,0 +1,205 @@
+/**
+ * Bound parameters for every query MikroORM runs.
+ *
+ * MikroORM 6's SQL connection formats each query as text (`platform.formatQuery`
+ * quotes every value into the SQL) and runs the text without parameters. That
+ * breaks on values the SQL text cannot carry (a NUL ends the statement on
+ * SQLite) and makes every value a piece of SQL. The connection classes built
+ * here run the same statements with the values passed to the database driver
+ * as bindings instead; only identifiers (`??`) and raw SQL fragments are still
+ * written into the text, as MikroORM does.
+ */
+import { JsonProperty, Utils, type Configuration } from '@mikro-orm/core';
+import type { AbstractSqlConnection, AbstractSqlPlatform } from '@mikro-orm/knex';
+
+export type SqlDialect = 'sqlite' | 'postgresql';
+
+export interface BoundQuery {
+  /** SQL whose only `?` are placeholders (a literal `?` outside strings is written `\?`). */
+  sql: string;
+  bindings: unknown[];
+}
+
+/** Marks a literal `?` (MikroORM's `\?`) in the parts of a statement. */
+const LITERAL_QUESTION_MARK = Symbol('literal ?');
+type Part = string | typeof LITERAL_QUESTION_MARK;
+
+const IDENT_CHAR = /[A-Za-z0-9_$]/;
+
+/** The value as a driver binding, with the conversions MikroORM's `quoteValue` applies. */
+function bindingOf(v: unknown, dialect: SqlDialect, platform: AbstractSqlPlatform): unknown {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
+  if (typeof v === 'bigint') return dialect === 'postgresql' ? v.toString() : v;
+  if (v instanceof Date) {
+    if (dialect === 'sqlite') return v.getTime();
+    const p = platform as AbstractSqlPlatform & { formatDate?: (d: Date) => string };
+    return typeof p.formatDate === 'function' ? p.formatDate(v) : v;
+  }
+  if (ArrayBuffer.isView(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  if (Utils.isPlainObject(v) || (v as Record<symbol, unknown>)[JsonProperty]) return JSON.stringify(v);
+  return String(v);
+}
+
+/**
+ * Splits `sql` with MikroORM's placeholders (`?` a value, `??` an identifier,
+ * `\?` a literal question mark) into SQL with driver placeholders and the list
+ * of bindings. String literals, quoted identifiers and comments are copied as
+ * they are, so a `?` inside them is no placeholder; a string literal holding a
+ * `?` becomes a binding of its own (knex would count that `?` as a placeholder).
+ * Arrays expand to `?, ?, ...` (nested arrays in parentheses on SQLite), raw
+ * fragments (`raw()`, `sql\`\``) are spliced in with their own parameters.
+ */
+export function bindParameters(sql: string, params: readonly unknown[], dialect: SqlDialect, platform: AbstractSqlPlatform): BoundQuery {
+  const parts: Part[] = [];
+  const bindings: unknown[] = [];
+  splice(sql, params, dialect, platform, parts, bindings);
+  const literal = bindings.length ? '\\?' : '?';
+  return { sql: parts.map((p) => (p === LITERAL_QUESTION_MARK ? literal : p)).join(''), bindings };
+}
+
+function splice(sql: string, params: readonly unknown[], dialect: SqlDialect, platform: AbstractSqlPlatform, parts: Part[], bindings: unknown[]): void {
+  let j = 0;
+  let i = 0;
+  let text = 0; // start of the SQL text not yet copied to parts
+  const flush = (to: number) => {
+    if (to > text) parts.push(sql.slice(text, to));
+  };
+  const value = (v: unknown, nested = false): void => {
+    if (Utils.isRawSql(v)) {
+      splice(v.sql, v.params ?? [], dialect, platform, parts, bindings);
+      return;
+    }
+    if (Array.isArray(v)) {
+      if (nested && dialect === 'sqlite') parts.push('(');
+      v.forEach((e, k) => {
+        if (k > 0) parts.push(', ');
+        value(e, true);
+      });
+      if (nested && dialect === 'sqlite') parts.push(')');
+      return;
+    }
+    if (v !== null && typeof v === 'object' && typeof (v as { toSqlString?: unknown }).toSqlString === 'function') {
+      parts.push(String((v as { toSqlString(): unknown }).toSqlString()));
+      return;
+    }
+    parts.push('?');
+    bindings.push(bindingOf(v, dialect, platform));
+  };
+
+  while (i < sql.length) {
+    const ch = sql[i]!;
+    if (ch === "'") {
+      // a string literal; E'...' (PostgreSQL) takes backslash escapes
+      const escapes = dialect === 'postgresql' && i > 0 && /[eE]/.test(sql[i - 1]!) && (i < 2 || !IDENT_CHAR.test(sql[i - 2]!));
+      let k = i + 1;
+      while (k < sql.length) {
+        if (escapes && sql[k] === '\\') k += 2;
+        else if (sql[k] === "'" && sql[k + 1] === "'") k += 2;
+        else if (sql[k] === "'") break;
+        else k++;
+      }
+      const end = Math.min(k + 1, sql.length);
+      const body = sql.slice(i + 1, k);
+      if (body.includes('?') && !escapes) {
+        flush(i);
+        parts.push('?');
+        bindings.push(body.replace(/''/g, "'"));
+        text = end;
+      }
+      i = end;
+      continue;
+    }
+    if (ch === '"' || ch === '`') {
+      const k = sql.indexOf(ch, i + 1);
+      i = k < 0 ? sql.length : k + 1;
+      continue;
+    }
+    if (ch === '-' && sql[i + 1] === '-') {
+      const k = sql.indexOf('\n', i);
+      const end = k < 0 ? sql.length : k;
+      flush(i);
+      parts.push(sql.slice(i, end).replace(/\?/g, '_'));
+      text = i = end;
+      continue;
+    }
+    if (ch === '/' && sql[i + 1] === '*') {
+      const k = sql.indexOf('*/', i + 2);
+      const end = k < 0 ? sql.length : k + 2;
+      flush(i);
+      parts.push(sql.slice(i, end).replace(/\?/g, '_'));
+      text = i = end;
+      continue;
+    }
+    if (ch === '\\' && sql[i + 1] === '?') {
+      flush(i);
+      parts.push(LITERAL_QUESTION_MARK);
+      text = i = i + 2;
+      continue;
+    }
+    if (ch === '?') {
+      flush(i);
+      if (sql[i + 1] === '?') {
+        parts.push(platform.quoteIdentifier(String(params[j++])));
+        text = i = i + 2;
+      } else {
+        value(params[j++]);
+        text = i = i + 1;
+      }
+      continue;
+    }
+    i++;
+  }
+  flush(sql.length);
+}
+
+type SqlConnectionClass = new (...args: any[]) => AbstractSqlConnection;
+
+/**
+ * A connection class like `Base` whose `execute` passes the parameters as bindings
+ * (see bindParameters) instead of formatting them into the SQL text. Logging,
+ * the `onQuery` hook, transactions and result shapes stay MikroORM's.
+ */
+export function withBoundParameters<T extends SqlConnectionClass>(Base: T, dialect: SqlDialect): T {
+  abstract class BoundParametersConnection extends Base {
+    override async execute<R>(queryOrKnex: unknown, params: unknown[] = [], method: 'all' | 'get' | 'run' = 'all', ctx?: unknown, loggerContext?: Record<string, unknown>): Promise<R> {
+      await this.ensureConnection();
+      let query: string;
+      if (Utils.isObject<{ toSQL(): { sql: string; bindings?: unknown[] }; client: { transacting?: boolean } }>(queryOrKnex)) {
+        ctx ??= queryOrKnex.client.transacting ? queryOrKnex : undefined;
+        const q = queryOrKnex.toSQL();
+        query = q.sql;
+        params = [...(q.bindings ?? [])];
+      } else {
+        query = String(queryOrKnex);
+      }
+      const self = this as unknown as {
+        config: Configuration;
+        platform: AbstractSqlPlatform;
+        executeQuery<X>(q: string, cb: () => Promise<X>, context?: Record<string, unknown>): Promise<X>;
+        transformRawResult<X>(res: unknown, method: 'all' | 'get' | 'run'): X;
+      };
+      query = self.config.get('onQuery')(query, params);
+      const bound = params.length ? bindParameters(query, params, dialect, self.platform) : { sql: query, bindings: [] };
+      const knex = this.getKnex();
+      // what the query log shows, as MikroORM logs it (values in the text only with `query-params`)
+      const logger = self.config.getLogger();
+      let logged = query;
+      if (logger.isEnabled('query', loggerContext)) {
+        logged = logger.isEnabled('query-params', loggerContext)
+          ? self.platform.formatQuery(query, params)
+          : (knex.client as { positionBindings(s: string): string }).positionBindings(query);
+      }
+      return self.executeQuery(
+        logged,
+        async () => {
+          const raw = bound.bindings.length ? knex.raw(bound.sql, bound.bindings as never[]) : knex.raw(bound.sql);
+          if (ctx) raw.transacting(ctx as never);
+          return self.transformRawResult<R>(await raw, method);
+        },
+        { query, params, ...loggerContext },
+      );
+    }
+  }
+  return BoundParametersConnection as unknown as T;
+}
