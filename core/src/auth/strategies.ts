@@ -18,6 +18,7 @@ import { ipMatcher } from '../util/ip.js';
 import { verifyTotp } from '../services/totp.js';
 import type { AdminCredentials, UserCredentials } from './credentials.js';
 import type { Admin } from '../data/entities/index.js';
+import { basicCredentialsProblem } from './basic-header.js';
 
 export const ADMIN_AUTH = { strategies: ['jwt-admin', 'apikey-admin'] };
 export const ADMIN_BEARER_ONLY = { strategies: ['jwt-admin'] };
@@ -88,10 +89,24 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     return list.length === 0 || ipMatcher(list)(ip);
   };
 
+  /**
+   * Credentials no account can have (not UTF-8, NUL or control characters in the
+   * username, NUL in the password) are a failed login refused before any lookup;
+   * they are not put in the log event either.
+   */
+  const refuseMalformedBasic = async (request: Request) => {
+    const header = request.headers.authorization;
+    const problem = basicCredentialsProblem(typeof header === 'string' ? header : undefined);
+    if (!problem) return;
+    await defender.addEvent(clientIp(request), 'invalid');
+    throw Boom.unauthorized(`invalid credentials: ${problem}`, 'Basic');
+  };
+
   await server.register([Basic, HapiJwt]);
 
   server.auth.strategy('basic-admin', 'basic', {
     validate: async (request: Request, username: string, password: string) => {
+      await refuseMalformedBasic(request);
       const ip = clientIp(request);
       const admin = await admins.checkPassword(username, password);
       if (!admin) {
@@ -113,6 +128,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
 
   server.auth.strategy('basic-user', 'basic', {
     validate: async (request: Request, username: string, password: string) => {
+      await refuseMalformedBasic(request);
       const ip = clientIp(request);
       const user = await users.checkPassword(username, password);
       if (!user) {

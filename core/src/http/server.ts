@@ -14,6 +14,7 @@ import { IpListService } from '../services/ip-list.service.js';
 import { registerDefenderHooks } from './defender-hooks.js';
 import type { EventBus } from '../events/event-bus.js';
 import { CertificateReloader, tlsBindingFiles } from './tls.js';
+import { registerInputCheck } from './input-check.js';
 
 /** Per-route options Ferry reads from `options.plugins.ferry`. */
 export interface FerryRouteOptions {
@@ -113,6 +114,8 @@ export async function createHttpServer(
   registerDefenderHooks(server, c);
 
   await registerAuth(server, c);
+  // NUL and lone surrogates in params, query and payload: 400 before validation and handlers
+  registerInputCheck(server);
 
   server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
     const creds = request.auth.credentials as unknown as FerryCredentials | null;

@@ -1,0 +1,93 @@
+import Boom from '@hapi/boom';
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import { stringProblem } from '../util/well-formed.js';
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** How a key or name is shown in a message: plain when simple, else JSON-quoted (escapes NUL and lone surrogates). */
+function label(key: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key);
+}
+
+/**
+ * The first string of a parsed value (object keys included) that is not fit
+ * for a name, a path, a header or the database (see util/well-formed.ts), as a
+ * message naming where it is; null when every string is fine. Walks plain
+ * objects and arrays only: buffers and streams (uploads) are content, not strings.
+ */
+export function findStringProblem(value: unknown, where: string): string | null {
+  const stack: { v: unknown; path: string }[] = [{ v: value, path: '' }];
+  const at = (path: string) => (path ? `${where} "${path}"` : where);
+  while (stack.length) {
+    const { v, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      const problem = stringProblem(v);
+      if (problem) return `${at(path)} ${problem}`;
+      continue;
+    }
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], path: `${path}[${i}]` });
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    const proto = Object.getPrototypeOf(v) as unknown;
+    if (proto !== Object.prototype && proto !== null) continue;
+    const entries = Object.entries(v as Record<string, unknown>);
+    for (const [k] of entries) {
+      const problem = stringProblem(k);
+      if (problem) return `${where} key ${JSON.stringify(path ? `${path}.${k}` : k)} ${problem}`;
+    }
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, child] = entries[i]!;
+      stack.push({ v: child, path: path ? `${path}.${label(k)}` : label(k) });
+    }
+  }
+  return null;
+}
+
+/**
+ * Percent-encoded bytes of a raw query string that are not UTF-8 (the URL
+ * parser would turn them into U+FFFD silently), or null. A `%` not followed by
+ * two hex digits is left to the parser, which keeps it as it is.
+ */
+export function queryEncodingProblem(rawQuery: string): string | null {
+  for (const run of rawQuery.match(/(?:%[0-9A-Fa-f]{2})+/g) ?? []) {
+    const bytes = Buffer.from(run.replace(/%/g, ''), 'hex');
+    try {
+      strictUtf8.decode(bytes);
+    } catch {
+      return 'the query string is not valid UTF-8 once percent-decoded';
+    }
+  }
+  return null;
+}
+
+/** The query string of the request line as sent (before any decoding). */
+function rawQueryOf(request: Request): string {
+  const url = request.raw.req.url ?? '';
+  const q = url.indexOf('?');
+  return q < 0 ? '' : url.slice(q + 1);
+}
+
+/**
+ * Checks every string a request hands to the routes, once, before any handler
+ * runs: path parameters, query (raw and parsed, keys included) and a parsed
+ * payload (JSON or form, object keys included; a JSON body can spell a lone
+ * surrogate as an escape, so the parsed values are what count). A NUL character
+ * or a lone UTF-16 surrogate anywhere is a 400 naming where it is, so such a
+ * value never reaches a name, a path, a header or the database. Runs at
+ * onPostAuth, the first point where the payload is parsed: before validation
+ * and handlers, after authentication (basic credentials are checked by the
+ * auth strategies, see auth/basic-header.ts).
+ */
+export function registerInputCheck(server: Server): void {
+  server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
+    const problem =
+      findStringProblem(request.params, 'path parameter') ??
+      queryEncodingProblem(rawQueryOf(request)) ??
+      findStringProblem(request.query, 'query parameter') ??
+      findStringProblem(request.payload, 'payload');
+    if (problem) throw Boom.badRequest(problem);
+    return h.continue;
+  });
+}
