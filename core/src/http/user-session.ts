@@ -5,6 +5,7 @@ import Joi from 'joi';
 import { clientIp, userOf } from '../auth/strategies.js';
 import { FileSessions } from '../services/file-sessions.service.js';
 import type { FileSession } from '../vfs/file-session.js';
+import { toWellFormed } from '../util/well-formed.js';
 
 /** Query `path` as clients send it (normalised and checked by the file session). */
 export const pathQuery = Joi.string().allow('').max(4096);
@@ -107,6 +108,6 @@ export function sendAsStored(request: Request): void {
 /** A file name safe in a Content-Disposition header: quoted ASCII fallback plus the RFC 5987 UTF-8 form. */
 export function contentDisposition(kind: 'attachment' | 'inline', name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_') || 'download';
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  const encoded = encodeURIComponent(toWellFormed(name)).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
   return `${kind}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }

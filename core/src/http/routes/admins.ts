@@ -7,6 +7,7 @@ import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
 import { listQuery, objectName, listParams, pathParam } from '../schemas/common.js';
 import { adminInput, adminProfileInput, pwdChangeInput, type AdminInput } from '../schemas/admins.js';
+import { locationOf } from '../location.js';
 
 const usernameParam = Joi.object({ username: objectName.required() });
 
@@ -40,7 +41,7 @@ export function adminRoutes(c: DependencyContainer): ServerRoute[] {
         return h
           .response(await admins.render(admin))
           .code(201)
-          .header('Location', `/api/v2/admins/${encodeURIComponent(admin.username)}`);
+          .header('Location', locationOf('/api/v2/admins', admin.username));
       },
     },
     {

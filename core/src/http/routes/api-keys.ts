@@ -6,6 +6,7 @@ import { ADMIN_BEARER_ONLY, adminOf } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
 import { listQuery, listParams, pathParam } from '../schemas/common.js';
 import { apiKeyInput } from '../schemas/api-keys.js';
+import { locationOf } from '../location.js';
 
 const idParam = Joi.object({ id: Joi.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).required() });
 
@@ -32,7 +33,7 @@ export function apiKeyRoutes(c: DependencyContainer): ServerRoute[] {
           .response({ mesage: 'API key created. This is the only time the key is visible, please save it.', key: plain })
           .code(201)
           .header('X-Object-ID', key.key_id)
-          .header('Location', `/api/v2/apikeys/${key.key_id}`);
+          .header('Location', locationOf('/api/v2/apikeys', key.key_id));
       },
     },
     {

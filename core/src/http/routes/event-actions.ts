@@ -6,6 +6,7 @@ import { ADMIN_AUTH } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listQuery, listParams, objectName, pathParam } from '../schemas/common.js';
 import { actionInput, type ActionInput } from '../schemas/events.js';
+import { locationOf } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });
 const confidential = (request: { query: unknown }) => (request.query as { confidential_data?: number }).confidential_data === 1;
@@ -33,7 +34,7 @@ export function eventActionRoutes(c: DependencyContainer): ServerRoute[] {
         return h
           .response(await actions.render(a, confidential(request)))
           .code(201)
-          .header('Location', `/api/v2/eventactions/${encodeURIComponent(a.name)}`);
+          .header('Location', locationOf('/api/v2/eventactions', a.name));
       },
     },
     {

@@ -7,6 +7,7 @@ import { ADMIN_AUTH } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listQuery, listParams, objectName, pathParam } from '../schemas/common.js';
 import { ruleInput, type RuleInput } from '../schemas/events.js';
+import { locationOf } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });
 const confidential = (request: { query: unknown }) => (request.query as { confidential_data?: number }).confidential_data === 1;
@@ -35,7 +36,7 @@ export function eventRuleRoutes(c: DependencyContainer): ServerRoute[] {
         return h
           .response(await rules.render(r, confidential(request)))
           .code(201)
-          .header('Location', `/api/v2/eventrules/${encodeURIComponent(r.name)}`);
+          .header('Location', locationOf('/api/v2/eventrules', r.name));
       },
     },
     {

@@ -7,6 +7,7 @@ import { actorOf } from '../server.js';
 import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../schemas/common.js';
 import { folderCreateInput, folderInput, type FolderInput } from '../schemas/folders.js';
 import { wantsConfidential } from './users.js';
+import { locationOf } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });
 const perm = { ferry: { permission: 'manage_folders' as const } };
@@ -33,7 +34,7 @@ export function folderRoutes(c: DependencyContainer): ServerRoute[] {
         return h
           .response(await folders.render(folder, { confidential: wantsConfidential(request) }))
           .code(201)
-          .header('Location', `/api/v2/folders/${encodeURIComponent(folder.name)}`);
+          .header('Location', locationOf('/api/v2/folders', folder.name));
       },
     },
     {

@@ -7,6 +7,7 @@ import { actorOf } from '../server.js';
 import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../schemas/common.js';
 import { groupCreateInput, groupInput, type GroupInput } from '../schemas/groups.js';
 import { wantsConfidential } from './users.js';
+import { locationOf } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });
 const perm = { ferry: { permission: 'manage_groups' as const } };
@@ -33,7 +34,7 @@ export function groupRoutes(c: DependencyContainer): ServerRoute[] {
         return h
           .response(await groups.render(group, { confidential: wantsConfidential(request), caller: adminOf(request).admin }))
           .code(201)
-          .header('Location', `/api/v2/groups/${encodeURIComponent(group.name)}`);
+          .header('Location', locationOf('/api/v2/groups', group.name));
       },
     },
     {

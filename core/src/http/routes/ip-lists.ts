@@ -13,6 +13,7 @@ import {
   type IpListQuery,
   type IpListType,
 } from '../schemas/ip-lists.js';
+import { locationOf } from '../location.js';
 
 const perm = { ferry: { permission: 'manage_ip_lists' as const } };
 
@@ -43,7 +44,7 @@ export function ipListRoutes(c: DependencyContainer): ServerRoute[] {
         return h
           .response({ message: 'IP list entry added' })
           .code(201)
-          .header('Location', `/api/v2/iplists/${type}/${encodeURIComponent(entry.ipornet)}`);
+          .header('Location', locationOf('/api/v2/iplists', type, entry.ipornet));
       },
     },
     {

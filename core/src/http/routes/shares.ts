@@ -20,6 +20,7 @@ import { shareId, shareInput, sharePathQuery, type ShareInput } from '../schemas
 import { boolQuery, closeAfter, contentDisposition, destroyOnDisconnect, openFileSession, pathQuery, sendAsStored, withUserSession } from '../user-session.js';
 import { jsonArray } from './user-dirs.js';
 import { declaredLength, mtimeHeader, receiveMultipart, sendFile, STREAMED_PAYLOAD } from './user-files.js';
+import { locationOf } from '../location.js';
 
 const idParams = Joi.object({ id: shareId.required() });
 
@@ -270,7 +271,7 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
             .response({ message: 'share created' })
             .code(201)
             .header('X-Object-ID', share.share_id)
-            .header('Location', `/api/v2/user/shares/${share.share_id}`);
+            .header('Location', locationOf('/api/v2/user/shares', share.share_id));
         }),
     },
     {

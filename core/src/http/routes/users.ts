@@ -7,6 +7,7 @@ import { hasAdminPermission } from '../../auth/permissions.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../schemas/common.js';
 import { disconnectQuery, userCreateInput, userUpdateInput, type UserInput } from '../schemas/users.js';
+import { locationOf } from '../location.js';
 
 const usernameParam = Joi.object({ username: objectName.required() });
 
@@ -37,7 +38,7 @@ export function userRoutes(c: DependencyContainer): ServerRoute[] {
         return h
           .response(await users.render(user, { confidential: wantsConfidential(request) }))
           .code(201)
-          .header('Location', `/api/v2/users/${encodeURIComponent(user.username)}`);
+          .header('Location', locationOf('/api/v2/users', user.username));
       },
     },
     {
