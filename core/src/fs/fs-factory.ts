@@ -8,6 +8,7 @@ import { isSecret } from '../secrets/secret.js';
 import type { FerryConfig } from '../config/schema.js';
 import type { StoredFilesystem } from '../data/entities/index.js';
 import type { Fs } from './fs.contract.js';
+import type { Logger } from '../logger.js';
 import { interpolatePlaceholders } from '../services/effective-user.js';
 
 type Obj = Record<string, unknown>;
@@ -45,6 +46,7 @@ export class FsFactory {
     @inject(TOKENS.Plugins) private readonly registry: PluginRegistry,
     @inject(TOKENS.Secrets) private readonly secrets: SecretsService,
     @inject(TOKENS.Config) private readonly config: FerryConfig,
+    @inject(TOKENS.Logger) private readonly logger: Logger,
   ) {}
 
   provider(n: number): FsProviderDef {
@@ -73,7 +75,13 @@ export class FsFactory {
     const def = this.provider(fs.provider);
     const options = await this.options(fs, owner);
     if (def.requiresLocalRoot && !root) throw Boom.badRequest(`filesystem provider ${fs.provider} needs a local root directory`);
-    return def.create(options, { username: owner.username, root: root || undefined, dataDir: this.config.common.data_dir, connectionId });
+    return def.create(options, {
+      username: owner.username,
+      root: root || undefined,
+      dataDir: this.config.common.data_dir,
+      connectionId,
+      logger: this.logger.child({ user: owner.username, provider: fs.provider }),
+    });
   }
 
   /** Bucket/endpoint description for filesystem events. */

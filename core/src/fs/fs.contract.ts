@@ -174,4 +174,11 @@ export interface FsScope {
   dataDir: string;
   /** Connection the Fs serves, for logs. */
   connectionId?: string;
+  /** Where the backend logs what it leaves out or refuses (e.g. a link leading outside a local root). */
+  logger?: FsLogger;
+}
+
+/** The part of Ferry's logger (pino) a backend may use. */
+export interface FsLogger {
+  warn(obj: object, msg: string): void;
 }

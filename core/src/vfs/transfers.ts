@@ -382,6 +382,12 @@ export async function openDownload(s: FileSession, p: PreparedDownload, range?: 
   });
 }
 
+/** True for a regular file's mode, or a mode without type bits (backends that do not report one). */
+function isRegularMode(mode: number): boolean {
+  const type = mode & 0o170000;
+  return type === 0 || type === 0o100000;
+}
+
 interface ZipItem {
   vpath: string;
   info: FileInfo;
@@ -435,6 +441,18 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
       archive.append(rs ?? Buffer.alloc(0), { name, date: info.mtime });
       await entry;
     };
+    /** An entry met inside a requested directory that cannot be read is left out of the archive, with a log line. */
+    const skip = (vpath: string, reason: string) => s.deps.logger.warn({ path: vpath, user: s.user.username, reason }, 'left out of a zip');
+    const addFoundFile = async (vpath: string, name: string, info: FileInfo) => {
+      if (!isRegularMode(info.mode)) return skip(vpath, 'not a regular file');
+      try {
+        await addFile(vpath, name, info);
+      } catch (err) {
+        // Refused or gone before its first byte was added (a link leading outside, a concurrent removal).
+        if (!isFsError(err) || err.code === FsErrorCode.Aborted) throw err;
+        skip(vpath, err.message);
+      }
+    };
     const addDir = async (vpath: string, name: string, info: FileInfo): Promise<void> => {
       archive.append(Buffer.alloc(0), { name: `${name}/`, type: 'directory', date: info.mtime } as archiver.EntryData);
       for await (const page of s.vfs.list(vpath, { signal })) {
@@ -443,7 +461,7 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
           if (e.isDir) {
             if (s.perms.has(e.path, 'list')) await addDir(e.path, `${name}/${e.name}`, e);
           } else if (s.perms.has(vpath, 'download')) {
-            await addFile(e.path, `${name}/${e.name}`, e);
+            await addFoundFile(e.path, `${name}/${e.name}`, e);
           }
         }
       }

@@ -204,24 +204,35 @@ export class VirtualFs {
       else from = await fs.stat(r.mount.vpath === '/' ? child : child.slice(r.mount.vpath.length), o).catch(() => undefined);
       first.push(virtualDirInfo(child, from));
     }
-    let iter: AsyncIterator<FileInfo[]>;
+    let iter: AsyncIterator<FileInfo[]> | undefined;
+    let done = false;
     try {
-      iter = fs.list(r.fsPath, o)[Symbol.asyncIterator]();
-      const page = await iter.next();
-      if (first.length) yield first;
-      if (page.done) return;
-      yield this.relabel(vpath, page.value, virtual);
-    } catch (err) {
-      if (isFsError(err, FsErrorCode.NotFound) && (virtual.size > 0 || this.isVirtualDir(vpath))) {
+      try {
+        iter = fs.list(r.fsPath, o)[Symbol.asyncIterator]();
+        const page = await iter.next();
         if (first.length) yield first;
-        return;
+        if (page.done) return void (done = true);
+        yield this.relabel(vpath, page.value, virtual);
+      } catch (err) {
+        done = true;
+        if (isFsError(err, FsErrorCode.NotFound) && (virtual.size > 0 || this.isVirtualDir(vpath))) {
+          if (first.length) yield first;
+          return;
+        }
+        throw err;
       }
-      throw err;
-    }
-    for (;;) {
-      const page = await iter.next();
-      if (page.done) return;
-      yield this.relabel(vpath, page.value, virtual);
+      for (;;) {
+        const page = await iter.next().catch((err: unknown) => {
+          done = true;
+          throw err;
+        });
+        if (page.done) return void (done = true);
+        yield this.relabel(vpath, page.value, virtual);
+      }
+    } finally {
+      // A consumer that stops early (break, an error, a cut download) ends the
+      // backend's listing too, so it closes its directory handle now, not at GC.
+      if (!done) await iter?.return?.();
     }
   }
 

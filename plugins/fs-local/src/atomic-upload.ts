@@ -31,8 +31,13 @@ export interface WriteEncoder {
 export interface AtomicUploadTarget {
   /** Virtual path, for errors. */
   vpath: string;
-  /** Checked local destination. */
+  /**
+   * The destination, as a path through an open descriptor of its parent
+   * directory (`/proc/self/fd/N/name`, see confine.ts): valid until `release`.
+   */
   dest: string;
+  /** Called once when the upload is over (published or discarded): closes the parent's descriptor. */
+  release?: () => Promise<void>;
   /** Directory for the temporary file (`<dataDir>/uploads-tmp`). */
   tmpDir: string;
   writeBufferSize: number;
@@ -167,11 +172,16 @@ export class AtomicUpload {
       this.queue.push(b);
       this.queuedBytes += b.length;
     }
+    // (an encoder may return nothing for a chunk: no pump is needed then)
     this.pumping ??= this.pump();
   }
 
   /** Writes whatever is queued, one writev per batch, until the queue is empty. */
   private async pump(): Promise<void> {
+    // The caller stores this promise in `pumping` once pump() returns, and the `finally` below
+    // clears it: yield first, so the clearing can never come before the storing (a pump that
+    // ended synchronously left a settled promise in `pumping` for good: no pump ever started
+    // again, the stored bytes stayed queued, the writer was held back and drained() spun).
     try {
       while (this.queue.length > 0 && this.state !== 'failed') {
         const batch = this.queue;
@@ -251,6 +261,7 @@ export class AtomicUpload {
         this.hiddenTmp.release();
         this.hiddenTmp = undefined;
       }
+      await this.target.release?.();
     })();
     return this.discarded;
   }
@@ -289,6 +300,7 @@ export class AtomicUpload {
     }
     this.state = 'published';
     this.stopListening();
+    await this.target.release?.();
     this.settle.resolve({ size: this.received });
   }
 

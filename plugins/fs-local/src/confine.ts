@@ -1,42 +1,125 @@
-import { lstat, realpath } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { FsError, FsErrorCode, confineLocal, fsErrorFromNode, hasNodeCode, normalizeVirtualPath } from '@ferry/core';
+import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, normalizeVirtualPath } from '@ferry/core';
 import { HIDDEN_TMP_PREFIX, isReservedName } from './temp-area.js';
 
 /**
  * How the last path component is treated:
- * - 'follow': resolve it too (stat, read, write, list, copy, chtimes act on
- *   what a symlink points to, and refuse when that is outside the root);
- * - 'entry': leave it as is (remove, rename and mkdir act on the directory
- *   entry itself, so removing a symlink removes the link, never its target).
+ * - 'follow': when it is a symbolic link whose target stays inside the root,
+ *   the operation acts on the target (stat, read, write, list, copy, chtimes);
+ * - 'entry': the directory entry itself (remove, rename and mkdir act on the
+ *   entry, so removing a symlink removes the link, never its target).
  */
 export type ResolveMode = 'follow' | 'entry';
 
-function isInside(realRoot: string, real: string): boolean {
-  if (realRoot === path.parse(realRoot).root) return true;
-  return real === realRoot || real.startsWith(realRoot + path.sep);
+/** Flags for opening one directory component: never through a symlink. */
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+/** Symbolic links followed in one resolution before it is refused, as the kernel's limit. */
+const MAX_LINK_HOPS = 40;
+/** Where Linux exposes a process's open descriptors as links to the opened objects. */
+const PROC_FD = '/proc/self/fd';
+
+/**
+ * An open directory inside the root. `entry(name)` names a child through the
+ * descriptor (`/proc/self/fd/N/name`): the kernel resolves `/proc/self/fd/N`
+ * to the directory that was opened, whatever has been renamed or swapped for
+ * a link since, and looks `name` up in it, as openat(2) would. Such a path is
+ * valid only until close(): the descriptor number may be reused afterwards.
+ */
+export class DirHandle {
+  private closed = false;
+
+  constructor(
+    private readonly fh: FileHandle,
+    /** Physical components from the root to this directory (no links, no '..'). */
+    readonly comps: readonly string[],
+  ) {}
+
+  /** The directory itself, as a path valid while the handle is open. */
+  get path(): string {
+    return `${PROC_FD}/${this.fh.fd}`;
+  }
+
+  /** A child entry of the directory (one name, never followed by the lookup itself). */
+  entry(name: string): string {
+    return `${PROC_FD}/${this.fh.fd}/${name}`;
+  }
+
+  /** The handle, for fstat/futimes on the directory itself. */
+  get handle(): FileHandle {
+    return this.fh;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.fh.close().catch(() => undefined);
+  }
+}
+
+/** Where a virtual path lives: an open parent directory and a name in it ('' for the directory itself). */
+export interface Located {
+  dir: DirHandle;
+  name: string;
+  /** The entry as a path, valid while `dir` is open. */
+  readonly target: string;
+  /** Physical components from the root to the entry. */
+  readonly comps: readonly string[];
+}
+
+function located(dir: DirHandle, name: string): Located {
+  return {
+    dir,
+    name,
+    get target() {
+      return name ? dir.entry(name) : dir.path;
+    },
+    get comps() {
+      return name ? [...dir.comps, name] : dir.comps;
+    },
+  };
+}
+
+let procChecked = false;
+
+/** Race-free confinement needs Linux's /proc/self/fd; checked once, with a clear error. */
+function requireProcFd(): void {
+  if (procChecked) return;
+  if (!existsSync(PROC_FD)) {
+    throw new FsError(
+      FsErrorCode.Unavailable,
+      `local storage needs ${PROC_FD} (Linux with /proc mounted) to confine paths to the root against concurrent changes`,
+    );
+  }
+  procChecked = true;
 }
 
 /**
- * Keeps every access under one local root, symlinks included.
+ * Keeps every access under one local root, against symbolic links planted
+ * in the tree and against concurrent changes of the tree (a directory
+ * swapped for a link between a check and its use).
  *
- * 1. `confineLocal` from @ferry/core normalises the virtual path and refuses
- *    '..', encoded dots and separators, control characters; the result is a
- *    lexical path under the root.
- * 2. The real path of the deepest existing ancestor (of the path itself in
- *    'follow' mode, of its parent in 'entry' mode) is resolved with
- *    realpath(3); if it is outside the real root the call fails with ESCAPE.
- *    Missing components are appended to that real path, so nothing created
- *    later can be reached through a symlink that was not checked.
- * 3. A dangling symlink on the way (whose target is missing) is refused with
- *    ESCAPE: following it would create its target wherever it points.
- * 4. A path with a segment in the reserved `.ferry-tmp-` namespace (the
- *    hidden copies beside a destination, see temp-area.ts) is refused with
- *    PERMISSION: users can neither create nor address such entries.
+ * Node has no openat(2), so Ferry walks a path one component at a time, on
+ * descriptors: the root is opened, then each directory component is opened
+ * through its parent's descriptor (`/proc/self/fd/N/name`) with O_NOFOLLOW.
+ * Every lookup is a single name in a directory already known to be inside
+ * the root, so no path the kernel resolves can pass through a link Ferry did
+ * not read itself. The operation then acts on `entry(name)` of the final
+ * parent descriptor (open, rename, unlink, mkdir, ...), never on a path
+ * re-resolved from the root.
  *
- * This is defence in depth against links planted in a home directory by
- * other means (a shared folder, an admin's shell); a concurrent swap of a
- * checked directory for a link (TOCTOU) is out of its scope.
+ * Symbolic links met on the way are read (readlink) and followed by Ferry
+ * only when their target stays inside the root: the target is resolved
+ * against the physical components of the link's directory ('..' above the
+ * root, an absolute target outside the root, or a target in the reserved
+ * `.ferry-tmp-` namespace is refused with ESCAPE); the walk then starts
+ * again from the root on the resulting components, up to 40 links (ELOOP,
+ * refused as INVALID).
+ *
+ * Also refused: any segment in the reserved `.ferry-tmp-` namespace
+ * (PERMISSION), and '..', encoded separators and control characters
+ * (`normalizeVirtualPath` in @ferry/core).
  */
 export class LocalRoot {
   /** The root as configured, made absolute. */
@@ -47,7 +130,7 @@ export class LocalRoot {
     this.root = path.resolve(root);
   }
 
-  /** realpath of the root, resolved once. */
+  /** realpath of the root, resolved once (absolute link targets are compared with it). */
   realRoot(): Promise<string> {
     this.real ??= realpath(this.root).catch((err: unknown) => {
       this.real = undefined;
@@ -56,41 +139,157 @@ export class LocalRoot {
     return this.real;
   }
 
-  /** True when an already resolved real path lies under the real root. */
-  async contains(real: string): Promise<boolean> {
-    return isInside(await this.realRoot(), real);
+  /** Opens the root directory itself (the configured root may be a link: the operator's choice). */
+  async openRoot(vpath = '/'): Promise<DirHandle> {
+    requireProcFd();
+    const fh = await open(this.root, constants.O_RDONLY | constants.O_DIRECTORY).catch((err: unknown) => {
+      throw fsErrorFromNode(err, vpath);
+    });
+    return new DirHandle(fh, []);
   }
 
-  /** Maps a virtual path to a checked local path (see the class comment). */
-  async resolve(p: string, mode: ResolveMode): Promise<string> {
-    refuseReserved(p);
-    const lexical = confineLocal(this.root, p);
-    const realRoot = await this.realRoot();
-    const tail: string[] = [];
-    let cur = lexical;
-    if (mode === 'entry' && cur !== this.root) {
-      tail.push(path.basename(cur));
-      cur = path.dirname(cur);
-    }
-    for (;;) {
-      let real: string;
+  /**
+   * Locates a virtual path (see the class comment). The caller closes
+   * `located.dir` once the operation is over.
+   */
+  async locate(p: string, mode: ResolveMode): Promise<Located> {
+    const vpath = normalizeVirtualPath(p);
+    refuseReserved(vpath);
+    return this.locateComps(vpath === '/' ? [] : vpath.slice(1).split('/'), mode, vpath);
+  }
+
+  /** Like locate(), for physical components already known (e.g. an entry found by a listing). */
+  async locateComps(comps: readonly string[], mode: ResolveMode, vpath: string): Promise<Located> {
+    let pending = [...comps];
+    for (let hops = 0; ; ) {
+      const dir = await this.walk(pending.slice(0, -1), vpath, false, hops);
+      hops = dir.hops;
+      const name = pending[pending.length - 1] ?? '';
+      if (!name || mode === 'entry') return located(dir.dir, name);
+      let target: string;
       try {
-        real = cur === this.root ? realRoot : await realpath(cur);
+        const st = await lstat(dir.dir.entry(name));
+        if (!st.isSymbolicLink()) return located(dir.dir, name);
+        target = await readlink(dir.dir.entry(name));
       } catch (err) {
-        if (!hasNodeCode(err, 'ENOENT', 'ENOTDIR')) throw fsErrorFromNode(err, p);
-        if (await isDanglingLink(cur)) {
-          throw new FsError(FsErrorCode.Escape, `${p}: refusing to follow a dangling symbolic link`, { path: p });
-        }
-        tail.unshift(path.basename(cur));
-        cur = path.dirname(cur);
-        continue;
+        if (hasNodeCode(err, 'ENOENT')) return located(dir.dir, name);
+        await dir.dir.close();
+        throw fsErrorFromNode(err, vpath);
       }
-      if (!isInside(realRoot, real)) {
-        throw new FsError(FsErrorCode.Escape, `${p}: resolves outside the root through a symbolic link`, { path: p });
-      }
-      return tail.length ? path.join(real, ...tail) : real;
+      await dir.dir.close();
+      if (++hops > MAX_LINK_HOPS) throw tooManyLinks(vpath);
+      pending = await this.splice(dir.dir.comps, target, [], vpath);
     }
   }
+
+  /**
+   * Opens the directory at `comps`, one component at a time (see the class
+   * comment); with `create`, missing directories are made on the way.
+   */
+  async openDir(p: string, create = false): Promise<DirHandle> {
+    const vpath = normalizeVirtualPath(p);
+    refuseReserved(vpath);
+    return (await this.walk(vpath === '/' ? [] : vpath.slice(1).split('/'), vpath, create, 0)).dir;
+  }
+
+  /**
+   * Opens a child directory of an open directory without following a link:
+   * undefined when the entry is gone or is no longer a directory (a
+   * concurrent change), so tree walks skip it.
+   */
+  async openChild(parent: DirHandle, name: string): Promise<DirHandle | undefined> {
+    try {
+      return new DirHandle(await open(parent.entry(name), DIR_FLAGS), [...parent.comps, name]);
+    } catch (err) {
+      if (hasNodeCode(err, 'ENOENT', 'ENOTDIR', 'ELOOP')) return undefined;
+      throw err;
+    }
+  }
+
+  private async walk(comps: string[], vpath: string, create: boolean, hops: number): Promise<{ dir: DirHandle; hops: number }> {
+    restart: for (;;) {
+      let cur = await this.openRoot(vpath);
+      try {
+        for (let i = 0; i < comps.length; i++) {
+          const name = comps[i]!;
+          const entry = cur.entry(name);
+          let fh: FileHandle;
+          try {
+            fh = await open(entry, DIR_FLAGS);
+          } catch (err) {
+            if (hasNodeCode(err, 'ENOENT') && create) {
+              await mkdir(entry).catch((e: unknown) => {
+                if (!hasNodeCode(e, 'EEXIST')) throw e;
+              });
+              i--;
+              continue;
+            }
+            if (!hasNodeCode(err, 'ENOTDIR', 'ELOOP')) throw err;
+            const st = await lstat(entry).catch(() => undefined);
+            if (!st?.isSymbolicLink()) {
+              // A file where a directory is needed; or the entry changed under us: try again from the root.
+              if (st === undefined || st.isDirectory()) {
+                if (++hops > MAX_LINK_HOPS) throw tooManyLinks(vpath);
+                await cur.close();
+                continue restart;
+              }
+              throw new FsError(FsErrorCode.NotDirectory, `${vpath}: ${name} is not a directory`, { path: vpath });
+            }
+            const target = await readlink(entry);
+            if (++hops > MAX_LINK_HOPS) throw tooManyLinks(vpath);
+            comps = await this.splice(cur.comps, target, comps.slice(i + 1), vpath);
+            await cur.close();
+            continue restart;
+          }
+          const next = new DirHandle(fh, [...cur.comps, name]);
+          await cur.close();
+          cur = next;
+        }
+        return { dir: cur, hops };
+      } catch (err) {
+        await cur.close();
+        throw err instanceof FsError ? err : fsErrorFromNode(err, vpath);
+      }
+    }
+  }
+
+  /**
+   * The physical components a link in the directory `base` leads to, with
+   * `rest` appended; ESCAPE when the target leaves the root.
+   */
+  private async splice(base: readonly string[], target: string, rest: string[], vpath: string): Promise<string[]> {
+    let out: string[];
+    let relative = target;
+    if (path.isAbsolute(target)) {
+      const realRoot = await this.realRoot();
+      const within = [realRoot, this.root].map((r) => (target === r ? '' : target.startsWith(r === '/' ? r : r + '/') ? target.slice(r.length) : undefined));
+      const inside = within.find((w) => w !== undefined);
+      if (inside === undefined) throw escapes(vpath);
+      out = [];
+      relative = inside;
+    } else {
+      out = [...base];
+    }
+    for (const seg of relative.split('/')) {
+      if (seg === '' || seg === '.') continue;
+      if (seg === '..') {
+        if (out.length === 0) throw escapes(vpath);
+        out.pop();
+        continue;
+      }
+      if (isReservedName(seg)) throw escapes(vpath);
+      out.push(seg);
+    }
+    return [...out, ...rest];
+  }
+}
+
+function escapes(vpath: string): FsError {
+  return new FsError(FsErrorCode.Escape, `${vpath}: resolves outside the root through a symbolic link`, { path: vpath });
+}
+
+function tooManyLinks(vpath: string): FsError {
+  return new FsError(FsErrorCode.Invalid, `${vpath}: too many levels of symbolic links`, { path: vpath });
 }
 
 /** Refuses a path that names an entry in the reserved `.ferry-tmp-` namespace. */
@@ -100,13 +299,5 @@ export function refuseReserved(p: string): void {
     throw new FsError(FsErrorCode.Permission, `${vpath}: names starting with "${HIDDEN_TMP_PREFIX}" are reserved for Ferry's uploads in progress`, {
       path: vpath,
     });
-  }
-}
-
-async function isDanglingLink(p: string): Promise<boolean> {
-  try {
-    return (await lstat(p)).isSymbolicLink();
-  } catch {
-    return false;
   }
 }

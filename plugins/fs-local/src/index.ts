@@ -15,7 +15,7 @@ import { cleanUploadsTmp, uploadsTmpDir } from './temp-area.js';
 
 export { LocalFs, LOCAL_CAPABILITIES, DEFAULT_BUFFER_SIZE } from './local.fs.js';
 export type { LocalFsOptions, OpenedFile } from './local.fs.js';
-export { LocalRoot, refuseReserved, type ResolveMode } from './confine.js';
+export { LocalRoot, DirHandle, refuseReserved, type Located, type ResolveMode } from './confine.js';
 export { type WriteEncoder } from './atomic-upload.js';
 export {
   UPLOADS_TMP_DIR,
@@ -53,6 +53,7 @@ export async function localFsOptions(
     tempDir: uploadsTmpDir(scope.dataDir),
     readBufferSize: mibToBytes(buffers.read_buffer_size),
     writeBufferSize: mibToBytes(buffers.write_buffer_size),
+    logger: scope.logger,
   };
 }
 

@@ -1,5 +1,5 @@
 import { constants, type Dir, type Dirent, type Stats } from 'node:fs';
-import { copyFile, lstat, mkdir, open, opendir, realpath, rename, rm, rmdir, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, opendir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -11,11 +11,14 @@ import {
   emptyReadable,
   fsErrorFromNode,
   hasNodeCode,
+  isFsError,
   isSubPath,
   normalizeVirtualPath,
+  parentPath,
   resolveReadRange,
   throwIfFsAborted,
   type FileInfo,
+  type FsLogger,
   type Fs,
   type FsCapabilities,
   type ListOptions,
@@ -29,7 +32,7 @@ import {
   type WriteOptions,
 } from '@ferry/core';
 import { AtomicUpload, type WriteEncoder } from './atomic-upload.js';
-import { LocalRoot } from './confine.js';
+import { LocalRoot, type DirHandle, type Located, type ResolveMode } from './confine.js';
 import { HIDDEN_TMP_STALE_MS, claimHiddenTmp, isReservedName, sweepHiddenTmp } from './temp-area.js';
 
 export const DEFAULT_BUFFER_SIZE = 64 * 1024;
@@ -58,6 +61,8 @@ export interface LocalFsOptions {
    * leftover (default 15 minutes; see temp-area.ts).
    */
   hiddenTmpMaxAgeMs?: number;
+  /** Where refused entries (links leading outside the root) are logged. */
+  logger?: FsLogger;
 }
 
 /** An open regular file, after the confinement checks (the caller closes `fh`). */
@@ -72,6 +77,8 @@ export interface OpenedFile {
 const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 const LIST_STAT_CONCURRENCY = 64;
 const YIELD_EVERY = 512;
+/** Times an operation locates its path again when the entry turned into a link while being opened. */
+const RELOCATE_ATTEMPTS = 3;
 
 /**
  * Provider 0: files on the local disk under one root. Every access goes
@@ -88,6 +95,7 @@ export class LocalFs implements Fs {
   private readonly tempDir: string;
   private tempReady?: Promise<void>;
   private readonly hiddenTmpMaxAgeMs: number;
+  private readonly logger?: FsLogger;
 
   constructor(opts: LocalFsOptions) {
     this.confine = new LocalRoot(opts.root);
@@ -95,6 +103,7 @@ export class LocalFs implements Fs {
     this.readBufferSize = opts.readBufferSize || DEFAULT_BUFFER_SIZE;
     this.writeBufferSize = opts.writeBufferSize || DEFAULT_BUFFER_SIZE;
     this.hiddenTmpMaxAgeMs = opts.hiddenTmpMaxAgeMs ?? HIDDEN_TMP_STALE_MS;
+    this.logger = opts.logger;
   }
 
   /** The root directory, absolute. */
@@ -122,53 +131,69 @@ export class LocalFs implements Fs {
   async stat(p: string, o: OpOptions = {}): Promise<FileInfo> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
-    const real = await this.confine.resolve(vpath, 'follow');
-    return this.toInfo(vpath, await lstat(real).catch(this.rethrow(vpath)));
+    const loc = await this.confine.locate(vpath, 'follow');
+    try {
+      const st = loc.name ? await lstat(loc.target) : await loc.dir.handle.stat();
+      return this.toInfo(vpath, st);
+    } catch (err) {
+      throw fsErrorFromNode(err, vpath);
+    } finally {
+      await loc.dir.close();
+    }
   }
 
   async *list(p: string, o: ListOptions = {}): AsyncIterable<FileInfo[]> {
     const vpath = normalizeVirtualPath(p);
     const pageSize = Math.max(1, Math.floor(o.pageSize ?? 1000));
     throwIfFsAborted(o.signal, vpath);
-    const real = await this.confine.resolve(vpath, 'follow');
-    const dir: Dir = await opendir(real, { bufferSize: Math.min(pageSize, 1024) }).catch(this.rethrow(vpath));
+    const handle = await this.confine.openDir(vpath);
     try {
-      let batch: Dirent[] = [];
-      let reserved: string[] = [];
-      for (;;) {
-        throwIfFsAborted(o.signal, vpath);
-        const entry = await dir.read().catch(this.rethrow(vpath));
-        // Entries in the reserved namespace are never listed; leftovers among them are swept.
-        if (entry && isReservedName(entry.name)) reserved.push(entry.name);
-        else if (entry) batch.push(entry);
-        if (batch.length === pageSize || (!entry && batch.length > 0)) {
-          const page = await this.pageOf(real, vpath, batch);
-          batch = [];
-          if (page.length) yield page;
+      const dir: Dir = await opendir(handle.path, { bufferSize: Math.min(pageSize, 1024) }).catch(this.rethrow(vpath));
+      try {
+        let batch: Dirent[] = [];
+        let reserved: string[] = [];
+        for (;;) {
+          throwIfFsAborted(o.signal, vpath);
+          const entry = await dir.read().catch(this.rethrow(vpath));
+          // Entries in the reserved namespace are never listed; leftovers among them are swept.
+          if (entry && isReservedName(entry.name)) reserved.push(entry.name);
+          else if (entry) batch.push(entry);
+          if (batch.length === pageSize || (!entry && batch.length > 0)) {
+            const page = await this.pageOf(handle, vpath, batch);
+            batch = [];
+            if (page.length) yield page;
+          }
+          if (reserved.length >= LIST_STAT_CONCURRENCY || (!entry && reserved.length > 0)) {
+            await this.sweep(handle.path, reserved);
+            reserved = [];
+          }
+          if (!entry) break;
         }
-        if (reserved.length >= LIST_STAT_CONCURRENCY || (!entry && reserved.length > 0)) {
-          await this.sweep(real, reserved);
-          reserved = [];
-        }
-        if (!entry) break;
+      } finally {
+        await dir.close().catch(() => undefined);
       }
     } finally {
-      await dir.close().catch(() => undefined);
+      await handle.close();
     }
   }
 
-  /** FileInfo for a page of entries; a symlink is reported as its target when that is inside the root. */
-  private async pageOf(realDir: string, vdir: string, entries: Dirent[]): Promise<FileInfo[]> {
+  /**
+   * FileInfo for a page of entries. A symlink is reported as its target when
+   * that stays inside the root; a link leading outside, dangling or looping
+   * is left out of the listing (and logged), as zips and scans leave it out.
+   */
+  private async pageOf(dir: DirHandle, vdir: string, entries: Dirent[]): Promise<FileInfo[]> {
     const out: (FileInfo | undefined)[] = [];
     for (let i = 0; i < entries.length; i += LIST_STAT_CONCURRENCY) {
       const slice = entries.slice(i, i + LIST_STAT_CONCURRENCY);
       out.push(
         ...(await Promise.all(
           slice.map(async (d) => {
-            const full = path.join(realDir, d.name);
-            let st = await lstat(full).catch(() => undefined);
-            if (st?.isSymbolicLink()) st = (await this.followLink(full)) ?? st;
-            return st && this.toInfo(childPath(vdir, d.name), st);
+            const vpath = childPath(vdir, d.name);
+            const st = await lstat(dir.entry(d.name)).catch(() => undefined);
+            if (!st?.isSymbolicLink()) return st && this.toInfo(vpath, st);
+            const target = await this.followLink(dir, d.name, vpath);
+            return target && this.toInfo(vpath, target);
           }),
         )),
       );
@@ -176,31 +201,63 @@ export class LocalFs implements Fs {
     return out.filter((i): i is FileInfo => i !== undefined);
   }
 
-  /** Removes crash leftovers among the reserved `names` of the local directory `dir` (never fails). */
+  /** Removes crash leftovers among the reserved `names` of the directory `dir` (never fails). */
   private async sweep(dir: string, names: string[]): Promise<void> {
     await sweepHiddenTmp(dir, names, this.hiddenTmpMaxAgeMs).catch(() => undefined);
   }
 
-  private async followLink(full: string): Promise<Stats | undefined> {
+  /** Stats what the link `name` of `dir` leads to, when that is inside the root; undefined (logged) otherwise. */
+  private async followLink(dir: DirHandle, name: string, vpath: string): Promise<Stats | undefined> {
+    let loc: Located | undefined;
     try {
-      const real = await realpath(full);
-      return (await this.confine.contains(real)) ? await stat(real) : undefined;
-    } catch {
+      loc = await this.confine.locateComps([...dir.comps, name], 'follow', vpath);
+      return loc.name ? await lstat(loc.target) : await loc.dir.handle.stat();
+    } catch (err) {
+      this.logger?.warn({ path: vpath, reason: err instanceof Error ? err.message : String(err) }, 'symbolic link left out of a listing');
       return undefined;
+    } finally {
+      await loc?.dir.close();
+    }
+  }
+
+  /**
+   * Runs `op` on the located path; when the entry turned into a symbolic
+   * link between locating and using it (ELOOP from an O_NOFOLLOW open),
+   * locates it again, a few times, then refuses with ESCAPE.
+   */
+  private async withLocated<T>(vpath: string, mode: ResolveMode, op: (loc: Located) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const loc = await this.confine.locate(vpath, mode);
+      try {
+        return await op(loc);
+      } catch (err) {
+        if (!hasNodeCode(err, 'ELOOP')) throw err;
+        if (attempt >= RELOCATE_ATTEMPTS) {
+          throw new FsError(FsErrorCode.Escape, `${vpath}: kept changing into a symbolic link while being opened`, { path: vpath });
+        }
+      } finally {
+        await loc.dir.close();
+      }
     }
   }
 
   /**
    * Opens a regular file for reading after the confinement checks; the final
-   * open uses O_NOFOLLOW (the checked path has no links left) and O_NONBLOCK
-   * (a FIFO planted in the tree cannot hang a worker thread).
+   * open goes through the parent's descriptor with O_NOFOLLOW (a link swapped
+   * in meanwhile is never followed) and O_NONBLOCK (a FIFO planted in the
+   * tree cannot hang a worker thread).
    */
   protected async openFile(p: string, signal?: AbortSignal): Promise<OpenedFile> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(signal, vpath);
-    const real = await this.confine.resolve(vpath, 'follow');
     const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-    const fh = await open(real, flags).catch(this.rethrow(vpath, { ELOOP: FsErrorCode.Escape }));
+    const fh = await this.withLocated(vpath, 'follow', async (loc) => {
+      if (!loc.name) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
+      return open(loc.target, flags).catch((err: unknown) => {
+        if (hasNodeCode(err, 'ELOOP')) throw err;
+        throw fsErrorFromNode(err, vpath);
+      });
+    });
     try {
       const st = await fh.stat();
       if (st.isDirectory()) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
@@ -237,30 +294,42 @@ export class LocalFs implements Fs {
   /**
    * openWrite() with an optional encoder that turns written bytes into stored
    * bytes inside the upload writer. `done` reports the bytes written;
-   * beforePublish's `pending` describes the stored bytes.
+   * beforePublish's `pending` describes the stored bytes. The destination's
+   * parent stays open (a descriptor) until the upload is published or
+   * discarded, and publication renames into that descriptor.
    */
   protected async openEncodedWrite(p: string, o: WriteOptions, encoder?: WriteEncoder): Promise<WriteHandle> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
     if (vpath === '/') throw new FsError(FsErrorCode.IsDirectory, '/: is a directory', { path: vpath });
-    const dest = await this.confine.resolve(vpath, 'follow');
-    const existing = await lstat(dest).catch((err: unknown) => {
-      if (hasNodeCode(err, 'ENOENT')) return undefined;
-      throw fsErrorFromNode(err, vpath);
-    });
-    if (existing?.isDirectory()) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
-    if (existing && o.overwrite === false) throw FsError.exists(vpath);
-    if (!existing) {
-      const parent = await stat(path.dirname(dest)).catch(this.rethrow(vpath));
-      if (!parent.isDirectory()) throw new FsError(FsErrorCode.NotDirectory, `${vpath}: parent is not a directory`, { path: vpath });
+    const loc = await this.confine.locate(vpath, 'follow');
+    let handedOver = false;
+    try {
+      if (!loc.name) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
+      const existing = await lstat(loc.target).catch((err: unknown) => {
+        if (hasNodeCode(err, 'ENOENT')) return undefined;
+        throw fsErrorFromNode(err, vpath);
+      });
+      if (existing?.isDirectory()) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
+      if (existing && o.overwrite === false) throw FsError.exists(vpath);
+      await this.ensureTempDir(vpath);
+      const upload = await AtomicUpload.open(
+        {
+          vpath,
+          dest: loc.target,
+          release: () => loc.dir.close(),
+          tmpDir: this.tempDir,
+          writeBufferSize: this.writeBufferSize,
+          readBufferSize: this.readBufferSize,
+        },
+        o,
+        encoder,
+      );
+      handedOver = true;
+      return upload.handle;
+    } finally {
+      if (!handedOver) await loc.dir.close();
     }
-    await this.ensureTempDir(vpath);
-    const upload = await AtomicUpload.open(
-      { vpath, dest, tmpDir: this.tempDir, writeBufferSize: this.writeBufferSize, readBufferSize: this.readBufferSize },
-      o,
-      encoder,
-    );
-    return upload.handle;
   }
 
   private ensureTempDir(vpath: string): Promise<void> {
@@ -282,54 +351,113 @@ export class LocalFs implements Fs {
     if (vf !== vt && isSubPath(vf, vt)) {
       throw new FsError(FsErrorCode.Invalid, `${vf}: cannot move a directory into itself`, { path: vt });
     }
-    const src = await this.confine.resolve(vf, 'entry');
-    const dst = await this.confine.resolve(vt, 'entry');
-    await lstat(src).catch(this.rethrow(vf));
-    if (vf === vt) return;
-    await rename(src, dst).catch((err: unknown) => {
-      throw fsErrorFromNode(err, hasNodeCode(err, 'ENOENT', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY', 'EEXIST') ? vt : vf);
-    });
+    const src = await this.confine.locate(vf, 'entry');
+    try {
+      const dst = await this.confine.locate(vt, 'entry');
+      try {
+        await lstat(src.target).catch(this.rethrow(vf));
+        if (vf === vt) return;
+        await rename(src.target, dst.target).catch((err: unknown) => {
+          throw fsErrorFromNode(err, hasNodeCode(err, 'ENOENT', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY', 'EEXIST') ? vt : vf);
+        });
+      } finally {
+        await dst.dir.close();
+      }
+    } finally {
+      await src.dir.close();
+    }
   }
 
   async remove(p: string, o: RemoveOptions = {}): Promise<void> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
     if (vpath === '/') throw new FsError(FsErrorCode.Permission, 'the root directory cannot be removed', { path: vpath });
-    const target = await this.confine.resolve(vpath, 'entry');
-    const st = await lstat(target).catch(this.rethrow(vpath));
-    if (!st.isDirectory()) return unlink(target).catch(this.rethrow(vpath));
-    if (o.recursive) return rm(target, { recursive: true, force: false }).catch(this.rethrow(vpath));
+    const loc = await this.confine.locate(vpath, 'entry');
     try {
-      await rmdir(target);
-    } catch (err) {
-      // A directory that looks empty may hold a crash leftover: remove those
-      // (whatever their age: the directory goes anyway) and try once more.
-      if (!hasNodeCode(err, 'ENOTEMPTY', 'EEXIST') || !(await this.clearLeftovers(target))) {
-        throw fsErrorFromNode(err, vpath, { EEXIST: FsErrorCode.NotEmpty });
+      const st = await lstat(loc.target).catch(this.rethrow(vpath));
+      if (!st.isDirectory()) return await unlink(loc.target).catch(this.rethrow(vpath));
+      if (o.recursive) return await this.removeTree(loc.dir, loc.name, vpath, o.signal);
+      try {
+        await rmdir(loc.target);
+      } catch (err) {
+        // A directory that looks empty may hold a crash leftover: remove those
+        // (whatever their age: the directory goes anyway) and try once more.
+        if (!hasNodeCode(err, 'ENOTEMPTY', 'EEXIST') || !(await this.clearLeftovers(loc.dir, loc.name))) {
+          throw fsErrorFromNode(err, vpath, { EEXIST: FsErrorCode.NotEmpty });
+        }
+        await rmdir(loc.target).catch(this.rethrow(vpath, { EEXIST: FsErrorCode.NotEmpty }));
       }
-      await rmdir(target).catch(this.rethrow(vpath, { EEXIST: FsErrorCode.NotEmpty }));
+    } finally {
+      await loc.dir.close();
     }
   }
 
   /**
-   * For rmdir: when the directory holds nothing but reserved entries, removes
-   * the leftovers among them and returns true. Stops reading at the first
-   * entry a user could see, so a full directory costs one read.
+   * Removes the directory `name` of `parent` and everything in it, on
+   * descriptors: each subdirectory is opened through its parent without
+   * following links, so a directory swapped for a link meanwhile is unlinked
+   * as a link, never entered.
    */
-  private async clearLeftovers(dirPath: string): Promise<boolean> {
-    const names: string[] = [];
-    const dir = await opendir(dirPath, { bufferSize: 32 }).catch(() => undefined);
+  private async removeTree(parent: DirHandle, name: string, vpath: string, signal?: AbortSignal): Promise<void> {
+    const dir = await this.confine.openChild(parent, name).catch(this.rethrow(vpath));
+    if (!dir) {
+      // No longer a directory (or gone): remove whatever entry is there now.
+      await unlink(parent.entry(name)).catch((err: unknown) => {
+        if (!hasNodeCode(err, 'ENOENT')) throw fsErrorFromNode(err, vpath);
+      });
+      return;
+    }
+    try {
+      const entries: { name: string; isDir: boolean }[] = [];
+      for await (const d of await opendir(dir.path, { bufferSize: 256 }).catch(this.rethrow(vpath))) {
+        entries.push({ name: d.name, isDir: d.isDirectory() });
+      }
+      for (const e of entries) {
+        throwIfFsAborted(signal, vpath);
+        if (e.isDir) {
+          await this.removeTree(dir, e.name, vpath, signal);
+          continue;
+        }
+        await unlink(dir.entry(e.name)).catch(async (err: unknown) => {
+          if (hasNodeCode(err, 'ENOENT')) return;
+          if (hasNodeCode(err, 'EISDIR', 'EPERM')) return this.removeTree(dir, e.name, vpath, signal);
+          throw fsErrorFromNode(err, vpath);
+        });
+      }
+    } finally {
+      await dir.close();
+    }
+    await rmdir(parent.entry(name)).catch((err: unknown) => {
+      if (!hasNodeCode(err, 'ENOENT')) throw fsErrorFromNode(err, vpath, { EEXIST: FsErrorCode.NotEmpty });
+    });
+  }
+
+  /**
+   * For rmdir: when the directory `name` of `parent` holds nothing but
+   * reserved entries, removes the leftovers among them and returns true.
+   * Stops reading at the first entry a user could see, so a full directory
+   * costs one read.
+   */
+  private async clearLeftovers(parent: DirHandle, name: string): Promise<boolean> {
+    const dir = await this.confine.openChild(parent, name).catch(() => undefined);
     if (!dir) return false;
     try {
-      for await (const d of dir) {
-        if (!isReservedName(d.name)) return false;
-        names.push(d.name);
-        if (names.length > 1024) return false;
+      const names: string[] = [];
+      const reader = await opendir(dir.path, { bufferSize: 32 }).catch(() => undefined);
+      if (!reader) return false;
+      try {
+        for await (const d of reader) {
+          if (!isReservedName(d.name)) return false;
+          names.push(d.name);
+          if (names.length > 1024) return false;
+        }
+      } catch {
+        return false;
       }
-    } catch {
-      return false;
+      return (await sweepHiddenTmp(dir.path, names, 0)) > 0;
+    } finally {
+      await dir.close();
     }
-    return (await sweepHiddenTmp(dirPath, names, 0)) > 0;
   }
 
   async mkdir(p: string, o: MkdirOptions = {}): Promise<void> {
@@ -339,86 +467,150 @@ export class LocalFs implements Fs {
       if (o.recursive) return;
       throw FsError.exists(vpath);
     }
-    const target = await this.confine.resolve(vpath, 'follow');
-    await mkdir(target, { recursive: o.recursive === true }).catch(this.rethrow(vpath));
-    if (o.recursive && !(await stat(target).catch(this.rethrow(vpath))).isDirectory()) throw FsError.exists(vpath);
+    if (!o.recursive) {
+      const loc = await this.confine.locate(vpath, 'entry');
+      try {
+        await mkdir(loc.target).catch(this.rethrow(vpath));
+      } finally {
+        await loc.dir.close();
+      }
+      return;
+    }
+    // Parents are made (and opened) one at a time on descriptors; the last
+    // one may already exist, as a directory or a link to one inside the root.
+    const parent = await this.confine.openDir(parentPath(vpath), true);
+    try {
+      await mkdir(parent.entry(baseName(vpath))).catch((err: unknown) => {
+        if (!hasNodeCode(err, 'EEXIST')) throw fsErrorFromNode(err, vpath);
+      });
+    } finally {
+      await parent.close();
+    }
+    const made = await this.confine.openDir(vpath).catch((err: unknown) => {
+      if (isFsError(err, FsErrorCode.NotDirectory)) throw FsError.exists(vpath, err);
+      throw err;
+    });
+    await made.close();
   }
 
   async copy(from: string, to: string, o: OpOptions = {}): Promise<void> {
     const vf = normalizeVirtualPath(from);
     const vt = normalizeVirtualPath(to);
     throwIfFsAborted(o.signal, vf);
-    const src = await this.confine.resolve(vf, 'follow');
-    if ((await stat(src).catch(this.rethrow(vf))).isDirectory()) {
-      throw new FsError(FsErrorCode.IsDirectory, `${vf}: copying directories is not supported`, { path: vf });
-    }
-    const dst = await this.confine.resolve(vt, 'follow');
-    // Copied beside the destination under a reserved name, then renamed: a
-    // crash mid-copy leaves only a hidden file, which is swept later.
-    const hidden = claimHiddenTmp(path.dirname(dst));
+    const src = await this.openFile(vf, o.signal).catch((err: unknown) => {
+      if (isFsError(err, FsErrorCode.IsDirectory)) {
+        throw new FsError(FsErrorCode.IsDirectory, `${vf}: copying directories is not supported`, { path: vf });
+      }
+      throw err;
+    });
     try {
-      await copyFile(src, hidden.path, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-      throwIfFsAborted(o.signal, vf);
-      await rename(hidden.path, dst);
-    } catch (err) {
-      await unlink(hidden.path).catch(() => undefined);
-      throw fsErrorFromNode(err, hasNodeCode(err, 'ENOENT', 'ENOTDIR', 'EISDIR') ? vt : vf);
+      const dst = await this.confine.locate(vt, 'follow');
+      try {
+        if (!dst.name) throw new FsError(FsErrorCode.IsDirectory, `${vt}: is a directory`, { path: vt });
+        // Copied beside the destination under a reserved name, then renamed: a
+        // crash mid-copy leaves only a hidden file, which is swept later. The
+        // source is the open descriptor, the destination its parent's.
+        const hidden = claimHiddenTmp(dst.dir.path);
+        try {
+          await copyFile(`/proc/self/fd/${src.fh.fd}`, hidden.path, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+          throwIfFsAborted(o.signal, vf);
+          await rename(hidden.path, dst.target);
+        } catch (err) {
+          await unlink(hidden.path).catch(() => undefined);
+          throw fsErrorFromNode(err, hasNodeCode(err, 'ENOENT', 'ENOTDIR', 'EISDIR') ? vt : vf);
+        } finally {
+          hidden.release();
+        }
+      } finally {
+        await dst.dir.close();
+      }
     } finally {
-      hidden.release();
+      await src.fh.close().catch(() => undefined);
     }
   }
 
   async chtimes(p: string, mtime: Date, o: OpOptions = {}): Promise<void> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
-    const real = await this.confine.resolve(vpath, 'follow');
-    const st = await stat(real).catch(this.rethrow(vpath));
-    await utimes(real, st.atime, mtime).catch(this.rethrow(vpath));
+    // Set through a descriptor (futimes), so a link swapped in is never followed.
+    await this.withLocated(vpath, 'follow', async (loc) => {
+      if (!loc.name) {
+        const st = await loc.dir.handle.stat().catch(this.rethrow(vpath));
+        return loc.dir.handle.utimes(st.atime, mtime).catch(this.rethrow(vpath));
+      }
+      const fh = await open(loc.target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: unknown) => {
+        if (hasNodeCode(err, 'ELOOP')) throw err;
+        throw fsErrorFromNode(err, vpath);
+      });
+      try {
+        const st = await fh.stat();
+        await fh.utimes(st.atime, mtime);
+      } catch (err) {
+        throw fsErrorFromNode(err, vpath);
+      } finally {
+        await fh.close().catch(() => undefined);
+      }
+    });
   }
 
   /**
-   * Walks with opendir (entries stream in, never a whole directory at once),
-   * stats files in small concurrent batches and yields to the event loop
-   * every few hundred entries. Symlinks are not followed or counted; entries
-   * in the reserved `.ferry-tmp-` namespace are neither counted nor entered,
-   * and crash leftovers among them are swept on the way.
+   * Walks on descriptors (each subdirectory opened through its parent
+   * without following links), reads entries as they stream in, stats files
+   * in small concurrent batches and yields to the event loop every few
+   * hundred entries. Symlinks are not followed or counted (what they lead to
+   * inside the root is counted where it is); entries in the reserved
+   * `.ferry-tmp-` namespace are neither counted nor entered, and crash
+   * leftovers among them are swept on the way.
    */
   async usedSpace(p = '/', o: OpOptions = {}): Promise<UsedSpace> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
-    const real = await this.confine.resolve(vpath, 'follow');
-    const top = await lstat(real).catch(this.rethrow(vpath));
-    if (!top.isDirectory()) return top.isFile() ? { size: this.reportedSize(top.size), files: 1 } : { size: 0, files: 0 };
-    const total: UsedSpace = { size: 0, files: 0 };
-    const count = async (files: string[]): Promise<void> => {
-      for (const st of await Promise.all(files.map((f) => lstat(f).catch(() => undefined)))) {
-        if (st?.isFile()) {
-          total.size += this.reportedSize(st.size);
-          total.files++;
-        }
+    const loc = await this.confine.locate(vpath, 'follow');
+    let top: DirHandle;
+    try {
+      if (loc.name) {
+        const st = await lstat(loc.target).catch(this.rethrow(vpath));
+        if (!st.isDirectory()) return st.isFile() ? { size: this.reportedSize(st.size), files: 1 } : { size: 0, files: 0 };
+        const child = await this.confine.openChild(loc.dir, loc.name).catch(this.rethrow(vpath));
+        if (!child) throw FsError.notFound(vpath);
+        top = child;
+      } else {
+        top = loc.dir;
       }
-    };
-    const dirs = [real];
+    } catch (err) {
+      await loc.dir.close();
+      throw err;
+    }
+    if (top !== loc.dir) await loc.dir.close();
+    const total: UsedSpace = { size: 0, files: 0 };
     let seen = 0;
-    while (dirs.length) {
-      const dirPath = dirs.pop()!;
-      const dir = await opendir(dirPath, { bufferSize: 256 }).catch((err: unknown) => {
-        if (hasNodeCode(err, 'ENOENT') && dirPath !== real) return undefined;
+    const walk = async (dir: DirHandle): Promise<void> => {
+      const count = async (files: string[]): Promise<void> => {
+        for (const st of await Promise.all(files.map((f) => lstat(dir.entry(f)).catch(() => undefined)))) {
+          if (st?.isFile()) {
+            total.size += this.reportedSize(st.size);
+            total.files++;
+          }
+        }
+      };
+      const reader = await opendir(dir.path, { bufferSize: 256 }).catch((err: unknown) => {
+        if (hasNodeCode(err, 'ENOENT') && dir !== top) return undefined;
         throw fsErrorFromNode(err, vpath);
       });
-      if (!dir) continue;
+      if (!reader) return;
+      const subdirs: string[] = [];
       let files: string[] = [];
       let reserved: string[] = [];
-      for await (const d of dir) {
+      for await (const d of reader) {
         if (isReservedName(d.name)) reserved.push(d.name);
-        else if (d.isDirectory()) dirs.push(path.join(dirPath, d.name));
-        else if (d.isFile()) files.push(path.join(dirPath, d.name));
+        else if (d.isDirectory()) subdirs.push(d.name);
+        else if (d.isFile()) files.push(d.name);
         if (files.length >= LIST_STAT_CONCURRENCY) {
           await count(files);
           files = [];
         }
         if (reserved.length >= LIST_STAT_CONCURRENCY) {
-          await this.sweep(dirPath, reserved);
+          await this.sweep(dir.path, reserved);
           reserved = [];
         }
         if (++seen % YIELD_EVERY === 0) {
@@ -427,7 +619,21 @@ export class LocalFs implements Fs {
         }
       }
       await count(files);
-      if (reserved.length) await this.sweep(dirPath, reserved);
+      if (reserved.length) await this.sweep(dir.path, reserved);
+      for (const name of subdirs) {
+        const child = await this.confine.openChild(dir, name).catch(() => undefined);
+        if (!child) continue;
+        try {
+          await walk(child);
+        } finally {
+          await child.close();
+        }
+      }
+    };
+    try {
+      await walk(top);
+    } finally {
+      await top.close();
     }
     return total;
   }

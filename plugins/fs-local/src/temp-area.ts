@@ -51,7 +51,11 @@ export function isReservedName(name: string): boolean {
   return name.length >= HIDDEN_TMP_PREFIX.length && name.slice(0, HIDDEN_TMP_PREFIX.length).toLowerCase() === HIDDEN_TMP_PREFIX;
 }
 
-/** Hidden files this process is writing right now (absolute paths): a sweep never touches them. */
+/**
+ * Hidden files this process is writing right now, by name (each name holds a
+ * fresh UUID, and the directory may be named through different descriptors):
+ * a sweep never touches them.
+ */
 const live = new Set<string>();
 
 export interface HiddenTmp {
@@ -63,9 +67,9 @@ export interface HiddenTmp {
 
 /** A fresh hidden file name in `dir`, registered as live until released. */
 export function claimHiddenTmp(dir: string): HiddenTmp {
-  const p = path.join(dir, `${HIDDEN_TMP_PREFIX}${randomUUID()}`);
-  live.add(p);
-  return { path: p, release: () => void live.delete(p) };
+  const name = `${HIDDEN_TMP_PREFIX}${randomUUID()}`;
+  live.add(name);
+  return { path: path.join(dir, name), release: () => void live.delete(name) };
 }
 
 /**
@@ -80,10 +84,10 @@ export async function sweepHiddenTmp(dir: string, names: Iterable<string>, maxAg
   for (const name of names) {
     if (!HIDDEN_TMP_NAME.test(name)) continue;
     const full = path.join(dir, name);
-    if (live.has(full)) continue;
+    if (live.has(name)) continue;
     try {
       const st = await lstat(full);
-      if (!st.isFile() || Date.now() - st.ctimeMs < maxAgeMs || live.has(full)) continue;
+      if (!st.isFile() || Date.now() - st.ctimeMs < maxAgeMs || live.has(name)) continue;
       await unlink(full);
       removed++;
     } catch {

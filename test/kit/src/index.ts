@@ -21,6 +21,7 @@ export {
 export { AWKWARD_NAMES } from './cases/basics.js';
 export { RecordingRelay, StalledServer, type RecordedRequest } from './relay.js';
 export { localEscapeConformance, craftedPaths } from './local-escape.js';
+export { localRaceConformance, type LocalRaceOptions } from './local-race.js';
 export { unzip } from './zip.js';
 export type { LocalEscapeOptions, EscapeExpectation } from './local-escape.js';
 export { listenOnLoopback, closeServer, LoopbackServer } from './local-server.js';
