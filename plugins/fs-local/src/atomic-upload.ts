@@ -173,7 +173,7 @@ export class AtomicUpload {
       this.queuedBytes += b.length;
     }
     // (an encoder may return nothing for a chunk: no pump is needed then)
-    this.pumping ??= this.pump();
+    if (!this.pumping && this.queue.length > 0) this.pumping = this.pump();
   }
 
   /** Writes whatever is queued, one writev per batch, until the queue is empty. */
@@ -182,6 +182,7 @@ export class AtomicUpload {
     // clears it: yield first, so the clearing can never come before the storing (a pump that
     // ended synchronously left a settled promise in `pumping` for good: no pump ever started
     // again, the stored bytes stayed queued, the writer was held back and drained() spun).
+    await Promise.resolve();
     try {
       while (this.queue.length > 0 && this.state !== 'failed') {
         const batch = this.queue;
