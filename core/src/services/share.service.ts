@@ -287,6 +287,12 @@ export class ShareService implements EventShares {
     }
   }
 
+  /** Gives back `n` uses taken by `consume` for an operation that then failed (never below 0). */
+  async release(id: string, n = 1): Promise<void> {
+    const sql = this.em().getConnection() as unknown as SqlRunner;
+    await sql.execute('update shares set used_tokens = used_tokens - ? where share_id = ? and used_tokens >= ?', [n, id, n], 'run');
+  }
+
   // ---- EventShares (share expiration check, event action 18) ----------------------
 
   /** Shares of these users (every share when `usernames` is undefined). */

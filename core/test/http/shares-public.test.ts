@@ -250,6 +250,32 @@ t.test('uploads are the owner\'s: quota (413, nothing left), upload size, write-
   t.same(readdirSync(path.join(h, 'in')).sort(), ['first.bin']);
 });
 
+t.test('a refused upload takes no use of the share', async (t) => {
+  const h = await addUser(ta, { username: 'oneuse', filters: { max_upload_file_size: 100 } });
+  mkdirSync(path.join(h, 'in', 'ro'), { recursive: true });
+  mkdirSync(path.join(h, 'locked'));
+  const ut = await ta.userToken('oneuse', PASSWORD);
+  const id = await mkShare({ name: 'one', scope: 2, paths: ['/in'], max_tokens: 1 }, ut);
+  const lockedId = await mkShare({ name: 'locked', scope: 2, paths: ['/locked'], max_tokens: 1 }, ut);
+  await updateUser(ta, 'oneuse', { permissions: { '/': ['*'], '/in/ro': ['list', 'download'], '/locked': ['list', 'download'] } });
+  const raw = (name: string, size = 10) => ta.inject('POST', `/api/v2/shares/${id}/files/${name}`, { payload: Buffer.alloc(size, 3), headers: { 'content-type': 'application/octet-stream' } });
+  for (const [r, status] of [
+    [await raw('missing/f.bin'), 404],
+    [await raw('ro/f.bin'), 403],
+    [await raw('big.bin', 200), 413],
+    [await ta.inject('POST', `/api/v2/shares/${lockedId}`, multipart([{ name: 'm.bin', data: 'x' }])), 403],
+    [await ta.inject('POST', `/api/v2/shares/${lockedId}/files/f.bin`, { payload: 'x', headers: { 'content-type': 'application/octet-stream' } }), 403],
+  ] as const) {
+    t.equal(r.statusCode, status, r.payload);
+  }
+  t.equal((await share(id)).used_tokens, 0);
+  t.equal((await share(lockedId)).used_tokens, 0);
+  t.equal((await raw('ok.bin')).statusCode, 201, 'the one use is still there');
+  t.equal((await share(id)).used_tokens, 1);
+  t.equal((await raw('again.bin')).statusCode, 403);
+  t.same(readdirSync(path.join(h, 'in')).sort(), ['ok.bin', 'ro']);
+});
+
 t.test('expiry, max_tokens, allow_from and the owner\'s state: 403', async (t) => {
   const id = await mkShare({ name: 'limits', scope: 1, paths: ['/pub'], max_tokens: 2 });
   const dl = () => ta.inject('GET', `/api/v2/shares/${id}/files?path=a.txt`);

@@ -100,6 +100,20 @@ async function shareDir(s: FileSession, share: Share): Promise<string> {
 }
 
 /**
+ * Refuses now what storing `vpath` would refuse (name, permission, a missing
+ * parent directory, a directory in the way), so that a refused upload takes
+ * no use of the share.
+ */
+async function uploadCheck(s: FileSession, vpath: string): Promise<void> {
+  s.ensureWritable();
+  s.checkName(vpath, 'write');
+  const [existing, parent] = await Promise.all([s.vfs.statOrNull(vpath, { signal: s.signal }), s.vfs.statOrNull(parentPath(vpath), { signal: s.signal })]);
+  if (existing?.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
+  if (!parent?.isDir) throw new FsError(FsErrorCode.NotFound, `${parentPath(vpath)}: the parent directory does not exist`, { path: vpath });
+  s.requirePerm(parentPath(vpath), existing ? `overwriting ${vpath}` : `uploading to ${vpath}`, existing ? 'overwrite' : 'upload');
+}
+
+/**
  * /user/shares (the owner's share management, user JWT or API key) and the
  * public /shares routes (basic authentication with the share password when
  * the share has one). Public requests work on the owner's files through a
@@ -383,7 +397,10 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
       handler: async (request, h) =>
         withShare(request, canWrite, 'upload', async (share, s) => {
           const dir = await shareDir(s, share);
-          const names = await receiveMultipart(request, s, dir, false, () => shares.consume(share.share_id));
+          const names = await receiveMultipart(request, s, dir, false, async (vpath) => {
+            await uploadCheck(s, vpath);
+            await shares.consume(share.share_id);
+          });
           return h.response({ message: `${names.length} file(s) uploaded` }).code(201);
         }),
     },
@@ -459,8 +476,15 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
           const root = await shareDir(s, share);
           const vpath = insideShare(root, pathParam(request, 'filePath'));
           if (vpath === root) throw Boom.badRequest('a file name is required');
+          await uploadCheck(s, vpath);
           await shares.consume(share.share_id);
-          await uploadFile(s, vpath, request.payload as Readable, { size: declaredLength(request), mtime });
+          try {
+            await uploadFile(s, vpath, request.payload as Readable, { size: declaredLength(request), mtime });
+          } catch (err) {
+            // a refused or cut upload takes no use of the share
+            await shares.release(share.share_id).catch(() => undefined);
+            throw err;
+          }
           return h.response({ message: 'upload completed' }).code(201);
         });
       },
