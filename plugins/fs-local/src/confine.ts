@@ -1,5 +1,6 @@
-import { constants, existsSync } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { close as fsClose, constants, existsSync, open as fsOpen, type Stats } from 'node:fs';
+import { lstat, mkdir, readlink, realpath, stat, utimes } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, normalizeVirtualPath } from '@ferry/core';
 import { HIDDEN_TMP_PREFIX, isReservedName } from './temp-area.js';
@@ -20,41 +21,56 @@ const MAX_LINK_HOPS = 40;
 /** Where Linux exposes a process's open descriptors as links to the opened objects. */
 const PROC_FD = '/proc/self/fd';
 
+const openFd = promisify(fsOpen);
+const closeFd = promisify(fsClose);
+
 /**
  * An open directory inside the root. `entry(name)` names a child through the
  * descriptor (`/proc/self/fd/N/name`): the kernel resolves `/proc/self/fd/N`
  * to the directory that was opened, whatever has been renamed or swapped for
  * a link since, and looks `name` up in it, as openat(2) would. Such a path is
  * valid only until close(): the descriptor number may be reused afterwards.
+ *
+ * The root itself needs no descriptor: its path is the operator's, and a
+ * child lookup `root/name` is one name in it, exactly what a descriptor
+ * would give. Plain numeric descriptors (not FileHandle objects) keep the
+ * per-operation cost to the system calls themselves.
  */
 export class DirHandle {
   private closed = false;
 
   constructor(
-    private readonly fh: FileHandle,
+    /** The descriptor, or undefined for the root (see above). */
+    private readonly fd: number | undefined,
     /** Physical components from the root to this directory (no links, no '..'). */
     readonly comps: readonly string[],
+    private readonly rootPath: string,
   ) {}
 
   /** The directory itself, as a path valid while the handle is open. */
   get path(): string {
-    return `${PROC_FD}/${this.fh.fd}`;
+    return this.fd === undefined ? this.rootPath : `${PROC_FD}/${this.fd}`;
   }
 
   /** A child entry of the directory (one name, never followed by the lookup itself). */
   entry(name: string): string {
-    return `${PROC_FD}/${this.fh.fd}/${name}`;
+    return `${this.path}/${name}`;
   }
 
-  /** The handle, for fstat/futimes on the directory itself. */
-  get handle(): FileHandle {
-    return this.fh;
+  /** stat of the directory itself. */
+  stat(): Promise<Stats> {
+    return stat(this.path);
+  }
+
+  /** Sets the directory's own times. */
+  utimes(atime: Date, mtime: Date): Promise<void> {
+    return utimes(this.path, atime, mtime);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.fh.close().catch(() => undefined);
+    if (this.fd !== undefined) await closeFd(this.fd).catch(() => undefined);
   }
 }
 
@@ -109,6 +125,14 @@ function requireProcFd(): void {
  * parent descriptor (open, rename, unlink, mkdir, ...), never on a path
  * re-resolved from the root.
  *
+ * Most directories are reached by a fast path with the same result: the
+ * whole directory path is opened in one call (the kernel follows links),
+ * then the descriptor's real location is read from `/proc/self/fd/N` and
+ * the descriptor is kept only when that is inside the real root. Whatever
+ * is swapped afterwards, the descriptor stays where it was checked. The
+ * component walk runs when that open fails (a missing component, a file on
+ * the way, or directories to create) and gives the precise answer.
+ *
  * Symbolic links met on the way are read (readlink) and followed by Ferry
  * only when their target stays inside the root: the target is resolved
  * against the physical components of the link's directory ('..' above the
@@ -139,13 +163,10 @@ export class LocalRoot {
     return this.real;
   }
 
-  /** Opens the root directory itself (the configured root may be a link: the operator's choice). */
-  async openRoot(vpath = '/'): Promise<DirHandle> {
+  /** The root directory itself (no descriptor needed: see DirHandle). */
+  async openRoot(): Promise<DirHandle> {
     requireProcFd();
-    const fh = await open(this.root, constants.O_RDONLY | constants.O_DIRECTORY).catch((err: unknown) => {
-      throw fsErrorFromNode(err, vpath);
-    });
-    return new DirHandle(fh, []);
+    return new DirHandle(undefined, [], this.root);
   }
 
   /**
@@ -199,7 +220,7 @@ export class LocalRoot {
    */
   async openChild(parent: DirHandle, name: string): Promise<DirHandle | undefined> {
     try {
-      return new DirHandle(await open(parent.entry(name), DIR_FLAGS), [...parent.comps, name]);
+      return new DirHandle(await openFd(parent.entry(name), DIR_FLAGS), [...parent.comps, name], this.root);
     } catch (err) {
       if (hasNodeCode(err, 'ENOENT', 'ENOTDIR', 'ELOOP')) return undefined;
       throw err;
@@ -207,15 +228,18 @@ export class LocalRoot {
   }
 
   private async walk(comps: string[], vpath: string, create: boolean, hops: number): Promise<{ dir: DirHandle; hops: number }> {
+    requireProcFd();
+    const fast = comps.length > 0 ? await this.openVerified(comps, vpath) : undefined;
+    if (fast) return { dir: fast, hops };
     restart: for (;;) {
-      let cur = await this.openRoot(vpath);
+      let cur = await this.openRoot();
       try {
         for (let i = 0; i < comps.length; i++) {
           const name = comps[i]!;
           const entry = cur.entry(name);
-          let fh: FileHandle;
+          let fd: number;
           try {
-            fh = await open(entry, DIR_FLAGS);
+            fd = await openFd(entry, DIR_FLAGS);
           } catch (err) {
             if (hasNodeCode(err, 'ENOENT') && create) {
               await mkdir(entry).catch((e: unknown) => {
@@ -241,7 +265,7 @@ export class LocalRoot {
             await cur.close();
             continue restart;
           }
-          const next = new DirHandle(fh, [...cur.comps, name]);
+          const next = new DirHandle(fd, [...cur.comps, name], this.root);
           await cur.close();
           cur = next;
         }
@@ -250,6 +274,37 @@ export class LocalRoot {
         await cur.close();
         throw err instanceof FsError ? err : fsErrorFromNode(err, vpath);
       }
+    }
+  }
+
+  /**
+   * The fast path of walk(): opens the directory in one call, letting the
+   * kernel follow links, then reads where the descriptor really is
+   * (readlink of `/proc/self/fd/N`, which cannot change for that
+   * descriptor) and keeps it only when that is inside the real root. The
+   * result is the same as the component walk's: a descriptor of a directory
+   * inside the root, reached through links whose targets are inside. Returns
+   * undefined when the path does not open as a directory (missing, a file on
+   * the way): the component walk then gives the precise error or creates.
+   */
+  private async openVerified(comps: string[], vpath: string): Promise<DirHandle | undefined> {
+    let fd: number;
+    try {
+      fd = await openFd(`${this.root}/${comps.join('/')}`, constants.O_RDONLY | constants.O_DIRECTORY);
+    } catch {
+      return undefined;
+    }
+    try {
+      const real = await readlink(`${PROC_FD}/${fd}`);
+      const realRoot = await this.realRoot();
+      const prefix = realRoot === '/' ? '/' : realRoot + '/';
+      const rel = real === realRoot ? '' : real.startsWith(prefix) ? real.slice(prefix.length) : undefined;
+      const physical = rel === undefined ? undefined : rel === '' ? [] : rel.split('/');
+      if (!physical || physical.some(isReservedName)) throw escapes(vpath);
+      return new DirHandle(fd, physical, this.root);
+    } catch (err) {
+      await closeFd(fd).catch(() => undefined);
+      throw err instanceof FsError ? err : fsErrorFromNode(err, vpath);
     }
   }
 

@@ -133,7 +133,7 @@ export class LocalFs implements Fs {
     throwIfFsAborted(o.signal, vpath);
     const loc = await this.confine.locate(vpath, 'follow');
     try {
-      const st = loc.name ? await lstat(loc.target) : await loc.dir.handle.stat();
+      const st = loc.name ? await lstat(loc.target) : await loc.dir.stat();
       return this.toInfo(vpath, st);
     } catch (err) {
       throw fsErrorFromNode(err, vpath);
@@ -211,7 +211,7 @@ export class LocalFs implements Fs {
     let loc: Located | undefined;
     try {
       loc = await this.confine.locateComps([...dir.comps, name], 'follow', vpath);
-      return loc.name ? await lstat(loc.target) : await loc.dir.handle.stat();
+      return loc.name ? await lstat(loc.target) : await loc.dir.stat();
     } catch (err) {
       this.logger?.warn({ path: vpath, reason: err instanceof Error ? err.message : String(err) }, 'symbolic link left out of a listing');
       return undefined;
@@ -535,8 +535,8 @@ export class LocalFs implements Fs {
     // Set through a descriptor (futimes), so a link swapped in is never followed.
     await this.withLocated(vpath, 'follow', async (loc) => {
       if (!loc.name) {
-        const st = await loc.dir.handle.stat().catch(this.rethrow(vpath));
-        return loc.dir.handle.utimes(st.atime, mtime).catch(this.rethrow(vpath));
+        const st = await loc.dir.stat().catch(this.rethrow(vpath));
+        return loc.dir.utimes(st.atime, mtime).catch(this.rethrow(vpath));
       }
       const fh = await open(loc.target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: unknown) => {
         if (hasNodeCode(err, 'ELOOP')) throw err;
