@@ -18,7 +18,7 @@
 // Env: BENCH_OPS (default 3000 per measurement), BENCH_ROUNDS (default 3; best kept).
 // Writes bench/results/local-ops.json.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { lstat, open, opendir, readFile, rename, writeFile } from 'node:fs/promises';
+import { lstat, opendir, readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
