@@ -1,0 +1,177 @@
+import t from 'tap';
+import { addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
+import { TOKENS } from '../../src/tokens.js';
+import type { EventBus } from '../../src/events/event-bus.js';
+import type { ProviderEvent } from '../../src/events/event-types.js';
+
+/**
+ * Strings are checked once at the edge (core/src/http/input-check.ts and
+ * core/src/auth/basic-header.ts): a NUL or a lone UTF-16 surrogate in path
+ * parameters, query or payload is a 400, bad basic credentials a 401, before
+ * anything is stored; a create either stores its object and answers 201 with
+ * a Location, or stores nothing.
+ */
+const ACTIONS = { name: 'fixture-test-actions', path: 'core/test/fixtures/plugins/test-actions' };
+const ta = await fileApp({ plugins: [{ name: '@ferry/fs-local' }, ACTIONS] });
+t.teardown(() => ta.close());
+const token = await ta.adminToken();
+await addUser(ta, { username: 'alice' });
+const alice = await ta.userToken('alice', PASSWORD);
+const events: ProviderEvent[] = [];
+ta.app.container.resolve<EventBus>(TOKENS.EventBus).on('provider', (e) => void events.push(e));
+await ta.inject('POST', '/api/v2/eventactions', { token, payload: { name: 'base-action', type: 101 } });
+
+const TABLES = [
+  'users', 'groups', 'folders', 'admins', 'roles', 'api_keys', 'shares', 'event_actions', 'event_rules',
+  'event_rules_actions', 'ip_lists', 'users_groups', 'users_folders', 'groups_folders', 'admins_groups',
+];
+
+/** Every row of the tables the API writes, as text: a refused request leaves it the same. */
+async function snapshot(): Promise<string> {
+  const conn = ta.app.orm.em.fork().getConnection();
+  const out: Record<string, unknown> = {};
+  for (const table of TABLES) out[table] = await conn.execute(`select * from ${table} order by 1`);
+  return JSON.stringify(out);
+}
+
+/** A raw JSON request: `body` is sent as written, so `\ud800` reaches the server as a JSON escape. */
+function rawJson(method: string, url: string, body: string, auth: { token?: string } = { token }) {
+  return ta.inject(method, url, { ...auth, payload: body, headers: { 'content-type': 'application/json' } });
+}
+
+const json = (r: { payload: string }) => JSON.parse(r.payload) as { message: string; error: string };
+const basic = (raw: Buffer | string) => ({ authorization: `Basic ${Buffer.from(raw).toString('base64')}` });
+
+t.test('basic credentials no account can have: 401, never a 500, nothing looked up', async (t) => {
+  const cases: [string, Record<string, string>, RegExp][] = [
+    ['NUL username (ADp4)', { authorization: 'Basic ADp4' }, /the username contains a NUL character/],
+    ['admin\\0', basic('admin\0:admin-password-1'), /the username contains a NUL character/],
+    ['NUL in the password', basic('admin:admin-password-1\0'), /the password contains a NUL character/],
+    ['control character', basic('ad\u0001min:x'), /the username contains control characters/],
+    ['bytes that are not UTF-8', basic(Buffer.from([0xff, 0xfe, 0x3a, 0x78])), /not valid UTF-8/],
+    ['an encoded lone surrogate (CESU-8)', basic(Buffer.concat([Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(':x')])), /not valid UTF-8/],
+    ['truncated UTF-8', basic(Buffer.concat([Buffer.from('admin'), Buffer.from([0xc3]), Buffer.from(':x')])), /not valid UTF-8/],
+  ];
+  const before = await snapshot();
+  for (const url of ['/api/v2/token', '/api/v2/user/token']) {
+    for (const [what, headers, re] of cases) {
+      const r = await ta.inject('GET', url, { headers });
+      t.equal(r.statusCode, 401, `${url}: ${what}`);
+      t.match(json(r), { message: re, error: 'Unauthorized' }, `${url}: ${what}`);
+    }
+  }
+  t.equal(await snapshot(), before, 'nothing changed');
+  // well-formed credentials still work, non-ASCII ones included
+  t.equal((await ta.inject('GET', '/api/v2/token', { basic: { username: 'admin', password: 'admin-password-1' } })).statusCode, 200);
+  t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'alice', password: PASSWORD } })).statusCode, 200);
+  t.equal((await ta.inject('GET', '/api/v2/token', { basic: { username: 'jösé', password: 'wrong' } })).statusCode, 401, 'unknown account');
+});
+
+/** One create per resource, with a placeholder where the bad string goes. */
+const CREATES: { what: string; url: string; body: (bad: string) => string; auth?: { token?: string } }[] = [
+  { what: 'role', url: '/api/v2/roles', body: (b) => `{"name":"fzsur${b}"}` },
+  { what: 'group', url: '/api/v2/groups', body: (b) => `{"name":"fzsur${b}"}` },
+  { what: 'folder', url: '/api/v2/folders', body: (b) => `{"name":"fzsur${b}","mapped_path":"/srv/f"}` },
+  { what: 'admin', url: '/api/v2/admins', body: (b) => `{"username":"fzsur${b}","password":"pw-12345678","permissions":["*"]}` },
+  { what: 'user', url: '/api/v2/users', body: (b) => `{"username":"fzsur${b}","password":"pw-12345678","home_dir":"/srv/u","permissions":{"/":["*"]}}` },
+  { what: 'API key', url: '/api/v2/apikeys', body: (b) => `{"name":"fzsur${b}","scope":1,"admin":"admin"}` },
+  { what: 'event action', url: '/api/v2/eventactions', body: (b) => `{"name":"fzsur${b}","type":101}` },
+  {
+    what: 'event rule',
+    url: '/api/v2/eventrules',
+    body: (b) => `{"name":"fzsur${b}","trigger":3,"conditions":{"schedules":[{"hour":"1","day_of_week":"*","day_of_month":"*","month":"*"}]},"actions":[{"name":"base-action"}]}`,
+  },
+  { what: 'IP list entry', url: '/api/v2/iplists/1', body: (b) => `{"ipornet":"192.0.2.7","description":"fzsur${b}"}` },
+  { what: 'share', url: '/api/v2/user/shares', body: (b) => `{"name":"fzsur${b}","scope":1,"paths":["/"]}`, auth: { token: alice } },
+];
+
+t.test('a lone surrogate or NUL in a created name: 400 and nothing stored, on every resource', async (t) => {
+  const before = await snapshot();
+  events.length = 0;
+  for (const c of CREATES) {
+    for (const [bad, re] of [
+      ['\\ud800', /payload "(name|username|description)" is not well-formed Unicode \(lone UTF-16 surrogate\)/],
+      ['\\udc00x', /is not well-formed Unicode/],
+      ['x\\udbff', /is not well-formed Unicode/],
+      ['\\u0000', /payload "(name|username|description)" contains a NUL character/],
+    ] as const) {
+      const r = await rawJson('POST', c.url, c.body(bad), c.auth);
+      t.equal(r.statusCode, 400, `${c.what} ${bad}: ${r.payload}`);
+      t.match(json(r), { message: re, error: 'Bad Request' }, `${c.what} ${bad}`);
+      t.notOk(r.headers.location, 'no Location');
+    }
+  }
+  t.equal(await snapshot(), before, 'nothing stored, nothing altered');
+  t.same(events, [], 'no provider event');
+});
+
+t.test('the same creates with well-formed names (astral characters are pairs) are stored, under the name sent', async (t) => {
+  for (const c of CREATES) {
+    const r = await rawJson('POST', c.url, c.body('\\ud83d\\ude00'), c.auth);
+    t.equal(r.statusCode, 201, `${c.what}: ${r.payload}`);
+  }
+  const conn = ta.app.orm.em.fork().getConnection();
+  for (const [table, col] of [['roles', 'name'], ['groups', 'name'], ['folders', 'name'], ['admins', 'username'], ['users', 'username'], ['api_keys', 'name'], ['event_actions', 'name'], ['event_rules', 'name'], ['ip_lists', 'description'], ['shares', 'name']]) {
+    const rows = await conn.execute<Record<string, string>[]>(`select ${col} as v from ${table} where ${col} like ?`, ['fzsur%']);
+    t.same(rows.map((x) => x.v), ['fzsur😀'], table);
+  }
+});
+
+t.test('object keys are checked too, at any depth', async (t) => {
+  const before = await snapshot();
+  for (const [url, body, re] of [
+    ['/api/v2/roles', '{"name":"k1","\\ud800":1}', /payload key "\\ud800" is not well-formed Unicode/],
+    ['/api/v2/users', '{"username":"k2","password":"pw-12345678","home_dir":"/srv/k2","permissions":{"/":["*"],"/a\\u0000":["*"]}}', /payload key "permissions\.\/a\\u0000" contains a NUL character/],
+    ['/api/v2/eventactions', '{"name":"k3","type":101,"options":{"test_config":{"list":["a","b\\udfff"]}}}', /payload "options\.test_config\.list\[1\]" is not well-formed Unicode/],
+  ] as const) {
+    const r = await rawJson('POST', url, body);
+    t.equal(r.statusCode, 400, body);
+    t.match(json(r).message, re);
+  }
+  t.equal(await snapshot(), before);
+});
+
+t.test('updates, path parameters and queries: 400 before any change', async (t) => {
+  const before = await snapshot();
+  events.length = 0;
+  const cases: [string, string, string | undefined, RegExp][] = [
+    ['PUT', '/api/v2/roles/fzsur%F0%9F%98%80', '{"name":"fzsur\\ud83d\\ude00","description":"x\\ud800"}', /payload "description" is not well-formed/],
+    ['PUT', '/api/v2/users/alice', '{"username":"alice","description":"a\\u0000b","permissions":{"/":["*"]}}', /payload "description" contains a NUL/],
+    ['GET', '/api/v2/roles/a%00b', undefined, /path parameter "name" contains a NUL character/],
+    ['DELETE', '/api/v2/users/alice%00', undefined, /path parameter "username" contains a NUL character/],
+    ['DELETE', '/api/v2/iplists/1/192.0.2.7%00', undefined, /path parameter "ipornet" contains a NUL/],
+    ['GET', '/api/v2/roles?order=ASC%00', undefined, /query parameter "order" contains a NUL character/],
+    ['GET', '/api/v2/roles?order=%FF', undefined, /the query string is not valid UTF-8 once percent-decoded/],
+    ['GET', '/api/v2/roles?order=%ED%A0%80', undefined, /not valid UTF-8/],
+    ['DELETE', '/api/v2/roles/x?a%00=1', undefined, /query parameter key "a\\u0000" contains a NUL/],
+  ];
+  for (const [method, url, body, re] of cases) {
+    const r = body === undefined ? await ta.inject(method, url, { token }) : await rawJson(method, url, body);
+    t.equal(r.statusCode, 400, `${method} ${url}: ${r.payload}`);
+    t.match(json(r), { message: re, error: 'Bad Request' }, `${method} ${url}`);
+  }
+  // the file API: a path with NUL never reaches the storage
+  const r = await ta.inject('GET', '/api/v2/user/dirs?path=%2Fa%00b', { token: alice });
+  t.equal(r.statusCode, 400, r.payload);
+  t.match(json(r).message, /query parameter "path" contains a NUL character/);
+  t.equal(await snapshot(), before, 'nothing changed');
+  t.same(events, []);
+});
+
+t.test('Location of created objects: names with characters URLs escape lead back to the object', async (t) => {
+  for (const name of [`it's "q" ?&#% $1 _`, 'é 😀 +=;']) {
+    const c = await ta.inject('POST', '/api/v2/roles', { token, payload: { name, description: 'd\\e' } });
+    t.equal(c.statusCode, 201, c.payload);
+    const location = String(c.headers.location);
+    t.equal(location, `/api/v2/roles/${encodeURIComponent(name)}`);
+    const g = await ta.inject('GET', location, { token });
+    t.equal(g.statusCode, 200, location);
+    t.match(g.result, { name, description: 'd\\e' });
+  }
+  const g = await ta.inject('POST', '/api/v2/groups', { token, payload: { name: `g?"'%_$1` } });
+  t.equal(g.statusCode, 201);
+  t.equal((await ta.inject('GET', String(g.headers.location), { token })).statusCode, 200);
+  const ip = await ta.inject('POST', '/api/v2/iplists/1', { token, payload: { ipornet: '198.51.100.0/24' } });
+  t.equal(ip.statusCode, 201);
+  t.equal(ip.headers.location, '/api/v2/iplists/1/198.51.100.0%2F24');
+});
