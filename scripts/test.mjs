@@ -26,7 +26,9 @@ if (process.env.FERRY_SKIP_SERVERS !== '1' && existsSync('scripts/servers/up.sh'
 let targets = process.argv.slice(2);
 if (targets.length === 0) {
   targets = ['core/test', 'test/e2e'];
-  for (const p of readdirSync('plugins')) if (existsSync(`plugins/${p}/test`)) targets.push(`plugins/${p}/test`);
+  for (const kind of ['libs', 'plugins']) {
+    for (const p of readdirSync(kind)) if (existsSync(`${kind}/${p}/test`)) targets.push(`${kind}/${p}/test`);
+  }
   targets = targets.filter((t) => existsSync(t));
 }
 

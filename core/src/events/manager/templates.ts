@@ -1,4 +1,4 @@
-import { compileTemplate } from '../template/index.js';
+import { compileTemplate } from '@ferry/go-template';
 
 interface Compiled {
   execute(data: unknown): string;

@@ -12,7 +12,7 @@ import {
   renderTemplate,
   TemplateError,
   validateTemplate,
-} from '../../src/events/template/index.js';
+} from '../src/index.js';
 
 /** Event data in the shape the event manager passes to templates. */
 function fixture(): Record<string, unknown> {

@@ -5,7 +5,7 @@
  * Go's byte columns).
  */
 import t from 'tap';
-import { compileTemplate, TemplateError } from '../../src/events/template/index.js';
+import { compileTemplate, TemplateError } from '../src/index.js';
 
 /** Event data in the shape the event manager passes to templates. */
 function fixture(): Record<string, unknown> {

@@ -4,7 +4,7 @@
  * Go's for the same template and data (checked against Go itself).
  */
 import t from 'tap';
-import { compileTemplate } from '../../src/events/template/index.js';
+import { compileTemplate } from '../src/index.js';
 
 /** Event data in the shape the event manager passes to templates. */
 function fixture(): Record<string, unknown> {
