@@ -114,23 +114,28 @@ export class AdminService {
     }
     this.checkGrant(input, caller);
     const now = Date.now();
-    const admin = em.create(Admin, {
-      username: input.username,
-      password_hash: input.password ? await hashPassword(input.password) : '',
-      email: input.email,
-      status: input.status,
-      description: input.description,
-      additional_info: input.additional_info,
-      permissions: input.permissions,
-      filters: { ...input.filters },
-      role: await this.resolveRole(em, input.role, caller),
-      created_at: now,
-      updated_at: now,
-      last_login: 0,
+    const password_hash = input.password ? await hashPassword(input.password) : '';
+    // one transaction: an unknown group refuses the create with nothing stored
+    const admin = await em.transactional(async (tem) => {
+      const created = tem.create(Admin, {
+        username: input.username,
+        password_hash,
+        email: input.email,
+        status: input.status,
+        description: input.description,
+        additional_info: input.additional_info,
+        permissions: input.permissions,
+        filters: { ...input.filters },
+        role: await this.resolveRole(tem, input.role, caller),
+        created_at: now,
+        updated_at: now,
+        last_login: 0,
+      });
+      await tem.flush();
+      await this.setGroups(tem, created, input.groups);
+      await tem.flush();
+      return created;
     });
-    await em.flush();
-    await this.setGroups(em, admin, input.groups);
-    await em.flush();
     this.events.emit('add', 'admin', admin.username, await this.render(admin, em), actor);
     return admin;
   }

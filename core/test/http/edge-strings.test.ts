@@ -175,3 +175,30 @@ t.test('Location of created objects: names with characters URLs escape lead back
   t.equal(ip.statusCode, 201);
   t.equal(ip.headers.location, '/api/v2/iplists/1/198.51.100.0%2F24');
 });
+
+t.test('creates refused after their input was read leave nothing stored, on every resource', async (t) => {
+  await ta.inject('POST', '/api/v2/roles', { token, payload: { name: 'dup-role' } });
+  await ta.inject('POST', '/api/v2/iplists/1', { token, payload: { ipornet: '203.0.113.9' } });
+  const before = await snapshot();
+  events.length = 0;
+  const cases: [string, string, Record<string, unknown>, number, RegExp, string?][] = [
+    ['admin, unknown group', '/api/v2/admins', { username: 'adm-g', password: 'pw-12345678', permissions: ['*'], groups: [{ name: 'no-such-group', options: { add_to_users_as: 1 } }] }, 400, /group "no-such-group" does not exist/],
+    ['admin, unknown role', '/api/v2/admins', { username: 'adm-r', password: 'pw-12345678', permissions: ['*'], role: 'no-such-role' }, 400, /no-such-role/],
+    ['user, unknown group', '/api/v2/users', { username: 'usr-g', password: 'pw-12345678', home_dir: '/srv/usr-g', permissions: { '/': ['*'] }, groups: [{ name: 'no-such-group', type: 1 }] }, 400, /no-such-group/],
+    ['user, unknown folder', '/api/v2/users', { username: 'usr-f', password: 'pw-12345678', home_dir: '/srv/usr-f', permissions: { '/': ['*'] }, virtual_folders: [{ name: 'no-such-folder', virtual_path: '/v' }] }, 400, /no-such-folder/],
+    ['group, unknown folder', '/api/v2/groups', { name: 'grp-f', virtual_folders: [{ name: 'no-such-folder', virtual_path: '/v' }] }, 400, /no-such-folder/],
+    ['role, duplicate', '/api/v2/roles', { name: 'dup-role' }, 400, /already exists/],
+    ['API key, unknown admin', '/api/v2/apikeys', { name: 'key-a', scope: 1, admin: 'no-such-admin' }, 400, /no-such-admin/],
+    ['event action, duplicate', '/api/v2/eventactions', { name: 'base-action', type: 101 }, 400, /already exists/],
+    ['event rule, unknown action', '/api/v2/eventrules', { name: 'rule-a', trigger: 3, conditions: { schedules: [{ hour: '1', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: [{ name: 'no-such-action' }] }, 400, /no-such-action/],
+    ['IP list entry, duplicate', '/api/v2/iplists/1', { ipornet: '203.0.113.9' }, 409, /already on IP list 1/],
+    ['share, missing path', '/api/v2/user/shares', { name: 'sh', scope: 1, paths: ['/no/such/file'] }, 400, /./, alice],
+  ];
+  for (const [what, url, payload, status, re, tok] of cases) {
+    const r = await ta.inject('POST', url, { token: tok ?? token, payload });
+    t.equal(r.statusCode, status, `${what}: ${r.payload}`);
+    t.match(json(r).message, re, what);
+  }
+  t.equal(await snapshot(), before, 'nothing stored');
+  t.same(events, [], 'no provider event');
+});
