@@ -114,6 +114,8 @@ t.test('create refusals', async (t) => {
     [await create(1, { path: 'a' }), 400, /"share_id" is required/],
     [await create(1, { share_id: writeId, path: 'a', mtime: 'noon' }), 400, /mtime/],
     [await create(1, { share_id: writeId, path: 'a' }, { headers: { 'upload-metadata': 'path a b c' } }), 400, /Upload-Metadata/],
+    [await create(1, { share_id: writeId, path: 'a' }, { headers: { 'upload-metadata': `share_id ${Buffer.from(writeId).toString('base64')},path ${Buffer.from([0x61, 0xff]).toString('base64')}` } }), 400, /"path" is not UTF-8/],
+    [await create(1, { share_id: writeId, path: 'a\u0000b' }), 400, /"Upload-Metadata": "path" contains a NUL character/],
     [await create(1, { share_id: writeId, path: 'a' }, { payload: Buffer.from('a'), headers: { 'content-type': 'text/plain' } }), 415, /offset\+octet-stream/],
     [await create(1, { share_id: 'nosuchshare', path: 'a' }), 404, /not found/],
     [await create(1, { share_id: readId, path: 'a' }), 403, /scope/],

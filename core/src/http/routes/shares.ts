@@ -21,6 +21,7 @@ import { boolQuery, closeAfter, contentDisposition, destroyOnDisconnect, openFil
 import { jsonArray } from './user-dirs.js';
 import { declaredLength, mtimeHeader, receiveMultipart, sendFile, STREAMED_PAYLOAD } from './user-files.js';
 import { locationOf } from '../location.js';
+import { stringProblem } from '../../util/well-formed.js';
 
 const idParams = Joi.object({ id: shareId.required() });
 
@@ -63,10 +64,20 @@ function tusMetadata(request: Request): Map<string, string> {
       throw Boom.badRequest('"Upload-Metadata" must hold comma-separated "key base64value" pairs');
     }
     if (out.has(key)) throw Boom.badRequest(`"Upload-Metadata": "${key}" is sent twice`);
-    out.set(key, value === undefined ? '' : Buffer.from(value, 'base64').toString('utf8'));
+    let decoded = '';
+    try {
+      decoded = value === undefined ? '' : strictUtf8.decode(Buffer.from(value, 'base64'));
+    } catch {
+      throw Boom.badRequest(`"Upload-Metadata": "${key}" is not UTF-8`);
+    }
+    const problem = stringProblem(decoded);
+    if (problem) throw Boom.badRequest(`"Upload-Metadata": "${key}" ${problem}`);
+    out.set(key, decoded);
   }
   return out;
 }
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A body of a TUS request: `application/offset+octet-stream` (415 otherwise). */
 function tusBody(request: Request): void {
