@@ -42,6 +42,9 @@ export async function openFileSession(
     if (!res.writableEnded) gone.abort(new Error('the client went away'));
   };
   res.once('close', onClose);
+  // the client may have gone before the session was asked for (a share password check takes a while): no 'close' will come
+  const req = request.raw.req;
+  if (res.destroyed || req.readableAborted || req.socket?.destroyed === true) onClose();
   const session = await sessions.open({
     username: o.username,
     ip,
