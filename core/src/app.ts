@@ -13,6 +13,7 @@ import { migrate, openOrm, ormOptionsFromConfig } from './data/orm.js';
 import { LocalSecretsService } from './secrets/local-secrets.js';
 import { buildContainer } from './container.js';
 import { loadPlugins } from './plugins/load.js';
+import { pluginHost } from './sdk/host.js';
 import type { PluginManifest } from './plugins/manifest.js';
 import type { PluginRegistry } from './plugins/registry.js';
 import { createHttpServer, type RouteFactory } from './http/server.js';
@@ -123,6 +124,7 @@ export async function createApp(o: AppOptions): Promise<App> {
         events: container.resolve<EventBus>(TOKENS.EventBus),
         fsHooks: container.resolve<FsHooks>(TOKENS.FsHooks),
         secrets: container.resolve<SecretsService>(TOKENS.Secrets),
+        host: pluginHost(<T>(token: symbol) => container.resolve<T>(token)),
         core: { get: <T>(token: symbol) => container.resolve<T>(token) },
       }),
     });

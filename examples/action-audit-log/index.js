@@ -19,6 +19,8 @@ const optionsSchema = Joi.object({
   file: Joi.string().pattern(/^[^/\\]+$/).required(),
   /** Go template of the line, e.g. "{{.Event}} {{.VirtualPath}} by {{.Name}}". */
   line: Joi.string().min(1).required(),
+  /** Append the event user's role and groups, read through Ferry's typed plugin host. */
+  with_account: Joi.boolean().default(false),
 });
 
 /** @type {import('@ferry/core').PluginManifest<{directory: string}>} */
@@ -29,6 +31,9 @@ export default {
   configSchema,
   register(ctx, config) {
     const directory = path.resolve(config.directory);
+    // The typed host (PluginContext.host) is how a plugin reads Ferry's own
+    // data: here the accounts. Members resolve on first use, at run time.
+    const host = ctx.host;
     ctx.registerActionType({
       type: AUDIT_LOG_ACTION,
       key: 'audit-log',
@@ -39,7 +44,11 @@ export default {
         const target = path.join(directory, options.file);
         return {
           async execute(actx) {
-            const line = actx.render(options.line).replace(/[\r\n]+/g, ' ');
+            let line = actx.render(options.line).replace(/[\r\n]+/g, ' ');
+            if (options.with_account && actx.username) {
+              const [user] = await host.accounts.users({ username: actx.username });
+              line += user ? ` role=${user.role || '-'} groups=${user.groups.join(',') || '-'}` : ' account=unknown';
+            }
             await mkdir(directory, { recursive: true });
             await appendFile(target, line + '\n', { signal: actx.signal });
             actx.logger.debug({ file: target }, 'audit line written');

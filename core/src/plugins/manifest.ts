@@ -1,3 +1,4 @@
+import type { PluginHost } from '../sdk/host.js';
 import type Joi from 'joi';
 import type { Logger } from '../logger.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -56,13 +57,21 @@ export interface PluginContext {
   registerFsProvider(def: FsProviderDef<any>): void;
   registerActionType(def: ActionTypeDef<any>): void;
   /**
-   * Core services for plugins that act on Ferry itself (built-in actions,
-   * event search). Resolved lazily; see `CoreServices`.
+   * The core services a plugin may use (accounts, shares, mail, log
+   * rotation, retention, event history, backup), typed and resolved on
+   * first use: see `PluginHost` in `core/src/sdk/host.ts`.
+   */
+  readonly host: PluginHost;
+  /**
+   * Escape hatch: resolves any core service by its token (`TOKENS` of
+   * @ferry/core), with a type the caller asserts. Prefer `host`; a service a
+   * plugin needs often belongs in `PluginHost`. Throws when nothing is
+   * registered under the token.
    */
   readonly core: CoreServicesAccessor;
 }
 
-/** Resolves a core service by its token (exported from @ferry/core). */
+/** Resolves a core service by its token (exported from @ferry/core); see PluginContext.core. */
 export interface CoreServicesAccessor {
   get<T>(token: symbol): T;
 }

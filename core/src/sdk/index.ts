@@ -7,3 +7,4 @@ export * from './package-info.js';
 export * from './write-handle.js';
 export * from './signals.js';
 export * from './range-reader.js';
+export * from './host.js';

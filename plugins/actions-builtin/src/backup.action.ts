@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { ActionTypeDef } from '@ferry/core';
-import type { Services } from './services.js';
+import type { PluginHost } from '@ferry/core';
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
@@ -14,14 +14,13 @@ export function backupFileName(d: Date): string {
  * directory through the backup service's dumpToFile, exactly as dumpdata
  * with `output-file` does.
  */
-export function backupAction(s: Services): ActionTypeDef {
+export function backupAction(s: PluginHost): ActionTypeDef {
   return {
     type: 4,
     key: 'backup',
     create: () => ({
       async execute(ctx) {
-        const backup = s.backup();
-        if (!backup) throw new Error('backups are not available: no backup service is registered');
+        const backup = s.backup;
         const name = backupFileName(new Date(ctx.firedAt ?? Date.now()));
         const file = path.join(backup.backupsDir(), await backup.dumpToFile(name, await backup.dump(), false));
         ctx.logger.info({ file }, 'backup written');

@@ -7,7 +7,7 @@ import { finished } from 'node:stream/promises';
 import archiver from 'archiver';
 import type { ActionTypeDef, RecordedKind } from '@ferry/core';
 import { eventReportConfigSchema } from './config.schema.js';
-import type { Services } from './services.js';
+import type { PluginHost } from '@ferry/core';
 
 /** One CSV of a report: the events of one kind. */
 export interface EventReportFile {
@@ -94,7 +94,7 @@ async function writeZip(zipPath: string, files: string[]): Promise<void> {
  * (event_manager.recorder_size most recent per kind, this node only, lost on
  * restart): Ferry does not persist events in its database.
  */
-export function eventReportAction(s: Services, reportsDir: () => string): ActionTypeDef<{ hours: number; event_types: RecordedKind[]; compress: boolean }> {
+export function eventReportAction(s: PluginHost, reportsDir: () => string): ActionTypeDef<{ hours: number; event_types: RecordedKind[]; compress: boolean }> {
   return {
     type: 19,
     key: 'event-report',
@@ -117,7 +117,7 @@ export function eventReportAction(s: Services, reportsDir: () => string): Action
         const csvs: { path: string; file: EventReportFile }[] = [];
         try {
           for (const kind of o.event_types) {
-            const events = s.recorder().query(kind, start.getTime() * 1_000_000, endNs) as unknown as Record<string, unknown>[];
+            const events = s.eventHistory.query(kind, start.getTime() * 1_000_000, endNs) as unknown as Record<string, unknown>[];
             const name = o.compress ? `${kind}.csv` : `${base}-${kind}.csv`;
             const csvPath = path.join(work, name);
             csvs.push({ path: csvPath, file: { Type: kind, Name: name, Rows: await writeCsv(csvPath, kind, events) } });

@@ -1,6 +1,6 @@
 import type { ActionTypeDef, ShareInfo } from '@ferry/core';
 import { pwdExpirationConfigSchema, shareExpirationConfigSchema } from './config.schema.js';
-import type { Services } from './services.js';
+import type { PluginHost } from '@ferry/core';
 import { USER_OBJECTS, USER_TRIGGERS, forEachCollect, targetUsers } from './targets.js';
 
 const DAY = 86_400_000;
@@ -13,7 +13,7 @@ export function passwordExpiresAt(u: { last_password_change: number; created_at:
 }
 
 /** Type 11: mails users whose password expires within `threshold` days. */
-export function passwordExpirationAction(s: Services): ActionTypeDef<{ threshold: number }> {
+export function passwordExpirationAction(s: PluginHost): ActionTypeDef<{ threshold: number }> {
   return {
     type: 11,
     key: 'password-expiration-check',
@@ -24,7 +24,7 @@ export function passwordExpirationAction(s: Services): ActionTypeDef<{ threshold
     create: (options) => ({
       async execute(ctx) {
         const now = Date.now();
-        const users = (await targetUsers(ctx, s.accounts())).filter((u) => {
+        const users = (await targetUsers(ctx, s.accounts)).filter((u) => {
           const at = passwordExpiresAt(u);
           return at > 0 && u.email && u.status === 1 && at - options.threshold * DAY <= now;
         });
@@ -32,7 +32,7 @@ export function passwordExpirationAction(s: Services): ActionTypeDef<{ threshold
         await forEachCollect(users, (u) => `user "${u.username}"`, async (u) => {
           const at = passwordExpiresAt(u);
           const left = Math.max(0, Math.ceil((at - now) / DAY));
-          await s.mailer().send({
+          await s.mail.send({
             to: [u.email],
             subject: at <= now ? 'Your password has expired' : `Your password expires in ${left} day${left === 1 ? '' : 's'}`,
             body:
@@ -50,7 +50,7 @@ export function passwordExpirationAction(s: Services): ActionTypeDef<{ threshold
 }
 
 /** Type 12: fails (so failure actions run) listing the users whose account has expired. */
-export function userExpirationAction(s: Services): ActionTypeDef {
+export function userExpirationAction(s: PluginHost): ActionTypeDef {
   return {
     type: 12,
     key: 'user-expiration-check',
@@ -59,7 +59,7 @@ export function userExpirationAction(s: Services): ActionTypeDef {
     create: () => ({
       async execute(ctx) {
         const now = Date.now();
-        const expired = (await targetUsers(ctx, s.accounts())).filter((u) => u.expiration_date > 0 && u.expiration_date < now).map((u) => u.username);
+        const expired = (await targetUsers(ctx, s.accounts)).filter((u) => u.expiration_date > 0 && u.expiration_date < now).map((u) => u.username);
         if (expired.length) throw Object.assign(new Error(`expired users: ${expired.join(', ')}`), { outputs: { ExpiredUsers: expired } });
         return { outputs: { ExpiredUsers: [] } };
       },
@@ -82,7 +82,7 @@ export interface ShareOutput {
  * and deletes shares expired more than `delete_after` days ago, through the
  * shares store at TOKENS.Shares.
  */
-export function shareExpirationAction(s: Services): ActionTypeDef<{ advance_notice: number; delete_after: number }> {
+export function shareExpirationAction(s: PluginHost): ActionTypeDef<{ advance_notice: number; delete_after: number }> {
   return {
     type: 18,
     key: 'share-expiration-check',
@@ -91,9 +91,8 @@ export function shareExpirationAction(s: Services): ActionTypeDef<{ advance_noti
     triggers: [3, 6],
     create: (options) => ({
       async execute(ctx) {
-        const store = s.shares();
-        if (!store) throw new Error('shares are not available: no share store is registered');
-        const users = await targetUsers(ctx, s.accounts());
+        const store = s.shares;
+        const users = await targetUsers(ctx, s.accounts);
         const byName = new Map(users.map((u) => [u.username, u]));
         const now = Date.now();
         const shares = (await store.list({ usernames: [...byName.keys()] })).filter((x) => x.expires_at > 0 && byName.has(x.username));
@@ -119,7 +118,7 @@ export function shareExpirationAction(s: Services): ActionTypeDef<{ advance_noti
           const email = byName.get(username)?.email;
           if (!email) continue;
           try {
-            await s.mailer().send({
+            await s.mail.send({
               to: [email],
               subject: `${list.length} of your shares expire soon`,
               body: `Hello ${username},\n\n${list.map((x) => `- ${x.name || x.share_id}: expires ${new Date(x.expires_at).toISOString()}`).join('\n')}\n`,

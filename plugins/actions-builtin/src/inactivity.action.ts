@@ -1,6 +1,6 @@
 import type { ActionTypeDef } from '@ferry/core';
 import { userInactivityConfigSchema } from './config.schema.js';
-import type { Services } from './services.js';
+import type { PluginHost } from '@ferry/core';
 import { forEachCollect, targetUsers } from './targets.js';
 
 const DAY = 86_400_000;
@@ -10,7 +10,7 @@ const DAY = 86_400_000;
  * for `delete_threshold` days deleted. A user that never logged in counts
  * from its creation.
  */
-export function userInactivityAction(s: Services): ActionTypeDef<{ disable_threshold: number; delete_threshold: number }> {
+export function userInactivityAction(s: PluginHost): ActionTypeDef<{ disable_threshold: number; delete_threshold: number }> {
   return {
     type: 14,
     key: 'user-inactivity-check',
@@ -19,7 +19,7 @@ export function userInactivityAction(s: Services): ActionTypeDef<{ disable_thres
     triggers: [3, 6],
     create: (o) => ({
       async execute(ctx) {
-        const accounts = s.accounts();
+        const accounts = s.accounts;
         const now = Date.now();
         const disabled: string[] = [];
         const deleted: string[] = [];

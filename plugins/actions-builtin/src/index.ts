@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { definePlugin, packageInfo } from '@ferry/core';
 import { pluginConfigSchema, type BuiltinActionsConfig } from './config.schema.js';
-import { services } from './services.js';
 import { backupAction } from './backup.action.js';
 import { folderQuotaResetAction, transferQuotaResetAction, userQuotaResetAction } from './quota.action.js';
 import { retentionAction } from './retention.action.js';
@@ -30,7 +29,7 @@ export default definePlugin<BuiltinActionsConfig>({
   apiVersion: 1,
   configSchema: pluginConfigSchema,
   register(ctx, config) {
-    const s = services(ctx);
+    const s = ctx.host;
     const reportsDir = () => (config.reports_dir ? path.resolve(ctx.dataDir, config.reports_dir) : path.join(ctx.dataDir, 'reports'));
     for (const def of [
       backupAction(s),

@@ -1,9 +1,9 @@
 import type { ActionTypeDef } from '@ferry/core';
-import type { Services } from './services.js';
+import type { PluginHost } from '@ferry/core';
 import { USER_OBJECTS, USER_TRIGGERS, forEachCollect, targetUsers } from './targets.js';
 
 /** Type 5: recomputes the used quota of the users from their storage. */
-export function userQuotaResetAction(s: Services): ActionTypeDef {
+export function userQuotaResetAction(s: PluginHost): ActionTypeDef {
   return {
     type: 5,
     key: 'user-quota-reset',
@@ -11,9 +11,9 @@ export function userQuotaResetAction(s: Services): ActionTypeDef {
     providerObjects: USER_OBJECTS,
     create: () => ({
       async execute(ctx) {
-        const users = await targetUsers(ctx, s.accounts());
+        const users = await targetUsers(ctx, s.accounts);
         await forEachCollect(users, (u) => `user "${u.username}"`, async (u) => {
-          const used = await s.accounts().rescanUserQuota(u.username);
+          const used = await s.accounts.rescanUserQuota(u.username);
           ctx.logger.info({ username: u.username, ...used }, 'user quota updated');
         });
       },
@@ -22,7 +22,7 @@ export function userQuotaResetAction(s: Services): ActionTypeDef {
 }
 
 /** Type 6: recomputes the used quota of virtual folders (the folder of a provider event, or folders matching names). */
-export function folderQuotaResetAction(s: Services): ActionTypeDef {
+export function folderQuotaResetAction(s: PluginHost): ActionTypeDef {
   return {
     type: 6,
     key: 'folder-quota-reset',
@@ -30,7 +30,7 @@ export function folderQuotaResetAction(s: Services): ActionTypeDef {
     providerObjects: ['folder'],
     create: () => ({
       async execute(ctx) {
-        const accounts = s.accounts();
+        const accounts = s.accounts;
         let names: string[];
         if (ctx.trigger === 2) names = ctx.object?.type === 'folder' ? await accounts.folders({ name: ctx.object.name }) : [];
         else names = await accounts.folders({ names: ctx.conditions?.names });
@@ -44,7 +44,7 @@ export function folderQuotaResetAction(s: Services): ActionTypeDef {
 }
 
 /** Type 7: resets the used upload/download transfer quota of the users. */
-export function transferQuotaResetAction(s: Services): ActionTypeDef {
+export function transferQuotaResetAction(s: PluginHost): ActionTypeDef {
   return {
     type: 7,
     key: 'transfer-quota-reset',
@@ -52,8 +52,8 @@ export function transferQuotaResetAction(s: Services): ActionTypeDef {
     providerObjects: USER_OBJECTS,
     create: () => ({
       async execute(ctx) {
-        const users = await targetUsers(ctx, s.accounts());
-        await forEachCollect(users, (u) => `user "${u.username}"`, (u) => s.accounts().resetTransferQuota(u.username));
+        const users = await targetUsers(ctx, s.accounts);
+        await forEachCollect(users, (u) => `user "${u.username}"`, (u) => s.accounts.resetTransferQuota(u.username));
       },
     }),
   };

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { FsError, FsErrorCode, normalizeVirtualPath, type AccountMount, type ActionTypeDef, type FolderRetention } from '@ferry/core';
 import { retentionConfigSchema } from './config.schema.js';
-import type { Services } from './services.js';
+import type { PluginHost } from '@ferry/core';
 import { USER_OBJECTS, USER_TRIGGERS, targetUsers } from './targets.js';
 
 /** One folder's outcome, as `.RetentionChecks[].Results[]`. */
@@ -117,7 +117,7 @@ export class RetentionRun {
 }
 
 /** Type 8: data retention check; results are `.RetentionChecks` for later actions of the rule. */
-export function retentionAction(s: Services): ActionTypeDef<{ folders: FolderRetention[] }> {
+export function retentionAction(s: PluginHost): ActionTypeDef<{ folders: FolderRetention[] }> {
   return {
     type: 8,
     key: 'data-retention',
@@ -127,7 +127,7 @@ export function retentionAction(s: Services): ActionTypeDef<{ folders: FolderRet
     providerObjects: USER_OBJECTS,
     create: (options) => ({
       async execute(ctx) {
-        const accounts = s.accounts();
+        const accounts = s.accounts;
         const users = await targetUsers(ctx, accounts);
         const checks: RetentionCheckOutput[] = [];
         const failures: string[] = [];
@@ -138,7 +138,7 @@ export function retentionAction(s: Services): ActionTypeDef<{ folders: FolderRet
           let mounts: AccountMount[] = [];
           let run: RetentionRun | undefined;
           try {
-            end = s.retention().begin(u.username, options.folders);
+            end = s.retention.begin(u.username, options.folders);
             mounts = await accounts.mounts(u.username);
             run = new RetentionRun(options.folders, mounts, Date.now(), ctx.signal);
             out.Results = await run.run();

@@ -1,0 +1,70 @@
+import type { EventAccounts, EventShares } from '../events/manager/accounts.js';
+import type { RecordedEvents, RecordedKind } from '../events/manager/recorder.js';
+import type { FolderRetention } from '../events/manager/retention-checks.js';
+import type { MailMessage, MailResult } from '../services/mailer.js';
+import type { RotateResult } from '../services/log-rotator.js';
+import { TOKENS } from '../tokens.js';
+
+/** Sends mail through the server's SMTP settings (`smtp` in the configuration). */
+export interface MailSender {
+  send(m: MailMessage): Promise<MailResult>;
+}
+
+/** Rotates the server's log file (`log.file`), keeping the newest `keep` rotated files. */
+export interface LogRotation {
+  rotate(o?: { keep?: number; now?: Date }): Promise<RotateResult>;
+}
+
+/** Marks a user's retention check as running (GET /retention/users/checks lists it); call the returned function when done. */
+export interface RetentionTracker {
+  begin(username: string, folders: FolderRetention[]): () => void;
+}
+
+/** Events this node recorded (timestamps in Unix nanoseconds, inclusive bounds). */
+export interface EventHistory {
+  query<K extends RecordedKind>(kind: K, startNs: number, endNs: number): RecordedEvents[K];
+}
+
+/** The server's backup (the dumpdata route's): every section, or a file in the backups directory. */
+export interface BackupDumper {
+  dump(): Promise<Record<string, unknown>>;
+  /** Writes the dump (mode 0600, temporary file renamed into place) and returns its path relative to backupsDir(). */
+  dumpToFile(name: string, data: Record<string, unknown>, indent: boolean): Promise<string>;
+  backupsDir(): string;
+}
+
+/**
+ * The parts of Ferry's core a plugin may use, typed: `PluginContext.host`.
+ * Each member is resolved on first use (after every plugin registered), so a
+ * plugin may keep the host and read members at run time.
+ */
+export interface PluginHost {
+  /** Users, folders, quotas and storage mounts (maintenance actions). */
+  readonly accounts: EventAccounts;
+  /** Users' shares (expiration checks). */
+  readonly shares: EventShares;
+  readonly mail: MailSender;
+  readonly logs: LogRotation;
+  readonly retention: RetentionTracker;
+  readonly eventHistory: EventHistory;
+  readonly backup: BackupDumper;
+}
+
+/** The core's own PluginHost over its container (`resolve` is the container's). */
+export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
+  const members: Record<keyof PluginHost, symbol> = {
+    accounts: TOKENS.EventAccounts,
+    shares: TOKENS.Shares,
+    mail: TOKENS.Mailer,
+    logs: TOKENS.LogRotator,
+    retention: TOKENS.RetentionChecks,
+    eventHistory: TOKENS.EventRecorder,
+    backup: TOKENS.Backup,
+  };
+  const host = {} as PluginHost;
+  for (const [name, token] of Object.entries(members)) {
+    let value: unknown;
+    Object.defineProperty(host, name, { enumerable: true, get: () => (value ??= resolve(token)) });
+  }
+  return Object.freeze(host);
+}
