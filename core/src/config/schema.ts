@@ -35,6 +35,8 @@ export interface FerryConfig {
     token_lifetime: number;
     signing_passphrase: string;
     max_request_size: number;
+    /** Most files one multipart upload request may carry (file parts); a request with more is refused whole (413). */
+    max_multipart_files: number;
     /** PEM files of the certificate authorities client certificates must chain to (bindings with client_auth_type 1). */
     ca_certificates: string[];
   };
@@ -200,6 +202,7 @@ export const configSchema = Joi.object<FerryConfig>({
     token_lifetime: Joi.number().integer().min(1).max(1440).default(20),
     signing_passphrase: Joi.string().allow('').default(''),
     max_request_size: Joi.number().integer().min(1024).default(1048576),
+    max_multipart_files: Joi.number().integer().min(1).max(100_000).default(1000),
     ca_certificates: csv.default([]),
   })
     .default()

@@ -48,6 +48,16 @@ export interface UploadOptions {
   size?: number;
   mtime?: Date;
   mkdirParents?: boolean;
+  /**
+   * Holds the file back once its bytes are all stored and before it becomes
+   * visible: called then (the transfer is over and leaves the connection's
+   * list), publication waits for the promise it returns, and a rejection
+   * discards the file (nothing visible, storage quota untouched) and is what
+   * uploadFile rejects with. Multipart requests use it to publish all their
+   * files or none. On backends without atomic uploads the file is already
+   * in place when this is called: a rejection removes it.
+   */
+  hold?: () => Promise<void>;
 }
 
 /**
@@ -115,6 +125,17 @@ async function uploadToPath(
   let transfer: ActiveTransfer | undefined;
   let handle: WriteHandle | undefined;
   let committed = false;
+  const endTransfer = () => {
+    if (transfer) s.deps.connections.endTransfer(s.conn, transfer);
+    transfer = undefined;
+  };
+  const hold = o.hold;
+  const held = hold
+    ? async () => {
+        endTransfer();
+        await hold();
+      }
+    : undefined;
   try {
     await storage.begin(o.size);
     await xfer.begin(o.size);
@@ -130,6 +151,7 @@ async function uploadToPath(
       signal: s.signal,
       beforePublish: atomic
         ? async (pending: PendingUpload) => {
+            await held?.();
             try {
               await s.deps.hooks.runBeforePublish({ event: await preview(pending.size), fs, fsPath: r.fsPath, pending });
             } catch (err) {
@@ -158,6 +180,16 @@ async function uploadToPath(
       await storage.commit(0, replaced.existed ? -1 : 0, replaced.size);
       committed = true;
     };
+    // backends that cannot hold a pending upload: the file is in place already, a refusal removes it
+    if (!atomic && held) {
+      try {
+        await held();
+      } catch (err) {
+        await fs.remove(r.fsPath).catch(() => undefined);
+        await discard();
+        throw err;
+      }
+    }
     // backends that cannot hold a pending upload: the before-publish hooks see the stored file
     if (!atomic && s.deps.hooks.hasBeforePublish) {
       try {
@@ -190,7 +222,7 @@ async function uploadToPath(
     throw e;
   } finally {
     await xfer.commit().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
-    if (transfer) s.deps.connections.endTransfer(s.conn, transfer);
+    endTransfer();
   }
 }
 

@@ -132,8 +132,15 @@ export async function sendFile(
 
 /**
  * Multipart upload of one or more files (field `filenames`) into a directory,
- * each streamed in turn. `before` runs before each file is stored (a
- * refusal there stops the upload).
+ * all or nothing. The parts are read in turn, each streamed into its file,
+ * which is held back once stored (not visible, its quota reserved). Only
+ * when the body ended well are the files published, one after the other, in
+ * the order of the parts; when anything fails before (a part refused, more
+ * than `maxFiles` file parts, a malformed body, the client gone), every file
+ * of the request is discarded and the answer waits until they are. A file
+ * failing at publication stops the others (those published before it stay).
+ * `before` runs before each file is stored (a refusal there stops the
+ * upload).
  */
 export function receiveMultipart(
   request: Request,
@@ -142,6 +149,7 @@ export function receiveMultipart(
   mkdirParents: boolean,
   before?: (vpath: string) => Promise<void>,
 ): Promise<string[]> {
+  const maxFiles = s.deps.config.httpd.max_multipart_files;
   return new Promise((resolve, reject) => {
     const src = request.payload as Readable;
     let bb: busboy.Busboy;
@@ -150,28 +158,47 @@ export function receiveMultipart(
         headers: request.headers as busboy.BusboyConfig['headers'],
         preservePath: false,
         defParamCharset: 'utf8',
-        limits: { files: 10_000, fields: 100, fieldSize: 64 * 1024, parts: 10_100 },
+        limits: { files: maxFiles, fields: MAX_MULTIPART_FIELDS, fieldSize: 64 * 1024, parts: maxFiles + MAX_MULTIPART_FIELDS },
       });
     } catch (err) {
       reject(Boom.badRequest(`a multipart/form-data body is required: ${(err as Error).message}`));
       return;
     }
     const names = new Set<string>();
+    // parts are read one after the other: each step ends once its file is stored (or failed)
     let chain = Promise.resolve();
     let failed = false;
     // file parts handed to uploadFile and not finished yet
     const active = new Set<Readable>();
+    // settles once the whole body is read: publish (resolved) or discard (rejected) every held file
+    let decide!: { publish(): void; discard(err: Error): void };
+    const decision = new Promise<void>((publish, discard) => (decide = { publish, discard }));
+    decision.catch(() => undefined);
+    // every uploadFile of the request, and the last one (publications run in part order)
+    const uploads: Promise<unknown>[] = [];
+    let previous: Promise<unknown> = Promise.resolve();
+    const settled = () => chain.then(() => Promise.allSettled(uploads));
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
       src.unpipe(bb);
-      // An upload reading a part that will get no more data (the client went away, or the
-      // request failed) would wait for ever with its temporary file: end it with the error,
-      // and answer once its cleanup is done, while the session is still open.
       const reason = err instanceof Error ? err : new Error(String(err));
+      decide.discard(reason);
+      // An upload reading a part that will get no more data (the client went away, or the
+      // request failed) would wait for ever with its temporary file: end it with the error.
+      // The answer comes once every file of the request is discarded, while the session is open.
       for (const part of active) if (!part.destroyed) part.destroy(reason);
-      void chain.finally(() => reject(err));
+      void settled().then(() => reject(err));
     };
+    const tooMany = () =>
+      fail(
+        Boom.entityTooLarge(
+          `too many files in one request: at most ${maxFiles} files may be sent in one multipart upload (httpd.max_multipart_files); nothing of this request was kept`,
+        ),
+      );
+    bb.on('filesLimit', tooMany);
+    bb.on('partsLimit', tooMany);
+    bb.on('fieldsLimit', () => fail(Boom.entityTooLarge(`too many form fields: at most ${MAX_MULTIPART_FIELDS} are accepted`)));
     bb.on('file', (field, stream, info) => {
       if (failed) {
         stream.resume();
@@ -207,7 +234,23 @@ export function receiveMultipart(
         .then(async () => {
           if (failed) return;
           await before?.(vpath);
-          await uploadFile(s, vpath, stream, { mkdirParents });
+          if (failed) throw FsError.aborted(vpath);
+          const after = previous;
+          let stored!: () => void;
+          const isStored = new Promise<void>((r) => (stored = r));
+          const upload = uploadFile(s, vpath, stream, {
+            mkdirParents,
+            hold: async () => {
+              stored();
+              await decision;
+              // published in part order; a file that failed to publish stops the ones after it
+              await after;
+            },
+          });
+          uploads.push(upload);
+          previous = upload;
+          upload.catch(() => undefined);
+          await Promise.race([isStored, upload]);
         })
         .then(
           () => undefined,
@@ -219,9 +262,16 @@ export function receiveMultipart(
     });
     bb.on('error', (err: Error) => fail(Boom.badRequest(`malformed multipart body: ${err.message}`)));
     bb.on('close', () => {
-      void chain.then(() => {
+      void chain.then(async () => {
         if (failed) return;
-        if (names.size === 0) fail(Boom.badRequest('no files: send at least one file in the "filenames" field'));
+        if (names.size === 0) {
+          fail(Boom.badRequest('no files: send at least one file in the "filenames" field'));
+          return;
+        }
+        decide.publish();
+        const results = await Promise.allSettled(uploads);
+        const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (refused) reject(refused.reason);
         else resolve([...names]);
       });
     });
@@ -230,6 +280,9 @@ export function receiveMultipart(
     src.pipe(bb);
   });
 }
+
+/** Form fields (other than files) a multipart upload may carry. */
+const MAX_MULTIPART_FIELDS = 100;
 
 export function userFileRoutes(c: DependencyContainer): ServerRoute[] {
   const sessions = c.resolve(FileSessions);
