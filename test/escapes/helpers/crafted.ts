@@ -67,7 +67,7 @@ export function craftedPaths(u: User, dataDir: string): Crafted[] {
     // very long
     { p: 'a/'.repeat(1500) + '../'.repeat(1502) + `${O}/secret.txt`, kind: 'long' },
     { p: 'x'.repeat(300), kind: 'long', download: [400, 403, 404] },
-    { p: `${'sub/'.repeat(900)}x`, kind: 'long' },
+    { p: `${'sub/'.repeat(60)}x`, kind: 'long' },
     { p: `${'./'.repeat(2000)}../../${O}`, kind: 'long' },
     // symlinks planted in the home (see plantedLinks)
     { p: 'link-dir', kind: 'symlink', download: [403] },
