@@ -6,8 +6,10 @@
 //   node scripts/test.mjs                 all packages
 //   node scripts/test.mjs core/test/x.ts  only these files or folders
 //   FERRY_TEST_DB=postgres node scripts/test.mjs   run against PostgreSQL
+//   FERRY_TEST_DB_ONLY=1                   only the files that touch the database
+//   FERRY_TEST_LIST=1                      print the chosen files, run nothing
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,7 +27,7 @@ if (process.env.FERRY_SKIP_SERVERS !== '1' && existsSync('scripts/servers/up.sh'
 
 let targets = process.argv.slice(2);
 if (targets.length === 0) {
-  targets = ['core/test', 'test/e2e'];
+  targets = ['core/test', 'test/e2e', 'test/fuzz', 'test/escapes'];
   for (const kind of ['libs', 'plugins']) {
     for (const p of readdirSync(kind)) if (existsSync(`${kind}/${p}/test`)) targets.push(`${kind}/${p}/test`);
   }
@@ -45,6 +47,39 @@ function testFiles(target) {
   return out.sort();
 }
 targets = targets.flatMap(testFiles);
+
+// What a test file needs to touch the database: it (or a helper it imports by
+// a relative path) opens Ferry's data layer. Only such files depend on the
+// database driver; the others (backends, libraries, suites of the test kit)
+// give the same result on any database.
+const DB_MARKERS = /\b(createTestApp|openOrm|createPgDatabase|usePostgres)\b|FERRY_TEST_DB|@ferry\/core\/testing|src\/testing\.js/;
+const dbTouch = new Map();
+function touchesDb(file) {
+  if (dbTouch.has(file)) return dbTouch.get(file);
+  dbTouch.set(file, false); // import cycles
+  const text = readFileSync(file, 'utf8');
+  let touches = DB_MARKERS.test(text);
+  for (const m of text.matchAll(/from\s+'(\.{1,2}\/[^']+)'/g)) {
+    if (touches) break;
+    const dep = path.join(path.dirname(file), m[1]).replace(/\.js$/, '.ts');
+    if (existsSync(dep)) touches = touchesDb(dep);
+  }
+  dbTouch.set(file, touches);
+  return touches;
+}
+
+// FERRY_TEST_DB_ONLY=1 (set by .ci/run for its PostgreSQL pass): only the
+// files that touch the database run again; the rest ran on SQLite already.
+if (process.env.FERRY_TEST_DB_ONLY === '1') {
+  const all = targets.length;
+  targets = targets.filter(touchesDb);
+  console.log(`# database-touching test files: ${targets.length} of ${all} (the others do not depend on the database)`);
+}
+if (process.env.FERRY_TEST_LIST === '1') {
+  // Dry run: the files that would run, one a line.
+  for (const t of targets) console.log(t);
+  process.exit(0);
+}
 
 const tapBin = path.join(root, 'node_modules', '.bin', 'tap');
 const child = spawn(tapBin, ['--reporter=tap', ...targets], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
