@@ -270,6 +270,11 @@ t.test('a refused upload takes no use of the share', async (t) => {
   }
   t.equal((await share(id)).used_tokens, 0);
   t.equal((await share(lockedId)).used_tokens, 0);
+  // multipart is all or nothing: the second file over the size limit takes back the first one, and its use
+  const manyId = await mkShare({ name: 'many', scope: 2, paths: ['/in'] }, ut);
+  const mp = await ta.inject('POST', `/api/v2/shares/${manyId}`, multipart([{ name: 'small.bin', data: 'x' }, { name: 'large.bin', data: Buffer.alloc(200) }]));
+  t.equal(mp.statusCode, 413, mp.payload);
+  t.equal((await share(manyId)).used_tokens, 0);
   t.equal((await raw('ok.bin')).statusCode, 201, 'the one use is still there');
   t.equal((await share(id)).used_tokens, 1);
   t.equal((await raw('again.bin')).statusCode, 403);

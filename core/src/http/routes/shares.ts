@@ -408,10 +408,20 @@ export function shareRoutes(c: DependencyContainer): ServerRoute[] {
       handler: async (request, h) =>
         withShare(request, canWrite, 'upload', async (share, s) => {
           const dir = await shareDir(s, share);
-          const names = await receiveMultipart(request, s, dir, false, async (vpath) => {
-            await uploadCheck(s, vpath);
-            await shares.consume(share.share_id);
-          });
+          let taken = 0;
+          let names: string[];
+          try {
+            names = await receiveMultipart(request, s, dir, false, async (vpath) => {
+              await uploadCheck(s, vpath);
+              await shares.consume(share.share_id);
+              taken++;
+            });
+          } catch (err) {
+            // all or nothing: a refused request stores no file, and takes no use (a publication failing
+            // after others were published gives their uses back too: rare, and to the client's benefit)
+            if (taken) await shares.release(share.share_id, taken).catch(() => undefined);
+            throw err;
+          }
           return h.response({ message: `${names.length} file(s) uploaded` }).code(201);
         }),
     },
