@@ -408,6 +408,51 @@ const genOversize: Gen = (r, w, rt) => {
   return build(r, rt, b, 'body: too big', { payload });
 };
 
+/**
+ * Bodies the schema accepts and the handler must refuse: a name that is
+ * taken, a reference to an object that does not exist. These reach the
+ * services and the database (unique constraints, lookups).
+ */
+const SEMANTIC: Record<string, ((w: World, b: Record<string, unknown>) => Record<string, unknown>)[]> = {
+  'POST /api/v2/users': [
+    (w, b) => ({ ...b, username: w.user }),
+    (_w, b) => ({ ...b, groups: [{ name: 'fz-no-group', type: 1 }] }),
+    (_w, b) => ({ ...b, groups: [{ name: 'fz-no-group', type: 2 }] }),
+    (_w, b) => ({ ...b, virtual_folders: [{ name: 'fz-no-folder', virtual_path: '/v', quota_size: -1, quota_files: -1 }] }),
+    (_w, b) => ({ ...b, role: 'fz-no-role' }),
+  ],
+  'POST /api/v2/admins': [(_w, b) => ({ ...b, username: 'admin' }), (_w, b) => ({ ...b, role: 'fz-no-role' }), (_w, b) => ({ ...b, groups: [{ name: 'fz-no-group' }] })],
+  'POST /api/v2/folders': [(_w, b) => ({ ...b, name: 'fz-folder' })],
+  'POST /api/v2/groups': [(_w, b) => ({ ...b, name: 'fz-group' }), (_w, b) => ({ ...b, virtual_folders: [{ name: 'fz-no-folder', virtual_path: '/v' }] })],
+  'POST /api/v2/roles': [(_w, b) => ({ ...b, name: 'fz-role' })],
+  'POST /api/v2/eventactions': [(_w, b) => ({ ...b, name: 'fz-action' })],
+  'POST /api/v2/eventrules': [(_w, b) => ({ ...b, name: 'fz-rule' }), (_w, b) => ({ ...b, actions: [{ name: 'fz-no-action' }] })],
+  'PUT /api/v2/eventrules/{name}': [(_w, b) => ({ ...b, actions: [{ name: 'fz-no-action' }] })],
+  'POST /api/v2/apikeys': [(_w, b) => ({ ...b, user: 'fz-no-user' }), (_w, b) => ({ ...b, scope: 1, user: undefined, admin: 'fz-no-admin' })],
+  'POST /api/v2/iplists/{type}': [(_w, b) => ({ ...b, ipornet: '192.0.2.10' })],
+  'POST /api/v2/user/shares': [(_w, b) => ({ ...b, paths: ['/fz-no-such-dir'] }), (_w, b) => ({ ...b, scope: 2, paths: ['/ro'] })],
+  'PUT /api/v2/user/shares/{id}': [(_w, b) => ({ ...b, paths: ['/fz-no-such-dir'] })],
+  'PUT /api/v2/users/{username}': [(_w, b) => ({ ...b, role: 'fz-no-role' }), (_w, b) => ({ ...b, groups: [{ name: 'fz-no-group', type: 1 }] })],
+};
+
+const genSemantic: Gen = (r, w, rt) => {
+  const muts = SEMANTIC[rt.key];
+  if (!muts) return undefined;
+  const b = baseOf(r, w, rt);
+  const body = r.pick(muts)(w, b.body as Record<string, unknown>);
+  return build(r, rt, b, 'semantic: taken name or missing reference', { payload: JSON.stringify(body) });
+};
+
+/** Objects that do not exist, addressed with a valid body (404 after validation). */
+const genMissingTarget: Gen = (r, w, rt) => {
+  if (!rt.payload || !['PUT', 'DELETE'].includes(rt.method)) return undefined;
+  const b = baseOf(r, w, rt);
+  const names = Object.keys(b.params).filter((n) => n !== 'type');
+  if (!names.length) return undefined;
+  const name = r.pick(names);
+  return build(r, rt, { ...b, params: { ...b.params, [name]: name === 'ipornet' ? '198.51.100.254' : `fz-missing-${r.int(1e6)}` } }, 'semantic: missing object');
+};
+
 export const GENERIC: Record<string, Gen> = { auth: genAuth, params: genParams, query: genQuery, field: genField, shape: genShape, content: genContentType, oversize: genOversize };
 
 /** Which generators apply to a route, with their weights. */
@@ -418,7 +463,7 @@ export function applicable(rt: RouteInfo): [number, Gen][] {
   if (basicRoute) return out;
   if (rt.params) out.push([2, genParams]);
   if (rt.query) out.push([3, genQuery]);
-  if (rt.payload && rt.parsed) out.push([6, genField]);
+  if (rt.payload && rt.parsed) out.push([6, genField], [SEMANTIC[rt.key] ? 2 : 0, genSemantic], [1, genMissingTarget]);
   if (rt.parsed) out.push([2, genShape], [1, genContentType], [0.15, genOversize]);
   return out;
 }
