@@ -70,7 +70,7 @@ function splice(sql: string, params: readonly unknown[], dialect: SqlDialect, pl
       splice(v.sql, v.params ?? [], dialect, platform, parts, bindings);
       return;
     }
-    if (Array.isArray(v)) {
+    if (Array.isArray(v) && !(v as unknown as Record<symbol, unknown>)[JsonProperty]) {
       if (nested && dialect === 'sqlite') parts.push('(');
       v.forEach((e, k) => {
         if (k > 0) parts.push(', ');

@@ -154,6 +154,10 @@ t.test('bindParameters', async (t) => {
   const date = new Date(1700000000123);
   t.same(bindParameters('x = ?', [date], d, platform).bindings, [pg ? (platform as unknown as { formatDate(d: Date): string }).formatDate(date) : 1700000000123]);
   t.same(bindParameters('x = ?', [Buffer.from('ab')], d, platform).bindings, [Buffer.from('ab')]);
+  const jsonArray = platform.cloneEmbeddable([1, 'a']);
+  t.same(bindParameters('x = ?', [jsonArray], d, platform), { sql: 'x = ?', bindings: ['[1,"a"]'] }, 'a JSON array is one value');
+  t.same(bindParameters('(a, b) in (?)', [[[1, 2], [3, 4]]], d, platform), pg ? { sql: '(a, b) in (?, ?, ?, ?)', bindings: [1, 2, 3, 4] } : { sql: '(a, b) in ((?, ?), (?, ?))', bindings: [1, 2, 3, 4] }, 'nested arrays as MikroORM writes them');
+  t.same(bindParameters("x = E'it\\'s ?' and y = ?", [1], 'postgresql', platform), { sql: "x = E'it\\'s ?' and y = ?", bindings: [1] }, 'E-strings with a ? are left to fail loudly, not bound');
 });
 
 t.test('the query log still shows queries, with values only when asked', async (t) => {
