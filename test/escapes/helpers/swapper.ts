@@ -5,13 +5,16 @@
  * directory back, in a tight loop. It runs on its own thread, so its renames
  * truly interleave with the server's file system calls (run by the libuv
  * thread pool); it stops between cycles, leaving the real directory in place.
+ * `holdMs` > 0 keeps each state (link, directory) that long before the next
+ * swap (Atomics.wait): the swaps stay far more frequent than a request, and
+ * the swapper leaves CPU to the server on a small machine.
  */
 import { Worker } from 'node:worker_threads';
 
 const SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
-const { dir, target, flags } = workerData;
+const { dir, target, flags, holdMs } = workerData;
 const view = new Int32Array(flags);
 const parked = dir + '.swap-parked';
 let swaps = 0;
@@ -21,9 +24,11 @@ while (Atomics.load(view, 0) === 0) {
   try {
     fs.renameSync(dir, parked);
     fs.symlinkSync(target, dir);
+    if (holdMs > 0) Atomics.wait(view, 3, 0, holdMs);
     fs.unlinkSync(dir);
     fs.renameSync(parked, dir);
     swaps++;
+    if (holdMs > 0) Atomics.wait(view, 3, 0, holdMs);
   } catch (err) {
     errors++;
     // put the real directory back whatever happened (a request may have created something at the name)
@@ -42,10 +47,10 @@ export interface Swapper {
 }
 
 /** Starts swapping `dir` (an existing real directory) with a symlink to `target`. */
-export async function startSwapper(dir: string, target: string): Promise<Swapper> {
-  const flags = new SharedArrayBuffer(12);
+export async function startSwapper(dir: string, target: string, holdMs = 0): Promise<Swapper> {
+  const flags = new SharedArrayBuffer(16);
   const view = new Int32Array(flags);
-  const worker = new Worker(SOURCE, { eval: true, workerData: { dir, target, flags } });
+  const worker = new Worker(SOURCE, { eval: true, workerData: { dir, target, flags, holdMs } });
   const exited = new Promise<void>((resolve, reject) => {
     worker.once('exit', () => resolve());
     worker.once('error', reject);
