@@ -3,6 +3,13 @@ import { addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { ProviderEvent } from '../../src/events/event-types.js';
+import { RoleService } from '../../src/services/role.service.js';
+import { GroupService } from '../../src/services/group.service.js';
+import { FolderService } from '../../src/services/folder.service.js';
+import { UserService } from '../../src/services/user.service.js';
+import { AdminService } from '../../src/services/admin.service.js';
+import { EventActionService } from '../../src/services/event-action.service.js';
+import { EventRuleService } from '../../src/services/event-rule.service.js';
 
 /**
  * Strings are checked once at the edge (core/src/http/input-check.ts and
@@ -201,4 +208,34 @@ t.test('creates refused after their input was read leave nothing stored, on ever
   }
   t.equal(await snapshot(), before, 'nothing stored');
   t.same(events, [], 'no provider event');
+});
+
+t.test('an answer that fails after the object was stored removes it again', async (t) => {
+  // the create renders the object once for its provider event; the second rendering, for the answer, fails
+  const failing: [string, { prototype: { render: (...a: never[]) => unknown } }, string, Record<string, unknown>][] = [
+    ['role', RoleService, '/api/v2/roles', { name: 'undo-role' }],
+    ['group', GroupService, '/api/v2/groups', { name: 'undo-group' }],
+    ['folder', FolderService, '/api/v2/folders', { name: 'undo-folder', mapped_path: '/srv/undo' }],
+    ['user', UserService, '/api/v2/users', { username: 'undo-user', password: 'pw-12345678', home_dir: '/srv/undo-user', permissions: { '/': ['*'] } }],
+    ['admin', AdminService, '/api/v2/admins', { username: 'undo-admin', password: 'pw-12345678', permissions: ['*'] }],
+    ['event action', EventActionService, '/api/v2/eventactions', { name: 'undo-action', type: 101 }],
+    ['event rule', EventRuleService, '/api/v2/eventrules', { name: 'undo-rule', trigger: 3, conditions: { schedules: [{ hour: '1', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: [{ name: 'base-action' }] }],
+  ];
+  const before = await snapshot();
+  for (const [what, Service, url, payload] of failing) {
+    const render = Service.prototype.render;
+    let calls = 0;
+    Service.prototype.render = function (this: unknown, ...a: never[]) {
+      if (++calls === 2) throw new Error('rendering failed');
+      return render.apply(this, a);
+    };
+    try {
+      const r = await ta.inject('POST', url, { token, payload });
+      t.equal(r.statusCode, 500, `${what}: ${r.payload}`);
+      t.equal(calls >= 2, true, `${what}: the answer was rendered after the store`);
+    } finally {
+      Service.prototype.render = render;
+    }
+    t.equal(await snapshot(), before, `${what}: nothing left stored`);
+  }
 });

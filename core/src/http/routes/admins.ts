@@ -7,7 +7,7 @@ import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
 import { listQuery, objectName, listParams, pathParam } from '../schemas/common.js';
 import { adminInput, adminProfileInput, pwdChangeInput, type AdminInput } from '../schemas/admins.js';
-import { locationOf } from '../location.js';
+import { locationOf, renderCreated } from '../location.js';
 
 const usernameParam = Joi.object({ username: objectName.required() });
 
@@ -38,8 +38,12 @@ export function adminRoutes(c: DependencyContainer): ServerRoute[] {
       handler: async (request, h) => {
         const caller = adminOf(request).admin;
         const admin = await admins.create(request.payload as AdminInput, caller, actorOf(request));
+        const body = await renderCreated(
+          () => admins.render(admin),
+          () => admins.delete(admin.username, caller, actorOf(request)),
+        );
         return h
-          .response(await admins.render(admin))
+          .response(body)
           .code(201)
           .header('Location', locationOf('/api/v2/admins', admin.username));
       },

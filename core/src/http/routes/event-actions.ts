@@ -6,7 +6,7 @@ import { ADMIN_AUTH } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listQuery, listParams, objectName, pathParam } from '../schemas/common.js';
 import { actionInput, type ActionInput } from '../schemas/events.js';
-import { locationOf } from '../location.js';
+import { locationOf, renderCreated } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });
 const confidential = (request: { query: unknown }) => (request.query as { confidential_data?: number }).confidential_data === 1;
@@ -31,8 +31,12 @@ export function eventActionRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth: ADMIN_AUTH, validate: { payload: actionInput, query: confidentialQuery } },
       handler: async (request, h) => {
         const a = await actions.create(request.payload as ActionInput, actorOf(request));
+        const body = await renderCreated(
+          () => actions.render(a, confidential(request)),
+          () => actions.delete(a.name, actorOf(request)),
+        );
         return h
-          .response(await actions.render(a, confidential(request)))
+          .response(body)
           .code(201)
           .header('Location', locationOf('/api/v2/eventactions', a.name));
       },

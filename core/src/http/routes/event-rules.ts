@@ -7,7 +7,7 @@ import { ADMIN_AUTH } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listQuery, listParams, objectName, pathParam } from '../schemas/common.js';
 import { ruleInput, type RuleInput } from '../schemas/events.js';
-import { locationOf } from '../location.js';
+import { locationOf, renderCreated } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });
 const confidential = (request: { query: unknown }) => (request.query as { confidential_data?: number }).confidential_data === 1;
@@ -33,8 +33,12 @@ export function eventRuleRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth: ADMIN_AUTH, validate: { payload: ruleInput, query: confidentialQuery } },
       handler: async (request, h) => {
         const r = await rules.create(request.payload as RuleInput, actorOf(request));
+        const body = await renderCreated(
+          () => rules.render(r, confidential(request)),
+          () => rules.delete(r.name, actorOf(request)),
+        );
         return h
-          .response(await rules.render(r, confidential(request)))
+          .response(body)
           .code(201)
           .header('Location', locationOf('/api/v2/eventrules', r.name));
       },

@@ -7,7 +7,7 @@ import { actorOf } from '../server.js';
 import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../schemas/common.js';
 import { folderCreateInput, folderInput, type FolderInput } from '../schemas/folders.js';
 import { wantsConfidential } from './users.js';
-import { locationOf } from '../location.js';
+import { locationOf, renderCreated } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });
 const perm = { ferry: { permission: 'manage_folders' as const } };
@@ -31,8 +31,12 @@ export function folderRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth: ADMIN_AUTH, plugins: perm, validate: { payload: folderCreateInput, query: confidentialQuery } },
       handler: async (request, h) => {
         const folder = await folders.create(request.payload as FolderInput, actorOf(request));
+        const body = await renderCreated(
+          () => folders.render(folder, { confidential: wantsConfidential(request) }),
+          () => folders.delete(folder.name, actorOf(request)),
+        );
         return h
-          .response(await folders.render(folder, { confidential: wantsConfidential(request) }))
+          .response(body)
           .code(201)
           .header('Location', locationOf('/api/v2/folders', folder.name));
       },

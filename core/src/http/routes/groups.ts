@@ -7,7 +7,7 @@ import { actorOf } from '../server.js';
 import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../schemas/common.js';
 import { groupCreateInput, groupInput, type GroupInput } from '../schemas/groups.js';
 import { wantsConfidential } from './users.js';
-import { locationOf } from '../location.js';
+import { locationOf, renderCreated } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });
 const perm = { ferry: { permission: 'manage_groups' as const } };
@@ -31,8 +31,12 @@ export function groupRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth: ADMIN_AUTH, plugins: perm, validate: { payload: groupCreateInput, query: confidentialQuery } },
       handler: async (request, h) => {
         const group = await groups.create(request.payload as GroupInput, actorOf(request));
+        const body = await renderCreated(
+          () => groups.render(group, { confidential: wantsConfidential(request), caller: adminOf(request).admin }),
+          () => groups.delete(group.name, actorOf(request)),
+        );
         return h
-          .response(await groups.render(group, { confidential: wantsConfidential(request), caller: adminOf(request).admin }))
+          .response(body)
           .code(201)
           .header('Location', locationOf('/api/v2/groups', group.name));
       },

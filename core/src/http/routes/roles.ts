@@ -8,7 +8,7 @@ import { isSuperAdmin } from '../../auth/permissions.js';
 import { actorOf } from '../server.js';
 import { listQuery, objectName, listParams, pathParam } from '../schemas/common.js';
 import { roleInput } from '../schemas/roles.js';
-import { locationOf } from '../location.js';
+import { locationOf, renderCreated } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });
 
@@ -35,7 +35,8 @@ export function roleRoutes(c: DependencyContainer): ServerRoute[] {
       handler: async (request, h) => {
         superOnly(request);
         const role = await roles.create(request.payload as RoleInput, actorOf(request));
-        return h.response(await roles.render(role)).code(201).header('Location', locationOf('/api/v2/roles', role.name));
+        const body = await renderCreated(() => roles.render(role), () => roles.delete(role.name, actorOf(request)));
+        return h.response(body).code(201).header('Location', locationOf('/api/v2/roles', role.name));
       },
     },
     {

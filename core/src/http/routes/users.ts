@@ -7,7 +7,7 @@ import { hasAdminPermission } from '../../auth/permissions.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../schemas/common.js';
 import { disconnectQuery, userCreateInput, userUpdateInput, type UserInput } from '../schemas/users.js';
-import { locationOf } from '../location.js';
+import { locationOf, renderCreated } from '../location.js';
 
 const usernameParam = Joi.object({ username: objectName.required() });
 
@@ -35,8 +35,12 @@ export function userRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'add_users' } }, validate: { payload: userCreateInput, query: confidentialQuery } },
       handler: async (request, h) => {
         const user = await users.create(request.payload as UserInput, adminOf(request).admin, actorOf(request));
+        const body = await renderCreated(
+          () => users.render(user, { confidential: wantsConfidential(request) }),
+          () => users.delete(user.username, null, actorOf(request)),
+        );
         return h
-          .response(await users.render(user, { confidential: wantsConfidential(request) }))
+          .response(body)
           .code(201)
           .header('Location', locationOf('/api/v2/users', user.username));
       },
