@@ -103,7 +103,7 @@ export async function createApp(o: AppOptions): Promise<App> {
   const logger = o.logger ?? createLogger({ level: config.log.level, file: config.log.file });
   mkdirSync(config.common.data_dir, { recursive: true });
   mkdirSync(config.common.temp_dir, { recursive: true });
-  const orm = await openOrm(ormOptionsFromConfig(config));
+  const orm = await openOrm({ ...ormOptionsFromConfig(config), logger });
   try {
     const applied = await migrate(orm);
     if (applied.length) logger.info({ migrations: applied }, 'database migrated');

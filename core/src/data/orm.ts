@@ -5,6 +5,8 @@ import { Migration, Migrator } from '@mikro-orm/migrations';
 import { coreEntities } from './entities/index.js';
 import type { FerryConfig } from '../config/schema.js';
 import { withBoundParameters } from './bound-sql.js';
+import { withUnavailableMarking } from './db-errors.js';
+import type { Logger } from '../logger.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -16,6 +18,28 @@ export interface OrmOptions {
   url?: string;
   poolSize?: number;
   entities?: EntitySchema<any>[];
+  /**
+   * Where MikroORM's and knex's own messages go (knex prints "Connection
+   * Error: ..." to the console otherwise). Without it they are dropped.
+   */
+  logger?: Logger;
+}
+
+/** knex's `log` option and MikroORM's `logger`: their messages as JSON lines of Ferry's logger. */
+function ormLogging(logger: Logger | undefined): Pick<Options, 'logger'> & { driverOptions: Record<string, unknown> } {
+  const log = logger?.child({ component: 'database' });
+  const text = (m: unknown) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m));
+  return {
+    logger: (message: string) => log?.warn(message),
+    driverOptions: {
+      log: {
+        warn: (m: unknown) => log?.warn(text(m)),
+        error: (m: unknown) => log?.error(text(m)),
+        deprecate: (m: unknown) => log?.debug(text(m)),
+        debug: (m: unknown) => log?.debug(text(m)),
+      },
+    },
+  };
 }
 
 export function ormOptionsFromConfig(cfg: FerryConfig): OrmOptions {
@@ -59,6 +83,7 @@ export async function openOrm(o: OrmOptions): Promise<MikroORM> {
       silent: true,
     },
     debug: false,
+    ...ormLogging(o.logger),
     allowGlobalContext: false,
     forceUndefined: false,
     serialization: { forceObject: true },
@@ -67,7 +92,7 @@ export async function openOrm(o: OrmOptions): Promise<MikroORM> {
     const dbName = o.sqlitePath ?? ':memory:';
     if (dbName !== ':memory:') mkdirSync(path.dirname(dbName), { recursive: true });
     const lib = await import('@mikro-orm/libsql');
-    const Connection = withBoundParameters(lib.LibSqlConnection, 'sqlite');
+    const Connection = withUnavailableMarking(withBoundParameters(lib.LibSqlConnection, 'sqlite'));
     class LibSqlBoundDriver extends lib.AbstractSqlDriver<InstanceType<typeof Connection>, InstanceType<typeof lib.LibSqlPlatform>> {
       constructor(config: Configuration) {
         super(config, new lib.LibSqlPlatform(), Connection, ['knex', 'libsql']);
@@ -76,7 +101,7 @@ export async function openOrm(o: OrmOptions): Promise<MikroORM> {
     return lib.MikroORM.init({ ...base, driver: LibSqlBoundDriver, dbName, pool: { min: 1, max: 1 } } as Options as any);
   }
   const pg = await import('@mikro-orm/postgresql');
-  const Connection = withBoundParameters(pg.PostgreSqlConnection, 'postgresql');
+  const Connection = withUnavailableMarking(withBoundParameters(pg.PostgreSqlConnection, 'postgresql'));
   class PostgreSqlBoundDriver extends pg.AbstractSqlDriver<InstanceType<typeof Connection>, InstanceType<typeof pg.PostgreSqlPlatform>> {
     constructor(config: Configuration) {
       super(config, new pg.PostgreSqlPlatform(), Connection, ['knex', 'pg']);

@@ -1,6 +1,7 @@
 import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, Lifecycle } from '@hapi/hapi';
 import { FsError, FsErrorCode } from '../fs/fs-error.js';
+import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../data/db-errors.js';
 
 /** FsError code → HTTP status, the single place this mapping lives. */
 const FS_STATUS: Record<FsErrorCode, number> = {
@@ -28,8 +29,21 @@ export function toBoom(err: unknown): Boom.Boom {
     (b as Boom.Boom & { fsCode?: string }).fsCode = err.code;
     return b;
   }
+  // before isBoom too: hapi boomifies a thrown database error as a 500
+  if (isDatabaseUnavailable(err)) return databaseUnavailable(err);
   if (Boom.isBoom(err)) return err;
   return Boom.badImplementation(err instanceof Error ? err.message : String(err), err);
+}
+
+/** The message of every answer given while the database cannot be reached. */
+export const DATABASE_UNAVAILABLE_MESSAGE = 'the database is unavailable; try again later';
+
+/** 503 with Retry-After for an unreachable or failing database (see data/db-errors.ts). */
+export function databaseUnavailable(cause?: unknown): Boom.Boom {
+  const b = Boom.serverUnavailable(DATABASE_UNAVAILABLE_MESSAGE, cause);
+  b.output.headers['Retry-After'] = String(DB_RETRY_AFTER_SECONDS);
+  (b as Boom.Boom & { dbUnavailable?: boolean }).dbUnavailable = true;
+  return b;
 }
 
 /** A joi validation failure becomes a 400 whose message names the field. */
@@ -46,6 +60,7 @@ export function errorBody(b: Boom.Boom): { message: string; error: string } {
 }
 
 function clientMessage500(b: Boom.Boom): string {
+  if ((b as Boom.Boom & { dbUnavailable?: boolean }).dbUnavailable) return DATABASE_UNAVAILABLE_MESSAGE;
   const fsCode = (b as Boom.Boom & { fsCode?: string }).fsCode;
   if (fsCode === FsErrorCode.Unavailable) return `storage backend unavailable: ${b.message}`;
   return 'internal server error';

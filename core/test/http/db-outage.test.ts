@@ -1,0 +1,129 @@
+/**
+ * The database goes away under a running node (always PostgreSQL, reached
+ * through a TCP relay the test cuts and restores; the shared server is never
+ * stopped): every request answers 503 with Retry-After and a JSON message,
+ * /readyz says not ready while /healthz stays up, knex's own messages go
+ * through Ferry's JSON logger only, and the node recovers by itself.
+ */
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import { DriverException } from '@mikro-orm/core';
+import pino from 'pino';
+import t from 'tap';
+import { createPgDatabase, createTestApp } from '../../src/testing.js';
+import { isDatabaseUnavailable } from '../../src/data/db-errors.js';
+
+/** A TCP relay to PostgreSQL on 127.0.0.1:5432 that can be cut (every connection reset) and restored on the same port. */
+class PgRelay {
+  private server?: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  async start(): Promise<void> {
+    const server = net.createServer((client) => {
+      const upstream = net.connect(5432, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => this.sockets.delete(s));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+}
+
+t.test('database outage: 503 with Retry-After on every route, readiness, recovery', async (t) => {
+  const db = await createPgDatabase();
+  t.teardown(() => db.drop());
+  const relay = new PgRelay();
+  await relay.start();
+  t.teardown(() => relay.cut());
+  const url = new URL(db.url);
+  url.port = String(relay.port);
+
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const consoleWarnings: string[] = [];
+  const warn = console.warn;
+  console.warn = (...a: unknown[]) => void consoleWarnings.push(a.map(String).join(' '));
+  t.teardown(() => {
+    console.warn = warn;
+  });
+
+  const ta = await createTestApp({ databaseUrl: url.toString(), logger: pino({ level: 'debug' }, sink) });
+  t.teardown(() => ta.close());
+  const token = await ta.adminToken();
+  const ready = await ta.inject('GET', '/readyz');
+  t.equal(ready.statusCode, 200);
+  t.same(ready.result, { status: 'ready', database: 'ok' });
+
+  await relay.cut();
+  const requests: [string, string, Parameters<typeof ta.inject>[2]][] = [
+    ['GET', '/api/v2/users', { token }],
+    ['GET', '/api/v2/users/admin', { token }],
+    ['POST', '/api/v2/users', { token, payload: { username: 'u1', password: 'password-1', status: 1, home_dir: '/tmp/u1', permissions: { '/': ['*'] } } }],
+    ['GET', '/api/v2/token', { basic: { username: 'admin', password: 'admin-password-1' } }],
+    ['GET', '/api/v2/user/token', { basic: { username: 'someone', password: 'password-1' } }],
+    ['GET', '/api/v2/roles', { token }],
+    ['PUT', '/api/v2/groups/g', { token, payload: { name: 'g', description: 'x' } }],
+  ];
+  for (const [method, path, o] of requests) {
+    const r = await ta.inject(method, path, o);
+    t.equal(r.statusCode, 503, `${method} ${path}: ${r.payload}`);
+    t.equal(r.headers['retry-after'], '5', `${method} ${path}: Retry-After`);
+    t.same(JSON.parse(r.payload), { message: 'the database is unavailable; try again later', error: 'Service Unavailable' }, `${method} ${path}: body`);
+  }
+  const notReady = await ta.inject('GET', '/readyz');
+  t.equal(notReady.statusCode, 503);
+  t.equal(notReady.headers['retry-after'], '5');
+  t.same(JSON.parse(notReady.payload), { message: 'not ready: the database is unavailable', error: 'Service Unavailable' });
+  t.notMatch(notReady.payload, /5432|127\.0\.0\.1|ECONN/, 'no connection detail in the answer');
+  const live = await ta.inject('GET', '/healthz');
+  t.equal(live.statusCode, 200, '/healthz: the process is up');
+
+  await relay.start();
+  const back = await ta.inject('GET', '/api/v2/users', { token });
+  t.equal(back.statusCode, 200, `recovered by itself: ${back.payload}`);
+  t.equal((await ta.inject('GET', '/readyz')).statusCode, 200, 'ready again');
+
+  t.same(consoleWarnings.filter((w) => /Connection Error|knex/i.test(w)), [], 'nothing from knex on the console');
+  t.ok(
+    lines.some((l) => l.component === 'database' && /Connection Error/.test(String(l.msg))),
+    "knex's connection warning went through Ferry's JSON logger",
+  );
+  t.ok(
+    lines.some((l) => l.msg === 'request failed' || l.msg === 'not ready: the database does not answer'),
+    'the outage is logged',
+  );
+});
+
+t.test('isDatabaseUnavailable tells database errors from others', async (t) => {
+  const marked = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  Object.defineProperty(marked, Symbol.for('ferry.fromDatabase'), { value: true });
+  t.ok(isDatabaseUnavailable(marked), 'a socket error out of the database connection');
+  t.ok(isDatabaseUnavailable(new DriverException(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))), "MikroORM's wrapper of a driver error");
+  t.notOk(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' })), 'the same code from elsewhere (a storage backend, an identity provider)');
+  t.ok(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })), 'PostgreSQL shutting down');
+  t.ok(isDatabaseUnavailable(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })), 'SQLite busy');
+  t.ok(isDatabaseUnavailable(new Error('wrapped', { cause: Object.assign(new Error('x'), { name: 'KnexTimeoutError' }) })), 'a pool timeout in the cause chain');
+  t.notOk(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' })), 'a constraint violation is not an outage');
+  t.notOk(isDatabaseUnavailable(new Error('Connection terminated')), 'a connection message not from the database');
+});
