@@ -430,7 +430,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
 
 export const INSIDE = 'inside content: mine';
 
-/** Symlinks planted in a home; targets relative to the home, `@` = the user's canary dir, `~` = the data dir. */
+/** Symlinks planted in a home: [path in the home, link target] (relative targets are relative to the link's directory). */
 export function plantedLinks(u: User, dataDir: string): [string, string][] {
   return [
     ['link-dir', u.outside],
