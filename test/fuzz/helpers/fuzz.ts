@@ -453,12 +453,27 @@ const genMissingTarget: Gen = (r, w, rt) => {
   return build(r, rt, { ...b, params: { ...b.params, [name]: name === 'ipornet' ? '198.51.100.254' : `fz-missing-${r.int(1e6)}` } }, 'semantic: missing object');
 };
 
+/** Every method and path of the table, to find methods a path does not have. */
+let routeKeys = new Set<string>();
+export function knowRoutes(routes: RouteInfo[]): void {
+  routeKeys = new Set(routes.map((x) => x.key));
+}
+
+/** A method the path has no route for (the router's 404; hapi answers HEAD with GET routes, so no HEAD). */
+const genMethod: Gen = (r, w, rt) => {
+  const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !routeKeys.has(`${m} ${rt.path}`) && !(m === 'GET' && routeKeys.has(`HEAD ${rt.path}`)));
+  if (!methods.length) return undefined;
+  const b = baseOf(r, w, rt);
+  const req = build(r, { ...rt, method: r.pick(methods) }, b, 'method: not routed');
+  return { ...req, route: rt.key };
+};
+
 export const GENERIC: Record<string, Gen> = { auth: genAuth, params: genParams, query: genQuery, field: genField, shape: genShape, content: genContentType, oversize: genOversize };
 
 /** Which generators apply to a route, with their weights. */
 export function applicable(rt: RouteInfo): [number, Gen][] {
   const basicRoute = rt.strategies.some((s) => s.startsWith('basic-'));
-  const out: [number, Gen][] = [];
+  const out: [number, Gen][] = [[0.3, genMethod]];
   if (rt.strategies.length) out.push([basicRoute ? 10 : 3, genAuth]);
   if (basicRoute) return out;
   if (rt.params) out.push([2, genParams]);
@@ -519,8 +534,10 @@ export function selected(reqs: FuzzRequest[]): FuzzRequest[] {
 
 export interface RunResult {
   failures: Failure[];
-  /** route → status → count */
+  /** route → status → count (requests the route itself answered) */
   statuses: Map<string, Map<number, number>>;
+  /** route → requests */
+  counts: Map<string, number>;
   kinds: Map<string, number>;
   sent: number;
   /** route → milliseconds spent (concurrent requests overlap) */
@@ -529,7 +546,7 @@ export interface RunResult {
 
 /** Sends the requests through inject, `concurrency` at a time. */
 export async function runInject(server: Hapi.Server, reqs: FuzzRequest[], concurrency = 8): Promise<RunResult> {
-  const res: RunResult = { failures: [], statuses: new Map(), kinds: new Map(), sent: 0, time: new Map() };
+  const res: RunResult = { failures: [], statuses: new Map(), counts: new Map(), kinds: new Map(), sent: 0, time: new Map() };
   let next = 0;
   const worker = async () => {
     while (next < reqs.length) {
@@ -550,9 +567,12 @@ export async function runInject(server: Hapi.Server, reqs: FuzzRequest[], concur
 }
 
 export function record(res: RunResult, req: FuzzRequest, status: number): void {
+  res.counts.set(req.route, (res.counts.get(req.route) ?? 0) + 1);
+  const family = req.kind.split(':')[0]!;
+  res.kinds.set(family, (res.kinds.get(family) ?? 0) + 1);
+  // answers of the route itself (a method it does not have is answered by the router)
+  if (family === 'method') return;
   let m = res.statuses.get(req.route);
   if (!m) res.statuses.set(req.route, (m = new Map()));
   m.set(status, (m.get(status) ?? 0) + 1);
-  const family = req.kind.split(':')[0]!;
-  res.kinds.set(family, (res.kinds.get(family) ?? 0) + 1);
 }
