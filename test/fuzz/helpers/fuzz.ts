@@ -545,7 +545,7 @@ export interface RunResult {
 }
 
 /** Sends the requests through inject, `concurrency` at a time. */
-export async function runInject(server: Hapi.Server, reqs: FuzzRequest[], concurrency = 8): Promise<RunResult> {
+export async function runInject(server: Hapi.Server, reqs: FuzzRequest[], concurrency = 16): Promise<RunResult> {
   const res: RunResult = { failures: [], statuses: new Map(), counts: new Map(), kinds: new Map(), sent: 0, time: new Map() };
   let next = 0;
   const worker = async () => {
