@@ -1,7 +1,7 @@
 import { FsError, FsErrorCode } from '../fs/fs-error.js';
 import type { EffectiveUser } from '../services/effective-user.js';
 import type { Mount } from './vfs.js';
-import type { Pair, QuotaTracker } from './quota-tracker.js';
+import type { CommitItem, Pair, QuotaTracker } from './quota-tracker.js';
 import type { UsageStore } from './usage-store.js';
 import type { QuotaService } from '../services/quota.service.js';
 
@@ -139,13 +139,13 @@ export class StorageReservation {
    * Stores the final change (`finalSize` bytes now in place of `replacedSize`,
    * `files` more files) and frees the reservation.
    */
-  async commit(finalSize: number, files = this.newFiles, replacedSize = this.replacedSize): Promise<void> {
+  async commit(finalSize: number, files = this.newFiles, replacedSize = this.replacedSize, batch?: QuotaBatch): Promise<void> {
     if (this.done) return;
     this.done = true;
     const applied: Pair = [finalSize - replacedSize, files];
-    await this.tracker.commit([{ key: this.scope.key, reserved: this.reserved, applied }], () =>
-      this.scope.write(applied[0], applied[1]),
-    );
+    const item = { key: this.scope.key, reserved: this.reserved, applied };
+    if (batch) return batch.add(this.tracker, item, (size, n) => this.scope.write(size, n));
+    await this.tracker.commit([item], () => this.scope.write(applied[0], applied[1]));
   }
 
   /** Frees the reservation without storing anything. */
@@ -225,12 +225,57 @@ export class TransferReservation {
   }
 
   /** Stores the bytes actually moved (also for failed transfers) and frees the reservation. */
-  async commit(): Promise<void> {
+  async commit(batch?: QuotaBatch): Promise<void> {
     if (this.done) return;
     this.done = true;
     const applied = this.delta(this.moved);
-    await this.tracker.commit([{ key: this.key, reserved: this.reserved, applied }], () =>
-      this.quota.addTransfer(this.user.id, applied[0], applied[1]),
-    );
+    const item = { key: this.key, reserved: this.reserved, applied };
+    if (batch) return batch.add(this.tracker, item, (up, down) => this.quota.addTransfer(this.user.id, up, down));
+    await this.tracker.commit([item], () => this.quota.addTransfer(this.user.id, applied[0], applied[1]));
+  }
+}
+
+/**
+ * Quota changes of several transfers of one request (a multipart upload),
+ * stored together by `flush()`: one database write per counter set (key)
+ * instead of one per file and counter. Until then the reservations stay in
+ * place, so concurrent transfers still see the space as taken.
+ */
+export class QuotaBatch {
+  private readonly byKey = new Map<string, { tracker: QuotaTracker; items: CommitItem[]; write: (a: number, b: number) => Promise<void> }>();
+  private readonly onceResults = new Map<string, Promise<boolean>>();
+
+  /** Adds a commit (the writes of one key all go through the first `write` given for it). */
+  add(tracker: QuotaTracker, item: CommitItem, write: (a: number, b: number) => Promise<void>): void {
+    const k = this.byKey.get(item.key);
+    if (k) k.items.push(item);
+    else this.byKey.set(item.key, { tracker, items: [item], write });
+  }
+
+  /**
+   * Runs `fn` once for the batch under `name`: the first caller gets its
+   * result, later ones false (first_upload markers: one write per request).
+   */
+  async once(name: string, fn: () => Promise<boolean>): Promise<boolean> {
+    if (this.onceResults.has(name)) return false;
+    const r = fn();
+    this.onceResults.set(name, r);
+    return r;
+  }
+
+  /** Stores every change added so far (each key's sum in one write) and frees the reservations. */
+  async flush(): Promise<void> {
+    const groups = [...this.byKey.values()];
+    this.byKey.clear();
+    let failure: unknown;
+    for (const g of groups) {
+      const sum: Pair = [0, 0];
+      for (const it of g.items) {
+        sum[0] += it.applied[0];
+        sum[1] += it.applied[1];
+      }
+      await g.tracker.commit(g.items, () => g.write(sum[0], sum[1])).catch((err: unknown) => (failure ??= err));
+    }
+    if (failure !== undefined) throw failure;
   }
 }

@@ -7,7 +7,7 @@ import { baseName, parentPath } from '../fs/path.js';
 import type { ActiveTransfer } from '../services/connection-manager.js';
 import { FS_STATUS } from './fs-events.js';
 import { hookError, type FileSession } from './file-session.js';
-import { quotaScope, StorageReservation, TransferReservation } from './quota-guard.js';
+import { quotaScope, StorageReservation, TransferReservation, type QuotaBatch } from './quota-guard.js';
 import type { PathWrite } from './quota-tracker.js';
 import { bandwidthFor, Throttle } from './throttle.js';
 import type { Resolved } from './vfs.js';
@@ -58,6 +58,11 @@ export interface UploadOptions {
    * in place when this is called: a rejection removes it.
    */
   hold?: () => Promise<void>;
+  /**
+   * Quota changes stored with those of the other uploads of the same
+   * request (the caller flushes the batch once they are all over).
+   */
+  batch?: QuotaBatch;
 }
 
 /**
@@ -177,7 +182,7 @@ async function uploadToPath(
     const replaced = pathWrite.published(size);
     const discard = async () => {
       pathWrite.published(null);
-      await storage.commit(0, replaced.existed ? -1 : 0, replaced.size);
+      await storage.commit(0, replaced.existed ? -1 : 0, replaced.size, o.batch);
       committed = true;
     };
     // backends that cannot hold a pending upload: the file is in place already, a refusal removes it
@@ -209,10 +214,11 @@ async function uploadToPath(
       await discard();
       throw hookError(err);
     }
-    await storage.commit(size, replaced.existed ? 0 : 1, replaced.size);
+    await storage.commit(size, replaced.existed ? 0 : 1, replaced.size, o.batch);
     committed = true;
     s.publish(ev);
-    if (await s.deps.usage.markFirst(s.user.id, 'first_upload')) s.publish({ ...ev, action: 'first-upload' });
+    const markFirst = () => s.deps.usage.markFirst(s.user.id, 'first_upload');
+    if (await (o.batch ? o.batch.once('first_upload', markFirst) : markFirst())) s.publish({ ...ev, action: 'first-upload' });
     return { size };
   } catch (err) {
     if (handle) await handle.abort(err).catch(() => undefined);
@@ -221,7 +227,7 @@ async function uploadToPath(
     await s.publishFailure('upload', r, startedAt, e, { size: xfer.bytes });
     throw e;
   } finally {
-    await xfer.commit().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
+    await xfer.commit(o.batch).catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
     endTransfer();
   }
 }

@@ -9,6 +9,7 @@ import { FsError, FsErrorCode } from '../../fs/fs-error.js';
 import { baseName, joinVirtualPath } from '../../fs/path.js';
 import { FileSessions } from '../../services/file-sessions.service.js';
 import type { FileSession } from '../../vfs/file-session.js';
+import { QuotaBatch } from '../../vfs/quota-guard.js';
 import { openDownload, prepareDownload, uploadFile } from '../../vfs/transfers.js';
 import { entityTag, ifRangeMatches, noneMatch, notModifiedSince, parseRange } from '../range-header.js';
 import {
@@ -177,11 +178,17 @@ export function receiveMultipart(
     // every uploadFile of the request, and the last one (publications run in part order)
     const uploads: Promise<unknown>[] = [];
     let previous: Promise<unknown> = Promise.resolve();
-    const settled = () => chain.then(() => Promise.allSettled(uploads));
+    // the quota changes of all the files, stored once they are all over (one write per counter)
+    const batch = new QuotaBatch();
+    const flush = () => batch.flush().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store the usage of a multipart upload'));
+    const settled = () => chain.then(() => Promise.allSettled(uploads)).then(flush);
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
       src.unpipe(bb);
+      // the rest of the body is read and dropped: a client that sends it all before reading
+      // the answer would otherwise wait for ever on a connection nobody reads
+      src.resume();
       const reason = err instanceof Error ? err : new Error(String(err));
       decide.discard(reason);
       // An upload reading a part that will get no more data (the client went away, or the
@@ -240,6 +247,7 @@ export function receiveMultipart(
           const isStored = new Promise<void>((r) => (stored = r));
           const upload = uploadFile(s, vpath, stream, {
             mkdirParents,
+            batch,
             hold: async () => {
               stored();
               await decision;
@@ -270,6 +278,7 @@ export function receiveMultipart(
         }
         decide.publish();
         const results = await Promise.allSettled(uploads);
+        await flush();
         const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (refused) reject(refused.reason);
         else resolve([...names]);
