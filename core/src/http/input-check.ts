@@ -17,7 +17,9 @@ function label(key: string): string {
  */
 export function findStringProblem(value: unknown, where: string): string | null {
   const stack: { v: unknown; path: string }[] = [{ v: value, path: '' }];
-  const at = (path: string) => (path ? `${where} "${path}"` : where);
+  // a deep payload must not make a huge message: long paths keep their last 200 characters
+  const shown = (path: string) => (path.length > 200 ? `...${path.slice(-200)}` : path);
+  const at = (path: string) => (path ? `${where} "${shown(path)}"` : where);
   while (stack.length) {
     const { v, path } = stack.pop()!;
     if (typeof v === 'string') {
@@ -35,7 +37,7 @@ export function findStringProblem(value: unknown, where: string): string | null 
     const entries = Object.entries(v as Record<string, unknown>);
     for (const [k] of entries) {
       const problem = stringProblem(k);
-      if (problem) return `${where} key ${JSON.stringify(path ? `${path}.${k}` : k)} ${problem}`;
+      if (problem) return `${where} key ${JSON.stringify(shown(path ? `${path}.${k}` : k))} ${problem}`;
     }
     for (let i = entries.length - 1; i >= 0; i--) {
       const [k, child] = entries[i]!;

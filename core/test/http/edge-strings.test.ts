@@ -135,6 +135,12 @@ t.test('object keys are checked too, at any depth', async (t) => {
     t.equal(r.statusCode, 400, body);
     t.match(json(r).message, re);
   }
+  // deep nesting: found without exhausting the stack, and the message stays short
+  const depth = 20000;
+  const deep = await rawJson('POST', '/api/v2/eventactions', `{"name":"k4","type":101,"options":{"x":${'['.repeat(depth)}"\\u0000"${']'.repeat(depth)}}}`);
+  t.equal(deep.statusCode, 400, deep.payload.slice(0, 300));
+  t.match(json(deep).message, /^payload "\.\.\.[[\]0]+" contains a NUL character$/);
+  t.ok(deep.payload.length < 400, 'short message');
   t.equal(await snapshot(), before);
 });
 
