@@ -71,8 +71,8 @@ export function invalidFor(r: Rng, d: Desc): string | undefined {
       if (d.flags?.only) c.push(jsonString('fz-not-one-of-' + r.int(1000)));
       const pattern = d.rules?.find((x) => x.name === 'pattern');
       if (pattern && String((pattern.args as { regex?: string } | undefined)?.regex ?? '').includes('\\u0000-\\u001f')) {
-        // names: control characters anywhere are refused
-        c.push(jsonString(`fz\u0000name`), jsonString(`fz${String.fromCharCode(r.range(1, 31))}`), jsonString('fz/name'), jsonString('fz\\name'), jsonString('\u0085fz'));
+        // names: control characters, separators and (at the edge) lone surrogates anywhere are refused
+        c.push(jsonString(`fz\u0000name`), jsonString(`fz${String.fromCharCode(r.range(1, 31))}`), jsonString('fz/name'), jsonString('fz\\name'), jsonString('\u0085fz'), jsonString('fz\ud800'), jsonString('\udfffz'));
       }
       break;
     }
