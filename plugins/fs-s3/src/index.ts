@@ -3,16 +3,29 @@
  */
 import { definePlugin, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
 import { resolveSettings, s3OptionsSchema, s3PluginConfigSchema, type S3Options, type S3PluginConfig, type S3Settings } from './config.schema.js';
-import { createS3Client, DEFAULT_S3_TIMEOUTS, roleSessionName, type S3Timeouts } from './s3-client.js';
-import { S3_CAPABILITIES, S3Fs } from './s3.fs.js';
+import { DEFAULT_S3_TIMEOUTS, roleSessionName, S3_CAPABILITIES, type S3Timeouts } from './constants.js';
+import type * as LibModule from './lib.js';
 
 const pkg = packageInfo(import.meta.url);
 
-export { S3Fs, S3_CAPABILITIES } from './s3.fs.js';
-export { MTIME_META } from './s3-base.js';
+// This entry is what the plugin loader imports: it stays free of the AWS SDK.
+// S3Fs and createS3Client live in '@ferry/fs-s3/lib' (./lib.js), imported
+// when the provider first creates an Fs.
+export { S3_CAPABILITIES, MTIME_META, DEFAULT_S3_TIMEOUTS, type S3Timeouts } from './constants.js';
 export { s3OptionsSchema, s3PluginConfigSchema, resolveSettings, type S3Options, type S3PluginConfig, type S3Settings } from './config.schema.js';
-export { createS3Client, DEFAULT_S3_TIMEOUTS, type S3Timeouts } from './s3-client.js';
 export { mapS3Error } from './errors.js';
+export type { S3Fs } from './s3.fs.js';
+
+let lib: Promise<typeof LibModule> | undefined;
+
+/** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
+function loadLib(): Promise<typeof LibModule> {
+  lib ??= import('./lib.js').catch((err: unknown) => {
+    lib = undefined;
+    throw err;
+  });
+  return lib;
+}
 
 /**
  * True when two configurations reach the same bucket with the same identity: same
@@ -43,8 +56,9 @@ export function createS3Provider(config: S3PluginConfig = {}): FsProviderDef<S3O
     secretFields: ['access_secret', 'sse_customer_key'],
     placeholderFields: ['key_prefix'],
     capabilities: S3_CAPABILITIES,
-    create(options: S3Options, scope: FsScope) {
+    async create(options: S3Options, scope: FsScope) {
       const settings = resolveSettings(options);
+      const { S3Fs, createS3Client } = await loadLib();
       return new S3Fs(createS3Client(settings, roleSessionName(scope.username), timeouts), settings);
     },
     sameResource: sameS3Bucket,

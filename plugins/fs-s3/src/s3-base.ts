@@ -13,13 +13,10 @@ import {
   type FileInfo,
 } from '@ferry/core';
 import type { S3Settings } from './config.schema.js';
+import { DIR_MODE, FILE_MODE, MTIME_META } from './constants.js';
 import { isNotFound, mapS3Error } from './errors.js';
 import { S3Tree } from './s3-tree.js';
 
-/** Object metadata key holding the modification time (ms since the epoch). */
-export const MTIME_META = 'ferry-mtime';
-export const FILE_MODE = 0o100644;
-export const DIR_MODE = 0o040755;
 
 /** Key mapping and the small requests every S3Fs operation builds on. */
 export abstract class S3Base {

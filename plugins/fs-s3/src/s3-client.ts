@@ -2,22 +2,10 @@ import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@aws-sdk/types';
 import type { S3Settings } from './config.schema.js';
+import { DEFAULT_S3_TIMEOUTS, type S3Timeouts } from './constants.js';
 
 /** Renew assumed-role credentials this long before they expire. */
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
-
-/** Network time limits of the S3 (and STS) clients, in ms. */
-export interface S3Timeouts {
-  /** TCP (and TLS) connection establishment. */
-  connectTimeoutMs: number;
-  /**
-   * Socket inactivity: a request (or a response body) that moves no byte for this
-   * long fails. A long transfer that keeps moving is never cut.
-   */
-  idleTimeoutMs: number;
-}
-
-export const DEFAULT_S3_TIMEOUTS: Readonly<S3Timeouts> = Object.freeze({ connectTimeoutMs: 10_000, idleTimeoutMs: 120_000 });
 
 /**
  * Builds the S3 client for one Fs. Checksums are computed and validated only
@@ -86,10 +74,4 @@ function assumeRoleProvider(
     current = await pending;
     return current;
   };
-}
-
-/** A role session name from a username: 2-64 chars of [\w+=,.@-]. */
-export function roleSessionName(username: string): string {
-  const clean = `ferry-${username}`.replace(/[^\w+=,.@-]/g, '_');
-  return clean.slice(0, 64);
 }

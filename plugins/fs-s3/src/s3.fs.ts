@@ -13,7 +13,6 @@ import {
   parentPath,
   type FileInfo,
   type Fs,
-  type FsCapabilities,
   type ListOptions,
   type MkdirOptions,
   type OpOptions,
@@ -26,16 +25,8 @@ import {
 } from '@ferry/core';
 import { openS3Read } from './s3-read.js';
 import { startS3Upload } from './s3-write.js';
-import { FILE_MODE, MTIME_META, S3Base } from './s3-base.js';
-
-export const S3_CAPABILITIES: FsCapabilities = Object.freeze({
-  rangeRead: true,
-  atomicRename: false,
-  serverSideCopy: true,
-  realDirectories: false,
-  settableMtime: false,
-  atomicUpload: false,
-});
+import { FILE_MODE, MTIME_META, S3_CAPABILITIES } from './constants.js';
+import { S3Base } from './s3-base.js';
 
 /**
  * An S3 bucket (or any S3-compatible server) seen as a filesystem under a key

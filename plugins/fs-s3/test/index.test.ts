@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import t from 'tap';
 import type { FsProviderDef, PluginContext } from '@ferry/core';
-import plugin, { S3Fs, s3Provider } from '../src/index.js';
+import plugin, { s3Provider } from '../src/index.js';
+import { S3Fs } from '../src/lib.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
 
