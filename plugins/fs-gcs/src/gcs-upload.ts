@@ -1,10 +1,8 @@
 import { pipeline } from 'node:stream';
 import type { Bucket, CreateWriteStreamOptions, FileMetadata } from '@google-cloud/storage';
 import { ByteCounter, FsError, handled, onAbort, type WriteHandle, type WriteOptions, type WriteResult } from '@ferry/core';
+import { MTIME_META } from './constants.js';
 import { mapGcsError } from './gcs-errors.js';
-
-/** Custom metadata key holding the modification time (ms since the epoch) set by Ferry. */
-export const MTIME_META = 'ferry-mtime';
 
 export interface GcsUploadParams {
   bucket: Bucket;

@@ -15,7 +15,6 @@ import {
   throwIfFsAborted,
   type FileInfo,
   type Fs,
-  type FsCapabilities,
   type ListOptions,
   type MkdirOptions,
   type OpOptions,
@@ -27,16 +26,8 @@ import {
   type WriteOptions,
 } from '@ferry/core';
 import { httpStatus, isNotFound, mapGcsError } from './gcs-errors.js';
-import { MTIME_META, startGcsUpload } from './gcs-upload.js';
-
-export const GCS_CAPABILITIES: FsCapabilities = Object.freeze({
-  rangeRead: true,
-  atomicRename: false, // copy + delete
-  serverSideCopy: true,
-  realDirectories: false, // flat key space; "dir/" marker objects
-  settableMtime: true, // custom metadata
-  atomicUpload: false, // objects appear complete, but beforePublish is not supported
-});
+import { GCS_CAPABILITIES, MTIME_META } from './constants.js';
+import { startGcsUpload } from './gcs-upload.js';
 
 const DIR_MODE = 0o040755;
 const FILE_MODE = 0o100644;

@@ -3,15 +3,18 @@
  */
 import { FsError, FsErrorCode, definePlugin, packageInfo, type FsProviderDef } from '@ferry/core';
 import { SECRET_FIELDS, gcsOptionsSchema, gcsPluginConfigSchema, secretText, type GcsOptions, type GcsPluginConfig } from './config.schema.js';
-import { clearClients, storageFor } from './gcs-client.js';
-import { GCS_CAPABILITIES, GcsFs } from './gcs.fs.js';
+import { GCS_CAPABILITIES } from './constants.js';
+import type * as LibModule from './lib.js';
 
 const pkg = packageInfo(import.meta.url);
 const MB = 1024 * 1024;
 
-export { GcsFs, GCS_CAPABILITIES } from './gcs.fs.js';
-export { MTIME_META } from './gcs-upload.js';
+// This entry is what the plugin loader imports: it stays free of
+// @google-cloud/storage. GcsFs and the client cache live in '@ferry/fs-gcs/lib'
+// (./lib.js), imported when the provider first creates an Fs.
+export { GCS_CAPABILITIES, MTIME_META } from './constants.js';
 export { mapGcsError } from './gcs-errors.js';
+export type { GcsFs } from './gcs.fs.js';
 export {
   ALLOW_NON_SA_ENV,
   gcsOptionsSchema,
@@ -20,6 +23,21 @@ export {
   type GcsOptions,
   type GcsPluginConfig,
 } from './config.schema.js';
+
+let lib: Promise<typeof LibModule> | undefined;
+let loaded: typeof LibModule | undefined;
+
+/** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
+function loadLib(): Promise<typeof LibModule> {
+  lib ??= import('./lib.js').then(
+    (m) => (loaded = m),
+    (err: unknown) => {
+      lib = undefined;
+      throw err;
+    },
+  );
+  return lib;
+}
 
 /** Provider number 2 (FilesystemConfig.provider), never reused. */
 export const GCS_PROVIDER = 2;
@@ -46,9 +64,10 @@ export function gcsProvider(config: GcsPluginConfig = {}): FsProviderDef<GcsOpti
     secretFields: SECRET_FIELDS,
     placeholderFields: ['key_prefix'],
     capabilities: GCS_CAPABILITIES,
-    create(options: GcsOptions) {
+    async create(options: GcsOptions) {
       const { value: o, error } = gcsOptionsSchema.validate(options);
       if (error) throw new FsError(FsErrorCode.Invalid, `gcs: ${error.message}`);
+      const { GcsFs, storageFor } = await loadLib();
       const storage = storageFor(o, cfg);
       return new GcsFs(storage.bucket(o.bucket), {
         keyPrefix: o.key_prefix ?? '',
@@ -74,6 +93,7 @@ export default definePlugin<GcsPluginConfig>({
     ctx.registerFsProvider(gcsProvider(config));
   },
   teardown() {
-    clearClients();
+    // Cached clients exist only once the SDK half was imported: this never imports it.
+    loaded?.clearClients();
   },
 });

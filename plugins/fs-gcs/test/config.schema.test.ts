@@ -85,6 +85,6 @@ t.test('manifest', async (t) => {
   t.match(registered[0], { provider: GCS_PROVIDER, key: 'gcs', configKey: 'gcsconfig', placeholderFields: ['key_prefix'], secretFields: ['credentials'] });
   t.equal(registered[0]!.provider, 2);
   t.same(registered[0]!.describe?.({ bucket: 'b' }), { bucket: 'b' });
-  t.throws(() => registered[0]!.create({ bucket: 'b' } as never, { username: 'u', dataDir: '.' }), { code: 'INVALID' });
+  await t.rejects(async () => registered[0]!.create({ bucket: 'b' } as never, { username: 'u', dataDir: '.' }), { code: 'INVALID' });
   await manifest.teardown?.();
 });
