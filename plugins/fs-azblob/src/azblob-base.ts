@@ -1,12 +1,9 @@
 import type { BlobItem, BlobGetPropertiesResponse, ContainerClient } from '@azure/storage-blob';
 import { FsError, FsErrorCode, baseName, normalizePrefix, parentPath, prefixedKey, type FileInfo } from '@ferry/core';
 import type { AzBlobSettings } from './config.schema.js';
+import { DIR_MODE, FILE_MODE, MTIME_META } from './constants.js';
 import { isNotFound, mapAzError } from './errors.js';
 
-/** Blob metadata key holding the modification time (ms since the epoch). */
-export const MTIME_META = 'ferry_mtime';
-export const FILE_MODE = 0o100644;
-export const DIR_MODE = 0o040755;
 
 /** Blob-name mapping and the small requests every AzBlobFs operation builds on. */
 export abstract class AzBlobBase {

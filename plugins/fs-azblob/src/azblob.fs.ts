@@ -6,7 +6,6 @@ import {
   parentPath,
   type FileInfo,
   type Fs,
-  type FsCapabilities,
   type ListOptions,
   type MkdirOptions,
   type OpOptions,
@@ -17,18 +16,10 @@ import {
   type WriteHandle,
   type WriteOptions,
 } from '@ferry/core';
-import { AzBlobBase, FILE_MODE, MTIME_META } from './azblob-base.js';
+import { AzBlobBase } from './azblob-base.js';
+import { AZBLOB_CAPABILITIES, FILE_MODE, MTIME_META } from './constants.js';
 import { openAzRead } from './azblob-read.js';
 import { startAzUpload } from './azblob-write.js';
-
-export const AZBLOB_CAPABILITIES: FsCapabilities = Object.freeze({
-  rangeRead: true,
-  atomicRename: false,
-  serverSideCopy: true,
-  realDirectories: false,
-  settableMtime: false,
-  atomicUpload: false,
-});
 
 /**
  * An Azure Blob Storage container seen as a filesystem under a key prefix.

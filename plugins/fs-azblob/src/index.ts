@@ -2,7 +2,6 @@
  * @ferry/fs-azblob: filesystem provider 3, Azure Blob Storage (and Azurite).
  */
 import { definePlugin, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
-import { createContainerClient } from './az-client.js';
 import {
   azBlobOptionsSchema,
   azBlobPluginConfigSchema,
@@ -14,12 +13,15 @@ import {
   type AzBlobSettings,
   type AzTimeouts,
 } from './config.schema.js';
-import { AZBLOB_CAPABILITIES, AzBlobFs } from './azblob.fs.js';
+import { AZBLOB_CAPABILITIES } from './constants.js';
+import type * as LibModule from './lib.js';
 
 const pkg = packageInfo(import.meta.url);
 
-export { AzBlobFs, AZBLOB_CAPABILITIES } from './azblob.fs.js';
-export { MTIME_META } from './azblob-base.js';
+// This entry is what the plugin loader imports: it stays free of
+// @azure/storage-blob. AzBlobFs and createContainerClient live in
+// '@ferry/fs-azblob/lib' (./lib.js), imported when the provider first creates an Fs.
+export { AZBLOB_CAPABILITIES, MTIME_META } from './constants.js';
 export {
   azBlobOptionsSchema,
   azBlobPluginConfigSchema,
@@ -30,8 +32,19 @@ export {
   type AzBlobSettings,
   type AzTimeouts,
 } from './config.schema.js';
-export { createContainerClient } from './az-client.js';
 export { mapAzError } from './errors.js';
+export type { AzBlobFs } from './azblob.fs.js';
+
+let lib: Promise<typeof LibModule> | undefined;
+
+/** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
+function loadLib(): Promise<typeof LibModule> {
+  lib ??= import('./lib.js').catch((err: unknown) => {
+    lib = undefined;
+    throw err;
+  });
+  return lib;
+}
 
 /** Provider number 3 (FilesystemConfig.provider), never reused. */
 export const AZBLOB_PROVIDER = 3;
@@ -50,8 +63,9 @@ export function createAzBlobProvider(config: AzBlobPluginConfig = {}): FsProvide
     secretFields: ['account_key', 'sas_url'],
     placeholderFields: ['key_prefix'],
     capabilities: AZBLOB_CAPABILITIES,
-    create(options: AzBlobOptions, _scope: FsScope) {
+    async create(options: AzBlobOptions, _scope: FsScope) {
       const settings = { ...resolveSettings(options), idleTimeoutMs: timeouts.idleTimeoutMs };
+      const { AzBlobFs, createContainerClient } = await loadLib();
       return new AzBlobFs(createContainerClient(settings, timeouts), settings);
     },
     sameResource: sameAzContainer,

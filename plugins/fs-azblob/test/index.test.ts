@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import t from 'tap';
 import type { FsProviderDef, PluginContext } from '@ferry/core';
-import plugin, { AzBlobFs, azBlobProvider } from '../src/index.js';
+import plugin, { azBlobProvider } from '../src/index.js';
+import { AzBlobFs } from '../src/lib.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
 
@@ -67,8 +68,8 @@ t.test('create()', async (t) => {
     { username: 'alice', dataDir: '/tmp' },
   )) as AzBlobFs;
   t.equal(sas.container.containerName, 'c', 'container-level SAS URL');
-  t.throws(
-    () => azBlobProvider.create({ container: 'c', sas_url: 'not a url ?sig=x' }, { username: 'alice', dataDir: '/tmp' }),
+  await t.rejects(
+    async () => azBlobProvider.create({ container: 'c', sas_url: 'not a url ?sig=x' }, { username: 'alice', dataDir: '/tmp' }),
     { code: 'INVALID', message: /sas_url must be an http/ },
     'a malformed SAS URL is an FsError, not a TypeError',
   );
