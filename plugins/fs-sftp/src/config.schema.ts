@@ -1,9 +1,20 @@
+import { createRequire } from 'node:module';
 import Joi from 'joi';
-import ssh2 from 'ssh2';
+import type * as Ssh2 from 'ssh2';
 import { hostPortSchema, isEmptySecret, isSecret, keyPrefixSchema, secretSchema, type Secret } from '@ferry/core';
 
 /** A secret field as stored (Secret object) or as handed to create() (decrypted string). */
 export type SecretValue = Secret | string;
+
+const requireCjs = createRequire(import.meta.url);
+
+/**
+ * ssh2 (its key parser) is loaded on the first private key checked, not when
+ * the plugin is imported: a server that never sees an SFTP key never loads it.
+ */
+function ssh2(): typeof Ssh2 {
+  return requireCjs('ssh2') as typeof Ssh2;
+}
 
 /** `sftpconfig` of a FilesystemConfig (reference.yaml SFTPFsConfig). */
 export interface SftpOptions {
@@ -97,7 +108,7 @@ export const sftpOptionsSchema = Joi.object<SftpOptions>({
     // A cleartext key can be checked now; an encrypted one is checked at connect time.
     const key = isSecret(o.private_key) ? secretText(o.private_key) : '';
     if (key) {
-      const parsed = ssh2.utils.parseKey(key, secretText(o.key_passphrase) || undefined);
+      const parsed = ssh2().utils.parseKey(key, secretText(o.key_passphrase) || undefined);
       if (parsed instanceof Error) return h.error('sftp.privateKey', { reason: parsed.message });
     }
     return o;

@@ -10,15 +10,42 @@ import {
   type SftpOptions,
   type SftpPluginConfig,
 } from './config.schema.js';
-import { closeAllPools, poolFor, type ConnectSettings } from './sftp-pool.js';
-import { SFTP_CAPABILITIES, SftpFs } from './sftp.fs.js';
+import { SFTP_CAPABILITIES } from './constants.js';
+import type * as LibModule from './lib.js';
+import type { ConnectSettings } from './sftp-pool.js';
 
 const pkg = packageInfo(import.meta.url);
 
-export { SftpFs, SFTP_CAPABILITIES } from './sftp.fs.js';
+// This entry is what the plugin loader imports: it stays free of ssh2 and
+// ssh2-sftp-client. SftpFs and the connection pools live in '@ferry/fs-sftp/lib'
+// (./lib.js), imported when the provider first creates an Fs.
+export { SFTP_CAPABILITIES, fingerprintOf } from './constants.js';
 export { sftpOptionsSchema, sftpPluginConfigSchema, type SftpOptions, type SftpPluginConfig } from './config.schema.js';
-export { closeAllPools, fingerprintOf } from './sftp-pool.js';
 export { mapSftpError } from './sftp-errors.js';
+export type { SftpFs } from './sftp.fs.js';
+
+let lib: Promise<typeof LibModule> | undefined;
+let loaded: typeof LibModule | undefined;
+
+/** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
+function loadLib(): Promise<typeof LibModule> {
+  lib ??= import('./lib.js').then(
+    (m) => (loaded = m),
+    (err: unknown) => {
+      lib = undefined;
+      throw err;
+    },
+  );
+  return lib;
+}
+
+/**
+ * Closes every pooled connection (plugin teardown, tests). Pools exist only once
+ * the SDK half was imported: when it never was, this loads nothing.
+ */
+export function closeAllPools(): void {
+  loaded?.closeAllPools();
+}
 
 /** Provider number 5 (FilesystemConfig.provider), never reused. */
 export const SFTP_PROVIDER = 5;
@@ -71,9 +98,10 @@ export function sftpProvider(config: Partial<SftpPluginConfig> = {}, logger: Log
     secretFields: SECRET_FIELDS,
     placeholderFields: ['prefix'],
     capabilities: SFTP_CAPABILITIES,
-    create(options: SftpOptions) {
+    async create(options: SftpOptions) {
       const { value: o, error } = sftpOptionsSchema.validate(options);
       if (error) throw new FsError(FsErrorCode.Invalid, `sftp: ${error.message}`);
+      const { SftpFs, poolFor } = await loadLib();
       const pool = poolFor(connectSettings(o), cfg, logger);
       return new SftpFs(pool, {
         prefix: o.prefix ?? '',

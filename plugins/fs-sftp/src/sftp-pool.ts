@@ -4,6 +4,7 @@ import type { Client, ConnectConfig, SFTPWrapper } from 'ssh2';
 import { FsError, FsErrorCode, type Logger } from '@ferry/core';
 import { connectError, isConnectionError } from './sftp-errors.js';
 import type { SftpPluginConfig } from './config.schema.js';
+import { fingerprintOf } from './constants.js';
 
 /** What a pool needs to open connections; the pool key covers every field. */
 export interface ConnectSettings {
@@ -15,11 +16,6 @@ export interface ConnectSettings {
   privateKey: string;
   passphrase: string;
   fingerprints: string[];
-}
-
-/** SHA256 fingerprint of an SSH public key blob, as `ssh-keygen -l` prints it. */
-export function fingerprintOf(keyBlob: Buffer): string {
-  return 'SHA256:' + createHash('sha256').update(keyBlob).digest('base64').replace(/=+$/, '');
 }
 
 class SftpConnection {

@@ -15,7 +15,6 @@ import {
   resolveReadRange,
   type FileInfo,
   type Fs,
-  type FsCapabilities,
   type ListOptions,
   type MkdirOptions,
   type OpOptions,
@@ -31,15 +30,7 @@ import { SftpReader, closeHandle, type TransferTuning } from './sftp-streams.js'
 import { SftpStatus, mapSftpError, sftpStatus } from './sftp-errors.js';
 import { isTempName, startUpload } from './sftp-upload.js';
 import * as ops from './sftp-ops.js';
-
-export const SFTP_CAPABILITIES: FsCapabilities = {
-  rangeRead: true,
-  atomicRename: true,
-  serverSideCopy: false,
-  realDirectories: true,
-  settableMtime: true,
-  atomicUpload: true,
-};
+import { SFTP_CAPABILITIES } from './constants.js';
 
 /**
  * Bytes per READ/WRITE request. Within OpenSSH's 256 KB packet limit; for

@@ -83,7 +83,7 @@ if (await requireSftpServer(t)) {
       t.match(err, { code: 'UNAVAILABLE', message: /cannot connect to 127\.0\.0\.1:1/ });
     });
     t.test('options that fail validation are refused by create()', async (t) => {
-      t.throws(() => provider.create({ endpoint: 'nohost', username: USER, password: PASSWORD }, scope), { code: 'INVALID' });
+      await t.rejects(async () => provider.create({ endpoint: 'nohost', username: USER, password: PASSWORD }, scope), { code: 'INVALID' });
     });
   });
 
