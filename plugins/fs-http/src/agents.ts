@@ -1,4 +1,8 @@
-import { Agent, type Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent, Dispatcher } from 'undici';
+import type * as Undici from 'undici';
+
+const requireCjs = createRequire(import.meta.url);
 
 /**
  * Keep-alive connection pools shared by every Fs that talks to the same
@@ -20,6 +24,8 @@ export class AgentPool {
     const key = `${insecure ? 'insecure' : 'verify'} ${origin}`;
     let agent = this.agents.get(key);
     if (!agent) {
+      // undici is loaded by the first pool, not when the plugin is imported.
+      const { Agent } = requireCjs('undici') as typeof Undici;
       agent = new Agent({
         connections: this.connectionsPerOrigin,
         keepAliveTimeout: 4_000,

@@ -9,7 +9,6 @@ import {
   throwIfFsAborted,
   type FileInfo,
   type Fs,
-  type FsCapabilities,
   type ListOptions,
   type MkdirOptions,
   type OpOptions,
@@ -22,6 +21,7 @@ import {
 } from '@ferry/core';
 import { HttpFsClient, MAX_JSON_BYTES } from './client.js';
 import type { HttpFsSettings } from './config.schema.js';
+import { HTTP_CAPABILITIES } from './constants.js';
 import { openRange } from './read.js';
 import { startUpload } from './upload.js';
 import { childPath, TEMP_NAME, tempPathFor, toFileInfo, type WireFileInfo } from './wire.js';
@@ -34,15 +34,6 @@ import { childPath, TEMP_NAME, tempPathFor, toFileInfo, type WireFileInfo } from
  * - atomicUpload: temporary sibling + rename, see upload.ts.
  * - settableMtime: `chtimes`. No copy route, so no serverSideCopy.
  */
-export const HTTP_CAPABILITIES: FsCapabilities = Object.freeze({
-  rangeRead: true,
-  atomicRename: true,
-  serverSideCopy: false,
-  realDirectories: true,
-  settableMtime: true,
-  atomicUpload: true,
-});
-
 /** statvfs answer, as the protocol defines it. */
 export interface StatVfs {
   bsize: number;

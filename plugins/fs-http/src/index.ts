@@ -14,11 +14,16 @@ import {
   type HttpFsOptions,
   type HttpFsPluginConfig,
 } from './config.schema.js';
-import { HTTP_CAPABILITIES, HttpFs } from './http.fs.js';
+import { HTTP_CAPABILITIES } from './constants.js';
+import type * as LibModule from './lib.js';
 
 const pkg = packageInfo(import.meta.url);
 
-export { HttpFs, HTTP_CAPABILITIES, type StatVfs } from './http.fs.js';
+// This entry is what the plugin loader imports: it stays free of undici.
+// HttpFs lives in '@ferry/fs-http/lib' (./lib.js), imported when the provider
+// first creates an Fs; an AgentPool loads undici with its first pool.
+export { HTTP_CAPABILITIES } from './constants.js';
+export type { HttpFs, StatVfs } from './http.fs.js';
 export { AgentPool } from './agents.js';
 export {
   httpFsOptionsSchema,
@@ -32,6 +37,17 @@ export {
 } from './config.schema.js';
 export { codeForStatus } from './errors.js';
 export { fromWireMode, TEMP_NAME, GO_MODE_DIR, GO_MODE_SYMLINK } from './wire.js';
+
+let lib: Promise<typeof LibModule> | undefined;
+
+/** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
+function loadLib(): Promise<typeof LibModule> {
+  lib ??= import('./lib.js').catch((err: unknown) => {
+    lib = undefined;
+    throw err;
+  });
+  return lib;
+}
 
 /** Provider number 6 (FilesystemConfig.provider), never reused. */
 export const HTTP_PROVIDER = 6;
@@ -54,8 +70,9 @@ export function createHttpProvider(
     placeholderFields: ['endpoint', 'username'],
     capabilities: HTTP_CAPABILITIES,
     agents,
-    create(options: HttpFsOptions, _scope: FsScope) {
+    async create(options: HttpFsOptions, _scope: FsScope) {
       const settings = resolveSettings(options, config);
+      const { HttpFs } = await loadLib();
       return new HttpFs(settings, agents.get(settings.endpoint, settings.skipTlsVerify));
     },
     sameResource: isSameResource,
