@@ -1,0 +1,185 @@
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config/load.js';
+import type { PluginRegistry } from '../../src/plugins/registry.js';
+import { TOKENS } from '../../src/tokens.js';
+import { createTestApp } from '../../src/testing.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+// The shipped configuration (config/default.yaml, read by the real config
+// loader) turns on every bundled plugin, and the remote storage plugins among
+// them do not load their SDK until their provider is used.
+
+const BUNDLED = [
+  '@ferry/fs-local',
+  '@ferry/fs-crypt',
+  '@ferry/fs-s3',
+  '@ferry/fs-gcs',
+  '@ferry/fs-azblob',
+  '@ferry/fs-sftp',
+  '@ferry/fs-http',
+  '@ferry/actions-builtin',
+];
+
+const plain = (payload: string) => ({ status: 'Plain', payload });
+const serviceAccount = Buffer.from(
+  JSON.stringify({
+    type: 'service_account',
+    project_id: 'p',
+    client_email: 'ferry@p.iam.gserviceaccount.com',
+    private_key: generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
+  }),
+).toString('base64');
+
+/** Valid options of every remote plugin (checked when saved; nothing is contacted). */
+const REMOTE: Record<string, { provider: number; configKey: string; options: Record<string, unknown> }> = {
+  '@ferry/fs-s3': { provider: 1, configKey: 's3config', options: { bucket: 'b', region: 'us-east-1', endpoint: 'http://127.0.0.1:1', access_key: 'AK', access_secret: plain('s') } },
+  '@ferry/fs-gcs': { provider: 2, configKey: 'gcsconfig', options: { bucket: 'ferry-test', credentials: plain(serviceAccount) } },
+  '@ferry/fs-azblob': { provider: 3, configKey: 'azblobconfig', options: { container: 'ferry-test', account_name: 'devstoreaccount1', account_key: plain('a2V5') } },
+  '@ferry/fs-sftp': { provider: 5, configKey: 'sftpconfig', options: { endpoint: '127.0.0.1:1', username: 'u', password: plain('p') } },
+  '@ferry/fs-http': { provider: 6, configKey: 'httpconfig', options: { endpoint: 'https://127.0.0.1:1/api/v1', username: 'u', password: plain('p') } },
+};
+
+t.test('the shipped configuration loads every bundled plugin', async (t) => {
+  const { config } = loadConfig({ env: {} });
+  t.same(
+    config.plugins.map((p) => p.name),
+    BUNDLED,
+    'config/default.yaml lists every bundled filesystem and action plugin',
+  );
+  t.ok(
+    config.plugins.every((p) => p.enabled),
+    'none is disabled',
+  );
+
+  const ta = await createTestApp({ plugins: config.plugins });
+  t.teardown(() => ta.close());
+  const registry = ta.app.container.resolve<PluginRegistry>(TOKENS.Plugins);
+  t.same(
+    registry.fsProviders().map((d) => d.provider),
+    [0, 1, 2, 3, 4, 5, 6],
+    'filesystem providers 0-6 are registered',
+  );
+  const owner = Object.fromEntries(registry.plugins.flatMap((p) => p.fsProviders.map((n) => [n, p.name])));
+  t.same(owner, {
+    0: '@ferry/fs-local',
+    1: '@ferry/fs-s3',
+    2: '@ferry/fs-gcs',
+    3: '@ferry/fs-azblob',
+    4: '@ferry/fs-crypt',
+    5: '@ferry/fs-sftp',
+    6: '@ferry/fs-http',
+  });
+  t.same(
+    registry.plugins.find((p) => p.name === '@ferry/actions-builtin')?.actionTypes.sort((a, b) => a - b),
+    [4, 5, 6, 7, 8, 11, 12, 14, 15, 18, 19],
+    'the built-in event actions are registered',
+  );
+  t.same(
+    registry.plugins.map((p) => p.name),
+    BUNDLED,
+  );
+
+  const token = await ta.adminToken();
+  const filesystems: [string, Record<string, unknown>][] = [
+    ['local', { provider: 0 }],
+    ['crypt', { provider: 4, cryptconfig: { passphrase: plain('pass') } }],
+    ...Object.entries(REMOTE).map(([name, r]): [string, Record<string, unknown>] => [name.slice('@ferry/fs-'.length), { provider: r.provider, [r.configKey]: r.options }]),
+  ];
+  for (const [kind, filesystem] of filesystems) {
+    const username = `on-${kind}`;
+    const r = await ta.inject('POST', '/api/v2/users', {
+      token,
+      payload: { username, password: 'default-plugins-1', home_dir: path.join(ta.dataDir, 'homes', username), permissions: { '/': ['*'] }, filesystem },
+    });
+    t.equal(r.statusCode, 201, `a user on provider ${String(filesystem.provider)} (${kind}) is created${r.statusCode === 201 ? '' : `: ${r.payload}`}`);
+    const back = await ta.inject('GET', `/api/v2/users/${username}`, { token });
+    t.match(JSON.parse(back.payload), { filesystem: { provider: filesystem.provider } }, `${username} is stored on provider ${String(filesystem.provider)}`);
+  }
+});
+
+/** Resolved modules of these packages are the SDKs (and their own dependencies). */
+const SDK = String.raw`/node_modules/(@aws-sdk|@smithy|@google-cloud|google-auth-library|gaxios|gcp-metadata|@azure|ssh2|ssh2-sftp-client|undici)/`;
+
+/** Module hooks: any import that resolves into an SDK throws, naming it. */
+const BLOCK_SDK_HOOKS = `
+const sdk = new RegExp(${JSON.stringify(SDK)});
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  if (sdk.test(r.url)) throw new Error('SDK module imported: ' + specifier + ' (' + r.url + ')');
+  return r;
+}`;
+
+/**
+ * Runs in a fresh node (the sources through tap's TypeScript loader, or the
+ * build with FERRY_TEST_USE_DIST=1) with
+ * BLOCK_SDK_HOOKS registered: imports each remote plugin's entry, registers
+ * it, uses what must stay SDK-free (schema, sameResource, describe,
+ * teardown), then calls create(), which must try to import the SDK half;
+ * last, imports each '/lib' subpath, which must load its SDK (this shows the
+ * hooks do catch that plugin's SDK). Prints one JSON line.
+ */
+const PROBE = `
+import { register, createRequire } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(BLOCK_SDK_HOOKS)}));
+const sdk = new RegExp(${JSON.stringify(SDK)});
+const plugins = JSON.parse(process.env.PROBE_PLUGINS);
+const { silentLogger } = await import('@ferry/core');
+const out = {};
+const message = (e) => (e instanceof Error ? e.message : String(e));
+for (const [name, { options }] of Object.entries(plugins)) {
+  const r = (out[name] = {});
+  try {
+    const m = await import(name);
+    const defs = [];
+    await m.default.register({ name, logger: silentLogger(), config: {}, registerFsProvider: (d) => defs.push(d), registerActionType: () => {} }, {});
+    const def = defs[0];
+    r.provider = def.provider;
+    r.schemaError = def.optionsSchema.validate(options).error?.message ?? null;
+    r.sameResource = def.sameResource ? def.sameResource(options, options) : null;
+    r.describe = def.describe ? def.describe(options) : null;
+    r.capabilities = typeof def.capabilities?.rangeRead === 'boolean';
+    await m.default.teardown?.();
+    r.entry = 'ok';
+    r.create = await Promise.resolve()
+      .then(() => def.create(options, { username: 'u', dataDir: '.' }))
+      .then(() => 'created', message);
+  } catch (e) {
+    r.entry = message(e);
+  }
+}
+for (const name of Object.keys(plugins)) {
+  out[name].lib = await import(name + '/lib').then(() => 'loaded', message);
+}
+const cjs = Object.keys(createRequire(process.cwd() + '/').cache).filter((k) => sdk.test(k));
+console.log(JSON.stringify({ out, cjs }));
+`;
+
+t.test('a remote plugin entry does not load its SDK; create() is what imports it', async (t) => {
+  // the compiled packages when the suite runs on the build (CI), else the sources
+  const loader = process.env.FERRY_TEST_USE_DIST === '1' ? [] : ['--conditions=ferry-src', '--import=@tapjs/typescript/import'];
+  const r = spawnSync(
+    process.execPath,
+    [...loader, '--no-warnings', '--input-type=module', '-e', PROBE],
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', PROBE_PLUGINS: JSON.stringify(REMOTE) }, timeout: 240_000 },
+  );
+  t.equal(r.status, 0, `the probe ran: ${r.stderr}`);
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  const { out, cjs } = JSON.parse(line) as { out: Record<string, Record<string, unknown>>; cjs: string[] };
+  for (const [name, { provider }] of Object.entries(REMOTE)) {
+    const p = out[name]!;
+    t.equal(p.entry, 'ok', `${name}: importing, registering, checking options and tearing down load no SDK module`);
+    t.equal(p.provider, provider, `${name}: provider ${provider} registered`);
+    t.equal(p.schemaError, null, `${name}: the options schema works without the SDK`);
+    t.equal(p.sameResource, true, `${name}: sameResource works without the SDK`);
+    t.type(p.describe, 'object', `${name}: describe works without the SDK`);
+    t.equal(p.capabilities, true, `${name}: capabilities without the SDK`);
+    t.match(p.create, /^SDK module imported: /, `${name}: create() imports the SDK half`);
+    t.match(p.lib, /^SDK module imported: /, `${name}/lib loads the SDK (the check sees it)`);
+  }
+  t.same(cjs, [], 'no SDK module in the CommonJS cache');
+});
