@@ -190,7 +190,7 @@ async function setupHome(u: User): Promise<void> {
   }
 }
 
-const results: { user: string; op: string; requests: number; escapedAfter?: number; what?: string; statuses: Record<number, number>; swaps: number }[] = [];
+const results: { user: string; op: string; requests: number; escapedAfter?: number; what?: string; statuses: Record<number, number>; swaps: number; ms: number }[] = [];
 
 for (const u of w.users) {
   await setupHome(u);
@@ -232,6 +232,7 @@ for (const u of w.users) {
       };
       // files in the home before the swap starts (walking it during the swap would race with the swapper)
       const baseline = (await homeFiles(u.home)).size;
+      const started = Date.now();
       const swapper = await startSwapper(path.join(u.home, swapPath(op)), canaryDir, HOLD_MS);
       try {
         await Promise.all(
@@ -257,7 +258,7 @@ for (const u of w.users) {
         );
       } finally {
         const { swaps } = await swapper.stop();
-        results.push({ user: u.name, op: op.name, requests: completed, escapedAfter: escape?.after, what: escape?.what, statuses, swaps });
+        results.push({ user: u.name, op: op.name, requests: completed, escapedAfter: escape?.after, what: escape?.what, statuses, swaps, ms: Date.now() - started });
       }
       // the swapper has stopped with the real directory in place
       t.ok((await lstat(path.join(u.home, swapPath(op)))).isDirectory(), `${op.name}: the real directory is back`);
@@ -277,7 +278,7 @@ for (const u of w.users) {
 }
 
 t.test('the canary after the races', async (t) => {
-  for (const r of results) t.comment(`${r.user} ${r.op}: ${r.escapedAfter ? `escaped after ${r.escapedAfter}` : `held ${r.requests}`} (${r.swaps} swaps)`);
+  for (const r of results) t.comment(`${r.user} ${r.op}: ${r.escapedAfter ? `escaped after ${r.escapedAfter}` : `held ${r.requests}`} (${r.swaps} swaps, ${r.ms} ms)`);
   t.same(w.canary.leaks.slice(0, 20), [], 'no reply held canary content or names');
   for (const { root, diff } of w.canary.changes()) t.same(diff.slice(0, 30), [], `${path.relative(w.dataDir, root)}: not written, renamed, removed or touched`);
 });
