@@ -64,6 +64,10 @@ export function queryEncodingProblem(rawQuery: string): string | null {
   return null;
 }
 
+interface InputCheckState {
+  payloadNotUtf8?: boolean;
+}
+
 /** The query string of the request line as sent (before any decoding). */
 function rawQueryOf(request: Request): string {
   const url = request.raw.req.url ?? '';
@@ -76,14 +80,38 @@ function rawQueryOf(request: Request): string {
  * runs: path parameters, query (raw and parsed, keys included) and a parsed
  * payload (JSON or form, object keys included; a JSON body can spell a lone
  * surrogate as an escape, so the parsed values are what count). A NUL character
- * or a lone UTF-16 surrogate anywhere is a 400 naming where it is, so such a
+ * or a lone UTF-16 surrogate anywhere is a 400 naming where it is (a JSON body
+ * whose bytes are not UTF-8 too), so such a
  * value never reaches a name, a path, a header or the database. Runs at
  * onPostAuth, the first point where the payload is parsed: before validation
  * and handlers, after authentication (basic credentials are checked by the
  * auth strategies, see auth/basic-header.ts).
  */
 export function registerInputCheck(server: Server): void {
+  // a JSON body is decoded leniently by the payload parser (bytes that are not UTF-8 become
+  // U+FFFD): its bytes are checked as they are read, so such a body is refused instead
+  server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
+    const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if ((type === 'application/json' || type.endsWith('+json')) && encoding === 'identity') {
+      const decoder = new TextDecoder('utf-8', { fatal: true });
+      const state = request.app as InputCheckState;
+      const feed = (chunk?: Buffer) => {
+        if (state.payloadNotUtf8) return;
+        try {
+          if (chunk) decoder.decode(chunk, { stream: true });
+          else decoder.decode();
+        } catch {
+          state.payloadNotUtf8 = true;
+        }
+      };
+      request.events.on('peek', (chunk) => feed(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk))));
+      request.events.once('finish', () => feed());
+    }
+    return h.continue;
+  });
   server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
+    if ((request.app as InputCheckState).payloadNotUtf8) throw Boom.badRequest('the payload is not valid UTF-8');
     const problem =
       findStringProblem(request.params, 'path parameter') ??
       queryEncodingProblem(rawQueryOf(request)) ??

@@ -124,6 +124,25 @@ t.test('the same creates with well-formed names (astral characters are pairs) ar
   }
 });
 
+t.test('a JSON body whose bytes are not UTF-8: 400, never a name with U+FFFD', async (t) => {
+  const before = await snapshot();
+  const bodies = [
+    Buffer.concat([Buffer.from('{"name":"fzbad'), Buffer.from([0xff]), Buffer.from('"}')]),
+    Buffer.concat([Buffer.from('{"name":"fzbad'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]), // a surrogate as CESU-8
+    Buffer.concat([Buffer.from('{"name":"fzbad'), Buffer.from([0xc3]), Buffer.from('"}')]), // a character cut short
+  ];
+  for (const body of bodies) {
+    const r = await ta.inject('POST', '/api/v2/roles', { token, payload: body, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    t.equal(r.statusCode, 400, r.payload);
+    t.match(json(r), { message: 'the payload is not valid UTF-8', error: 'Bad Request' });
+  }
+  t.equal(await snapshot(), before);
+  const ok = await ta.inject('POST', '/api/v2/roles', { token, payload: Buffer.from('{"name":"fzbytes-é😀"}'), headers: { 'content-type': 'application/json' } });
+  t.equal(ok.statusCode, 201, 'UTF-8 bytes are fine');
+  t.equal(ok.headers.location, `/api/v2/roles/${encodeURIComponent('fzbytes-é😀')}`);
+  t.equal((await ta.inject('DELETE', String(ok.headers.location), { token })).statusCode, 200);
+});
+
 t.test('object keys are checked too, at any depth', async (t) => {
   const before = await snapshot();
   for (const [url, body, re] of [
