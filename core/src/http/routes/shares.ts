@@ -12,7 +12,8 @@ import { canRead, canWrite, ShareService, type ShareCredentials } from '../../se
 import { ShareUploads, type ShareUpload } from '../../services/share-uploads.service.js';
 import type { HttpBinding } from '../../config/schema.js';
 import type { FileSession } from '../../vfs/file-session.js';
-import { maxUploadSize, streamZip, uploadFile } from '../../vfs/transfers.js';
+import { maxUploadSize, uploadFile } from '../../vfs/transfers.js';
+import { streamZip } from '../../vfs/zip-download.js';
 import { quotaScope, StorageReservation } from '../../vfs/quota-guard.js';
 import { actorOf } from '../server.js';
 import { listParams, listQuery, pathParam } from '../schemas/common.js';

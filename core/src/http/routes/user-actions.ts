@@ -3,7 +3,7 @@ import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { USER_AUTH } from '../../auth/strategies.js';
 import { FileSessions } from '../../services/file-sessions.service.js';
-import { streamZip } from '../../vfs/transfers.js';
+import { streamZip } from '../../vfs/zip-download.js';
 import { closeAfter, destroyOnDisconnect, openUserSession, pathQuery, sendAsStored, withUserSession } from '../user-session.js';
 
 const twoPaths = Joi.object({ path: pathQuery.required(), target: pathQuery.required() });
