@@ -45,6 +45,12 @@ export function plain(d: Desc): boolean {
   return ['string', 'number', 'boolean', 'object', 'array', 'date'].includes(d.type);
 }
 
+/** The RegExp of a described `pattern` rule ("/source/flags"). */
+function regexOf(text: string | undefined): RegExp | undefined {
+  const m = text ? /^\/(.*)\/([a-z]*)$/s.exec(text) : null;
+  return m ? new RegExp(m[1]!, m[2]) : undefined;
+}
+
 /** Whether `null` (a JSON null) is accepted. */
 const nullAllowed = (d: Desc) => (d.allow ?? []).includes(null);
 
@@ -70,9 +76,12 @@ export function invalidFor(r: Rng, d: Desc): string | undefined {
       }
       if (d.flags?.only) c.push(jsonString('fz-not-one-of-' + r.int(1000)));
       const pattern = d.rules?.find((x) => x.name === 'pattern');
-      if (pattern && String((pattern.args as { regex?: string } | undefined)?.regex ?? '').includes('\\u0000-\\u001f')) {
-        // names: control characters, separators and (at the edge) lone surrogates anywhere are refused
-        c.push(jsonString(`fz\u0000name`), jsonString(`fz${String.fromCharCode(r.range(1, 31))}`), jsonString('fz/name'), jsonString('fz\\name'), jsonString('\u0085fz'), jsonString('fz\ud800'), jsonString('\udfffz'));
+      const re = regexOf((pattern?.args as { regex?: string } | undefined)?.regex);
+      if (re && re.source.includes('\\u0000-\\u001f')) {
+        // names: what the pattern refuses (control characters, and separators where it says so);
+        // lone surrogates are refused at the edge whatever the pattern
+        const names = ['fz\u0000name', `fz${String.fromCharCode(r.range(1, 31))}`, 'fz/name', 'fz\\name', '\u0085fz', '\u007ffz'].filter((v) => !re.test(v));
+        c.push(...names.map(jsonString), jsonString('fz\ud800'), jsonString('\udfffz'));
       }
       break;
     }
