@@ -119,7 +119,7 @@ t.test('the same creates with well-formed names (astral characters are pairs) ar
   }
   const conn = ta.app.orm.em.fork().getConnection();
   for (const [table, col] of [['roles', 'name'], ['groups', 'name'], ['folders', 'name'], ['admins', 'username'], ['users', 'username'], ['api_keys', 'name'], ['event_actions', 'name'], ['event_rules', 'name'], ['ip_lists', 'description'], ['shares', 'name']]) {
-    const rows = await conn.execute<Record<string, string>[]>(`select ${col} as v from ${table} where ${col} like ?`, ['fzsur%']);
+    const rows: { v: string }[] = await conn.execute(`select ${col} as v from ${table} where ${col} like ?`, ['fzsur%']);
     t.same(rows.map((x) => x.v), ['fzsur😀'], table);
   }
 });
