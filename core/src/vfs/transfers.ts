@@ -294,6 +294,10 @@ async function pump(
   source.on('close', onClose);
   dest.on('drain', onDrain);
   signal.addEventListener('abort', onAborted, { once: true });
+  // A source destroyed before the listeners were attached (a multipart part ended with the
+  // request's error while this upload was still opening its file) sends no event any more:
+  // without this the transfer would wait for ever with its temporary file.
+  if (source.destroyed && !source.readableEnded) stop(source.errored ?? FsError.aborted());
   source.resume();
   try {
     await tail;

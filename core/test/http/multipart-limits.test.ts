@@ -2,7 +2,7 @@ import t from 'tap';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
-import { addUser, fileApp, multipart, PASSWORD, updateUser, userRow } from '../helpers/user-files.js';
+import { addUser, fileApp, listen, multipart, PASSWORD, updateUser, userRow } from '../helpers/user-files.js';
 
 // Multipart uploads (POST /api/v2/user/files): at most httpd.max_multipart_files
 // file parts per request; a request past the limit is refused with 413 and,
@@ -142,4 +142,32 @@ t.test('the default limit: 1,000 parts accepted with every file correct, 1,001 r
   t.same(readdirSync(path.join(big.dataDir, 'uploads-tmp')), []);
   t.equal(Number((await userRow(big, 'mass')).used_quota_files), 1000);
   t.notOk(existsSync(path.join(bigHome, 'too-many', 'm0.txt')));
+  // over a real socket the body arrives in pieces: the limit is passed while the first file is
+  // still being opened (its part was ended with the error before the upload read from it)
+  const base = await listen(big);
+  const body = multipart(files(1001, 'w'));
+  const r = await fetch(`${base}/api/v2/user/files?path=/socket&mkdir_parents=true`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bt}`, ...body.headers },
+    body: body.payload,
+  });
+  t.equal(r.status, 413, 'the answer comes');
+  await r.arrayBuffer();
+  t.same(readdirSync(path.join(bigHome, 'socket')), []);
+  t.same(readdirSync(path.join(big.dataDir, 'uploads-tmp')), []);
+});
+
+t.test('over a real socket, a client that sends its whole body before reading gets the 413', async (t) => {
+  const base = await listen(ta);
+  // the extra parts are large: the server refuses at the first one and must still read the rest
+  const body = multipart([...files(LIMIT), ...Array.from({ length: 3 }, (_, i) => ({ name: `big${i}.bin`, data: Buffer.alloc(2 * 1024 * 1024, i) }))]);
+  const r = await fetch(`${base}/api/v2/user/files?path=/socket&mkdir_parents=true`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, ...body.headers },
+    body: body.payload,
+  });
+  t.equal(r.status, 413);
+  t.match(await r.json(), { message: /httpd\.max_multipart_files/, error: 'Request Entity Too Large' });
+  t.same(readdirSync(path.join(home, 'socket')), []);
+  t.same(readdirSync(tmpArea), []);
 });
