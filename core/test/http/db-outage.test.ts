@@ -8,7 +8,7 @@
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { DriverException } from '@mikro-orm/core';
-import pino from 'pino';
+import { pino } from 'pino';
 import t from 'tap';
 import { createPgDatabase, createTestApp } from '../../src/testing.js';
 import { isDatabaseUnavailable } from '../../src/data/db-errors.js';
