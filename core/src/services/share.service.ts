@@ -72,6 +72,7 @@ export class ShareService implements EventShares {
     return {
       id: s.share_id,
       name: s.name,
+      description: s.description,
       scope: s.scope,
       paths: [...s.paths],
       username: (s.user as User).username,
@@ -189,6 +190,7 @@ export class ShareService implements EventShares {
     const share = em.create(Share, {
       share_id: crypto.randomBytes(16).toString('base64url'),
       name: input.name,
+      description: input.description,
       scope: input.scope,
       paths,
       user,
@@ -216,6 +218,7 @@ export class ShareService implements EventShares {
     const expires_at = this.expiry(u, input.expires_at, false);
     share.password_hash = await this.passwordHash(u, input.password, share.password_hash);
     share.name = input.name;
+    share.description = input.description;
     share.scope = input.scope;
     share.paths = paths;
     share.expires_at = expires_at;

@@ -39,7 +39,7 @@ t.test('create: 201 with X-Object-ID and Location, stored with a hashed password
   events.length = 0;
   const before = Date.now();
   const expires = Date.now() + 5 * DAY;
-  const r = await add(alice, { name: 'docs', scope: 1, paths: ['docs', '\\f.txt'], password: 'share-secret-1', expires_at: expires, max_tokens: 5, allow_from: ['127.0.0.1', '10.0.0.0/8'] });
+  const r = await add(alice, { name: 'docs', description: 'Q3 reports for the auditors', scope: 1, paths: ['docs', '\\f.txt'], password: 'share-secret-1', expires_at: expires, max_tokens: 5, allow_from: ['127.0.0.1', '10.0.0.0/8'] });
   t.equal(r.statusCode, 201, r.payload);
   t.match(json(r), { message: String });
   const id = String(r.headers['x-object-id']);
@@ -48,7 +48,7 @@ t.test('create: 201 with X-Object-ID and Location, stored with a hashed password
   const g = await get(alice, id);
   t.equal(g.statusCode, 200);
   const s = json(g);
-  t.match(s, { id, name: 'docs', scope: 1, paths: ['/docs', '/f.txt'], username: 'alice', expires_at: expires, max_tokens: 5, used_tokens: 0, last_use_at: 0, allow_from: ['127.0.0.1', '10.0.0.0/8'] });
+  t.match(s, { id, name: 'docs', description: 'Q3 reports for the auditors', scope: 1, paths: ['/docs', '/f.txt'], username: 'alice', expires_at: expires, max_tokens: 5, used_tokens: 0, last_use_at: 0, allow_from: ['127.0.0.1', '10.0.0.0/8'] });
   t.ok(s.created_at >= before && s.updated_at === s.created_at);
   t.equal(s.password, '[**redacted**]', 'the hash is never returned');
   t.notOk(g.payload.includes('share-secret-1'));
@@ -59,7 +59,7 @@ t.test('create: 201 with X-Object-ID and Location, stored with a hashed password
   t.notOk(JSON.stringify(events).includes('argon2'), 'no password hash in provider events');
 
   const noPw = await created(alice, { name: 'open', scope: 3, paths: ['/docs'] });
-  t.match(json(await get(alice, noPw)), { scope: 3, password: '', expires_at: 0, max_tokens: 0, allow_from: [] });
+  t.match(json(await get(alice, noPw)), { description: '', scope: 3, password: '', expires_at: 0, max_tokens: 0, allow_from: [] });
   // a read object can be sent back as is
   const back = await put(alice, noPw, json(await get(alice, noPw)));
   t.equal(back.statusCode, 200, back.payload);
@@ -199,11 +199,11 @@ t.test('update: fields changed, password kept with the marker or removed, usage 
   const hash = (await row(id))!.password_hash;
   const s = json(await get(alice, id));
   events.length = 0;
-  let r = await put(alice, id, { ...s, name: 'renamed', scope: 2, paths: ['/docs/sub'], max_tokens: 9, allow_from: ['192.168.0.0/16'], used_tokens: 0, created_at: 1, id: 'other' });
+  let r = await put(alice, id, { ...s, name: 'renamed', description: 'now writable', scope: 2, paths: ['/docs/sub'], max_tokens: 9, allow_from: ['192.168.0.0/16'], used_tokens: 0, created_at: 1, id: 'other' });
   t.equal(r.statusCode, 200, r.payload);
   t.match(json(r), { message: String });
   const u = json(await get(alice, id));
-  t.match(u, { id, name: 'renamed', scope: 2, paths: ['/docs/sub'], max_tokens: 9, allow_from: ['192.168.0.0/16'], used_tokens: 4, last_use_at: 1234, created_at: s.created_at, password: '[**redacted**]' });
+  t.match(u, { id, name: 'renamed', description: 'now writable', scope: 2, paths: ['/docs/sub'], max_tokens: 9, allow_from: ['192.168.0.0/16'], used_tokens: 4, last_use_at: 1234, created_at: s.created_at, password: '[**redacted**]' });
   t.ok(u.updated_at >= s.updated_at);
   t.equal((await row(id))!.password_hash, hash, 'the redacted marker keeps the password');
   t.same(events.map((e) => [e.action, e.object_type, e.object_name]), [['update', 'share', id]]);
@@ -236,11 +236,11 @@ t.test('user API keys manage shares too', async (t) => {
 });
 
 t.test('admin side: dumpdata and loaddata carry shares; deleting the user deletes its shares', async (t) => {
-  const id = await created(bob, { name: 'bk', scope: 1, paths: ['/'], password: 'bk-pw', expires_at: Date.now() + DAY, allow_from: ['127.0.0.1'] });
+  const id = await created(bob, { name: 'bk', description: 'backup copy', scope: 1, paths: ['/'], password: 'bk-pw', expires_at: Date.now() + DAY, allow_from: ['127.0.0.1'] });
   const d = await ta.inject('GET', '/api/v2/dumpdata?output-data=1&scopes=shares', { token: adminToken });
   t.equal(d.statusCode, 200, d.payload);
   const dumped = json(d).shares.find((s: { id: string }) => s.id === id);
-  t.match(dumped, { id, name: 'bk', scope: 1, paths: ['/'], username: 'bob', max_tokens: 0, allow_from: ['127.0.0.1'] });
+  t.match(dumped, { id, name: 'bk', description: 'backup copy', scope: 1, paths: ['/'], username: 'bob', max_tokens: 0, allow_from: ['127.0.0.1'] });
   t.match(dumped.password, /^\$argon2id\$/, 'the hash is dumped, never the password');
   t.notOk(d.payload.includes('bk-pw'));
 
@@ -251,7 +251,7 @@ t.test('admin side: dumpdata and loaddata carry shares; deleting the user delete
   t.equal(r.statusCode, 200, r.payload);
   t.equal((await row(id))!.password_hash, dumped.password);
   t.match((await row('restored-plain-1'))!.password_hash, /^\$argon2id\$/);
-  t.equal(json(await get(bob, id)).name, 'bk');
+  t.match(json(await get(bob, id)), { name: 'bk', description: 'backup copy' }, 'restored with its description');
   const bad: [unknown, RegExp][] = [
     [{ shares: [{ ...dumped, username: 'ghost' }] }, /shares\[0\] ".*": user "ghost" does not exist/],
     [{ shares: [{ ...dumped, scope: 2, paths: ['/a', '/b'] }] }, /shares\[0\] ".*": "paths": a share with write scope/],

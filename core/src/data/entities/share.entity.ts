@@ -7,6 +7,8 @@ export class Share {
   /** Public id, part of the share URLs. */
   share_id!: string;
   name!: string;
+  /** Free text for the owner (reference.yaml Share.description). */
+  description = '';
   /** 1 read, 2 write, 3 read and write. */
   scope!: number;
   /** Normalised virtual paths of the owner's tree. */
@@ -32,6 +34,7 @@ export const ShareSchema = new EntitySchema<Share>({
   properties: {
     share_id: { type: 'string', length: 64, primary: true },
     name: { type: 'string', length: 255 },
+    description: { type: 'text', default: '' },
     scope: { type: 'integer' },
     paths: json(),
     user: { kind: 'm:1', entity: () => User, index: true, deleteRule: 'cascade' },

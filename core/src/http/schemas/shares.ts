@@ -26,6 +26,7 @@ export const shareInput = Joi.object({
   last_use_at: Joi.any().strip(),
   used_tokens: Joi.any().strip(),
   name: Joi.string().trim().min(1).max(255).pattern(/^[^\u0000-\u001f\u007f]+$/, 'a name without control characters').required(),
+  description: Joi.string().allow('').max(4096).default(''),
   scope: Joi.number().integer().valid(SHARE_SCOPE.Read, SHARE_SCOPE.Write, SHARE_SCOPE.ReadWrite).required(),
   paths: Joi.array().items(virtualPath).min(1).max(100).required(),
   expires_at: timestampMs.default(0),
@@ -36,6 +37,7 @@ export const shareInput = Joi.object({
 
 export interface ShareInput {
   name: string;
+  description: string;
   scope: ShareScope;
   paths: string[];
   expires_at: number;

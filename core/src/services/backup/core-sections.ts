@@ -437,6 +437,7 @@ export class CoreBackupSections {
             rows.map((x) => ({
               id: x.share_id,
               name: x.name,
+              description: x.description,
               scope: x.scope,
               paths: x.paths,
               username: (x.user as User).username,
@@ -486,6 +487,7 @@ export class CoreBackupSections {
           if (!user) throw Boom.badRequest(`shares "${it.name}": user "${v.username}" does not exist`);
           const fields = {
             name: String(v.name),
+            description: String(v.description ?? ''),
             scope: Number(v.scope),
             paths: v.paths as string[],
             user,

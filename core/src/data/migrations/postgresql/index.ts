@@ -82,4 +82,9 @@ export const statements: { name: string; statements: string[] }[] = [
       "create index \"defender_hosts_updated_at_index\" on \"defender_hosts\" (\"updated_at\");",
     ],
   },
+  {
+    // shares get a description, like the other resources (reference.yaml Share.description)
+    name: 'Migration20261125000000_share_description',
+    statements: ["alter table \"shares\" add column \"description\" text not null default '';"],
+  },
 ];
