@@ -17,10 +17,12 @@ import { groupRoutes } from './groups.js';
 import { folderRoutes } from './folders.js';
 import { quotaRoutes } from './quotas.js';
 import { backupRoutes } from './backup.js';
-import { shareRoutes } from './shares.js';
+import { publicShareRoutes } from './public-shares.js';
+import { userShareRoutes } from './user-shares.js';
+import { tusRoutes } from '../tus/routes.js';
 import { ipListRoutes } from './ip-lists.js';
 import { defenderRoutes } from './defender.js';
 import { oidcRoutes } from './oidc.js';
 
 /** Every route file of the core, one per resource. */
-export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, shareRoutes, ipListRoutes, oidcRoutes, defenderRoutes];
+export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, userShareRoutes, publicShareRoutes, tusRoutes, ipListRoutes, oidcRoutes, defenderRoutes];

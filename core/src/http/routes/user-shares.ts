@@ -1,0 +1,76 @@
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import type { DependencyContainer } from 'tsyringe';
+import { USER_AUTH, userOf } from '../../auth/strategies.js';
+import { FileSessions } from '../../services/file-sessions.service.js';
+import { ShareService } from '../../services/share.service.js';
+import { actorOf } from '../server.js';
+import { listParams, listQuery, pathParam } from '../schemas/common.js';
+import { shareId, shareInput, type ShareInput } from '../schemas/shares.js';
+import { withUserSession } from '../user-session.js';
+import { locationOf } from '../location.js';
+
+const idParams = Joi.object({ id: shareId.required() });
+
+/** /user/shares: the owner's share management (user JWT or API key). */
+export function userShareRoutes(c: DependencyContainer): ServerRoute[] {
+  const shares = c.resolve(ShareService);
+  const sessions = c.resolve(FileSessions);
+  return [
+    {
+      method: 'GET',
+      path: '/api/v2/user/shares',
+      options: { auth: USER_AUTH, validate: { query: listQuery } },
+      handler: async (request) => {
+        const username = userOf(request).user.username;
+        await shares.owner(username);
+        return (await shares.listOf(username, listParams(request))).map((x) => shares.render(x));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v2/user/shares',
+      options: { auth: USER_AUTH, validate: { payload: shareInput } },
+      handler: async (request, h) =>
+        withUserSession(sessions, request, 'add share', async (s) => {
+          const share = await shares.add(s, request.payload as ShareInput, actorOf(request));
+          return h
+            .response({ message: 'share created' })
+            .code(201)
+            .header('X-Object-ID', share.share_id)
+            .header('Location', locationOf('/api/v2/user/shares', share.share_id));
+        }),
+    },
+    {
+      method: 'GET',
+      path: '/api/v2/user/shares/{id}',
+      options: { auth: USER_AUTH, validate: { params: idParams } },
+      handler: async (request) => {
+        const username = userOf(request).user.username;
+        await shares.owner(username);
+        return shares.render(await shares.get(username, pathParam(request, 'id')));
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/api/v2/user/shares/{id}',
+      options: { auth: USER_AUTH, validate: { params: idParams, payload: shareInput } },
+      handler: async (request) =>
+        withUserSession(sessions, request, 'update share', async (s) => {
+          await shares.update(s, pathParam(request, 'id'), request.payload as ShareInput, actorOf(request));
+          return { message: 'share updated' };
+        }),
+    },
+    {
+      method: 'DELETE',
+      path: '/api/v2/user/shares/{id}',
+      options: { auth: USER_AUTH, validate: { params: idParams } },
+      handler: async (request) => {
+        const username = userOf(request).user.username;
+        await shares.owner(username);
+        await shares.remove(username, pathParam(request, 'id'), actorOf(request));
+        return { message: 'share deleted' };
+      },
+    },
+  ];
+}

@@ -1,0 +1,79 @@
+import type { Request } from '@hapi/hapi';
+import Boom from '@hapi/boom';
+import type { DependencyContainer } from 'tsyringe';
+import { clientIp } from '../auth/strategies.js';
+import { FsError, FsErrorCode } from '../fs/fs-error.js';
+import { normalizeVirtualPath, parentPath } from '../fs/path.js';
+import type { Share } from '../data/entities/index.js';
+import { FileSessions } from '../services/file-sessions.service.js';
+import { ShareService, type ShareCredentials } from '../services/share.service.js';
+import type { FileSession } from '../vfs/file-session.js';
+import { openFileSession } from './user-session.js';
+
+/** The password of an HTTP basic Authorization header (the user name is not checked). */
+export function basicCredentials(request: Request): ShareCredentials {
+  const h = request.headers.authorization;
+  const m = typeof h === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(h) : null;
+  if (!m) return {};
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? {} : { password: decoded.slice(colon + 1) };
+}
+
+/** A path sent to a public share route, inside the share's directory (relative to it whether or not it starts with a separator). */
+export function insideShare(root: string, rel: string | undefined): string {
+  const p = normalizeVirtualPath(rel);
+  if (p === '/') return root;
+  return root === '/' ? p : root + p;
+}
+
+/** The share's directory, for the routes that need a share of exactly one directory. */
+export async function shareDir(s: FileSession, share: Share): Promise<string> {
+  const root = share.paths.length === 1 ? share.paths[0]! : undefined;
+  const info = root ? await s.vfs.statOrNull(root, { signal: s.signal }) : null;
+  if (!root || !info?.isDir) throw Boom.badRequest('this operation needs a share of exactly one directory');
+  return root;
+}
+
+/**
+ * Refuses now what storing `vpath` would refuse (name, permission, a missing
+ * parent directory, a directory in the way), so that a refused upload takes
+ * no use of the share.
+ */
+export async function uploadCheck(s: FileSession, vpath: string): Promise<void> {
+  s.ensureWritable();
+  s.checkName(vpath, 'write');
+  const [existing, parent] = await Promise.all([s.vfs.statOrNull(vpath, { signal: s.signal }), s.vfs.statOrNull(parentPath(vpath), { signal: s.signal })]);
+  if (existing?.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
+  if (!parent?.isDir) throw new FsError(FsErrorCode.NotFound, `${parentPath(vpath)}: the parent directory does not exist`, { path: vpath });
+  s.requirePerm(parentPath(vpath), existing ? `overwriting ${vpath}` : `uploading to ${vpath}`, existing ? 'overwrite' : 'upload');
+}
+
+export interface ShareAccess {
+  shares: ShareService;
+  /**
+   * Checks a public request on share `id` (address, password, expiration,
+   * scope, uses unless `ignoreTokens`) and opens a file session of the
+   * share's owner (protocol HTTPShare); the caller closes it.
+   */
+  open(request: Request, id: string, scopeOk: (scope: number) => boolean, command: string, o?: { ignoreTokens?: boolean }): Promise<{ share: Share; s: FileSession }>;
+}
+
+/**
+ * How the public share routes and the TUS uploads reach a share: public
+ * requests work on the owner's files through a file session of the owner, so
+ * the owner's permissions, file patterns, quotas, limits and events apply.
+ */
+export function shareAccess(c: DependencyContainer): ShareAccess {
+  const shares = c.resolve(ShareService);
+  const sessions = c.resolve(FileSessions);
+  return {
+    shares,
+    async open(request, id, scopeOk, command, o = {}) {
+      const ip = clientIp(request);
+      const { share, owner } = await shares.authorize(id, ip, basicCredentials(request), scopeOk, o);
+      const s = await openFileSession(sessions, request, { username: owner.username, key: `share:${share.share_id}:${ip}`, protocol: 'HTTPShare' }, `${command} share ${share.share_id}`);
+      return { share, s };
+    },
+  };
+}
