@@ -17,7 +17,7 @@ import {
   type VariableNode,
 } from './nodes.js';
 import { timeMethod } from './time.js';
-import { GoFloat, GoNamedInt, kindOf, mapGet, sortedEntries, toGoTime, typeName } from './values.js';
+import { GoComplex, GoFloat, GoNamedInt, kindOf, mapGet, sortedEntries, toGoTime, typeName } from './values.js';
 
 /** An execution error; the message is Go's full text. */
 export class ExecError extends Error {}
@@ -311,7 +311,7 @@ export class State {
 
   idealConstant(c: NumberNode): unknown {
     this.at(c);
-    if (c.isComplex) this.errorf(`complex numbers are not supported: ${c.text}`);
+    if (c.isComplex) return new GoComplex(c.complex[0], c.complex[1]);
     const isHexInt = /^0[xX]/.test(c.text) && !/[pP]/.test(c.text);
     if (c.isFloat && !isHexInt && c.text[0] !== "'" && /[.eEpP]/.test(c.text)) {
       return Number.isInteger(c.float) ? new GoFloat(c.float) : c.float;

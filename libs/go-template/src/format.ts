@@ -1,13 +1,15 @@
 /**
- * Go's fmt package for the template engine's values: Sprint, Sprintln and
- * Sprintf with Go's verbs, flags, widths, precisions and error strings
- * (`%!d(string=x)`, `%!v(MISSING)`, `%!(EXTRA ...)`, `%!(NOVERB)`).
+ * Go's fmt package for the template engine's values: the Printer (fmt's pp
+ * and fmt types: verbs, flags, widths, precisions, `%!d(string=x)`), Sprint
+ * and Sprintln. Sprintf's format-string reading lives in sprintf.ts.
  */
 import { canBackquote, formatFloat, quote, quoteRune } from './strconv.js';
 import { timeString } from './time.js';
 import {
   floatValue,
+  GoComplex,
   GoNamedInt,
+  GoUint8,
   intValue,
   kindOf,
   sortedEntries,
@@ -17,7 +19,7 @@ import {
   utf8Decode,
 } from './values.js';
 
-const ldigits = '0123456789abcdefx';
+export const ldigits = '0123456789abcdefx';
 const udigits = '0123456789ABCDEFX';
 
 /** A value's String() method, if it has one (Go's fmt.Stringer). */
@@ -44,7 +46,7 @@ export function structFields(v: object): [string, unknown][] {
     .map((k) => [k, (v as Record<string, unknown>)[k]]);
 }
 
-class Printer {
+export class Printer {
   buf = '';
   // flags
   plus = false;
@@ -207,7 +209,7 @@ class Printer {
     this.pad(quote(s, this.plus));
   }
 
-  fmtFloatBase(v: number, verb: 'e' | 'E' | 'f' | 'g' | 'G', prec: number): void {
+  fmtFloatBase(v: number, verb: 'e' | 'E' | 'f' | 'g' | 'G' | 'b' | 'x' | 'X', prec: number): void {
     if (this.precPresent) prec = this.prec;
     let num = formatFloat(v, verb, prec);
     if (num[0] !== '-' && num[0] !== '+') num = '+' + num;
@@ -220,11 +222,12 @@ class Printer {
       this.zero = oldZero;
       return;
     }
-    if (this.sharp) {
+    if (this.sharp && verb !== 'b') {
+      // Go counts digits for %#x too (its 'x' of the 0x prefix included), not for %#X.
       let digits = 0;
-      if (verb === 'g' || verb === 'G') digits = prec === -1 ? 6 : prec;
+      if (verb === 'g' || verb === 'G' || verb === 'x') digits = prec === -1 ? 6 : prec;
       let tail = '';
-      const e = num.search(/[eE]/);
+      const e = num.search(verb === 'x' || verb === 'X' ? /[pP]/ : /[eEpP]/);
       if (e >= 0) {
         tail = num.slice(e);
         num = num.slice(0, e);
@@ -307,9 +310,25 @@ class Printer {
         return this.fmtFloatBase(v, verb, 6);
       case 'F':
         return this.fmtFloatBase(v, 'f', 6);
+      case 'b':
+      case 'x':
+      case 'X':
+        return this.fmtFloatBase(v, verb, -1);
       default:
         return this.badVerb(verb, arg);
     }
+  }
+
+  /** Go's fmtComplex: `(re+imi)`, each part with the float verb; the imaginary part always signed. */
+  fmtComplex(v: GoComplex, verb: string, arg: unknown): void {
+    if (!'vbgGxXfFeE'.includes(verb)) return this.badVerb(verb, arg);
+    const oldPlus = this.plus;
+    this.buf += '(';
+    this.fmtFloat(v.re, verb, arg);
+    this.plus = true;
+    this.fmtFloat(v.im, verb, arg);
+    this.buf += 'i)';
+    this.plus = oldPlus;
   }
 
   fmtString(v: string, verb: string, arg: unknown): void {
@@ -413,9 +432,18 @@ class Printer {
       case 'bool':
         return this.fmtBool(arg as boolean, verb, arg);
       case 'int':
+        // %#v of an unsigned integer is Go syntax in hex (0x62).
+        if (arg instanceof GoUint8 && verb === 'v' && this.sharpV) {
+          this.sharp = true;
+          this.fmtInteger(BigInt(arg.value), 16, verb, ldigits);
+          this.sharp = false;
+          return;
+        }
         return this.fmtIntegerVerb(BigInt(typeof arg === 'bigint' ? arg : intValue(arg)), verb, arg);
       case 'float':
         return this.fmtFloat(floatValue(arg), verb, arg);
+      case 'complex':
+        return this.fmtComplex(arg as GoComplex, verb, arg);
       case 'string':
         return this.fmtString(String(arg), verb, arg);
       case 'bytes':
@@ -462,7 +490,7 @@ class Printer {
   }
 }
 
-function runeCount(s: string): number {
+export function runeCount(s: string): number {
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -509,136 +537,4 @@ export function sprintln(args: unknown[]): string {
   return p.buf + '\n';
 }
 
-function parseNum(s: string, start: number): [number, boolean, number] {
-  let i = start;
-  let n = 0;
-  while (i < s.length && s[i]! >= '0' && s[i]! <= '9') {
-    if (n > 1e6) return [0, false, s.length];
-    n = n * 10 + (s.charCodeAt(i) - 48);
-    i++;
-  }
-  return [n, i > start, i];
-}
-
-function intFromArg(args: unknown[], argNum: number): [number, boolean, number] {
-  if (argNum >= args.length) return [0, false, argNum];
-  const a = args[argNum];
-  if (kindOf(a) === 'int') {
-    const n = intValue(a);
-    if (Math.abs(n) <= 1e6) return [n, true, argNum + 1];
-  }
-  return [0, false, argNum + 1];
-}
-
-/** fmt.Sprintf. Explicit argument indexes (%[1]d) are not supported and print %!d(BADINDEX). */
-export function sprintf(format: string, args: unknown[]): string {
-  const p = new Printer();
-  const end = format.length;
-  let argNum = 0;
-  let i = 0;
-  let reordered = false;
-  while (i < end) {
-    const lasti = i;
-    while (i < end && format[i] !== '%') i++;
-    if (i > lasti) p.buf += format.slice(lasti, i);
-    if (i >= end) break;
-    i++; // skip %
-    p.clearFlags();
-    let goodArgNum = true;
-    flags: for (; i < end; i++) {
-      switch (format[i]) {
-        case '#':
-          p.sharp = true;
-          break;
-        case '0':
-          p.zero = !p.minus;
-          break;
-        case '+':
-          p.plus = true;
-          break;
-        case '-':
-          p.minus = true;
-          p.zero = false;
-          break;
-        case ' ':
-          p.space = true;
-          break;
-        default:
-          break flags;
-      }
-    }
-    if (format[i] === '[') {
-      // Argument indexes are rare in templates; report them like a bad index.
-      reordered = true;
-      goodArgNum = false;
-      const close = format.indexOf(']', i);
-      i = close < 0 ? i + 1 : close + 1;
-    }
-    if (i < end && format[i] === '*') {
-      i++;
-      [p.wid, p.widPresent, argNum] = intFromArg(args, argNum);
-      if (!p.widPresent) p.buf += '%!(BADWIDTH)';
-      if (p.wid < 0) {
-        p.wid = -p.wid;
-        p.minus = true;
-        p.zero = false;
-      }
-    } else {
-      [p.wid, p.widPresent, i] = parseNum(format, i);
-    }
-    if (i + 1 < end && format[i] === '.') {
-      i++;
-      if (format[i] === '*') {
-        i++;
-        [p.prec, p.precPresent, argNum] = intFromArg(args, argNum);
-        if (p.prec < 0) {
-          p.prec = 0;
-          p.precPresent = false;
-        }
-        if (!p.precPresent) p.buf += '%!(BADPREC)';
-      } else {
-        [p.prec, p.precPresent, i] = parseNum(format, i);
-        if (!p.precPresent) {
-          p.prec = 0;
-          p.precPresent = true;
-        }
-      }
-    }
-    if (i >= end) {
-      p.buf += '%!(NOVERB)';
-      break;
-    }
-    const verb = String.fromCodePoint(format.codePointAt(i)!);
-    i += verb.length;
-    if (verb === '%') {
-      p.buf += '%';
-    } else if (!goodArgNum) {
-      p.buf += '%!' + verb + '(BADINDEX)';
-    } else if (argNum >= args.length) {
-      p.buf += '%!' + verb + '(MISSING)';
-    } else {
-      if (verb === 'v') {
-        p.sharpV = p.sharp;
-        p.sharp = false;
-        p.plusV = p.plus;
-        p.plus = false;
-      }
-      p.printArg(args[argNum], verb, 0);
-      argNum++;
-    }
-  }
-  if (!reordered && argNum < args.length) {
-    p.clearFlags();
-    p.buf += '%!(EXTRA ';
-    args.slice(argNum).forEach((arg, j) => {
-      if (j > 0) p.buf += ', ';
-      if (arg === null || arg === undefined) p.buf += '<nil>';
-      else {
-        p.buf += typeName(arg) + '=';
-        p.printArg(arg, 'v', 0);
-      }
-    });
-    p.buf += ')';
-  }
-  return p.buf;
-}
+export { sprintf } from './sprintf.js';

@@ -13,8 +13,10 @@ import {
   byteLength,
   compareStrings,
   floatValue,
+  GoComplex,
   GoFloat,
   GoTime,
+  GoUint8,
   intValue,
   isTrue,
   kindOf,
@@ -96,7 +98,7 @@ function index(item: unknown, ...indexes: unknown[]): unknown {
         const b = typeof item === 'string' ? utf8Bytes(item) : (item as Uint8Array);
         const x = indexArg(ix, b.length);
         if (x === b.length) return fail(`reflect: ${typeof item === 'string' ? 'string' : 'slice'} index out of range`);
-        item = b[x]!;
+        item = new GoUint8(b[x]!);
         break;
       }
       case 'map': {
@@ -166,13 +168,14 @@ function call(fn: unknown, ...args: unknown[]): unknown {
 // ---------------------------------------------------------------------------
 // Comparison (funcs.go)
 
-type BasicKind = 'invalid' | 'bool' | 'int' | 'float' | 'string';
+type BasicKind = 'invalid' | 'bool' | 'int' | 'uint' | 'float' | 'complex' | 'string';
 const errBadComparisonType = 'invalid type for comparison';
 const errBadComparison = 'incompatible types for comparison';
 
 function basicKind(v: unknown): BasicKind {
+  if (v instanceof GoUint8) return 'uint';
   const k = kindOf(v);
-  return k === 'bool' || k === 'int' || k === 'float' || k === 'string' ? k : 'invalid';
+  return k === 'bool' || k === 'int' || k === 'float' || k === 'complex' || k === 'string' ? k : 'invalid';
 }
 
 function num(v: unknown, k: BasicKind): number | bigint {
@@ -194,14 +197,21 @@ function eq(arg1: unknown, ...arg2: unknown[]): boolean {
     const k2 = basicKind(arg);
     let t = false;
     if (k1 !== k2) {
-      if (arg1 !== undefined && arg !== undefined) return fail(errBadComparison);
+      // Go compares integers regardless of the sign of their types.
+      if ((k1 === 'int' && k2 === 'uint') || (k1 === 'uint' && k2 === 'int')) {
+        t = num(arg1, 'int') == num(arg, 'int');
+      } else if (arg1 !== undefined && arg !== undefined) return fail(errBadComparison);
     } else {
       switch (k1) {
         case 'bool':
         case 'string':
           t = arg1 === arg;
           break;
+        case 'complex':
+          t = (arg1 as GoComplex).re === (arg as GoComplex).re && (arg1 as GoComplex).im === (arg as GoComplex).im;
+          break;
         case 'int':
+        case 'uint':
         case 'float':
           t = num(arg1, k1) == num(arg, k1);
           break;
@@ -235,9 +245,13 @@ function lt(arg1: unknown, arg2: unknown): boolean {
   arg2 = indirectInterface(arg2);
   const k2 = basicKind(arg2);
   if (k2 === 'invalid') return fail(errBadComparisonType);
-  if (k1 !== k2) return fail(errBadComparison);
+  if (k1 !== k2) {
+    if ((k1 === 'int' && k2 === 'uint') || (k1 === 'uint' && k2 === 'int')) return num(arg1, 'int') < num(arg2, 'int');
+    return fail(errBadComparison);
+  }
   switch (k1) {
     case 'bool':
+    case 'complex':
       return fail(errBadComparisonType);
     case 'string':
       return compareStrings(arg1 as string, arg2 as string) < 0;
@@ -372,9 +386,11 @@ export function toJSON(v: unknown): string {
     case 'bool':
       return v ? 'true' : 'false';
     case 'int':
-      return String(v);
+      return typeof v === 'number' || typeof v === 'bigint' ? String(v) : String(intValue(v));
     case 'float':
       return jsonFloat(floatValue(v));
+    case 'complex':
+      return fail(`json: unsupported type: ${typeName(v)}`);
     case 'string':
       return jsonString(v as string);
     case 'bytes':

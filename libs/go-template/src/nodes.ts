@@ -75,6 +75,8 @@ export interface NumberNode extends Base {
   isComplex: boolean;
   int: bigint;
   float: number;
+  /** Real and imaginary parts when isComplex. */
+  complex: [number, number];
   text: string;
 }
 export interface StringNode extends Base {

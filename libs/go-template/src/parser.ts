@@ -17,6 +17,7 @@ import type {
 } from './nodes.js';
 import { nodeString } from './nodes.js';
 import { MalformedCharError, unquote, unquoteChar } from './strconv.js';
+import { parseFloat64, parseInt64, parseUint64, scanComplex } from './numlit.js';
 
 /** A parse error; the message is Go's full text ("template: NAME:LINE: ..."). */
 export class ParseError extends Error {}
@@ -525,6 +526,7 @@ class Tree {
       isComplex: false,
       int: 0n,
       float: 0,
+      complex: [0, 0],
       text,
     };
     if (token.typ === T.CharConstant) {
@@ -539,32 +541,45 @@ class Tree {
       n.isInt = n.isUint = n.isFloat = true;
       return n;
     }
-    if (token.typ === T.Complex || text.endsWith('i')) {
+    if (token.typ === T.Complex) {
+      // Go lets fmt.Sscan read the pair, and reports its error.
+      const c = scanComplex(text);
+      if (typeof c === 'string') this.errorf(c);
       n.isComplex = true;
-      return n;
+      n.complex = c;
+      return simplifyComplex(n);
     }
-    const u = parseGoInt(text);
-    if (u !== null && u >= 0n && u <= 0xffffffffffffffffn) n.isUint = true;
-    if (u !== null && u >= -(1n << 63n) && u < 1n << 63n) {
-      n.isInt = true;
+    // Imaginary constants can only be complex unless they are zero.
+    if (text.endsWith('i')) {
+      const f = parseFloat64(text.slice(0, -1));
+      if (f !== null) {
+        n.isComplex = true;
+        n.complex = [0, f];
+        return simplifyComplex(n);
+      }
+    }
+    // Go's order: unsigned, then signed, then float (which then must hold a '.', 'e' or 'p').
+    const u = parseUint64(text);
+    if (u !== null) {
+      n.isUint = true;
       n.int = u;
-      if (u === 0n) n.isUint = true;
+    }
+    const i = parseInt64(text);
+    if (i !== null) {
+      n.isInt = true;
+      n.int = i;
+      if (i === 0n) n.isUint = true; // -0
     }
     if (n.isInt || n.isUint) {
       n.isFloat = true;
-      n.int = u!;
-      n.float = Number(u);
+      n.float = Number(n.int);
     } else {
-      const f = parseGoFloat(text);
+      const f = parseFloat64(text);
       if (f !== null) {
         if (!/[.eEpP]/.test(text)) this.errorf(`integer overflow: ${JSON.stringify(text)}`);
         n.isFloat = true;
         n.float = f;
-        if (Number.isInteger(f) && Math.abs(f) < 2 ** 63) {
-          n.isInt = true;
-          n.int = BigInt(f);
-        }
-        if (Number.isInteger(f) && f >= 0 && f < 2 ** 64) n.isUint = true;
+        setIntegral(n, f);
       }
     }
     if (!n.isInt && !n.isUint && !n.isFloat) this.errorf(`illegal number syntax: ${JSON.stringify(text)}`);
@@ -572,62 +587,24 @@ class Tree {
   }
 }
 
-/** strconv.ParseInt(text, 0, ...) without the range check; null on bad syntax. */
-function parseGoInt(text: string): bigint | null {
-  let s = text;
-  let neg = false;
-  if (s[0] === '+' || s[0] === '-') {
-    neg = s[0] === '-';
-    s = s.slice(1);
+/** The int and uint readings of an integral float, as Go's conversions give them. */
+function setIntegral(n: NumberNode, f: number): void {
+  if (Number.isInteger(f) && f >= -(2 ** 63) && f < 2 ** 63) {
+    n.isInt = true;
+    n.int = BigInt(f);
   }
-  let base = 10;
-  let prefixed = false;
-  if (/^0[xX]/.test(s)) {
-    base = 16;
-    s = s.slice(2);
-    prefixed = true;
-  } else if (/^0[oO]/.test(s)) {
-    base = 8;
-    s = s.slice(2);
-    prefixed = true;
-  } else if (/^0[bB]/.test(s)) {
-    base = 2;
-    s = s.slice(2);
-    prefixed = true;
-  } else if (/^0[0-7_]/.test(s)) {
-    base = 8;
-    s = s.slice(1);
-    prefixed = true;
+  if (Number.isInteger(f) && f >= 0 && f < 2 ** 64) {
+    n.isUint = true;
+    if (!n.isInt) n.int = BigInt(f);
   }
-  const digit = base === 16 ? '[0-9a-fA-F]' : base === 8 ? '[0-7]' : base === 2 ? '[01]' : '[0-9]';
-  const ok = prefixed
-    ? new RegExp(`^(_?${digit})+$`).test(s)
-    : new RegExp(`^${digit}(_?${digit})*$`).test(s);
-  if (!ok) return null;
-  s = s.replace(/_/g, '');
-  let v = 0n;
-  for (const c of s) v = v * BigInt(base) + BigInt(parseInt(c, base));
-  return neg ? -v : v;
 }
 
-/** strconv.ParseFloat(text, 64) for decimal and hexadecimal literals; null on bad syntax. */
-function parseGoFloat(text: string): number | null {
-  let s = text;
-  let sign = 1;
-  if (s[0] === '+' || s[0] === '-') {
-    if (s[0] === '-') sign = -1;
-    s = s.slice(1);
+/** Go's simplifyComplex: a complex constant with no imaginary part also reads as a float (and an int). */
+function simplifyComplex(n: NumberNode): NumberNode {
+  n.isFloat = n.complex[1] === 0;
+  if (n.isFloat) {
+    n.float = n.complex[0];
+    setIntegral(n, n.float);
   }
-  if (/^0[xX]/.test(s)) {
-    const m = /^0[xX]((?:_?[0-9a-fA-F])*)(?:\.([0-9a-fA-F_]*))?[pP]([+-]?[0-9_]+)$/.exec(s);
-    if (!m || (m[1] === '' && !m[2])) return null;
-    const intPart = (m[1] ?? '').replace(/_/g, '');
-    const frac = (m[2] ?? '').replace(/_/g, '');
-    const mant = BigInt('0x' + (intPart + frac || '0'));
-    const exp = parseInt(m[3]!.replace(/_/g, ''), 10) - 4 * frac.length;
-    return sign * Number(mant) * 2 ** exp;
-  }
-  if (!/^(?:[0-9](?:_?[0-9])*)?(?:\.(?:[0-9](?:_?[0-9])*)?)?(?:[eE][+-]?[0-9](?:_?[0-9])*)?$/.test(s)) return null;
-  if (!/[0-9]/.test(s.replace(/[eE].*$/, ''))) return null;
-  return sign * Number(s.replace(/_/g, ''));
+  return n;
 }

@@ -119,10 +119,11 @@ function fmtF(neg: boolean, d: Digits, prec: number): string {
 }
 
 /** strconv.FormatFloat(x, fmt, prec, 64) for fmt in e, E, f, g, G. */
-export function formatFloat(x: number, fmt: 'e' | 'E' | 'f' | 'g' | 'G', prec: number): string {
+export function formatFloat(x: number, fmt: 'e' | 'E' | 'f' | 'g' | 'G' | 'b' | 'x' | 'X', prec: number): string {
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return '+Inf';
   if (x === -Infinity) return '-Inf';
+  if (fmt === 'b' || fmt === 'x' || fmt === 'X') return formatBinary(x, fmt, prec);
   const neg = x < 0 || Object.is(x, -0);
   const abs = Math.abs(x);
   const shortest = prec < 0;
@@ -336,3 +337,63 @@ export function unquoteChar(lit: string): number {
 }
 
 export class MalformedCharError extends Error {}
+
+/**
+ * strconv.FormatFloat's 'b' (`4503599627370496p-52`: mantissa and binary
+ * exponent) and 'x'/'X' (`0x1.8p+01`: hexadecimal mantissa, binary exponent,
+ * shortest unless a precision in hex digits is given, rounded to even).
+ */
+function formatBinary(x: number, fmt: 'b' | 'x' | 'X', prec: number): string {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const bits = view.getBigUint64(0);
+  const neg = bits >> 63n === 1n;
+  let exp = Number((bits >> 52n) & 0x7ffn);
+  let mant = bits & ((1n << 52n) - 1n);
+  if (exp === 0) exp++;
+  else mant |= 1n << 52n;
+  exp -= 1023;
+  const sign = neg ? '-' : '';
+  if (fmt === 'b') {
+    exp -= 52;
+    return `${sign}${mant}p${exp >= 0 ? '+' : '-'}${Math.abs(exp)}`;
+  }
+  if (mant === 0n) exp = 0;
+  // Put the leading 1 (if any) at bit 60.
+  mant <<= 8n;
+  while (mant !== 0n && (mant & (1n << 60n)) === 0n) {
+    mant <<= 1n;
+    exp--;
+  }
+  if (prec >= 0 && prec < 15) {
+    const shift = BigInt(prec * 4);
+    const extra = (mant << shift) & ((1n << 60n) - 1n);
+    mant >>= 60n - shift;
+    if ((extra | (mant & 1n)) > 1n << 59n) mant++;
+    mant <<= 60n - shift;
+    if (mant & (1n << 61n)) {
+      mant >>= 1n;
+      exp++;
+    }
+  }
+  const digits = fmt === 'X' ? '0123456789ABCDEF' : '0123456789abcdef';
+  let out = sign + '0' + fmt + String(Number((mant >> 60n) & 1n));
+  mant = (mant << 4n) & ((1n << 64n) - 1n);
+  if (prec < 0 && mant !== 0n) {
+    out += '.';
+    while (mant !== 0n) {
+      out += digits[Number((mant >> 60n) & 15n)];
+      mant = (mant << 4n) & ((1n << 64n) - 1n);
+    }
+  } else if (prec > 0) {
+    out += '.';
+    for (let i = 0; i < prec; i++) {
+      out += digits[Number((mant >> 60n) & 15n)];
+      mant = (mant << 4n) & ((1n << 64n) - 1n);
+    }
+  }
+  out += fmt === 'X' ? 'P' : 'p';
+  out += exp < 0 ? '-' : '+';
+  const e = Math.abs(exp);
+  return out + (e < 10 ? '0' + e : String(e));
+}

@@ -10,6 +10,8 @@
  *   (`nil pointer evaluating interface {}.Name`), as in Go.
  * - a number with an integral value (and a bigint): Go `int`; any other
  *   number, and a {@link GoFloat}: Go `float64`.
+ * - {@link GoUint8}: Go uint8 (indexing a string yields one);
+ *   {@link GoComplex}: Go complex128 (from complex template constants).
  * - string, boolean: Go string and bool. Lengths, indexes and slices of
  *   strings count UTF-8 bytes like Go.
  * - arrays: `[]interface {}`; `Uint8Array`: `[]uint8`.
@@ -22,6 +24,19 @@
 
 /** A Go float64 whose value happens to be integral (JS cannot tell 1.0 from 1). */
 export class GoFloat {
+  constructor(readonly value: number) {}
+}
+
+/** A Go complex128 (only template constants such as `1i` or `1+2i` make these). */
+export class GoComplex {
+  constructor(
+    readonly re: number,
+    readonly im: number,
+  ) {}
+}
+
+/** A Go uint8 (a byte): what indexing a string or a []byte yields. */
+export class GoUint8 {
   constructor(readonly value: number) {}
 }
 
@@ -74,6 +89,7 @@ export type Kind =
   | 'bool'
   | 'int'
   | 'float'
+  | 'complex'
   | 'string'
   | 'slice'
   | 'bytes'
@@ -111,7 +127,8 @@ export function kindOf(v: unknown): Kind {
   if (Array.isArray(v)) return 'slice';
   if (v instanceof Uint8Array) return 'bytes';
   if (v instanceof GoFloat) return 'float';
-  if (v instanceof GoNamedInt) return 'int';
+  if (v instanceof GoNamedInt || v instanceof GoUint8) return 'int';
+  if (v instanceof GoComplex) return 'complex';
   if (v instanceof GoTime || v instanceof Date) return 'time';
   if (v instanceof Map || isPlainObject(v as object)) return 'map';
   return 'struct';
@@ -119,7 +136,7 @@ export function kindOf(v: unknown): Kind {
 
 /** Numeric value of an int-kind value (number or bigint). */
 export function intValue(v: unknown): number {
-  if (v instanceof GoNamedInt) return v.value;
+  if (v instanceof GoNamedInt || v instanceof GoUint8) return v.value;
   return typeof v === 'bigint' ? Number(v) : (v as number);
 }
 
@@ -141,9 +158,11 @@ export function typeName(v: unknown): string {
     case 'bool':
       return 'bool';
     case 'int':
-      return v instanceof GoNamedInt ? v.goType : 'int';
+      return v instanceof GoNamedInt ? v.goType : v instanceof GoUint8 ? 'uint8' : 'int';
     case 'float':
       return 'float64';
+    case 'complex':
+      return 'complex128';
     case 'string':
       return 'string';
     case 'slice':
@@ -175,6 +194,8 @@ export function isTrue(v: unknown): boolean {
       return intValue(v) !== 0;
     case 'float':
       return floatValue(v) !== 0;
+    case 'complex':
+      return (v as GoComplex).re !== 0 || (v as GoComplex).im !== 0;
     case 'string':
       return (v as string).length > 0;
     case 'slice':
