@@ -26,8 +26,8 @@ function serveAndInspect(bin: string, dir: string, extraEnv: Record<string, stri
   const p = spawn(bin, ['serve', '--config', config], { cwd: dir, env: cleanEnv(extraEnv) });
   let out = '';
   p.stderr.on('data', (d) => (out += d));
-  let seen: { environ: string[]; argv: string[] } | undefined;
-  return new Promise<{ environ: string[]; argv: string[] }>((resolve, reject) => {
+  let seen: { environ: string[]; argv: string[]; limits: string } | undefined;
+  return new Promise<{ environ: string[]; argv: string[]; limits: string }>((resolve, reject) => {
     p.stdout.on('data', (d) => {
       out += d;
       if (seen || !/"msg":"listening"/.test(out)) return;
@@ -35,6 +35,7 @@ function serveAndInspect(bin: string, dir: string, extraEnv: Record<string, stri
       seen = {
         environ: readFileSync(`/proc/${p.pid}/environ`, 'latin1').split('\0'),
         argv: readFileSync(`/proc/${p.pid}/cmdline`, 'latin1').split('\0'),
+        limits: readFileSync(`/proc/${p.pid}/limits`, 'latin1'),
       };
       p.kill('SIGTERM');
     });
@@ -58,6 +59,18 @@ t.test('core/bin/ferry', { skip: compiled ? false : 'core/dist is not built (npm
     t.ok(environ.includes('MALLOC_ARENA_MAX=2'), 'bounded arenas');
     t.ok(argv.includes('--max-semi-space-size=2'), 'small young generation');
     t.ok(argv.some((a) => a.endsWith('core/dist/src/cli.js')), 'runs the compiled CLI');
+  });
+
+  t.test('the soft open-files limit is raised to the hard one', async (t) => {
+    const dir = t.testdir({});
+    // a shell that lowers its soft limit, as a service manager with a low default would
+    const wrap = path.join(dir, 'low-limit.sh');
+    writeFileSync(wrap, `#!/bin/sh\nulimit -Sn 256\nexec '${launcher}' "$@"\n`, { mode: 0o755 });
+    const { limits } = await serveAndInspect(wrap, dir);
+    const m = /^Max open files\s+(\d+)\s+(\d+)/m.exec(limits);
+    t.ok(m, limits);
+    t.equal(m![1], m![2], `soft limit ${m![1]} raised to the hard limit ${m![2]}`);
+    t.not(m![1], '256');
   });
 
   t.test('values set by the operator win, also through a symlink (node_modules/.bin)', async (t) => {
