@@ -19,6 +19,7 @@ import { verifyTotp } from '../services/totp.js';
 import type { AdminCredentials, UserCredentials } from './credentials.js';
 import type { Admin } from '../data/entities/index.js';
 import { basicCredentialsProblem } from './basic-header.js';
+import { stringProblem } from '../util/well-formed.js';
 
 export const ADMIN_AUTH = { strategies: ['jwt-admin', 'apikey-admin'] };
 export const ADMIN_BEARER_ONLY = { strategies: ['jwt-admin'] };
@@ -168,6 +169,8 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     },
     validate: async (decoded: TokenClaims, request: Request) => {
       if (decoded.aud !== aud || typeof decoded.jti !== 'string') return { isValid: false };
+      // a signed token is still input: its strings never reach a query unless well formed
+      if (typeof decoded.sub !== 'string' || stringProblem(decoded.sub) || stringProblem(decoded.jti)) return { isValid: false };
       if (await tokens.isRevoked(decoded.jti)) return { isValid: false, errorMessage: 'the token has been revoked' };
       const ip = clientIp(request);
       if (aud === 'admin') {

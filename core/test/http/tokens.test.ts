@@ -107,6 +107,10 @@ t.test('forged, expired, cross-audience and incomplete tokens are refused', asyn
   t.equal(await status(sign(noJti)), 401, 'no token id (could not be revoked)');
   t.equal(await status(sign({ ...claims, uid: uid + 1000 })), 401, 'account id of another (deleted and re-created) account');
   t.equal(await status(sign({ ...claims, sub: 'ghost' })), 401, 'unknown account');
+  t.equal(await status(sign({ ...claims, sub: `${TEST_ADMIN.username}\u0000` })), 401, 'a subject with a NUL (was a 500 on PostgreSQL)');
+  t.equal(await status(sign({ ...claims, sub: 'adm\ud800' })), 401, 'a subject with a lone surrogate');
+  t.equal(await status(sign({ ...claims, jti: 'a\u0000b' })), 401, 'a token id with a NUL');
+  t.equal(await status(sign({ ...claims, sub: 42 })), 401, 'a subject that is not a string');
   const [, payload] = sign(claims).split('.');
   const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
   t.equal(await status(none), 401, 'alg none');
