@@ -176,3 +176,103 @@ t.test('off unless the binding sets upload_chunk_size', async (t) => {
   t.equal((await plain.inject('OPTIONS', '/api/v2/shares-chunked-uploads')).statusCode, 404);
   t.equal((await plain.inject('POST', '/api/v2/shares-chunked-uploads', { headers: TUS })).statusCode, 404);
 });
+
+t.test('TUS 1.0.0 header rules: Tus-Resumable on every answer but OPTIONS, errors included; versions', async (t) => {
+  const id = await mkShare({ name: 'rules', scope: 2, paths: ['/in'] });
+  let r = await create(10, { share_id: id, path: 'rules.bin' });
+  const loc = String(r.headers.location);
+  const answers: [string, Awaited<ReturnType<typeof create>>, number][] = [
+    ['create', r, 201],
+    ['HEAD', await head(loc), 200],
+    ['PATCH', await patch(loc, 0, Buffer.alloc(4)), 204],
+    ['create 400', await create(undefined, { share_id: id, path: 'x' }), 400],
+    ['create 401', await create(1, { share_id: pwId, path: 'x' }), 401],
+    ['create 404', await create(1, { share_id: 'nosuchshare', path: 'x' }), 404],
+    ['create 413', await create(4 * MB, { share_id: id, path: 'x' }), 413],
+    ['create 415', await create(1, { share_id: id, path: 'x' }, { payload: Buffer.from('a'), headers: { 'content-type': 'text/plain' } }), 415],
+    ['PATCH 409', await patch(loc, 0, Buffer.alloc(1)), 409],
+    ['PATCH 413', await patch(loc, 4, Buffer.alloc(7)), 413],
+    ['PATCH 415', await patch(loc, 4, Buffer.alloc(1), { 'content-type': 'text/plain' }), 415],
+    ['PATCH 404', await patch('/api/v2/shares-chunked-uploads/unknown', 0, Buffer.alloc(1)), 404],
+    ['HEAD 404', await head('/api/v2/shares-chunked-uploads/unknown'), 404],
+    ['GET 405', await ta.inject('GET', loc), 405],
+  ];
+  for (const [what, res, status] of answers) {
+    t.equal(res.statusCode, status, `${what}: ${res.payload}`);
+    t.equal(res.headers['tus-resumable'], '1.0.0', `${what}: Tus-Resumable`);
+  }
+  // an unsupported (or missing) Tus-Resumable: 412 with Tus-Version on HEAD and PATCH, 400 with Tus-Version on creation
+  for (const version of ['0.2.2', undefined]) {
+    const headers = version === undefined ? {} : { 'tus-resumable': version };
+    const h = await ta.inject('HEAD', loc, { headers });
+    t.equal(h.statusCode, 412, `HEAD with Tus-Resumable ${version}`);
+    t.equal(h.headers['tus-version'], '1.0.0');
+    t.equal(h.headers['tus-resumable'], '1.0.0');
+    const p = await ta.inject('PATCH', loc, { payload: Buffer.alloc(1), headers: { ...headers, 'upload-offset': '4', 'content-type': 'application/offset+octet-stream' } });
+    t.equal(p.statusCode, 412, `PATCH with Tus-Resumable ${version}: ${p.payload}`);
+    t.equal(p.headers['tus-version'], '1.0.0');
+    t.match(json(p), { message: /Tus-Resumable/, error: 'Precondition Failed' });
+    const c = await ta.inject('POST', '/api/v2/shares-chunked-uploads', {
+      headers: { ...headers, 'upload-length': '1', 'upload-metadata': meta({ share_id: id, path: 'v.bin' }) },
+    });
+    t.equal(c.statusCode, 400, `create with Tus-Resumable ${version}`);
+    t.equal(c.headers['tus-version'], '1.0.0');
+    t.equal(c.headers['tus-resumable'], '1.0.0');
+  }
+  t.equal((await head(loc)).headers['upload-offset'], '4', 'refused requests changed nothing');
+});
+
+t.test('tus-js-client uploads, aborts mid-chunk and resumes against Ferry', async (t) => {
+  const tus = await import('tus-js-client');
+  const pending = tmpFiles(); // incomplete uploads of the tests above
+  const id = await mkShare({ name: 'client', scope: 2, paths: ['/in'], password: 'client-pw' });
+  // a real listening socket: the client speaks HTTP
+  await ta.server.start();
+  const endpoint = `http://127.0.0.1:${ta.server.info.port}/api/v2/shares-chunked-uploads`;
+  const data = Buffer.alloc(2 * MB + 12345); // under the user's 3 MiB upload limit
+  for (let i = 0; i < data.length; i++) data[i] = (i * 7) % 256;
+  const auth = { Authorization: 'Basic ' + Buffer.from('x:client-pw').toString('base64') };
+  const metadata = { share_id: id, path: 'client.bin', mtime: '1700000000000' };
+
+  // first run: stopped during the second chunk (the request is cut mid-body)
+  let uploadUrl = '';
+  await new Promise<void>((resolve, reject) => {
+    let chunks = 0;
+    const upload = new tus.Upload(data, {
+      endpoint,
+      chunkSize: MB,
+      headers: auth,
+      metadata,
+      retryDelays: [],
+      onProgress: (sent) => {
+        if (chunks >= 1 && sent > MB + MB / 4) {
+          void upload.abort(false).then(() => resolve());
+        }
+      },
+      onChunkComplete: () => {
+        chunks++;
+        uploadUrl = upload.url ?? '';
+      },
+      onError: reject,
+      onSuccess: () => reject(new Error('the upload should have been stopped')),
+    });
+    upload.start();
+  });
+  t.match(uploadUrl, /\/api\/v2\/shares-chunked-uploads\/[A-Za-z0-9_-]{22}$/);
+  t.notOk(existsSync(path.join(home, 'in', 'client.bin')), 'nothing visible before the last byte');
+  // the server kept what it received of whole chunks (the cut chunk is kept up to where it was cut, or dropped)
+  const offset = Number((await head(new URL(uploadUrl).pathname, { username: 'x', password: 'client-pw' })).headers['upload-offset']);
+  t.ok(offset >= MB && offset < 2 * MB + 1, `resumable offset ${offset}`);
+
+  // second run: resumes from the server's offset on the same URL
+  await new Promise<void>((resolve, reject) => {
+    const upload = new tus.Upload(data, { endpoint, uploadUrl, chunkSize: MB, headers: auth, metadata, retryDelays: [], onError: reject, onSuccess: () => resolve() });
+    upload.start();
+  });
+  const stored = readFileSync(path.join(home, 'in', 'client.bin'));
+  t.equal(stored.length, data.length);
+  t.ok(stored.equals(data), 'byte-exact after the resume');
+  t.equal(statSync(path.join(home, 'in', 'client.bin')).mtimeMs, 1700000000000, 'mtime from the metadata');
+  t.equal(await used(id), 1, 'one use for the whole upload');
+  t.same(tmpFiles(), pending, 'no temporary data left by this upload');
+});
