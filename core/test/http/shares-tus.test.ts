@@ -179,7 +179,7 @@ t.test('off unless the binding sets upload_chunk_size', async (t) => {
 
 t.test('TUS 1.0.0 header rules: Tus-Resumable on every answer but OPTIONS, errors included; versions', async (t) => {
   const id = await mkShare({ name: 'rules', scope: 2, paths: ['/in'] });
-  let r = await create(10, { share_id: id, path: 'rules.bin' });
+  const r = await create(10, { share_id: id, path: 'rules.bin' });
   const loc = String(r.headers.location);
   const answers: [string, Awaited<ReturnType<typeof create>>, number][] = [
     ['create', r, 201],
