@@ -15,14 +15,20 @@
  * Go version: the language of current Go (range over an int from 1.22,
  * `else with` from 1.23, encoding/json's \b and \f escapes from 1.22).
  *
+ * Go-exact areas worth naming: number literals are read as Go's parser reads
+ * them (numlit.ts; a malformed one is a parse error with Go's message, so
+ * validateTemplate refuses it), complex constants (`1i`, `1+2i`) behave as in
+ * Go although data cannot hold complex numbers, printf has %x/%X/%b for
+ * floats and explicit argument indexes (sprintf.ts), `index` of a string is
+ * a uint8, and eq/lt word their errors as Go 1.18+ does.
+ *
  * Known differences from Go, all outside what event templates use:
  * - times are always UTC (Go's fromMillis/fromNanos use the server's local
  *   zone, which is UTC on the usual deployments);
- * - printf: no %x/%X/%b for floats, no complex numbers, no explicit argument
- *   indexes (%[2]d prints %!d(BADINDEX)); a time with a non-string verb and a
- *   function value print differently (Go prints struct internals/addresses);
- * - strings are Unicode: slicing or indexing a string in the middle of a
- *   UTF-8 sequence yields U+FFFD where Go would emit the raw bytes;
+ * - a time with a non-string verb and a function value print differently
+ *   (Go prints struct internals/addresses);
+ * - strings are Unicode: slicing a string in the middle of a UTF-8 sequence
+ *   yields U+FFFD where Go would keep the raw bytes;
  * - execution stops at the first error without returning the partial output.
  *
  * Compile once with {@link compileTemplate} and execute many times; nothing

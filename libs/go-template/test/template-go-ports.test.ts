@@ -81,6 +81,8 @@ const golden: [string, string, string][] = [
   ['printf %x of floats', '{{printf "%x|%X|%x|%x|%x|%x" 1.0 1.0 3.0 0.1 -2.5 0.0}}', '0x1p+00|0X1P+00|0x1.8p+01|0x1.999999999999ap-04|-0x1.4p+01|0x0p+00'],
   ['printf %x with precision (fmt_test)', '{{printf "%+.3x|%+.3x|% .3X|% .3x" 0.0 1.0 -1.0 1.0}}', '+0x0.000p+00|+0x1.000p+00|-0X1.000P+00| 0x1.000p+00'],
   ['printf %#x (fmt_test)', '{{printf "%#.0x|%#.4x|%#.0x|%#.4x" 1.0 1.0 123.0 123.0}}', '0x1.p+00|0x1.0000p+00|0x1.p+07|0x1.ec00p+06'],
+  // fmt's fmtFloat counts %#x digits from the x of the prefix on, and keeps none for %#X
+  ['printf %#x and %#X without precision', '{{printf "%#x|%#X|%#x" 1.0 1.0 0.0}}', '0x1.0000p+00|0X1.P+00|0x0.0000p+00'],
   ['printf %x rounds to even', '{{printf "%.1x|%.1x|%.0x|%.0x" 1.03125 1.09375 1.5 2.5}}', '0x1.0p+00|0x1.2p+00|0x1p+01|0x1p+01'],
   ['printf %b of floats (fmt_test)', '{{printf "%b|%#b|%.4b|%b|%b" 1.0 1.0 -1.0 0.0 0x1p-1074}}', '4503599627370496p-52|4503599627370496p-52|-4503599627370496p-52|0p-1074|1p-1074'],
   ['printf %x of a tiny float', '{{printf "%x|%x" 0x1p-1074 0x1p-1022}}', '0x1p-1074|0x1p-1022'],
