@@ -203,7 +203,7 @@ t.test('TUS 1.0.0 header rules: Tus-Resumable on every answer but OPTIONS, error
   }
   // an unsupported (or missing) Tus-Resumable: 412 with Tus-Version on HEAD and PATCH, 400 with Tus-Version on creation
   for (const version of ['0.2.2', undefined]) {
-    const headers = version === undefined ? {} : { 'tus-resumable': version };
+    const headers: Record<string, string> = version === undefined ? {} : { 'tus-resumable': version };
     const h = await ta.inject('HEAD', loc, { headers });
     t.equal(h.statusCode, 412, `HEAD with Tus-Resumable ${version}`);
     t.equal(h.headers['tus-version'], '1.0.0');
