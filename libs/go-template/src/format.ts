@@ -1,9 +1,9 @@
 /**
  * Go's fmt package for the template engine's values: the Printer (fmt's pp
  * and fmt types: verbs, flags, widths, precisions, `%!d(string=x)`), Sprint
- * and Sprintln. Sprintf's format-string reading lives in sprintf.ts.
+ * and Sprintln live in sprintf.ts, re-exported here.
  */
-import { canBackquote, formatFloat, quote, quoteRune } from './strconv.js';
+import { canBackquote, formatFloat, isPrint, quote, quoteRune } from './strconv.js';
 import { timeString } from './time.js';
 import {
   floatValue,
@@ -12,6 +12,7 @@ import {
   GoUint8,
   intValue,
   kindOf,
+  runeCount,
   sortedEntries,
   toGoTime,
   typeName,
@@ -135,7 +136,7 @@ export class Printer {
     let prec = 4;
     if (this.precPresent && this.prec > 4) prec = this.prec;
     let s = 'U+' + u.toString(16).toUpperCase().padStart(prec, '0');
-    if (this.sharp && u <= 0x10ffffn && isPrintRune(Number(u))) {
+    if (this.sharp && u <= 0x10ffffn && isPrint(Number(u))) {
       s += " '" + String.fromCodePoint(Number(u)) + "'";
     }
     const oldZero = this.zero;
@@ -490,51 +491,4 @@ export class Printer {
   }
 }
 
-export function runeCount(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
-  return n;
-}
-
-function isPrintRune(r: number): boolean {
-  if (r === 0x20) return true;
-  if (r < 0x20 || r === 0x7f || (r >= 0xd800 && r <= 0xdfff)) return false;
-  if (r < 0x7f) return true;
-  return /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(String.fromCodePoint(r));
-}
-
-function isString(v: unknown): boolean {
-  return typeof v === 'string';
-}
-
-/** fmt.Sprint: spaces between operands when neither side is a string. */
-export function sprint(args: unknown[]): string {
-  const p = new Printer();
-  let prevString = false;
-  args.forEach((arg, i) => {
-    const s = isString(arg);
-    if (i > 0 && !s && !prevString) p.buf += ' ';
-    p.printArg(arg, 'v', 0);
-    prevString = s;
-  });
-  return p.buf;
-}
-
-/** fmt.Sprintln: spaces between all operands and a trailing newline. */
-export function sprintln(args: unknown[]): string {
-  const p = new Printer();
-  args.forEach((arg, i) => {
-    if (i > 0) p.buf += ' ';
-    p.printArg(arg, 'v', 0);
-  });
-  return p.buf + '\n';
-}
-
-export { sprintf } from './sprintf.js';
+export { sprint, sprintf, sprintln } from './sprintf.js';

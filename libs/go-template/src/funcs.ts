@@ -6,6 +6,7 @@
  * arguments against them the way Go's reflection-based call does, so wrong
  * argument types fail with Go's messages.
  */
+import { basicKind, eq, le, lt, num } from './compare.js';
 import { sprint, sprintf, sprintln } from './format.js';
 import { formatFloat } from './strconv.js';
 import { timeJSON } from './time.js';
@@ -164,103 +165,6 @@ function call(fn: unknown, ...args: unknown[]): unknown {
   const result = (fn as (...a: unknown[]) => unknown)(...args.map(indirectInterface));
   return result;
 }
-
-// ---------------------------------------------------------------------------
-// Comparison (funcs.go)
-
-type BasicKind = 'invalid' | 'bool' | 'int' | 'uint' | 'float' | 'complex' | 'string';
-const errBadComparisonType = 'invalid type for comparison';
-const errBadComparison = 'incompatible types for comparison';
-
-function basicKind(v: unknown): BasicKind {
-  if (v instanceof GoUint8) return 'uint';
-  const k = kindOf(v);
-  return k === 'bool' || k === 'int' || k === 'float' || k === 'complex' || k === 'string' ? k : 'invalid';
-}
-
-function num(v: unknown, k: BasicKind): number | bigint {
-  if (k === 'float') return floatValue(v);
-  return typeof v === 'bigint' ? v : intValue(v);
-}
-
-const comparable = (v: unknown): boolean => {
-  const k = kindOf(v);
-  return k !== 'slice' && k !== 'bytes' && k !== 'map' && k !== 'func';
-};
-
-function eq(arg1: unknown, ...arg2: unknown[]): boolean {
-  arg1 = indirectInterface(arg1);
-  if (arg2.length === 0) return fail('missing argument for comparison');
-  const k1 = basicKind(arg1);
-  for (let arg of arg2) {
-    arg = indirectInterface(arg);
-    const k2 = basicKind(arg);
-    let t = false;
-    if (k1 !== k2) {
-      // Go compares integers regardless of the sign of their types.
-      if ((k1 === 'int' && k2 === 'uint') || (k1 === 'uint' && k2 === 'int')) {
-        t = num(arg1, 'int') == num(arg, 'int');
-      } else if (arg1 !== undefined && arg !== undefined) return fail(errBadComparison);
-    } else {
-      switch (k1) {
-        case 'bool':
-        case 'string':
-          t = arg1 === arg;
-          break;
-        case 'complex':
-          t = (arg1 as GoComplex).re === (arg as GoComplex).re && (arg1 as GoComplex).im === (arg as GoComplex).im;
-          break;
-        case 'int':
-        case 'uint':
-        case 'float':
-          t = num(arg1, k1) == num(arg, k1);
-          break;
-        default: {
-          const ka = kindOf(arg1);
-          const kb = kindOf(arg);
-          if (ka !== kb && ka !== 'invalid' && kb !== 'invalid') {
-            return fail(
-              `non-comparable types ${sprintf('%s', [arg1])}: ${typeName(arg1)}, ${typeName(arg)}: ${sprintf('%s', [arg])}`,
-            );
-          }
-          if (arg1 === undefined || arg === undefined) t = arg1 === arg;
-          else if (!comparable(arg)) return fail(`non-comparable type ${sprintf('%s', [arg])}: ${typeName(arg)}`);
-          else if (ka === 'time') {
-            const x = toGoTime(arg1);
-            const y = toGoTime(arg);
-            t = x.sec === y.sec && x.nsec === y.nsec;
-          } else t = arg1 === arg;
-        }
-      }
-    }
-    if (t) return true;
-  }
-  return false;
-}
-
-function lt(arg1: unknown, arg2: unknown): boolean {
-  arg1 = indirectInterface(arg1);
-  const k1 = basicKind(arg1);
-  if (k1 === 'invalid') return fail(errBadComparisonType);
-  arg2 = indirectInterface(arg2);
-  const k2 = basicKind(arg2);
-  if (k2 === 'invalid') return fail(errBadComparisonType);
-  if (k1 !== k2) {
-    if ((k1 === 'int' && k2 === 'uint') || (k1 === 'uint' && k2 === 'int')) return num(arg1, 'int') < num(arg2, 'int');
-    return fail(errBadComparison);
-  }
-  switch (k1) {
-    case 'bool':
-    case 'complex':
-      return fail(errBadComparisonType);
-    case 'string':
-      return compareStrings(arg1 as string, arg2 as string) < 0;
-    default:
-      return num(arg1, k1) < num(arg2, k1);
-  }
-}
-
-const le = (a: unknown, b: unknown): boolean => lt(a, b) || eq(a, b);
 
 // ---------------------------------------------------------------------------
 // Escapers
@@ -494,7 +398,8 @@ function goEqual(a: unknown, b: unknown): boolean {
   b = indirectInterface(b);
   const ka = basicKind(a);
   if (ka === 'invalid' || ka !== basicKind(b)) return a === undefined && b === undefined;
-  return ka === 'int' || ka === 'float' ? num(a, ka) == num(b, ka) : a === b;
+  if (ka === 'complex') return (a as GoComplex).re === (b as GoComplex).re && (a as GoComplex).im === (b as GoComplex).im;
+  return ka === 'int' || ka === 'uint' || ka === 'float' ? num(a, ka) == num(b, ka) : a === b;
 }
 
 function toInt(v: unknown): bigint {

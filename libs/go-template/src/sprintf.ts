@@ -3,7 +3,8 @@
  * and precisions (also from `*` arguments), explicit argument indexes
  * (`%[2]d`, `%[1]*d`, `%[3]*.[2]*[1]f`) and Go's error strings
  * (`%!d(BADINDEX)`, `%!(BADWIDTH)`, `%!(BADPREC)`, `%!v(MISSING)`,
- * `%!(NOVERB)`, `%!(EXTRA ...)`; EXTRA is not reported once an index is used).
+ * `%!(NOVERB)`, `%!(EXTRA ...)`; EXTRA is not reported once an index is used),
+ * and fmt.Sprint / fmt.Sprintln.
  */
 import { Printer } from './format.js';
 import { GoUint8, intValue, kindOf, typeName } from './values.js';
@@ -182,4 +183,31 @@ export function sprintf(format: string, args: unknown[]): string {
     p.buf += ')';
   }
   return p.buf;
+}
+
+function isString(v: unknown): boolean {
+  return typeof v === 'string';
+}
+
+/** fmt.Sprint: spaces between operands when neither side is a string. */
+export function sprint(args: unknown[]): string {
+  const p = new Printer();
+  let prevString = false;
+  args.forEach((arg, i) => {
+    const s = isString(arg);
+    if (i > 0 && !s && !prevString) p.buf += ' ';
+    p.printArg(arg, 'v', 0);
+    prevString = s;
+  });
+  return p.buf;
+}
+
+/** fmt.Sprintln: spaces between all operands and a trailing newline. */
+export function sprintln(args: unknown[]): string {
+  const p = new Printer();
+  args.forEach((arg, i) => {
+    if (i > 0) p.buf += ' ';
+    p.printArg(arg, 'v', 0);
+  });
+  return p.buf + '\n';
 }

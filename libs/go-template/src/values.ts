@@ -291,3 +291,17 @@ export function byteLength(s: string): number {
   }
   return n;
 }
+
+/** Number of Unicode code points (Go's utf8.RuneCountInString, which fmt widths count). */
+export function runeCount(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
