@@ -29,7 +29,9 @@
  *   (Go prints struct internals/addresses);
  * - strings are Unicode: slicing a string in the middle of a UTF-8 sequence
  *   yields U+FFFD where Go would keep the raw bytes;
- * - execution stops at the first error without returning the partial output.
+ * - execution stops at the first error without returning the partial output;
+ * - error texts are Go 1.23/1.24's: Go 1.25 adds the two types to eq/lt's
+ *   "incompatible types for comparison" (": int and string"); not done here.
  *
  * Compile once with {@link compileTemplate} and execute many times; nothing
  * is cached globally.
