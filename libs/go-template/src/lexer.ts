@@ -386,9 +386,10 @@ function lexInsideAction(l: Lexer): StateFn {
       l.parenDepth++;
       return lexInsideAction;
     case 0x29: // )
-      l.emit(T.RightParen);
+      // Go 1.20+ reports the stray paren before emitting it.
       l.parenDepth--;
-      if (l.parenDepth < 0) return l.errorf(`unexpected right paren ${formatU(r)}`);
+      if (l.parenDepth < 0) return l.errorf('unexpected right paren');
+      l.emit(T.RightParen);
       return lexInsideAction;
   }
   if (r === 0x2b || r === 0x2d || (r >= 0x30 && r <= 0x39)) {

@@ -152,3 +152,56 @@ t.test('comparison errors are worded as Go words them', async (t) => {
     t.equal(err?.message, message, source);
   }
 });
+
+/** parse_test.go errorTests: [name, template, text Go's parse error must contain]. */
+const parseErrorTests: [string, string, string][] = [
+  ['unclosed1', 'line1\n{{', 'unclosed1:2: unclosed action'],
+  ['unclosed2', 'line1\n{{define `x`}}line2\n{{', 'unclosed2:3: unclosed action'],
+  ['unclosed3', 'line1\n{{"x"\n"y"\n', 'unclosed3:4: unclosed action started at unclosed3:2'],
+  ['unclosed4', '{{\n\n\n\n\n', 'unclosed4:6: unclosed action started at unclosed4:1'],
+  ['var1', 'line1\n{{\nx\n}}', 'var1:3: function "x" not defined'],
+  ['function', '{{foo}}', 'function "foo" not defined'],
+  ['comment1', '{{/*}}', 'comment1:1: unclosed comment'],
+  ['comment2', '{{/*\nhello\n}}', 'comment2:1: unclosed comment'],
+  ['lparen', '{{.X (1 2 3}}', 'unclosed left paren'],
+  ['rparen', '{{.X 1 2 3 ) }}', 'unexpected right paren'],
+  ['rparen2', '{{(.X 1 2 3', 'unclosed action'],
+  ['space', '{{`x`3}}', 'in operand'],
+  ['idchar', '{{a#}}', "'#'"],
+  ['charconst', "{{'a}}", 'unterminated character constant'],
+  ['stringconst', '{{"a}}', 'unterminated quoted string'],
+  ['rawstringconst', '{{`a}}', 'unterminated raw quoted string'],
+  ['number', '{{0xi}}', 'number syntax'],
+  ['multidefine', '{{define `a`}}a{{end}}{{define `a`}}b{{end}}', 'multiple definition of template'],
+  ['eof', '{{range .X}}', 'unexpected EOF'],
+  ['variable', '{{$x := 23}}{{with $x.y := 3}}{{$x 23}}{{end}}', 'unexpected ":="'],
+  ['multidecl', '{{$a,$b,$c := 23}}', 'too many declarations'],
+  ['undefvar', '{{$a}}', 'undefined variable'],
+  ['wrongdot', '{{true.any}}', 'unexpected . after term'],
+  ['wrongpipeline', '{{12|false}}', 'non executable command in pipeline'],
+  ['emptypipeline', '{{ ( ) }}', 'missing value for parenthesized pipeline'],
+  ['multilinerawstring', '{{ $v := `\n` }} {{', 'multilinerawstring:2: unclosed action'],
+  ['rangeundefvar', '{{range $k}}{{end}}', 'undefined variable'],
+  ['rangeundefvars', '{{range $k, $v}}{{end}}', 'undefined variable'],
+  ['rangemissingvalue1', '{{range $k,}}{{end}}', 'missing value for range'],
+  ['rangemissingvalue2', '{{range $k, $v := }}{{end}}', 'missing value for range'],
+  ['rangenotvariable1', '{{range $k, .}}{{end}}', 'range can only initialize variables'],
+  ['rangenotvariable2', '{{range $k, 123 := .}}{{end}}', 'range can only initialize variables'],
+];
+
+t.test("parse_test.go's errorTests are refused when parsed, with Go's wording", async (t) => {
+  // The whole message where the substring leaves room for an older wording.
+  t.equal(validateTemplate('{{.X 1 2 3 ) }}'), 'template: template:1: unexpected right paren');
+  t.equal(validateTemplate('{{(.X))}}'), 'template: template:1: unexpected right paren');
+  for (const [name, source, part] of parseErrorTests) {
+    let err: unknown;
+    try {
+      compileTemplate(source, name);
+    } catch (e) {
+      err = e;
+    }
+    t.equal((err as TemplateError | undefined)?.phase, 'parse', `${name}: at parse time`);
+    const message = (err as Error | undefined)?.message ?? '';
+    t.ok(message.includes(part), `${name}: ${JSON.stringify(message)} contains ${JSON.stringify(part)}`);
+  }
+});
