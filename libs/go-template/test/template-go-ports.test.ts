@@ -205,3 +205,30 @@ t.test("parse_test.go's errorTests are refused when parsed, with Go's wording", 
     t.ok(message.includes(part), `${name}: ${JSON.stringify(message)} contains ${JSON.stringify(part)}`);
   }
 });
+
+/** lex_test.go's error items, as the parser reports them: [name, template, Go's error]. */
+const lexErrors: [string, string, string][] = [
+  ['badchar', '#{{\x01}}', 'template: t:1: unrecognized character in action: U+0001'],
+  ['unclosed action', '{{', 'template: t:1: unclosed action'],
+  ['EOF in action', '{{range', 'template: t:1: unclosed action'],
+  ['unclosed quote', '{{"\n"}}', 'template: t:1: unterminated quoted string'],
+  ['unclosed raw quote', '{{`xx}}', 'template: t:1: unterminated raw quoted string'],
+  ['unclosed char constant', "{{'\n}}", 'template: t:1: unterminated character constant'],
+  ['bad number', '{{3k}}', 'template: t:1: bad number syntax: "3k"'],
+  ['unclosed paren', '{{(3}}', 'template: t:1: unclosed left paren'],
+  ['extra right paren', '{{3)}}', 'template: t:1: unexpected right paren'],
+  ['text with bad comment', 'hello-{{/*/}}-world', 'template: t:1: unclosed comment'],
+  ['comment close separated from delim', 'hello-{{/* */ }}-world', 'template: t:1: comment ends before closing delimiter'],
+];
+
+t.test("lex_test.go's error items give Go's parse errors", async (t) => {
+  for (const [name, source, message] of lexErrors) {
+    let err: unknown;
+    try {
+      compileTemplate(source, 't');
+    } catch (e) {
+      err = e;
+    }
+    t.equal((err as Error | undefined)?.message, message, name);
+  }
+});
