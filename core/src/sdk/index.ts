@@ -8,3 +8,4 @@ export * from './write-handle.js';
 export * from './signals.js';
 export * from './range-reader.js';
 export * from './host.js';
+export * from './lazy-module.js';

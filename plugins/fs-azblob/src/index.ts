@@ -1,7 +1,7 @@
 /**
  * @ferry/fs-azblob: filesystem provider 3, Azure Blob Storage (and Azurite).
  */
-import { definePlugin, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
+import { definePlugin, packageInfo, type FsProviderDef, type FsScope, lazyModule } from '@ferry/core';
 import {
   azBlobOptionsSchema,
   azBlobPluginConfigSchema,
@@ -35,16 +35,8 @@ export {
 export { mapAzError } from './errors.js';
 export type { AzBlobFs } from './azblob.fs.js';
 
-let lib: Promise<typeof LibModule> | undefined;
-
 /** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
-function loadLib(): Promise<typeof LibModule> {
-  lib ??= import('./lib.js').catch((err: unknown) => {
-    lib = undefined;
-    throw err;
-  });
-  return lib;
-}
+const lib = lazyModule<typeof LibModule>(() => import('./lib.js'));
 
 /** Provider number 3 (FilesystemConfig.provider), never reused. */
 export const AZBLOB_PROVIDER = 3;
@@ -65,7 +57,7 @@ export function createAzBlobProvider(config: AzBlobPluginConfig = {}): FsProvide
     capabilities: AZBLOB_CAPABILITIES,
     async create(options: AzBlobOptions, _scope: FsScope) {
       const settings = { ...resolveSettings(options), idleTimeoutMs: timeouts.idleTimeoutMs };
-      const { AzBlobFs, createContainerClient } = await loadLib();
+      const { AzBlobFs, createContainerClient } = await lib.load();
       return new AzBlobFs(createContainerClient(settings, timeouts), settings);
     },
     sameResource: sameAzContainer,

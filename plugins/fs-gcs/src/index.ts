@@ -1,7 +1,7 @@
 /**
  * @ferry/fs-gcs: filesystem provider 2, Google Cloud Storage.
  */
-import { FsError, FsErrorCode, definePlugin, packageInfo, type FsProviderDef } from '@ferry/core';
+import { FsError, FsErrorCode, definePlugin, packageInfo, type FsProviderDef, lazyModule } from '@ferry/core';
 import { SECRET_FIELDS, gcsOptionsSchema, gcsPluginConfigSchema, secretText, type GcsOptions, type GcsPluginConfig } from './config.schema.js';
 import { GCS_CAPABILITIES } from './constants.js';
 import type * as LibModule from './lib.js';
@@ -24,20 +24,8 @@ export {
   type GcsPluginConfig,
 } from './config.schema.js';
 
-let lib: Promise<typeof LibModule> | undefined;
-let loaded: typeof LibModule | undefined;
-
 /** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
-function loadLib(): Promise<typeof LibModule> {
-  lib ??= import('./lib.js').then(
-    (m) => (loaded = m),
-    (err: unknown) => {
-      lib = undefined;
-      throw err;
-    },
-  );
-  return lib;
-}
+const lib = lazyModule<typeof LibModule>(() => import('./lib.js'));
 
 /** Provider number 2 (FilesystemConfig.provider), never reused. */
 export const GCS_PROVIDER = 2;
@@ -67,7 +55,7 @@ export function gcsProvider(config: GcsPluginConfig = {}): FsProviderDef<GcsOpti
     async create(options: GcsOptions) {
       const { value: o, error } = gcsOptionsSchema.validate(options);
       if (error) throw new FsError(FsErrorCode.Invalid, `gcs: ${error.message}`);
-      const { GcsFs, storageFor } = await loadLib();
+      const { GcsFs, storageFor } = await lib.load();
       const storage = storageFor(o, cfg);
       return new GcsFs(storage.bucket(o.bucket), {
         keyPrefix: o.key_prefix ?? '',
@@ -94,6 +82,6 @@ export default definePlugin<GcsPluginConfig>({
   },
   teardown() {
     // Cached clients exist only once the SDK half was imported: this never imports it.
-    loaded?.clearClients();
+    lib.loaded()?.clearClients();
   },
 });

@@ -3,7 +3,7 @@
  * protocol (the HTTP storage backend; `examples/httpfs-server` is the
  * reference implementation).
  */
-import { definePlugin, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
+import { definePlugin, packageInfo, type FsProviderDef, type FsScope, lazyModule } from '@ferry/core';
 import { AgentPool } from './agents.js';
 import {
   httpFsOptionsSchema,
@@ -38,16 +38,8 @@ export {
 export { codeForStatus } from './errors.js';
 export { fromWireMode, TEMP_NAME, GO_MODE_DIR, GO_MODE_SYMLINK } from './wire.js';
 
-let lib: Promise<typeof LibModule> | undefined;
-
 /** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
-function loadLib(): Promise<typeof LibModule> {
-  lib ??= import('./lib.js').catch((err: unknown) => {
-    lib = undefined;
-    throw err;
-  });
-  return lib;
-}
+const lib = lazyModule<typeof LibModule>(() => import('./lib.js'));
 
 /** Provider number 6 (FilesystemConfig.provider), never reused. */
 export const HTTP_PROVIDER = 6;
@@ -72,7 +64,7 @@ export function createHttpProvider(
     agents,
     async create(options: HttpFsOptions, _scope: FsScope) {
       const settings = resolveSettings(options, config);
-      const { HttpFs } = await loadLib();
+      const { HttpFs } = await lib.load();
       return new HttpFs(settings, agents.get(settings.endpoint, settings.skipTlsVerify));
     },
     sameResource: isSameResource,

@@ -1,7 +1,7 @@
 /**
  * @ferry/fs-s3: filesystem provider 1, S3 and S3-compatible object storage.
  */
-import { definePlugin, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
+import { definePlugin, packageInfo, type FsProviderDef, type FsScope, lazyModule } from '@ferry/core';
 import { resolveSettings, s3OptionsSchema, s3PluginConfigSchema, type S3Options, type S3PluginConfig, type S3Settings } from './config.schema.js';
 import { DEFAULT_S3_TIMEOUTS, roleSessionName, S3_CAPABILITIES, type S3Timeouts } from './constants.js';
 import type * as LibModule from './lib.js';
@@ -16,16 +16,8 @@ export { s3OptionsSchema, s3PluginConfigSchema, resolveSettings, type S3Options,
 export { mapS3Error } from './errors.js';
 export type { S3Fs } from './s3.fs.js';
 
-let lib: Promise<typeof LibModule> | undefined;
-
 /** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
-function loadLib(): Promise<typeof LibModule> {
-  lib ??= import('./lib.js').catch((err: unknown) => {
-    lib = undefined;
-    throw err;
-  });
-  return lib;
-}
+const lib = lazyModule<typeof LibModule>(() => import('./lib.js'));
 
 /**
  * True when two configurations reach the same bucket with the same identity: same
@@ -58,7 +50,7 @@ export function createS3Provider(config: S3PluginConfig = {}): FsProviderDef<S3O
     capabilities: S3_CAPABILITIES,
     async create(options: S3Options, scope: FsScope) {
       const settings = resolveSettings(options);
-      const { S3Fs, createS3Client } = await loadLib();
+      const { S3Fs, createS3Client } = await lib.load();
       return new S3Fs(createS3Client(settings, roleSessionName(scope.username), timeouts), settings);
     },
     sameResource: sameS3Bucket,

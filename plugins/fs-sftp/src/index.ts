@@ -1,7 +1,7 @@
 /**
  * @ferry/fs-sftp: filesystem provider 5, a directory on a remote SFTP server.
  */
-import { FsError, FsErrorCode, definePlugin, packageInfo, silentLogger, type FsProviderDef, type Logger } from '@ferry/core';
+import { FsError, FsErrorCode, definePlugin, packageInfo, silentLogger, type FsProviderDef, type Logger, lazyModule } from '@ferry/core';
 import {
   SECRET_FIELDS,
   secretText,
@@ -24,27 +24,15 @@ export { sftpOptionsSchema, sftpPluginConfigSchema, type SftpOptions, type SftpP
 export { mapSftpError } from './sftp-errors.js';
 export type { SftpFs } from './sftp.fs.js';
 
-let lib: Promise<typeof LibModule> | undefined;
-let loaded: typeof LibModule | undefined;
-
 /** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
-function loadLib(): Promise<typeof LibModule> {
-  lib ??= import('./lib.js').then(
-    (m) => (loaded = m),
-    (err: unknown) => {
-      lib = undefined;
-      throw err;
-    },
-  );
-  return lib;
-}
+const lib = lazyModule<typeof LibModule>(() => import('./lib.js'));
 
 /**
  * Closes every pooled connection (plugin teardown, tests). Pools exist only once
  * the SDK half was imported: when it never was, this loads nothing.
  */
 export function closeAllPools(): void {
-  loaded?.closeAllPools();
+  lib.loaded()?.closeAllPools();
 }
 
 /** Provider number 5 (FilesystemConfig.provider), never reused. */
@@ -101,7 +89,7 @@ export function sftpProvider(config: Partial<SftpPluginConfig> = {}, logger: Log
     async create(options: SftpOptions) {
       const { value: o, error } = sftpOptionsSchema.validate(options);
       if (error) throw new FsError(FsErrorCode.Invalid, `sftp: ${error.message}`);
-      const { SftpFs, poolFor } = await loadLib();
+      const { SftpFs, poolFor } = await lib.load();
       const pool = poolFor(connectSettings(o), cfg, logger);
       return new SftpFs(pool, {
         prefix: o.prefix ?? '',
