@@ -41,12 +41,9 @@ function parseUnsigned(text: string): bigint | null {
   let s = text;
   let base = 10;
   if (s[0] === '0') {
-    const p = s[1]?.toLowerCase();
-    if (s.length >= 3 && p === 'b') base = 2;
-    else if (s.length >= 3 && p === 'o') base = 8;
-    else if (s.length >= 3 && p === 'x') base = 16;
-    else base = 8;
-    s = s.slice(base === 8 && p !== 'o' ? 1 : 2);
+    const p = s.length >= 3 ? s[1]!.toLowerCase() : '';
+    base = p === 'b' ? 2 : p === 'x' ? 16 : 8;
+    s = s.slice(p === 'b' || p === 'o' || p === 'x' ? 2 : 1);
   }
   let v = 0n;
   let underscores = false;
