@@ -28,13 +28,13 @@
 // FERRY_BENCH_DIR (scratch directory), FERRY_BENCH_NO_BUILD=1 (use core/dist
 // as it is). Writes bench/results/startup.json.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { cpuSecondsOf, envNumber, freePort, root, rssOf, scratchWorkspace, writeResults } from './lib/common.mjs';
-import { ADMIN, buildFerry } from './lib/ferry-server.mjs';
+import { buildFerry, writeFerryConfig } from './lib/ferry-server.mjs';
 
 const ROUNDS = envNumber('BENCH_ROUNDS', 6);
 const IDLE_MS = envNumber('BENCH_IDLE_MS', 1000);
@@ -70,33 +70,7 @@ function nodeOptions(name) {
 /** Writes the configuration of one side: its own data directory and port; `plugins` listed explicitly. */
 function writeConfig(name, plugins, port) {
   const dir = path.join(scratch, name);
-  mkdirSync(path.join(dir, 'data'), { recursive: true });
-  const file = path.join(dir, 'ferry.yaml');
-  writeFileSync(
-    file,
-    [
-      'common:',
-      `  data_dir: "${path.join(dir, 'data')}"`,
-      'data_provider:',
-      '  driver: sqlite',
-      '  name: ferry.db',
-      'httpd:',
-      '  bindings:',
-      '    - address: 127.0.0.1',
-      `      port: ${port}`,
-      'kms:',
-      '  master_key: bench-master-key-0123456789abcdef',
-      'log:',
-      '  level: info',
-      `  file: "${path.join(dir, 'ferry.log')}"`,
-      'plugins:',
-      ...plugins.map((p) => `  - name: "${p}"`),
-      'defaults:',
-      `  admin_username: ${ADMIN.username}`,
-      `  admin_password: ${ADMIN.password}`,
-      '',
-    ].join('\n'),
-  );
+  const file = writeFerryConfig(dir, { port, plugins: plugins.map((p) => ({ name: p })) });
   return { dir, file, port, log: path.join(dir, 'ferry.log') };
 }
 

@@ -25,7 +25,13 @@ const basic = (u) => 'Basic ' + Buffer.from(`${u.username}:${u.password}`).toStr
  * { url, proc, adminToken, createUser(body) -> user token, stop() }.
  * `env`: extra environment; `nodeArgs`: extra node options (e.g. --cpu-prof).
  */
-export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }], env = {}, nodeArgs = [], children = [] }) {
+/**
+ * Writes `<dir>/ferry.yaml` for a benchmark server: SQLite in `<dir>/data`,
+ * one binding on 127.0.0.1:`port` (0: any free port), logs in
+ * `<dir>/ferry.log`, the bench admin, `plugins` ({name, config?}). Returns
+ * the file's path.
+ */
+export function writeFerryConfig(dir, { port = 0, plugins = [{ name: '@ferry/fs-local' }] } = {}) {
   mkdirSync(path.join(dir, 'data'), { recursive: true });
   const config = path.join(dir, 'ferry.yaml');
   const pluginLines = plugins.flatMap((p) => [`  - name: "${p.name}"`, ...(p.config ? [`    config: ${JSON.stringify(p.config)}`] : [])]);
@@ -40,7 +46,7 @@ export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }],
       'httpd:',
       '  bindings:',
       '    - address: 127.0.0.1',
-      '      port: 0',
+      `      port: ${port}`,
       'kms:',
       '  master_key: bench-master-key-0123456789abcdef',
       'log:',
@@ -54,6 +60,11 @@ export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }],
       '',
     ].join('\n'),
   );
+  return config;
+}
+
+export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }], env = {}, nodeArgs = [], children = [] }) {
+  const config = writeFerryConfig(dir, { plugins });
   // through core/bin/ferry, as `npm start` does: its memory defaults are part of what is measured
   // (FERRY_NODE_OPTIONS replaces the launcher's node options, so extra ones keep its default)
   const nodeOptions = nodeArgs.length ? { FERRY_NODE_OPTIONS: ['--max-semi-space-size=2', ...nodeArgs].join(' ') } : {};
