@@ -3,6 +3,12 @@ import type { Logger } from '../logger.js';
 import type { Fs, PendingUpload } from '../fs/fs.contract.js';
 
 /** Name patterns of rule conditions (ConditionPattern). */
+/**
+ * Event action type numbers the API reserves (api-spec.md, action table: 10):
+ * never valid in a saved action and never registered by a plugin.
+ */
+export const RESERVED_ACTION_TYPES: ReadonlySet<number> = new Set([10]);
+
 export interface ActionConditionPattern {
   pattern: string;
   inverse_match?: boolean;

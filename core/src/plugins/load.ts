@@ -1,3 +1,4 @@
+import { RESERVED_ACTION_TYPES } from '../events/action.contract.js';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -56,8 +57,6 @@ const actionDefSchema = Joi.object({
   create: Joi.function().required(),
 }).unknown(true);
 
-/** Action type numbers that are reserved and may never be registered. */
-const RESERVED_ACTION_TYPES = new Set([10]);
 
 function isModuleNotFound(err: unknown, specifier: string): boolean {
   const msg = (err as Error)?.message ?? '';

@@ -6,7 +6,7 @@ import { EventActionRecord, EventRuleAction, EventRuleRecord } from '../data/ent
 import type { ListQuery } from '../http/schemas/common.js';
 import type { ActionInput } from '../http/schemas/events.js';
 import type { PluginRegistry } from '../plugins/registry.js';
-import type { ActionTypeDef } from '../events/action.contract.js';
+import { RESERVED_ACTION_TYPES, type ActionTypeDef } from '../events/action.contract.js';
 import type { SecretsService } from '../secrets/secret.js';
 import { isSecret } from '../secrets/secret.js';
 import { collectField, mapField } from '../events/manager/fields.js';
@@ -17,8 +17,6 @@ import { ProviderEventsService, type Actor } from './provider-events.service.js'
 
 type Obj = Record<string, unknown>;
 
-/** Action type numbers that are reserved and never valid. */
-export const RESERVED_ACTION_TYPES = [10];
 
 /** Every Secret inside a value reduced to its status, or kept whole (still encrypted) when confidential. */
 export function redactActionSecrets(v: unknown, confidential: boolean): unknown {
@@ -73,7 +71,7 @@ export class EventActionService {
   }
 
   typeDef(type: number): ActionTypeDef {
-    if (RESERVED_ACTION_TYPES.includes(type)) throw Boom.badRequest(`event action type ${type} is reserved`);
+    if (RESERVED_ACTION_TYPES.has(type)) throw Boom.badRequest(`event action type ${type} is reserved`);
     const def = this.registry.actionType(type);
     if (!def) throw Boom.badRequest(`event action type ${type} is not available (no plugin registers it)`);
     return def;
