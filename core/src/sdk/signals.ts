@@ -6,6 +6,16 @@ export function throwIfFsAborted(signal: AbortSignal | undefined, path?: string)
 }
 
 /**
+ * The callbacks waiting on each signal, behind one real 'abort' listener per
+ * signal. EventTarget's addEventListener walks the signal's listeners to skip
+ * duplicates, so a long-lived signal shared by many operations (a request's,
+ * with 1,000 uploads of a multipart body held on it) made each registration
+ * cost as much as the listeners already there; a Set adds and removes in
+ * constant time.
+ */
+const waiting = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+
+/**
  * Runs `onAbort` once when `signal` fires (immediately if it already has).
  * Returns a function that removes the listener; call it once the operation
  * settles so long-lived signals do not accumulate listeners.
@@ -16,9 +26,25 @@ export function onAbort(signal: AbortSignal | undefined, onAbort: (reason: unkno
     onAbort(signal.reason);
     return () => undefined;
   }
-  const listener = (): void => onAbort(signal.reason);
-  signal.addEventListener('abort', listener, { once: true });
-  return () => signal.removeEventListener('abort', listener);
+  let set = waiting.get(signal);
+  if (!set) {
+    const callbacks = new Set<(reason: unknown) => void>();
+    set = callbacks;
+    waiting.set(signal, callbacks);
+    signal.addEventListener(
+      'abort',
+      () => {
+        waiting.delete(signal);
+        for (const cb of [...callbacks]) if (callbacks.has(cb)) cb(signal.reason);
+      },
+      { once: true },
+    );
+  }
+  // a wrapper per registration: the same function registered twice runs twice, as before
+  const entry = (reason: unknown): void => onAbort(reason);
+  set.add(entry);
+  const callbacks = set;
+  return () => void callbacks.delete(entry);
 }
 
 /**
