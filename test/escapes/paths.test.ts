@@ -243,7 +243,8 @@ t.test('admin: retention checks on paths through planted links delete nothing ou
 });
 
 t.test('filesystem event actions (type 9) that take paths', async (t) => {
-  // Not implemented by this server: an action of type 9 cannot be saved, so no rule can run one.
+  // No plugin registers action type 9 yet (the event-actions issue builds it): saving one is refused,
+  // so no rule can run one; this checks the refusal and must grow path attempts once type 9 exists.
   counts.set('filesystem action (paths)', (counts.get('filesystem action (paths)') ?? 0) + 1);
   const r = await w.client.request('POST', '/api/v2/eventactions', {
     token: w.admin,

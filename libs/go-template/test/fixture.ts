@@ -1,3 +1,5 @@
+import { compileTemplate, TemplateError } from '../src/index.js';
+
 /** Event data in the shape the event manager passes to templates (shared by the golden tests). */
 export function fixture(): Record<string, unknown> {
   return {
@@ -42,4 +44,15 @@ export function fixture(): Record<string, unknown> {
     Floats: [1.5, 0.1, 100],
     Tree: { Name: 'root', Children: [{ Name: 'a', Children: [{ Name: 'a1' }, { Name: 'a2' }] }, { Name: 'b' }] },
   };
+}
+
+/** The TemplateError a template fails with (parse or execution, template name "t"), or undefined when it renders. */
+export function failure(source: string, data: unknown = {}): TemplateError | undefined {
+  try {
+    compileTemplate(source, 't').execute(data);
+  } catch (e) {
+    if (e instanceof TemplateError) return e;
+    throw e;
+  }
+  return undefined;
 }

@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { compileTemplate, TemplateError } from '../src/index.js';
-import { fixture } from './fixture.js';
+import { failure, fixture } from './fixture.js';
 
 
 
@@ -92,15 +92,6 @@ const errors: [string, string, 'parse' | 'exec', string, unknown?][] = [
   ['range over string literal', '{{range $i, $c := "abc"}}{{end}}', 'exec', "template: t:1:18: executing \"t\" at <\"abc\">: range can't iterate over abc"],
 ];
 
-function failure(source: string, data: unknown): TemplateError | undefined {
-  try {
-    compileTemplate(source, 't').execute(data);
-  } catch (e) {
-    if (e instanceof TemplateError) return e;
-    throw e;
-  }
-  return undefined;
-}
 
 t.test('errors match Go', async (t) => {
   t.ok(errors.length >= 60, `error table has ${errors.length} cases`);

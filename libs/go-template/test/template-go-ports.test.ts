@@ -8,18 +8,10 @@
  */
 import t from 'tap';
 import { compileTemplate, TemplateError, validateTemplate } from '../src/index.js';
+import { failure } from './fixture.js';
 
 const render = (source: string, data: unknown = {}): string => compileTemplate(source, 't').execute(data);
 
-function failure(source: string, data: unknown = {}): TemplateError | undefined {
-  try {
-    compileTemplate(source, 't').execute(data);
-  } catch (e) {
-    if (e instanceof TemplateError) return e;
-    throw e;
-  }
-  return undefined;
-}
 
 /** [template, Go's parse error] — refused when parsed, so validateTemplate refuses them too. */
 const badNumbers: [string, string][] = [

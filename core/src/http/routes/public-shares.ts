@@ -13,7 +13,7 @@ import { pathParam } from '../schemas/common.js';
 import { shareId, sharePathQuery } from '../schemas/shares.js';
 import { insideShare, shareAccess, shareDir, uploadCheck } from '../share-access.js';
 import { boolQuery, closeAfter, contentDisposition, destroyOnDisconnect, pathQuery, sendAsStored } from '../user-session.js';
-import { jsonArray } from './user-dirs.js';
+import { listingResponse } from './user-dirs.js';
 import { declaredLength, mtimeHeader, receiveMultipart, sendFile, STREAMED_PAYLOAD } from './user-files.js';
 
 const idParams = Joi.object({ id: shareId.required() });
@@ -142,16 +142,7 @@ export function publicShareRoutes(c: DependencyContainer): ServerRoute[] {
       handler: async (request, h) => {
         const q = request.query as { path: string };
         const { share, s } = await publicSession(request, canRead, 'list');
-        try {
-          const pages = await s.list(insideShare(await shareDir(s, share), q.path));
-          const body = jsonArray(pages);
-          destroyOnDisconnect(request, body);
-          closeAfter(s, body);
-          return h.response(body).type('application/json');
-        } catch (err) {
-          await s.close();
-          throw err;
-        }
+        return listingResponse(request, h, s, async () => insideShare(await shareDir(s, share), q.path));
       },
     },
     {

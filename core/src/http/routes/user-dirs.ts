@@ -1,11 +1,11 @@
-import type { ServerRoute } from '@hapi/hapi';
+import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import { Readable } from 'node:stream';
 import type { DependencyContainer } from 'tsyringe';
 import { USER_AUTH } from '../../auth/strategies.js';
 import type { FileInfo } from '../../fs/fs.contract.js';
 import { FileSessions } from '../../services/file-sessions.service.js';
-import { toDirEntry } from '../../vfs/file-session.js';
+import { toDirEntry, type FileSession } from '../../vfs/file-session.js';
 import { boolQuery, closeAfter, destroyOnDisconnect, openUserSession, pathQuery, withUserSession } from '../user-session.js';
 
 /** A JSON array streamed page by page (a listing is never held whole). */
@@ -26,6 +26,23 @@ export function jsonArray(pages: AsyncGenerator<FileInfo[]>): Readable {
   );
 }
 
+/**
+ * Answers a directory listing of session `s` (the path resolved by
+ * `dirOf`), streamed; the session closes when the body is sent, or at once
+ * when the listing is refused.
+ */
+export async function listingResponse(request: Request, h: ResponseToolkit, s: FileSession, dirOf: () => Promise<string> | string): Promise<ResponseObject> {
+  try {
+    const body = jsonArray(await s.list(await dirOf()));
+    destroyOnDisconnect(request, body);
+    closeAfter(s, body);
+    return h.response(body).type('application/json');
+  } catch (err) {
+    await s.close();
+    throw err;
+  }
+}
+
 export function userDirRoutes(c: DependencyContainer): ServerRoute[] {
   const sessions = c.resolve(FileSessions);
   return [
@@ -36,16 +53,7 @@ export function userDirRoutes(c: DependencyContainer): ServerRoute[] {
       handler: async (request, h) => {
         const q = request.query as { path: string };
         const s = await openUserSession(sessions, request, `list ${q.path}`);
-        try {
-          const pages = await s.list(s.path(q.path));
-          const body = jsonArray(pages);
-          destroyOnDisconnect(request, body);
-          closeAfter(s, body);
-          return h.response(body).type('application/json');
-        } catch (err) {
-          await s.close();
-          throw err;
-        }
+        return listingResponse(request, h, s, () => s.path(q.path));
       },
     },
     {
