@@ -42,8 +42,8 @@ const ROUNDS = Number(arg('rounds', '2000'));
 const { generateUsers, userName, BENCH_PASSWORD } = await import('./gen-users.mjs');
 const { openOrm, migrate } = await import('../core/src/data/orm.ts');
 const { createTestApp, createPgDatabase } = await import('../core/src/testing.ts');
-const { UserService } = await import('../core/src/services/user.service.ts');
-const { verifyPassword } = await import('../core/src/services/password.ts');
+const { UserService } = await import('../core/src/accounts/user.service.ts');
+const { verifyPassword } = await import('../core/src/auth/password.ts');
 
 // 1. the database, generated directly
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'ferry-users-bench-'));

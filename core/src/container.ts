@@ -8,10 +8,10 @@ import type { SecretsService } from './secrets/secret.js';
 import { EventBus } from './events/event-bus.js';
 import { FsHooks } from './events/fs-hooks.js';
 import { PluginRegistry } from './plugins/registry.js';
-import { ConnectionManager } from './services/connection-manager.js';
+import { ConnectionManager } from './vfs/connection-manager.js';
 import { registerEventServices } from './events/manager/register.js';
-import { BackupService } from './services/backup/backup.service.js';
-import { ShareService } from './services/share.service.js';
+import { BackupService } from './backup/backup.service.js';
+import { ShareService } from './shares/share.service.js';
 
 export interface ContainerParts {
   config: FerryConfig;

@@ -24,8 +24,8 @@ export * from './sdk/index.js';
 // types of the services resolved with them.
 export { TOKENS } from './tokens.js';
 export type { EventAccounts, AccountUser, AccountMount, UserSelection, EventShares, ShareInfo } from './events/manager/accounts.js';
-export type { Mailer, MailMessage, MailAttachment, MailResult } from './services/mailer.js';
-export type { LogRotator, RotateResult } from './services/log-rotator.js';
+export type { Mailer, MailMessage, MailAttachment, MailResult } from './ops/mailer.js';
+export type { LogRotator, RotateResult } from './ops/log-rotator.js';
 export type { RetentionChecks, RetentionCheck, FolderRetention } from './events/manager/retention-checks.js';
 export type { EventRecorder, RecordedEvents, RecordedKind } from './events/manager/recorder.js';
 export type { EventManager, ActionExecution } from './events/manager/event-manager.js';

@@ -9,7 +9,7 @@ import type { FerryConfig } from '../config/schema.js';
 import type { StoredFilesystem } from '../data/entities/index.js';
 import type { Fs } from './fs.contract.js';
 import type { Logger } from '../logger.js';
-import { interpolatePlaceholders } from '../services/effective-user.js';
+import { interpolatePlaceholders } from '../accounts/effective-user.js';
 
 type Obj = Record<string, unknown>;
 

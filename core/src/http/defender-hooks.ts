@@ -2,7 +2,7 @@ import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
 import { clientIp } from '../auth/strategies.js';
-import { DefenderService } from '../services/defender.service.js';
+import { DefenderService } from '../security/defender.service.js';
 
 /** Token routes: a request without any credentials scores `score_no_auth`. */
 const TOKEN_PATHS = new Set(['/api/v2/token', '/api/v2/user/token']);

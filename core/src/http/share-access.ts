@@ -5,8 +5,8 @@ import { clientIp } from '../auth/strategies.js';
 import { FsError, FsErrorCode } from '../fs/fs-error.js';
 import { normalizeVirtualPath, parentPath } from '../fs/path.js';
 import type { Share } from '../data/entities/index.js';
-import { FileSessions } from '../services/file-sessions.service.js';
-import { ShareService, type ShareCredentials } from '../services/share.service.js';
+import { FileSessions } from '../vfs/file-sessions.service.js';
+import { ShareService, type ShareCredentials } from '../shares/share.service.js';
 import type { FileSession } from '../vfs/file-session.js';
 import { openFileSession } from './user-session.js';
 

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream';
 import Joi from 'joi';
 import { clientIp, userOf } from '../auth/strategies.js';
-import { FileSessions } from '../services/file-sessions.service.js';
+import { FileSessions } from '../vfs/file-sessions.service.js';
 import type { FileSession } from '../vfs/file-session.js';
 import { toWellFormed } from '../util/well-formed.js';
 

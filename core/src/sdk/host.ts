@@ -1,8 +1,8 @@
 import type { EventAccounts, EventShares } from '../events/manager/accounts.js';
 import type { RecordedEvents, RecordedKind } from '../events/manager/recorder.js';
 import type { FolderRetention } from '../events/manager/retention-checks.js';
-import type { MailMessage, MailResult } from '../services/mailer.js';
-import type { RotateResult } from '../services/log-rotator.js';
+import type { MailMessage, MailResult } from '../ops/mailer.js';
+import type { RotateResult } from '../ops/log-rotator.js';
 import { TOKENS } from '../tokens.js';
 
 /** Sends mail through the server's SMTP settings (`smtp` in the configuration). */

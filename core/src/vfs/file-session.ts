@@ -8,15 +8,15 @@ import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import type { FsFactory } from '../fs/fs-factory.js';
 import { isSubPath, normalizeVirtualPath, parentPath } from '../fs/path.js';
 import type { Logger } from '../logger.js';
-import type { Connection, ConnectionManager } from '../services/connection-manager.js';
-import type { EffectiveUser } from '../services/effective-user.js';
+import type { Connection, ConnectionManager } from './connection-manager.js';
+import type { EffectiveUser } from '../accounts/effective-user.js';
 import { buildFsEvent, FS_STATUS, publishFsEvent, type FsEventSource } from './fs-events.js';
 import { PatternFilters, type PatternsFilter } from './patterns.js';
 import { PermissionSet, type FilePermission } from './permissions.js';
 import { quotaScope, StorageReservation } from './quota-guard.js';
 import type { PathWrites, QuotaTracker } from './quota-tracker.js';
 import type { UsageStore } from './usage-store.js';
-import type { QuotaService } from '../services/quota.service.js';
+import type { QuotaService } from './quota.service.js';
 import { VirtualFs, type Resolved } from './vfs.js';
 
 export interface FileSessionDeps {

@@ -1,6 +1,6 @@
 import type { EventBus } from '../events/event-bus.js';
 import { nowNanos, type EventProtocol, type FsEvent, type FsEventAction, type FsEventStatus, type FsObjectType } from '../events/event-types.js';
-import type { EffectiveUser } from '../services/effective-user.js';
+import type { EffectiveUser } from '../accounts/effective-user.js';
 import { eventFsPath, type Resolved, type VirtualFs } from './vfs.js';
 
 export const FS_STATUS = { Ok: 1, Error: 2, QuotaExceeded: 3 } as const satisfies Record<string, FsEventStatus>;

@@ -1,9 +1,9 @@
 import { FsError, FsErrorCode } from '../fs/fs-error.js';
-import type { EffectiveUser } from '../services/effective-user.js';
+import type { EffectiveUser } from '../accounts/effective-user.js';
 import type { Mount } from './vfs.js';
 import type { CommitItem, Pair, QuotaTracker } from './quota-tracker.js';
 import type { UsageStore } from './usage-store.js';
-import type { QuotaService } from '../services/quota.service.js';
+import type { QuotaService } from './quota.service.js';
 
 const MB = 1024 * 1024;
 

@@ -3,7 +3,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import type { FileInfo, Fs, PendingUpload, WriteHandle } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { parentPath } from '../fs/path.js';
-import type { ActiveTransfer } from '../services/connection-manager.js';
+import type { ActiveTransfer } from './connection-manager.js';
 import { FS_STATUS } from './fs-events.js';
 import { hookError, type FileSession } from './file-session.js';
 import { quotaScope, StorageReservation, TransferReservation, type QuotaBatch } from './quota-guard.js';

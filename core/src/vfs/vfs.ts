@@ -4,7 +4,7 @@ import { isFsError, FsErrorCode } from '../fs/fs-error.js';
 import { baseName, isSubPath, normalizeVirtualPath } from '../fs/path.js';
 import type { FsFactory, FsOwner } from '../fs/fs-factory.js';
 import type { StoredFilesystem } from '../data/entities/index.js';
-import type { EffectiveUser, EffectiveVirtualFolder } from '../services/effective-user.js';
+import type { EffectiveUser, EffectiveVirtualFolder } from '../accounts/effective-user.js';
 
 const DIR_MODE = 0o040755;
 

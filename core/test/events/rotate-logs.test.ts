@@ -6,7 +6,7 @@ import { createTestApp } from '../../src/testing.js';
 import { createLogger } from '../../src/logger.js';
 import { TOKENS } from '../../src/tokens.js';
 import { EventManager } from '../../src/events/manager/event-manager.js';
-import { LogRotator } from '../../src/services/log-rotator.js';
+import { LogRotator } from '../../src/ops/log-rotator.js';
 
 // Rotate logs (action 15 of @ferry/actions-builtin) with log.file set: the
 // app logs to a real file through the same logger the server builds.

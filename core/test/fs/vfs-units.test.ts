@@ -10,11 +10,11 @@ import { bandwidthFor, Throttle } from '../../src/vfs/throttle.js';
 import { VirtualFs } from '../../src/vfs/vfs.js';
 import { entityTag, ifRangeMatches, noneMatch, notModifiedSince, parseRange } from '../../src/http/range-header.js';
 import { contentDisposition } from '../../src/http/user-session.js';
-import { ConnectionManager } from '../../src/services/connection-manager.js';
-import type { EffectiveUser } from '../../src/services/effective-user.js';
+import { ConnectionManager } from '../../src/vfs/connection-manager.js';
+import type { EffectiveUser } from '../../src/accounts/effective-user.js';
 import type { FsFactory } from '../../src/fs/fs-factory.js';
 import type { UsageStore } from '../../src/vfs/usage-store.js';
-import type { QuotaService } from '../../src/services/quota.service.js';
+import type { QuotaService } from '../../src/vfs/quota.service.js';
 
 t.test('PermissionSet: deepest configured path wins, "*" grants all', async (t) => {
   const p = new PermissionSet({ '/': ['list'], '/a': ['upload'], '/a/b/': ['*'], 'c\\d': ['download'] });

@@ -4,12 +4,12 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { accountsApp, FS_FIXTURE, s3, tmpDir, user, type AccountsApp } from './accounts-helpers.js';
 import { User } from '../../src/data/entities/index.js';
-import { UserService } from '../../src/services/user.service.js';
+import { UserService } from '../../src/accounts/user.service.js';
 import { FsFactory } from '../../src/fs/fs-factory.js';
-import { ConnectionManager } from '../../src/services/connection-manager.js';
-import { QuotaScanService } from '../../src/services/quota-scan.service.js';
-import { ApiKeyService } from '../../src/services/api-key.service.js';
-import { BackupRegistry } from '../../src/services/backup/backup-registry.js';
+import { ConnectionManager } from '../../src/vfs/connection-manager.js';
+import { QuotaScanService } from '../../src/vfs/quota-scan.service.js';
+import { ApiKeyService } from '../../src/accounts/api-key.service.js';
+import { BackupRegistry } from '../../src/backup/registry.js';
 
 const backupsA = tmpDir('ferry-bk-a-');
 const backupsB = tmpDir('ferry-bk-b-');

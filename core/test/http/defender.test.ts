@@ -7,7 +7,7 @@ import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { IpBlockedEvent } from '../../src/events/event-types.js';
 import { EventManager } from '../../src/events/manager/event-manager.js';
-import { DefenderService, defenderHostId, defenderHostIp, defenderIpOfId } from '../../src/services/defender.service.js';
+import { DefenderService, defenderHostId, defenderHostIp, defenderIpOfId } from '../../src/security/defender.service.js';
 import { loadConfig } from '../../src/config/load.js';
 
 const MINUTE = 60_000;

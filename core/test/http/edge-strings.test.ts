@@ -3,13 +3,13 @@ import { addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { ProviderEvent } from '../../src/events/event-types.js';
-import { RoleService } from '../../src/services/role.service.js';
-import { GroupService } from '../../src/services/group.service.js';
-import { FolderService } from '../../src/services/folder.service.js';
-import { UserService } from '../../src/services/user.service.js';
-import { AdminService } from '../../src/services/admin.service.js';
-import { EventActionService } from '../../src/services/event-action.service.js';
-import { EventRuleService } from '../../src/services/event-rule.service.js';
+import { RoleService } from '../../src/accounts/role.service.js';
+import { GroupService } from '../../src/accounts/group.service.js';
+import { FolderService } from '../../src/accounts/folder.service.js';
+import { UserService } from '../../src/accounts/user.service.js';
+import { AdminService } from '../../src/accounts/admin.service.js';
+import { EventActionService } from '../../src/events/event-action.service.js';
+import { EventRuleService } from '../../src/events/event-rule.service.js';
 
 /**
  * Strings are checked once at the edge (core/src/http/input-check.ts and

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { accountsApp, s3, user } from './accounts-helpers.js';
-import { UserService } from '../../src/services/user.service.js';
+import { UserService } from '../../src/accounts/user.service.js';
 
 const ta = await accountsApp();
 t.teardown(() => ta.close());

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { accountsApp, user, type AccountsApp } from './accounts-helpers.js';
 import { createTestApp, usePostgres, type TestApp } from '../../src/testing.js';
-import { IpListService } from '../../src/services/ip-list.service.js';
+import { IpListService } from '../../src/security/ip-list.service.js';
 import { canonicalIpNet, IpNetIndex, parseIpNet } from '../../src/util/ip-net.js';
 
 const A = await accountsApp();

@@ -11,7 +11,7 @@ import type { EventBus } from '../../src/events/event-bus.js';
 import type { LogEvent } from '../../src/events/event-types.js';
 import { Setting } from '../../src/data/entities/index.js';
 import { loadConfig } from '../../src/config/load.js';
-import { claimAt, customFields, loginKind, roleValues } from '../../src/services/oidc-claims.js';
+import { claimAt, customFields, loginKind, roleValues } from '../../src/auth/oidc/oidc-claims.js';
 import { insertUserRow } from '../helpers/user-rows.js';
 
 // ---- a real OpenID provider (oidc-provider), in process on 127.0.0.1 ----

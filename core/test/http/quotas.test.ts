@@ -3,9 +3,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { accountsApp, fixture, holdScans, s3, tmpDir, user } from './accounts-helpers.js';
 import { createTestApp } from '../../src/testing.js';
-import { QuotaService } from '../../src/services/quota.service.js';
-import { QuotaScanService } from '../../src/services/quota-scan.service.js';
-import { UserService } from '../../src/services/user.service.js';
+import { QuotaService } from '../../src/vfs/quota.service.js';
+import { QuotaScanService } from '../../src/vfs/quota-scan.service.js';
+import { UserService } from '../../src/accounts/user.service.js';
 
 const ta = await accountsApp();
 t.teardown(() => ta.close());

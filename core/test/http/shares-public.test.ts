@@ -7,7 +7,7 @@ import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { FsEvent } from '../../src/events/event-types.js';
 import { Share } from '../../src/data/entities/index.js';
-import { ConnectionManager } from '../../src/services/connection-manager.js';
+import { ConnectionManager } from '../../src/vfs/connection-manager.js';
 
 const ta = await fileApp();
 t.teardown(() => ta.close());

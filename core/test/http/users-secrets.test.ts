@@ -4,8 +4,8 @@ import path from 'node:path';
 import { accountsApp, fixture, s3, tmpDir, user } from './accounts-helpers.js';
 import { createLogger } from '../../src/logger.js';
 import { FsFactory } from '../../src/fs/fs-factory.js';
-import { UserService } from '../../src/services/user.service.js';
-import { QuotaScanService } from '../../src/services/quota-scan.service.js';
+import { UserService } from '../../src/accounts/user.service.js';
+import { QuotaScanService } from '../../src/vfs/quota-scan.service.js';
 
 const ta = await accountsApp();
 t.teardown(() => ta.close());

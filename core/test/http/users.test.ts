@@ -1,6 +1,6 @@
 import t from 'tap';
 import { accountsApp, user } from './accounts-helpers.js';
-import { ConnectionManager } from '../../src/services/connection-manager.js';
+import { ConnectionManager } from '../../src/vfs/connection-manager.js';
 import { User } from '../../src/data/entities/index.js';
 
 const ta = await accountsApp();

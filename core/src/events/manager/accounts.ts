@@ -4,10 +4,10 @@ import { TOKENS } from '../../tokens.js';
 import { Folder, Group, Role, User, UserGroup } from '../../data/entities/index.js';
 import { FsFactory } from '../../fs/fs-factory.js';
 import type { Fs } from '../../fs/fs.contract.js';
-import { SYSTEM_ACTOR, type Actor } from '../../services/provider-events.service.js';
-import { UserService } from '../../services/user.service.js';
-import { QuotaScanService } from '../../services/quota-scan.service.js';
-import { QuotaService } from '../../services/quota.service.js';
+import { SYSTEM_ACTOR, type Actor } from '../provider-events.service.js';
+import { UserService } from '../../accounts/user.service.js';
+import { QuotaScanService } from '../../vfs/quota-scan.service.js';
+import { QuotaService } from '../../vfs/quota.service.js';
 import { userMatchesConditions } from './conditions.js';
 import type { ConditionPattern } from './patterns.js';
 

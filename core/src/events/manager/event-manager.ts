@@ -14,7 +14,7 @@ import type { ActionContext, ActionResult } from '../action.contract.js';
 import type { CertificateEvent, FsEvent, IdpLoginEvent, IpBlockedEvent, ProviderEvent } from '../event-types.js';
 import { nowNanos } from '../event-types.js';
 import { EventRuleAction, EventRuleRecord } from '../../data/entities/index.js';
-import type { Actor } from '../../services/provider-events.service.js';
+import type { Actor } from '../provider-events.service.js';
 import { BoundedQueue } from './queue.js';
 import { buildParams } from './context.js';
 import { mapField } from './fields.js';

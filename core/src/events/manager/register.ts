@@ -4,8 +4,8 @@ import { EventManager } from './event-manager.js';
 import { EventScheduler } from './scheduler.js';
 import { EventRecorder } from './recorder.js';
 import { RetentionChecks } from './retention-checks.js';
-import { Mailer } from '../../services/mailer.js';
-import { LogRotator } from '../../services/log-rotator.js';
+import { Mailer } from '../../ops/mailer.js';
+import { LogRotator } from '../../ops/log-rotator.js';
 import { FsFactory } from '../../fs/fs-factory.js';
 import { DbEventAccounts } from './accounts.js';
 

@@ -2,11 +2,11 @@ import type { Request, ServerRoute } from '@hapi/hapi';
 import Boom from '@hapi/boom';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { AdminService } from '../../services/admin.service.js';
+import { AdminService } from '../../accounts/admin.service.js';
 import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
-import { listQuery, objectName, listParams, pathParam } from '../schemas/common.js';
-import { adminInput, adminProfileInput, pwdChangeInput, type AdminInput } from '../schemas/admins.js';
+import { listQuery, objectName, listParams, pathParam } from '../../util/common.input.js';
+import { adminInput, adminProfileInput, pwdChangeInput, type AdminInput } from '../../accounts/admin.input.js';
 import { locationOf, renderCreated } from '../location.js';
 
 const usernameParam = Joi.object({ username: objectName.required() });

@@ -1,11 +1,11 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { ApiKeyService, type ApiKeyInput } from '../../services/api-key.service.js';
+import { ApiKeyService, type ApiKeyInput } from '../../accounts/api-key.service.js';
 import { ADMIN_BEARER_ONLY, adminOf } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
-import { listQuery, listParams, pathParam } from '../schemas/common.js';
-import { apiKeyInput } from '../schemas/api-keys.js';
+import { listQuery, listParams, pathParam } from '../../util/common.input.js';
+import { apiKeyInput } from '../../accounts/api-key.input.js';
 import { locationOf } from '../location.js';
 
 const idParam = Joi.object({ id: Joi.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).required() });

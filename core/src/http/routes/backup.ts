@@ -1,12 +1,12 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import Boom from '@hapi/boom';
 import type { DependencyContainer } from 'tsyringe';
-import { BackupService, type ScanQuotaMode } from '../../services/backup/backup.service.js';
-import type { RestoreMode } from '../../services/backup/backup-registry.js';
+import { BackupService, type ScanQuotaMode } from '../../backup/backup.service.js';
+import type { RestoreMode } from '../../backup/registry.js';
 import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
 import { isSuperAdmin } from '../../auth/permissions.js';
 import { actorOf } from '../server.js';
-import { dumpQuery, loadBodyQuery, loadFileQuery } from '../schemas/backup.js';
+import { dumpQuery, loadBodyQuery, loadFileQuery } from '../../backup/backup.input.js';
 
 /** A backup spans every role: only admins with `*` and no role dump or restore. */
 function superOnly(request: Request): void {

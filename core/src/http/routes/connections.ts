@@ -3,9 +3,9 @@ import Boom from '@hapi/boom';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
-import { ConnectionManager, type Connection } from '../../services/connection-manager.js';
+import { ConnectionManager, type Connection } from '../../vfs/connection-manager.js';
 import type { AdminIdentity } from '../../auth/credentials.js';
-import { pathParam } from '../schemas/common.js';
+import { pathParam } from '../../util/common.input.js';
 
 /** An admin with a role sees (and closes) only the connections of users with that role. */
 function visibleTo(admin: AdminIdentity, c: Connection): boolean {

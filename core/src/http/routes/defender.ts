@@ -2,8 +2,8 @@ import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
 import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
-import { DefenderService } from '../../services/defender.service.js';
-import { defenderHostParams } from '../schemas/defender.js';
+import { DefenderService } from '../../security/defender.service.js';
+import { defenderHostParams } from '../../security/defender.input.js';
 
 const view = { ferry: { permission: 'view_defender' as const } };
 const manage = { ferry: { permission: 'manage_defender' as const } };

@@ -1,11 +1,11 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { FolderService } from '../../services/folder.service.js';
+import { FolderService } from '../../accounts/folder.service.js';
 import { ADMIN_AUTH } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
-import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../schemas/common.js';
-import { folderCreateInput, folderInput, type FolderInput } from '../schemas/folders.js';
+import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../../util/common.input.js';
+import { folderCreateInput, folderInput, type FolderInput } from '../../accounts/folder.input.js';
 import { wantsConfidential } from './users.js';
 import { locationOf, renderCreated } from '../location.js';
 

@@ -1,6 +1,6 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
-import { IpListService, renderIpListEntry } from '../../services/ip-list.service.js';
+import { IpListService, renderIpListEntry } from '../../security/ip-list.service.js';
 import { ADMIN_AUTH } from '../../auth/strategies.js';
 import { actorOf } from '../server.js';
 import {
@@ -12,7 +12,7 @@ import {
   type IpListEntryInput,
   type IpListQuery,
   type IpListType,
-} from '../schemas/ip-lists.js';
+} from '../../security/ip-list.input.js';
 import { locationOf } from '../location.js';
 
 const perm = { ferry: { permission: 'manage_ip_lists' as const } };

@@ -4,8 +4,8 @@ import type { DependencyContainer } from 'tsyringe';
 import type { HttpBinding } from '../../config/schema.js';
 import type { OidcBindingConfig } from '../../config/oidc.schema.js';
 import { clientIp } from '../../auth/strategies.js';
-import { OidcLoginError, OidcService, OIDC_CALLBACK_PATH, type OidcCallbackQuery } from '../../services/oidc.service.js';
-import type { OidcLoginKind } from '../../services/oidc-claims.js';
+import { OidcLoginError, OidcService, OIDC_CALLBACK_PATH, type OidcCallbackQuery } from '../../auth/oidc/oidc.service.js';
+import type { OidcLoginKind } from '../../auth/oidc/oidc-claims.js';
 
 const STATUS_ERROR: Record<OidcLoginError['status'], string> = {
   400: 'Bad Request',

@@ -2,11 +2,11 @@ import type { ServerRoute } from '@hapi/hapi';
 import Boom from '@hapi/boom';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { QuotaService, type QuotaUsage, type TransferQuotaUsage, type UsageMode } from '../../services/quota.service.js';
-import { QuotaScanService } from '../../services/quota-scan.service.js';
+import { QuotaService, type QuotaUsage, type TransferQuotaUsage, type UsageMode } from '../../vfs/quota.service.js';
+import { QuotaScanService } from '../../vfs/quota-scan.service.js';
 import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
-import { objectName, pathParam } from '../schemas/common.js';
-import { quotaUsageInput, transferUsageInput, usageModeQuery } from '../schemas/quotas.js';
+import { objectName, pathParam } from '../../util/common.input.js';
+import { quotaUsageInput, transferUsageInput, usageModeQuery } from '../../vfs/quota.input.js';
 
 const usernameParam = Joi.object({ username: objectName.required() });
 const nameParam = Joi.object({ name: objectName.required() });

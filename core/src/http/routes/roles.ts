@@ -2,12 +2,12 @@ import type { ServerRoute } from '@hapi/hapi';
 import Boom from '@hapi/boom';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { RoleService, type RoleInput } from '../../services/role.service.js';
+import { RoleService, type RoleInput } from '../../accounts/role.service.js';
 import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
 import { isSuperAdmin } from '../../auth/permissions.js';
 import { actorOf } from '../server.js';
-import { listQuery, objectName, listParams, pathParam } from '../schemas/common.js';
-import { roleInput } from '../schemas/roles.js';
+import { listQuery, objectName, listParams, pathParam } from '../../util/common.input.js';
+import { roleInput } from '../../accounts/role.input.js';
 import { locationOf, renderCreated } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });

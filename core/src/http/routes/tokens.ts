@@ -1,8 +1,8 @@
 import type { ServerRoute, Request } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
-import { TokenService } from '../../services/token.service.js';
-import { AdminService } from '../../services/admin.service.js';
-import { UserAuthService } from '../../services/user-auth.service.js';
+import { TokenService } from '../../auth/token.service.js';
+import { AdminService } from '../../accounts/admin.service.js';
+import { UserAuthService } from '../../auth/user-auth.service.js';
 import type { FerryCredentials } from '../../auth/credentials.js';
 import { Errors } from '../errors.js';
 

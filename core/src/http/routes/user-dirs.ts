@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { DependencyContainer } from 'tsyringe';
 import { USER_AUTH } from '../../auth/strategies.js';
 import type { FileInfo } from '../../fs/fs.contract.js';
-import { FileSessions } from '../../services/file-sessions.service.js';
+import { FileSessions } from '../../vfs/file-sessions.service.js';
 import { toDirEntry, type FileSession } from '../../vfs/file-session.js';
 import { boolQuery, closeAfter, destroyOnDisconnect, openUserSession, pathQuery, withUserSession } from '../user-session.js';
 

@@ -7,7 +7,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { USER_AUTH } from '../../auth/strategies.js';
 import { FsError, FsErrorCode } from '../../fs/fs-error.js';
 import { baseName, joinVirtualPath } from '../../fs/path.js';
-import { FileSessions } from '../../services/file-sessions.service.js';
+import { FileSessions } from '../../vfs/file-sessions.service.js';
 import type { FileSession } from '../../vfs/file-session.js';
 import { QuotaBatch } from '../../vfs/quota-guard.js';
 import { openDownload, prepareDownload, uploadFile } from '../../vfs/transfers.js';

@@ -2,11 +2,11 @@ import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { USER_AUTH, userOf } from '../../auth/strategies.js';
-import { FileSessions } from '../../services/file-sessions.service.js';
-import { ShareService } from '../../services/share.service.js';
+import { FileSessions } from '../../vfs/file-sessions.service.js';
+import { ShareService } from '../../shares/share.service.js';
 import { actorOf } from '../server.js';
-import { listParams, listQuery, pathParam } from '../schemas/common.js';
-import { shareId, shareInput, type ShareInput } from '../schemas/shares.js';
+import { listParams, listQuery, pathParam } from '../../util/common.input.js';
+import { shareId, shareInput, type ShareInput } from '../../shares/share.input.js';
 import { withUserSession } from '../user-session.js';
 import { locationOf } from '../location.js';
 

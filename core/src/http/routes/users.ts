@@ -1,12 +1,12 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { UserService } from '../../services/user.service.js';
+import { UserService } from '../../accounts/user.service.js';
 import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
 import { hasAdminPermission } from '../../auth/permissions.js';
 import { actorOf } from '../server.js';
-import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../schemas/common.js';
-import { disconnectQuery, userCreateInput, userUpdateInput, type UserInput } from '../schemas/users.js';
+import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../../util/common.input.js';
+import { disconnectQuery, userCreateInput, userUpdateInput, type UserInput } from '../../accounts/user.input.js';
 import { locationOf, renderCreated } from '../location.js';
 
 const usernameParam = Joi.object({ username: objectName.required() });

@@ -1,0 +1,77 @@
+import Boom from '@hapi/boom';
+import { inject, injectable } from 'tsyringe';
+import type { MikroORM } from '@mikro-orm/core';
+import { TOKENS } from '../tokens.js';
+import { User } from '../data/entities/index.js';
+import { hashPassword, verifyPassword } from '../auth/password.js';
+import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
+import { FileSessions } from '../vfs/file-sessions.service.js';
+
+export interface UserProfile {
+  email: string;
+  allow_api_key_auth: boolean;
+  public_keys: string[];
+}
+
+/** A user's self-service settings (profile, password), limited by the web client options of the account. */
+@injectable()
+export class UserProfileService {
+  constructor(
+    @inject(TOKENS.Orm) private readonly orm: MikroORM,
+    @inject(ProviderEventsService) private readonly events: ProviderEventsService,
+    @inject(FileSessions) private readonly sessions: FileSessions,
+  ) {}
+
+  private async restrictions(username: string): Promise<Set<string>> {
+    const eff = await this.sessions.effectiveUser(username);
+    return new Set((eff?.filters.web_client as string[] | undefined) ?? []);
+  }
+
+  private async load(username: string) {
+    const em = this.orm.em.fork();
+    const user = await em.findOne(User, { username });
+    if (!user) throw Boom.notFound(`user "${username}" not found`);
+    return { em, user };
+  }
+
+  async get(username: string): Promise<UserProfile> {
+    const { user } = await this.load(username);
+    const f = user.filters as { allow_api_key_auth?: boolean };
+    return { email: user.email, allow_api_key_auth: f.allow_api_key_auth ?? false, public_keys: user.public_keys ?? [] };
+  }
+
+  /**
+   * Updates the profile. Fields the account may not change (web client
+   * options info-change-disabled, api-key-auth-change-disabled,
+   * publickey-change-disabled) are left as they are; when none may change
+   * the update is refused.
+   */
+  async update(username: string, p: Partial<UserProfile>, actor: Actor): Promise<void> {
+    const wc = await this.restrictions(username);
+    const canInfo = !wc.has('info-change-disabled');
+    const canKeys = !wc.has('publickey-change-disabled');
+    const canApiKey = !wc.has('api-key-auth-change-disabled');
+    if (!canInfo && !canKeys && !canApiKey) throw Boom.forbidden('this account is not allowed to change its profile');
+    const { em, user } = await this.load(username);
+    if (canInfo && p.email !== undefined) user.email = p.email;
+    if (canKeys && p.public_keys !== undefined) user.public_keys = p.public_keys;
+    if (canApiKey && p.allow_api_key_auth !== undefined) user.filters = { ...user.filters, allow_api_key_auth: p.allow_api_key_auth };
+    user.updated_at = Date.now();
+    await em.flush();
+    this.events.emit('update', 'user', username, { username, email: user.email, public_keys: user.public_keys }, actor);
+  }
+
+  async changePassword(username: string, current: string, next: string, actor: Actor): Promise<void> {
+    const wc = await this.restrictions(username);
+    if (wc.has('password-change-disabled')) throw Boom.forbidden('this account is not allowed to change its password');
+    const { em, user } = await this.load(username);
+    if (!(await verifyPassword(user.password_hash, current))) throw Boom.forbidden('the current password does not match');
+    if (current === next) throw Boom.badRequest('the new password must differ from the current one');
+    user.password_hash = await hashPassword(next);
+    user.last_password_change = Date.now();
+    user.filters = { ...user.filters, require_password_change: false };
+    user.updated_at = Date.now();
+    await em.flush();
+    this.events.emit('update', 'user', username, { username }, actor);
+  }
+}

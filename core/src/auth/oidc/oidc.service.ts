@@ -1,0 +1,216 @@
+import { inject, injectable } from 'tsyringe';
+import * as oidc from 'openid-client';
+import { TOKENS } from '../../tokens.js';
+import type { OidcBindingConfig } from '../../config/oidc.schema.js';
+import type { Logger } from '../../logger.js';
+import type { EventBus } from '../../events/event-bus.js';
+import { nowNanos, type IdpLoginEvent } from '../../events/event-types.js';
+import { EventActionError, EventManager } from '../../events/manager/event-manager.js';
+import { ipMatcher } from '../../util/ip.js';
+import { AdminService } from '../../accounts/admin.service.js';
+import { UserAuthService, loginRefusal } from '../user-auth.service.js';
+import { TokenService, type IssuedToken } from '../token.service.js';
+import { OidcStateStore } from './oidc-state.service.js';
+import { claimAt, customFields, loginKind, roleValues, type OidcLoginKind } from './oidc-claims.js';
+
+export const OIDC_CALLBACK_PATH = '/api/v2/oidc/callback';
+
+/** A refused OIDC login: the HTTP status and the message the client may read. */
+export class OidcLoginError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 502,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OidcLoginError';
+  }
+}
+
+/** Query of the callback as the identity provider sends it. */
+export interface OidcCallbackQuery {
+  state: string;
+  code?: string;
+  error?: string;
+}
+
+const clientKey = (o: OidcBindingConfig) => `${o.config_url} ${o.client_id}`;
+const callbackUrl = (o: OidcBindingConfig) => new URL(o.redirect_base_url.replace(/\/+$/, '') + OIDC_CALLBACK_PATH);
+
+/** openid-client failures that mean the provider could not be reached or answered nonsense. */
+const GATEWAY_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_IS_NOT_JSON', 'OAUTH_RESPONSE_IS_NOT_CONFORM', 'OAUTH_INVALID_SERVER_METADATA']);
+
+/**
+ * OpenID Connect authorization-code login with PKCE (docs/oidc.md): builds
+ * the authorization request, and on the callback exchanges the code,
+ * validates the ID token (signature with the provider's JWKS, iss, aud, exp,
+ * nonce), maps the claims to an admin or user login, runs the trigger-7 sync
+ * rules (which may refuse the login or provision the account), publishes the
+ * idp-login event and issues a Ferry token.
+ */
+@injectable()
+export class OidcService {
+  private readonly configs = new Map<string, Promise<oidc.Configuration>>();
+  private readonly log: Logger;
+
+  constructor(
+    @inject(TOKENS.Logger) logger: Logger,
+    @inject(TOKENS.EventBus) private readonly bus: EventBus,
+    @inject(TOKENS.InstanceId) private readonly instanceId: string,
+    @inject(TOKENS.EventManager) private readonly events: EventManager,
+    @inject(OidcStateStore) private readonly states: OidcStateStore,
+    @inject(AdminService) private readonly admins: AdminService,
+    @inject(UserAuthService) private readonly users: UserAuthService,
+    @inject(TokenService) private readonly tokens: TokenService,
+  ) {
+    this.log = logger.child({ component: 'oidc' });
+  }
+
+  /** The provider's configuration, discovered once per issuer and client (a failed discovery is retried next time). */
+  private configuration(o: OidcBindingConfig): Promise<oidc.Configuration> {
+    const key = JSON.stringify([o.config_url, o.client_id, o.client_secret, o.allow_insecure_http, o.insecure_skip_signature_check]);
+    let p = this.configs.get(key);
+    if (!p) {
+      const execute: ((c: oidc.Configuration) => void)[] = [];
+      if (o.allow_insecure_http) execute.push(oidc.allowInsecureRequests);
+      if (!o.insecure_skip_signature_check) execute.push(oidc.enableNonRepudiationChecks);
+      const auth = o.client_secret ? oidc.ClientSecretBasic(o.client_secret) : oidc.None();
+      p = oidc.discovery(new URL(o.config_url), o.client_id, undefined, auth, { execute, timeout: 15 });
+      p.catch((err: unknown) => {
+        this.configs.delete(key);
+        this.log.warn({ err: errText(err), issuer: o.config_url }, 'OIDC discovery failed');
+      });
+      this.configs.set(key, p);
+    }
+    return p.catch(() => {
+      throw new OidcLoginError(502, `the identity provider at ${o.config_url} could not be reached or its discovery document is invalid`);
+    });
+  }
+
+  /** Starts a login: stores state, nonce and PKCE verifier, returns the provider's authorization URL. */
+  async start(o: OidcBindingConfig, target: OidcLoginKind): Promise<URL> {
+    const cfg = await this.configuration(o);
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    const verifier = oidc.randomPKCECodeVerifier();
+    await this.states.put(state, {
+      nonce,
+      pkce_verifier: verifier,
+      target,
+      client: clientKey(o),
+      expires_at: Date.now() + o.state_ttl * 1000,
+    });
+    return oidc.buildAuthorizationUrl(cfg, {
+      redirect_uri: callbackUrl(o).href,
+      scope: o.scopes.join(' '),
+      state,
+      nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+  }
+
+  /** Finishes a login from the callback's query string; throws OidcLoginError when refused. */
+  async finish(o: OidcBindingConfig, query: OidcCallbackQuery, rawSearch: string, ip: string): Promise<IssuedToken> {
+    const pending = await this.states.take(query.state);
+    if (!pending) throw new OidcLoginError(400, 'unknown, expired or already used OIDC state: start the login again');
+    if (pending.client !== clientKey(o)) throw new OidcLoginError(400, 'this OIDC login was started for another identity provider or client');
+    if (query.error) throw new OidcLoginError(401, `the identity provider refused the login: ${query.error}`);
+    if (!query.code) throw new OidcLoginError(400, '"code" is required');
+
+    const cfg = await this.configuration(o);
+    const current = callbackUrl(o);
+    current.search = rawSearch;
+    let claims: Record<string, unknown>;
+    try {
+      const res = await oidc.authorizationCodeGrant(cfg, current, {
+        pkceCodeVerifier: pending.pkce_verifier,
+        expectedState: query.state,
+        expectedNonce: pending.nonce,
+      });
+      claims = (res.claims() ?? {}) as Record<string, unknown>;
+    } catch (err) {
+      throw this.grantError(err, o);
+    }
+
+    const username = claimAt(claims, o.username_field);
+    if (typeof username !== 'string' || !username) {
+      throw new OidcLoginError(401, `the ID token has no "${o.username_field}" claim (httpd binding oidc.username_field)`);
+    }
+    const kind = loginKind(o, claims, pending.target);
+    if (pending.target !== kind) {
+      throw new OidcLoginError(403, `the identity provider's role claim makes "${username}" ${kind === 'admin' ? 'an admin' : 'a user'}, not ${pending.target === 'admin' ? 'an admin' : 'a user'}`);
+    }
+    const email = claimAt(claims, 'email');
+    const event: IdpLoginEvent = {
+      timestamp: nowNanos(),
+      kind,
+      username,
+      email: typeof email === 'string' ? email : undefined,
+      role: roleValues(claims, o.role_field).join(','),
+      ip,
+      fields: customFields(claims, o.custom_fields),
+      instance_id: this.instanceId,
+    };
+    try {
+      await this.events.runIdpLoginSync(event);
+    } catch (err) {
+      if (err instanceof EventActionError) {
+        this.log.warn({ err: err.message, username, kind }, 'OIDC login aborted by an event rule');
+        throw new OidcLoginError(403, `login ${err.clientMessage}`);
+      }
+      throw err;
+    }
+    this.bus.publish('idp-login', event);
+    return kind === 'admin' ? this.adminToken(username, ip) : this.userToken(username, ip);
+  }
+
+  private async adminToken(username: string, ip: string): Promise<IssuedToken> {
+    const admin = await this.admins.findByUsername(username);
+    if (!admin) throw new OidcLoginError(401, `no admin "${username}" exists in Ferry`);
+    if (admin.status !== 1) throw new OidcLoginError(403, `the admin "${username}" is disabled`);
+    const allow = admin.filters.allow_list ?? [];
+    if (allow.length && !ipMatcher(allow)(ip)) throw new OidcLoginError(403, `login from ${ip} is not allowed for this admin`);
+    await this.admins.touchLogin(admin.id);
+    this.logLogin(username, ip, 'admin OIDC login', admin.role?.name ?? '');
+    return this.tokens.issue('admin', admin.username, admin.id);
+  }
+
+  private async userToken(username: string, ip: string): Promise<IssuedToken> {
+    const user = await this.users.findByUsername(username);
+    if (!user) throw new OidcLoginError(401, `no user "${username}" exists in Ferry`);
+    const refusal = loginRefusal(await this.users.loginView(user), ip);
+    if (refusal) throw new OidcLoginError(403, refusal);
+    await this.users.touchLogin(user.id);
+    this.logLogin(username, ip, 'user OIDC login', user.role?.name ?? '');
+    return this.tokens.issue('user', user.username, user.id);
+  }
+
+  private logLogin(username: string, ip: string, message: string, role: string): void {
+    this.bus.publish('log', { timestamp: nowNanos(), event: 5, protocol: 'OIDC', username, ip, message, role, instance_id: this.instanceId });
+  }
+
+  /** Maps an openid-client failure to a client answer (the provider's own error texts are codes, not secrets). */
+  private grantError(err: unknown, o: OidcBindingConfig): OidcLoginError {
+    if (err instanceof oidc.AuthorizationResponseError) return new OidcLoginError(401, `the identity provider refused the login: ${err.error}`);
+    if (err instanceof oidc.ResponseBodyError) {
+      return new OidcLoginError(401, `the identity provider refused the code exchange: ${err.error}`);
+    }
+    const code = (err as { code?: string }).code;
+    this.log.warn({ err: errText(err), code, issuer: o.config_url }, 'OIDC code exchange failed');
+    if (!(err instanceof oidc.ClientError) || !code || GATEWAY_CODES.has(code)) {
+      return new OidcLoginError(502, `the identity provider at ${o.config_url} could not be reached or answered an invalid response`);
+    }
+    return new OidcLoginError(401, `the identity provider's response failed validation: ${errText(err)}`);
+  }
+}
+
+/** An error's message with the messages of its causes (oauth4webapi keeps the precise reason in `cause`). */
+function errText(err: unknown): string {
+  const parts: string[] = [];
+  let cur: unknown = err;
+  for (let i = 0; i < 3 && cur instanceof Error; i++) {
+    if (!parts.includes(cur.message)) parts.push(cur.message);
+    cur = cur.cause;
+  }
+  return parts.join(': ') || String(err);
+}

@@ -1,0 +1,61 @@
+import crypto from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { inject, injectable } from 'tsyringe';
+import type { MikroORM } from '@mikro-orm/core';
+import { TOKENS } from '../tokens.js';
+import type { FerryConfig } from '../config/schema.js';
+import { RevokedToken } from '../data/entities/index.js';
+import { SettingsService } from '../ops/settings.service.js';
+
+export type TokenAudience = 'admin' | 'user';
+
+export interface TokenClaims {
+  sub: string;
+  aud: TokenAudience;
+  jti: string;
+  iat: number;
+  exp: number;
+  /** Account id, to notice a deleted and re-created account. */
+  uid: number;
+}
+
+export interface IssuedToken {
+  access_token: string;
+  expires_at: string;
+}
+
+/** Short-lived JWTs (HS256) with database-backed revocation shared by every node. */
+@injectable()
+export class TokenService {
+  private key?: string;
+
+  constructor(
+    @inject(TOKENS.Orm) private readonly orm: MikroORM,
+    @inject(TOKENS.Config) private readonly config: FerryConfig,
+    @inject(SettingsService) private readonly settings: SettingsService,
+  ) {}
+
+  async signingKey(): Promise<string> {
+    this.key ??= await this.settings.signingKey(this.config.httpd.signing_passphrase);
+    return this.key;
+  }
+
+  async issue(aud: TokenAudience, username: string, uid: number): Promise<IssuedToken> {
+    const now = Math.floor(Date.now() / 1000);
+    const exp = now + this.config.httpd.token_lifetime * 60;
+    const claims: TokenClaims = { sub: username, aud, jti: crypto.randomBytes(16).toString('hex'), iat: now, exp, uid };
+    const access_token = jwt.sign(claims, await this.signingKey(), { algorithm: 'HS256', noTimestamp: true });
+    return { access_token, expires_at: new Date(exp * 1000).toISOString() };
+  }
+
+  async isRevoked(jti: string): Promise<boolean> {
+    return (await this.orm.em.fork().count(RevokedToken, { jti })) > 0;
+  }
+
+  async revoke(jti: string, expSeconds: number): Promise<void> {
+    const em = this.orm.em.fork();
+    if (await em.count(RevokedToken, { jti })) return;
+    await em.insert(RevokedToken, { jti, expires_at: expSeconds * 1000 });
+    await em.nativeDelete(RevokedToken, { expires_at: { $lt: Date.now() } });
+  }
+}

@@ -1,0 +1,58 @@
+import { inject, injectable } from 'tsyringe';
+import type { MikroORM } from '@mikro-orm/core';
+import { TOKENS } from '../tokens.js';
+import { User, Role } from '../data/entities/index.js';
+import type { UserIdentity } from './credentials.js';
+import { ipMatcher } from '../util/ip.js';
+import { burnPasswordCheck, verifyPassword } from './password.js';
+import { UserService } from '../accounts/user.service.js';
+import type { EffectiveUser } from '../accounts/effective-user.js';
+
+/** What login checks read: a User, or better its EffectiveUser (groups' filters and expiration merged). */
+export type LoginState = Pick<User, 'status' | 'expiration_date' | 'filters'>;
+
+/** Why a user may not log in now, or null when they may. */
+export function loginRefusal(user: LoginState, ip: string, protocol = 'HTTP', now = Date.now()): string | null {
+  if (user.status !== 1) return 'the account is disabled';
+  if (user.expiration_date && user.expiration_date <= now) return 'the account has expired';
+  const f = user.filters as { denied_protocols?: string[]; allowed_ip?: string[]; denied_ip?: string[] };
+  if (f.denied_protocols?.includes(protocol)) return `protocol ${protocol} is not allowed for this account`;
+  if (f.denied_ip?.length && ipMatcher(f.denied_ip)(ip)) return `login from ${ip} is not allowed`;
+  if (f.allowed_ip?.length && !ipMatcher(f.allowed_ip)(ip)) return `login from ${ip} is not allowed`;
+  return null;
+}
+
+/** Password and state checks for user logins (the user CRUD lives in UserService). */
+@injectable()
+export class UserAuthService {
+  constructor(
+    @inject(TOKENS.Orm) private readonly orm: MikroORM,
+    @inject(UserService) private readonly users: UserService,
+  ) {}
+
+  /** The user merged with its groups (filters, limits, expiration) without virtual folders: what login checks apply to. */
+  async loginView(user: User): Promise<EffectiveUser> {
+    return this.users.effectiveOf(user, { folders: false });
+  }
+
+  async findByUsername(username: string): Promise<User | null> {
+    return this.orm.em.fork().findOne(User, { username }, { populate: ['role'] });
+  }
+
+  async checkPassword(username: string, password: string): Promise<User | null> {
+    const user = await this.findByUsername(username);
+    if (!user || !user.password_hash) {
+      await burnPasswordCheck(password);
+      return null;
+    }
+    return (await verifyPassword(user.password_hash, password)) ? user : null;
+  }
+
+  async touchLogin(id: number): Promise<void> {
+    await this.orm.em.fork().nativeUpdate(User, { id }, { last_login: Date.now() });
+  }
+
+  identity(user: User): UserIdentity {
+    return { id: user.id, username: user.username, role: user.role ? (user.role as Role).name : '' };
+  }
+}

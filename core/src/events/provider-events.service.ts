@@ -1,0 +1,44 @@
+import { inject, injectable } from 'tsyringe';
+import { TOKENS } from '../tokens.js';
+import type { EventBus } from './event-bus.js';
+import type { ProviderEventAction, ProviderObjectType } from './event-types.js';
+import { nowNanos } from './event-types.js';
+import { redactSecrets } from '../secrets/redact.js';
+
+/** Who performed a change, for provider events and audit logs. */
+export interface Actor {
+  username: string;
+  ip: string;
+  role: string;
+}
+
+export const SYSTEM_ACTOR: Actor = { username: '', ip: '', role: '' };
+
+/** Publishes provider events (add/update/delete of stored objects) on the bus, secrets redacted. */
+@injectable()
+export class ProviderEventsService {
+  constructor(
+    @inject(TOKENS.EventBus) private readonly bus: EventBus,
+    @inject(TOKENS.InstanceId) private readonly instanceId: string,
+  ) {}
+
+  emit(
+    action: ProviderEventAction,
+    objectType: ProviderObjectType,
+    objectName: string,
+    objectData: Record<string, unknown>,
+    actor: Actor,
+  ): void {
+    this.bus.publish('provider', {
+      timestamp: nowNanos(),
+      action,
+      username: actor.username,
+      ip: actor.ip,
+      object_type: objectType,
+      object_name: objectName,
+      object_data: redactSecrets(objectData) as Record<string, unknown>,
+      role: actor.role,
+      instance_id: this.instanceId,
+    });
+  }
+}

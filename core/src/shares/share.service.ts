@@ -1,0 +1,326 @@
+import Boom from '@hapi/boom';
+import crypto from 'node:crypto';
+import { inject, injectable } from 'tsyringe';
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import { TOKENS } from '../tokens.js';
+import { Share, User } from '../data/entities/index.js';
+import type { EventShares, ShareInfo } from '../events/manager/accounts.js';
+import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
+import { isSubPath, parentPath } from '../fs/path.js';
+import type { ListQuery } from '../util/common.input.js';
+import { REDACTED_PASSWORD, SHARE_SCOPE, type ShareInput, type ShareScope } from './share.input.js';
+import { ipMatcher } from '../util/ip.js';
+import type { FileSession } from '../vfs/file-session.js';
+import type { EffectiveUser } from '../accounts/effective-user.js';
+import { FileSessions } from '../vfs/file-sessions.service.js';
+import { hashPassword, verifyPassword } from '../auth/password.js';
+import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../events/provider-events.service.js';
+
+const DAY = 86_400_000;
+
+type Obj = Record<string, unknown>;
+
+interface SqlRunner {
+  execute<T>(sql: string, params?: unknown[], method?: 'all' | 'get' | 'run'): Promise<T>;
+}
+
+/** web_client options of the owner that concern shares. */
+const SHARES_DISABLED = 'shares-disabled';
+const NO_PASSWORD_DISABLED = ['shares-without-password-disabled', 'share_no_password_disabled'];
+
+function webClient(u: EffectiveUser): string[] {
+  return (u.filters.web_client as string[] | undefined) ?? [];
+}
+
+/** The owner may create and use shares (no `shares-disabled` web client option). */
+export function canShare(u: EffectiveUser): boolean {
+  return !webClient(u).includes(SHARES_DISABLED);
+}
+
+/** The owner's shares must have a password. */
+export function sharePasswordRequired(u: EffectiveUser): boolean {
+  return webClient(u).some((o) => NO_PASSWORD_DISABLED.includes(o));
+}
+
+export const canRead = (scope: number) => scope === SHARE_SCOPE.Read || scope === SHARE_SCOPE.ReadWrite;
+export const canWrite = (scope: number) => scope === SHARE_SCOPE.Write || scope === SHARE_SCOPE.ReadWrite;
+
+/** Credentials a public share request carries (HTTP basic; only the password is checked). */
+export interface ShareCredentials {
+  password?: string;
+}
+
+/**
+ * User shares: stored with an argon2id hash of their password, managed by
+ * their owner through /user/shares and used by external parties through
+ * /shares/{id}. Also the share store of the event manager (TOKENS.Shares):
+ * the share expiration check lists and deletes shares through it.
+ */
+@injectable()
+export class ShareService implements EventShares {
+  constructor(
+    @inject(TOKENS.Orm) private readonly orm: MikroORM,
+    @inject(ProviderEventsService) private readonly events: ProviderEventsService,
+    @inject(FileSessions) private readonly sessions: FileSessions,
+  ) {}
+
+  private em(): EntityManager {
+    return this.orm.em.fork();
+  }
+
+  render(s: Share): Obj {
+    return {
+      id: s.share_id,
+      name: s.name,
+      description: s.description,
+      scope: s.scope,
+      paths: [...s.paths],
+      username: (s.user as User).username,
+      created_at: s.created_at,
+      updated_at: s.updated_at,
+      last_use_at: s.last_use_at,
+      expires_at: s.expires_at,
+      // hashes are never returned: a marker tells the share has a password
+      password: s.password_hash ? REDACTED_PASSWORD : '',
+      max_tokens: s.max_tokens,
+      used_tokens: s.used_tokens,
+      allow_from: [...s.allow_from],
+    };
+  }
+
+  /** The effective owner, refused (403) when it may not use shares. */
+  async owner(username: string): Promise<EffectiveUser> {
+    const u = await this.sessions.effectiveUser(username);
+    if (!u) throw Boom.unauthorized('the account no longer exists');
+    if (!canShare(u)) throw Boom.forbidden('sharing is disabled for this account');
+    return u;
+  }
+
+  /** Shares of one user, a page of them ordered by id. */
+  async listOf(username: string, q: ListQuery): Promise<Share[]> {
+    return this.em().find(
+      Share,
+      { user: { username } },
+      { orderBy: { share_id: q.order }, offset: q.offset, limit: q.limit, populate: ['user'] },
+    );
+  }
+
+  /** A share of `username` (404 for unknown ids and for other users' shares). */
+  async get(username: string, id: string, em: EntityManager = this.em()): Promise<Share> {
+    const s = await em.findOne(Share, { share_id: id, user: { username } }, { populate: ['user'] });
+    if (!s) throw Boom.notFound(`share "${id}" not found`);
+    return s;
+  }
+
+  /**
+   * Checks share paths against the owner's tree (through a file session of
+   * the owner): each exists and is readable (read scopes: list and download
+   * on directories, download on files) or, for write scopes, is exactly one
+   * directory with the upload permission. Returns the normalised paths.
+   */
+  async checkPaths(s: FileSession, scope: ShareScope, paths: string[]): Promise<string[]> {
+    const list = [...new Set(paths)];
+    const sorted = [...list].sort();
+    for (let i = 1; i < sorted.length; i++) {
+      if (isSubPath(sorted[i - 1]!, sorted[i]!)) throw Boom.badRequest(`"paths": "${sorted[i - 1]}" and "${sorted[i]}" overlap`);
+    }
+    if (canWrite(scope) && list.length !== 1) throw Boom.badRequest('"paths": a share with write scope needs exactly one directory path');
+    for (const p of list) {
+      let isDir: boolean;
+      try {
+        s.checkName(p, 'read');
+        isDir = (await s.vfs.stat(p, { signal: s.signal })).isDir;
+      } catch (err) {
+        if (isFsError(err, FsErrorCode.NotFound) || isFsError(err, FsErrorCode.NotDirectory)) {
+          throw Boom.badRequest(`"paths": ${p} does not exist`);
+        }
+        throw err;
+      }
+      if (canWrite(scope)) {
+        if (!isDir) throw Boom.badRequest(`"paths": a share with write scope needs a directory, ${p} is a file`);
+        s.requirePerm(p, `sharing ${p} for uploads`, 'upload');
+      }
+      if (canRead(scope)) {
+        if (isDir) s.requirePerm(p, `sharing ${p}`, 'list');
+        s.requirePerm(isDir ? p : parentPath(p), `sharing ${p}`, 'download');
+      }
+    }
+    return list;
+  }
+
+  /** Expiry rules: in the future when set; the owner's default and maximum share expiration (days). */
+  private expiry(u: EffectiveUser, expiresAt: number, isNew: boolean): number {
+    const now = Date.now();
+    const f = u.filters as { default_shares_expiration?: number; max_shares_expiration?: number };
+    let at = expiresAt;
+    if (!at && isNew && f.default_shares_expiration) at = now + f.default_shares_expiration * DAY;
+    if (at && at <= now) throw Boom.badRequest('"expires_at" must be in the future');
+    if (f.max_shares_expiration) {
+      const max = now + f.max_shares_expiration * DAY;
+      if (!at || at > max) {
+        throw Boom.badRequest(`"expires_at": shares of this account must expire within ${f.max_shares_expiration} days (before ${new Date(max).toISOString()})`);
+      }
+    }
+    return at;
+  }
+
+  private async passwordHash(u: EffectiveUser, password: string, current: string | null): Promise<string> {
+    let hash: string;
+    if (password === REDACTED_PASSWORD) {
+      if (current === null) throw Boom.badRequest('"password" must be the password of the share, not the redacted marker');
+      hash = current;
+    } else {
+      hash = password ? await hashPassword(password) : '';
+    }
+    if (!hash && sharePasswordRequired(u)) throw Boom.badRequest('"password": shares of this account must have a password');
+    return hash;
+  }
+
+  /** Creates a share of the session's user; returns it. */
+  async add(s: FileSession, input: ShareInput, actor: Actor): Promise<Share> {
+    const u = s.user;
+    if (!canShare(u)) throw Boom.forbidden('sharing is disabled for this account');
+    const paths = await this.checkPaths(s, input.scope, input.paths);
+    const expires_at = this.expiry(u, input.expires_at, true);
+    const password_hash = await this.passwordHash(u, input.password, null);
+    const em = this.em();
+    const user = await em.findOne(User, { id: u.id });
+    if (!user) throw Boom.unauthorized('the account no longer exists');
+    const now = Date.now();
+    const share = em.create(Share, {
+      share_id: crypto.randomBytes(16).toString('base64url'),
+      name: input.name,
+      description: input.description,
+      scope: input.scope,
+      paths,
+      user,
+      password_hash,
+      expires_at,
+      max_tokens: input.max_tokens,
+      used_tokens: 0,
+      allow_from: input.allow_from,
+      created_at: now,
+      updated_at: now,
+      last_use_at: 0,
+    });
+    await em.flush();
+    this.events.emit('add', 'share', share.share_id, this.render(share), actor);
+    return share;
+  }
+
+  /** Updates a share of the session's user (used tokens, creation and last use are kept). */
+  async update(s: FileSession, id: string, input: ShareInput, actor: Actor): Promise<void> {
+    const u = s.user;
+    if (!canShare(u)) throw Boom.forbidden('sharing is disabled for this account');
+    const em = this.em();
+    const share = await this.get(u.username, id, em);
+    const paths = await this.checkPaths(s, input.scope, input.paths);
+    const expires_at = this.expiry(u, input.expires_at, false);
+    share.password_hash = await this.passwordHash(u, input.password, share.password_hash);
+    share.name = input.name;
+    share.description = input.description;
+    share.scope = input.scope;
+    share.paths = paths;
+    share.expires_at = expires_at;
+    share.max_tokens = input.max_tokens;
+    share.allow_from = input.allow_from;
+    share.updated_at = Date.now();
+    await em.flush();
+    this.events.emit('update', 'share', id, this.render(share), actor);
+  }
+
+  /** Deletes a share of `username`. */
+  async remove(username: string, id: string, actor: Actor): Promise<void> {
+    const em = this.em();
+    const share = await this.get(username, id, em);
+    const data = this.render(share);
+    await em.removeAndFlush(share);
+    this.events.emit('delete', 'share', id, data, actor);
+  }
+
+  // ---- public access -----------------------------------------------------------
+
+  /**
+   * Checks a public request on a share: it exists (404), the client address
+   * is allowed (403), the password matches when the share has one (401),
+   * the route's scope is granted (403), the share is not expired and has
+   * uses left (403; `ignoreTokens` for the next requests of a resumable
+   * upload, which took its use when created), and its owner may still share (403).
+   */
+  async authorize(
+    id: string,
+    ip: string,
+    creds: ShareCredentials,
+    scopeOk: (scope: number) => boolean,
+    o: { ignoreTokens?: boolean } = {},
+  ): Promise<{ share: Share; owner: EffectiveUser }> {
+    const share = await this.em().findOne(Share, { share_id: id }, { populate: ['user'] });
+    if (!share) throw Boom.notFound(`share "${id}" not found`);
+    if (share.allow_from.length && !ipMatcher(share.allow_from)(ip)) throw Boom.forbidden(`the share is not accessible from ${ip}`);
+    if (share.password_hash) {
+      if (creds.password === undefined) throw Boom.unauthorized('this share needs a password', 'Basic', { realm: 'Ferry share' });
+      if (!(await verifyPassword(share.password_hash, creds.password))) {
+        throw Boom.unauthorized('invalid share password', 'Basic', { realm: 'Ferry share' });
+      }
+    }
+    if (!scopeOk(share.scope)) throw Boom.forbidden('the scope of this share does not allow this operation');
+    if (share.expires_at && share.expires_at <= Date.now()) throw Boom.forbidden('the share has expired');
+    if (!o.ignoreTokens && share.max_tokens && share.used_tokens >= share.max_tokens) throw Boom.forbidden('the share has reached its maximum number of uses');
+    const owner = await this.sessions.effectiveUser((share.user as User).username);
+    if (!owner) throw Boom.notFound(`share "${id}" not found`);
+    if (!canShare(owner)) throw Boom.forbidden('sharing is disabled for the owner of this share');
+    if (!share.password_hash && sharePasswordRequired(owner)) throw Boom.forbidden('the owner of this share may only share with a password');
+    return { share, owner };
+  }
+
+  /**
+   * Takes `n` uses of a share and records the last use, atomically: refused
+   * (403) when that would pass max_tokens, so concurrent requests can never
+   * use a share more often than allowed.
+   */
+  async consume(id: string, n = 1): Promise<void> {
+    const sql = this.em().getConnection() as unknown as SqlRunner;
+    const r = await sql.execute<{ affectedRows?: number; rowCount?: number }>(
+      'update shares set used_tokens = used_tokens + ?, last_use_at = ? where share_id = ? and (max_tokens = 0 or used_tokens + ? <= max_tokens)',
+      [n, Date.now(), id, n],
+      'run',
+    );
+    if (!Number(r?.affectedRows ?? r?.rowCount ?? 0)) {
+      throw new FsError(FsErrorCode.Permission, 'the share has reached its maximum number of uses');
+    }
+  }
+
+  /** Gives back `n` uses taken by `consume` for an operation that then failed (never below 0). */
+  async release(id: string, n = 1): Promise<void> {
+    const sql = this.em().getConnection() as unknown as SqlRunner;
+    await sql.execute('update shares set used_tokens = used_tokens - ? where share_id = ? and used_tokens >= ?', [n, id, n], 'run');
+  }
+
+  // ---- EventShares (share expiration check, event action 18) ----------------------
+
+  /** Shares of these users (every share when `usernames` is undefined). */
+  async list(sel: { usernames?: string[] }): Promise<ShareInfo[]> {
+    if (sel.usernames && !sel.usernames.length) return [];
+    const em = this.em();
+    const out: ShareInfo[] = [];
+    const names = sel.usernames;
+    const BATCH = 500;
+    const chunks = names ? Array.from({ length: Math.ceil(names.length / BATCH) }, (_, i) => names.slice(i * BATCH, (i + 1) * BATCH)) : [undefined];
+    for (const chunk of chunks) {
+      const rows = await em.find(Share, chunk ? { user: { username: { $in: chunk } } } : {}, { populate: ['user'], orderBy: { share_id: 'ASC' } });
+      for (const s of rows) out.push({ share_id: s.share_id, name: s.name, username: (s.user as User).username, expires_at: s.expires_at });
+      em.clear();
+    }
+    return out;
+  }
+
+  /** Deletes a share on behalf of the system (provider event without an actor). */
+  async delete(shareId: string): Promise<void> {
+    const em = this.em();
+    const share = await em.findOne(Share, { share_id: shareId }, { populate: ['user'] });
+    if (!share) throw Boom.notFound(`share "${shareId}" not found`);
+    const data = this.render(share);
+    await em.removeAndFlush(share);
+    this.events.emit('delete', 'share', shareId, data, SYSTEM_ACTOR);
+  }
+}

@@ -1,0 +1,117 @@
+import crypto from 'node:crypto';
+import Boom from '@hapi/boom';
+import { inject, injectable } from 'tsyringe';
+import type { MikroORM } from '@mikro-orm/core';
+import { TOKENS } from '../tokens.js';
+import type { FerryConfig } from '../config/schema.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { FsHooks } from '../events/fs-hooks.js';
+import type { EventProtocol } from '../events/event-types.js';
+import { FsFactory } from '../fs/fs-factory.js';
+import type { Logger } from '../logger.js';
+import { ipMatcher } from '../util/ip.js';
+import { ConnectionManager } from './connection-manager.js';
+import type { EffectiveUser } from '../accounts/effective-user.js';
+import { FileSession } from './file-session.js';
+import { PathWrites, QuotaTracker } from './quota-tracker.js';
+import { UsageStore } from './usage-store.js';
+import { QuotaService } from './quota.service.js';
+import { UserService } from '../accounts/user.service.js';
+
+export interface OpenSessionOptions {
+  username: string;
+  ip: string;
+  /** Identifies the client session (token id, API key id): its concurrent requests share one connection. */
+  sessionKey: string;
+  protocol?: EventProtocol;
+  /** Protocol name checked against the user's denied_protocols. */
+  restriction?: string;
+  clientVersion?: string;
+  command?: string;
+  /** Fires when the client is gone. */
+  signal?: AbortSignal;
+}
+
+/** Why an effective user may not use the file API now, or null. */
+export function fileAccessRefusal(u: EffectiveUser, ip: string, protocol: string, now = Date.now()): string | null {
+  if (u.status !== 1) return 'the account is disabled';
+  if (u.expiration_date && u.expiration_date <= now) return 'the account has expired';
+  const f = u.filters as { denied_protocols?: string[]; allowed_ip?: string[]; denied_ip?: string[] };
+  if (f.denied_protocols?.includes(protocol)) return `protocol ${protocol} is not allowed for this account`;
+  if (f.denied_ip?.length && ipMatcher(f.denied_ip)(ip)) return `access from ${ip} is not allowed`;
+  if (f.allowed_ip?.length && !ipMatcher(f.allowed_ip)(ip)) return `access from ${ip} is not allowed`;
+  return null;
+}
+
+/**
+ * Opens FileSessions: loads the user's effective view, applies the account
+ * restrictions again on it (groups may add some), takes a slot on the
+ * session's connection (max_sessions) and wires the abort signal.
+ */
+@injectable()
+export class FileSessions {
+  private readonly usage: UsageStore;
+
+  constructor(
+    @inject(TOKENS.Config) private readonly config: FerryConfig,
+    @inject(TOKENS.Orm) private readonly orm: MikroORM,
+    @inject(FsFactory) private readonly factory: FsFactory,
+    @inject(QuotaTracker) private readonly tracker: QuotaTracker,
+    @inject(PathWrites) private readonly pathWrites: PathWrites,
+    @inject(TOKENS.EventBus) private readonly bus: EventBus,
+    @inject(TOKENS.FsHooks) private readonly hooks: FsHooks,
+    @inject(ConnectionManager) private readonly connections: ConnectionManager,
+    @inject(TOKENS.InstanceId) private readonly instanceId: string,
+    @inject(TOKENS.Logger) private readonly logger: Logger,
+    @inject(UserService) private readonly users: UserService,
+    @inject(QuotaService) private readonly quota: QuotaService,
+  ) {
+    this.usage = new UsageStore(orm);
+  }
+
+  async effectiveUser(username: string): Promise<EffectiveUser | null> {
+    return this.users.findEffectiveUser(username);
+  }
+
+  async open(o: OpenSessionOptions): Promise<FileSession> {
+    const user = await this.effectiveUser(o.username);
+    if (!user) throw Boom.unauthorized('the account no longer exists');
+    const refusal = fileAccessRefusal(user, o.ip, o.restriction ?? 'HTTP');
+    if (refusal) throw Boom.forbidden(refusal);
+    const protocol = o.protocol ?? 'HTTP';
+    const conn = this.connections.acquire(
+      `${protocol}:${o.sessionKey}`,
+      {
+        username: user.username,
+        protocol: protocol === 'HTTPShare' ? 'HTTPShare' : 'HTTP',
+        remote_address: o.ip,
+        client_version: o.clientVersion ?? '',
+        command: o.command ?? '',
+        role: user.role,
+      },
+      user.max_sessions,
+    );
+    const signal = o.signal ? AbortSignal.any([o.signal, conn.controller.signal]) : conn.controller.signal;
+    return new FileSession(
+      {
+        config: this.config,
+        factory: this.factory,
+        tracker: this.tracker,
+        pathWrites: this.pathWrites,
+        usage: this.usage,
+        quota: this.quota,
+        bus: this.bus,
+        hooks: this.hooks,
+        connections: this.connections,
+        instanceId: this.instanceId,
+        logger: this.logger,
+      },
+      { user, ip: o.ip, protocol, conn, signal },
+    );
+  }
+
+  /** A stable, non-reversible session key for a credential id. */
+  static sessionKey(parts: string[]): string {
+    return crypto.createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32);
+  }
+}

@@ -1,0 +1,161 @@
+import Boom from '@hapi/boom';
+import { inject, injectable } from 'tsyringe';
+import { raw, type EntityManager, type MikroORM } from '@mikro-orm/core';
+import { TOKENS } from '../tokens.js';
+import { Folder, User } from '../data/entities/index.js';
+import type { AdminIdentity } from '../auth/credentials.js';
+import type { EffectiveUser, EffectiveVirtualFolder } from '../accounts/effective-user.js';
+import { QuotaScanService } from './quota-scan.service.js';
+
+export type UsageMode = 'add' | 'reset';
+
+export interface QuotaUsage {
+  used_quota_size?: number;
+  used_quota_files?: number;
+}
+
+export interface TransferQuotaUsage {
+  used_upload_data_transfer?: number;
+  used_download_data_transfer?: number;
+}
+
+/** `column + delta`, never below zero, computed by the database (no lost updates). */
+const addClamped = (column: string, delta: number) => raw(`case when ${column} + ? < 0 then 0 else ${column} + ? end`, [delta, delta]);
+
+function checkDelta(name: string, v: number): number {
+  if (!Number.isSafeInteger(v)) throw new RangeError(`${name} must be a safe integer (got ${v})`);
+  return v;
+}
+
+/**
+ * Used-quota and transfer counters of users and folders. Every change is a
+ * single atomic SQL update (`col = col + ?`, clamped at 0), so uploads,
+ * deletes and scans on any number of nodes never lose an increment.
+ */
+@injectable()
+export class QuotaService {
+  constructor(
+    @inject(TOKENS.Orm) private readonly orm: MikroORM,
+    @inject(QuotaScanService) private readonly scans: QuotaScanService,
+  ) {}
+
+  private em(): EntityManager {
+    return this.orm.em.fork();
+  }
+
+  /**
+   * Adds to a user's used quota (negative deltas decrement, the result never
+   * goes below 0) and stamps last_quota_update. Call it after every upload
+   * (+size, +1 file; an overwrite adds newSize - oldSize and 0 files),
+   * delete (-size, -1) of the user's own storage. For files inside a virtual
+   * folder use addUsage(), which also updates the folder.
+   */
+  async addUserUsage(userId: number, sizeDelta: number, filesDelta: number): Promise<void> {
+    checkDelta('sizeDelta', sizeDelta);
+    checkDelta('filesDelta', filesDelta);
+    if (!sizeDelta && !filesDelta) return;
+    await this.em().nativeUpdate(
+      User,
+      { id: userId },
+      {
+        used_quota_size: addClamped('used_quota_size', sizeDelta) as never,
+        used_quota_files: addClamped('used_quota_files', filesDelta) as never,
+        last_quota_update: Date.now(),
+      },
+    );
+  }
+
+  /** Adds to a virtual folder's used quota; same rules as addUserUsage(). */
+  async addFolderUsage(folderId: number, sizeDelta: number, filesDelta: number): Promise<void> {
+    checkDelta('sizeDelta', sizeDelta);
+    checkDelta('filesDelta', filesDelta);
+    if (!sizeDelta && !filesDelta) return;
+    await this.em().nativeUpdate(
+      Folder,
+      { id: folderId },
+      {
+        used_quota_size: addClamped('used_quota_size', sizeDelta) as never,
+        used_quota_files: addClamped('used_quota_files', filesDelta) as never,
+        last_quota_update: Date.now(),
+      },
+    );
+  }
+
+  /**
+   * Records a change of stored data where it counts: a file outside virtual
+   * folders counts for the user; inside a folder it counts for the folder,
+   * and also for the user when the folder is mapped with quota -1 (counted
+   * in the user's quota). `folder` is the EffectiveVirtualFolder the path
+   * belongs to, or null for the user's own storage.
+   */
+  async addUsage(user: Pick<EffectiveUser, 'id'>, folder: Pick<EffectiveVirtualFolder, 'folder_id' | 'quota_size' | 'quota_files'> | null, sizeDelta: number, filesDelta: number): Promise<void> {
+    if (!folder) return this.addUserUsage(user.id, sizeDelta, filesDelta);
+    await this.addFolderUsage(folder.folder_id, sizeDelta, filesDelta);
+    if (folder.quota_size === -1 && folder.quota_files === -1) await this.addUserUsage(user.id, sizeDelta, filesDelta);
+  }
+
+  /**
+   * Adds transferred bytes to a user's data-transfer counters (uploads and
+   * downloads, bytes; never below 0). Call it when a transfer ends, with the
+   * bytes actually moved, also for failed or aborted transfers.
+   */
+  async addTransfer(userId: number, upBytes: number, downBytes: number): Promise<void> {
+    checkDelta('upBytes', upBytes);
+    checkDelta('downBytes', downBytes);
+    if (!upBytes && !downBytes) return;
+    await this.em().nativeUpdate(
+      User,
+      { id: userId },
+      {
+        used_upload_data_transfer: addClamped('used_upload_data_transfer', upBytes) as never,
+        used_download_data_transfer: addClamped('used_download_data_transfer', downBytes) as never,
+      },
+    );
+  }
+
+  /** Sets a user's used quota (a scan's result or a reset). */
+  async setUserUsage(userId: number, size: number, files: number, em: EntityManager = this.em()): Promise<void> {
+    await em.nativeUpdate(User, { id: userId }, { used_quota_size: Math.max(0, size), used_quota_files: Math.max(0, files), last_quota_update: Date.now() });
+  }
+
+  async setFolderUsage(folderId: number, size: number, files: number, em: EntityManager = this.em()): Promise<void> {
+    await em.nativeUpdate(Folder, { id: folderId }, { used_quota_size: Math.max(0, size), used_quota_files: Math.max(0, files), last_quota_update: Date.now() });
+  }
+
+  private async user(username: string, caller: AdminIdentity | null): Promise<{ id: number }> {
+    const user = await this.em().findOne(User, { username, ...(caller?.role ? { role: { name: caller.role } } : {}) }, { fields: ['id', 'username'] });
+    if (!user) throw Boom.notFound(`user "${username}" not found`);
+    return user;
+  }
+
+  /** PUT /quotas/users/{username}/usage. 409 while a scan of the user runs. */
+  async updateUserUsage(username: string, u: QuotaUsage, mode: UsageMode, caller: AdminIdentity): Promise<void> {
+    const user = await this.user(username, caller);
+    if (this.scans.isScanningUser(username)) throw Boom.conflict(`a quota scan of user "${username}" is running`);
+    const size = u.used_quota_size ?? 0;
+    const files = u.used_quota_files ?? 0;
+    if (mode === 'add') await this.addUserUsage(user.id, size, files);
+    else await this.setUserUsage(user.id, size, files);
+  }
+
+  /** PUT /quotas/users/{username}/transfer-usage (`caller` null: the system). 409 while a scan of the user runs. */
+  async updateUserTransfer(username: string, u: TransferQuotaUsage, mode: UsageMode, caller: AdminIdentity | null): Promise<void> {
+    const user = await this.user(username, caller);
+    if (this.scans.isScanningUser(username)) throw Boom.conflict(`a quota scan of user "${username}" is running`);
+    const up = u.used_upload_data_transfer ?? 0;
+    const down = u.used_download_data_transfer ?? 0;
+    if (mode === 'add') await this.addTransfer(user.id, up, down);
+    else await this.em().nativeUpdate(User, { id: user.id }, { used_upload_data_transfer: up, used_download_data_transfer: down });
+  }
+
+  /** PUT /quotas/folders/{name}/usage. 409 while a scan of the folder runs. */
+  async updateFolderUsage(name: string, u: QuotaUsage, mode: UsageMode): Promise<void> {
+    const folder = await this.em().findOne(Folder, { name }, { fields: ['id', 'name'] });
+    if (!folder) throw Boom.notFound(`folder "${name}" not found`);
+    if (this.scans.isScanningFolder(name)) throw Boom.conflict(`a quota scan of folder "${name}" is running`);
+    const size = u.used_quota_size ?? 0;
+    const files = u.used_quota_files ?? 0;
+    if (mode === 'add') await this.addFolderUsage(folder.id, size, files);
+    else await this.setFolderUsage(folder.id, size, files);
+  }
+}
