@@ -12,6 +12,7 @@ import type Hapi from '@hapi/hapi';
 import { loadConfig, deepMerge } from './config/load.js';
 import type { FerryConfig, PluginEntry } from './config/schema.js';
 import { createApp, type App } from './app.js';
+import { pino } from 'pino';
 import { silentLogger, type Logger } from './logger.js';
 
 export const TEST_ADMIN = { username: 'admin', password: 'admin-password-1' };
@@ -132,4 +133,22 @@ export async function createTestApp(o: TestAppOptions = {}): Promise<TestApp> {
       if (!o.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+// Action plugin tests (the test kit's actionConformance and runAction): the
+// event manager's own steps from a stored action to a running one.
+export { buildParams } from './events/manager/context.js';
+export { validateActionOptions, checkActionTemplates, prepareActionOptions, buildActionContext } from './events/manager/prepare.js';
+export { normalizeConditions, type LoadedRule, type TriggerEvent } from './events/manager/types.js';
+export { mapField, collectField } from './events/manager/fields.js';
+export { LocalSecretsService } from './secrets/local-secrets.js';
+
+/**
+ * A logger at level trace whose JSON lines are kept in `lines` (no key
+ * redaction, so a test sees everything a plugin wrote, secrets included).
+ */
+export function captureLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const logger = pino({ level: 'trace' }, { write: (s: string) => void lines.push(s) });
+  return { logger, lines };
 }

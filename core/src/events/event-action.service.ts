@@ -10,7 +10,7 @@ import { RESERVED_ACTION_TYPES, type ActionTypeDef } from './action.contract.js'
 import type { SecretsService } from '../secrets/secret.js';
 import { isSecret } from '../secrets/secret.js';
 import { collectField, mapField } from './manager/fields.js';
-import { templateError } from './manager/templates.js';
+import { checkActionTemplates, validateActionOptions } from './manager/prepare.js';
 import { checkActionForRule } from './manager/compat.js';
 import { normalizeConditions, type EventConditions } from './manager/types.js';
 import { ProviderEventsService, type Actor } from './provider-events.service.js';
@@ -84,10 +84,10 @@ export class EventActionService {
     const key = def.optionsKey;
     let sub = (input.options?.[key] ?? {}) as Obj;
     if (typeof sub !== 'object' || sub === null || Array.isArray(sub)) throw Boom.badRequest(`"options.${key}" must be an object`);
-    if (def.optionsSchema) {
-      const { value, error } = def.optionsSchema.validate(sub, { convert: true, abortEarly: true });
-      if (error) throw Boom.badRequest(`options.${key}: ${error.message}`);
-      sub = value as Obj;
+    try {
+      sub = validateActionOptions(def, sub);
+    } catch (err) {
+      throw Boom.badRequest((err as Error).message);
     }
     sub = structuredClone(sub);
     const prevSub = previous && previous.type === input.type ? ((previous.options?.[key] ?? {}) as Obj) : {};
@@ -105,12 +105,10 @@ export class EventActionService {
         return old.get(where);
       });
     }
-    for (const f of def.templateFields ?? []) {
-      for (const { value, where } of await collectField(sub, f)) {
-        if (typeof value !== 'string') continue;
-        const err = templateError(value, `${key}.${where}`);
-        if (err) throw Boom.badRequest(`options.${key}.${where}: invalid template: ${err}`);
-      }
+    try {
+      await checkActionTemplates(def, sub);
+    } catch (err) {
+      throw Boom.badRequest((err as Error).message);
     }
     return { [key]: sub };
   }

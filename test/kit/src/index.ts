@@ -27,3 +27,12 @@ export type { LocalEscapeOptions, EscapeExpectation } from './local-escape.js';
 export { listenOnLoopback, closeServer, LoopbackServer } from './local-server.js';
 export { startFormStub, setEnvForTest, type StubAnswer } from './wire-stub.js';
 export { createUserWithFolders, type UserWithFoldersOptions, type UserWithFolders, type FilesystemConfig } from './two-mount-user.js';
+export {
+  actionConformance,
+  runAction,
+  saveActionOptions,
+  defaultEvent,
+  plainSecret,
+  type ActionConformanceOptions,
+  type RunActionOptions,
+} from './action-conformance.js';

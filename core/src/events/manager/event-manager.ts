@@ -7,18 +7,16 @@ import type { FerryConfig } from '../../config/schema.js';
 import type { Logger } from '../../logger.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import type { SecretsService } from '../../secrets/secret.js';
-import { isSecret } from '../../secrets/secret.js';
 import type { EventBus } from '../event-bus.js';
 import type { BeforePublishContext, FsHookContext, FsHooks } from '../fs-hooks.js';
-import type { ActionContext, ActionResult } from '../action.contract.js';
+import type { ActionResult } from '../action.contract.js';
 import type { CertificateEvent, FsEvent, IdpLoginEvent, IpBlockedEvent, ProviderEvent } from '../event-types.js';
 import { nowNanos } from '../event-types.js';
 import { EventRuleAction, EventRuleRecord } from '../../data/entities/index.js';
 import type { Actor } from '../provider-events.service.js';
 import { BoundedQueue } from './queue.js';
 import { buildParams } from './context.js';
-import { mapField } from './fields.js';
-import { render } from './templates.js';
+import { buildActionContext, prepareActionOptions } from './prepare.js';
 import { certificateEventMatches, fsEventMatches, idpLoginMatches, providerEventMatches } from './conditions.js';
 import { PRE_FS_EVENTS } from './compat.js';
 import {
@@ -497,38 +495,10 @@ export class EventManager {
   private async executeAction(rule: LoadedRule, a: LoadedRuleAction, ev: TriggerEvent, state: RunState): Promise<ActionResult | void> {
     const def = this.registry.actionType(a.type);
     if (!def) throw new Error(`event action type ${a.type} is not available (no plugin registers it)`);
-    const opts = structuredClone(((def.optionsKey ? a.options[def.optionsKey] : undefined) ?? {}) as Record<string, unknown>);
-    for (const f of def.secretFields ?? []) {
-      await mapField(opts, f, async (v) => (isSecret(v) && v.payload ? this.secrets.decrypt(v) : undefined));
-    }
     const params = buildParams(ev, rule, state);
-    for (const f of def.templateFields ?? []) {
-      await mapField(opts, f, (v, where) => {
-        if (typeof v !== 'string') return v;
-        try {
-          return render(v, params, `${def.optionsKey}.${where}`);
-        } catch (err) {
-          throw new Error(`cannot render ${def.optionsKey}.${where}: ${(err as Error).message}`);
-        }
-      });
-    }
+    const opts = await prepareActionOptions(def, a.options, params, (v) => this.secrets.decrypt(v));
     const runner = await def.create(opts);
-    const ctx: ActionContext = {
-      trigger: rule.trigger,
-      ruleName: rule.name,
-      actionName: a.name,
-      params,
-      render: (tpl: string) => render(tpl, params),
-      signal: this.abort.signal,
-      logger: this.log.child({ rule: rule.name, action: a.name }),
-      uid: state.uid,
-      username: ev.username,
-      object: ev.provider ? { type: ev.provider.object_type, name: ev.provider.object_name } : undefined,
-      conditions: rule.conditions.options,
-      file: ev.file,
-      firedAt: Math.floor(ev.timestamp / 1_000_000),
-      failedActions: [...state.failed],
-    };
+    const ctx = buildActionContext({ rule, actionName: a.name, ev, params, uid: state.uid, failed: state.failed, signal: this.abort.signal, logger: this.log });
     return runner.execute(ctx);
   }
 }
