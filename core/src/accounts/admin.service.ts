@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ForbiddenError, InvalidError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import type { MikroORM, EntityManager } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -73,18 +73,18 @@ export class AdminService {
 
   async get(username: string, caller: AdminIdentity, em: EntityManager = this.em()): Promise<Admin> {
     const admin = await em.findOne(Admin, { username, ...this.scope(caller) }, { populate: ['role'] });
-    if (!admin) throw Boom.notFound(`admin "${username}" not found`);
+    if (!admin) throw new NotFoundError(`admin "${username}" not found`);
     return admin;
   }
 
   private async resolveRole(em: EntityManager, name: string, caller: AdminIdentity | null): Promise<Role | null> {
     if (caller?.role) {
-      if (name && name !== caller.role) throw Boom.forbidden(`an admin with role "${caller.role}" can only assign that role`);
+      if (name && name !== caller.role) throw new ForbiddenError(`an admin with role "${caller.role}" can only assign that role`);
       name = caller.role;
     }
     if (!name) return null;
     const role = await em.findOne(Role, { name });
-    if (!role) throw Boom.badRequest(`role "${name}" does not exist`);
+    if (!role) throw new InvalidError(`role "${name}" does not exist`);
     return role;
   }
 
@@ -93,24 +93,24 @@ export class AdminService {
     for (const g of existing) em.remove(g);
     for (const g of groups) {
       const group = await em.findOne(Group, { name: g.name });
-      if (!group) throw Boom.badRequest(`group "${g.name}" does not exist`);
+      if (!group) throw new InvalidError(`group "${g.name}" does not exist`);
       em.create(AdminGroup, { admin, group, add_to_users_as: g.options.add_to_users_as });
     }
   }
 
   private checkGrant(input: AdminInput, caller: AdminIdentity | null): void {
     if (caller && !isSuperAdmin(caller) && input.permissions.includes('*') && !caller.permissions.includes('*')) {
-      throw Boom.forbidden('you cannot grant permissions you do not hold');
+      throw new ForbiddenError('you cannot grant permissions you do not hold');
     }
   }
 
   async create(input: AdminInput, caller: AdminIdentity | null, actor: Actor): Promise<Admin> {
     const em = this.em();
     if (await em.count(Admin, { username: input.username })) {
-      throw Boom.badRequest(`admin "${input.username}" already exists`);
+      throw new InvalidError(`admin "${input.username}" already exists`);
     }
     if (!input.password && !input.filters.disable_password_auth) {
-      throw Boom.badRequest('"password" is required unless password login is disabled (filters.disable_password_auth)');
+      throw new InvalidError('"password" is required unless password login is disabled (filters.disable_password_auth)');
     }
     this.checkGrant(input, caller);
     const now = Date.now();
@@ -143,20 +143,20 @@ export class AdminService {
   async update(username: string, input: AdminInput, caller: AdminIdentity, actor: Actor, viaApiKeyOf?: string): Promise<void> {
     const em = this.em();
     const admin = await this.get(username, caller, em);
-    if (viaApiKeyOf === username) throw Boom.forbidden('the admin impersonated through an API key cannot be updated with that key');
-    if (input.username !== username) throw Boom.badRequest('an admin cannot be renamed: the username in the body must match the path');
+    if (viaApiKeyOf === username) throw new ForbiddenError('the admin impersonated through an API key cannot be updated with that key');
+    if (input.username !== username) throw new InvalidError('an admin cannot be renamed: the username in the body must match the path');
     this.checkGrant(input, caller);
     if (caller.username === username) {
       const samePerms = [...input.permissions].sort().join() === [...admin.permissions].sort().join();
-      if (!samePerms) throw Boom.badRequest('you cannot change your own permissions');
-      if (input.status !== admin.status) throw Boom.badRequest('you cannot disable yourself');
+      if (!samePerms) throw new InvalidError('you cannot change your own permissions');
+      if (input.status !== admin.status) throw new InvalidError('you cannot disable yourself');
       const currentRole = admin.role ? (admin.role as Role).name : '';
-      if ((input.role || '') !== currentRole) throw Boom.badRequest('you cannot change your own role');
+      if ((input.role || '') !== currentRole) throw new InvalidError('you cannot change your own role');
     }
     const keepTotp = { totp_config: admin.filters.totp_config, recovery_codes: admin.filters.recovery_codes };
     if (input.password) admin.password_hash = await hashPassword(input.password);
     if (!admin.password_hash && !input.filters.disable_password_auth) {
-      throw Boom.badRequest('"password" is required unless password login is disabled (filters.disable_password_auth)');
+      throw new InvalidError('"password" is required unless password login is disabled (filters.disable_password_auth)');
     }
     admin.email = input.email;
     admin.status = input.status;
@@ -174,7 +174,7 @@ export class AdminService {
   async delete(username: string, caller: AdminIdentity, actor: Actor): Promise<void> {
     const em = this.em();
     const admin = await this.get(username, caller, em);
-    if (caller.username === username) throw Boom.badRequest('you cannot delete yourself');
+    if (caller.username === username) throw new InvalidError('you cannot delete yourself');
     const data = await this.render(admin, em);
     await em.nativeDelete(AdminGroup, { admin: admin.id });
     await em.removeAndFlush(admin);
@@ -197,9 +197,9 @@ export class AdminService {
   async changePassword(username: string, current: string, next: string, actor: Actor): Promise<void> {
     const em = this.em();
     const admin = await this.findByUsername(username, em);
-    if (!admin) throw Boom.notFound(`admin "${username}" not found`);
-    if (!(await verifyPassword(admin.password_hash, current))) throw Boom.forbidden('the current password does not match');
-    if (current === next) throw Boom.badRequest('the new password must differ from the current one');
+    if (!admin) throw new NotFoundError(`admin "${username}" not found`);
+    if (!(await verifyPassword(admin.password_hash, current))) throw new ForbiddenError('the current password does not match');
+    if (current === next) throw new InvalidError('the new password must differ from the current one');
     admin.password_hash = await hashPassword(next);
     admin.filters = { ...admin.filters, require_password_change: false };
     admin.updated_at = Date.now();
@@ -210,7 +210,7 @@ export class AdminService {
   async updateProfile(username: string, p: { email?: string; description?: string; allow_api_key_auth?: boolean }, actor: Actor): Promise<void> {
     const em = this.em();
     const admin = await this.findByUsername(username, em);
-    if (!admin) throw Boom.notFound(`admin "${username}" not found`);
+    if (!admin) throw new NotFoundError(`admin "${username}" not found`);
     if (p.email !== undefined) admin.email = p.email;
     if (p.description !== undefined) admin.description = p.description;
     if (p.allow_api_key_auth !== undefined) admin.filters = { ...admin.filters, allow_api_key_auth: p.allow_api_key_auth };

@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ForbiddenError, InvalidError, NotFoundError } from '../errors.js';
 import crypto from 'node:crypto';
 import { inject, injectable } from 'tsyringe';
 import type { MikroORM, EntityManager } from '@mikro-orm/core';
@@ -82,7 +82,7 @@ export class ApiKeyService {
 
   async get(id: string, caller: AdminIdentity, em: EntityManager = this.orm.em.fork()): Promise<ApiKey> {
     const k = await em.findOne(ApiKey, { key_id: id, ...this.visibleTo(caller) }, { populate: ['user', 'admin'] });
-    if (!k) throw Boom.notFound(`API key "${id}" not found`);
+    if (!k) throw new NotFoundError(`API key "${id}" not found`);
     return k;
   }
 
@@ -92,28 +92,28 @@ export class ApiKeyService {
    */
   private async binding(em: EntityManager, input: ApiKeyInput, caller: AdminIdentity): Promise<{ user: User | null; admin: Admin | null }> {
     const isAdminKey = input.scope === API_KEY_SCOPE.Admin;
-    if (isAdminKey && input.user) throw Boom.badRequest('an admin-scoped API key cannot be bound to a user');
-    if (!isAdminKey && input.admin) throw Boom.badRequest('a user-scoped API key cannot be bound to an admin');
+    if (isAdminKey && input.user) throw new InvalidError('an admin-scoped API key cannot be bound to a user');
+    if (!isAdminKey && input.admin) throw new InvalidError('a user-scoped API key cannot be bound to an admin');
     const kind = isAdminKey ? 'admin' : 'user';
     const username = isAdminKey ? input.admin : input.user;
     if (!username) {
       if (caller.role) {
-        throw Boom.forbidden(`an admin with role "${caller.role}" cannot manage unbound API keys: set "${kind}" to ${isAdminKey ? 'an admin' : 'a user'} of that role`);
+        throw new ForbiddenError(`an admin with role "${caller.role}" cannot manage unbound API keys: set "${kind}" to ${isAdminKey ? 'an admin' : 'a user'} of that role`);
       }
       return { user: null, admin: null };
     }
     const where = { username, ...(caller.role ? { role: { name: caller.role } } : {}) };
     const account = isAdminKey ? await em.findOne(Admin, where) : await em.findOne(User, where);
     if (!account) {
-      if (caller.role) throw Boom.forbidden(`an admin with role "${caller.role}" can only bind API keys to ${kind}s of that role, and "${username}" is not one`);
-      throw Boom.badRequest(`${kind} "${username}" does not exist`);
+      if (caller.role) throw new ForbiddenError(`an admin with role "${caller.role}" can only bind API keys to ${kind}s of that role, and "${username}" is not one`);
+      throw new InvalidError(`${kind} "${username}" does not exist`);
     }
     return isAdminKey ? { user: null, admin: account as Admin } : { user: account as User, admin: null };
   }
 
   async create(input: ApiKeyInput, caller: AdminIdentity, actor: Actor): Promise<{ key: ApiKey; plain: string }> {
     const em = this.orm.em.fork();
-    if (input.expires_at && input.expires_at <= Date.now()) throw Boom.badRequest('"expires_at" must be in the future');
+    if (input.expires_at && input.expires_at <= Date.now()) throw new InvalidError('"expires_at" must be in the future');
     const { user, admin } = await this.binding(em, input, caller);
     const id = crypto.randomBytes(12).toString('base64url');
     const secret = crypto.randomBytes(32).toString('base64url');
@@ -140,10 +140,10 @@ export class ApiKeyService {
   async update(id: string, input: ApiKeyInput, caller: AdminIdentity, actor: Actor): Promise<void> {
     const em = this.orm.em.fork();
     const key = await this.get(id, caller, em);
-    if (input.scope !== key.scope) throw Boom.badRequest('the scope of an API key cannot be changed');
+    if (input.scope !== key.scope) throw new InvalidError('the scope of an API key cannot be changed');
     if (key.expires_at) {
       if (!input.expires_at || input.expires_at > key.expires_at) {
-        throw Boom.badRequest('the expiration of an API key can only be shortened, never extended or removed');
+        throw new InvalidError('the expiration of an API key can only be shortened, never extended or removed');
       }
     }
     const { user, admin } = await this.binding(em, input, caller);

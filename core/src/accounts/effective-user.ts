@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { DomainError, ForbiddenError } from '../errors.js';
 import type { StoredFilesystem } from '../data/entities/index.js';
 
 /** A virtual folder as mounted for one user (group and user mappings merged). */
@@ -93,17 +93,17 @@ export interface MissingPlaceholdersData {
  * (its own or a group's) uses placeholders it has no value for. `missing`:
  * placeholder -> the first template that uses it.
  */
-export function missingPlaceholdersError(username: string, missing: Map<string, string>): Boom.Boom<MissingPlaceholdersData> {
+export function missingPlaceholdersError(username: string, missing: Map<string, string>): DomainError<MissingPlaceholdersData> {
   const parts = [...missing].map(([ph, template]) => {
     const why = ph === '%role%' ? 'the user has no role' : `custom_placeholders[${Number(ph.slice(7, -1)) - 1}] is not set`;
     return `"${template}" needs ${ph} (${why})`;
   });
-  return Boom.forbidden<MissingPlaceholdersData>(`user "${username}" cannot be used until its placeholders have values: ${parts.join('; ')}`, {
+  return new ForbiddenError<MissingPlaceholdersData>(`user "${username}" cannot be used until its placeholders have values: ${parts.join('; ')}`, {
     missing_placeholders: [...missing.keys()],
   });
 }
 
 /** Whether an error is the refusal built by missingPlaceholdersError(). */
-export function isMissingPlaceholdersError(err: unknown): err is Boom.Boom<MissingPlaceholdersData> {
-  return Boom.isBoom(err) && Array.isArray((err.data as Partial<MissingPlaceholdersData> | null)?.missing_placeholders);
+export function isMissingPlaceholdersError(err: unknown): err is DomainError<MissingPlaceholdersData> {
+  return err instanceof DomainError && Array.isArray((err.data as Partial<MissingPlaceholdersData> | null)?.missing_placeholders);
 }

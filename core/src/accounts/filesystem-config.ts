@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
 import type { PluginRegistry } from '../plugins/registry.js';
@@ -82,7 +82,7 @@ export class FilesystemConfigService {
   provider(n: number, label = 'filesystem'): FsProviderDef | undefined {
     const def = this.registry.fsProvider(n);
     if (!def && n !== 0) {
-      throw Boom.badRequest(`"${label}.provider": filesystem provider ${n} is not available (no plugin registers it)`);
+      throw new InvalidError(`"${label}.provider": filesystem provider ${n} is not available (no plugin registers it)`);
     }
     return def;
   }
@@ -105,7 +105,7 @@ export class FilesystemConfigService {
     const label = `${o.label}.${key}`;
     const given = input?.[key];
     if (given !== undefined && given !== null && (typeof given !== 'object' || Array.isArray(given))) {
-      throw Boom.badRequest(`"${label}" must be an object`);
+      throw new InvalidError(`"${label}" must be an object`);
     }
     const raw = structuredClone((given ?? {}) as Obj);
     const stored = o.stored && o.stored.provider === provider ? ((o.stored[key] as Obj | undefined) ?? {}) : {};
@@ -122,7 +122,7 @@ export class FilesystemConfigService {
 
     // 2. the plugin validates its options
     const { value, error } = def.optionsSchema.validate(raw, { abortEarly: true, errors: { wrap: { label: '"' } } });
-    if (error) throw Boom.badRequest(`${label}: ${error.message}`);
+    if (error) throw new InvalidError(`${label}: ${error.message}`);
     const cfg = (value ?? {}) as Obj;
 
     // 3. encrypt cleartexts; an encrypted form must be one this server can decrypt
@@ -139,11 +139,11 @@ export class FilesystemConfigService {
       }
       const before = getPath(stored, p);
       if (isSecret(before) && before.payload === v.payload && before.key === v.key) continue;
-      if (!this.secrets.canDecrypt(v)) throw Boom.badRequest(`"${label}.${p}": a secret of status ${v.status} cannot be decrypted by this server`);
+      if (!this.secrets.canDecrypt(v)) throw new InvalidError(`"${label}.${p}": a secret of status ${v.status} cannot be decrypted by this server`);
       try {
         await this.secrets.decrypt(v);
       } catch {
-        throw Boom.badRequest(`"${label}.${p}": the encrypted secret cannot be decrypted with this server's key`);
+        throw new InvalidError(`"${label}.${p}": the encrypted secret cannot be decrypted with this server's key`);
       }
     }
     return { provider, [key]: cfg };

@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -43,7 +43,7 @@ export class FolderService {
 
   async get(name: string, em: EntityManager = this.em()): Promise<Folder> {
     const folder = await em.findOne(Folder, { name });
-    if (!folder) throw Boom.notFound(`folder "${name}" not found`);
+    if (!folder) throw new NotFoundError(`folder "${name}" not found`);
     return folder;
   }
 
@@ -86,7 +86,7 @@ export class FolderService {
     const name = existing?.name ?? input.name;
     const filesystem = await this.fsConfig.normalize(input.filesystem, { label: 'filesystem', owner: name, stored: existing?.filesystem });
     if (this.fsConfig.requiresLocalRoot(filesystem.provider) && !input.mapped_path) {
-      throw Boom.badRequest(`"mapped_path" is required (an absolute path) for filesystem provider ${filesystem.provider}`);
+      throw new InvalidError(`"mapped_path" is required (an absolute path) for filesystem provider ${filesystem.provider}`);
     }
     const p: PreparedFolder = { name, description: input.description, mapped_path: input.mapped_path, filesystem };
     if (o.restore) {
@@ -129,13 +129,13 @@ export class FolderService {
 
   async create(input: FolderInput, actor: Actor): Promise<Folder> {
     const em = this.em();
-    if (await em.count(Folder, { name: input.name })) throw Boom.badRequest(`folder "${input.name}" already exists`);
+    if (await em.count(Folder, { name: input.name })) throw new InvalidError(`folder "${input.name}" already exists`);
     const p = await this.prepare(input, null);
     let folder: Folder;
     try {
       folder = await this.write(em, p, null);
     } catch (err) {
-      if (err instanceof UniqueConstraintViolationException) throw Boom.badRequest(`folder "${input.name}" already exists`);
+      if (err instanceof UniqueConstraintViolationException) throw new InvalidError(`folder "${input.name}" already exists`);
       throw err;
     }
     this.events.emit('add', 'folder', folder.name, await this.render(folder), actor);
@@ -145,7 +145,7 @@ export class FolderService {
   async update(name: string, input: FolderInput, actor: Actor): Promise<void> {
     const em = this.em();
     const folder = await this.get(name, em);
-    if (input.name !== undefined && input.name !== name) throw Boom.badRequest('a folder cannot be renamed: the name in the body must match the path');
+    if (input.name !== undefined && input.name !== name) throw new InvalidError('a folder cannot be renamed: the name in the body must match the path');
     const p = await this.prepare({ ...input, name }, folder);
     await this.write(em, p, folder);
     this.events.emit('update', 'folder', name, await this.render(await this.get(name)), actor);
@@ -160,7 +160,7 @@ export class FolderService {
     ]);
     if (users.length || groups.length) {
       const refs = [...users.map((u) => `user "${u.user.username}"`), ...groups.map((g) => `group "${g.group.name}"`)];
-      throw Boom.badRequest(`folder "${name}" is still referenced by ${refs.join(', ')}`);
+      throw new InvalidError(`folder "${name}" is still referenced by ${refs.join(', ')}`);
     }
     const data = await this.render(folder, {}, em);
     await em.nativeDelete(Folder, { id: folder.id });

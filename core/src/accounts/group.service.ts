@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -71,7 +71,7 @@ export class GroupService {
 
   async get(name: string, em: EntityManager = this.em()): Promise<Group> {
     const group = await em.findOne(Group, { name });
-    if (!group) throw Boom.notFound(`group "${name}" not found`);
+    if (!group) throw new NotFoundError(`group "${name}" not found`);
     return group;
   }
 
@@ -140,7 +140,7 @@ export class GroupService {
   async prepare(input: GroupInput, existing: Group | null, o: { lookup: AccountLookup; restore?: boolean }): Promise<PreparedGroup> {
     const name = existing?.name ?? input.name;
     for (const f of input.virtual_folders) {
-      if (!(await o.lookup.folder(f.name))) throw Boom.badRequest(`"virtual_folders": folder "${f.name}" does not exist`);
+      if (!(await o.lookup.folder(f.name))) throw new InvalidError(`"virtual_folders": folder "${f.name}" does not exist`);
     }
     const settings: StoredGroupSettings = { ...(input.user_settings as StoredGroupSettings) };
     const stored = (existing?.user_settings as StoredGroupSettings | undefined)?.filesystem;
@@ -180,7 +180,7 @@ export class GroupService {
     const fm = new Map(folders.map((f) => [f.name, f]));
     for (const f of p.folders) {
       const folder = fm.get(f.name);
-      if (!folder) throw Boom.badRequest(`"virtual_folders": folder "${f.name}" does not exist`);
+      if (!folder) throw new InvalidError(`"virtual_folders": folder "${f.name}" does not exist`);
       em.create(GroupFolder, { group, folder, virtual_path: f.virtual_path, quota_size: f.quota_size, quota_files: f.quota_files });
     }
     await em.flush();
@@ -189,13 +189,13 @@ export class GroupService {
 
   async create(input: GroupInput, actor: Actor): Promise<Group> {
     const em = this.em();
-    if (await em.count(Group, { name: input.name })) throw Boom.badRequest(`group "${input.name}" already exists`);
+    if (await em.count(Group, { name: input.name })) throw new InvalidError(`group "${input.name}" already exists`);
     const p = await this.prepare(input, null, { lookup: dbLookup(em) });
     let group: Group;
     try {
       group = await em.transactional((tem) => this.write(tem, p, null));
     } catch (err) {
-      if (err instanceof UniqueConstraintViolationException) throw Boom.badRequest(`group "${input.name}" already exists`);
+      if (err instanceof UniqueConstraintViolationException) throw new InvalidError(`group "${input.name}" already exists`);
       throw err;
     }
     this.events.emit('add', 'group', group.name, await this.render(group), actor);
@@ -205,7 +205,7 @@ export class GroupService {
   async update(name: string, input: GroupInput, actor: Actor): Promise<void> {
     const em = this.em();
     const group = await this.get(name, em);
-    if (input.name !== undefined && input.name !== name) throw Boom.badRequest('a group cannot be renamed: the name in the body must match the path');
+    if (input.name !== undefined && input.name !== name) throw new InvalidError('a group cannot be renamed: the name in the body must match the path');
     const p = await this.prepare({ ...input, name }, group, { lookup: dbLookup(em) });
     await em.transactional((tem) => this.write(tem, p, group));
     this.events.emit('update', 'group', name, await this.render(await this.get(name)), actor);
@@ -220,7 +220,7 @@ export class GroupService {
     ]);
     if (users.length || admins.length) {
       const refs = [...users.map((u) => `user "${u.user.username}"`), ...admins.map((a) => `admin "${a.admin.username}"`)];
-      throw Boom.badRequest(`group "${name}" is still referenced by ${refs.join(', ')}`);
+      throw new InvalidError(`group "${name}" is still referenced by ${refs.join(', ')}`);
     }
     const data = await this.render(group, {}, em);
     await em.transactional(async (tem) => {

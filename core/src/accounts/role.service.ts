@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -42,7 +42,7 @@ export class RoleService {
 
   async get(name: string): Promise<Role> {
     const role = await this.orm.em.fork().findOne(Role, { name });
-    if (!role) throw Boom.notFound(`role "${name}" not found`);
+    if (!role) throw new NotFoundError(`role "${name}" not found`);
     return role;
   }
 
@@ -52,7 +52,7 @@ export class RoleService {
 
   async create(input: RoleInput, actor: Actor): Promise<Role> {
     const em = this.orm.em.fork();
-    if (await em.count(Role, { name: input.name })) throw Boom.badRequest(`role "${input.name}" already exists`);
+    if (await em.count(Role, { name: input.name })) throw new InvalidError(`role "${input.name}" already exists`);
     const now = Date.now();
     const role = em.create(Role, { name: input.name, description: input.description ?? '', created_at: now, updated_at: now });
     await em.flush();
@@ -63,8 +63,8 @@ export class RoleService {
   async update(name: string, input: RoleInput, actor: Actor): Promise<void> {
     const em = this.orm.em.fork();
     const role = await em.findOne(Role, { name });
-    if (!role) throw Boom.notFound(`role "${name}" not found`);
-    if (input.name !== undefined && input.name !== name) throw Boom.badRequest('a role cannot be renamed');
+    if (!role) throw new NotFoundError(`role "${name}" not found`);
+    if (input.name !== undefined && input.name !== name) throw new InvalidError('a role cannot be renamed');
     role.description = input.description ?? '';
     role.updated_at = Date.now();
     await em.flush();
@@ -74,14 +74,14 @@ export class RoleService {
   async delete(name: string, actor: Actor): Promise<void> {
     const em = this.orm.em.fork();
     const role = await em.findOne(Role, { name });
-    if (!role) throw Boom.notFound(`role "${name}" not found`);
+    if (!role) throw new NotFoundError(`role "${name}" not found`);
     const [users, admins] = await Promise.all([
       em.find(User, { role: role.id }, { fields: ['username'], limit: 10 }),
       em.find(Admin, { role: role.id }, { fields: ['username'], limit: 10 }),
     ]);
     if (users.length || admins.length) {
       const refs = [...admins.map((a) => `admin "${a.username}"`), ...users.map((u) => `user "${u.username}"`)];
-      throw Boom.badRequest(`role "${name}" is still referenced by ${refs.join(', ')}`);
+      throw new InvalidError(`role "${name}" is still referenced by ${refs.join(', ')}`);
     }
     const data = await this.render(role);
     await em.removeAndFlush(role);

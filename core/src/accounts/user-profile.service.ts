@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ForbiddenError, InvalidError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -30,7 +30,7 @@ export class UserProfileService {
   private async load(username: string) {
     const em = this.orm.em.fork();
     const user = await em.findOne(User, { username });
-    if (!user) throw Boom.notFound(`user "${username}" not found`);
+    if (!user) throw new NotFoundError(`user "${username}" not found`);
     return { em, user };
   }
 
@@ -51,7 +51,7 @@ export class UserProfileService {
     const canInfo = !wc.has('info-change-disabled');
     const canKeys = !wc.has('publickey-change-disabled');
     const canApiKey = !wc.has('api-key-auth-change-disabled');
-    if (!canInfo && !canKeys && !canApiKey) throw Boom.forbidden('this account is not allowed to change its profile');
+    if (!canInfo && !canKeys && !canApiKey) throw new ForbiddenError('this account is not allowed to change its profile');
     const { em, user } = await this.load(username);
     if (canInfo && p.email !== undefined) user.email = p.email;
     if (canKeys && p.public_keys !== undefined) user.public_keys = p.public_keys;
@@ -63,10 +63,10 @@ export class UserProfileService {
 
   async changePassword(username: string, current: string, next: string, actor: Actor): Promise<void> {
     const wc = await this.restrictions(username);
-    if (wc.has('password-change-disabled')) throw Boom.forbidden('this account is not allowed to change its password');
+    if (wc.has('password-change-disabled')) throw new ForbiddenError('this account is not allowed to change its password');
     const { em, user } = await this.load(username);
-    if (!(await verifyPassword(user.password_hash, current))) throw Boom.forbidden('the current password does not match');
-    if (current === next) throw Boom.badRequest('the new password must differ from the current one');
+    if (!(await verifyPassword(user.password_hash, current))) throw new ForbiddenError('the current password does not match');
+    if (current === next) throw new InvalidError('the new password must differ from the current one');
     user.password_hash = await hashPassword(next);
     user.last_password_change = Date.now();
     user.filters = { ...user.filters, require_password_change: false };

@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ForbiddenError, InvalidError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -85,13 +85,13 @@ export class UserService {
   /** A user to render (read-only object), scoped to the caller's role; 404 when not visible. */
   async view(username: string, caller: AdminIdentity | null, em: EntityManager = this.em()): Promise<User> {
     const user = await selectUser(em, username, caller?.role || undefined);
-    if (!user) throw Boom.notFound(`user "${username}" not found`);
+    if (!user) throw new NotFoundError(`user "${username}" not found`);
     return user;
   }
 
   async get(username: string, caller: AdminIdentity | null, em: EntityManager = this.em()): Promise<User> {
     const user = await em.findOne(User, { username, ...this.scope(caller) }, { populate: ['role'] });
-    if (!user) throw Boom.notFound(`user "${username}" not found`);
+    if (!user) throw new NotFoundError(`user "${username}" not found`);
     return user;
   }
 
@@ -194,29 +194,29 @@ export class UserService {
     // role
     let role = input.role ?? '';
     if (o.caller?.role) {
-      if (role && role !== o.caller.role) throw Boom.forbidden(`an admin with role "${o.caller.role}" can only assign that role`);
+      if (role && role !== o.caller.role) throw new ForbiddenError(`an admin with role "${o.caller.role}" can only assign that role`);
       role = o.caller.role;
     }
-    if (role && !(await o.lookup.role(role))) throw Boom.badRequest(`"role": role "${role}" does not exist`);
+    if (role && !(await o.lookup.role(role))) throw new InvalidError(`"role": role "${role}" does not exist`);
     // groups
     let primary: StoredGroupSettings | null = null;
     for (const g of input.groups) {
       const settings = await o.lookup.group(g.name);
-      if (!settings) throw Boom.badRequest(`"groups": group "${g.name}" does not exist`);
+      if (!settings) throw new InvalidError(`"groups": group "${g.name}" does not exist`);
       if (g.type === 1) primary = settings;
     }
     // folders
     for (const f of input.virtual_folders) {
-      if (!(await o.lookup.folder(f.name))) throw Boom.badRequest(`"virtual_folders": folder "${f.name}" does not exist`);
+      if (!(await o.lookup.folder(f.name))) throw new InvalidError(`"virtual_folders": folder "${f.name}" does not exist`);
     }
     // filesystem and local root
     const filesystem = await this.fsConfig.normalize(input.filesystem, { label: 'filesystem', owner: username, stored: existing?.filesystem });
     const effectiveProvider = filesystem.provider === 0 && primary?.filesystem && primary.filesystem.provider !== 0 ? primary.filesystem.provider : filesystem.provider;
     if (this.fsConfig.requiresLocalRoot(effectiveProvider) && !input.home_dir && !primary?.home_dir) {
-      throw Boom.badRequest(`"home_dir" is required (an absolute path) for filesystem provider ${effectiveProvider}, unless a primary group supplies it`);
+      throw new InvalidError(`"home_dir" is required (an absolute path) for filesystem provider ${effectiveProvider}, unless a primary group supplies it`);
     }
     if (!input.permissions['/'] && !primary?.permissions?.['/']) {
-      throw Boom.badRequest('"permissions" must hold the permissions of the root directory "/" (or a primary group must supply them)');
+      throw new InvalidError('"permissions" must hold the permissions of the root directory "/" (or a primary group must supply them)');
     }
     // password
     const fields: Partial<User> = {};
@@ -281,7 +281,7 @@ export class UserService {
   /** Writes a prepared user (inside the caller's transaction) and replaces its group and folder mappings. */
   async write(em: EntityManager, p: PreparedUser, existing: User | null): Promise<User> {
     const role = p.role ? await em.findOne(Role, { name: p.role }) : null;
-    if (p.role && !role) throw Boom.badRequest(`"role": role "${p.role}" does not exist`);
+    if (p.role && !role) throw new InvalidError(`"role": role "${p.role}" does not exist`);
     const now = Date.now();
     let user: User;
     if (existing) {
@@ -306,12 +306,12 @@ export class UserService {
     const fm = new Map(folders.map((f) => [f.name, f]));
     for (const g of p.groups) {
       const group = gm.get(g.name);
-      if (!group) throw Boom.badRequest(`"groups": group "${g.name}" does not exist`);
+      if (!group) throw new InvalidError(`"groups": group "${g.name}" does not exist`);
       em.create(UserGroup, { user, group, type: g.type });
     }
     for (const f of p.folders) {
       const folder = fm.get(f.name);
-      if (!folder) throw Boom.badRequest(`"virtual_folders": folder "${f.name}" does not exist`);
+      if (!folder) throw new InvalidError(`"virtual_folders": folder "${f.name}" does not exist`);
       em.create(UserFolder, { user, folder, virtual_path: f.virtual_path, quota_size: f.quota_size, quota_files: f.quota_files });
     }
     await em.flush();
@@ -333,14 +333,14 @@ export class UserService {
 
   async create(input: UserInput, caller: AdminIdentity, actor: Actor): Promise<User> {
     const em = this.em();
-    if (await em.count(User, { username: input.username })) throw Boom.badRequest(`user "${input.username}" already exists`);
+    if (await em.count(User, { username: input.username })) throw new InvalidError(`user "${input.username}" already exists`);
     if (!input.groups.length) input = { ...input, groups: await this.adminDefaultGroups(em, caller) };
     const prepared = await this.prepare(input, null, { lookup: dbLookup(em), caller });
     let user: User;
     try {
       user = await em.transactional((tem) => this.write(tem, prepared, null));
     } catch (err) {
-      if (err instanceof UniqueConstraintViolationException) throw Boom.badRequest(`user "${input.username}" already exists`);
+      if (err instanceof UniqueConstraintViolationException) throw new InvalidError(`user "${input.username}" already exists`);
       throw err;
     }
     const fresh = await this.get(user.username, null);
@@ -353,7 +353,7 @@ export class UserService {
     const em = this.em();
     const user = await this.get(username, caller, em);
     if (input.username !== undefined && input.username !== username) {
-      throw Boom.badRequest('a user cannot be renamed: the username in the body must match the path');
+      throw new InvalidError('a user cannot be renamed: the username in the body must match the path');
     }
     const prepared = await this.prepare({ ...input, username }, user, { lookup: dbLookup(em), caller });
     await em.transactional((tem) => this.write(tem, prepared, tem.merge(user)));
@@ -410,7 +410,7 @@ export class UserService {
       selectUserGroups(em, { username }),
       withFolders ? selectFolderMappings(em, { username }) : Promise.resolve([] as FolderMappingRow[]),
     ]);
-    if (!user) throw Boom.notFound(`user "${username}" not found`);
+    if (!user) throw new NotFoundError(`user "${username}" not found`);
     return this.merge(user, groups, userFolders, withFolders, em);
   }
 
@@ -419,7 +419,7 @@ export class UserService {
     try {
       return await this.effectiveUser(username, o);
     } catch (err) {
-      if ((err as { isBoom?: boolean; output?: { statusCode: number } }).output?.statusCode === 404) return null;
+      if (err instanceof NotFoundError) return null;
       throw err;
     }
   }

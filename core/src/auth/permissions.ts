@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ForbiddenError } from '../errors.js';
 import type { AdminIdentity } from './credentials.js';
 
 export const ADMIN_PERMISSIONS = [
@@ -48,7 +48,7 @@ export function hasAdminPermission(admin: AdminIdentity, perm: AdminPermission):
 /** Throws 403 unless the admin holds `*` or one of `perms`. */
 export function assertAdminPermission(admin: AdminIdentity, ...perms: AdminPermission[]): void {
   if (perms.some((p) => hasAdminPermission(admin, p))) return;
-  throw Boom.forbidden(`permission denied: this operation requires the "${perms.join('" or "')}" permission`);
+  throw new ForbiddenError(`permission denied: this operation requires the "${perms.join('" or "')}" permission`);
 }
 
 /** Super admin: `*` and no role. Only super admins manage roles and other roles' objects. */

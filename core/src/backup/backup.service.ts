@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError } from '../errors.js';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -83,10 +83,10 @@ export class BackupService {
   resolveFile(name: string, field: string): string {
     const dir = this.backupsDir();
     if (!name || /[\u0000-\u001f\u007f]/.test(name) || path.isAbsolute(name) || name.replace(/\\/g, '/').split('/').includes('..')) {
-      throw Boom.badRequest(`"${field}" must be a file name relative to the backups directory, without ".." segments`);
+      throw new InvalidError(`"${field}" must be a file name relative to the backups directory, without ".." segments`);
     }
     const file = path.resolve(dir, name);
-    if (!file.startsWith(dir + path.sep)) throw Boom.badRequest(`"${field}" must name a file inside the backups directory`);
+    if (!file.startsWith(dir + path.sep)) throw new InvalidError(`"${field}" must name a file inside the backups directory`);
     return file;
   }
 
@@ -95,7 +95,7 @@ export class BackupService {
     if (!scopes?.length) return this.registry.all();
     return scopes.map((s) => {
       const sec = this.registry.get(s);
-      if (!sec) throw Boom.badRequest(`"scopes": scope "${s}" is not available on this server`);
+      if (!sec) throw new InvalidError(`"scopes": scope "${s}" is not available on this server`);
       return sec;
     });
   }
@@ -129,37 +129,37 @@ export class BackupService {
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw Boom.badRequest(`"input-file": backup file "${name}" does not exist`);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new InvalidError(`"input-file": backup file "${name}" does not exist`);
       throw err;
     }
     try {
       return JSON.parse(text);
     } catch (err) {
-      throw Boom.badRequest(`"input-file": backup file "${name}" is not valid JSON: ${(err as Error).message}`);
+      throw new InvalidError(`"input-file": backup file "${name}" is not valid JSON: ${(err as Error).message}`);
     }
   }
 
   /** Validates a whole backup and restores it in one transaction. */
   async restore(raw: unknown, mode: RestoreMode, scanQuota: ScanQuotaMode, actor: Actor): Promise<{ objects: number }> {
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw Boom.badRequest('the backup must be a BackupData object');
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new InvalidError('the backup must be a BackupData object');
     const data = raw as BackupData;
     const sections: BackupSection<unknown>[] = [];
     for (const [key, value] of Object.entries(data)) {
       if (key === 'version') {
-        if (value !== undefined && (!Number.isInteger(value) || (value as number) < 0)) throw Boom.badRequest('"version" must be a non-negative integer');
+        if (value !== undefined && (!Number.isInteger(value) || (value as number) < 0)) throw new InvalidError('"version" must be a non-negative integer');
         continue;
       }
       const sec = this.registry.byKey(key);
       if (value === null || value === undefined) continue;
-      if (!Array.isArray(value)) throw Boom.badRequest(`"${key}" must be an array`);
+      if (!Array.isArray(value)) throw new InvalidError(`"${key}" must be an array`);
       if (!sec) {
-        if (value.length) throw Boom.badRequest(`"${key}": restoring this kind of object is not supported by this server`);
+        if (value.length) throw new InvalidError(`"${key}": restoring this kind of object is not supported by this server`);
         continue;
       }
       const names = sec.names(value);
       const seen = new Set<string>();
       for (const [i, n] of names.entries()) {
-        if (n && seen.has(n)) throw Boom.badRequest(`${key}[${i}]: "${n}" appears more than once`);
+        if (n && seen.has(n)) throw new InvalidError(`${key}[${i}]: "${n}" appears more than once`);
         seen.add(n);
       }
       sections.push(sec);

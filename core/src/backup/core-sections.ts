@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { DomainError, ErrorKind, InvalidError } from '../errors.js';
 import Joi from 'joi';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager } from '@mikro-orm/core';
@@ -25,7 +25,7 @@ const BATCH = 500;
 /** Validates one backup object with an API schema in restore mode; the 400 names the object. */
 export function validateItem<T>(key: string, i: number, item: unknown, schema: Joi.Schema, name: string | undefined): T {
   const { value, error } = schema.validate(item, { context: { restore: true }, abortEarly: true, errors: { wrap: { label: '"' } } });
-  if (error) throw Boom.badRequest(`${key}[${i}]${name ? ` "${name}"` : ''}: ${error.message}`);
+  if (error) throw new InvalidError(`${key}[${i}]${name ? ` "${name}"` : ''}: ${error.message}`);
   return value as T;
 }
 
@@ -34,7 +34,7 @@ export async function named<T>(key: string, i: number, name: string, fn: () => P
   try {
     return await fn();
   } catch (err) {
-    if (Boom.isBoom(err) && err.output.statusCode < 500) throw Boom.badRequest(`${key}[${i}] "${name}": ${err.message}`);
+    if (err instanceof DomainError && err.kind !== ErrorKind.Unavailable) throw new InvalidError(`${key}[${i}] "${name}": ${err.message}`);
     throw err;
   }
 }
@@ -271,12 +271,12 @@ export class CoreBackupSections {
             continue;
           }
           const prepared = await named('admins', i, v.username, async () => {
-            if (v.role && !(await ctx.lookup.role(v.role))) throw Boom.badRequest(`role "${v.role}" does not exist`);
-            for (const g of v.groups) if (!(await ctx.lookup.group(g.name))) throw Boom.badRequest(`group "${g.name}" does not exist`);
+            if (v.role && !(await ctx.lookup.role(v.role))) throw new InvalidError(`role "${v.role}" does not exist`);
+            for (const g of v.groups) if (!(await ctx.lookup.group(g.name))) throw new InvalidError(`group "${g.name}" does not exist`);
             let hash: string | undefined;
             if (v.password) hash = ARGON2_HASH.test(v.password) ? v.password : await hashPassword(v.password);
             if (!hash && !ex?.password_hash && !v.filters.disable_password_auth) {
-              throw Boom.badRequest('"password" is required unless password login is disabled (filters.disable_password_auth)');
+              throw new InvalidError('"password" is required unless password login is disabled (filters.disable_password_auth)');
             }
             return { ...v, password_hash: hash };
           });
@@ -314,7 +314,7 @@ export class CoreBackupSections {
           const groups = v.groups.length ? await em.find(Group, { name: { $in: v.groups.map((g) => g.name) } }) : [];
           for (const g of v.groups) {
             const group = groups.find((x) => x.name === g.name);
-            if (!group) throw Boom.badRequest(`admins "${v.username}": group "${g.name}" does not exist`);
+            if (!group) throw new InvalidError(`admins "${v.username}": group "${g.name}" does not exist`);
             em.create(AdminGroup, { admin, group, add_to_users_as: g.options.add_to_users_as });
           }
           await em.flush();
@@ -368,10 +368,10 @@ export class CoreBackupSections {
             continue;
           }
           await named('api_keys', i, id, async () => {
-            if (v.scope === 1 && v.user) throw Boom.badRequest('an admin-scoped API key cannot be bound to a user');
-            if (v.scope === 2 && v.admin) throw Boom.badRequest('a user-scoped API key cannot be bound to an admin');
-            if (v.user && !(await ctx.lookup.user(String(v.user)))) throw Boom.badRequest(`user "${v.user}" does not exist`);
-            if (v.admin && !(await ctx.lookup.admin(String(v.admin)))) throw Boom.badRequest(`admin "${v.admin}" does not exist`);
+            if (v.scope === 1 && v.user) throw new InvalidError('an admin-scoped API key cannot be bound to a user');
+            if (v.scope === 2 && v.admin) throw new InvalidError('a user-scoped API key cannot be bound to an admin');
+            if (v.user && !(await ctx.lookup.user(String(v.user)))) throw new InvalidError(`user "${v.user}" does not exist`);
+            if (v.admin && !(await ctx.lookup.admin(String(v.admin)))) throw new InvalidError(`admin "${v.admin}" does not exist`);
           });
           const data = { ...(item as Obj) };
           delete data.key;
@@ -463,10 +463,10 @@ export class CoreBackupSections {
             continue;
           }
           const prepared = await named('shares', i, id, async () => {
-            if (!(await ctx.lookup.user(String(v.username)))) throw Boom.badRequest(`user "${v.username}" does not exist`);
+            if (!(await ctx.lookup.user(String(v.username)))) throw new InvalidError(`user "${v.username}" does not exist`);
             const paths = v.paths as string[];
-            if (new Set(paths).size !== paths.length) throw Boom.badRequest('"paths" holds the same path twice');
-            if (v.scope !== 1 && paths.length !== 1) throw Boom.badRequest('"paths": a share with write scope needs exactly one directory path');
+            if (new Set(paths).size !== paths.length) throw new InvalidError('"paths" holds the same path twice');
+            if (v.scope !== 1 && paths.length !== 1) throw new InvalidError('"paths": a share with write scope needs exactly one directory path');
             const pw = String(v.password);
             return { ...v, password_hash: pw === '' || ARGON2_HASH.test(pw) ? pw : await hashPassword(pw) };
           });
@@ -484,7 +484,7 @@ export class CoreBackupSections {
           if (it.keep) continue;
           const v = it.prepared!;
           const user = await em.findOne(User, { username: String(v.username) });
-          if (!user) throw Boom.badRequest(`shares "${it.name}": user "${v.username}" does not exist`);
+          if (!user) throw new InvalidError(`shares "${it.name}": user "${v.username}" does not exist`);
           const fields = {
             name: String(v.name),
             description: String(v.description ?? ''),

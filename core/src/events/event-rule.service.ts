@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -73,7 +73,7 @@ export class EventRuleService {
 
   async get(name: string, em: EntityManager = this.em()): Promise<EventRuleRecord> {
     const r = await em.findOne(EventRuleRecord, { name });
-    if (!r) throw Boom.notFound(`event rule "${name}" not found`);
+    if (!r) throw new NotFoundError(`event rule "${name}" not found`);
     return r;
   }
 
@@ -88,22 +88,22 @@ export class EventRuleService {
       idp_login_event: t === 7 ? c.idp_login_event : 0,
       options: { ...c.options },
     };
-    if (t === 1 && !out.fs_events.length) throw Boom.badRequest('a filesystem rule (trigger 1) needs at least one of conditions.fs_events');
-    if (t === 2 && !out.provider_events.length) throw Boom.badRequest('a provider rule (trigger 2) needs at least one of conditions.provider_events');
+    if (t === 1 && !out.fs_events.length) throw new InvalidError('a filesystem rule (trigger 1) needs at least one of conditions.fs_events');
+    if (t === 2 && !out.provider_events.length) throw new InvalidError('a provider rule (trigger 2) needs at least one of conditions.provider_events');
     if (t === 3) {
-      if (!out.schedules.length) throw Boom.badRequest('a scheduled rule (trigger 3) needs at least one of conditions.schedules');
+      if (!out.schedules.length) throw new InvalidError('a scheduled rule (trigger 3) needs at least one of conditions.schedules');
       out.schedules.forEach((s, i) => {
         try {
           compileSchedule(s);
         } catch (err) {
-          if (err instanceof CronError) throw Boom.badRequest(`conditions.schedules[${i}]: ${err.message}`);
+          if (err instanceof CronError) throw new InvalidError(`conditions.schedules[${i}]: ${err.message}`);
           throw err;
         }
       });
     } else out.options.concurrent_execution = false;
     for (const k of ['names', 'group_names', 'role_names', 'fs_paths'] as const) {
       out.options[k].forEach((p, i) => {
-        if (!isValidWildcard(p.pattern)) throw Boom.badRequest(`conditions.options.${k}[${i}]: malformed pattern "${p.pattern}"`);
+        if (!isValidWildcard(p.pattern)) throw new InvalidError(`conditions.options.${k}[${i}]: malformed pattern "${p.pattern}"`);
       });
     }
     if (t !== 1) {
@@ -115,51 +115,51 @@ export class EventRuleService {
     }
     if (t !== 2) out.options.provider_objects = [];
     if (out.options.max_size > 0 && out.options.min_size > out.options.max_size) {
-      throw Boom.badRequest('conditions.options.min_size must not exceed max_size');
+      throw new InvalidError('conditions.options.min_size must not exceed max_size');
     }
     return out;
   }
 
   /** Checks the linked actions against the trigger, the conditions and the relation options rules. */
   private async validateActions(input: RuleInput, conditions: EventConditions, actionType: ActionTypeLookup): Promise<PreparedRule['links']> {
-    if (!input.actions.length) throw Boom.badRequest('a rule needs at least one action');
+    if (!input.actions.length) throw new InvalidError('a rule needs at least one action');
     const seen = new Set<string>();
     const out: PreparedRule['links'] = [];
     for (const [i, a] of input.actions.entries()) {
-      if (seen.has(a.name)) throw Boom.badRequest(`action "${a.name}" is listed twice`);
+      if (seen.has(a.name)) throw new InvalidError(`action "${a.name}" is listed twice`);
       seen.add(a.name);
       const type = await actionType(a.name);
-      if (type === undefined) throw Boom.badRequest(`actions[${i}]: event action "${a.name}" does not exist`);
+      if (type === undefined) throw new InvalidError(`actions[${i}]: event action "${a.name}" does not exist`);
       const rel = normalizeRelation(a.relation_options);
       checkActionForRule({ name: a.name, type }, this.registry.actionType(type), { trigger: input.trigger, conditions });
       if (rel.is_failure_action && (rel.execute_sync || rel.execute_before_file_publish)) {
-        throw Boom.badRequest(`action "${a.name}": a failure action cannot be executed synchronously or before publish`);
+        throw new InvalidError(`action "${a.name}": a failure action cannot be executed synchronously or before publish`);
       }
       if (rel.execute_sync && rel.execute_before_file_publish) {
-        throw Boom.badRequest(`action "${a.name}": execute_sync and execute_before_file_publish are mutually exclusive`);
+        throw new InvalidError(`action "${a.name}": execute_sync and execute_before_file_publish are mutually exclusive`);
       }
       if (rel.execute_sync) {
         if (input.trigger !== 1 && input.trigger !== 7) {
-          throw Boom.badRequest(`action "${a.name}": execute_sync is only supported for filesystem events and identity-provider logins`);
+          throw new InvalidError(`action "${a.name}": execute_sync is only supported for filesystem events and identity-provider logins`);
         }
         if (input.trigger === 1 && !conditions.fs_events.every((e) => SYNC_FS_EVENTS.includes(e))) {
-          throw Boom.badRequest(`action "${a.name}": execute_sync is only supported for the fs_events ${SYNC_FS_EVENTS.join(', ')}`);
+          throw new InvalidError(`action "${a.name}": execute_sync is only supported for the fs_events ${SYNC_FS_EVENTS.join(', ')}`);
         }
       }
       if (rel.execute_before_file_publish) {
         if (input.trigger !== 1 || conditions.fs_events.some((e) => e !== 'upload')) {
-          throw Boom.badRequest(`action "${a.name}": execute_before_file_publish is only supported for rules on the upload filesystem event only`);
+          throw new InvalidError(`action "${a.name}": execute_before_file_publish is only supported for rules on the upload filesystem event only`);
         }
         if (this.config.common.upload_mode !== 1) {
-          throw Boom.badRequest(`action "${a.name}": execute_before_file_publish requires atomic uploads (common.upload_mode 1)`);
+          throw new InvalidError(`action "${a.name}": execute_before_file_publish requires atomic uploads (common.upload_mode 1)`);
         }
       }
       out.push({ name: a.name, order: a.order, relation_options: rel });
     }
-    if (out.every((o) => o.relation_options.is_failure_action)) throw Boom.badRequest('a rule needs at least one action that is not a failure action');
+    if (out.every((o) => o.relation_options.is_failure_action)) throw new InvalidError('a rule needs at least one action that is not a failure action');
     const pre = input.trigger === 1 ? conditions.fs_events.find((e) => PRE_FS_EVENTS.includes(e)) : undefined;
     if (pre && !out.some((o) => o.relation_options.execute_sync)) {
-      throw Boom.badRequest(`fs event "${pre}" decides whether the operation goes on: the rule needs at least one execute_sync action`);
+      throw new InvalidError(`fs event "${pre}" decides whether the operation goes on: the rule needs at least one execute_sync action`);
     }
     return out;
   }
@@ -198,7 +198,7 @@ export class EventRuleService {
     const actions = new Map((await em.find(EventActionRecord, { name: { $in: names } })).map((a) => [a.name, a]));
     for (const l of p.links) {
       const action = actions.get(l.name);
-      if (!action) throw Boom.badRequest(`event action "${l.name}" does not exist`);
+      if (!action) throw new InvalidError(`event action "${l.name}" does not exist`);
       em.create(EventRuleAction, { rule, action, order: l.order, relation_options: { ...l.relation_options } });
     }
     await em.flush();
@@ -207,7 +207,7 @@ export class EventRuleService {
 
   async create(input: RuleInput, actor: Actor): Promise<EventRuleRecord> {
     const em = this.em();
-    if (await em.count(EventRuleRecord, { name: input.name })) throw Boom.badRequest(`event rule "${input.name}" already exists`);
+    if (await em.count(EventRuleRecord, { name: input.name })) throw new InvalidError(`event rule "${input.name}" already exists`);
     const prepared = await this.prepare(input, dbActionTypes(em));
     const rule = await em.transactional((tem) => this.write(tem, prepared, null));
     this.events.emit('add', 'event_rule', rule.name, await this.render(rule, false, em), actor);
@@ -217,7 +217,7 @@ export class EventRuleService {
   async update(name: string, input: RuleInput, actor: Actor): Promise<void> {
     const em = this.em();
     const rule = await this.get(name, em);
-    if (input.name !== name) throw Boom.badRequest('an event rule cannot be renamed: the name in the body must match the path');
+    if (input.name !== name) throw new InvalidError('an event rule cannot be renamed: the name in the body must match the path');
     const prepared = await this.prepare(input, dbActionTypes(em));
     await em.transactional((tem) => this.write(tem, prepared, tem.merge(rule)));
     const fresh = this.em();

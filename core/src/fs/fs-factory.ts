@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
 import type { PluginRegistry } from '../plugins/registry.js';
@@ -51,7 +51,7 @@ export class FsFactory {
 
   provider(n: number): FsProviderDef {
     const def = this.registry.fsProvider(n);
-    if (!def) throw Boom.badRequest(`filesystem provider ${n} is not available (no plugin registers it)`);
+    if (!def) throw new InvalidError(`filesystem provider ${n} is not available (no plugin registers it)`);
     return def;
   }
 
@@ -74,7 +74,7 @@ export class FsFactory {
   async create(fs: StoredFilesystem, root: string, owner: FsOwner, connectionId?: string): Promise<Fs> {
     const def = this.provider(fs.provider);
     const options = await this.options(fs, owner);
-    if (def.requiresLocalRoot && !root) throw Boom.badRequest(`filesystem provider ${fs.provider} needs a local root directory`);
+    if (def.requiresLocalRoot && !root) throw new InvalidError(`filesystem provider ${fs.provider} needs a local root directory`);
     return def.create(options, {
       username: owner.username,
       root: root || undefined,

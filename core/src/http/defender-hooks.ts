@@ -1,7 +1,7 @@
 import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
-import { clientIp } from '../auth/strategies.js';
+import { clientIp } from './auth-strategies.js';
 import { DefenderService } from '../security/defender.service.js';
 
 /** Token routes: a request without any credentials scores `score_no_auth`. */

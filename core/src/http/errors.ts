@@ -2,6 +2,7 @@ import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, Lifecycle } from '@hapi/hapi';
 import { FsError, FsErrorCode } from '../fs/fs-error.js';
 import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../data/db-errors.js';
+import { DomainError, ErrorKind, UnauthorizedError, UnavailableError } from '../errors.js';
 
 /** FsError code → HTTP status, the single place this mapping lives. */
 const FS_STATUS: Record<FsErrorCode, number> = {
@@ -20,6 +21,39 @@ const FS_STATUS: Record<FsErrorCode, number> = {
   [FsErrorCode.Escape]: 403,
 };
 
+/** Domain error kind → HTTP status, the single place this mapping lives. */
+const DOMAIN_STATUS: Record<ErrorKind, number> = {
+  [ErrorKind.Invalid]: 400,
+  [ErrorKind.Unauthorized]: 401,
+  [ErrorKind.Forbidden]: 403,
+  [ErrorKind.NotFound]: 404,
+  [ErrorKind.Conflict]: 409,
+  [ErrorKind.TooLarge]: 413,
+  [ErrorKind.TooManyRequests]: 429,
+  [ErrorKind.Unavailable]: 503,
+};
+
+function domainToBoom(err: DomainError): Boom.Boom {
+  if (err instanceof UnauthorizedError && err.challenge) {
+    return Boom.unauthorized(err.message, err.challenge.scheme, err.challenge.attributes ?? {});
+  }
+  const b = new Boom.Boom(err.message, { statusCode: DOMAIN_STATUS[err.kind] ?? 500, data: err.data });
+  if (err instanceof UnavailableError && err.retryAfterSeconds !== undefined) b.output.headers['Retry-After'] = String(err.retryAfterSeconds);
+  return b;
+}
+
+/**
+ * Headers a route extension set on the error while hapi held it as a Boom
+ * (hapi boomifies what a handler throws): kept on the mapped error.
+ */
+function keepHeaders(from: unknown, to: Boom.Boom): Boom.Boom {
+  const headers = (from as { isBoom?: boolean; output?: { headers?: Record<string, unknown> } }).output?.headers;
+  if ((from as { isBoom?: boolean }).isBoom && headers) {
+    for (const [k, v] of Object.entries(headers)) if (!(k in to.output.headers)) to.output.headers[k] = v as string;
+  }
+  return to;
+}
+
 /** Converts any thrown value into a Boom error fit for a client. */
 export function toBoom(err: unknown): Boom.Boom {
   // before isBoom: hapi boomifies (as 500) whatever a handler throws
@@ -27,8 +61,10 @@ export function toBoom(err: unknown): Boom.Boom {
     const status = FS_STATUS[err.code] ?? 500;
     const b = new Boom.Boom(err.message, { statusCode: status });
     (b as Boom.Boom & { fsCode?: string }).fsCode = err.code;
-    return b;
+    return keepHeaders(err, b);
   }
+  // before isBoom, for the same reason
+  if (err instanceof DomainError) return keepHeaders(err, domainToBoom(err));
   // before isBoom too: hapi boomifies a thrown database error as a 500
   if (isDatabaseUnavailable(err)) return databaseUnavailable(err);
   if (Boom.isBoom(err)) return err;

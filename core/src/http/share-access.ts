@@ -1,7 +1,7 @@
 import type { Request } from '@hapi/hapi';
 import Boom from '@hapi/boom';
 import type { DependencyContainer } from 'tsyringe';
-import { clientIp } from '../auth/strategies.js';
+import { clientIp } from './auth-strategies.js';
 import { FsError, FsErrorCode } from '../fs/fs-error.js';
 import { normalizeVirtualPath, parentPath } from '../fs/path.js';
 import type { Share } from '../data/entities/index.js';

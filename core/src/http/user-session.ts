@@ -2,7 +2,7 @@ import type { Request } from '@hapi/hapi';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream';
 import Joi from 'joi';
-import { clientIp, userOf } from '../auth/strategies.js';
+import { clientIp, userOf } from './auth-strategies.js';
 import { FileSessions } from '../vfs/file-sessions.service.js';
 import type { FileSession } from '../vfs/file-session.js';
 import { toWellFormed } from '../util/well-formed.js';

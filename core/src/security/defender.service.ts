@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { NotFoundError } from '../errors.js';
 import { inject, Lifecycle, scoped } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -185,7 +185,7 @@ export class DefenderService {
   async get(ip: string): Promise<DefenderEntryView> {
     this.assertEnabled();
     const [host] = await this.hosts(ip);
-    if (!host) throw Boom.notFound(`host ${ip} is neither banned nor scored by the defender`);
+    if (!host) throw new NotFoundError(`host ${ip} is neither banned nor scored by the defender`);
     return renderHost(host);
   }
 
@@ -193,13 +193,13 @@ export class DefenderService {
   async delete(ip: string): Promise<void> {
     this.assertEnabled();
     const [host] = await this.hosts(ip);
-    if (!host) throw Boom.notFound(`host ${ip} is neither banned nor scored by the defender`);
+    if (!host) throw new NotFoundError(`host ${ip} is neither banned nor scored by the defender`);
     await this.forget([ip]);
     this.log.info({ ip }, 'host removed from the defender');
   }
 
   private assertEnabled(): void {
-    if (!this.cfg.enabled) throw Boom.notFound('the defender is not enabled (configuration key defender.enabled)');
+    if (!this.cfg.enabled) throw new NotFoundError('the defender is not enabled (configuration key defender.enabled)');
   }
 
   private banIncrement(): number {

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Boom from '@hapi/boom';
+import { ConflictError, InvalidError, NotFoundError } from '../errors.js';
 import { inject, Lifecycle, scoped } from 'tsyringe';
 import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -46,7 +46,7 @@ export function renderIpListEntry(e: IpListEntry): Record<string, unknown> {
 
 /** 400 unless the mode fits the list: deny (2) exists only on defender lists. */
 export function checkIpListMode(type: number, mode: number): void {
-  if (type !== 2 && mode !== 1) throw Boom.badRequest(`"mode" must be 1 (allow) on list type ${type}: deny (2) is supported only on the defender list (type 2)`);
+  if (type !== 2 && mode !== 1) throw new InvalidError(`"mode" must be 1 (allow) on list type ${type}: deny (2) is supported only on the defender list (type 2)`);
 }
 
 /** Marks the IP lists as changed for every node sharing the database (call inside the writing transaction). */
@@ -110,15 +110,15 @@ export class IpListService {
 
   async get(type: IpListType, ipornet: string): Promise<IpListEntry> {
     const e = await this.orm.em.fork().findOne(IpListEntry, { type, ipornet });
-    if (!e) throw Boom.notFound(`"${ipornet}" is not on IP list ${type}`);
+    if (!e) throw new NotFoundError(`"${ipornet}" is not on IP list ${type}`);
     return e;
   }
 
   async create(type: IpListType, input: IpListEntryInput, actor: Actor): Promise<IpListEntry> {
-    if (input.type !== undefined && input.type !== type) throw Boom.badRequest(`"type" (${input.type}) must match the list in the path (${type})`);
+    if (input.type !== undefined && input.type !== type) throw new InvalidError(`"type" (${input.type}) must match the list in the path (${type})`);
     checkIpListMode(type, input.mode);
     const ipornet = input.ipornet!;
-    const conflict = () => Boom.conflict(`"${ipornet}" is already on IP list ${type}`);
+    const conflict = () => new ConflictError(`"${ipornet}" is already on IP list ${type}`);
     const em = this.orm.em.fork();
     if (await em.count(IpListEntry, { type, ipornet })) throw conflict();
     const now = Date.now();
@@ -140,14 +140,14 @@ export class IpListService {
 
   async update(type: IpListType, ipornet: string, input: IpListEntryInput, actor: Actor): Promise<void> {
     if (input.ipornet !== undefined && input.ipornet !== ipornet) {
-      throw Boom.badRequest(`"ipornet" (${input.ipornet}) must be the entry's (${ipornet}): delete the entry and add a new one to change it`);
+      throw new InvalidError(`"ipornet" (${input.ipornet}) must be the entry's (${ipornet}): delete the entry and add a new one to change it`);
     }
-    if (input.type !== undefined && input.type !== type) throw Boom.badRequest(`"type" (${input.type}) must match the list in the path (${type})`);
+    if (input.type !== undefined && input.type !== type) throw new InvalidError(`"type" (${input.type}) must match the list in the path (${type})`);
     checkIpListMode(type, input.mode);
     let entry!: IpListEntry;
     await this.orm.em.fork().transactional(async (tem) => {
       const found = await tem.findOne(IpListEntry, { type, ipornet });
-      if (!found) throw Boom.notFound(`"${ipornet}" is not on IP list ${type}`);
+      if (!found) throw new NotFoundError(`"${ipornet}" is not on IP list ${type}`);
       entry = found;
       tem.assign(entry, { mode: input.mode, protocols: input.protocols, description: input.description, updated_at: Date.now() });
       await tem.flush();
@@ -161,7 +161,7 @@ export class IpListService {
     let data!: Record<string, unknown>;
     await this.orm.em.fork().transactional(async (tem) => {
       const entry = await tem.findOne(IpListEntry, { type, ipornet });
-      if (!entry) throw Boom.notFound(`"${ipornet}" is not on IP list ${type}`);
+      if (!entry) throw new NotFoundError(`"${ipornet}" is not on IP list ${type}`);
       data = renderIpListEntry(entry);
       tem.remove(entry);
       await tem.flush();

@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError } from '../errors.js';
 import { injectable } from 'tsyringe';
 import type { EntityManager } from '@mikro-orm/core';
 import { IpListEntry } from '../data/entities/index.js';
@@ -68,7 +68,7 @@ export class IpListBackupSection {
           try {
             checkIpListMode(v.type, v.mode);
           } catch (err) {
-            throw Boom.badRequest(`ip_lists[${i}] "${v.ipornet}": ${(err as Error).message}`);
+            throw new InvalidError(`ip_lists[${i}] "${v.ipornet}": ${(err as Error).message}`);
           }
           return v;
         });

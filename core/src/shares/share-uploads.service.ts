@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ConflictError, DomainError, NotFoundError, TooLargeError } from '../errors.js';
 import crypto from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rm, stat, truncate } from 'node:fs/promises';
@@ -83,7 +83,7 @@ export class ShareUploads {
   async get(id: string): Promise<ShareUpload> {
     await this.prepare();
     const u = this.uploads.get(id);
-    if (!u) throw Boom.notFound('unknown or expired upload');
+    if (!u) throw new NotFoundError('unknown or expired upload');
     return u;
   }
 
@@ -93,16 +93,16 @@ export class ShareUploads {
    * cut short keeps what arrived, as TUS allows.
    */
   async append(u: ShareUpload, body: Readable, maxChunk: number): Promise<void> {
-    if (u.busy) throw Boom.conflict('another chunk of this upload is being received');
+    if (u.busy) throw new ConflictError('another chunk of this upload is being received');
     u.busy = true;
     const start = u.offset;
-    let tooLarge: Boom.Boom | undefined;
+    let tooLarge: DomainError | undefined;
     let n = 0;
     const meter = new Transform({
       transform(chunk: Buffer, _enc, cb: TransformCallback) {
         n += chunk.length;
-        if (start + n > u.length) tooLarge = Boom.entityTooLarge(`the upload is ${u.length} bytes long: this chunk goes past its end`);
-        else if (maxChunk > 0 && n > maxChunk) tooLarge = Boom.entityTooLarge(`a chunk may hold at most ${maxChunk} bytes`);
+        if (start + n > u.length) tooLarge = new TooLargeError(`the upload is ${u.length} bytes long: this chunk goes past its end`);
+        else if (maxChunk > 0 && n > maxChunk) tooLarge = new TooLargeError(`a chunk may hold at most ${maxChunk} bytes`);
         cb(tooLarge ?? null, tooLarge ? undefined : chunk);
       },
     });

@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ForbiddenError, InvalidError, NotFoundError, UnauthorizedError } from '../errors.js';
 import crypto from 'node:crypto';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
@@ -91,8 +91,8 @@ export class ShareService implements EventShares {
   /** The effective owner, refused (403) when it may not use shares. */
   async owner(username: string): Promise<EffectiveUser> {
     const u = await this.sessions.effectiveUser(username);
-    if (!u) throw Boom.unauthorized('the account no longer exists');
-    if (!canShare(u)) throw Boom.forbidden('sharing is disabled for this account');
+    if (!u) throw new UnauthorizedError('the account no longer exists');
+    if (!canShare(u)) throw new ForbiddenError('sharing is disabled for this account');
     return u;
   }
 
@@ -108,7 +108,7 @@ export class ShareService implements EventShares {
   /** A share of `username` (404 for unknown ids and for other users' shares). */
   async get(username: string, id: string, em: EntityManager = this.em()): Promise<Share> {
     const s = await em.findOne(Share, { share_id: id, user: { username } }, { populate: ['user'] });
-    if (!s) throw Boom.notFound(`share "${id}" not found`);
+    if (!s) throw new NotFoundError(`share "${id}" not found`);
     return s;
   }
 
@@ -122,9 +122,9 @@ export class ShareService implements EventShares {
     const list = [...new Set(paths)];
     const sorted = [...list].sort();
     for (let i = 1; i < sorted.length; i++) {
-      if (isSubPath(sorted[i - 1]!, sorted[i]!)) throw Boom.badRequest(`"paths": "${sorted[i - 1]}" and "${sorted[i]}" overlap`);
+      if (isSubPath(sorted[i - 1]!, sorted[i]!)) throw new InvalidError(`"paths": "${sorted[i - 1]}" and "${sorted[i]}" overlap`);
     }
-    if (canWrite(scope) && list.length !== 1) throw Boom.badRequest('"paths": a share with write scope needs exactly one directory path');
+    if (canWrite(scope) && list.length !== 1) throw new InvalidError('"paths": a share with write scope needs exactly one directory path');
     for (const p of list) {
       let isDir: boolean;
       try {
@@ -132,12 +132,12 @@ export class ShareService implements EventShares {
         isDir = (await s.vfs.stat(p, { signal: s.signal })).isDir;
       } catch (err) {
         if (isFsError(err, FsErrorCode.NotFound) || isFsError(err, FsErrorCode.NotDirectory)) {
-          throw Boom.badRequest(`"paths": ${p} does not exist`);
+          throw new InvalidError(`"paths": ${p} does not exist`);
         }
         throw err;
       }
       if (canWrite(scope)) {
-        if (!isDir) throw Boom.badRequest(`"paths": a share with write scope needs a directory, ${p} is a file`);
+        if (!isDir) throw new InvalidError(`"paths": a share with write scope needs a directory, ${p} is a file`);
         s.requirePerm(p, `sharing ${p} for uploads`, 'upload');
       }
       if (canRead(scope)) {
@@ -154,11 +154,11 @@ export class ShareService implements EventShares {
     const f = u.filters as { default_shares_expiration?: number; max_shares_expiration?: number };
     let at = expiresAt;
     if (!at && isNew && f.default_shares_expiration) at = now + f.default_shares_expiration * DAY;
-    if (at && at <= now) throw Boom.badRequest('"expires_at" must be in the future');
+    if (at && at <= now) throw new InvalidError('"expires_at" must be in the future');
     if (f.max_shares_expiration) {
       const max = now + f.max_shares_expiration * DAY;
       if (!at || at > max) {
-        throw Boom.badRequest(`"expires_at": shares of this account must expire within ${f.max_shares_expiration} days (before ${new Date(max).toISOString()})`);
+        throw new InvalidError(`"expires_at": shares of this account must expire within ${f.max_shares_expiration} days (before ${new Date(max).toISOString()})`);
       }
     }
     return at;
@@ -167,25 +167,25 @@ export class ShareService implements EventShares {
   private async passwordHash(u: EffectiveUser, password: string, current: string | null): Promise<string> {
     let hash: string;
     if (password === REDACTED_PASSWORD) {
-      if (current === null) throw Boom.badRequest('"password" must be the password of the share, not the redacted marker');
+      if (current === null) throw new InvalidError('"password" must be the password of the share, not the redacted marker');
       hash = current;
     } else {
       hash = password ? await hashPassword(password) : '';
     }
-    if (!hash && sharePasswordRequired(u)) throw Boom.badRequest('"password": shares of this account must have a password');
+    if (!hash && sharePasswordRequired(u)) throw new InvalidError('"password": shares of this account must have a password');
     return hash;
   }
 
   /** Creates a share of the session's user; returns it. */
   async add(s: FileSession, input: ShareInput, actor: Actor): Promise<Share> {
     const u = s.user;
-    if (!canShare(u)) throw Boom.forbidden('sharing is disabled for this account');
+    if (!canShare(u)) throw new ForbiddenError('sharing is disabled for this account');
     const paths = await this.checkPaths(s, input.scope, input.paths);
     const expires_at = this.expiry(u, input.expires_at, true);
     const password_hash = await this.passwordHash(u, input.password, null);
     const em = this.em();
     const user = await em.findOne(User, { id: u.id });
-    if (!user) throw Boom.unauthorized('the account no longer exists');
+    if (!user) throw new UnauthorizedError('the account no longer exists');
     const now = Date.now();
     const share = em.create(Share, {
       share_id: crypto.randomBytes(16).toString('base64url'),
@@ -211,7 +211,7 @@ export class ShareService implements EventShares {
   /** Updates a share of the session's user (used tokens, creation and last use are kept). */
   async update(s: FileSession, id: string, input: ShareInput, actor: Actor): Promise<void> {
     const u = s.user;
-    if (!canShare(u)) throw Boom.forbidden('sharing is disabled for this account');
+    if (!canShare(u)) throw new ForbiddenError('sharing is disabled for this account');
     const em = this.em();
     const share = await this.get(u.username, id, em);
     const paths = await this.checkPaths(s, input.scope, input.paths);
@@ -255,21 +255,21 @@ export class ShareService implements EventShares {
     o: { ignoreTokens?: boolean } = {},
   ): Promise<{ share: Share; owner: EffectiveUser }> {
     const share = await this.em().findOne(Share, { share_id: id }, { populate: ['user'] });
-    if (!share) throw Boom.notFound(`share "${id}" not found`);
-    if (share.allow_from.length && !ipMatcher(share.allow_from)(ip)) throw Boom.forbidden(`the share is not accessible from ${ip}`);
+    if (!share) throw new NotFoundError(`share "${id}" not found`);
+    if (share.allow_from.length && !ipMatcher(share.allow_from)(ip)) throw new ForbiddenError(`the share is not accessible from ${ip}`);
     if (share.password_hash) {
-      if (creds.password === undefined) throw Boom.unauthorized('this share needs a password', 'Basic', { realm: 'Ferry share' });
+      if (creds.password === undefined) throw new UnauthorizedError('this share needs a password', { scheme: 'Basic', attributes: { realm: 'Ferry share' } });
       if (!(await verifyPassword(share.password_hash, creds.password))) {
-        throw Boom.unauthorized('invalid share password', 'Basic', { realm: 'Ferry share' });
+        throw new UnauthorizedError('invalid share password', { scheme: 'Basic', attributes: { realm: 'Ferry share' } });
       }
     }
-    if (!scopeOk(share.scope)) throw Boom.forbidden('the scope of this share does not allow this operation');
-    if (share.expires_at && share.expires_at <= Date.now()) throw Boom.forbidden('the share has expired');
-    if (!o.ignoreTokens && share.max_tokens && share.used_tokens >= share.max_tokens) throw Boom.forbidden('the share has reached its maximum number of uses');
+    if (!scopeOk(share.scope)) throw new ForbiddenError('the scope of this share does not allow this operation');
+    if (share.expires_at && share.expires_at <= Date.now()) throw new ForbiddenError('the share has expired');
+    if (!o.ignoreTokens && share.max_tokens && share.used_tokens >= share.max_tokens) throw new ForbiddenError('the share has reached its maximum number of uses');
     const owner = await this.sessions.effectiveUser((share.user as User).username);
-    if (!owner) throw Boom.notFound(`share "${id}" not found`);
-    if (!canShare(owner)) throw Boom.forbidden('sharing is disabled for the owner of this share');
-    if (!share.password_hash && sharePasswordRequired(owner)) throw Boom.forbidden('the owner of this share may only share with a password');
+    if (!owner) throw new NotFoundError(`share "${id}" not found`);
+    if (!canShare(owner)) throw new ForbiddenError('sharing is disabled for the owner of this share');
+    if (!share.password_hash && sharePasswordRequired(owner)) throw new ForbiddenError('the owner of this share may only share with a password');
     return { share, owner };
   }
 
@@ -318,7 +318,7 @@ export class ShareService implements EventShares {
   async delete(shareId: string): Promise<void> {
     const em = this.em();
     const share = await em.findOne(Share, { share_id: shareId }, { populate: ['user'] });
-    if (!share) throw Boom.notFound(`share "${shareId}" not found`);
+    if (!share) throw new NotFoundError(`share "${shareId}" not found`);
     const data = this.render(share);
     await em.removeAndFlush(share);
     this.events.emit('delete', 'share', shareId, data, SYSTEM_ACTOR);

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Boom from '@hapi/boom';
+import { InvalidError, TooManyRequestsError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
 
@@ -98,7 +98,7 @@ export class ConnectionManager {
       return existing;
     }
     if (maxSessions > 0 && this.countFor(info.username) >= maxSessions) {
-      throw Boom.tooManyRequests(`too many open sessions: the account allows ${maxSessions}`);
+      throw new TooManyRequestsError(`too many open sessions: the account allows ${maxSessions}`);
     }
     const conn = this.open(info);
     conn.session_key = sessionKey;
@@ -121,7 +121,7 @@ export class ConnectionManager {
 
   /** Registers a transfer on a connection, enforcing the node's transfer limits. */
   startTransfer(conn: Connection, t: Omit<ActiveTransfer, 'id' | 'start_time' | 'size'>, limits: TransferLimits): ActiveTransfer {
-    if (conn.controller.signal.aborted) throw Boom.badRequest('the connection was closed');
+    if (conn.controller.signal.aborted) throw new InvalidError('the connection was closed');
     let total = 0;
     let host = 0;
     for (const c of this.conns.values()) {
@@ -129,10 +129,10 @@ export class ConnectionManager {
       if (c.remote_address === conn.remote_address) host += c.transfers.size;
     }
     if (limits.maxTotal > 0 && total >= limits.maxTotal) {
-      throw Boom.tooManyRequests(`too many transfers in progress on this server (maximum ${limits.maxTotal})`);
+      throw new TooManyRequestsError(`too many transfers in progress on this server (maximum ${limits.maxTotal})`);
     }
     if (limits.maxPerHost > 0 && host >= limits.maxPerHost) {
-      throw Boom.tooManyRequests(`too many transfers in progress from ${conn.remote_address} (maximum ${limits.maxPerHost})`);
+      throw new TooManyRequestsError(`too many transfers in progress from ${conn.remote_address} (maximum ${limits.maxPerHost})`);
     }
     const transfer: ActiveTransfer = { ...t, id: crypto.randomBytes(8).toString('hex'), start_time: Date.now(), size: 0 };
     conn.transfers.set(transfer.id, transfer);

@@ -5,6 +5,7 @@ import type { FsHooks } from '../events/fs-hooks.js';
 import type { EventProtocol, FsEvent, FsEventAction, FsEventStatus, FsObjectType } from '../events/event-types.js';
 import type { FileInfo, Fs } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
+import { DomainError } from '../errors.js';
 import type { FsFactory } from '../fs/fs-factory.js';
 import { isSubPath, normalizeVirtualPath, parentPath } from '../fs/path.js';
 import type { Logger } from '../logger.js';
@@ -63,7 +64,7 @@ const denied = (msg: string) => new FsError(FsErrorCode.Permission, msg);
  */
 export function hookError(err: unknown): Error {
   if (err instanceof FsError) return err;
-  if ((err as { isBoom?: boolean })?.isBoom) return err as Error;
+  if (err instanceof DomainError || (err as { isBoom?: boolean })?.isBoom) return err as Error;
   const client = (err as { clientMessage?: unknown })?.clientMessage;
   const msg = typeof client === 'string' && client ? client : err instanceof Error && err.message ? err.message : 'rejected by an event hook';
   return new FsError(FsErrorCode.Permission, msg, { cause: err });

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Boom from '@hapi/boom';
+import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -75,9 +75,9 @@ export class FileSessions {
 
   async open(o: OpenSessionOptions): Promise<FileSession> {
     const user = await this.effectiveUser(o.username);
-    if (!user) throw Boom.unauthorized('the account no longer exists');
+    if (!user) throw new UnauthorizedError('the account no longer exists');
     const refusal = fileAccessRefusal(user, o.ip, o.restriction ?? 'HTTP');
-    if (refusal) throw Boom.forbidden(refusal);
+    if (refusal) throw new ForbiddenError(refusal);
     const protocol = o.protocol ?? 'HTTP';
     const conn = this.connections.acquire(
       `${protocol}:${o.sessionKey}`,

@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ConflictError, InvalidError, NotFoundError } from '../errors.js';
 import { inject, Lifecycle, scoped } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -116,10 +116,10 @@ export class QuotaScanService {
   }
 
   private async beginUserScan(username: string, scope: { role?: string }): Promise<Running> {
-    if (this.users.has(username)) throw Boom.conflict(`a quota scan of user "${username}" is already running`);
+    if (this.users.has(username)) throw new ConflictError(`a quota scan of user "${username}" is already running`);
     const eff = await this.effectiveUser(username);
-    if (scope.role && eff.role !== scope.role) throw Boom.notFound(`user "${username}" not found`);
-    if (this.users.has(username)) throw Boom.conflict(`a quota scan of user "${username}" is already running`);
+    if (scope.role && eff.role !== scope.role) throw new NotFoundError(`user "${username}" not found`);
+    if (this.users.has(username)) throw new ConflictError(`a quota scan of user "${username}" is already running`);
     const owner: FsOwner = { username: eff.username, role: eff.role, custom_placeholders: eff.custom_placeholders };
     const targets: Fs[] = [];
     try {
@@ -150,7 +150,7 @@ export class QuotaScanService {
     try {
       return await this.userService.effectiveUser(username);
     } catch (err) {
-      if (isMissingPlaceholdersError(err)) throw Boom.badRequest(err.message);
+      if (isMissingPlaceholdersError(err)) throw new InvalidError(err.message);
       throw err;
     }
   }
@@ -180,13 +180,13 @@ export class QuotaScanService {
   }
 
   private async beginFolderScan(name: string): Promise<Running> {
-    if (this.folders.has(name)) throw Boom.conflict(`a quota scan of folder "${name}" is already running`);
+    if (this.folders.has(name)) throw new ConflictError(`a quota scan of folder "${name}" is already running`);
     const folder = await this.orm.em.fork().findOne(Folder, { name });
-    if (!folder) throw Boom.notFound(`folder "${name}" not found`);
-    if (this.folders.has(name)) throw Boom.conflict(`a quota scan of folder "${name}" is already running`);
+    if (!folder) throw new NotFoundError(`folder "${name}" not found`);
+    if (this.folders.has(name)) throw new ConflictError(`a quota scan of folder "${name}" is already running`);
     const field = this.templateField(folder);
     if (field) {
-      throw Boom.badRequest(
+      throw new InvalidError(
         `folder "${name}" cannot be scanned: its ${field} holds placeholders, so each user has its own directory there (scan the users instead)`,
       );
     }

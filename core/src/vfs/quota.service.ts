@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ConflictError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { raw, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -124,14 +124,14 @@ export class QuotaService {
 
   private async user(username: string, caller: AdminIdentity | null): Promise<{ id: number }> {
     const user = await this.em().findOne(User, { username, ...(caller?.role ? { role: { name: caller.role } } : {}) }, { fields: ['id', 'username'] });
-    if (!user) throw Boom.notFound(`user "${username}" not found`);
+    if (!user) throw new NotFoundError(`user "${username}" not found`);
     return user;
   }
 
   /** PUT /quotas/users/{username}/usage. 409 while a scan of the user runs. */
   async updateUserUsage(username: string, u: QuotaUsage, mode: UsageMode, caller: AdminIdentity): Promise<void> {
     const user = await this.user(username, caller);
-    if (this.scans.isScanningUser(username)) throw Boom.conflict(`a quota scan of user "${username}" is running`);
+    if (this.scans.isScanningUser(username)) throw new ConflictError(`a quota scan of user "${username}" is running`);
     const size = u.used_quota_size ?? 0;
     const files = u.used_quota_files ?? 0;
     if (mode === 'add') await this.addUserUsage(user.id, size, files);
@@ -141,7 +141,7 @@ export class QuotaService {
   /** PUT /quotas/users/{username}/transfer-usage (`caller` null: the system). 409 while a scan of the user runs. */
   async updateUserTransfer(username: string, u: TransferQuotaUsage, mode: UsageMode, caller: AdminIdentity | null): Promise<void> {
     const user = await this.user(username, caller);
-    if (this.scans.isScanningUser(username)) throw Boom.conflict(`a quota scan of user "${username}" is running`);
+    if (this.scans.isScanningUser(username)) throw new ConflictError(`a quota scan of user "${username}" is running`);
     const up = u.used_upload_data_transfer ?? 0;
     const down = u.used_download_data_transfer ?? 0;
     if (mode === 'add') await this.addTransfer(user.id, up, down);
@@ -151,8 +151,8 @@ export class QuotaService {
   /** PUT /quotas/folders/{name}/usage. 409 while a scan of the folder runs. */
   async updateFolderUsage(name: string, u: QuotaUsage, mode: UsageMode): Promise<void> {
     const folder = await this.em().findOne(Folder, { name }, { fields: ['id', 'name'] });
-    if (!folder) throw Boom.notFound(`folder "${name}" not found`);
-    if (this.scans.isScanningFolder(name)) throw Boom.conflict(`a quota scan of folder "${name}" is running`);
+    if (!folder) throw new NotFoundError(`folder "${name}" not found`);
+    if (this.scans.isScanningFolder(name)) throw new ConflictError(`a quota scan of folder "${name}" is running`);
     const size = u.used_quota_size ?? 0;
     const files = u.used_quota_files ?? 0;
     if (mode === 'add') await this.addFolderUsage(folder.id, size, files);

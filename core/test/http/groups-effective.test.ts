@@ -175,7 +175,7 @@ t.test('%custom10% and %role% in a key prefix', async (t) => {
 const refusal = (username: string) =>
   users.effectiveUser(username).then(
     () => null,
-    (e: unknown) => e as { output: { statusCode: number }; message: string; data: unknown },
+    (e: unknown) => e as { kind: string; message: string; data: unknown },
   );
 
 t.test('a placeholder without a value refuses the user instead of collapsing the path', async (t) => {
@@ -190,7 +190,7 @@ t.test('a placeholder without a value refuses the user instead of collapsing the
   }
   for (const name of ['nc-a', 'nc-b']) {
     const err = await refusal(name);
-    t.equal(err?.output.statusCode, 403, `${name}: refused, not given the shared /srv/team`);
+    t.equal(err?.kind, 'forbidden', `${name}: refused, not given the shared /srv/team`);
     t.match(err?.message, /user "nc-[ab]" cannot be used until its placeholders have values: "\/srv\/team\/%custom1%" needs %custom1% \(custom_placeholders\[0\] is not set\)/);
     t.same(err?.data, { missing_placeholders: ['%custom1%'] });
     const tok = await ta.inject('GET', '/api/v2/user/token', { basic: { username: name, password: `${name}-pw` } });
@@ -209,14 +209,14 @@ t.test('a placeholder without a value refuses the user instead of collapsing the
 
   // %role% without a role, in a provider's key prefix
   await ok('POST', '/api/v2/users', user('nr', { groups: [{ name: 'role-prefix', type: 1 }] }));
-  await t.rejects(users.effectiveUser('nr'), { output: { statusCode: 403 }, message: /"tenants\/%role%\/%username%\/" needs %role% \(the user has no role\)/ });
+  await t.rejects(users.effectiveUser('nr'), { kind: 'forbidden', message: /"tenants\/%role%\/%username%\/" needs %role% \(the user has no role\)/ });
   t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'nr', password: 'nr-password' } })).statusCode, 403);
   await ok('POST', '/api/v2/users', user('wr', { role: 'r-eng', groups: [{ name: 'role-prefix', type: 1 }] }));
   t.equal(((await users.effectiveUser('wr')).filesystem.s3config as Record<string, unknown>).key_prefix, 'tenants/r-eng/wr/');
 
   // a group permission path '/%custom3%' must not become '/'
   await ok('POST', '/api/v2/users', user('np', { permissions: { '/': ['list'] }, groups: [{ name: 'team-perm', type: 2 }] }));
-  t.match(await refusal('np'), { output: { statusCode: 403 }, data: { missing_placeholders: ['%custom3%'] } });
+  t.match(await refusal('np'), { kind: 'forbidden', data: { missing_placeholders: ['%custom3%'] } });
 
   // a group template the user overrides does not count
   await ok('POST', '/api/v2/users', user('ovr', { home_dir: '/srv/own-dir', groups: [{ name: 'team-home', type: 1 }] }));
@@ -226,7 +226,7 @@ t.test('a placeholder without a value refuses the user instead of collapsing the
   await ok('POST', '/api/v2/groups', { name: 'team-vf', virtual_folders: [{ name: 'fc', virtual_path: '/team-%custom2%' }] });
   await ok('POST', '/api/v2/users', user('nv', { custom_placeholders: ['one'], groups: [{ name: 'team-vf', type: 2 }] }));
   t.ok((await users.effectiveUser('nv', { folders: false })).home_dir);
-  t.match(await refusal('nv'), { output: { statusCode: 403 }, data: { missing_placeholders: ['%custom2%'] } });
+  t.match(await refusal('nv'), { kind: 'forbidden', data: { missing_placeholders: ['%custom2%'] } });
   const utok = await ta.userToken('nv', 'nv-password');
   const dirs = await ta.inject('GET', '/api/v2/user/dirs', { token: utok });
   t.equal(dirs.statusCode, 403, dirs.payload);

@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError } from '../../errors.js';
 import type { ActionTypeDef } from '../action.contract.js';
 import type { EventConditions } from './types.js';
 
@@ -21,16 +21,16 @@ export const PRE_FS_EVENTS = ['pre-upload', 'pre-download', 'pre-delete'];
  */
 export function checkActionForRule(action: { name: string; type: number }, def: ActionTypeDef | undefined, rule: { trigger: number; conditions: EventConditions }): void {
   const what = def ? `action "${action.name}" (type ${action.type}, ${def.key})` : `action "${action.name}"`;
-  if (!def) throw Boom.badRequest(`${what}: type ${action.type} is not available (no plugin registers it)`);
-  if (def.triggers && !def.triggers.includes(rule.trigger)) throw Boom.badRequest(`${what} cannot run on trigger ${rule.trigger}`);
+  if (!def) throw new InvalidError(`${what}: type ${action.type} is not available (no plugin registers it)`);
+  if (def.triggers && !def.triggers.includes(rule.trigger)) throw new InvalidError(`${what} cannot run on trigger ${rule.trigger}`);
   if (rule.trigger === 2 && def.providerObjects) {
     const objs = rule.conditions.options.provider_objects;
     const allowed = def.providerObjects.join(', ');
     if (!objs.length || objs.some((o) => !def.providerObjects!.includes(o))) {
-      throw Boom.badRequest(`${what} only runs on provider events of ${allowed} objects: set conditions.options.provider_objects to ${allowed} only`);
+      throw new InvalidError(`${what} only runs on provider events of ${allowed} objects: set conditions.options.provider_objects to ${allowed} only`);
     }
     if (rule.conditions.provider_events.includes('delete')) {
-      throw Boom.badRequest(`${what} cannot run on provider "delete" events (the object no longer exists)`);
+      throw new InvalidError(`${what} cannot run on provider "delete" events (the object no longer exists)`);
     }
   }
 }

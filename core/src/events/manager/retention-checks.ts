@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { ConflictError } from '../../errors.js';
 import { injectable } from 'tsyringe';
 
 /** FolderRetention of the REST API: retention in hours (0 keeps everything). */
@@ -23,7 +23,7 @@ export class RetentionChecks {
 
   /** Registers a check; 409 when one already runs for the user. Returns the function that ends it. */
   begin(username: string, folders: FolderRetention[]): () => void {
-    if (this.running.has(username)) throw Boom.conflict(`a retention check is already running for user "${username}"`);
+    if (this.running.has(username)) throw new ConflictError(`a retention check is already running for user "${username}"`);
     const check: RetentionCheck = { username, folders: folders.map((f) => ({ ...f })), start_time: Date.now() };
     this.running.set(username, check);
     return () => {

@@ -3,7 +3,7 @@ import Boom from '@hapi/boom';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { AdminService } from '../../accounts/admin.service.js';
-import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
+import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { actorOf } from '../server.js';
 import { listQuery, objectName, listParams, pathParam } from '../../util/common.input.js';
 import { adminInput, adminProfileInput, pwdChangeInput, type AdminInput } from '../../accounts/admin.input.js';

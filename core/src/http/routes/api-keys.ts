@@ -2,7 +2,7 @@ import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { ApiKeyService, type ApiKeyInput } from '../../accounts/api-key.service.js';
-import { ADMIN_BEARER_ONLY, adminOf } from '../../auth/strategies.js';
+import { ADMIN_BEARER_ONLY, adminOf } from '../auth-strategies.js';
 import { actorOf } from '../server.js';
 import { listQuery, listParams, pathParam } from '../../util/common.input.js';
 import { apiKeyInput } from '../../accounts/api-key.input.js';

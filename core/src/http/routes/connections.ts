@@ -2,7 +2,7 @@ import type { ServerRoute } from '@hapi/hapi';
 import Boom from '@hapi/boom';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
+import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { ConnectionManager, type Connection } from '../../vfs/connection-manager.js';
 import type { AdminIdentity } from '../../auth/credentials.js';
 import { pathParam } from '../../util/common.input.js';

@@ -1,7 +1,7 @@
 import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
-import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
+import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { DefenderService } from '../../security/defender.service.js';
 import { defenderHostParams } from '../../security/defender.input.js';
 

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { EventRuleService } from '../../events/event-rule.service.js';
 import { EventManager } from '../../events/manager/event-manager.js';
-import { ADMIN_AUTH } from '../../auth/strategies.js';
+import { ADMIN_AUTH } from '../auth-strategies.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listQuery, listParams, objectName, pathParam } from '../../util/common.input.js';
 import { ruleInput, type RuleInput } from '../../events/event.input.js';

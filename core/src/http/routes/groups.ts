@@ -2,7 +2,7 @@ import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { GroupService } from '../../accounts/group.service.js';
-import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
+import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../../util/common.input.js';
 import { groupCreateInput, groupInput, type GroupInput } from '../../accounts/group.input.js';

@@ -4,7 +4,7 @@ import { TOKENS } from '../../tokens.js';
 import type { Logger } from '../../logger.js';
 import { PluginRegistry } from '../../plugins/registry.js';
 import { buildInfo } from '../../build-info.js';
-import { ANY_AUTH } from '../../auth/strategies.js';
+import { ANY_AUTH } from '../auth-strategies.js';
 import type { MikroORM } from '@mikro-orm/core';
 import { DB_RETRY_AFTER_SECONDS } from '../../data/db-errors.js';
 

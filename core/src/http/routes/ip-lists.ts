@@ -1,7 +1,7 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
 import { IpListService, renderIpListEntry } from '../../security/ip-list.service.js';
-import { ADMIN_AUTH } from '../../auth/strategies.js';
+import { ADMIN_AUTH } from '../auth-strategies.js';
 import { actorOf } from '../server.js';
 import {
   ipListEntryCreate,

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import type { HttpBinding } from '../../config/schema.js';
 import type { OidcBindingConfig } from '../../config/oidc.schema.js';
-import { clientIp } from '../../auth/strategies.js';
+import { clientIp } from '../auth-strategies.js';
 import { OidcLoginError, OidcService, OIDC_CALLBACK_PATH, type OidcCallbackQuery } from '../../auth/oidc/oidc.service.js';
 import type { OidcLoginKind } from '../../auth/oidc/oidc-claims.js';
 

@@ -4,7 +4,7 @@ import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { QuotaService, type QuotaUsage, type TransferQuotaUsage, type UsageMode } from '../../vfs/quota.service.js';
 import { QuotaScanService } from '../../vfs/quota-scan.service.js';
-import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
+import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { objectName, pathParam } from '../../util/common.input.js';
 import { quotaUsageInput, transferUsageInput, usageModeQuery } from '../../vfs/quota.input.js';
 

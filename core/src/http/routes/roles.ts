@@ -3,7 +3,7 @@ import Boom from '@hapi/boom';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { RoleService, type RoleInput } from '../../accounts/role.service.js';
-import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
+import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { isSuperAdmin } from '../../auth/permissions.js';
 import { actorOf } from '../server.js';
 import { listQuery, objectName, listParams, pathParam } from '../../util/common.input.js';

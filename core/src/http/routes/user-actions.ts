@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { USER_AUTH } from '../../auth/strategies.js';
+import { USER_AUTH } from '../auth-strategies.js';
 import { FileSessions } from '../../vfs/file-sessions.service.js';
 import { streamZip } from '../../vfs/zip-download.js';
 import { closeAfter, destroyOnDisconnect, openUserSession, pathQuery, sendAsStored, withUserSession } from '../user-session.js';

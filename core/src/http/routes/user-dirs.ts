@@ -2,7 +2,7 @@ import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hap
 import Joi from 'joi';
 import { Readable } from 'node:stream';
 import type { DependencyContainer } from 'tsyringe';
-import { USER_AUTH } from '../../auth/strategies.js';
+import { USER_AUTH } from '../auth-strategies.js';
 import type { FileInfo } from '../../fs/fs.contract.js';
 import { FileSessions } from '../../vfs/file-sessions.service.js';
 import { toDirEntry, type FileSession } from '../../vfs/file-session.js';

@@ -4,7 +4,7 @@ import busboy from 'busboy';
 import Joi from 'joi';
 import type { Readable } from 'node:stream';
 import type { DependencyContainer } from 'tsyringe';
-import { USER_AUTH } from '../../auth/strategies.js';
+import { USER_AUTH } from '../auth-strategies.js';
 import { FsError, FsErrorCode } from '../../fs/fs-error.js';
 import { baseName, joinVirtualPath } from '../../fs/path.js';
 import { FileSessions } from '../../vfs/file-sessions.service.js';

@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { userOf } from '../../auth/strategies.js';
+import { userOf } from '../auth-strategies.js';
 import { UserProfileService } from '../../accounts/user-profile.service.js';
 import { actorOf } from '../server.js';
 

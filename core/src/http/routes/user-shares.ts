@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { USER_AUTH, userOf } from '../../auth/strategies.js';
+import { USER_AUTH, userOf } from '../auth-strategies.js';
 import { FileSessions } from '../../vfs/file-sessions.service.js';
 import { ShareService } from '../../shares/share.service.js';
 import { actorOf } from '../server.js';

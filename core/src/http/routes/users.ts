@@ -2,7 +2,7 @@ import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { UserService } from '../../accounts/user.service.js';
-import { ADMIN_AUTH, adminOf } from '../../auth/strategies.js';
+import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { hasAdminPermission } from '../../auth/permissions.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../../util/common.input.js';

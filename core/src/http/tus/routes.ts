@@ -13,7 +13,7 @@ import { maxUploadSize, uploadFile } from '../../vfs/transfers.js';
 import { quotaScope, StorageReservation } from '../../vfs/quota-guard.js';
 import { pathParam } from '../../util/common.input.js';
 import { shareId } from '../../shares/share.input.js';
-import { clientIp } from '../../auth/strategies.js';
+import { clientIp } from '../auth-strategies.js';
 import { basicCredentials, insideShare, shareAccess, shareDir } from '../share-access.js';
 import { declaredLength, STREAMED_PAYLOAD } from '../routes/user-files.js';
 import {
