@@ -14,6 +14,24 @@ export default tseslint.config(
     },
   },
   {
+    // Dependencies point one way (GUIDE.md section 1): protocol front ends (core/src/http) use the
+    // domain, never the reverse. Domain code throws core/src/errors.ts errors, never Boom. The
+    // composition roots (app.ts builds the HTTP server, testing.ts hands it to tests) are exempt.
+    files: ['core/src/**/*.ts'],
+    ignores: ['core/src/http/**', 'core/src/app.ts', 'core/src/testing.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@hapi/*'], message: 'HTTP belongs in core/src/http: throw a core/src/errors.ts error instead of Boom.' },
+            { group: ['**/http/*', '**/http'], message: 'Domain code must not depend on the HTTP front end (core/src/http).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', fetch: 'readonly', AbortController: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -1,4 +1,4 @@
-import Boom from '@hapi/boom';
+import { InvalidError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
@@ -66,14 +66,14 @@ export class EventActionService {
 
   async get(name: string, em: EntityManager = this.em()): Promise<EventActionRecord> {
     const a = await em.findOne(EventActionRecord, { name });
-    if (!a) throw Boom.notFound(`event action "${name}" not found`);
+    if (!a) throw new NotFoundError(`event action "${name}" not found`);
     return a;
   }
 
   typeDef(type: number): ActionTypeDef {
-    if (RESERVED_ACTION_TYPES.has(type)) throw Boom.badRequest(`event action type ${type} is reserved`);
+    if (RESERVED_ACTION_TYPES.has(type)) throw new InvalidError(`event action type ${type} is reserved`);
     const def = this.registry.actionType(type);
-    if (!def) throw Boom.badRequest(`event action type ${type} is not available (no plugin registers it)`);
+    if (!def) throw new InvalidError(`event action type ${type} is not available (no plugin registers it)`);
     return def;
   }
 
@@ -83,11 +83,11 @@ export class EventActionService {
     if (!def.optionsKey) return {};
     const key = def.optionsKey;
     let sub = (input.options?.[key] ?? {}) as Obj;
-    if (typeof sub !== 'object' || sub === null || Array.isArray(sub)) throw Boom.badRequest(`"options.${key}" must be an object`);
+    if (typeof sub !== 'object' || sub === null || Array.isArray(sub)) throw new InvalidError(`"options.${key}" must be an object`);
     try {
       sub = validateActionOptions(def, sub);
     } catch (err) {
-      throw Boom.badRequest((err as Error).message);
+      throw new InvalidError((err as Error).message);
     }
     sub = structuredClone(sub);
     const prevSub = previous && previous.type === input.type ? ((previous.options?.[key] ?? {}) as Obj) : {};
@@ -95,10 +95,10 @@ export class EventActionService {
       const old = new Map((await collectField(prevSub, f)).map((x) => [x.where, x.value]));
       await mapField(sub, f, async (v, where) => {
         if (v === undefined || v === null || v === '') return undefined;
-        if (!isSecret(v)) throw Boom.badRequest(`options.${key}.${where} must be a secret object {status, payload}`);
+        if (!isSecret(v)) throw new InvalidError(`options.${key}.${where} must be a secret object {status, payload}`);
         if (v.status === 'Plain') return v.payload ? this.secrets.encrypt(v.payload, `event_action:${input.name}`) : undefined;
         if (v.payload && v.key) {
-          if (!this.secrets.canDecrypt(v)) throw Boom.badRequest(`options.${key}.${where}: secrets of status ${v.status} cannot be decrypted here`);
+          if (!this.secrets.canDecrypt(v)) throw new InvalidError(`options.${key}.${where}: secrets of status ${v.status} cannot be decrypted here`);
           return v;
         }
         // a redacted secret sent back unchanged keeps the stored one
@@ -108,14 +108,14 @@ export class EventActionService {
     try {
       await checkActionTemplates(def, sub);
     } catch (err) {
-      throw Boom.badRequest((err as Error).message);
+      throw new InvalidError((err as Error).message);
     }
     return { [key]: sub };
   }
 
   async create(input: ActionInput, actor: Actor): Promise<EventActionRecord> {
     const em = this.em();
-    if (await em.count(EventActionRecord, { name: input.name })) throw Boom.badRequest(`event action "${input.name}" already exists`);
+    if (await em.count(EventActionRecord, { name: input.name })) throw new InvalidError(`event action "${input.name}" already exists`);
     const options = await this.normalizeOptions(input);
     const now = Date.now();
     const a = em.create(EventActionRecord, {
@@ -134,7 +134,7 @@ export class EventActionService {
   async update(name: string, input: ActionInput, actor: Actor): Promise<void> {
     const em = this.em();
     const a = await this.get(name, em);
-    if (input.name !== name) throw Boom.badRequest('an event action cannot be renamed: the name in the body must match the path');
+    if (input.name !== name) throw new InvalidError('an event action cannot be renamed: the name in the body must match the path');
     a.options = await this.normalizeOptions(input, a);
     if (input.type !== a.type) await this.checkRulesOf(em, a, input.type);
     a.type = input.type;
@@ -154,7 +154,7 @@ export class EventActionService {
       try {
         checkActionForRule({ name: a.name, type }, def, { trigger: rule.trigger, conditions: normalizeConditions(rule.conditions as Partial<EventConditions>) });
       } catch (err) {
-        throw Boom.badRequest(`event action "${a.name}" is used by rule "${rule.name}": ${(err as Error).message}`);
+        throw new InvalidError(`event action "${a.name}" is used by rule "${rule.name}": ${(err as Error).message}`);
       }
     }
   }
@@ -165,7 +165,7 @@ export class EventActionService {
     const uses = await em.find(EventRuleAction, { action: a.id }, { populate: ['rule'] });
     if (uses.length) {
       const rules = [...new Set(uses.map((u) => u.rule.name))].sort();
-      throw Boom.badRequest(`event action "${name}" is still used by ${rules.map((r) => `rule "${r}"`).join(', ')}`);
+      throw new InvalidError(`event action "${name}" is still used by ${rules.map((r) => `rule "${r}"`).join(', ')}`);
     }
     const data = await this.render(a, false, em);
     await em.removeAndFlush(a);

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Boom from '@hapi/boom';
+import { InvalidError, NotFoundError, UnavailableError } from '../../errors.js';
 import { inject, injectable } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../../tokens.js';
@@ -351,14 +351,14 @@ export class EventManager {
   /** POST /eventrules/run/{name}: queues an on-demand rule (404 unknown, 400 not trigger 6 or disabled). */
   async runOnDemand(name: string, actor: Actor): Promise<void> {
     const rec = await this.orm.em.fork().findOne(EventRuleRecord, { name });
-    if (!rec) throw Boom.notFound(`event rule "${name}" not found`);
-    if (rec.trigger !== 6) throw Boom.badRequest(`event rule "${name}" is not an on-demand rule (trigger ${rec.trigger})`);
-    if (rec.status !== 1) throw Boom.badRequest(`event rule "${name}" is disabled`);
+    if (!rec) throw new NotFoundError(`event rule "${name}" not found`);
+    if (rec.trigger !== 6) throw new InvalidError(`event rule "${name}" is not an on-demand rule (trigger ${rec.trigger})`);
+    if (rec.status !== 1) throw new InvalidError(`event rule "${name}" is disabled`);
     this.invalidate();
     const rule = (await this.rulesFor(6)).find((r) => r.name === name);
-    if (!rule) throw Boom.notFound(`event rule "${name}" not found`);
+    if (!rule) throw new NotFoundError(`event rule "${name}" not found`);
     const ev: TriggerEvent = { trigger: 6, timestamp: nowNanos(), initiator: { admin: { username: actor.username, role: actor.role } } };
-    if (!this.enqueue(rule, ev, 'all')) throw Boom.serverUnavailable('the event queue is full, retry later');
+    if (!this.enqueue(rule, ev, 'all')) throw new UnavailableError('the event queue is full, retry later');
   }
 
   /** Runs a scheduled rule for the minute `at` (the scheduler decides who runs it). */
