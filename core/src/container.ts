@@ -12,6 +12,11 @@ import { ConnectionManager } from './vfs/connection-manager.js';
 import { registerEventServices } from './events/manager/register.js';
 import { BackupService } from './backup/backup.service.js';
 import { ShareService } from './shares/share.service.js';
+import { BACKUP_SECTIONS, type BackupSectionSource } from './backup/section.js';
+import { AccountBackupSections } from './accounts/accounts.backup.js';
+import { ShareBackupSections } from './shares/shares.backup.js';
+import { EventBackupSections } from './events/events.backup.js';
+import { IpListBackupSection } from './security/ip-lists.backup.js';
 
 export interface ContainerParts {
   config: FerryConfig;
@@ -40,7 +45,12 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   // per-app singletons (a child container per app keeps apps apart in tests)
   c.registerInstance(ConnectionManager, new ConnectionManager(p.instanceId));
   registerEventServices(c);
-  // dumpdata for the event manager's backup action (sections: BackupRegistry, one per app)
+  // dumpdata/loaddata: each domain's sections, collected by BackupRegistry (restore order is each section's `order`)
+  const backupSources: (new (...args: any[]) => BackupSectionSource)[] = [AccountBackupSections, ShareBackupSections, EventBackupSections, IpListBackupSection];
+  for (const source of backupSources) {
+    c.register<BackupSectionSource>(BACKUP_SECTIONS, { useClass: source });
+  }
+  // dumpdata for the event manager's backup action
   c.register(TOKENS.Backup, { useFactory: (d) => d.resolve(BackupService) });
   // the share store of the share expiration check (event action 18)
   c.register(TOKENS.Shares, { useFactory: (d) => d.resolve(ShareService) });

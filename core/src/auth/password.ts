@@ -6,6 +6,11 @@ export async function hashPassword(password: string): Promise<string> {
   return argon2.hash(password, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 });
 }
 
+/** True for a stored argon2 hash (as backups carry them), which is kept as is rather than hashed again. */
+export function isPasswordHash(value: string): boolean {
+  return /^\$argon2(id|i|d)\$/.test(value);
+}
+
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
   if (!hash) return false;
   try {

@@ -6,8 +6,8 @@ import { timestampMs } from '../util/common.input.js';
 import { normalizeConditions, normalizeRelation, type EventConditions } from './manager/types.js';
 import { EventActionService, redactActionSecrets } from './event-action.service.js';
 import { dbActionTypes, EventRuleService, type PreparedRule } from './event-rule.service.js';
-import type { BackupData, BackupSection, RestoreMode } from '../backup/registry.js';
-import { loadByName, named, nameOf, validateItem, type Item } from '../backup/core-sections.js';
+import type { BackupData, BackupSection, BackupSectionSource, RestoreMode } from '../backup/section.js';
+import { loadByName, named, nameOf, validateItem, type Item } from '../backup/section.js';
 
 type Obj = Record<string, unknown>;
 
@@ -34,7 +34,7 @@ interface PreparedAction {
  * restore); secrets are dumped and restored encrypted, as stored.
  */
 @injectable()
-export class EventBackupSections {
+export class EventBackupSections implements BackupSectionSource {
   constructor(
     @inject(EventActionService) private readonly actions: EventActionService,
     @inject(EventRuleService) private readonly rules: EventRuleService,

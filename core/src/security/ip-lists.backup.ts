@@ -5,8 +5,8 @@ import { IpListEntry } from '../data/entities/index.js';
 import { ipListEntryBackup, IP_LIST_TYPES, type IpListEntryInput } from './ip-list.input.js';
 import { canonicalIpNet } from '../util/ip-net.js';
 import { bumpIpListsVersion, checkIpListMode, ipListEntryName, renderIpListEntry } from './ip-list.service.js';
-import type { BackupSection } from '../backup/registry.js';
-import { validateItem, type Item } from '../backup/core-sections.js';
+import type { BackupSection, BackupSectionSource } from '../backup/section.js';
+import { validateItem, type Item } from '../backup/section.js';
 
 type Obj = Record<string, unknown>;
 type Entry = IpListEntryInput & { ipornet: string; type: 1 | 2 | 3; created_at: number; updated_at: number };
@@ -41,8 +41,12 @@ async function loadEntries(em: EntityManager, entries: { type: number; ipornet: 
  * transaction, so every node reloads them.
  */
 @injectable()
-export class IpListBackupSection {
-  section(): BackupSection<Item<Entry>[]> {
+export class IpListBackupSection implements BackupSectionSource {
+  sections(): BackupSection<any>[] {
+    return [this.section()];
+  }
+
+  private section(): BackupSection<Item<Entry>[]> {
     return {
       scope: 'ip_lists',
       key: 'ip_lists',

@@ -1,84 +1,27 @@
-import { DomainError, ErrorKind, InvalidError } from '../errors.js';
+import { InvalidError } from '../errors.js';
 import Joi from 'joi';
 import { inject, injectable } from 'tsyringe';
-import type { EntityManager } from '@mikro-orm/core';
-import { Admin, AdminGroup, ApiKey, Folder, Group, Role, Share, User } from '../data/entities/index.js';
-import { userCreateInput, type UserInput } from '../accounts/user.input.js';
-import { groupCreateInput, type GroupInput } from '../accounts/group.input.js';
-import { folderCreateInput, type FolderInput } from '../accounts/folder.input.js';
-import { roleInput } from '../accounts/role.input.js';
-import { adminInput, type AdminInput } from '../accounts/admin.input.js';
+import { Admin, AdminGroup, ApiKey, Folder, Group, Role, User } from '../data/entities/index.js';
+import { userCreateInput, type UserInput } from './user.input.js';
+import { groupCreateInput, type GroupInput } from './group.input.js';
+import { folderCreateInput, type FolderInput } from './folder.input.js';
+import { roleInput } from './role.input.js';
+import { adminInput, type AdminInput } from './admin.input.js';
 import { timestampMs } from '../util/common.input.js';
-import { shareId, shareInput } from '../shares/share.input.js';
-import { UserService, type PreparedUser } from '../accounts/user.service.js';
-import { GroupService, type PreparedGroup } from '../accounts/group.service.js';
-import { FolderService, type PreparedFolder } from '../accounts/folder.service.js';
-import { renderSecretsIn } from '../accounts/filesystem-config.js';
-import { hashPassword } from '../auth/password.js';
-import type { BackupSection } from './registry.js';
+import { UserService, type PreparedUser } from './user.service.js';
+import { GroupService, type PreparedGroup } from './group.service.js';
+import { FolderService, type PreparedFolder } from './folder.service.js';
+import { renderSecretsIn } from './filesystem-config.js';
+import { hashPassword, isPasswordHash } from '../auth/password.js';
+import { dumpPaged, loadByName, nameOf, named, validateItem, type BackupSection, type BackupSectionSource, type Item } from '../backup/section.js';
 
 type Obj = Record<string, unknown>;
 
-const ARGON2_HASH = /^\$argon2(id|i|d)\$/;
-const BATCH = 500;
 
-/** Validates one backup object with an API schema in restore mode; the 400 names the object. */
-export function validateItem<T>(key: string, i: number, item: unknown, schema: Joi.Schema, name: string | undefined): T {
-  const { value, error } = schema.validate(item, { context: { restore: true }, abortEarly: true, errors: { wrap: { label: '"' } } });
-  if (error) throw new InvalidError(`${key}[${i}]${name ? ` "${name}"` : ''}: ${error.message}`);
-  return value as T;
-}
 
-/** Runs a semantic check and prefixes its error with the object it is about. */
-export async function named<T>(key: string, i: number, name: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof DomainError && err.kind !== ErrorKind.Unavailable) throw new InvalidError(`${key}[${i}] "${name}": ${err.message}`);
-    throw err;
-  }
-}
-
-/** Existing objects by name, loaded in batches. */
-export async function loadByName<T extends object>(em: EntityManager, entity: new () => T, field: string, names: string[], populate: string[] = []): Promise<Map<string, T>> {
-  const out = new Map<string, T>();
-  for (let i = 0; i < names.length; i += BATCH) {
-    const rows = await em.find(entity, { [field]: { $in: names.slice(i, i + BATCH) } } as never, { populate: populate as never });
-    for (const r of rows) out.set(String((r as Obj)[field]), r);
-  }
-  return out;
-}
-
-/** Every row of an entity ordered by a field, rendered batch by batch (no query loads the whole table at once). */
-async function dumpPaged<T extends object>(em: EntityManager, entity: new () => T, field: string, render: (rows: T[]) => Promise<Obj[]>, populate: string[] = []): Promise<Obj[]> {
-  const out: Obj[] = [];
-  let last: string | null = null;
-  for (;;) {
-    const where = last === null ? {} : { [field]: { $gt: last } };
-    const rows: T[] = await em.find(entity, where as never, { orderBy: { [field]: 'ASC' } as never, limit: BATCH, populate: populate as never });
-    if (!rows.length) break;
-    out.push(...(await render(rows)));
-    last = String((rows[rows.length - 1] as Obj)[field]);
-    em.clear();
-    if (rows.length < BATCH) break;
-  }
-  return out;
-}
-
-export const nameOf = (field: string) => (x: unknown) => (x && typeof x === 'object' ? String((x as Obj)[field] ?? '') : '');
-
-export interface Item<P> {
-  name: string;
-  /** mode 1 and the object exists: nothing to write. */
-  keep?: boolean;
-  prepared?: P;
-  /** The object as in the backup, for the provider event. */
-  data: Obj;
-}
-
-/** The core's sections: roles, folders, groups, users, admins, API keys, shares. */
+/** The account sections: roles, folders, groups, users, admins, API keys. */
 @injectable()
-export class CoreBackupSections {
+export class AccountBackupSections implements BackupSectionSource {
   constructor(
     @inject(UserService) private readonly users: UserService,
     @inject(GroupService) private readonly groups: GroupService,
@@ -86,7 +29,7 @@ export class CoreBackupSections {
   ) {}
 
   sections(): BackupSection<any>[] {
-    return [this.roles(), this.folderSection(), this.groupSection(), this.userSection(), this.admins(), this.apiKeys(), this.shares()];
+    return [this.roles(), this.folderSection(), this.groupSection(), this.userSection(), this.admins(), this.apiKeys()];
   }
 
   private roles(): BackupSection<Item<{ name: string; description: string; created_at?: number; updated_at?: number }>[]> {
@@ -274,7 +217,7 @@ export class CoreBackupSections {
             if (v.role && !(await ctx.lookup.role(v.role))) throw new InvalidError(`role "${v.role}" does not exist`);
             for (const g of v.groups) if (!(await ctx.lookup.group(g.name))) throw new InvalidError(`group "${g.name}" does not exist`);
             let hash: string | undefined;
-            if (v.password) hash = ARGON2_HASH.test(v.password) ? v.password : await hashPassword(v.password);
+            if (v.password) hash = isPasswordHash(v.password) ? v.password : await hashPassword(v.password);
             if (!hash && !ex?.password_hash && !v.filters.disable_password_auth) {
               throw new InvalidError('"password" is required unless password login is disabled (filters.disable_password_auth)');
             }
@@ -414,99 +357,4 @@ export class CoreBackupSections {
    * argon2 hash and restored as dumped (a plain password is hashed); paths
    * are not checked against the owner's tree, expired shares are kept.
    */
-  private shares(): BackupSection<Item<Obj>[]> {
-    const schema = shareInput.keys({
-      id: shareId.required(),
-      username: Joi.string().min(1).max(255).required(),
-      created_at: timestampMs.default(0),
-      updated_at: timestampMs.default(0),
-      last_use_at: timestampMs.default(0),
-      used_tokens: Joi.number().integer().min(0).max(2147483647).default(0),
-    });
-    return {
-      scope: 'shares',
-      key: 'shares',
-      order: 70,
-      names: (items) => items.map(nameOf('id')),
-      dump: (em) =>
-        dumpPaged(
-          em,
-          Share,
-          'share_id',
-          async (rows) =>
-            rows.map((x) => ({
-              id: x.share_id,
-              name: x.name,
-              description: x.description,
-              scope: x.scope,
-              paths: x.paths,
-              username: (x.user as User).username,
-              created_at: x.created_at,
-              updated_at: x.updated_at,
-              last_use_at: x.last_use_at,
-              expires_at: x.expires_at,
-              password: x.password_hash,
-              max_tokens: x.max_tokens,
-              used_tokens: x.used_tokens,
-              allow_from: x.allow_from,
-            })),
-          ['user'],
-        ),
-      validate: async (items, ctx) => {
-        const existing = await loadByName(ctx.em, Share, 'share_id', items.map(nameOf('id')));
-        const out: Item<Obj>[] = [];
-        for (const [i, item] of items.entries()) {
-          const v = validateItem<Obj>('shares', i, item, schema, nameOf('id')(item));
-          const id = String(v.id);
-          if (ctx.mode === 1 && existing.has(id)) {
-            out.push({ name: id, keep: true, data: item as Obj });
-            continue;
-          }
-          const prepared = await named('shares', i, id, async () => {
-            if (!(await ctx.lookup.user(String(v.username)))) throw new InvalidError(`user "${v.username}" does not exist`);
-            const paths = v.paths as string[];
-            if (new Set(paths).size !== paths.length) throw new InvalidError('"paths" holds the same path twice');
-            if (v.scope !== 1 && paths.length !== 1) throw new InvalidError('"paths": a share with write scope needs exactly one directory path');
-            const pw = String(v.password);
-            return { ...v, password_hash: pw === '' || ARGON2_HASH.test(pw) ? pw : await hashPassword(pw) };
-          });
-          const data = { ...(item as Obj) };
-          delete data.password;
-          out.push({ name: id, prepared, data });
-        }
-        return out;
-      },
-      restore: async (items, ctx) => {
-        const em = ctx.em;
-        const existing = await loadByName(em, Share, 'share_id', items.map((x) => x.name));
-        const now = Date.now();
-        for (const it of items) {
-          if (it.keep) continue;
-          const v = it.prepared!;
-          const user = await em.findOne(User, { username: String(v.username) });
-          if (!user) throw new InvalidError(`shares "${it.name}": user "${v.username}" does not exist`);
-          const fields = {
-            name: String(v.name),
-            description: String(v.description ?? ''),
-            scope: Number(v.scope),
-            paths: v.paths as string[],
-            user,
-            password_hash: String(v.password_hash),
-            expires_at: Number(v.expires_at),
-            max_tokens: Number(v.max_tokens),
-            used_tokens: Number(v.used_tokens),
-            allow_from: v.allow_from as string[],
-            created_at: Number(v.created_at) || now,
-            updated_at: Number(v.updated_at) || now,
-            last_use_at: Number(v.last_use_at),
-          };
-          const ex = existing.get(it.name);
-          if (ex) em.assign(ex, fields);
-          else em.create(Share, { share_id: it.name, ...fields });
-          ctx.event(ex ? 'update' : 'add', 'share', it.name, it.data);
-        }
-        await em.flush();
-      },
-    };
-  }
 }
