@@ -3,6 +3,7 @@ import type { RecordedEvents, RecordedKind } from '../events/manager/recorder.js
 import type { FolderRetention } from '../events/manager/retention-checks.js';
 import type { MailMessage, MailResult } from '../ops/mailer.js';
 import type { RotateResult } from '../ops/log-rotator.js';
+import type { FerryConfig } from '../config/schema.js';
 import { TOKENS } from '../tokens.js';
 
 /** Sends mail through the server's SMTP settings (`smtp` in the configuration). */
@@ -33,6 +34,12 @@ export interface BackupDumper {
   backupsDir(): string;
 }
 
+/** The `hook` section of the configuration. */
+export interface HookSettings {
+  /** Commands (absolute paths) event actions of type 2 may run: `hook.enabled_action_commands` (SERVICE_HOOK__ENABLED_ACTION_COMMANDS). */
+  readonly enabledActionCommands: readonly string[];
+}
+
 /**
  * The parts of Ferry's core a plugin may use, typed: `PluginContext.host`.
  * Each member is resolved on first use (after every plugin registered), so a
@@ -48,11 +55,13 @@ export interface PluginHost {
   readonly retention: RetentionTracker;
   readonly eventHistory: EventHistory;
   readonly backup: BackupDumper;
+  /** The hook settings (the command allow list of command actions). */
+  readonly hook: HookSettings;
 }
 
 /** The core's own PluginHost over its container (`resolve` is the container's). */
 export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
-  const members: Record<keyof PluginHost, symbol> = {
+  const members: Record<Exclude<keyof PluginHost, 'hook'>, symbol> = {
     accounts: TOKENS.EventAccounts,
     shares: TOKENS.Shares,
     mail: TOKENS.Mailer,
@@ -66,5 +75,10 @@ export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
     let value: unknown;
     Object.defineProperty(host, name, { enumerable: true, get: () => (value ??= resolve(token)) });
   }
+  let hook: HookSettings | undefined;
+  Object.defineProperty(host, 'hook', {
+    enumerable: true,
+    get: () => (hook ??= Object.freeze({ enabledActionCommands: Object.freeze([...resolve<FerryConfig>(TOKENS.Config).hook.enabled_action_commands]) })),
+  });
   return Object.freeze(host);
 }
