@@ -37,7 +37,7 @@ const BATCH = 500;
 
 /** Inserts `count` users (plus groups, folders and mappings) through raw multi-row INSERTs. */
 export async function generateUsers(orm, count, { log = () => {} } = {}) {
-  const { hashPassword } = await import('../core/src/auth/password.ts');
+  const { hashPassword } = await import('../core/src/accounts/password.ts');
   const hash = await hashPassword(BENCH_PASSWORD);
   const conn = orm.em.getConnection();
   const now = Date.now();

@@ -43,7 +43,7 @@ const { generateUsers, userName, BENCH_PASSWORD } = await import('./gen-users.mj
 const { openOrm, migrate } = await import('../core/src/data/orm.ts');
 const { createTestApp, createPgDatabase } = await import('../core/src/testing.ts');
 const { UserService } = await import('../core/src/accounts/user.service.ts');
-const { verifyPassword } = await import('../core/src/auth/password.ts');
+const { verifyPassword } = await import('../core/src/accounts/password.ts');
 
 // 1. the database, generated directly
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'ferry-users-bench-'));

@@ -19,12 +19,12 @@ import type { PluginRegistry } from './plugins/registry.js';
 import { createHttpServer, type RouteFactory } from './http/server.js';
 import { coreRoutes } from './http/routes/index.js';
 import { AdminService } from './accounts/admin.service.js';
-import { generatePassword } from './auth/password.js';
+import { generatePassword } from './accounts/password.js';
 import { SYSTEM_ACTOR } from './events/provider-events.service.js';
 import type { EventBus } from './events/event-bus.js';
 import type { FsHooks } from './events/fs-hooks.js';
 import type { SecretsService } from './secrets/secret.js';
-import { eventServicesLifecycle } from './events/manager/register.js';
+import { eventServicesLifecycle } from './event-manager/register.js';
 import { QuotaScanService } from './vfs/quota-scan.service.js';
 
 export interface AppOptions {

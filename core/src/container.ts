@@ -9,13 +9,14 @@ import { EventBus } from './events/event-bus.js';
 import { FsHooks } from './events/fs-hooks.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { ConnectionManager } from './vfs/connection-manager.js';
-import { registerEventServices } from './events/manager/register.js';
+import { ACCOUNT_SESSIONS } from './accounts/account-sessions.js';
+import { registerEventServices } from './event-manager/register.js';
 import { BackupService } from './backup/backup.service.js';
 import { ShareService } from './shares/share.service.js';
-import { BACKUP_SECTIONS, type BackupSectionSource } from './backup/section.js';
+import { BACKUP_SECTIONS, type BackupSectionSource } from './data/backup-section.js';
 import { AccountBackupSections } from './accounts/accounts.backup.js';
 import { ShareBackupSections } from './shares/shares.backup.js';
-import { EventBackupSections } from './events/events.backup.js';
+import { EventBackupSections } from './event-manager/events.backup.js';
 import { IpListBackupSection } from './security/ip-lists.backup.js';
 
 export interface ContainerParts {
@@ -43,7 +44,9 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   c.registerInstance(TOKENS.Plugins, new PluginRegistry());
   c.registerInstance(TOKENS.InstanceId, p.instanceId);
   // per-app singletons (a child container per app keeps apps apart in tests)
-  c.registerInstance(ConnectionManager, new ConnectionManager(p.instanceId));
+  const connections = new ConnectionManager(p.instanceId);
+  c.registerInstance(ConnectionManager, connections);
+  c.registerInstance(ACCOUNT_SESSIONS, connections);
   registerEventServices(c);
   // dumpdata/loaddata: each domain's sections, collected by BackupRegistry (restore order is each section's `order`)
   const backupSources: (new (...args: any[]) => BackupSectionSource)[] = [AccountBackupSections, ShareBackupSections, EventBackupSections, IpListBackupSection];

@@ -137,10 +137,10 @@ export async function createTestApp(o: TestAppOptions = {}): Promise<TestApp> {
 
 // Action plugin tests (the test kit's actionConformance and runAction): the
 // event manager's own steps from a stored action to a running one.
-export { buildParams } from './events/manager/context.js';
-export { validateActionOptions, checkActionTemplates, prepareActionOptions, buildActionContext } from './events/manager/prepare.js';
-export { normalizeConditions, type LoadedRule, type TriggerEvent } from './events/manager/types.js';
-export { mapField, collectField } from './events/manager/fields.js';
+export { buildParams } from './event-manager/context.js';
+export { validateActionOptions, checkActionTemplates, prepareActionOptions, buildActionContext } from './event-manager/prepare.js';
+export { normalizeConditions, type LoadedRule, type TriggerEvent } from './event-manager/types.js';
+export { mapField, collectField } from './event-manager/fields.js';
 export { LocalSecretsService } from './secrets/local-secrets.js';
 
 /**

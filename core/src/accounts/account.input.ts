@@ -1,6 +1,6 @@
 import path from 'node:path';
 import Joi from 'joi';
-import { USER_PERMISSIONS } from '../auth/permissions.js';
+import { USER_PERMISSIONS } from './permissions.js';
 import { normalizeVirtualPath } from '../fs/path.js';
 import { FsError } from '../fs/fs-error.js';
 import { objectName } from '../util/common.input.js';

@@ -12,8 +12,8 @@ import { UserService, type PreparedUser } from './user.service.js';
 import { GroupService, type PreparedGroup } from './group.service.js';
 import { FolderService, type PreparedFolder } from './folder.service.js';
 import { renderSecretsIn } from './filesystem-config.js';
-import { hashPassword, isPasswordHash } from '../auth/password.js';
-import { dumpPaged, loadByName, nameOf, named, validateItem, type BackupSection, type BackupSectionSource, type Item } from '../backup/section.js';
+import { hashPassword, isPasswordHash } from './password.js';
+import { dumpPaged, loadByName, nameOf, named, validateItem, type BackupSection, type BackupSectionSource, type Item } from '../data/backup-section.js';
 
 type Obj = Record<string, unknown>;
 

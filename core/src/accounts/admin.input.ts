@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { ADMIN_PERMISSIONS } from '../auth/permissions.js';
+import { ADMIN_PERMISSIONS } from './permissions.js';
 import { parseIpOrNet } from '../util/ip.js';
 import { objectName } from '../util/common.input.js';
 

@@ -6,8 +6,8 @@ import { Admin, AdminGroup, Group, Role } from '../data/entities/index.js';
 import type { ListQuery } from '../util/common.input.js';
 import type { AdminInput } from './admin.input.js';
 import type { AdminIdentity } from '../auth/credentials.js';
-import { isSuperAdmin } from '../auth/permissions.js';
-import { hashPassword, verifyPassword, burnPasswordCheck } from '../auth/password.js';
+import { isSuperAdmin } from './permissions.js';
+import { hashPassword, verifyPassword, burnPasswordCheck } from './password.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 
 /** Admin accounts: CRUD with role scoping, self-service profile and password. */

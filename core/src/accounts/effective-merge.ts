@@ -1,10 +1,11 @@
 import path from 'node:path';
 import type { Folder, StoredFilesystem, User } from '../data/entities/index.js';
-import { getPath, setPath } from '../fs/fs-factory.js';
+import { getPath, setPath } from '../util/dotted-path.js';
 import { normalizeVirtualPath } from '../fs/path.js';
 import type { StoredGroupSettings } from './account-lookup.js';
 import { interpolatePlaceholders, missingPlaceholdersError, type EffectiveUser, type EffectiveVirtualFolder } from './effective-user.js';
 import { SHARE_WEB_CLIENT_OPTIONS } from './account.input.js';
+import { GroupType } from './account-numbers.js';
 
 type Obj = Record<string, unknown>;
 
@@ -137,7 +138,7 @@ export function mergeEffectiveUser(m: MergeInput): EffectiveUser {
       if (!missing.has(ph)) missing.set(ph, s);
     });
   const groups = [...m.groups].sort((a, b) => a.type - b.type || a.name.localeCompare(b.name));
-  const primary = groups.find((g) => g.type === 1);
+  const primary = groups.find((g) => g.type === GroupType.Primary);
   const ps = primary?.settings ?? {};
 
   let filesystem: StoredFilesystem = u.filesystem ?? { provider: 0 };
@@ -152,7 +153,7 @@ export function mergeEffectiveUser(m: MergeInput): EffectiveUser {
   const permissions: Record<string, string[]> = { ...u.permissions };
   for (const g of groups.filter((x) => x.type !== 3)) {
     for (const [k, v] of Object.entries(g.settings.permissions ?? {})) {
-      if (k === '/' && g.type !== 1) continue;
+      if (k === '/' && g.type !== GroupType.Primary) continue;
       const p = safePath(interp(k));
       if (p && !permissions[p]) permissions[p] = v;
     }
@@ -170,14 +171,14 @@ export function mergeEffectiveUser(m: MergeInput): EffectiveUser {
       }
       if (k === 'web_client') {
         const shareOpts = ((v as string[]) ?? []).filter((o) => SHARE_WEB_CLIENT_OPTIONS.includes(o));
-        if (g.type === 1 && isEmpty(filters[k])) filters[k] = [...(v as string[])];
+        if (g.type === GroupType.Primary && isEmpty(filters[k])) filters[k] = [...(v as string[])];
         else filters[k] = union(filters[k], shareOpts);
         continue;
       }
-      if (g.type === 3) continue;
+      if (g.type === GroupType.Membership) continue;
       if (ADDITIVE_FILTERS.includes(k)) filters[k] = union(filters[k], v);
       else if (k === 'file_patterns') filters[k] = mergeByPath(filters[k], v, interp);
-      else if (g.type === 1 && (filters[k] === undefined || (typeof filters[k] !== 'boolean' && isEmpty(filters[k])))) {
+      else if (g.type === GroupType.Primary && (filters[k] === undefined || (typeof filters[k] !== 'boolean' && isEmpty(filters[k])))) {
         filters[k] = structuredClone(v);
       }
     }

@@ -5,7 +5,7 @@ import type { PluginRegistry } from '../plugins/registry.js';
 import type { FsProviderDef } from '../plugins/manifest.js';
 import { isSecret, type Secret, type SecretsService } from '../secrets/secret.js';
 import type { StoredFilesystem } from '../data/entities/index.js';
-import { getPath, setPath } from '../fs/fs-factory.js';
+import { getPath, setPath } from '../util/dotted-path.js';
 
 type Obj = Record<string, unknown>;
 

@@ -3,9 +3,9 @@ import { inject, injectable } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import { User } from '../data/entities/index.js';
-import { hashPassword, verifyPassword } from '../auth/password.js';
+import { hashPassword, verifyPassword } from './password.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
-import { FileSessions } from '../vfs/file-sessions.service.js';
+import { UserService } from './user.service.js';
 
 export interface UserProfile {
   email: string;
@@ -19,11 +19,11 @@ export class UserProfileService {
   constructor(
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(ProviderEventsService) private readonly events: ProviderEventsService,
-    @inject(FileSessions) private readonly sessions: FileSessions,
+    @inject(UserService) private readonly users: UserService,
   ) {}
 
   private async restrictions(username: string): Promise<Set<string>> {
-    const eff = await this.sessions.effectiveUser(username);
+    const eff = await this.users.findEffectiveUser(username);
     return new Set((eff?.filters.web_client as string[] | undefined) ?? []);
   }
 

@@ -11,6 +11,7 @@ import {
   type FolderMappingInput,
 } from './account.input.js';
 import { timestampMs } from '../util/common.input.js';
+import { GroupType } from './account-numbers.js';
 
 /**
  * Fields only a restore (loaddata) may set: with `context.restore` they are
@@ -77,7 +78,7 @@ export const userInput = Joi.object({
     .unique('name')
     .default([])
     .custom((list: { type: number }[], h) =>
-      list.filter((g) => g.type === 1).length > 1 ? h.message({ custom: '{{#label}}: a user can have at most one primary group (type 1)' }) : list,
+      list.filter((g) => g.type === GroupType.Primary).length > 1 ? h.message({ custom: '{{#label}}: a user can have at most one primary group (type 1)' }) : list,
     ),
   oidc_custom_fields: Joi.object().unknown(true).default({}),
   role: Joi.string().allow('').max(255).default(''),

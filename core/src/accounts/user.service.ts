@@ -7,14 +7,15 @@ import type { ListQuery } from '../util/common.input.js';
 import type { UserInput } from './user.input.js';
 import type { AdminIdentity } from '../auth/credentials.js';
 import type { PluginRegistry } from '../plugins/registry.js';
-import { hashPassword } from '../auth/password.js';
+import { hashPassword } from './password.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
-import { ConnectionManager } from '../vfs/connection-manager.js';
+import { ACCOUNT_SESSIONS, type AccountSessions } from './account-sessions.js';
 import { FilesystemConfigService, renderSecretsIn } from './filesystem-config.js';
 import { dbLookup, type AccountLookup, type StoredGroupSettings } from './account-lookup.js';
 import { mergeEffectiveUser, type MergeFolderMapping } from './effective-merge.js';
 import { selectFolderMappings, selectUser, selectUserGroups, selectUserPage, type FolderMappingRow, type GroupMappingRow } from './user-rows.js';
 import type { EffectiveUser } from './effective-user.js';
+import { AccountStatus, GroupType } from './account-numbers.js';
 
 type Obj = Record<string, unknown>;
 
@@ -65,7 +66,7 @@ export class UserService {
     @inject(TOKENS.Plugins) private readonly registry: PluginRegistry,
     @inject(ProviderEventsService) private readonly events: ProviderEventsService,
     @inject(FilesystemConfigService) private readonly fsConfig: FilesystemConfigService,
-    @inject(ConnectionManager) private readonly connections: ConnectionManager,
+    @inject(ACCOUNT_SESSIONS) private readonly connections: AccountSessions,
   ) {}
 
   em(): EntityManager {
@@ -203,7 +204,7 @@ export class UserService {
     for (const g of input.groups) {
       const settings = await o.lookup.group(g.name);
       if (!settings) throw new InvalidError(`"groups": group "${g.name}" does not exist`);
-      if (g.type === 1) primary = settings;
+      if (g.type === GroupType.Primary) primary = settings;
     }
     // folders
     for (const f of input.virtual_folders) {
@@ -374,7 +375,7 @@ export class UserService {
     user.updated_at = Date.now();
     await em.flush();
     this.events.emit('update', 'user', username, await this.render(user, {}, em), actor);
-    if (status !== 1) this.connections.disconnectUser(username);
+    if (status !== AccountStatus.Enabled) this.connections.disconnectUser(username);
   }
 
   /** Deletes a user (`caller` null: the system, no role scope) with its mappings, API keys and shares. */

@@ -3,23 +3,17 @@ import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import { User, Role } from '../data/entities/index.js';
 import type { UserIdentity } from './credentials.js';
-import { ipMatcher } from '../util/ip.js';
-import { burnPasswordCheck, verifyPassword } from './password.js';
+import { accountRefusal, type AccessState } from '../accounts/account-access.js';
+import { burnPasswordCheck, verifyPassword } from '../accounts/password.js';
 import { UserService } from '../accounts/user.service.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 
 /** What login checks read: a User, or better its EffectiveUser (groups' filters and expiration merged). */
-export type LoginState = Pick<User, 'status' | 'expiration_date' | 'filters'>;
+export type LoginState = AccessState;
 
-/** Why a user may not log in now, or null when they may. */
+/** Why a user may not log in now, or null when it may. */
 export function loginRefusal(user: LoginState, ip: string, protocol = 'HTTP', now = Date.now()): string | null {
-  if (user.status !== 1) return 'the account is disabled';
-  if (user.expiration_date && user.expiration_date <= now) return 'the account has expired';
-  const f = user.filters as { denied_protocols?: string[]; allowed_ip?: string[]; denied_ip?: string[] };
-  if (f.denied_protocols?.includes(protocol)) return `protocol ${protocol} is not allowed for this account`;
-  if (f.denied_ip?.length && ipMatcher(f.denied_ip)(ip)) return `login from ${ip} is not allowed`;
-  if (f.allowed_ip?.length && !ipMatcher(f.allowed_ip)(ip)) return `login from ${ip} is not allowed`;
-  return null;
+  return accountRefusal(user, ip, protocol, { verb: 'login', now });
 }
 
 /** Password and state checks for user logins (the user CRUD lives in UserService). */

@@ -1,7 +1,7 @@
 import { injectAll, Lifecycle, scoped } from 'tsyringe';
-import { BACKUP_SECTIONS, type BackupSection, type BackupSectionSource } from './section.js';
+import { BACKUP_SECTIONS, type BackupSection, type BackupSectionSource } from '../data/backup-section.js';
 
-export type { BackupData, BackupSection, RestoreContext, RestoreMode, ValidateContext } from './section.js';
+export type { BackupData, BackupSection, RestoreContext, RestoreMode, ValidateContext } from '../data/backup-section.js';
 
 /**
  * The sections of dumpdata/loaddata, one registry per app: every

@@ -2,12 +2,40 @@ import type Joi from 'joi';
 import type { Logger } from '../logger.js';
 import type { Fs, PendingUpload } from '../fs/fs.contract.js';
 
-/** Name patterns of rule conditions (ConditionPattern). */
+/**
+ * BaseEventAction.type numbers (public API: stored in the database and in
+ * backups; a number is never reused). Each is registered by the plugin that
+ * implements it; 10 is reserved.
+ */
+export const ActionType = {
+  Http: 1,
+  Command: 2,
+  Email: 3,
+  Backup: 4,
+  UserQuotaReset: 5,
+  FolderQuotaReset: 6,
+  TransferQuotaReset: 7,
+  DataRetentionCheck: 8,
+  Filesystem: 9,
+  PasswordExpirationCheck: 11,
+  UserExpirationCheck: 12,
+  IdpAccountCheck: 13,
+  UserInactivityCheck: 14,
+  RotateLogs: 15,
+  Imap: 16,
+  Icap: 17,
+  ShareExpirationCheck: 18,
+  EventReport: 19,
+} as const;
+export type ActionType = (typeof ActionType)[keyof typeof ActionType];
+
 /**
  * Event action type numbers the API reserves (api-spec.md, action table: 10):
  * never valid in a saved action and never registered by a plugin.
  */
 export const RESERVED_ACTION_TYPES: ReadonlySet<number> = new Set([10]);
+
+/** Name patterns of rule conditions (ConditionPattern). */
 
 export interface ActionConditionPattern {
   pattern: string;

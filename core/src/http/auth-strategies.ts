@@ -20,6 +20,7 @@ import type { AdminCredentials, UserCredentials } from '../auth/credentials.js';
 import type { Admin } from '../data/entities/index.js';
 import { basicCredentialsProblem } from '../auth/basic-header.js';
 import { stringProblem } from '../util/well-formed.js';
+import { AccountStatus } from '../accounts/account-numbers.js';
 
 export const ADMIN_AUTH = { strategies: ['jwt-admin', 'apikey-admin'] };
 export const ADMIN_BEARER_ONLY = { strategies: ['jwt-admin'] };
@@ -114,7 +115,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
         await logEvent((await admins.findByUsername(username)) ? 1 : 2, username, ip, 'invalid admin credentials');
         return { isValid: false, credentials: null };
       }
-      if (admin.status !== 1) {
+      if (admin.status !== AccountStatus.Enabled) {
         await defender.addEvent(ip, 'valid');
         return { isValid: false, credentials: null };
       }
@@ -175,7 +176,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       const ip = clientIp(request);
       if (aud === 'admin') {
         const admin = await admins.findByUsername(decoded.sub);
-        if (!admin || admin.id !== decoded.uid || admin.status !== 1) return { isValid: false };
+        if (!admin || admin.id !== decoded.uid || admin.status !== AccountStatus.Enabled) return { isValid: false };
         if (!adminAllowedFrom(admin, ip)) return { isValid: false, errorMessage: `access from ${ip} is not allowed` };
         const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), jti: decoded.jti, exp: decoded.exp };
         return { isValid: true, credentials };
@@ -217,7 +218,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
         const username = found.key.admin?.username ?? found.username;
         if (found.key.admin && found.username) throw Boom.unauthorized('this API key is bound to an admin', 'APIKey');
         const admin = username ? await admins.findByUsername(username) : null;
-        if (!admin || admin.status !== 1) {
+        if (!admin || admin.status !== AccountStatus.Enabled) {
           await scoreApiKeyFailure(request, admin ? 'valid' : 'invalid');
           throw Boom.unauthorized('invalid API key', 'APIKey');
         }

@@ -6,7 +6,7 @@ import { TOKENS } from '../tokens.js';
 import type { FerryConfig, HttpBinding } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import { registerAuth, clientIp } from './auth-strategies.js';
-import { assertAdminPermission, type AdminPermission } from '../auth/permissions.js';
+import { assertAdminPermission, type AdminPermission } from '../accounts/permissions.js';
 import type { FerryCredentials } from '../auth/credentials.js';
 import { errorBody, toBoom, validationFailAction } from './errors.js';
 import type { Actor } from '../events/provider-events.service.js';

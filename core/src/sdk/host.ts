@@ -1,6 +1,6 @@
-import type { EventAccounts, EventShares } from '../events/manager/accounts.js';
-import type { RecordedEvents, RecordedKind } from '../events/manager/recorder.js';
-import type { FolderRetention } from '../events/manager/retention-checks.js';
+import type { EventAccounts, EventShares } from '../event-manager/accounts.js';
+import type { RecordedEvents, RecordedKind } from '../event-manager/recorder.js';
+import type { FolderRetention } from '../event-manager/retention-checks.js';
 import type { MailMessage, MailResult } from '../ops/mailer.js';
 import type { RotateResult } from '../ops/log-rotator.js';
 import type { FerryConfig } from '../config/schema.js';

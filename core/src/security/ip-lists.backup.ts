@@ -5,8 +5,8 @@ import { IpListEntry } from '../data/entities/index.js';
 import { ipListEntryBackup, IP_LIST_TYPES, type IpListEntryInput } from './ip-list.input.js';
 import { canonicalIpNet } from '../util/ip-net.js';
 import { bumpIpListsVersion, checkIpListMode, ipListEntryName, renderIpListEntry } from './ip-list.service.js';
-import type { BackupSection, BackupSectionSource } from '../backup/section.js';
-import { validateItem, type Item } from '../backup/section.js';
+import type { BackupSection, BackupSectionSource } from '../data/backup-section.js';
+import { validateItem, type Item } from '../data/backup-section.js';
 
 type Obj = Record<string, unknown>;
 type Entry = IpListEntryInput & { ipornet: string; type: 1 | 2 | 3; created_at: number; updated_at: number };

@@ -4,8 +4,8 @@ import { virtualPath } from '../accounts/account.input.js';
 import { timestampMs } from '../util/common.input.js';
 
 /** ShareScope: 1 read, 2 write, 3 read and write. */
-export const SHARE_SCOPE = { Read: 1, Write: 2, ReadWrite: 3 } as const;
-export type ShareScope = (typeof SHARE_SCOPE)[keyof typeof SHARE_SCOPE];
+export const ShareScope = { Read: 1, Write: 2, ReadWrite: 3 } as const;
+export type ShareScope = (typeof ShareScope)[keyof typeof ShareScope];
 
 /** What a share answers in place of its password hash when it has a password. */
 export const REDACTED_PASSWORD = '[**redacted**]';
@@ -27,7 +27,7 @@ export const shareInput = Joi.object({
   used_tokens: Joi.any().strip(),
   name: Joi.string().trim().min(1).max(255).pattern(/^[^\u0000-\u001f\u007f]+$/, 'a name without control characters').required(),
   description: Joi.string().allow('').max(4096).default(''),
-  scope: Joi.number().integer().valid(SHARE_SCOPE.Read, SHARE_SCOPE.Write, SHARE_SCOPE.ReadWrite).required(),
+  scope: Joi.number().integer().valid(ShareScope.Read, ShareScope.Write, ShareScope.ReadWrite).required(),
   paths: Joi.array().items(virtualPath).min(1).max(100).required(),
   expires_at: timestampMs.default(0),
   password: Joi.string().allow('').max(1024).default(''),

@@ -4,16 +4,16 @@ import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import { Share, User } from '../data/entities/index.js';
-import type { EventShares, ShareInfo } from '../events/manager/accounts.js';
+import type { EventShares, ShareInfo } from '../event-manager/accounts.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { isSubPath, parentPath } from '../fs/path.js';
 import type { ListQuery } from '../util/common.input.js';
-import { REDACTED_PASSWORD, SHARE_SCOPE, type ShareInput, type ShareScope } from './share.input.js';
+import { REDACTED_PASSWORD, ShareScope, type ShareInput } from './share.input.js';
 import { ipMatcher } from '../util/ip.js';
 import type { FileSession } from '../vfs/file-session.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { FileSessions } from '../vfs/file-sessions.service.js';
-import { hashPassword, verifyPassword } from '../auth/password.js';
+import { hashPassword, verifyPassword } from '../accounts/password.js';
 import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../events/provider-events.service.js';
 
 const DAY = 86_400_000;
@@ -42,8 +42,8 @@ export function sharePasswordRequired(u: EffectiveUser): boolean {
   return webClient(u).some((o) => NO_PASSWORD_DISABLED.includes(o));
 }
 
-export const canRead = (scope: number) => scope === SHARE_SCOPE.Read || scope === SHARE_SCOPE.ReadWrite;
-export const canWrite = (scope: number) => scope === SHARE_SCOPE.Write || scope === SHARE_SCOPE.ReadWrite;
+export const canRead = (scope: number) => scope === ShareScope.Read || scope === ShareScope.ReadWrite;
+export const canWrite = (scope: number) => scope === ShareScope.Write || scope === ShareScope.ReadWrite;
 
 /** Credentials a public share request carries (HTTP basic; only the password is checked). */
 export interface ShareCredentials {

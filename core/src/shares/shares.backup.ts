@@ -3,8 +3,8 @@ import Joi from 'joi';
 import { injectable } from 'tsyringe';
 import { Share, User } from '../data/entities/index.js';
 import { timestampMs } from '../util/common.input.js';
-import { hashPassword, isPasswordHash } from '../auth/password.js';
-import { dumpPaged, loadByName, nameOf, named, validateItem, type BackupSection, type BackupSectionSource, type Item } from '../backup/section.js';
+import { hashPassword, isPasswordHash } from '../accounts/password.js';
+import { dumpPaged, loadByName, nameOf, named, validateItem, type BackupSection, type BackupSectionSource, type Item } from '../data/backup-section.js';
 import { shareId, shareInput } from './share.input.js';
 
 type Obj = Record<string, unknown>;

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { InvalidError, TooManyRequestsError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
+import type { AccountSessions } from '../accounts/account-sessions.js';
 
 export interface ActiveTransfer {
   id: string;
@@ -65,7 +66,7 @@ type OpenInfo = Omit<Connection, 'connection_id' | 'controller' | 'transfers' | 
  * - `common.max_total_transfers`: transfers in progress on this node.
  */
 @injectable()
-export class ConnectionManager {
+export class ConnectionManager implements AccountSessions {
   private readonly conns = new Map<string, Connection>();
   private readonly bySession = new Map<string, Connection>();
 

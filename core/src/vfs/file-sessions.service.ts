@@ -7,9 +7,9 @@ import type { FerryConfig } from '../config/schema.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { FsHooks } from '../events/fs-hooks.js';
 import type { EventProtocol } from '../events/event-types.js';
-import { FsFactory } from '../fs/fs-factory.js';
+import { FsFactory } from './fs-factory.js';
 import type { Logger } from '../logger.js';
-import { ipMatcher } from '../util/ip.js';
+import { accountRefusal } from '../accounts/account-access.js';
 import { ConnectionManager } from './connection-manager.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { FileSession } from './file-session.js';
@@ -34,13 +34,7 @@ export interface OpenSessionOptions {
 
 /** Why an effective user may not use the file API now, or null. */
 export function fileAccessRefusal(u: EffectiveUser, ip: string, protocol: string, now = Date.now()): string | null {
-  if (u.status !== 1) return 'the account is disabled';
-  if (u.expiration_date && u.expiration_date <= now) return 'the account has expired';
-  const f = u.filters as { denied_protocols?: string[]; allowed_ip?: string[]; denied_ip?: string[] };
-  if (f.denied_protocols?.includes(protocol)) return `protocol ${protocol} is not allowed for this account`;
-  if (f.denied_ip?.length && ipMatcher(f.denied_ip)(ip)) return `access from ${ip} is not allowed`;
-  if (f.allowed_ip?.length && !ipMatcher(f.allowed_ip)(ip)) return `access from ${ip} is not allowed`;
-  return null;
+  return accountRefusal(u, ip, protocol, { verb: 'access', now });
 }
 
 /**

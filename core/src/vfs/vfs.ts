@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Fs, FileInfo, OpOptions } from '../fs/fs.contract.js';
 import { isFsError, FsErrorCode } from '../fs/fs-error.js';
 import { baseName, isSubPath, normalizeVirtualPath } from '../fs/path.js';
-import type { FsFactory, FsOwner } from '../fs/fs-factory.js';
+import type { FsFactory, FsOwner } from './fs-factory.js';
 import type { StoredFilesystem } from '../data/entities/index.js';
 import type { EffectiveUser, EffectiveVirtualFolder } from '../accounts/effective-user.js';
 

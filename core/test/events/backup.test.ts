@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../../src/testing.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { ProviderEvent } from '../../src/events/event-types.js';
-import { EventManager } from '../../src/events/manager/event-manager.js';
+import { EventManager } from '../../src/event-manager/event-manager.js';
 
 // Event actions and rules in dumpdata / loaddata, through HTTP.
 const fixture = (app: string) => ({ name: 'fixture-test-actions', path: 'core/test/fixtures/plugins/test-actions', config: { app } });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createTestApp } from '../../src/testing.js';
 import { createLogger } from '../../src/logger.js';
 import { TOKENS } from '../../src/tokens.js';
-import { EventManager } from '../../src/events/manager/event-manager.js';
+import { EventManager } from '../../src/event-manager/event-manager.js';
 import { LogRotator } from '../../src/ops/log-rotator.js';
 
 // Rotate logs (action 15 of @ferry/actions-builtin) with log.file set: the

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPgDatabase, createTestApp, type TestApp } from '../../src/testing.js';
-import { compileSchedule, scheduleMatches } from '../../src/events/manager/cron.js';
-import { matchPatterns } from '../../src/events/manager/patterns.js';
-import { EventManager } from '../../src/events/manager/event-manager.js';
-import { EventScheduler, ManualClock } from '../../src/events/manager/scheduler.js';
+import { compileSchedule, scheduleMatches } from '../../src/event-manager/cron.js';
+import { matchPatterns } from '../../src/event-manager/patterns.js';
+import { EventManager } from '../../src/event-manager/event-manager.js';
+import { EventScheduler, ManualClock } from '../../src/event-manager/scheduler.js';
 
 const FIXTURE = (app: string) => ({ name: 'fixture-test-actions', path: 'core/test/fixtures/plugins/test-actions', config: { app } });
 const LOG = ((globalThis as any).__ferryActionLog ??= []) as { app: string; rule: string; params: Record<string, any> }[];

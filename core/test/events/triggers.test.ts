@@ -6,7 +6,7 @@ import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { FsHooks } from '../../src/events/fs-hooks.js';
 import type { FsEvent } from '../../src/events/event-types.js';
-import { EventManager } from '../../src/events/manager/event-manager.js';
+import { EventManager } from '../../src/event-manager/event-manager.js';
 
 const FIXTURE = { name: 'fixture-test-actions', path: 'core/test/fixtures/plugins/test-actions', config: { app: 'triggers' } };
 const ta = await createTestApp({ plugins: [{ name: '@ferry/fs-local' }, FIXTURE], config: { event_manager: { rules_cache_ttl: 0 } } });

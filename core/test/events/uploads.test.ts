@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { addUser, fileApp, multipart, PASSWORD } from '../helpers/user-files.js';
 import { unzip } from '@ferry/testkit';
-import { EventManager } from '../../src/events/manager/event-manager.js';
+import { EventManager } from '../../src/event-manager/event-manager.js';
 
 // Execution rules of event rules on real file operations: everything goes
 // through the HTTP user file API and the admin API, with the test action

@@ -12,7 +12,7 @@ import { entityTag, ifRangeMatches, noneMatch, notModifiedSince, parseRange } fr
 import { contentDisposition } from '../../src/http/user-session.js';
 import { ConnectionManager } from '../../src/vfs/connection-manager.js';
 import type { EffectiveUser } from '../../src/accounts/effective-user.js';
-import type { FsFactory } from '../../src/fs/fs-factory.js';
+import type { FsFactory } from '../../src/vfs/fs-factory.js';
 import type { UsageStore } from '../../src/vfs/usage-store.js';
 import type { QuotaService } from '../../src/vfs/quota.service.js';
 

@@ -1,5 +1,5 @@
 import type { TestApp } from '../../src/testing.js';
-import { hashPassword } from '../../src/auth/password.js';
+import { hashPassword } from '../../src/accounts/password.js';
 import { User } from '../../src/data/entities/index.js';
 
 /**

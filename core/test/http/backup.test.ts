@@ -5,7 +5,7 @@ import path from 'node:path';
 import { accountsApp, FS_FIXTURE, s3, tmpDir, user, type AccountsApp } from './accounts-helpers.js';
 import { User } from '../../src/data/entities/index.js';
 import { UserService } from '../../src/accounts/user.service.js';
-import { FsFactory } from '../../src/fs/fs-factory.js';
+import { FsFactory } from '../../src/vfs/fs-factory.js';
 import { ConnectionManager } from '../../src/vfs/connection-manager.js';
 import { QuotaScanService } from '../../src/vfs/quota-scan.service.js';
 import { ApiKeyService } from '../../src/accounts/api-key.service.js';

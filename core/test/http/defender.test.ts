@@ -6,7 +6,7 @@ import { createTestApp, TEST_ADMIN, type TestApp } from '../../src/testing.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { IpBlockedEvent } from '../../src/events/event-types.js';
-import { EventManager } from '../../src/events/manager/event-manager.js';
+import { EventManager } from '../../src/event-manager/event-manager.js';
 import { DefenderService, defenderHostId, defenderHostIp, defenderIpOfId } from '../../src/security/defender.service.js';
 import { loadConfig } from '../../src/config/load.js';
 

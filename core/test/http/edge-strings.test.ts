@@ -8,8 +8,8 @@ import { GroupService } from '../../src/accounts/group.service.js';
 import { FolderService } from '../../src/accounts/folder.service.js';
 import { UserService } from '../../src/accounts/user.service.js';
 import { AdminService } from '../../src/accounts/admin.service.js';
-import { EventActionService } from '../../src/events/event-action.service.js';
-import { EventRuleService } from '../../src/events/event-rule.service.js';
+import { EventActionService } from '../../src/event-manager/event-action.service.js';
+import { EventRuleService } from '../../src/event-manager/event-rule.service.js';
 
 /**
  * Strings are checked once at the edge (core/src/http/input-check.ts and

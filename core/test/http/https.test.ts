@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { CertificateEvent } from '../../src/events/event-types.js';
-import { EventManager } from '../../src/events/manager/event-manager.js';
+import { EventManager } from '../../src/event-manager/event-manager.js';
 import { certificateReloaderOf } from '../../src/http/server.js';
 import { loadTlsMaterial, tlsBindingFiles } from '../../src/http/tls.js';
 

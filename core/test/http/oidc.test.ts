@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createTestApp } from '../../src/testing.js';
 import { TOKENS } from '../../src/tokens.js';
 import { User } from '../../src/data/entities/index.js';
-import { EventManager } from '../../src/events/manager/event-manager.js';
+import { EventManager } from '../../src/event-manager/event-manager.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { LogEvent } from '../../src/events/event-types.js';

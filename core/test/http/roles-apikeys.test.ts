@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createTestApp, TEST_ADMIN } from '../../src/testing.js';
-import { hashPassword } from '../../src/auth/password.js';
+import { hashPassword } from '../../src/accounts/password.js';
 import { Role, User } from '../../src/data/entities/index.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { accountsApp, fixture, s3, tmpDir, user } from './accounts-helpers.js';
 import { createLogger } from '../../src/logger.js';
-import { FsFactory } from '../../src/fs/fs-factory.js';
+import { FsFactory } from '../../src/vfs/fs-factory.js';
 import { UserService } from '../../src/accounts/user.service.js';
 import { QuotaScanService } from '../../src/vfs/quota-scan.service.js';
 

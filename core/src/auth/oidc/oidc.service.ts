@@ -5,13 +5,14 @@ import type { OidcBindingConfig } from '../../config/oidc.schema.js';
 import type { Logger } from '../../logger.js';
 import type { EventBus } from '../../events/event-bus.js';
 import { nowNanos, type IdpLoginEvent } from '../../events/event-types.js';
-import { EventActionError, EventManager } from '../../events/manager/event-manager.js';
+import { EventActionError, EventManager } from '../../event-manager/event-manager.js';
 import { ipMatcher } from '../../util/ip.js';
 import { AdminService } from '../../accounts/admin.service.js';
 import { UserAuthService, loginRefusal } from '../user-auth.service.js';
 import { TokenService, type IssuedToken } from '../token.service.js';
 import { OidcStateStore } from './oidc-state.service.js';
 import { claimAt, customFields, loginKind, roleValues, type OidcLoginKind } from './oidc-claims.js';
+import { AccountStatus } from '../../accounts/account-numbers.js';
 
 export const OIDC_CALLBACK_PATH = '/api/v2/oidc/callback';
 
@@ -167,7 +168,7 @@ export class OidcService {
   private async adminToken(username: string, ip: string): Promise<IssuedToken> {
     const admin = await this.admins.findByUsername(username);
     if (!admin) throw new OidcLoginError(401, `no admin "${username}" exists in Ferry`);
-    if (admin.status !== 1) throw new OidcLoginError(403, `the admin "${username}" is disabled`);
+    if (admin.status !== AccountStatus.Enabled) throw new OidcLoginError(403, `the admin "${username}" is disabled`);
     const allow = admin.filters.allow_list ?? [];
     if (allow.length && !ipMatcher(allow)(ip)) throw new OidcLoginError(403, `login from ${ip} is not allowed for this admin`);
     await this.admins.touchLogin(admin.id);

@@ -4,7 +4,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { BackupService, type ScanQuotaMode } from '../../backup/backup.service.js';
 import type { RestoreMode } from '../../backup/registry.js';
 import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
-import { isSuperAdmin } from '../../auth/permissions.js';
+import { isSuperAdmin } from '../../accounts/permissions.js';
 import { actorOf } from '../server.js';
 import { dumpQuery, loadBodyQuery, loadFileQuery } from '../../backup/backup.input.js';
 

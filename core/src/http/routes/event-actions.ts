@@ -1,11 +1,11 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { EventActionService } from '../../events/event-action.service.js';
+import { EventActionService } from '../../event-manager/event-action.service.js';
 import { ADMIN_AUTH } from '../auth-strategies.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listQuery, listParams, objectName, pathParam } from '../../util/common.input.js';
-import { actionInput, type ActionInput } from '../../events/event.input.js';
+import { actionInput, type ActionInput } from '../../event-manager/event.input.js';
 import { locationOf, renderCreated } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });

@@ -1,12 +1,12 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { EventRuleService } from '../../events/event-rule.service.js';
-import { EventManager } from '../../events/manager/event-manager.js';
+import { EventRuleService } from '../../event-manager/event-rule.service.js';
+import { EventManager } from '../../event-manager/event-manager.js';
 import { ADMIN_AUTH } from '../auth-strategies.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listQuery, listParams, objectName, pathParam } from '../../util/common.input.js';
-import { ruleInput, type RuleInput } from '../../events/event.input.js';
+import { ruleInput, type RuleInput } from '../../event-manager/event.input.js';
 import { locationOf, renderCreated } from '../location.js';
 
 const nameParam = Joi.object({ name: objectName.required() });

@@ -1,6 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
-import { RetentionChecks } from '../../events/manager/retention-checks.js';
+import { RetentionChecks } from '../../event-manager/retention-checks.js';
 import { ADMIN_AUTH } from '../auth-strategies.js';
 
 /** GET /api/v2/retention/users/checks: data retention checks in progress on this node. */

@@ -4,7 +4,7 @@ import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { RoleService, type RoleInput } from '../../accounts/role.service.js';
 import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
-import { isSuperAdmin } from '../../auth/permissions.js';
+import { isSuperAdmin } from '../../accounts/permissions.js';
 import { actorOf } from '../server.js';
 import { listQuery, objectName, listParams, pathParam } from '../../util/common.input.js';
 import { roleInput } from '../../accounts/role.input.js';

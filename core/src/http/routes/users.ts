@@ -3,7 +3,7 @@ import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { UserService } from '../../accounts/user.service.js';
 import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
-import { hasAdminPermission } from '../../auth/permissions.js';
+import { hasAdminPermission } from '../../accounts/permissions.js';
 import { actorOf } from '../server.js';
 import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../../util/common.input.js';
 import { disconnectQuery, userCreateInput, userUpdateInput, type UserInput } from '../../accounts/user.input.js';

@@ -107,6 +107,6 @@ export interface RuleInput {
   description: string;
   status: number;
   trigger: number;
-  conditions: import('./manager/types.js').EventConditions;
-  actions: { name: string; order: number; relation_options: import('./manager/types.js').RelationOptions }[];
+  conditions: import('./types.js').EventConditions;
+  actions: { name: string; order: number; relation_options: import('./types.js').RelationOptions }[];
 }

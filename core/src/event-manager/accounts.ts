@@ -1,13 +1,13 @@
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
-import { TOKENS } from '../../tokens.js';
-import { Folder, Group, Role, User, UserGroup } from '../../data/entities/index.js';
-import { FsFactory } from '../../fs/fs-factory.js';
-import type { Fs } from '../../fs/fs.contract.js';
-import { SYSTEM_ACTOR, type Actor } from '../provider-events.service.js';
-import { UserService } from '../../accounts/user.service.js';
-import { QuotaScanService } from '../../vfs/quota-scan.service.js';
-import { QuotaService } from '../../vfs/quota.service.js';
+import { TOKENS } from '../tokens.js';
+import { Folder, Group, Role, User, UserGroup } from '../data/entities/index.js';
+import { FsFactory } from '../vfs/fs-factory.js';
+import type { Fs } from '../fs/fs.contract.js';
+import { SYSTEM_ACTOR, type Actor } from '../events/provider-events.service.js';
+import { UserService } from '../accounts/user.service.js';
+import { QuotaScanService } from '../vfs/quota-scan.service.js';
+import { QuotaService } from '../vfs/quota.service.js';
 import { userMatchesConditions } from './conditions.js';
 import type { ConditionPattern } from './patterns.js';
 

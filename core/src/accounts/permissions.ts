@@ -1,5 +1,5 @@
 import { ForbiddenError } from '../errors.js';
-import type { AdminIdentity } from './credentials.js';
+import type { AdminIdentity } from '../auth/credentials.js';
 
 export const ADMIN_PERMISSIONS = [
   '*',

@@ -1,9 +1,9 @@
 import { inject, injectable } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { TOKENS } from '../../tokens.js';
-import type { Logger } from '../../logger.js';
-import { Lease } from '../../data/entities/index.js';
+import { TOKENS } from '../tokens.js';
+import type { Logger } from '../logger.js';
+import { Lease } from '../data/entities/index.js';
 import { compileSchedule, scheduleMatches, type CompiledSchedule } from './cron.js';
 import { EventManager } from './event-manager.js';
 import type { LoadedRule } from './types.js';

@@ -1,6 +1,6 @@
-import type { ActionContext, ActionTypeDef } from '../action.contract.js';
-import type { Logger } from '../../logger.js';
-import { isSecret, type Secret } from '../../secrets/secret.js';
+import type { ActionContext, ActionTypeDef } from '../events/action.contract.js';
+import type { Logger } from '../logger.js';
+import { isSecret, type Secret } from '../secrets/secret.js';
 import { collectField, mapField } from './fields.js';
 import { render, templateError } from './templates.js';
 import type { LoadedRule, TriggerEvent } from './types.js';

@@ -6,14 +6,14 @@ import { EventActionRecord, EventRuleAction, EventRuleRecord } from '../data/ent
 import type { ListQuery } from '../util/common.input.js';
 import type { ActionInput } from './event.input.js';
 import type { PluginRegistry } from '../plugins/registry.js';
-import { RESERVED_ACTION_TYPES, type ActionTypeDef } from './action.contract.js';
+import { RESERVED_ACTION_TYPES, type ActionTypeDef } from '../events/action.contract.js';
 import type { SecretsService } from '../secrets/secret.js';
 import { isSecret } from '../secrets/secret.js';
-import { collectField, mapField } from './manager/fields.js';
-import { checkActionTemplates, validateActionOptions } from './manager/prepare.js';
-import { checkActionForRule } from './manager/compat.js';
-import { normalizeConditions, type EventConditions } from './manager/types.js';
-import { ProviderEventsService, type Actor } from './provider-events.service.js';
+import { collectField, mapField } from './fields.js';
+import { checkActionTemplates, validateActionOptions } from './prepare.js';
+import { checkActionForRule } from './compat.js';
+import { normalizeConditions, type EventConditions } from './types.js';
+import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 
 type Obj = Record<string, unknown>;
 

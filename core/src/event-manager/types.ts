@@ -6,8 +6,8 @@ import type {
   IdpLoginEvent,
   IpBlockedEvent,
   ProviderEvent,
-} from '../event-types.js';
-import type { Fs, PendingUpload } from '../../fs/fs.contract.js';
+} from '../events/event-types.js';
+import type { Fs, PendingUpload } from '../fs/fs.contract.js';
 
 export type { ConditionPattern } from './patterns.js';
 export type { Schedule } from './cron.js';

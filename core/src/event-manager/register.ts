@@ -1,12 +1,12 @@
 import type { DependencyContainer } from 'tsyringe';
-import { TOKENS } from '../../tokens.js';
+import { TOKENS } from '../tokens.js';
 import { EventManager } from './event-manager.js';
 import { EventScheduler } from './scheduler.js';
 import { EventRecorder } from './recorder.js';
 import { RetentionChecks } from './retention-checks.js';
-import { Mailer } from '../../ops/mailer.js';
-import { LogRotator } from '../../ops/log-rotator.js';
-import { FsFactory } from '../../fs/fs-factory.js';
+import { Mailer } from '../ops/mailer.js';
+import { LogRotator } from '../ops/log-rotator.js';
+import { FsFactory } from '../vfs/fs-factory.js';
 import { DbEventAccounts } from './accounts.js';
 
 /**

@@ -1,8 +1,8 @@
 import { inject, injectable } from 'tsyringe';
-import { TOKENS } from '../../tokens.js';
-import type { FerryConfig } from '../../config/schema.js';
-import type { EventBus } from '../event-bus.js';
-import type { FsEvent, LogEvent, ProviderEvent } from '../event-types.js';
+import { TOKENS } from '../tokens.js';
+import type { FerryConfig } from '../config/schema.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { FsEvent, LogEvent, ProviderEvent } from '../events/event-types.js';
 
 export type RecordedKind = 'fs' | 'provider' | 'log';
 

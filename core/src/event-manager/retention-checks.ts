@@ -1,4 +1,4 @@
-import { ConflictError } from '../../errors.js';
+import { ConflictError } from '../errors.js';
 import { injectable } from 'tsyringe';
 
 /** FolderRetention of the REST API: retention in hours (0 keeps everything). */

@@ -3,11 +3,11 @@ import type { EntityManager } from '@mikro-orm/core';
 import { EventActionRecord, EventRuleAction, EventRuleRecord } from '../data/entities/index.js';
 import { actionInput, ruleInput, type ActionInput, type RuleInput } from './event.input.js';
 import { timestampMs } from '../util/common.input.js';
-import { normalizeConditions, normalizeRelation, type EventConditions } from './manager/types.js';
+import { normalizeConditions, normalizeRelation, type EventConditions } from './types.js';
 import { EventActionService, redactActionSecrets } from './event-action.service.js';
 import { dbActionTypes, EventRuleService, type PreparedRule } from './event-rule.service.js';
-import type { BackupData, BackupSection, BackupSectionSource, RestoreMode } from '../backup/section.js';
-import { loadByName, named, nameOf, validateItem, type Item } from '../backup/section.js';
+import type { BackupData, BackupSection, BackupSectionSource, RestoreMode } from '../data/backup-section.js';
+import { loadByName, named, nameOf, validateItem, type Item } from '../data/backup-section.js';
 
 type Obj = Record<string, unknown>;
 

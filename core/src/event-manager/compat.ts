@@ -1,5 +1,5 @@
-import { InvalidError } from '../../errors.js';
-import type { ActionTypeDef } from '../action.contract.js';
+import { InvalidError } from '../errors.js';
+import type { ActionTypeDef } from '../events/action.contract.js';
 import type { EventConditions } from './types.js';
 
 /** fs_events a rule with execute_sync actions may listen to. */

@@ -7,27 +7,12 @@ import type { SecretsService } from '../secrets/secret.js';
 import { isSecret } from '../secrets/secret.js';
 import type { FerryConfig } from '../config/schema.js';
 import type { StoredFilesystem } from '../data/entities/index.js';
-import type { Fs } from './fs.contract.js';
+import type { Fs } from '../fs/fs.contract.js';
 import type { Logger } from '../logger.js';
+import { getPath, setPath } from '../util/dotted-path.js';
 import { interpolatePlaceholders } from '../accounts/effective-user.js';
 
 type Obj = Record<string, unknown>;
-
-/** Reads a dotted path ('a.b') of an object. */
-export function getPath(o: Obj, dotted: string): unknown {
-  return dotted.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Obj)[k] : undefined), o);
-}
-
-/** Writes a dotted path ('a.b') of an object, creating parents. */
-export function setPath(o: Obj, dotted: string, value: unknown): void {
-  const keys = dotted.split('.');
-  let cur = o;
-  for (const k of keys.slice(0, -1)) {
-    if (!cur[k] || typeof cur[k] !== 'object') cur[k] = {};
-    cur = cur[k] as Obj;
-  }
-  cur[keys[keys.length - 1]!] = value;
-}
 
 export interface FsOwner {
   username: string;

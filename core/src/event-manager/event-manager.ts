@@ -1,19 +1,19 @@
 import crypto from 'node:crypto';
-import { InvalidError, NotFoundError, UnavailableError } from '../../errors.js';
+import { InvalidError, NotFoundError, UnavailableError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
-import { TOKENS } from '../../tokens.js';
-import type { FerryConfig } from '../../config/schema.js';
-import type { Logger } from '../../logger.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
-import type { SecretsService } from '../../secrets/secret.js';
-import type { EventBus } from '../event-bus.js';
-import type { BeforePublishContext, FsHookContext, FsHooks } from '../fs-hooks.js';
-import type { ActionResult } from '../action.contract.js';
-import type { CertificateEvent, FsEvent, IdpLoginEvent, IpBlockedEvent, ProviderEvent } from '../event-types.js';
-import { nowNanos } from '../event-types.js';
-import { EventRuleAction, EventRuleRecord } from '../../data/entities/index.js';
-import type { Actor } from '../provider-events.service.js';
+import { TOKENS } from '../tokens.js';
+import type { FerryConfig } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import type { PluginRegistry } from '../plugins/registry.js';
+import type { SecretsService } from '../secrets/secret.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { BeforePublishContext, FsHookContext, FsHooks } from '../events/fs-hooks.js';
+import type { ActionResult } from '../events/action.contract.js';
+import type { CertificateEvent, FsEvent, IdpLoginEvent, IpBlockedEvent, ProviderEvent } from '../events/event-types.js';
+import { nowNanos } from '../events/event-types.js';
+import { EventRuleAction, EventRuleRecord } from '../data/entities/index.js';
+import type { Actor } from '../events/provider-events.service.js';
 import { BoundedQueue } from './queue.js';
 import { buildParams } from './context.js';
 import { buildActionContext, prepareActionOptions } from './prepare.js';
@@ -107,6 +107,12 @@ const SYSTEM_INITIATOR = { admin: { username: '', role: '' } };
  * without such actions, so nothing runs twice (and a rejected upload's
  * failure event does not run the rest of the rule that rejected it).
  * Trigger 7 works the same way through {@link runIdpLoginSync}.
+ *
+ * Longer than 500 lines: the entry points of every trigger (bus listeners,
+ * hooks, on-demand, schedules) and the run of one rule stay together, as the
+ * split between hooked and queued actions above spans them; matching
+ * (conditions.ts), preparation (prepare.ts), contexts (context.ts), the queue
+ * and the scheduler are apart already.
  */
 @injectable()
 export class EventManager {

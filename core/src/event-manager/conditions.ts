@@ -1,4 +1,4 @@
-import type { CertificateEvent, FsEvent, IdpLoginEvent, ProviderEvent } from '../event-types.js';
+import type { CertificateEvent, FsEvent, IdpLoginEvent, ProviderEvent } from '../events/event-types.js';
 import { matchAnyPatterns, matchPatterns } from './patterns.js';
 import type { EventConditions } from './types.js';
 

@@ -7,12 +7,12 @@ import { EventActionRecord, EventRuleAction, EventRuleRecord } from '../data/ent
 import type { ListQuery } from '../util/common.input.js';
 import type { RuleInput } from './event.input.js';
 import type { PluginRegistry } from '../plugins/registry.js';
-import { compileSchedule, CronError } from './manager/cron.js';
-import { isValidWildcard } from './manager/patterns.js';
-import { normalizeConditions, normalizeRelation, type EventConditions, type RelationOptions } from './manager/types.js';
-import { checkActionForRule, PRE_FS_EVENTS, SYNC_FS_EVENTS } from './manager/compat.js';
+import { compileSchedule, CronError } from './cron.js';
+import { isValidWildcard } from './patterns.js';
+import { normalizeConditions, normalizeRelation, type EventConditions, type RelationOptions } from './types.js';
+import { checkActionForRule, PRE_FS_EVENTS, SYNC_FS_EVENTS } from './compat.js';
 import { EventActionService } from './event-action.service.js';
-import { ProviderEventsService, type Actor } from './provider-events.service.js';
+import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 
 type Obj = Record<string, unknown>;
 
