@@ -37,6 +37,7 @@ export type { EventManager, ActionExecution } from './event-manager/event-manage
 export type { EventScheduler, SchedulerClock } from './event-manager/scheduler.js';
 export { ManualClock } from './event-manager/scheduler.js';
 export type { FsFactory } from './vfs/fs-factory.js';
+export type { UserFiles, UserFilesAccess, UserFileWriteOptions } from './vfs/user-files.js';
 export type { ConditionPattern } from './event-manager/patterns.js';
 export { matchPatterns, matchAnyPatterns } from './event-manager/patterns.js';
 export { userMatchesConditions } from './event-manager/conditions.js';

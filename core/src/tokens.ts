@@ -25,4 +25,6 @@ export const TOKENS = {
   Backup: Symbol.for('ferry.Backup'),
   /** Share store of the share expiration check (EventShares, implemented by ShareService). */
   Shares: Symbol.for('ferry.Shares'),
+  /** Users' files for server-side work (UserFilesAccess: no permissions, patterns or events; quota counted). */
+  UserFiles: Symbol.for('ferry.UserFiles'),
 } as const;

@@ -8,6 +8,7 @@ import { Mailer } from '../ops/mailer.js';
 import { LogRotator } from '../ops/log-rotator.js';
 import { FsFactory } from '../vfs/fs-factory.js';
 import { DbEventAccounts } from './accounts.js';
+import { UserFilesService } from '../vfs/user-files.js';
 
 /**
  * Registers the event manager's per-app singletons (by class and by token)
@@ -26,6 +27,7 @@ export function registerEventServices(c: DependencyContainer): void {
   c.register(TOKENS.LogRotator, { useClass: LogRotator });
   c.register(TOKENS.FsFactory, { useClass: FsFactory });
   c.register(TOKENS.EventAccounts, { useClass: DbEventAccounts });
+  c.register(TOKENS.UserFiles, { useClass: UserFilesService });
 }
 
 /**

@@ -156,6 +156,12 @@ export interface Fs {
    * conditions and NOT_SUPPORTED fallback as renameFrom().
    */
   copyFrom?(source: Fs, from: string, to: string, o?: OpOptions): Promise<void>;
+  /**
+   * The user metadata / extended attributes of a file as the backend keeps them
+   * (object metadata of cloud stores), keys in lower case; present only where
+   * the backend has such metadata.
+   */
+  metadata?(path: string, o?: OpOptions): Promise<Record<string, string>>;
   /** Walks the tree under path (default '/') and totals files and bytes, yielding to the event loop as it goes. */
   usedSpace(path?: string, o?: OpOptions): Promise<UsedSpace>;
   /** Releases connections and other resources. */

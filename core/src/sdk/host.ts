@@ -3,6 +3,7 @@ import type { RecordedEvents, RecordedKind } from '../event-manager/recorder.js'
 import type { FolderRetention } from '../event-manager/retention-checks.js';
 import type { MailMessage, MailResult } from '../ops/mailer.js';
 import type { RotateResult } from '../ops/log-rotator.js';
+import type { UserFilesAccess } from '../vfs/user-files.js';
 import type { FerryConfig } from '../config/schema.js';
 import { TOKENS } from '../tokens.js';
 
@@ -57,6 +58,12 @@ export interface PluginHost {
   readonly backup: BackupDumper;
   /** The hook settings (the command allow list of command actions). */
   readonly hook: HookSettings;
+  /**
+   * A user's files (home and virtual folders, any backend) for actions that
+   * work on them: paths confined to the user's tree, the user's permissions
+   * and file patterns not applied, no filesystem events, storage quota counted.
+   */
+  readonly files: UserFilesAccess;
 }
 
 /** The core's own PluginHost over its container (`resolve` is the container's). */
@@ -69,6 +76,7 @@ export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
     retention: TOKENS.RetentionChecks,
     eventHistory: TOKENS.EventRecorder,
     backup: TOKENS.Backup,
+    files: TOKENS.UserFiles,
   };
   const host = {} as PluginHost;
   for (const [name, token] of Object.entries(members)) {
