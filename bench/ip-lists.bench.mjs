@@ -34,7 +34,7 @@ const ROUNDS = Number(arg('rounds', '200000'));
 
 const { IpNetIndex, parseIpNet } = await import(path.join(root, 'core/src/util/ip-net.ts'));
 const { createTestApp } = await import(path.join(root, 'core/src/testing.ts'));
-const { IpListService } = await import(path.join(root, 'core/src/services/ip-list.service.ts'));
+const { IpListService } = await import(path.join(root, 'core/src/security/ip-list.service.ts'));
 
 // COUNT entries: IPv4 /24 and /32 networks and IPv6 /48 and /128, deterministic
 const nets = [];

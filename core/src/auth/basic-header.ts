@@ -2,7 +2,7 @@ import { stringProblem } from '../util/well-formed.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Control characters (C0, DEL, C1): usernames never hold them (see http/schemas/common.ts). */
+/** Control characters (C0, DEL, C1): usernames never hold them (see util/common.input.ts). */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**

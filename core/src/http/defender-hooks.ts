@@ -11,7 +11,7 @@ const TOKEN_PATHS = new Set(['/api/v2/token', '/api/v2/user/token']);
  * The defender on an HTTP server (installed right after the IP lists'
  * onRequest check): a banned host gets 403 before authentication, and
  * responses 429 (limits) and credential-less 401s on the token routes are
- * scored. Failed logins are scored by the auth strategies (auth/strategies.ts).
+ * scored. Failed logins are scored by the auth strategies (http/auth-strategies.ts).
  */
 export function registerDefenderHooks(server: Server, c: DependencyContainer): void {
   const defender = c.resolve(DefenderService);
