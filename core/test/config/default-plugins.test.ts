@@ -23,6 +23,7 @@ const BUNDLED = [
   '@ferry/fs-sftp',
   '@ferry/fs-http',
   '@ferry/actions-builtin',
+  '@ferry/action-command',
 ];
 
 const plain = (payload: string) => ({ status: 'Plain', payload });
@@ -182,4 +183,17 @@ t.test('a remote plugin entry does not load its SDK; create() is what imports it
     t.match(p.lib, /^SDK module imported: /, `${name}/lib loads the SDK (the check sees it)`);
   }
   t.same(cjs, [], 'no SDK module in the CommonJS cache');
+});
+
+t.test('SERVICE_HOOK__ENABLED_ACTION_COMMANDS is the allow list of command actions (type 2)', async (t) => {
+  const { config } = loadConfig({ env: { SERVICE_HOOK__ENABLED_ACTION_COMMANDS: '/bin/true,/usr/bin/env' } });
+  t.same(config.hook.enabled_action_commands, ['/bin/true', '/usr/bin/env'], 'a comma-separated list');
+  const ta = await createTestApp({ plugins: config.plugins, config: { hook: config.hook } });
+  t.teardown(() => ta.close());
+  const token = await ta.adminToken();
+  const save = (name: string, cmd: string) => ta.inject('POST', '/api/v2/eventactions', { token, payload: { name, type: 2, options: { cmd_config: { cmd } } } });
+  t.equal((await save('listed', '/usr/bin/env')).statusCode, 201, 'a listed command is saved');
+  const refused = await save('unlisted', '/bin/false');
+  t.equal(refused.statusCode, 400);
+  t.match(JSON.parse(refused.payload).message, /"cmd" "\/bin\/false" is not allowed: add it to hook\.enabled_action_commands \(SERVICE_HOOK__ENABLED_ACTION_COMMANDS\)/);
 });
