@@ -49,6 +49,20 @@ export class S3Fs extends S3Base implements Fs {
     throw FsError.notFound(path);
   }
 
+  /** The object's user metadata (`x-amz-meta-*`, keys in lower case), Ferry's own modification time key left out. */
+  async metadata(path: string, o: OpOptions = {}): Promise<Record<string, string>> {
+    let h;
+    try {
+      h = path === '/' ? undefined : await this.head(this.key(path), o.signal);
+    } catch (e) {
+      throw this.err(e, path);
+    }
+    if (!h) throw FsError.notFound(path);
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(h.Metadata ?? {})) if (k.toLowerCase() !== MTIME_META) out[k.toLowerCase()] = v;
+    return out;
+  }
+
   async *list(path: string, o: ListOptions = {}): AsyncIterable<FileInfo[]> {
     const prefix = this.dirKey(path);
     const max = Math.min(Math.max(Math.floor(o.pageSize ?? 1000), 1), 1000);
