@@ -17,12 +17,15 @@ export const PRE_FS_EVENTS = ['pre-upload', 'pre-download', 'pre-delete'];
  * run in a rule with this trigger and conditions: a type no plugin
  * registers, a trigger the type does not support, or, for provider rules,
  * an action that works on one kind of object (`def.providerObjects`) in a
- * rule not restricted to those objects or firing on deletes.
+ * rule not restricted to those objects or firing on deletes, or a type
+ * the server cannot run now (`def.unavailable()`: no mail server...).
  */
 export function checkActionForRule(action: { name: string; type: number }, def: ActionTypeDef | undefined, rule: { trigger: number; conditions: EventConditions }): void {
   const what = def ? `action "${action.name}" (type ${action.type}, ${def.key})` : `action "${action.name}"`;
   if (!def) throw new InvalidError(`${what}: type ${action.type} is not available (no plugin registers it)`);
   if (def.triggers && !def.triggers.includes(rule.trigger)) throw new InvalidError(`${what} cannot run on trigger ${rule.trigger}`);
+  const why = def.unavailable?.();
+  if (why) throw new InvalidError(`${what} cannot be used: ${why}`);
   if (rule.trigger === 2 && def.providerObjects) {
     const objs = rule.conditions.options.provider_objects;
     const allowed = def.providerObjects.join(', ');

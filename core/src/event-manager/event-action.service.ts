@@ -74,6 +74,8 @@ export class EventActionService {
     if (RESERVED_ACTION_TYPES.has(type)) throw new InvalidError(`event action type ${type} is reserved`);
     const def = this.registry.actionType(type);
     if (!def) throw new InvalidError(`event action type ${type} is not available (no plugin registers it)`);
+    const why = def.unavailable?.();
+    if (why) throw new InvalidError(`event action type ${type} (${def.key}) cannot be used: ${why}`);
     return def;
   }
 

@@ -123,6 +123,12 @@ export interface ActionTypeDef<O = Record<string, unknown>> {
    */
   providerObjects?: string[];
   /**
+   * Why the type cannot run on this server right now (e.g. no mail server
+   * configured), or undefined when it can. Saving an action of the type, or
+   * a rule using one, is refused with this message.
+   */
+  unavailable?(): string | undefined;
+  /**
    * Builds a runner for one execution from the stored options: secrets
    * already decrypted to plain strings and every templateFields entry
    * already rendered against the execution's context.

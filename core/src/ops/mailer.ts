@@ -1,5 +1,8 @@
+import net from 'node:net';
+import type { Readable } from 'node:stream';
 import { inject, injectable } from 'tsyringe';
 import nodemailer, { type Transporter } from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { TOKENS } from '../tokens.js';
 import type { FerryConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
@@ -38,7 +41,8 @@ export interface MailAttachment {
   filename: string;
   /** A local file to attach (streamed). */
   path?: string;
-  content?: string | Buffer;
+  /** The bytes, or a stream read while the message is sent (its error fails the send). */
+  content?: string | Buffer | Readable;
   contentType?: string;
 }
 
@@ -65,7 +69,7 @@ export interface MailResult {
 @injectable()
 export class Mailer {
   private readonly cfg: SmtpConfig;
-  private transport: Transporter | null = null;
+  private transport: Transporter<SMTPTransport.SentMessageInfo> | null = null;
 
   constructor(
     @inject(TOKENS.Config) config: FerryConfig,
@@ -78,39 +82,70 @@ export class Mailer {
     return Boolean(this.cfg.host);
   }
 
-  private getTransport(): Transporter {
+  private transportOptions(socket?: net.Socket): SMTPTransport.Options {
+    const c = this.cfg;
+    const method = ['PLAIN', 'LOGIN', 'CRAM-MD5'][c.auth_type] ?? 'PLAIN';
+    return {
+      host: c.host,
+      port: c.port,
+      secure: c.encryption === 1,
+      requireTLS: c.encryption === 2,
+      ignoreTLS: c.encryption === 0,
+      name: c.domain || undefined,
+      auth: c.user ? { user: c.user, pass: c.password } : undefined,
+      authMethod: c.user ? method : undefined,
+      tls: { rejectUnauthorized: !c.skip_tls_verify },
+      connectionTimeout: 30_000,
+      greetingTimeout: 30_000,
+      socketTimeout: 60_000,
+      ...(socket ? { socket } : {}),
+    };
+  }
+
+  private getTransport(): Transporter<SMTPTransport.SentMessageInfo> {
     if (!this.cfg.host) throw new Error('no SMTP server is configured (config section smtp)');
-    if (!this.transport) {
-      const c = this.cfg;
-      const method = ['PLAIN', 'LOGIN', 'CRAM-MD5'][c.auth_type] ?? 'PLAIN';
-      this.transport = nodemailer.createTransport({
-        host: c.host,
-        port: c.port,
-        secure: c.encryption === 1,
-        requireTLS: c.encryption === 2,
-        ignoreTLS: c.encryption === 0,
-        name: c.domain || undefined,
-        auth: c.user ? { user: c.user, pass: c.password } : undefined,
-        authMethod: c.user ? method : undefined,
-        tls: { rejectUnauthorized: !c.skip_tls_verify },
-        connectionTimeout: 30_000,
-        greetingTimeout: 30_000,
-        socketTimeout: 60_000,
-      });
-    }
+    this.transport ??= nodemailer.createTransport(this.transportOptions());
     return this.transport;
   }
 
-  async send(m: MailMessage): Promise<MailResult> {
+  /**
+   * Sends one mail. With `signal`, the mail goes over a connection of its
+   * own whose socket is destroyed when the signal aborts: the send then
+   * rejects with the signal's reason, whatever SMTP step it is in.
+   */
+  async send(m: MailMessage, o: { signal?: AbortSignal } = {}): Promise<MailResult> {
     if (!m.to.length && !m.bcc?.length) throw new Error('a mail needs at least one recipient');
-    const info = await this.getTransport().sendMail({
-      from: this.cfg.from || this.cfg.user || undefined,
-      to: m.to,
-      bcc: m.bcc?.length ? m.bcc : undefined,
-      subject: m.subject,
-      ...(m.html ? { html: m.body } : { text: m.body }),
-      attachments: m.attachments,
-    });
+    const signal = o.signal;
+    const reason = () => (signal?.reason instanceof Error ? signal.reason : new Error('mail sending aborted'));
+    if (signal?.aborted) throw reason();
+    let transport: Transporter<SMTPTransport.SentMessageInfo> = this.getTransport();
+    let socket: net.Socket | undefined;
+    const onAbort = () => socket?.destroy(reason());
+    if (signal) {
+      socket = new net.Socket();
+      transport = nodemailer.createTransport(this.transportOptions(socket));
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    let info: SMTPTransport.SentMessageInfo;
+    try {
+      info = await transport.sendMail({
+        from: this.cfg.from || this.cfg.user || undefined,
+        to: m.to,
+        bcc: m.bcc?.length ? m.bcc : undefined,
+        subject: m.subject,
+        ...(m.html ? { html: m.body } : { text: m.body }),
+        attachments: m.attachments,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw reason();
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      if (socket) {
+        socket.destroy();
+        transport.close();
+      }
+    }
     const addr = (a: unknown) => (typeof a === 'string' ? a : ((a as { address?: string }).address ?? ''));
     const res = { accepted: (info.accepted ?? []).map(addr), rejected: (info.rejected ?? []).map(addr), messageId: info.messageId };
     this.logger.info({ component: 'mailer', to: m.to.length, bcc: m.bcc?.length ?? 0, accepted: res.accepted.length, rejected: res.rejected }, 'mail sent');

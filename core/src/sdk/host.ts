@@ -9,7 +9,14 @@ import { TOKENS } from '../tokens.js';
 
 /** Sends mail through the server's SMTP settings (`smtp` in the configuration). */
 export interface MailSender {
-  send(m: MailMessage): Promise<MailResult>;
+  /** False when no mail server is configured (`smtp.host` empty): every send fails. */
+  readonly configured: boolean;
+  /**
+   * Sends one mail; attachments may be streams (read while sending). With
+   * `signal`, aborting it stops the send at any step and rejects with the
+   * signal's reason.
+   */
+  send(m: MailMessage, o?: { signal?: AbortSignal }): Promise<MailResult>;
 }
 
 /** Rotates the server's log file (`log.file`), keeping the newest `keep` rotated files. */
