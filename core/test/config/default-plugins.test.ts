@@ -23,6 +23,7 @@ const BUNDLED = [
   '@ferry/fs-sftp',
   '@ferry/fs-http',
   '@ferry/actions-builtin',
+  '@ferry/action-http',
   '@ferry/action-command',
 ];
 
