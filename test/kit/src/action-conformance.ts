@@ -36,7 +36,8 @@
  *
  * Checks, each a `t.test` subtest:
  * - **contract**: type number, key, optionsKey, secretFields and
- *   templateFields well formed (a field is never both secret and templated).
+ *   templateFields well formed (a field is never both secret and templated,
+ *   every path names a key of the options schema).
  * - **save-time validation**: `valid` and the template options are accepted;
  *   every `invalid` entry is refused with a message naming its field; an
  *   unparsable template in a templated field is refused.
@@ -194,6 +195,31 @@ export interface ActionConformanceOptions {
   afterStop?(t: Test): Promise<void>;
 }
 
+interface JoiDescription {
+  type?: string;
+  keys?: Record<string, JoiDescription>;
+  items?: JoiDescription[];
+  matches?: { schema?: JoiDescription }[];
+  whens?: { then?: JoiDescription; otherwise?: JoiDescription; switch?: { then?: JoiDescription; otherwise?: JoiDescription }[] }[];
+}
+
+/** True when a templateFields / secretFields path ('a.b', 'list[].value') names a key of the schema. */
+function schemaReaches(desc: JoiDescription | undefined, path: string): boolean {
+  const segs = path.split('.').flatMap((x) => (x.endsWith('[]') ? [x.slice(0, -2), '[]'] : [x])).filter(Boolean);
+  const walk = (d: JoiDescription | undefined, i: number): boolean => {
+    if (!d) return false;
+    if (i === segs.length) return true;
+    // Joi.when(): the field exists when one of the branches has it
+    const branches = (d.whens ?? []).flatMap((w) => [w.then, w.otherwise, ...(w.switch ?? []).flatMap((c) => [c.then, c.otherwise])]);
+    if (branches.some((b) => walk(b, i))) return true;
+    if (d.type === 'alternatives') return (d.matches ?? []).some((m) => walk(m.schema, i));
+    const seg = segs[i]!;
+    if (seg === '[]') return d.type === 'array' && (d.items ?? []).some((it) => walk(it, i + 1));
+    return d.type === 'object' && !!d.keys && walk(d.keys[seg], i + 1);
+  };
+  return walk(desc, 0);
+}
+
 async function settle(p: Promise<unknown>): Promise<{ ok: true } | { ok: false; err: unknown }> {
   try {
     await p;
@@ -217,6 +243,12 @@ export async function actionConformance(t: Test, o: ActionConformanceOptions): P
       const secret = new Set(def.secretFields ?? []);
       for (const f of def.templateFields ?? []) t.notOk(secret.has(f), `${f} is not both a secret and a template`);
       t.type(def.create, 'function');
+      if (def.optionsSchema) {
+        const desc = def.optionsSchema.describe() as JoiDescription;
+        for (const f of [...(def.templateFields ?? []), ...(def.secretFields ?? [])]) {
+          t.ok(schemaReaches(desc, f), `${f} is a field of the options schema (a misspelt path would never be rendered or decrypted)`);
+        }
+      }
     });
 
     await t.test('save-time validation', async (t) => {
