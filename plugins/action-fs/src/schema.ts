@@ -207,12 +207,18 @@ const keys: Record<string, Joi.Schema> = {
     }),
 };
 keys.timeout = Joi.number().integer().min(0).max(86_400).default(0);
-for (const [type, member] of Object.entries(MEMBER)) {
-  keys[member] = Joi.when('type', { is: Number(type), then: members[member]!.required(), otherwise: Joi.any().strip() });
-}
+Object.assign(keys, members);
 
-/** fs_config: `type` selects the member that must be set; the others are dropped. */
-export const fsConfigSchema = Joi.object<FsConfig>(keys);
+const TYPE_NAMES = ['', 'rename', 'delete', 'mkdirs', 'exist', 'compress', 'copy', 'pgp', 'metadata check', 'decompress'];
+
+/** fs_config: `type` selects the member that must be set; the members of other sub-types are dropped on save. */
+export const fsConfigSchema = Joi.object<FsConfig>(keys).custom((v: FsConfig, h) => {
+  const need = MEMBER[v.type]!;
+  if (v[need] === undefined) return h.message({ custom: `"${need}" is required for type ${v.type} (${TYPE_NAMES[v.type]})` });
+  const out: Record<string, unknown> = { ...v };
+  for (const m of Object.values(MEMBER)) if (m !== need) delete out[m];
+  return out;
+});
 
 /** Secret fields (Secret objects on the API, plain strings once prepared). */
 export const SECRET_FIELDS = ['pgp.password', 'pgp.private_key', 'pgp.passphrase'];

@@ -46,8 +46,8 @@ t.test('each sub-type is accepted and stored', async (t) => {
   t.not(pgp.private_key!.status, 'Plain', 'the private key is stored as a secret');
   t.notOk(enc.payload.includes('PRIVATE KEY BLOCK'), 'and never rendered');
   t.notOk(enc.payload.includes('"pp"'));
-  const stripped = await post('fs-strip', { type: 3, mkdirs: ['/x'], deletes: ['/y'], pgp: { mode: 9 } });
-  t.equal(stripped.statusCode, 201, 'members of other sub-types are dropped, not validated');
+  const stripped = await post('fs-strip', { type: 3, mkdirs: ['/x'], deletes: ['/y'], exist: ['/z'] });
+  t.equal(stripped.statusCode, 201, 'members of other sub-types are dropped');
   const s = await ta.inject('GET', '/api/v2/eventactions/fs-strip', { token: admin });
   t.same((s.result as { options: { fs_config: unknown } }).options.fs_config, { type: 3, timeout: 0, mkdirs: ['/x'] });
 });
@@ -55,7 +55,8 @@ t.test('each sub-type is accepted and stored', async (t) => {
 t.test('bad options are 400s naming the field', async (t) => {
   const bad: [unknown, RegExp][] = [
     [{ type: 10 }, /"type" must be 1 \(rename\), 2 \(delete\).*9 \(decompress\)/],
-    [{ type: 1 }, /"renames" is required/],
+    [{ type: 1 }, /"renames" is required for type 1 \(rename\)/],
+    [{ type: 9, mkdirs: ['/x'] }, /"decompress" is required for type 9 \(decompress\)/],
     [{ type: 1, renames: [{ key: '/a' }] }, /"renames\[0\]\.value" is required/],
     [{ type: 2, deletes: [] }, /"deletes" must contain at least 1 items/],
     [{ type: 5, compress: { paths: ['/a'] } }, /"compress\.name" is required/],
