@@ -4,7 +4,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ActionContext, ActionTypeDef } from '@ferry/core';
+import { onAbort, type ActionContext, type ActionTypeDef } from '@ferry/core';
 import { checkHost, guardedLookup } from './address-guard.js';
 import { BAD_HEADER_VALUE, httpOptionsSchema, TEMPLATE_FIELDS, type HttpOptions, type HttpPart } from './options.js';
 
@@ -102,10 +102,17 @@ export async function runHttp(o: HttpOptions, ctx: ActionContext, s: HttpActionS
   if (!s.allowLinkLocal) checkHost(url.hostname);
 
   const target = `HTTP ${o.method} ${shownUrl(url)}`;
-  const deadline = AbortSignal.timeout(o.timeout * 1000);
-  const signal = AbortSignal.any([ctx.signal, deadline]);
+  // one controller for the run: the timeout, or the execution's (long-lived) signal through onAbort
+  const ac = new AbortController();
+  const signal = ac.signal;
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    ac.abort(new Error('timeout'));
+  }, o.timeout * 1000);
+  const offAbort = onAbort(ctx.signal, (reason) => ac.abort(reason));
   const why = (err: unknown): Error => {
-    if (deadline.aborted) return new Error(`${target} timed out after ${o.timeout} s`);
+    if (timedOut) return new Error(`${target} timed out after ${o.timeout} s`);
     if (ctx.signal.aborted) return new Error(`${target} cancelled`);
     const e = err as NodeJS.ErrnoException;
     return new Error(`${target} failed: ${redact(e.message ?? String(err), secrets)}`);
@@ -222,6 +229,8 @@ export async function runHttp(o: HttpOptions, ctx: ActionContext, s: HttpActionS
     const excerpt = text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
     throw new Error(`${target} answered ${status} ${res.statusMessage ?? ''}`.trimEnd() + (excerpt ? `: ${excerpt}` : ''));
   } finally {
+    clearTimeout(deadline);
+    offAbort();
     source?.destroy();
     await files?.close().catch(() => undefined);
   }
