@@ -5,10 +5,13 @@
  */
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { TOKENS, type ActionExecution, type EventManager } from '@ferry/core';
 import { createTestApp } from '@ferry/core/testing';
+import { randomStream, runAction } from '@ferry/testkit';
+import { httpActionDef, type FileSource } from '../src/index.js';
 import { parseMultipart, startRecorder } from './recorder.js';
 
 const srv = await startRecorder();
@@ -142,4 +145,29 @@ t.test('failures are reported to the rule: a missing file, no event user, a non-
   t.match(byAction['server-error'], { ok: false, error: /answered 500 Internal Server Error: failure body 500$/ });
   t.match(byAction['post-form'], { ok: false, error: /file parts need the event's user and this execution has none \(trigger 6\)$/ });
   t.equal(srv.requests.length - before, 1, 'only the 500 request was sent');
+});
+
+t.test('memory stays flat: a 256 MiB file part is streamed, not buffered', async (t) => {
+  const SIZE = 256 * 1024 * 1024;
+  await pipeline(randomStream(SIZE, 'big-part'), createWriteStream(path.join(home, 'huge.bin')));
+  const def = httpActionDef({ allowLinkLocal: false, files: () => ta.app.container.resolve<FileSource>(TOKENS.UserFiles) });
+  global.gc?.();
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  try {
+    await runAction(def, { endpoint: `${srv.base}/hash`, method: 'POST', timeout: 120, parts: [{ name: 'f', filepath: '{{.VirtualPath}}' }] }, { event: { username: 'ann', virtual_path: '/huge.bin', file_size: SIZE } });
+  } finally {
+    clearInterval(sampler);
+  }
+  const r = srv.last();
+  t.equal(r.url, '/hash');
+  const boundary = /boundary=(.+)$/.exec(r.headers['content-type']!)![1]!;
+  const expected = createHash('sha256');
+  expected.update(`--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="huge.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  for await (const c of randomStream(SIZE, 'big-part')) expected.update(c as Buffer);
+  expected.update(`\r\n--${boundary}--\r\n`);
+  t.equal(r.sha256, expected.digest('hex'), 'the server received the exact multipart body');
+  const grew = (peak - before) / 1024 / 1024;
+  t.ok(grew < 96, `peak RSS grew by ${grew.toFixed(1)} MiB while sending 256 MiB`);
 });
