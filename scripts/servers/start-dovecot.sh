@@ -5,7 +5,8 @@
 #   127.0.0.1:1143  IMAP, plaintext AUTH allowed on loopback; STARTTLS offered
 #   127.0.0.1:1993  IMAPS (implicit TLS)
 #   TLS certificate: self-signed for CN=ferry-imap-test, $SERVERS_DIR/dovecot/tls/cert.pem
-#   users (passwd-file): ferry@imap.test / ferry-imap-pass, other@imap.test / other-imap-pass
+#   users (passwd-file): ferry@imap.test / ferry-imap-pass, other@imap.test / other-imap-pass;
+#   anypass@imap.test accepts any password
 #   mail: maildir under $SERVERS_DIR/dovecot/mail/<user>/Maildir (owned by the system user vmail)
 # Stop: kill "$(cat "$SERVERS_DIR/dovecot/run/master.pid")" (the master takes ~2 s to exit)
 set -euo pipefail
@@ -61,6 +62,12 @@ first_valid_uid = 1
 passdb {
   driver = passwd-file
   args = $D/users
+}
+# anypass@imap.test logs in with any password (tests that use a random secret)
+passdb {
+  driver = static
+  args = nopassword=y
+  username_filter = anypass@imap.test
 }
 userdb {
   driver = static
