@@ -1,6 +1,7 @@
 import type { ActionTypeDef, PluginHost } from '@ferry/core';
 import { ADDRESS, emailOptionsSchema, type EmailOptions, type EmailPluginConfig } from './config.schema.js';
 import { AttachmentSet, humanBytes } from './attachments.js';
+import { runSignal } from './run-signal.js';
 
 /** Why email actions cannot be saved on this server, or undefined when a mail server is configured. */
 export function mailUnavailable(host: Pick<PluginHost, 'mail'>): string | undefined {
@@ -41,8 +42,8 @@ export function emailActionDef(config: EmailPluginConfig, host: PluginHost): Act
         const bcc = addresses(o.bcc ?? [], 'bcc');
         if (!to.length && !bcc.length) throw new Error('no recipient: every recipient and bcc address rendered empty');
         const subject = o.subject.replace(/[\r\n]+/g, ' ').trim();
-        const deadline = AbortSignal.timeout(config.timeout * 1000);
-        const signal = AbortSignal.any([ctx.signal, deadline]);
+        const run = runSignal(ctx.signal, config.timeout * 1000);
+        const signal = run.signal;
         const atts = new AttachmentSet(host, ctx, config.max_attachments_size);
         const started = Date.now();
         try {
@@ -53,10 +54,11 @@ export function emailActionDef(config: EmailPluginConfig, host: PluginHost): Act
             'email sent',
           );
         } catch (err) {
-          if (deadline.aborted && !ctx.signal.aborted) throw new Error(`sending the email timed out after ${config.timeout} s (plugin config timeout)`);
+          if (run.timedOut) throw new Error(`sending the email timed out after ${config.timeout} s (plugin config timeout)`);
           if (ctx.signal.aborted) throw new Error(`sending the email was cancelled: ${(ctx.signal.reason as Error)?.message ?? 'aborted'}`);
           throw new Error(`unable to send the email: ${(err as Error).message}`);
         } finally {
+          run.dispose();
           await atts.close();
         }
       },

@@ -2,6 +2,7 @@ import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { ActionTypeDef, PluginHost, UserFiles } from '@ferry/core';
 import { ADDRESS, folderPath, imapOptionsSchema, type ImapOptions, type ImapPluginConfig, type TlsMode } from './config.schema.js';
 import { composeMessage } from './message.js';
+import { runSignal } from './run-signal.js';
 
 /** Where and as whom an action connects, after the plugin config's defaults are applied. */
 export interface ImapConnection {
@@ -99,8 +100,8 @@ export function imapActionDef(config: ImapPluginConfig, host: PluginHost): Actio
       async execute(ctx) {
         const conn = connectionOf(o, config);
         const timeout = o.timeout ?? config.timeout;
-        const deadline = AbortSignal.timeout(timeout * 1000);
-        const signal = AbortSignal.any([ctx.signal, deadline]);
+        const run = runSignal(ctx.signal, timeout * 1000);
+        const signal = run.signal;
         const where = `${conn.host}:${conn.port}`;
         let folder: string[];
         try {
@@ -144,13 +145,14 @@ export function imapActionDef(config: ImapPluginConfig, host: PluginHost): Actio
           );
           await client.logout().catch(() => undefined);
         } catch (err) {
-          if (deadline.aborted && !ctx.signal.aborted) throw new Error(`the IMAP action timed out after ${timeout} s (${where})`);
+          if (run.timedOut) throw new Error(`the IMAP action timed out after ${timeout} s (${where})`);
           if (ctx.signal.aborted) throw new Error(`the IMAP action was cancelled: ${(ctx.signal.reason as Error)?.message ?? 'aborted'}`);
           const e = err as Error & { responseText?: string; serverResponseCode?: string };
           const detail = e.responseText && !e.message.includes(e.responseText) ? ` (${e.responseText})` : '';
           throw new Error(e.message.startsWith('IMAP login') || e.message.startsWith('cannot connect') ? e.message : `IMAP ${where}, folder ${folder.join('/')}: ${e.message}${detail}`);
         } finally {
           signal.removeEventListener('abort', onAbort);
+          run.dispose();
           client?.close();
           await files?.close().catch(() => undefined);
         }
