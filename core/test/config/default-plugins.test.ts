@@ -23,6 +23,8 @@ const BUNDLED = [
   '@ferry/fs-sftp',
   '@ferry/fs-http',
   '@ferry/actions-builtin',
+  '@ferry/action-email',
+  '@ferry/action-imap',
   '@ferry/action-http',
   '@ferry/action-command',
 ];
@@ -197,4 +199,28 @@ t.test('SERVICE_HOOK__ENABLED_ACTION_COMMANDS is the allow list of command actio
   const refused = await save('unlisted', '/bin/false');
   t.equal(refused.statusCode, 400);
   t.match(JSON.parse(refused.payload).message, /"cmd" "\/bin\/false" is not allowed: add it to hook\.enabled_action_commands \(SERVICE_HOOK__ENABLED_ACTION_COMMANDS\)/);
+});
+
+t.test('email (3) and IMAP (16) actions on the shipped configuration: saved once a server is set, refused with a clear message before', async (t) => {
+  const email = { email_config: { recipients: ['ops@example.com'], subject: 'Upload {{.Name}}', body: '{{.VirtualPath}}', attachments: ['{{.VirtualPath}}'] } };
+  const imap = (o: Record<string, unknown> = {}) => ({ imap_config: { subject: 'Upload {{.Name}}', body: '{{.VirtualPath}}', target_folder: 'Ferry/{{.Name}}', ...o } });
+  const bare = loadConfig({ env: {} }).config;
+  const ta = await createTestApp({ plugins: bare.plugins });
+  t.teardown(() => ta.close());
+  const token = await ta.adminToken();
+  const save = (app: typeof ta, tok: string, name: string, type: number, options: unknown) => app.inject('POST', '/api/v2/eventactions', { token: tok, payload: { name, type, options } });
+  const noMail = await save(ta, token, 'mail', 3, email);
+  t.equal(noMail.statusCode, 400, 'no smtp.host: an email action is refused');
+  t.match(JSON.parse(noMail.payload).message, /event action type 3 \(email\) cannot be used: no mail server is configured: set smtp\.host/);
+  const noImap = await save(ta, token, 'imap', 16, imap());
+  t.equal(noImap.statusCode, 400, 'no IMAP server in the action nor in the plugin config');
+  t.match(JSON.parse(noImap.payload).message, /options\.imap_config: "host" is required: no IMAP server is set in the action nor in the plugin config/);
+  const own = await save(ta, token, 'imap', 16, imap({ host: 'imap.example.com', username: 'u@example.com', password: plain('p') }));
+  t.equal(own.statusCode, 201, `an IMAP action naming its server is saved: ${own.payload}`);
+
+  const { config } = loadConfig({ env: { SERVICE_SMTP__HOST: '127.0.0.1', SERVICE_SMTP__PORT: '2525' } });
+  const withMail = await createTestApp({ plugins: config.plugins, config: { smtp: config.smtp } });
+  t.teardown(() => withMail.close());
+  const ok = await save(withMail, await withMail.adminToken(), 'mail', 3, email);
+  t.equal(ok.statusCode, 201, `with smtp.host set an email action is saved: ${ok.payload}`);
 });
