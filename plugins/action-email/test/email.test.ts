@@ -12,7 +12,12 @@ t.teardown(() => smtp.stop());
 
 const LIMIT = 3 * 1024 * 1024;
 const ta = await createTestApp({
-  plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-crypt' }, { name: '@ferry/action-email', config: { max_attachments_size: LIMIT, timeout: 5 } }],
+  plugins: [
+    { name: '@ferry/fs-local' },
+    { name: '@ferry/fs-crypt' },
+    { name: '@ferry/actions-builtin' },
+    { name: '@ferry/action-email', config: { max_attachments_size: LIMIT, timeout: 5 } },
+  ],
   config: { smtp: { host: '127.0.0.1', port: smtp.port, from: 'ferry@ferry.test' } },
 });
 t.teardown(() => ta.close());
@@ -210,4 +215,43 @@ t.test('a rule on upload of *.csv really sends the uploaded file', async (t) => 
   t.equal(m.parsed.text?.trim(), `/in/data-1.csv ${csv.length}`);
   t.equal(m.parsed.attachments[0]!.filename, 'data-1.csv');
   t.ok(m.parsed.attachments[0]!.content.equals(csv), 'the uploaded bytes');
+});
+
+t.test('an on-demand rule: data retention (8) and event report (19), then an email attaching .RetentionChecks and .EventReports', async (t) => {
+  const post = async (url: string, payload: unknown) => {
+    const r = await ta.inject('POST', url, { token: admin, payload });
+    t.equal(r.statusCode, 201, r.payload);
+  };
+  await post('/api/v2/eventactions', { name: 'ret', type: 8, options: { retention_config: { folders: [{ path: '/in', retention: 24 }] } } });
+  await post('/api/v2/eventactions', { name: 'report', type: 19, options: { event_report_config: { hours: 1, event_types: ['fs'], compress: true } } });
+  await post('/api/v2/eventactions', {
+    name: 'mail-reports',
+    type: 3,
+    options: { email_config: { recipients: ['reports@ferry.test'], subject: 'Reports of {{.Rule}}', body: '{{len .RetentionChecks}} checks', attachments: ['{{.RetentionChecks}}', '{{.EventReports}}'] } },
+  });
+  await post('/api/v2/eventrules', {
+    name: 'reports-rule',
+    status: 1,
+    trigger: 6,
+    conditions: { options: { names: [{ pattern: 'alice' }] } },
+    actions: [
+      { name: 'ret', order: 1 },
+      { name: 'report', order: 2 },
+      { name: 'mail-reports', order: 3 },
+    ],
+  });
+  const before = smtp.mails.length;
+  const r = await ta.inject('POST', '/api/v2/eventrules/run/reports-rule', { token: admin });
+  t.equal(r.statusCode, 202, r.payload);
+  await mgr.idle();
+  t.equal(smtp.mails.length, before + 1, 'one mail');
+  const m = smtp.last().parsed;
+  t.equal(m.subject, 'Reports of reports-rule');
+  t.equal(m.text?.trim(), '1 checks');
+  t.equal(m.attachments.length, 2);
+  const [checks, zip] = m.attachments;
+  t.equal(checks!.filename, 'retention-checks.json');
+  t.match(JSON.parse(checks!.content.toString('utf8')), [{ Username: 'alice', ActionName: 'ret', Type: 'Data retention', Results: [{ Path: '/in', Retention: 24 }] }]);
+  t.match(zip!.filename, /^reports-rule-report-\d{8}T\d{6}-[0-9a-f]{8}\.zip$/);
+  t.equal(zip!.content.subarray(0, 2).toString('latin1'), 'PK', 'the report zip');
 });
