@@ -62,6 +62,12 @@ export interface UploadOptions {
    * request (the caller flushes the batch once they are all over).
    */
   batch?: QuotaBatch;
+  /**
+   * The caller already made sure the parent directory exists in this
+   * request (the files of one multipart upload share it): neither created
+   * nor checked again. Should it be gone, the backend's own error answers.
+   */
+  parentReady?: boolean;
 }
 
 /**
@@ -117,7 +123,9 @@ async function uploadToPath(
   if (max && o.size !== undefined && o.size > max) throw tooLarge(max);
   await s.before('pre-upload', r, existing?.size ?? 0);
   const parent = parentPath(vpath);
-  if (o.mkdirParents) await s.mkdir(parent, true);
+  if (o.parentReady) {
+    // checked by an earlier file of the same request
+  } else if (o.mkdirParents) await s.mkdir(parent, true);
   else if (fs.capabilities.realDirectories || s.vfs.isVirtualDir(parent)) {
     const p = await s.vfs.statOrNull(parent, { signal: s.signal });
     if (!p) throw new FsError(FsErrorCode.NotFound, `${parent}: the parent directory does not exist (use mkdir_parents)`, { path: parent });

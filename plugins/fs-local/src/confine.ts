@@ -82,12 +82,20 @@ export interface Located {
   readonly target: string;
   /** Physical components from the root to the entry. */
   readonly comps: readonly string[];
+  /**
+   * What `follow` mode learnt of the final entry while locating it: its
+   * lstat (not a link) or `null` (no such entry). Undefined in `entry` mode
+   * and for the root. Callers use it rather than asking again: the entry is
+   * read through the same descriptor either way.
+   */
+  readonly entryStat?: Stats | null;
 }
 
-function located(dir: DirHandle, name: string): Located {
+function located(dir: DirHandle, name: string, entryStat?: Stats | null): Located {
   return {
     dir,
     name,
+    entryStat,
     get target() {
       return name ? dir.entry(name) : dir.path;
     },
@@ -190,10 +198,10 @@ export class LocalRoot {
       let target: string;
       try {
         const st = await lstat(dir.dir.entry(name));
-        if (!st.isSymbolicLink()) return located(dir.dir, name);
+        if (!st.isSymbolicLink()) return located(dir.dir, name, st);
         target = await readlink(dir.dir.entry(name));
       } catch (err) {
-        if (hasNodeCode(err, 'ENOENT')) return located(dir.dir, name);
+        if (hasNodeCode(err, 'ENOENT')) return located(dir.dir, name, null);
         await dir.dir.close();
         throw fsErrorFromNode(err, vpath);
       }

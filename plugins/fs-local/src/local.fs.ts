@@ -74,6 +74,25 @@ export interface OpenedFile {
   vpath: string;
 }
 
+/**
+ * The lstat of a located entry (the directory itself for the root): what
+ * `follow` mode already read, or read now. A missing entry rejects with
+ * ENOENT, as lstat does.
+ */
+async function statLocated(loc: Located): Promise<Stats> {
+  if (!loc.name) return loc.dir.stat();
+  if (loc.entryStat) return loc.entryStat;
+  if (loc.entryStat === null) throw Object.assign(new Error(`ENOENT: no such file or directory, lstat '${loc.target}'`), { code: 'ENOENT' });
+  return lstat(loc.target);
+}
+
+async function lstatOrUndefined(target: string, vpath: string): Promise<Stats | undefined> {
+  return lstat(target).catch((err: unknown) => {
+    if (hasNodeCode(err, 'ENOENT')) return undefined;
+    throw fsErrorFromNode(err, vpath);
+  });
+}
+
 const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 const LIST_STAT_CONCURRENCY = 64;
 const YIELD_EVERY = 512;
@@ -133,8 +152,7 @@ export class LocalFs implements Fs {
     throwIfFsAborted(o.signal, vpath);
     const loc = await this.confine.locate(vpath, 'follow');
     try {
-      const st = loc.name ? await lstat(loc.target) : await loc.dir.stat();
-      return this.toInfo(vpath, st);
+      return this.toInfo(vpath, await statLocated(loc));
     } catch (err) {
       throw fsErrorFromNode(err, vpath);
     } finally {
@@ -211,7 +229,7 @@ export class LocalFs implements Fs {
     let loc: Located | undefined;
     try {
       loc = await this.confine.locateComps([...dir.comps, name], 'follow', vpath);
-      return loc.name ? await lstat(loc.target) : await loc.dir.stat();
+      return await statLocated(loc);
     } catch (err) {
       this.logger?.warn({ path: vpath, reason: err instanceof Error ? err.message : String(err) }, 'symbolic link left out of a listing');
       return undefined;
@@ -306,10 +324,7 @@ export class LocalFs implements Fs {
     let handedOver = false;
     try {
       if (!loc.name) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
-      const existing = await lstat(loc.target).catch((err: unknown) => {
-        if (hasNodeCode(err, 'ENOENT')) return undefined;
-        throw fsErrorFromNode(err, vpath);
-      });
+      const existing = loc.entryStat === undefined ? await lstatOrUndefined(loc.target, vpath) : (loc.entryStat ?? undefined);
       if (existing?.isDirectory()) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
       if (existing && o.overwrite === false) throw FsError.exists(vpath);
       await this.ensureTempDir(vpath);
@@ -569,7 +584,7 @@ export class LocalFs implements Fs {
     let top: DirHandle;
     try {
       if (loc.name) {
-        const st = await lstat(loc.target).catch(this.rethrow(vpath));
+        const st = await statLocated(loc).catch(this.rethrow(vpath));
         if (!st.isDirectory()) return st.isFile() ? { size: this.reportedSize(st.size), files: 1 } : { size: 0, files: 0 };
         const child = await this.confine.openChild(loc.dir, loc.name).catch(this.rethrow(vpath));
         if (!child) throw FsError.notFound(vpath);

@@ -178,6 +178,8 @@ export function receiveMultipart(
     // every uploadFile of the request, and the last one (publications run in part order)
     const uploads: Promise<unknown>[] = [];
     let previous: Promise<unknown> = Promise.resolve();
+    // once a file is stored, its directory (shared by every file of the request) is known to exist
+    let parentReady = false;
     // the quota changes of all the files, stored once they are all over (one write per counter)
     const batch = new QuotaBatch();
     const flush = () => batch.flush().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store the usage of a multipart upload'));
@@ -247,8 +249,10 @@ export function receiveMultipart(
           const isStored = new Promise<void>((r) => (stored = r));
           const upload = uploadFile(s, vpath, stream, {
             mkdirParents,
+            parentReady,
             batch,
             hold: async () => {
+              parentReady = true;
               stored();
               await decision;
               // published in part order; a file that failed to publish stops the ones after it
