@@ -38,4 +38,8 @@ await actionConformance(t, {
   // the receiver never answers RCPT TO for hang@: only the plugin's timeout (2 s) ends the send
   hanging: { options: { recipients: ['hang@ferry.test'], subject: 's', body: 'b' }, within: 4000 },
   longRunning: { recipients: ['hang@ferry.test'], subject: 's', body: 'b' },
+  afterStop: async (t) => {
+    for (let i = 0; i < 100 && smtp.open > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    t.equal(smtp.open, 0, 'the mail connection of the stopped send is closed');
+  },
 });
