@@ -40,6 +40,15 @@ export function generatedName(v: string): GeneratedName | undefined {
   return (GENERATED as readonly string[]).includes(name ?? '') ? (name as GeneratedName) : undefined;
 }
 
+/**
+ * The content type a body gets when `content_type` is not set: HTML (1) when
+ * it starts with an HTML tag (`<!doctype html>`, `<html>`, `<p>`, `<div>`,
+ * `<table>`...), text (0) otherwise. Decided at save time and stored.
+ */
+export function contentTypeOf(body: string): 0 | 1 {
+  return /^\s*(<!doctype\s+html|<(html|head|body|p|div|table|h[1-6]|ul|ol|span|a|b|strong|em|br|img|pre)[\s>/])/i.test(body) ? 1 : 0;
+}
+
 /** A plain address (`local@domain`), as the SMTP envelope takes it. */
 export const ADDRESS = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/;
 
@@ -70,6 +79,9 @@ export const emailOptionsSchema = Joi.object<EmailOptions>({
   bcc: Joi.array().items(address).max(100).default([]),
   subject: Joi.string().trim().min(1).max(998).required(),
   body: Joi.string().min(1).max(1024 * 1024).required(),
-  content_type: Joi.number().valid(0, 1).default(0),
+  content_type: Joi.number().valid(0, 1),
   attachments: Joi.array().items(attachment).max(100).unique().default([]),
-}).custom((v: EmailOptions, h) => (v.recipients.length || v.bcc.length ? v : h.message({ custom: 'set at least one address in "recipients" or "bcc"' })));
+}).custom((v: EmailOptions, h) => {
+  if (!v.recipients.length && !v.bcc.length) return h.message({ custom: 'set at least one address in "recipients" or "bcc"' });
+  return v.content_type === undefined ? { ...v, content_type: contentTypeOf(v.body) } : v;
+});

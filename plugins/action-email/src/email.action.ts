@@ -1,5 +1,5 @@
 import type { ActionTypeDef, PluginHost } from '@ferry/core';
-import { ADDRESS, emailOptionsSchema, type EmailOptions, type EmailPluginConfig } from './config.schema.js';
+import { ADDRESS, contentTypeOf, emailOptionsSchema, type EmailOptions, type EmailPluginConfig } from './config.schema.js';
 import { AttachmentSet, humanBytes } from './attachments.js';
 import { runSignal } from './run-signal.js';
 
@@ -48,7 +48,7 @@ export function emailActionDef(config: EmailPluginConfig, host: PluginHost): Act
         const started = Date.now();
         try {
           await atts.add(o.attachments ?? [], signal);
-          const res = await host.mail.send({ to, bcc, subject, body: o.body, html: o.content_type === 1, attachments: atts.list }, { signal });
+          const res = await host.mail.send({ to, bcc, subject, body: o.body, html: (o.content_type ?? contentTypeOf(o.body)) === 1, attachments: atts.list }, { signal });
           ctx.logger.info(
             { to: to.length, bcc: bcc.length, accepted: res.accepted.length, rejected: res.rejected, attachments: atts.list.map((a) => a.filename), elapsed: Date.now() - started },
             'email sent',

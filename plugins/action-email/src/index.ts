@@ -8,6 +8,7 @@ export {
   emailOptionsSchema,
   generatedName,
   pluginConfigSchema,
+  contentTypeOf,
   DEFAULT_MAX_ATTACHMENTS_SIZE,
   DEFAULT_TIMEOUT,
   GENERATED,

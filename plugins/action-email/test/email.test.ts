@@ -87,8 +87,8 @@ t.test('recipients, bcc, subject, text body and attachments (fs-local) byte-exac
   t.equal(m.parsed.attachments[1]!.content.toString('utf8'), 'héllo wörld\n');
 });
 
-t.test('HTML body (content_type 1); attachment from an encrypted backend (fs-crypt) decrypted byte-exact', async (t) => {
-  await run({ recipients: ['html@ferry.test'], subject: 'html', body: '<p>Hello <b>{{.Name}}</b></p>', content_type: 1, attachments: ['/docs/secret.bin'] }, 'crypto');
+t.test('HTML body (content_type 1, here detected from the body); attachment from an encrypted backend (fs-crypt) decrypted byte-exact', async (t) => {
+  await run({ recipients: ['html@ferry.test'], subject: 'html', body: '<p>Hello <b>{{.Name}}</b></p>', attachments: ['/docs/secret.bin'] }, 'crypto');
   const m = smtp.last();
   t.equal(m.parsed.html, '<p>Hello <b>crypto</b></p>');
   t.match(m.raw.toString('latin1'), /Content-Type: text\/html/i);
@@ -149,6 +149,13 @@ t.test('POST /api/v2/eventactions type 3', async (t) => {
   t.equal(ok.statusCode, 201, ok.payload);
   const got = JSON.parse((await ta.inject('GET', '/api/v2/eventactions/mail-ok', { token: admin })).payload);
   t.same(got.options.email_config, { recipients: ['a@ferry.test'], bcc: ['{{.Email}}'], subject: 'Hi {{.Name}}', body: 'b', content_type: 0, attachments: ['/in/{{.ObjectName}}'] });
+  const html = await post('mail-html', { recipients: ['a@ferry.test'], subject: 's', body: '  <p>Hello {{.Name}}</p>' });
+  t.equal(html.statusCode, 201, html.payload);
+  t.equal(JSON.parse(html.payload).options.email_config.content_type, 1, 'no content_type and a body starting with an HTML tag: stored as HTML');
+  const forced = await post('mail-text', { recipients: ['a@ferry.test'], subject: 's', body: '<p>shown as text</p>', content_type: 0 });
+  t.equal(JSON.parse(forced.payload).options.email_config.content_type, 0, 'an explicit content_type is kept');
+  const text = await post('mail-text2', { recipients: ['a@ferry.test'], subject: 's', body: 'a < b and <p> later' });
+  t.equal(JSON.parse(text.payload).options.email_config.content_type, 0, 'text otherwise');
   const cases: [unknown, RegExp][] = [
     [{ subject: 's', body: 'b' }, /at least one address in "recipients" or "bcc"/],
     [{ recipients: ['not an address'], subject: 's', body: 'b' }, /"recipients\[0\]" is not an email address/],

@@ -67,6 +67,15 @@ export interface ImapOptions {
   timeout?: number;
 }
 
+/**
+ * The content type a body gets when `content_type` is not set: HTML (1) when
+ * it starts with an HTML tag (`<!doctype html>`, `<html>`, `<p>`, `<div>`,
+ * `<table>`...), text (0) otherwise. Decided at save time and stored.
+ */
+export function contentTypeOf(body: string): 0 | 1 {
+  return /^\s*(<!doctype\s+html|<(html|head|body|p|div|table|h[1-6]|ul|ol|span|a|b|strong|em|br|img|pre)[\s>/])/i.test(body) ? 1 : 0;
+}
+
 export const ADDRESS = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/;
 
 const address = Joi.string()
@@ -114,7 +123,7 @@ export function imapOptionsSchema(defaults: ImapPluginConfig): Joi.ObjectSchema<
     email: Joi.array().items(address).max(100).default([]),
     subject: Joi.string().trim().min(1).max(998).required(),
     body: Joi.string().min(1).max(1024 * 1024).required(),
-    content_type: Joi.number().valid(0, 1).default(0),
+    content_type: Joi.number().valid(0, 1),
     attachments: Joi.array().items(attachment).max(100).unique().default([]),
     target_folder: Joi.string()
       .allow('')
@@ -147,6 +156,6 @@ export function imapOptionsSchema(defaults: ImapPluginConfig): Joi.ObjectSchema<
     if (!ownUser && !defaults.username) return h.message({ custom: '"username" is required: none in the action nor in the plugin config' });
     if (ownUser && !isSet(v.password)) return h.message({ custom: '"password" is required with "username"' });
     if (!ownUser && isSet(v.password)) return h.message({ custom: '"password" is set without "username"' });
-    return v;
+    return v.content_type === undefined ? { ...v, content_type: contentTypeOf(v.body) } : v;
   });
 }

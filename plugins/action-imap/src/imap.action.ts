@@ -1,6 +1,6 @@
 import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { ActionTypeDef, PluginHost, UserFiles } from '@ferry/core';
-import { ADDRESS, folderPath, imapOptionsSchema, type ImapOptions, type ImapPluginConfig, type TlsMode } from './config.schema.js';
+import { ADDRESS, contentTypeOf, folderPath, imapOptionsSchema, type ImapOptions, type ImapPluginConfig, type TlsMode } from './config.schema.js';
 import { composeMessage } from './message.js';
 import { runSignal } from './run-signal.js';
 
@@ -131,7 +131,7 @@ export function imapActionDef(config: ImapPluginConfig, host: PluginHost): Actio
           }
           client = await open(conn, timeout * 1000, signal);
           const from = config.from || (ADDRESS.test(conn.username) ? conn.username : `ferry@${conn.host}`);
-          const msg = await composeMessage({ from, to, subject: o.subject.replace(/[\r\n]+/g, ' ').trim(), body: o.body, html: o.content_type === 1, attachments: paths, files, limit: config.max_attachments_size, signal });
+          const msg = await composeMessage({ from, to, subject: o.subject.replace(/[\r\n]+/g, ' ').trim(), body: o.body, html: (o.content_type ?? contentTypeOf(o.body)) === 1, attachments: paths, files, limit: config.max_attachments_size, signal });
           let created = false;
           if (folder.join('/') !== 'INBOX') {
             created = (await client.mailboxCreate(folder)).created;

@@ -8,6 +8,7 @@ export {
   folderPath,
   imapOptionsSchema,
   pluginConfigSchema,
+  contentTypeOf,
   DEFAULT_MAX_ATTACHMENTS_SIZE,
   MAX_TIMEOUT,
   type ImapOptions,

@@ -79,6 +79,9 @@ if (await requireDovecot(t)) {
     t.ok(m, 'in INBOX');
     t.equal(m.parsed.html, '<p>Hi <b>crypto</b></p>');
     t.ok(m.parsed.attachments[0]!.content.equals(enc), 'plaintext of the fs-crypt file');
+    const detected = `detected-${randomBytes(4).toString('hex')}`;
+    await run({ subject: detected, body: '<div>{{.Name}}</div>' });
+    t.equal(((await readFolder('INBOX')).find((x) => x.parsed.subject === detected)?.parsed.html || '').trim(), '<div>alice</div>', 'without content_type a body starting with an HTML tag is HTML');
   });
 
   t.test('connection of the action: implicit TLS and STARTTLS, certificate checks, another account', async (t) => {
