@@ -87,6 +87,8 @@ export class AttachmentSet {
     };
     for (const entry of entries) {
       signal.throwIfAborted();
+      // a template may render nothing (`{{if .X}}/path{{end}}`): no attachment
+      if (!entry.trim()) continue;
       const gen = generatedName(entry);
       if (gen === '.RetentionChecks') this.addRetentionChecks(check);
       else if (gen === '.EventReports') await this.addEventReports(check);
@@ -111,8 +113,12 @@ export class AttachmentSet {
       throw new Error('attachment .EventReports: no event report was written before this action in the rule');
     }
     for (const r of reports as ReportEntry[]) {
-      if (typeof r?.Path !== 'string' || !path.isAbsolute(r.Path)) throw new Error('attachment .EventReports: an entry has no report file');
-      const name = typeof r.Name === 'string' && r.Name ? r.Name : path.basename(r.Path);
+      // only what the event report action writes: an absolute path to a .csv or .zip named Name
+      if (typeof r?.Path !== 'string' || !path.isAbsolute(r.Path) || !/\.(csv|zip)$/.test(r.Path)) {
+        throw new Error('attachment .EventReports: an entry is not a report file (.csv or .zip)');
+      }
+      const name = path.basename(r.Path);
+      if (typeof r.Name === 'string' && r.Name && r.Name !== name) throw new Error(`attachment .EventReports: report ${r.Name} does not match its file`);
       const info = await stat(r.Path).catch((err: NodeJS.ErrnoException) => {
         throw new Error(`attachment .EventReports: report ${name} cannot be read (${err.code ?? err.message})`);
       });

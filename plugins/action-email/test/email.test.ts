@@ -69,7 +69,7 @@ t.test('recipients, bcc, subject, text body and attachments (fs-local) byte-exac
     bcc: ['hidden@ferry.test'],
     subject: 'Upload {{.ObjectName}} by {{.Name}}',
     body: 'File {{.VirtualPath}} ({{.FileSize}} bytes)\n',
-    attachments: ['/in/report.bin', '/in/{{"ünïcødé näme.txt"}}'],
+    attachments: ['/in/report.bin', '/in/{{"ünïcødé näme.txt"}}', '{{if false}}/in/report.bin{{end}}'],
   });
   t.equal(smtp.mails.length, before + 1, 'one mail');
   const m = smtp.last();
@@ -80,7 +80,7 @@ t.test('recipients, bcc, subject, text body and attachments (fs-local) byte-exac
   t.equal(m.parsed.subject, 'Upload data.csv by alice');
   t.equal(m.parsed.text?.trim(), 'File /in/data.csv (1234 bytes)');
   t.notOk(m.parsed.html, 'text only');
-  t.equal(m.parsed.attachments.length, 2);
+  t.equal(m.parsed.attachments.length, 2, 'an attachment that renders empty is skipped');
   t.equal(m.parsed.attachments[0]!.filename, 'report.bin');
   t.ok(m.parsed.attachments[0]!.content.equals(bin1), 'binary attachment byte-exact');
   t.equal(m.parsed.attachments[1]!.filename, 'ünïcødé näme.txt', 'non-ASCII file name kept');

@@ -110,7 +110,8 @@ export function imapActionDef(config: ImapPluginConfig, host: PluginHost): Actio
           throw new Error(`target_folder rendered to ${JSON.stringify(o.target_folder)}, which ${(err as Error).message}`);
         }
         const to = addresses(o.email ?? []);
-        const attachments = o.attachments ?? [];
+        // a template may render nothing (`{{if .X}}/path{{end}}`): no attachment
+        const attachments = (o.attachments ?? []).filter((a) => a.trim());
         let files: UserFiles | undefined;
         let client: ImapFlow | undefined;
         const onAbort = () => client?.close();
