@@ -1,6 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { TOKENS, type ActionTypeDef, type EventManager } from '@ferry/core';
 import { createTestApp, type TestApp } from '@ferry/core/testing';
@@ -15,6 +16,7 @@ const ta = await createTestApp({
   plugins: [
     { name: '@ferry/fs-local' },
     { name: '@ferry/fs-crypt' },
+    { name: '@ferry/fs-s3' },
     { name: '@ferry/actions-builtin' },
     { name: '@ferry/action-email', config: { max_attachments_size: LIMIT, timeout: 5 } },
   ],
@@ -25,10 +27,31 @@ const admin = await ta.adminToken();
 const def = ta.app.container.resolve<{ actionType(n: number): ActionTypeDef | undefined }>(TOKENS.Plugins).actionType(3)!;
 const mgr = ta.app.container.resolve<EventManager>(TOKENS.EventManager);
 
-/** A user through the REST API, on fs-local or fs-crypt; returns its token. */
-async function addUser(username: string, provider: 0 | 4): Promise<string> {
+const S3_PORT = Number(process.env.FERRY_S3_PORT ?? 19000);
+/** The s3rver of scripts/servers/start-s3.sh, under a key prefix of its own. */
+const S3 = {
+  provider: 1,
+  s3config: {
+    bucket: 'ferry-test',
+    endpoint: `http://127.0.0.1:${S3_PORT}`,
+    region: 'us-east-1',
+    access_key: 'S3RVER',
+    access_secret: { status: 'Plain', payload: 'S3RVER' },
+    force_path_style: true,
+    key_prefix: `action-email-${randomBytes(4).toString('hex')}/`,
+  },
+};
+const s3Up = await new Promise<boolean>((resolve) => {
+  const sock = net.connect({ host: '127.0.0.1', port: S3_PORT, timeout: 1000 });
+  sock.once('connect', () => (sock.destroy(), resolve(true)));
+  sock.once('error', () => resolve(false));
+  sock.once('timeout', () => (sock.destroy(), resolve(false)));
+});
+
+/** A user through the REST API, on fs-local, fs-crypt or S3; returns its token. */
+async function addUser(username: string, provider: 0 | 1 | 4): Promise<string> {
   const home = path.join(ta.dataDir, 'homes', username);
-  const filesystem = provider === 0 ? { provider: 0 } : { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-passphrase-1' } } };
+  const filesystem = provider === 0 ? { provider: 0 } : provider === 1 ? S3 : { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-passphrase-1' } } };
   const r = await ta.inject('POST', '/api/v2/users', {
     token: admin,
     payload: { username, password: `${username}-password-1`, status: 1, home_dir: home, permissions: { '/': ['*'] }, filesystem },
@@ -94,6 +117,22 @@ t.test('HTML body (content_type 1, here detected from the body); attachment from
   t.match(m.raw.toString('latin1'), /Content-Type: text\/html/i);
   t.equal(m.parsed.attachments.length, 1);
   t.ok(m.parsed.attachments[0]!.content.equals(bin2), 'the plaintext, not the stored ciphertext');
+});
+
+t.test('attachment from S3 (s3rver) byte-exact', async (t) => {
+  if (!s3Up) {
+    const why = `s3rver is not listening on 127.0.0.1:${S3_PORT} (bash scripts/servers/start-s3.sh)`;
+    if (process.env.CI === 'true') t.fail(why);
+    else t.plan(0, why);
+    return;
+  }
+  const tok = await addUser('ons3', 1);
+  const data = randomBytes(2 * 1024 * 1024 + 5);
+  await upload(tok, '/s3-file.bin', data);
+  await run({ recipients: ['s3@ferry.test'], subject: 's3', body: 'b', attachments: ['/s3-file.bin'] }, 'ons3');
+  const a = smtp.last().parsed.attachments;
+  t.equal(a[0]!.filename, 's3-file.bin');
+  t.ok(a[0]!.content.equals(data), 'the object, byte-exact');
 });
 
 t.test('attachment size limit (plugin config), checked before anything is sent', async (t) => {
