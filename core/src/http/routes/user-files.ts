@@ -180,6 +180,10 @@ export function receiveMultipart(
     let previous: Promise<unknown> = Promise.resolve();
     // once a file is stored, its directory (shared by every file of the request) is known to exist
     let parentReady = false;
+    // files being stored at once: the next part's checks and opening overlap the previous parts' writes
+    const slots = new Slots(MULTIPART_PARALLEL_FILES);
+    // one per file: settles once the file is stored or failed (the decision waits for them all)
+    const storing: Promise<void>[] = [];
     // the quota changes of all the files, stored once they are all over (one write per counter)
     const batch = new QuotaBatch();
     const flush = () => batch.flush().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store the usage of a multipart upload'));
@@ -243,7 +247,11 @@ export function receiveMultipart(
         .then(async () => {
           if (failed) return;
           await before?.(vpath);
-          if (failed) throw FsError.aborted(vpath);
+          await slots.acquire();
+          if (failed) {
+            slots.release();
+            throw FsError.aborted(vpath);
+          }
           const after = previous;
           let stored!: () => void;
           const isStored = new Promise<void>((r) => (stored = r));
@@ -261,8 +269,13 @@ export function receiveMultipart(
           });
           uploads.push(upload);
           previous = upload;
-          upload.catch(() => undefined);
-          await Promise.race([isStored, upload]);
+          upload.catch((err: unknown) => {
+            stream.resume();
+            fail(err);
+          });
+          // the slot is free once the file is stored (held until the decision) or failed
+          const over = Promise.race([isStored, upload]).then(slots.release, slots.release);
+          storing.push(over);
         })
         .then(
           () => undefined,
@@ -275,6 +288,7 @@ export function receiveMultipart(
     bb.on('error', (err: Error) => fail(Boom.badRequest(`malformed multipart body: ${err.message}`)));
     bb.on('close', () => {
       void chain.then(async () => {
+        await Promise.all(storing);
         if (failed) return;
         if (names.size === 0) {
           fail(Boom.badRequest('no files: send at least one file in the "filenames" field'));
@@ -296,6 +310,35 @@ export function receiveMultipart(
 
 /** Form fields (other than files) a multipart upload may carry. */
 const MAX_MULTIPART_FIELDS = 100;
+
+/**
+ * Files of one multipart request stored at the same time. Parts arrive one
+ * after the other, but storing one is mostly waiting for the disk or the
+ * backend (a dozen filesystem calls on the local backend); with a few at once
+ * those waits overlap. Each counts as a transfer of the connection while it
+ * is being stored (common.max_per_host_transfers), hence a small number.
+ */
+const MULTIPART_PARALLEL_FILES = 4;
+
+/** A counting semaphore: at most `size` holders; acquire() waits for a release. */
+class Slots {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly size: number) {}
+  acquire(): Promise<void> {
+    if (this.used < this.size) {
+      this.used++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  /** Hands the slot to the next waiter, or frees it. */
+  readonly release = (): void => {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.used--;
+  };
+}
 
 export function userFileRoutes(c: DependencyContainer): ServerRoute[] {
   const sessions = c.resolve(FileSessions);
