@@ -72,9 +72,10 @@ async function peek(rs: Readable): Promise<{ head: Buffer; stream: Readable }> {
 }
 
 /**
- * Chunks handed to openpgp: part of its cost is per chunk (every packet
- * layer is a stream stage), so the small chunks of network backends (16 KiB
- * reads) are joined. Not more: measured with bench/action-pgp.bench.mjs on
+ * Chunks handed to openpgp and to the target: part of openpgp's cost is per
+ * chunk (every packet layer is a stream stage) and so is a backend's (a
+ * write, a request part), so small chunks (16 KiB network reads, ~20 KiB
+ * decrypted output) are joined. Not more: measured with bench/action-pgp.bench.mjs on
  * a 1 GiB file, 1 MiB chunks cost ~15% less CPU than 64 KiB ones but raise
  * the server's peak RSS by ~40 MB (large buffers are freed only by full
  * garbage collections), 256 KiB by ~30 MB.
@@ -87,7 +88,8 @@ function coalesce(rs: Readable): Readable {
     (async function* () {
       let parts: Buffer[] = [];
       let n = 0;
-      for await (const c of rs as AsyncIterable<Buffer>) {
+      for await (const chunk of rs as AsyncIterable<Buffer | string>) {
+        const c = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
         parts.push(c);
         n += c.length;
         if (n >= CHUNK) {
@@ -103,7 +105,8 @@ function coalesce(rs: Readable): Readable {
 }
 
 const toWeb = (rs: Readable) => Readable.toWeb(coalesce(rs)) as unknown as ReadableStream<Uint8Array>;
-const fromWeb = (ws: ReadableStream<Uint8Array> | ReadableStream<string>) => Readable.fromWeb(ws as unknown as WebReadableStream);
+/** openpgp's output as a Node stream, in CHUNK-sized chunks (decryption emits ~20 KiB ones: one write each otherwise). */
+const fromWeb = (ws: ReadableStream<Uint8Array> | ReadableStream<string>) => coalesce(Readable.fromWeb(ws as unknown as WebReadableStream));
 
 /** The encrypted form of a plaintext stream. */
 export async function encryptStream(
