@@ -1,12 +1,12 @@
 import type { Readable } from 'node:stream';
-import type { ActionContext, ActionTypeDef, PendingUpload, PluginHost } from '@ferry/core';
+import type { ActionContext, ActionTypeDef, PendingUpload, PluginHost, UserFiles } from '@ferry/core';
 import { normalizeVirtualPath } from '@ferry/core';
 import { FileAction, icapOptionsSchema, type IcapActionOptions } from './config.schema.js';
 import { contentTypeOf } from './content-type.js';
 import type { IcapAgent, ScanResult } from './icap/client.js';
 import { parseIcapUrl, type IcapEndpoint } from './icap/endpoint.js';
 import { quarantineFile } from './quarantine.js';
-import { overwriteAtomically, UserStorage, type ResolvedFile } from './storage.js';
+import { overwriteAtomically } from './storage.js';
 
 export type ScanOutcome = 'clean' | 'blocked' | 'adapted' | 'failed';
 /** What was done with the file: kept as it is, deleted, quarantined, overwritten with the adapted content, or (a pending upload) rejected. */
@@ -47,7 +47,8 @@ interface Source {
   open(): Promise<Readable>;
   /** The pending upload of a before-publish run: it cannot be changed, only rejected. */
   pending?: PendingUpload;
-  file?: ResolvedFile;
+  /** Otherwise the user's files, where the file is. */
+  files?: UserFiles;
 }
 
 /**
@@ -100,8 +101,7 @@ class IcapRun {
   }
 
   private async runUser(username: string): Promise<void> {
-    let storage: UserStorage | undefined;
-    const touched = new Set<string>();
+    let storage: UserFiles | undefined;
     try {
       for (const raw of this.o.paths) {
         if (this.ctx.signal.aborted) throw new Error('aborted: the server is stopping');
@@ -109,9 +109,9 @@ class IcapRun {
         this.results.push(out);
         try {
           out.Path = normalizeVirtualPath(raw);
-          const source = await this.source(username, out.Path, async () => (storage ??= await UserStorage.open(this.deps.host.accounts, username)));
+          const source = await this.source(username, out.Path, async () => (storage ??= await this.deps.host.files.open(username)));
           out.Size = source.size;
-          await this.scanOne(out, source, touched);
+          await this.scanOne(out, source);
         } catch (err) {
           out.Error ||= (err as Error).message;
           this.errors.push(`${out.Path}: ${out.Error}`);
@@ -120,28 +120,22 @@ class IcapRun {
       }
     } finally {
       await storage?.close();
-      // quotas follow what was removed or rewritten, as for retention
-      const accounts = this.deps.host.accounts;
-      for (const t of touched) {
-        const p = t ? accounts.rescanFolderQuota(t) : accounts.rescanUserQuota(username);
-        await p.catch((err: unknown) => this.ctx.logger.warn({ err, username, folder: t || undefined }, 'quota update after an ICAP action failed'));
-      }
     }
   }
 
-  private async source(username: string, vpath: string, storage: () => Promise<UserStorage>): Promise<Source> {
+  private async source(username: string, vpath: string, storage: () => Promise<UserFiles>): Promise<Source> {
     const pending = this.ctx.file?.pending;
     const eventPath = typeof this.ctx.params.VirtualPath === 'string' ? this.ctx.params.VirtualPath : undefined;
     if (pending && username === this.ctx.username && eventPath && normalizeVirtualPath(eventPath) === vpath) {
       return { size: pending.size, open: () => pending.openRead(), pending };
     }
-    const file = (await storage()).resolve(vpath);
-    const info = await file.fs.stat(file.fsPath, { signal: this.ctx.signal });
+    const files = await storage();
+    const info = await files.stat(vpath, { signal: this.ctx.signal });
     if (info.isDir) throw new Error('is a directory: ICAP scans files');
-    return { size: info.size, open: () => file.fs.openRead(file.fsPath, { signal: this.ctx.signal }), file };
+    return { size: info.size, open: () => files.openRead(vpath, { signal: this.ctx.signal }), files };
   }
 
-  private async scanOne(out: IcapScanOutput, src: Source, touched: Set<string>): Promise<void> {
+  private async scanOne(out: IcapScanOutput, src: Source): Promise<void> {
     let result: ScanResult;
     try {
       result = await this.deps.agent.scan(
@@ -153,7 +147,7 @@ class IcapRun {
     } catch (err) {
       out.Outcome = 'failed';
       out.Error = `ICAP service ${this.ep.url} failed: ${(err as Error).message}`;
-      await this.dispose(out, src, this.o.failure_policy, touched);
+      await this.dispose(out, src, this.o.failure_policy);
       // fail-open: an ignored failure leaves the file (and a pending upload goes through)
       if (this.o.failure_policy !== FileAction.Ignore) throw new Error(out.Error);
       return;
@@ -162,17 +156,16 @@ class IcapRun {
     if (result.outcome === 'clean') return;
     if (result.outcome === 'blocked') {
       out.Threat = result.threat;
-      await this.dispose(out, src, this.o.block_action, touched);
+      await this.dispose(out, src, this.o.block_action);
       throw new Error(`blocked by the ICAP service: ${result.threat}`);
     }
     try {
       if (this.o.adapt_action === FileAction.Overwrite) {
         if (src.pending) throw new Error('the adapted content cannot replace an upload that is not published yet: the upload is rejected');
-        await overwriteAtomically(src.file!, result.content.open(), result.content.size, this.ctx.signal);
+        await overwriteAtomically(src.files!, out.Path, result.content.open(), result.content.size, this.ctx.signal);
         out.Disposition = 'overwritten';
         out.Size = result.content.size;
-        touched.add(src.file!.folder ?? '');
-      } else await this.dispose(out, src, this.o.adapt_action, touched);
+      } else await this.dispose(out, src, this.o.adapt_action);
     } finally {
       await result.content.dispose();
     }
@@ -180,7 +173,7 @@ class IcapRun {
   }
 
   /** Applies an ignore / delete / quarantine decision to a file (a pending upload is rejected instead of deleted). */
-  private async dispose(out: IcapScanOutput, src: Source, action: number, touched: Set<string>): Promise<void> {
+  private async dispose(out: IcapScanOutput, src: Source, action: number): Promise<void> {
     if (action === FileAction.Ignore) return;
     try {
       if (action === FileAction.Quarantine) {
@@ -203,8 +196,8 @@ class IcapRun {
         out.Disposition = 'rejected';
         return;
       }
-      await src.file!.fs.remove(src.file!.fsPath, { signal: this.ctx.signal });
-      touched.add(src.file!.folder ?? '');
+      // the core's user files credit the storage quota
+      await src.files!.remove(out.Path, { signal: this.ctx.signal });
       out.Disposition = action === FileAction.Quarantine ? 'quarantined' : 'deleted';
     } catch (err) {
       const what = action === FileAction.Quarantine ? 'quarantine' : 'delete';

@@ -46,6 +46,11 @@ const q = encodeURIComponent;
 const upload = (p: string, body: Buffer | string) =>
   ta.inject('POST', `/api/v2/user/files/upload?path=${q(p)}&mkdir_parents=true`, { token, payload: body, headers: { 'content-type': 'application/octet-stream' } });
 
+const usage = async () => {
+  const u = await api('GET', '/api/v2/users/alice');
+  return { size: u.used_quota_size as number, files: u.used_quota_files as number };
+};
+
 type Entry = { app: string; rule: string; options: { message: string } };
 const LOG = ((globalThis as any).__ferryActionLog ??= []) as Entry[];
 const reports = (rule: string) => LOG.filter((e) => e.app === 'icap' && e.rule === rule).map((e) => e.options.message);
@@ -115,9 +120,11 @@ for (const [block, expect] of [
     const dir = `block${block}`;
     await setup(dir, { endpoint: cIcap('avscan'), block_action: block });
     const before = quarantined().length;
+    const used = await usage();
     t.equal((await upload(`/${dir}/eicar.com`, EICAR)).statusCode, 201, 'stored, then scanned');
     await mgr.idle();
     t.equal(existsSync(path.join(home, dir, 'eicar.com')), block === 1, `file ${expect}`);
+    t.same(await usage(), block === 1 ? { size: used.size + 68, files: used.files + 1 } : used, 'the storage quota follows');
     const [msg] = reports(dir);
     t.match(msg, new RegExp(`^blocked\\|${EICAR_THREAT.replace(/\./g, '\\.')}\\|${expect}`), 'the failure action sees the outcome and threat');
     t.ok(cap.lines.some((l) => l.includes('icap scan: blocked') && l.includes(EICAR_THREAT)), 'logged with the threat');
