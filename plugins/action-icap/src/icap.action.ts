@@ -114,7 +114,7 @@ class IcapRun {
           await this.scanOne(out, source);
         } catch (err) {
           out.Error ||= (err as Error).message;
-          this.errors.push(`${out.Path}: ${out.Error}`);
+          this.errors.push(out.Error.startsWith(`${out.Path}:`) ? out.Error : `${out.Path}: ${out.Error}`);
         }
         this.log(out);
       }
@@ -147,6 +147,8 @@ class IcapRun {
     } catch (err) {
       out.Outcome = 'failed';
       out.Error = `ICAP service ${this.ep.url} failed: ${(err as Error).message}`;
+      // cancelled (the server is stopping): no verdict, the file is left alone
+      if (this.ctx.signal.aborted) throw new Error(out.Error);
       await this.dispose(out, src, this.o.failure_policy);
       // fail-open: an ignored failure leaves the file (and a pending upload goes through)
       if (this.o.failure_policy !== FileAction.Ignore) throw new Error(out.Error);

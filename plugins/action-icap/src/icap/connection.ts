@@ -49,7 +49,7 @@ export class IcapConnection {
       this.ended = true;
       this.fail(new Error('the ICAP server closed the connection'));
     });
-    socket.on('timeout', () => this.fail(new IcapTimeoutError(`the ICAP service did not answer within ${this.timeoutMs / 1000} s`)));
+    socket.on('timeout', () => this.fail(new IcapTimeoutError(`timed out: the ICAP service did not answer within ${this.timeoutMs / 1000} s`)));
     socket.setTimeout(timeoutMs);
   }
 
@@ -57,7 +57,7 @@ export class IcapConnection {
   static connect(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<IcapConnection> {
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host, port, noDelay: true });
-      const timer = setTimeout(() => done(new IcapTimeoutError(`cannot connect to the ICAP service at ${host}:${port} within ${timeoutMs / 1000} s`)), timeoutMs);
+      const timer = setTimeout(() => done(new IcapTimeoutError(`timed out: cannot connect to the ICAP service at ${host}:${port} within ${timeoutMs / 1000} s`)), timeoutMs);
       const onAbort = () => done(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
       const done = (err?: Error) => {
         clearTimeout(timer);
