@@ -85,8 +85,11 @@ export class TooLargeError<D = unknown> extends DomainError<D> {
 }
 
 export class TooManyRequestsError<D = unknown> extends DomainError<D> {
-  constructor(message: string, data?: D, options?: { cause?: unknown }) {
+  /** Seconds after which trying again makes sense, when known. */
+  readonly retryAfterSeconds?: number;
+  constructor(message: string, data?: D, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(ErrorKind.TooManyRequests, message, data, options);
+    if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

@@ -66,6 +66,39 @@ export interface FerryConfig {
   };
   /** Bans hosts that keep failing to authenticate (services/defender.service.ts, docs/defender.md). Times in minutes. */
   defender: DefenderConfig;
+  /** Token-bucket rate limits per request scope (security/rate-limiter.service.ts, docs/rate-limits.md). */
+  rate_limit: RateLimitConfig;
+  /** Caches that spare repeated password hashing (shares, TUS chunks, token requests). */
+  auth_cache: AuthCacheConfig;
+}
+
+/** Requests a rate limit applies to: the REST API, the token routes, the public share routes and TUS uploads. */
+export type RateLimitScope = 'api' | 'token' | 'shares' | 'tus';
+
+/** One token bucket: `average` requests per `period` ms, at most `burst` at once (0: the average). average 0: off. */
+export interface RateLimitBucketConfig {
+  average: number;
+  period: number;
+  burst: number;
+  /** Per-host limiters only: a refused request adds defender.score_limit_exceeded to the host. */
+  add_to_defender: boolean;
+}
+
+export interface RateLimitScopeConfig {
+  global: RateLimitBucketConfig;
+  per_host: RateLimitBucketConfig;
+}
+
+export interface RateLimitConfig extends Record<RateLimitScope, RateLimitScopeConfig> {
+  /** Hosts remembered per scope by the per-host limiters (least recently seen forgotten first). */
+  max_hosts: number;
+}
+
+export interface AuthCacheConfig {
+  /** Seconds a verified share password (or basic-auth login) is trusted without hashing it again; 0: off. */
+  ttl: number;
+  /** Entries kept (least recently used dropped first). */
+  max_entries: number;
 }
 
 export interface DefenderConfig {
@@ -165,6 +198,14 @@ const binding = Joi.object<HttpBinding>({
   if (b.client_auth_type === 1 && !b.enable_https) return h.message({ custom: '{{#label}}: client_auth_type 1 needs enable_https' });
   return b;
 });
+
+const rateBucket = Joi.object<RateLimitBucketConfig>({
+  average: Joi.number().min(0).max(1_000_000).default(0),
+  period: Joi.number().integer().min(1).max(86_400_000).default(1000),
+  burst: Joi.number().integer().min(0).max(1_000_000).default(0),
+  add_to_defender: Joi.boolean().default(false),
+}).default();
+const rateScope = Joi.object<RateLimitScopeConfig>({ global: rateBucket, per_host: rateBucket }).default();
 
 export const configSchema = Joi.object<FerryConfig>({
   common: Joi.object({
@@ -267,4 +308,15 @@ export const configSchema = Joi.object<FerryConfig>({
       }
       return v;
     }),
+  rate_limit: Joi.object({
+    api: rateScope,
+    token: rateScope,
+    shares: rateScope,
+    tus: rateScope,
+    max_hosts: Joi.number().integer().min(1).max(10_000_000).default(10000),
+  }).default(),
+  auth_cache: Joi.object({
+    ttl: Joi.number().integer().min(0).max(3600).default(60),
+    max_entries: Joi.number().integer().min(1).max(1_000_000).default(10000),
+  }).default(),
 });

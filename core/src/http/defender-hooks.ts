@@ -3,6 +3,7 @@ import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
 import { clientIp } from './auth-strategies.js';
 import { DefenderService } from '../security/defender.service.js';
+import { rateLimitScores } from './rate-limit.js';
 
 /** Token routes: a request without any credentials scores `score_no_auth`. */
 const TOKEN_PATHS = new Set(['/api/v2/token', '/api/v2/user/token']);
@@ -10,7 +11,7 @@ const TOKEN_PATHS = new Set(['/api/v2/token', '/api/v2/user/token']);
 /**
  * The defender on an HTTP server (installed right after the IP lists'
  * onRequest check): a banned host gets 403 before authentication, and
- * responses 429 (limits) and credential-less 401s on the token routes are
+ * responses 429 (limits; a rate limiter's only with its add_to_defender) and credential-less 401s on the token routes are
  * scored. Failed logins are scored by the auth strategies (http/auth-strategies.ts).
  */
 export function registerDefenderHooks(server: Server, c: DependencyContainer): void {
@@ -23,7 +24,7 @@ export function registerDefenderHooks(server: Server, c: DependencyContainer): v
   });
   server.events.on('response', (request: Request) => {
     const status = (request.response as { statusCode?: number } | null)?.statusCode;
-    if (status === 429) {
+    if (status === 429 && rateLimitScores(request)) {
       defender.report(clientIp(request), 'limit_exceeded');
     } else if (status === 401 && TOKEN_PATHS.has(request.path) && !request.headers.authorization && !request.headers['x-service-api-key']) {
       defender.report(clientIp(request), 'no_auth');

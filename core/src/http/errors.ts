@@ -2,7 +2,7 @@ import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, Lifecycle } from '@hapi/hapi';
 import { FsError, FsErrorCode } from '../fs/fs-error.js';
 import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../data/db-errors.js';
-import { DomainError, ErrorKind, UnauthorizedError, UnavailableError } from '../errors.js';
+import { DomainError, ErrorKind, TooManyRequestsError, UnauthorizedError, UnavailableError } from '../errors.js';
 
 /** FsError code → HTTP status, the single place this mapping lives. */
 const FS_STATUS: Record<FsErrorCode, number> = {
@@ -38,7 +38,9 @@ function domainToBoom(err: DomainError): Boom.Boom {
     return Boom.unauthorized(err.message, err.challenge.scheme, err.challenge.attributes ?? {});
   }
   const b = new Boom.Boom(err.message, { statusCode: DOMAIN_STATUS[err.kind] ?? 500, data: err.data });
-  if (err instanceof UnavailableError && err.retryAfterSeconds !== undefined) b.output.headers['Retry-After'] = String(err.retryAfterSeconds);
+  if ((err instanceof UnavailableError || err instanceof TooManyRequestsError) && err.retryAfterSeconds !== undefined) {
+    b.output.headers['Retry-After'] = String(err.retryAfterSeconds);
+  }
   return b;
 }
 

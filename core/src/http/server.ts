@@ -12,6 +12,7 @@ import { errorBody, toBoom, validationFailAction } from './errors.js';
 import type { Actor } from '../events/provider-events.service.js';
 import { IpListService } from '../security/ip-list.service.js';
 import { registerDefenderHooks } from './defender-hooks.js';
+import { registerRateLimits } from './rate-limit.js';
 import type { EventBus } from '../events/event-bus.js';
 import { CertificateReloader, tlsBindingFiles } from './tls.js';
 import { registerInputCheck } from './input-check.js';
@@ -112,6 +113,8 @@ export async function createHttpServer(
   });
   // then the defender's bans (and scoring of 429s), see http/defender-hooks.ts
   registerDefenderHooks(server, c);
+  // then the rate limits (429 before any password is hashed), see http/rate-limit.ts
+  registerRateLimits(server, c);
 
   await registerAuth(server, c);
   // NUL and lone surrogates in params, query and payload: 400 before validation and handlers
