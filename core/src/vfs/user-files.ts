@@ -80,8 +80,13 @@ class QuotaMeter extends Transform {
   constructor(private readonly reserve: (n: number) => boolean) {
     super({ highWaterMark: 256 * 1024 });
   }
+  /** True once a chunk did not fit in the quota. */
+  refused = false;
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    if (!this.reserve(chunk.length)) return cb(new FsError(FsErrorCode.Quota, 'size quota exceeded'));
+    if (!this.reserve(chunk.length)) {
+      this.refused = true;
+      return cb(new FsError(FsErrorCode.Quota, 'size quota exceeded'));
+    }
     this.bytes += chunk.length;
     cb(null, chunk);
   }
@@ -148,7 +153,16 @@ class VirtualUserFiles implements UserFiles {
   }
 
   async write(vpath: string, source: Readable, o: UserFileWriteOptions = {}): Promise<{ size: number }> {
-    const vp = this.path(vpath);
+    try {
+      return await this.store(this.path(vpath), source, o);
+    } catch (err) {
+      // a source never consumed would hold its own resources (an open file, a request) until collected
+      if (!source.destroyed) source.destroy();
+      throw err;
+    }
+  }
+
+  private async store(vp: string, source: Readable, o: UserFileWriteOptions): Promise<{ size: number }> {
     if (vp === '/' || this.vfs.isVirtualDir(vp)) throw new FsError(FsErrorCode.IsDirectory, `${vp} is a directory`, { path: vp });
     const existing = await this.vfs.statOrNull(vp, o);
     if (existing?.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vp} is a directory`, { path: vp });
@@ -164,19 +178,18 @@ class VirtualUserFiles implements UserFiles {
     const storage = new StorageReservation(this.deps.tracker, this.scope(r), existing?.size ?? 0, existing ? 0 : 1);
     await storage.begin(o.size);
     let handle: WriteHandle | undefined;
+    const meter = new QuotaMeter((n) => storage.take(n));
     try {
       handle = await fs.openWrite(r.fsPath, { size: o.size, mtime: o.mtime, overwrite: true, signal: o.signal });
-      const meter = new QuotaMeter((n) => storage.take(n));
       await pipeline(source, meter, handle.stream, ...(o.signal ? [{ signal: o.signal }] : []));
       const result = await handle.done;
       const size = result.size ?? meter.bytes;
       await storage.commit(size);
       return { size };
     } catch (err) {
-      if (!source.destroyed) source.destroy();
       if (handle) await handle.abort(err).catch(() => undefined);
       storage.release();
-      if (isFsError(err, FsErrorCode.Quota)) throw new FsError(FsErrorCode.Quota, `${vp}: size quota exceeded: ${storage.scope.label} is used up`, { path: vp });
+      if (meter.refused) throw new FsError(FsErrorCode.Quota, `${vp}: size quota exceeded: ${storage.scope.label} is used up`, { path: vp });
       throw err;
     }
   }

@@ -228,6 +228,10 @@ async function extract(r: FsRun, zf: yauzl.ZipFile, plan: Planned[], target: str
       rs.on('error', (err) => counted.destroy(err instanceof FsError ? err : new ZipRefused(`${p.entry.fileName}: ${err.message}`)));
       // an entry can fail (sizes that lie) before the write below consumes it: the error is kept for the write
       counted.on('error', () => undefined);
+      // a write that fails before the end stops reading the entry (and the archive's byte range)
+      counted.once('close', () => {
+        if (!rs.readableEnded) rs.destroy();
+      });
       rs.pipe(counted);
       const existed = cfg.overwrite === Overwrite.Replace && !!(await r.files.statOrNull(p.vpath, { signal: r.signal }));
       await r.files.write(p.vpath, counted, { size: p.entry.uncompressedSize, mtime: p.entry.getLastModDate(), signal: r.signal });
