@@ -10,6 +10,7 @@ import { FsHooks } from './events/fs-hooks.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { ConnectionManager } from './vfs/connection-manager.js';
 import { ACCOUNT_SESSIONS } from './accounts/account-sessions.js';
+import { PasswordResetService } from './auth/password-reset.service.js';
 import { registerEventServices } from './event-manager/register.js';
 import { BackupService } from './backup/backup.service.js';
 import { ShareService } from './shares/share.service.js';
@@ -48,6 +49,8 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   c.registerInstance(ConnectionManager, connections);
   c.registerInstance(ACCOUNT_SESSIONS, connections);
   registerEventServices(c);
+  // forgot-password mails are sent in the background: one service per app tracks them (idle() on stop)
+  c.registerSingleton(PasswordResetService);
   // dumpdata/loaddata: each domain's sections, collected by BackupRegistry (restore order is each section's `order`)
   const backupSources: (new (...args: any[]) => BackupSectionSource)[] = [AccountBackupSections, ShareBackupSections, EventBackupSections, IpListBackupSection];
   for (const source of backupSources) {

@@ -20,6 +20,8 @@ interface Common {
   exp?: number;
   /** API key id when authenticated with an API key. */
   apiKeyId?: string;
+  /** Set when the account must have two-factor authentication and has none: every route but the setup ones answers 403 with it. */
+  mfaSetupRequired?: string;
 }
 
 export interface AdminCredentials extends Common {

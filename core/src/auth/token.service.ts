@@ -17,6 +17,15 @@ export interface TokenClaims {
   exp: number;
   /** Account id, to notice a deleted and re-created account. */
   uid: number;
+  /** Issue time in milliseconds: compared with the account's tokens_valid_after (a password reset revokes earlier tokens). */
+  iat_ms?: number;
+}
+
+/** True when a token issued at `claims` time predates the account's revocation time. */
+export function issuedBeforeRevocation(claims: Pick<TokenClaims, 'iat' | 'iat_ms'>, tokensValidAfter: number): boolean {
+  if (!tokensValidAfter) return false;
+  const issued = typeof claims.iat_ms === 'number' ? claims.iat_ms : claims.iat * 1000;
+  return issued < tokensValidAfter;
 }
 
 export interface IssuedToken {
@@ -41,9 +50,10 @@ export class TokenService {
   }
 
   async issue(aud: TokenAudience, username: string, uid: number): Promise<IssuedToken> {
-    const now = Math.floor(Date.now() / 1000);
+    const nowMs = Date.now();
+    const now = Math.floor(nowMs / 1000);
     const exp = now + this.config.httpd.token_lifetime * 60;
-    const claims: TokenClaims = { sub: username, aud, jti: crypto.randomBytes(16).toString('hex'), iat: now, exp, uid };
+    const claims: TokenClaims = { sub: username, aud, jti: crypto.randomBytes(16).toString('hex'), iat: now, exp, uid, iat_ms: nowMs };
     const access_token = jwt.sign(claims, await this.signingKey(), { algorithm: 'HS256', noTimestamp: true });
     return { access_token, expires_at: new Date(exp * 1000).toISOString() };
   }

@@ -1,58 +1,60 @@
-import crypto from 'node:crypto';
+import * as OTPAuth from 'otpauth';
 
-const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+/** HMAC algorithms of a TOTP configuration (reference.yaml TOTPHMacAlgo). */
+export const TOTP_ALGOS = ['sha1', 'sha256', 'sha512'] as const;
+export type TotpAlgo = (typeof TOTP_ALGOS)[number];
 
-export function base32Decode(s: string): Buffer {
-  const clean = s.toUpperCase().replace(/=+$/, '').replace(/\s/g, '');
-  let bits = 0;
-  let value = 0;
-  const out: number[] = [];
-  for (const c of clean) {
-    const i = B32.indexOf(c);
-    if (i < 0) throw new Error('invalid base32');
-    value = (value << 5) | i;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
+/** RFC 6238 parameters Ferry uses: 6 digits, 30 s steps; a code is accepted one step early or late. */
+export const TOTP_DIGITS = 6;
+export const TOTP_PERIOD = 30;
+const WINDOW = 1;
+
+/** Secret sizes in bytes by algorithm: the HMAC's output size, as RFC 4226 and RFC 6238 recommend. */
+const SECRET_BYTES: Record<TotpAlgo, number> = { sha1: 20, sha256: 32, sha512: 64 };
+
+function totp(secret: string, algo: TotpAlgo, issuer = '', label = ''): OTPAuth.TOTP {
+  return new OTPAuth.TOTP({
+    issuer,
+    label,
+    algorithm: algo.toUpperCase(),
+    digits: TOTP_DIGITS,
+    period: TOTP_PERIOD,
+    secret: OTPAuth.Secret.fromBase32(secret),
+  });
 }
 
-export function base32Encode(buf: Buffer): string {
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const b of buf) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += B32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += B32[(value << (5 - bits)) & 31];
-  return out;
+/** A new random base32 secret for `algo`. */
+export function newTotpSecret(algo: TotpAlgo): string {
+  return new OTPAuth.Secret({ size: SECRET_BYTES[algo] }).base32;
 }
 
-/** RFC 6238 TOTP code for a base32 secret at a time step. */
-export function totpCode(secret: string, step: number, algo: 'sha1' | 'sha256' | 'sha512' = 'sha1', digits = 6): string {
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(step));
-  const h = crypto.createHmac(algo, base32Decode(secret)).update(counter).digest();
-  const off = h[h.length - 1]! & 0x0f;
-  const bin = ((h[off]! & 0x7f) << 24) | (h[off + 1]! << 16) | (h[off + 2]! << 8) | h[off + 3]!;
-  return String(bin % 10 ** digits).padStart(digits, '0');
+/** True when `secret` is base32 that decodes to at least 10 bytes (RFC 4226's minimum of 80 bits). */
+export function isValidTotpSecret(secret: string): boolean {
+  if (!/^[A-Z2-7]+=*$/i.test(secret)) return false;
+  try {
+    return OTPAuth.Secret.fromBase32(secret).bytes.length >= 10;
+  } catch {
+    return false;
+  }
 }
 
-/** Verifies a code against the current 30 s step, allowing one step of clock skew either way. */
-export function verifyTotp(secret: string, code: string, algo: 'sha1' | 'sha256' | 'sha512' = 'sha1', now = Date.now()): boolean {
-  if (!/^\d{6}$/.test(code)) return false;
-  const step = Math.floor(now / 30000);
-  for (const s of [step - 1, step, step + 1]) {
-    const expected = totpCode(secret, s, algo);
-    if (crypto.timingSafeEqual(Buffer.from(expected), Buffer.from(code))) return true;
-  }
-  return false;
+/** The otpauth:// URL an authenticator app reads (usually from a QR code). */
+export function totpUrl(secret: string, algo: TotpAlgo, issuer: string, account: string): string {
+  return totp(secret, algo, issuer, account).toString();
+}
+
+/** The time step (counter) a timestamp falls in. */
+export function totpStep(now = Date.now()): number {
+  return OTPAuth.TOTP.counter({ period: TOTP_PERIOD, timestamp: now });
+}
+
+/**
+ * The time step `code` belongs to when it is valid now (current step, or one
+ * step either way for clock skew), or null. Callers that authenticate with it
+ * must refuse a step already used (see TwoFactorService).
+ */
+export function matchTotp(secret: string, code: string, algo: TotpAlgo, now = Date.now()): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
+  const delta = totp(secret, algo).validate({ token: code, timestamp: now, window: WINDOW });
+  return delta === null ? null : totpStep(now) + delta;
 }

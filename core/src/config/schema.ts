@@ -64,6 +64,10 @@ export interface FerryConfig {
     domain: string;
     skip_tls_verify: boolean;
   };
+  /** Two-factor authentication: the TOTP configurations accounts choose from (auth/two-factor.service.ts, docs/two-factor.md). */
+  mfa: { totp: TotpConfigEntry[] };
+  /** Forgot/reset password by mailed code (auth/password-reset.service.ts, docs/two-factor.md). */
+  password_reset: PasswordResetConfig;
   /** Bans hosts that keep failing to authenticate (services/defender.service.ts, docs/defender.md). Times in minutes. */
   defender: DefenderConfig;
   /** Token-bucket rate limits per request scope (security/rate-limiter.service.ts, docs/rate-limits.md). */
@@ -99,6 +103,25 @@ export interface AuthCacheConfig {
   ttl: number;
   /** Entries kept (least recently used dropped first). */
   max_entries: number;
+}
+
+/** A TOTP configuration (reference.yaml TOTPConfig): the issuer shown by authenticator apps and the HMAC algorithm. */
+export interface TotpConfigEntry {
+  name: string;
+  issuer: string;
+  algo: 'sha1' | 'sha256' | 'sha512';
+}
+
+export interface PasswordResetConfig {
+  /** Minutes a mailed code stays valid. */
+  code_lifetime: number;
+  /** Codes mailed to one account within `window` minutes; further requests mail nothing. */
+  max_codes_per_account: number;
+  /** Forgot-password requests one source host may make within `window` minutes (429 beyond). */
+  max_requests_per_host: number;
+  window: number;
+  /** Wrong codes tried against an account before its pending codes are invalidated. */
+  max_attempts: number;
 }
 
 export interface DefenderConfig {
@@ -287,6 +310,25 @@ export const configSchema = Joi.object<FerryConfig>({
     encryption: Joi.number().valid(0, 1, 2).default(0),
     domain: Joi.string().allow('').default(''),
     skip_tls_verify: Joi.boolean().default(false),
+  }).default(),
+  mfa: Joi.object({
+    totp: Joi.array()
+      .items(
+        Joi.object<TotpConfigEntry>({
+          name: Joi.string().trim().min(1).max(255).required(),
+          issuer: Joi.string().trim().min(1).max(255).required(),
+          algo: Joi.string().lowercase().valid('sha1', 'sha256', 'sha512').default('sha1'),
+        }),
+      )
+      .unique('name')
+      .default([{ name: 'Default', issuer: 'Ferry', algo: 'sha1' }]),
+  }).default(),
+  password_reset: Joi.object<PasswordResetConfig>({
+    code_lifetime: Joi.number().integer().min(1).max(1440).default(15),
+    max_codes_per_account: Joi.number().integer().min(1).max(100).default(3),
+    max_requests_per_host: Joi.number().integer().min(1).max(100_000).default(20),
+    window: Joi.number().integer().min(1).max(1440).default(60),
+    max_attempts: Joi.number().integer().min(1).max(100).default(5),
   }).default(),
   defender: Joi.object<DefenderConfig>({
     enabled: Joi.boolean().default(false),

@@ -5,19 +5,18 @@ import * as HapiJwt from 'hapi-auth-jwt2';
 import type { DependencyContainer } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
 import type { HttpBinding } from '../config/schema.js';
-import type { SecretsService } from '../secrets/secret.js';
-import { isSecret } from '../secrets/secret.js';
 import type { EventBus } from '../events/event-bus.js';
 import { nowNanos, type LogEventType } from '../events/event-types.js';
 import { AdminService } from '../accounts/admin.service.js';
 import { UserAuthService, loginRefusal } from '../auth/user-auth.service.js';
-import { TokenService, type TokenClaims, type TokenAudience } from '../auth/token.service.js';
+import { TokenService, issuedBeforeRevocation, type TokenClaims, type TokenAudience } from '../auth/token.service.js';
 import { ApiKeyService, API_KEY_SCOPE } from '../accounts/api-key.service.js';
 import { DefenderService } from '../security/defender.service.js';
 import { ipMatcher } from '../util/ip.js';
-import { verifyTotp } from '../auth/totp.js';
+import { TwoFactorService, type AccountKind } from '../auth/two-factor.service.js';
+import { toBoom } from './errors.js';
 import type { AdminCredentials, UserCredentials } from '../auth/credentials.js';
-import type { Admin } from '../data/entities/index.js';
+import type { Admin, User } from '../data/entities/index.js';
 import { basicCredentialsProblem } from '../auth/basic-header.js';
 import { stringProblem } from '../util/well-formed.js';
 import { AccountStatus } from '../accounts/account-numbers.js';
@@ -44,29 +43,12 @@ function bindingOf(request: Request): HttpBinding | undefined {
   return (request.server.settings.app as { binding?: HttpBinding } | undefined)?.binding;
 }
 
-/** Checks a TOTP code when the account has 2FA enabled (the 2FA setup routes fill totp_config). */
-async function checkSecondFactor(
-  secrets: SecretsService,
-  totp: Record<string, unknown> | undefined,
-  request: Request,
-  protocolAllowed = true,
-): Promise<void> {
-  if (!totp?.enabled || !protocolAllowed) return;
-  const code = request.headers['x-service-otp'];
-  if (!code) throw Boom.unauthorized('a two-factor authentication code is required (header X-SERVICE-OTP)');
-  const secret = totp.secret;
-  if (!isSecret(secret)) throw Boom.unauthorized('two-factor authentication is misconfigured for this account');
-  const plain = await secrets.decrypt(secret);
-  const algo = (totp.algo as 'sha1' | 'sha256' | 'sha512' | undefined) ?? 'sha1';
-  if (!verifyTotp(plain, String(code), algo)) throw Boom.unauthorized('invalid two-factor authentication code');
-}
-
 export async function registerAuth(server: Server, c: DependencyContainer): Promise<void> {
   const admins = c.resolve(AdminService);
   const users = c.resolve(UserAuthService);
   const tokens = c.resolve(TokenService);
   const apiKeys = c.resolve(ApiKeyService);
-  const secrets = c.resolve<SecretsService>(TOKENS.Secrets);
+  const twoFactor = c.resolve(TwoFactorService);
   const bus = c.resolve<EventBus>(TOKENS.EventBus);
   const instanceId = c.resolve<string>(TOKENS.InstanceId);
   const defender = c.resolve(DefenderService);
@@ -77,13 +59,19 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     if (event === 1 || event === 2) await defender.addEvent(ip, event === 1 ? 'valid' : 'invalid');
   };
   /** A wrong or missing 2FA code is a failed login of an existing account for the defender. */
-  const secondFactor = async (ip: string, ...args: Parameters<typeof checkSecondFactor>) => {
+  const secondFactor = async (ip: string, kind: AccountKind, account: Admin | User, request: Request) => {
+    const header = request.headers['x-service-otp'];
     try {
-      await checkSecondFactor(...args);
+      await twoFactor.checkLogin(kind, account, typeof header === 'string' ? header : undefined);
     } catch (err) {
       await defender.addEvent(ip, 'valid');
-      throw err;
+      throw toBoom(err);
     }
+  };
+  /** The credentials' mark of an account that must set up 2FA first (see FerryRouteOptions.mfaSetup). */
+  const mfaSetup = (kind: AccountKind, filters: unknown, effectiveFilters?: unknown) => {
+    const problem = twoFactor.setupRequirement(kind, filters, effectiveFilters);
+    return problem ? { mfaSetupRequired: problem } : {};
   };
 
   const adminAllowedFrom = (admin: Admin, ip: string) => {
@@ -121,7 +109,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       }
       if (admin.filters.disable_password_auth) throw Boom.forbidden('password login is disabled for this admin');
       if (!adminAllowedFrom(admin, ip)) throw Boom.forbidden(`login from ${ip} is not allowed for this admin`);
-      await secondFactor(ip, secrets, admin.filters.totp_config, request);
+      await secondFactor(ip, 'admin', admin, request);
       await logEvent(5, username, ip, 'admin login', admin.role?.name ?? '');
       const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin) };
       return { isValid: true, credentials };
@@ -143,9 +131,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
         if (/not allowed/.test(refusal)) throw Boom.forbidden(refusal);
         return { isValid: false, credentials: null };
       }
-      const f = user.filters as { totp_config?: Record<string, unknown> };
-      const protos = (f.totp_config?.protocols as string[] | undefined) ?? ['HTTP'];
-      await secondFactor(ip, secrets, f.totp_config, request, protos.includes('HTTP'));
+      await secondFactor(ip, 'user', user, request);
       await logEvent(5, username, ip, 'user login', user.role?.name ?? '');
       const credentials: UserCredentials = { kind: 'user', user: users.identity(user) };
       return { isValid: true, credentials };
@@ -178,12 +164,15 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
         const admin = await admins.findByUsername(decoded.sub);
         if (!admin || admin.id !== decoded.uid || admin.status !== AccountStatus.Enabled) return { isValid: false };
         if (!adminAllowedFrom(admin, ip)) return { isValid: false, errorMessage: `access from ${ip} is not allowed` };
-        const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), jti: decoded.jti, exp: decoded.exp };
+        if (issuedBeforeRevocation(decoded, admin.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
+        const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), jti: decoded.jti, exp: decoded.exp, ...mfaSetup('admin', admin.filters) };
         return { isValid: true, credentials };
       }
       const user = await users.findByUsername(decoded.sub);
-      if (!user || user.id !== decoded.uid || loginRefusal(await users.loginView(user), ip)) return { isValid: false };
-      const credentials: UserCredentials = { kind: 'user', user: users.identity(user), jti: decoded.jti, exp: decoded.exp };
+      const view = user && user.id === decoded.uid ? await users.loginView(user) : null;
+      if (!user || !view || loginRefusal(view, ip)) return { isValid: false };
+      if (issuedBeforeRevocation(decoded, user.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
+      const credentials: UserCredentials = { kind: 'user', user: users.identity(user), jti: decoded.jti, exp: decoded.exp, ...mfaSetup('user', user.filters, view.filters) };
       return { isValid: true, credentials };
     },
   });
@@ -224,20 +213,21 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
         }
         if (!admin.filters.allow_api_key_auth) throw Boom.unauthorized('API key authentication is not enabled for this admin', 'APIKey');
         if (!adminAllowedFrom(admin, ip)) throw Boom.unauthorized(`access from ${ip} is not allowed`, 'APIKey');
-        const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), apiKeyId: found.key.key_id };
+        const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), apiKeyId: found.key.key_id, ...mfaSetup('admin', admin.filters) };
         return h.authenticated({ credentials: credentials as never });
       }
       const username = found.key.user?.username ?? found.username;
       if (found.key.user && found.username) throw Boom.unauthorized('this API key is bound to a user', 'APIKey');
       const user = username ? await users.findByUsername(username) : null;
-      if (!user || loginRefusal(await users.loginView(user), ip)) {
+      const view = user ? await users.loginView(user) : null;
+      if (!user || !view || loginRefusal(view, ip)) {
         await scoreApiKeyFailure(request, user ? 'valid' : 'invalid');
         throw Boom.unauthorized('invalid API key', 'APIKey');
       }
       if (!(user.filters as { allow_api_key_auth?: boolean }).allow_api_key_auth) {
         throw Boom.unauthorized('API key authentication is not enabled for this user', 'APIKey');
       }
-      const credentials: UserCredentials = { kind: 'user', user: users.identity(user), apiKeyId: found.key.key_id };
+      const credentials: UserCredentials = { kind: 'user', user: users.identity(user), apiKeyId: found.key.key_id, ...mfaSetup('user', user.filters, view.filters) };
       return h.authenticated({ credentials: credentials as never });
     },
   }));

@@ -21,6 +21,8 @@ import { registerInputCheck } from './input-check.js';
 export interface FerryRouteOptions {
   /** Admin permission(s) required ('any' for every authenticated admin). Default for admin routes: '*'. */
   permission?: AdminPermission | AdminPermission[] | 'any';
+  /** Open to an account that must set up two-factor authentication and has not yet (the TOTP setup and logout routes). */
+  mfaSetup?: boolean;
 }
 
 declare module '@hapi/hapi' {
@@ -122,6 +124,8 @@ export async function createHttpServer(
 
   server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
     const creds = request.auth.credentials as unknown as FerryCredentials | null;
+    // an account that must have 2FA and has none may only use the setup routes (auth/two-factor.service.ts)
+    if (creds?.mfaSetupRequired && !request.route.settings.plugins?.ferry?.mfaSetup) throw Boom.forbidden(creds.mfaSetupRequired);
     if (creds?.kind === 'admin') {
       const perm = request.route.settings.plugins?.ferry?.permission ?? '*';
       if (perm !== 'any') {

@@ -5,11 +5,14 @@ import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { createTestApp, usePostgres, TEST_ADMIN } from '../../src/testing.js';
 import { Admin, User } from '../../src/data/entities/index.js';
-import { totpCode, base32Encode } from '../../src/auth/totp.js';
+import { base32Encode, base32Decode, hotp } from '../helpers/rfc6238.js';
 import { TokenService } from '../../src/auth/token.service.js';
 import { TOKENS } from '../../src/tokens.js';
 import { insertUserRow } from '../helpers/user-rows.js';
 import type { SecretsService } from '../../src/secrets/secret.js';
+
+/** The TOTP code of a base32 secret at a time step (independent implementation, test/helpers/rfc6238.ts). */
+const totpCode = (secret: string, step: number) => hotp(base32Decode(secret), step);
 
 const ta = await createTestApp({ plugins: [] });
 t.teardown(() => ta.close());

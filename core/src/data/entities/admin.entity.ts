@@ -1,5 +1,5 @@
-import { EntitySchema, type Rel } from '@mikro-orm/core';
-import { json, msTime, name, text } from './columns.js';
+import { EntitySchema, type Opt, type Rel } from '@mikro-orm/core';
+import { counter, json, msTime, name, text } from './columns.js';
 import { Role } from './role.entity.js';
 
 export interface AdminFiltersData {
@@ -29,6 +29,10 @@ export class Admin {
   created_at = 0;
   updated_at = 0;
   last_login = 0;
+  /** Last TOTP time step accepted at login: a code of that step or an earlier one is a replay (auth/two-factor.service.ts). */
+  totp_last_step: Opt<number> = 0;
+  /** Tokens issued before this time (ms) are refused: set by a password reset (auth/password-reset.service.ts). */
+  tokens_valid_after: Opt<number> = 0;
 }
 
 export const AdminSchema = new EntitySchema<Admin>({
@@ -48,5 +52,7 @@ export const AdminSchema = new EntitySchema<Admin>({
     created_at: msTime(),
     updated_at: msTime(),
     last_login: msTime(),
+    totp_last_step: counter(),
+    tokens_valid_after: msTime(),
   },
 });

@@ -9,6 +9,7 @@ import { FolderSchema } from './folder.entity.js';
 import { EventActionSchema, EventRuleActionSchema, EventRuleSchema } from './event.entity.js';
 import { IpListEntrySchema } from './ip-list.entity.js';
 import { DefenderEventSchema, DefenderHostSchema } from './defender.entity.js';
+import { PasswordResetCodeSchema } from './password-reset.entity.js';
 import {
   AdminGroupSchema,
   GroupFolderSchema,
@@ -27,6 +28,7 @@ export * from './mappings.entity.js';
 export * from './event.entity.js';
 export * from './ip-list.entity.js';
 export * from './defender.entity.js';
+export * from './password-reset.entity.js';
 export * from './share.entity.js';
 
 /** Every core entity; plugins add theirs through the registry. */
@@ -51,4 +53,5 @@ export const coreEntities = [
   ShareSchema,
   DefenderHostSchema,
   DefenderEventSchema,
+  PasswordResetCodeSchema,
 ];

@@ -1,4 +1,4 @@
-import { EntitySchema, type Rel } from '@mikro-orm/core';
+import { EntitySchema, type Opt, type Rel } from '@mikro-orm/core';
 import { counter, json, msTime, name, text } from './columns.js';
 import { Role } from './role.entity.js';
 
@@ -44,6 +44,10 @@ export class User {
   first_download = 0;
   first_upload = 0;
   last_password_change = 0;
+  /** Last TOTP time step accepted at login: a code of that step or an earlier one is a replay (auth/two-factor.service.ts). */
+  totp_last_step: Opt<number> = 0;
+  /** Tokens issued before this time (ms) are refused: set by a password reset (auth/password-reset.service.ts). */
+  tokens_valid_after: Opt<number> = 0;
 }
 
 export const UserSchema = new EntitySchema<User>({
@@ -87,5 +91,7 @@ export const UserSchema = new EntitySchema<User>({
     first_download: msTime(),
     first_upload: msTime(),
     last_password_change: msTime(),
+    totp_last_step: counter(),
+    tokens_valid_after: msTime(),
   },
 });

@@ -34,7 +34,7 @@ export function tokenRoutes(c: DependencyContainer): ServerRoute[] {
     {
       method: 'GET',
       path: '/api/v2/logout',
-      options: { auth: 'jwt-admin', plugins: { ferry: { permission: 'any' } } },
+      options: { auth: 'jwt-admin', plugins: { ferry: { permission: 'any', mfaSetup: true } } },
       handler: logout,
     },
     {
@@ -51,7 +51,7 @@ export function tokenRoutes(c: DependencyContainer): ServerRoute[] {
     {
       method: 'GET',
       path: '/api/v2/user/logout',
-      options: { auth: 'jwt-user' },
+      options: { auth: 'jwt-user', plugins: { ferry: { mfaSetup: true } } },
       handler: logout,
     },
   ];

@@ -87,4 +87,18 @@ export const statements: { name: string; statements: string[] }[] = [
     name: 'Migration20261125000000_share_description',
     statements: ["alter table \"shares\" add column \"description\" text not null default '';"],
   },
+  {
+    // two-factor replay guard and token revocation per account, forgot-password codes (auth/two-factor.service.ts, auth/password-reset.service.ts)
+    name: 'Migration20261125180000_account_security',
+    statements: [
+      "alter table \"admins\" add column \"totp_last_step\" bigint not null default 0;",
+      "alter table \"admins\" add column \"tokens_valid_after\" bigint not null default 0;",
+      "alter table \"users\" add column \"totp_last_step\" bigint not null default 0;",
+      "alter table \"users\" add column \"tokens_valid_after\" bigint not null default 0;",
+      "create table \"password_reset_codes\" (\"id\" serial primary key, \"kind\" varchar(16) not null, \"username\" varchar(255) not null, \"account_id\" int not null default 0, \"code_hash\" varchar(64) not null default '', \"ip\" varchar(64) not null, \"attempts\" int not null default 0, \"created_at\" bigint not null default 0, \"expires_at\" bigint not null default 0);",
+      "create index \"password_reset_codes_created_at_index\" on \"password_reset_codes\" (\"created_at\");",
+      "create index \"password_reset_codes_kind_username_created_at_index\" on \"password_reset_codes\" (\"kind\", \"username\", \"created_at\");",
+      "create index \"password_reset_codes_ip_created_at_index\" on \"password_reset_codes\" (\"ip\", \"created_at\");",
+    ],
+  },
 ];

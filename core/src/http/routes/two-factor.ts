@@ -1,0 +1,82 @@
+import type { Request, ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import type { DependencyContainer } from 'tsyringe';
+import { ADMIN_AUTH, ADMIN_BEARER_ONLY, adminOf, userOf } from '../auth-strategies.js';
+import { actorOf } from '../server.js';
+import { objectName, pathParam } from '../../util/common.input.js';
+import { TwoFactorService, type AccountKind } from '../../auth/two-factor.service.js';
+import { adminTotpSaveInput, totpGenerateInput, totpValidateInput, userTotpSaveInput, type TotpSaveInput } from '../../auth/two-factor.input.js';
+
+const usernameParam = Joi.object({ username: objectName.required() });
+
+/**
+ * Two-factor authentication: self-service TOTP and recovery codes of the
+ * calling admin (/admin/...) or user (/user/...), bearer token only as
+ * reference.yaml declares them, and the admins' disable of another account's
+ * 2FA (permission disable_mfa). The TOTP routes stay open to an account that
+ * must set 2FA up (ferry.mfaSetup).
+ */
+export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
+  const mfa = c.resolve(TwoFactorService);
+  const self = (kind: AccountKind, request: Request) => (kind === 'admin' ? adminOf(request).admin.username : userOf(request).user.username);
+
+  const selfRoutes = (kind: AccountKind): ServerRoute[] => {
+    const auth = kind === 'admin' ? ADMIN_BEARER_ONLY : { strategies: ['jwt-user'] };
+    const setup = { auth, plugins: { ferry: { permission: 'any' as const, mfaSetup: true } } };
+    const plain = { auth, plugins: { ferry: { permission: 'any' as const } } };
+    const base = `/api/v2/${kind}`;
+    return [
+      { method: 'GET', path: `${base}/totp/configs`, options: setup, handler: () => mfa.configs() },
+      {
+        method: 'POST',
+        path: `${base}/totp/generate`,
+        options: { ...setup, validate: { payload: totpGenerateInput } },
+        handler: (request) => mfa.generate(kind, self(kind, request), (request.payload as { config_name: string }).config_name),
+      },
+      {
+        method: 'POST',
+        path: `${base}/totp/validate`,
+        options: { ...setup, validate: { payload: totpValidateInput } },
+        handler: (request) => {
+          const p = request.payload as { config_name: string; passcode: string; secret: string };
+          mfa.validate(p.config_name, p.passcode, p.secret);
+          return { message: 'the passcode is valid' };
+        },
+      },
+      {
+        method: 'POST',
+        path: `${base}/totp/save`,
+        options: { ...setup, validate: { payload: kind === 'admin' ? adminTotpSaveInput : userTotpSaveInput } },
+        handler: async (request) => {
+          const p = request.payload as TotpSaveInput;
+          await mfa.save(kind, self(kind, request), p, actorOf(request));
+          return { message: p.enabled ? 'two-factor authentication enabled' : 'two-factor authentication disabled' };
+        },
+      },
+      {
+        method: 'GET',
+        path: `${base}/2fa/recoverycodes`,
+        options: plain,
+        handler: (request) => mfa.recoveryCodes(kind, self(kind, request)),
+      },
+      {
+        method: 'POST',
+        path: `${base}/2fa/recoverycodes`,
+        options: plain,
+        handler: (request) => mfa.regenerateRecoveryCodes(kind, self(kind, request), actorOf(request)),
+      },
+    ];
+  };
+
+  const disableRoute = (kind: AccountKind): ServerRoute => ({
+    method: 'PUT',
+    path: `/api/v2/${kind}s/{username}/2fa/disable`,
+    options: { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'disable_mfa' } }, validate: { params: usernameParam } },
+    handler: async (request) => {
+      await mfa.disable(kind, pathParam(request, 'username'), adminOf(request).admin, actorOf(request));
+      return { message: 'two-factor authentication disabled' };
+    },
+  });
+
+  return [...selfRoutes('admin'), ...selfRoutes('user'), disableRoute('admin'), disableRoute('user')];
+}
