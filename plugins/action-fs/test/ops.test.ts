@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
@@ -132,4 +132,26 @@ t.test('on-demand rules run for every user matching the rule (here: all)', async
   t.ok(existsSync(path.join(a, 'made-on-demand')));
   t.ok(existsSync(path.join(b, 'made-on-demand')));
   t.ok(existsSync(path.join(home, 'made-on-demand')));
+});
+
+t.test('virtual folders: moves and copies across mounts, the folder quota, mount points protected', async (t) => {
+  const mapped = path.join(h.ta.dataDir, 'folders', 'vf-data');
+  mkdirSync(mapped, { recursive: true });
+  const f = await h.ta.inject('POST', '/api/v2/folders', { token: h.admin, payload: { name: 'vf-data', mapped_path: mapped, filesystem: { provider: 0 } } });
+  t.equal(f.statusCode, 201, f.payload);
+  const V = 'vf-user';
+  const vhome = await h.user(V, local, { virtual_folders: [{ name: 'vf-data', virtual_path: '/data', quota_size: 10_000, quota_files: 0 }] });
+  await h.put(V, '/in/small.txt', 'small');
+  await h.put(V, '/in/big.bin', randomBytes(20_000));
+  await h.run(V, { type: 1, renames: [{ key: '/in/small.txt', value: '/data/moved/small.txt' }] });
+  t.equal(readFileSync(path.join(mapped, 'moved/small.txt'), 'utf8'), 'small', 'moved into the folder');
+  t.notOk(existsSync(path.join(vhome, 'in/small.txt')));
+  await t.rejects(h.run(V, { type: 6, copy: [{ key: '/in/big.bin', value: '/data/big.bin' }] }), /quota/, "the folder's own quota holds");
+  t.notOk(existsSync(path.join(mapped, 'big.bin')));
+  await h.run(V, { type: 6, copy: [{ key: '/data/moved', value: '/back' }] });
+  t.equal(readFileSync(path.join(vhome, 'back/small.txt'), 'utf8'), 'small', 'copied out of the folder');
+  await t.rejects(h.run(V, { type: 2, deletes: ['/data'] }), /virtual folder/, 'a mount point cannot be removed');
+  await t.rejects(h.run(V, { type: 1, renames: [{ key: '/data', value: '/elsewhere' }] }), /virtual folder/);
+  await h.run(V, { type: 2, deletes: ['/data/'] });
+  t.same(readdirSync(mapped), [], 'but it can be emptied');
 });
