@@ -27,6 +27,8 @@ const BUNDLED = [
   '@ferry/action-imap',
   '@ferry/action-http',
   '@ferry/action-command',
+  '@ferry/action-fs',
+  '@ferry/action-icap',
 ];
 
 const plain = (payload: string) => ({ status: 'Plain', payload });
@@ -223,4 +225,17 @@ t.test('email (3) and IMAP (16) actions on the shipped configuration: saved once
   t.teardown(() => withMail.close());
   const ok = await save(withMail, await withMail.adminToken(), 'mail', 3, email);
   t.equal(ok.statusCode, 201, `with smtp.host set an email action is saved: ${ok.payload}`);
+});
+
+t.test('an ICAP action (type 17) is accepted on the shipped configuration; a bad endpoint is a 400', async (t) => {
+  const { config } = loadConfig({ env: {} });
+  const ta = await createTestApp({ plugins: config.plugins });
+  t.teardown(() => ta.close());
+  const token = await ta.adminToken();
+  const save = (name: string, endpoint: string) =>
+    ta.inject('POST', '/api/v2/eventactions', { token, payload: { name, type: 17, options: { icap_config: { endpoint, paths: ['{{.VirtualPath}}'], block_action: 3 } } } });
+  t.equal((await save('av', 'icap://127.0.0.1:1344/avscan')).statusCode, 201, 'saved (nothing is contacted)');
+  const bad = await save('bad', 'http://127.0.0.1/avscan');
+  t.equal(bad.statusCode, 400);
+  t.match(JSON.parse(bad.payload).message, /endpoint.*icap:\/\/ URL/);
 });
