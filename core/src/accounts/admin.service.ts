@@ -8,6 +8,7 @@ import type { AdminInput } from './admin.input.js';
 import type { AdminIdentity } from '../auth/credentials.js';
 import { isSuperAdmin } from './permissions.js';
 import { hashPassword, verifyPassword, burnPasswordCheck } from './password.js';
+import { PasswordCache } from './password-cache.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 
 /** Admin accounts: CRUD with role scoping, self-service profile and password. */
@@ -16,6 +17,7 @@ export class AdminService {
   constructor(
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(ProviderEventsService) private readonly events: ProviderEventsService,
+    @inject(PasswordCache) private readonly passwords: PasswordCache,
   ) {}
 
   em(): EntityManager {
@@ -191,7 +193,8 @@ export class AdminService {
       await burnPasswordCheck(password);
       return null;
     }
-    return (await verifyPassword(admin.password_hash, password)) ? admin : null;
+    // repeated logins with the same password within auth_cache.ttl are not hashed again (password-cache.ts)
+    return (await this.passwords.verify('admin', String(admin.id), admin.password_hash, password)) ? admin : null;
   }
 
   async changePassword(username: string, current: string, next: string, actor: Actor): Promise<void> {

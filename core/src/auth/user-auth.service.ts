@@ -4,7 +4,8 @@ import { TOKENS } from '../tokens.js';
 import { User, Role } from '../data/entities/index.js';
 import type { UserIdentity } from './credentials.js';
 import { accountRefusal, type AccessState } from '../accounts/account-access.js';
-import { burnPasswordCheck, verifyPassword } from '../accounts/password.js';
+import { burnPasswordCheck } from '../accounts/password.js';
+import { PasswordCache } from '../accounts/password-cache.js';
 import { UserService } from '../accounts/user.service.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 
@@ -22,6 +23,7 @@ export class UserAuthService {
   constructor(
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(UserService) private readonly users: UserService,
+    @inject(PasswordCache) private readonly passwords: PasswordCache,
   ) {}
 
   /** The user merged with its groups (filters, limits, expiration) without virtual folders: what login checks apply to. */
@@ -39,7 +41,8 @@ export class UserAuthService {
       await burnPasswordCheck(password);
       return null;
     }
-    return (await verifyPassword(user.password_hash, password)) ? user : null;
+    // repeated logins with the same password within auth_cache.ttl are not hashed again (accounts/password-cache.ts)
+    return (await this.passwords.verify('user', String(user.id), user.password_hash, password)) ? user : null;
   }
 
   async touchLogin(id: number): Promise<void> {

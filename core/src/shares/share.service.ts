@@ -13,7 +13,9 @@ import { ipMatcher } from '../util/ip.js';
 import type { FileSession } from '../vfs/file-session.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { FileSessions } from '../vfs/file-sessions.service.js';
-import { hashPassword, verifyPassword } from '../accounts/password.js';
+import { hashPassword } from '../accounts/password.js';
+import { PasswordCache } from '../accounts/password-cache.js';
+import { DefenderService } from '../security/defender.service.js';
 import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../events/provider-events.service.js';
 
 const DAY = 86_400_000;
@@ -62,6 +64,8 @@ export class ShareService implements EventShares {
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(ProviderEventsService) private readonly events: ProviderEventsService,
     @inject(FileSessions) private readonly sessions: FileSessions,
+    @inject(PasswordCache) private readonly passwords: PasswordCache,
+    @inject(DefenderService) private readonly defender: DefenderService,
   ) {}
 
   private em(): EntityManager {
@@ -259,7 +263,10 @@ export class ShareService implements EventShares {
     if (share.allow_from.length && !ipMatcher(share.allow_from)(ip)) throw new ForbiddenError(`the share is not accessible from ${ip}`);
     if (share.password_hash) {
       if (creds.password === undefined) throw new UnauthorizedError('this share needs a password', { scheme: 'Basic', attributes: { realm: 'Ferry share' } });
-      if (!(await verifyPassword(share.password_hash, creds.password))) {
+      // a password verified for this share (same id, same last update, same hash) within auth_cache.ttl is not hashed again
+      if (!(await this.passwords.verify('share', `${share.share_id}:${share.updated_at}`, share.password_hash, creds.password))) {
+        // a wrong share password is a failed login for the defender
+        await this.defender.addEvent(ip, 'valid', 'HTTPShare');
         throw new UnauthorizedError('invalid share password', { scheme: 'Basic', attributes: { realm: 'Ferry share' } });
       }
     }
