@@ -49,7 +49,10 @@ const self = fileURLToPath(import.meta.url);
 /** Compiles what the server loads (core, fs-local, action-fs) unless FERRY_BENCH_NO_BUILD=1. */
 function build() {
   if (process.env.FERRY_BENCH_NO_BUILD === '1') return;
-  const b = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'plugins/fs-local', 'plugins/action-fs'], { cwd: root, stdio: 'inherit' });
+  const b = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'plugins/fs-local', 'plugins/action-fs'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (b.status !== 0) {
     console.error('build failed (tsc -b plugins/fs-local plugins/action-fs)');
     process.exit(1);
@@ -64,7 +67,9 @@ async function direct(dir, chunk) {
   const cpu0 = process.cpuUsage();
   const { value: ms, peakRssMb } = await withPeakRss(async () => {
     const t0 = performance.now();
-    const message = await openpgp.createMessage({ binary: Readable.toWeb(createReadStream(path.join(dir, 'home/big.bin'), chunk ? { highWaterMark: chunk } : {})) });
+    const message = await openpgp.createMessage({
+      binary: Readable.toWeb(createReadStream(path.join(dir, 'home/big.bin'), chunk ? { highWaterMark: chunk } : {})),
+    });
     const enc = await openpgp.encrypt({ message, encryptionKeys: key, format: 'binary' });
     await pipeline(Readable.fromWeb(enc), createWriteStream(out));
     return performance.now() - t0;
@@ -144,7 +149,12 @@ mkdirSync(path.join(dir, 'data'), { recursive: true });
 makeFile(path.join(dir, 'home/big.bin'), SIZE_MB);
 {
   const openpgp = await import('openpgp');
-  const { publicKey, privateKey } = await openpgp.generateKey({ type: 'ecc', curve: 'curve25519Legacy', userIDs: [{ name: 'Bench', email: 'bench@example.com' }], format: 'armored' });
+  const { publicKey, privateKey } = await openpgp.generateKey({
+    type: 'ecc',
+    curve: 'curve25519Legacy',
+    userIDs: [{ name: 'Bench', email: 'bench@example.com' }],
+    format: 'armored',
+  });
   writeFileSync(path.join(dir, 'public.asc'), publicKey);
   writeFileSync(path.join(dir, 'private.asc'), privateKey);
 }
@@ -197,5 +207,7 @@ console.log(`ratio action/direct ${ratio.toFixed(2)}x   (aim >= 0.8x); action/di
 // CPU seconds spent by each process on the encryption: steadier than wall time on a shared machine
 const cpuRatio = best.action.cpuMbps / best.direct.cpuMbps;
 console.log(`ratio per CPU-second action/direct ${cpuRatio.toFixed(2)}x; action/direct-1m ${(best.action.cpuMbps / best['direct-1m'].cpuMbps).toFixed(2)}x`);
-console.log(`action peak RSS while encrypting ${best.action.peakRssMb.toFixed(1)} MB, decrypting ${best['action-decrypt'].peakRssMb.toFixed(1)} MB   (aim < 150 MB)`);
+console.log(
+  `action peak RSS while encrypting ${best.action.peakRssMb.toFixed(1)} MB, decrypting ${best['action-decrypt'].peakRssMb.toFixed(1)} MB   (aim < 150 MB)`,
+);
 writeResults('action-pgp', { sizeMb: SIZE_MB, rounds: ROUNDS, best, ratio, cpuRatio });

@@ -13,10 +13,7 @@ export function commonDir(paths: string[]): string {
 
 /** Waits for the entry just appended to be written into the archive (or for the archive to fail). */
 function entryWritten(zip: Archiver, failed: Promise<never>): Promise<void> {
-  return Promise.race([
-    new Promise<void>((resolve) => zip.once('entry', () => resolve())),
-    failed,
-  ]);
+  return Promise.race([new Promise<void>((resolve) => zip.once('entry', () => resolve())), failed]);
 }
 
 /**

@@ -4,7 +4,10 @@ import { MetaCondition, type MetadataCheckConfig, type MetadataCondition } from 
 
 /** `*` any run of characters, `?` one character; everything else literal; the whole value must match. */
 export function globMatch(pattern: string, value: string): boolean {
-  const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[\\s\\S]*').replace(/\?/g, '[\\s\\S]');
+  const re = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '[\\s\\S]*')
+    .replace(/\?/g, '[\\s\\S]');
   return new RegExp(`^${re}$`).test(value);
 }
 
@@ -61,10 +64,11 @@ export async function metadataCheck(r: FsRun, cfg: MetadataCheckConfig, now = Da
         if (!isFsError(err, FsErrorCode.NotSupported)) throw err;
         problems.push('the storage backend has no user metadata');
       }
-      if (meta) for (const c of cfg.metadata) {
-        const m = metaProblem(c, meta);
-        if (m) problems.push(m);
-      }
+      if (meta)
+        for (const c of cfg.metadata) {
+          const m = metaProblem(c, meta);
+          if (m) problems.push(m);
+        }
     }
     if (problems.length) failures.push(`${vp}: ${problems.join(', ')}`);
   }

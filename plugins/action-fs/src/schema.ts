@@ -115,7 +115,12 @@ const pgpSchema = Joi.object<PgpConfig>({
   mode: Joi.number().integer().valid(1, 2).required().messages({ 'any.only': '{{#label}} must be 1 (encrypt) or 2 (decrypt)' }),
   paths: Joi.array().items(keyValue).min(1).required(),
   public_keys: Joi.array()
-    .items(Joi.string().max(256 * 1024).pattern(ARMORED_PUBLIC, 'armored public key').messages({ 'string.pattern.name': '{{#label}} must be an ASCII-armored public key block' }))
+    .items(
+      Joi.string()
+        .max(256 * 1024)
+        .pattern(ARMORED_PUBLIC, 'armored public key')
+        .messages({ 'string.pattern.name': '{{#label}} must be an ASCII-armored public key block' }),
+    )
     .default([]),
   password: secretSchema,
   private_key: secretSchema,
@@ -129,7 +134,7 @@ const pgpSchema = Joi.object<PgpConfig>({
   } else {
     if (!v.private_key && !v.password) return h.message({ custom: '{{#label}}: decryption needs a private_key (with its passphrase) or a password' });
     if (v.public_keys.length) return h.message({ custom: '{{#label}}: public_keys are for encryption (mode 1)' });
-    if (v.passphrase && !v.private_key) return h.message({ custom: '{{#label}}: passphrase is the private_key\'s: set the private_key too' });
+    if (v.passphrase && !v.private_key) return h.message({ custom: "{{#label}}: passphrase is the private_key's: set the private_key too" });
   }
   return raw;
 });
@@ -185,7 +190,9 @@ const MEMBER: Record<number, keyof FsConfig> = {
 };
 
 const members: Record<string, Joi.Schema> = {
-  renames: Joi.array().items(keyValue.keys({ update_modtime: Joi.boolean().default(false) })).min(1),
+  renames: Joi.array()
+    .items(keyValue.keys({ update_modtime: Joi.boolean().default(false) }))
+    .min(1),
   deletes: paths,
   mkdirs: paths,
   exist: paths,
@@ -202,8 +209,7 @@ const keys: Record<string, Joi.Schema> = {
     .valid(...Object.keys(MEMBER).map(Number))
     .required()
     .messages({
-      'any.only':
-        '{{#label}} must be 1 (rename), 2 (delete), 3 (mkdirs), 4 (exist), 5 (compress), 6 (copy), 7 (pgp), 8 (metadata check) or 9 (decompress)',
+      'any.only': '{{#label}} must be 1 (rename), 2 (delete), 3 (mkdirs), 4 (exist), 5 (compress), 6 (copy), 7 (pgp), 8 (metadata check) or 9 (decompress)',
     }),
 };
 keys.timeout = Joi.number().integer().min(0).max(86_400).default(0);

@@ -21,7 +21,14 @@ const folder = await h.ta.inject('POST', '/api/v2/folders', {
     name: 'hang',
     filesystem: {
       provider: 1,
-      s3config: { bucket: 'never', endpoint: stalled.endpoint, region: 'us-east-1', access_key: 'k', access_secret: { status: 'Plain', payload: 's' }, force_path_style: true },
+      s3config: {
+        bucket: 'never',
+        endpoint: stalled.endpoint,
+        region: 'us-east-1',
+        access_key: 'k',
+        access_secret: { status: 'Plain', payload: 's' },
+        force_path_style: true,
+      },
     },
   },
 });

@@ -18,26 +18,48 @@ const home = await h.user(U, local, { quota_size: 30 * 1024 * 1024 });
 const run = (cfg: Record<string, unknown>) => h.run(U, { type: 9, decompress: cfg });
 /** Everything on disk under the user's home and next to it (what an escape would create). */
 const snapshot = () => {
-  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [`${path.join(d, e.name)}/`, ...walk(path.join(d, e.name))] : [path.join(d, e.name)]));
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? [`${path.join(d, e.name)}/`, ...walk(path.join(d, e.name))] : [path.join(d, e.name)],
+    );
   return walk(path.dirname(home)).sort();
 };
 
 t.test('a good archive: files, directories, mtime kept', async (t) => {
   const big = randomBytes(200_000);
-  await h.put(U, '/in/good.zip', craftZip([
-    { name: 'top.txt', data: Buffer.from('top') },
-    { name: 'dir/', unixMode: 0o040755 },
-    { name: 'dir/sub/big.bin', data: big },
-    { name: 'implicit/parent/file.txt', data: Buffer.from('made parents'), unixMode: 0o100644 },
-  ]));
+  await h.put(
+    U,
+    '/in/good.zip',
+    craftZip([
+      { name: 'top.txt', data: Buffer.from('top') },
+      { name: 'dir/', unixMode: 0o040755 },
+      { name: 'dir/sub/big.bin', data: big },
+      { name: 'implicit/parent/file.txt', data: Buffer.from('made parents'), unixMode: 0o100644 },
+    ]),
+  );
   await run({ name: '/in/good.zip', target: '/out/good' });
-  t.same(await h.tree(U, '/out/good'), ['/out/good/dir/', '/out/good/dir/sub/', '/out/good/dir/sub/big.bin', '/out/good/implicit/', '/out/good/implicit/parent/', '/out/good/implicit/parent/file.txt', '/out/good/top.txt']);
+  t.same(await h.tree(U, '/out/good'), [
+    '/out/good/dir/',
+    '/out/good/dir/sub/',
+    '/out/good/dir/sub/big.bin',
+    '/out/good/implicit/',
+    '/out/good/implicit/parent/',
+    '/out/good/implicit/parent/file.txt',
+    '/out/good/top.txt',
+  ]);
   t.same(readFileSync(path.join(home, 'out/good/dir/sub/big.bin')), big);
   t.equal(readFileSync(path.join(home, 'out/good/top.txt'), 'utf8'), 'top');
 });
 
 t.test('overwrite policy: 1 fails before writing, 2 replaces, 3 skips existing files', async (t) => {
-  await h.put(U, '/in/ow.zip', craftZip([{ name: 'a.txt', data: Buffer.from('new-a') }, { name: 'b.txt', data: Buffer.from('new-b') }]));
+  await h.put(
+    U,
+    '/in/ow.zip',
+    craftZip([
+      { name: 'a.txt', data: Buffer.from('new-a') },
+      { name: 'b.txt', data: Buffer.from('new-b') },
+    ]),
+  );
   await h.put(U, '/ow/a.txt', 'old-a');
   await t.rejects(run({ name: '/in/ow.zip', target: '/ow' }), /\/ow\/a\.txt already exists \(overwrite 1: fail\)/);
   t.notOk(existsSync(path.join(home, 'ow/b.txt')), 'nothing written');
@@ -49,23 +71,76 @@ t.test('overwrite policy: 1 fails before writing, 2 replaces, 3 skips existing f
 });
 
 const refusals: { name: string; entries: Parameters<typeof craftZip>[0]; reason: RegExp; cfg?: Record<string, unknown> }[] = [
-  { name: 'zip slip ../x', entries: [{ name: 'ok.txt', data: Buffer.from('ok') }, { name: '../x', data: Buffer.from('escaped') }], reason: /invalid relative path: \.\.\/x|escapes|'\.\.'/ },
+  {
+    name: 'zip slip ../x',
+    entries: [
+      { name: 'ok.txt', data: Buffer.from('ok') },
+      { name: '../x', data: Buffer.from('escaped') },
+    ],
+    reason: /invalid relative path: \.\.\/x|escapes|'\.\.'/,
+  },
   { name: 'zip slip deep ../../../', entries: [{ name: 'a/../../../../x', data: Buffer.from('escaped') }], reason: /invalid relative path|escapes|'\.\.'/ },
   { name: 'absolute path', entries: [{ name: '/etc/x', data: Buffer.from('abs') }], reason: /absolute path/ },
   { name: 'windows drive path', entries: [{ name: 'C:/x', data: Buffer.from('abs') }], reason: /absolute path/ },
   { name: 'backslash escape', entries: [{ name: '..\\x', data: Buffer.from('bs') }], reason: /invalid characters|'\.\.'/ },
-  { name: 'symlink entry', entries: [{ name: 'ok.txt', data: Buffer.from('ok') }, { name: 'link', data: Buffer.from('/etc/passwd'), unixMode: 0o120777 }], reason: /symbolic links are not extracted/ },
+  {
+    name: 'symlink entry',
+    entries: [
+      { name: 'ok.txt', data: Buffer.from('ok') },
+      { name: 'link', data: Buffer.from('/etc/passwd'), unixMode: 0o120777 },
+    ],
+    reason: /symbolic links are not extracted/,
+  },
   { name: 'device entry', entries: [{ name: 'dev', data: Buffer.alloc(0), unixMode: 0o020644 }], reason: /not a regular file or directory/ },
-  { name: 'duplicate names', entries: [{ name: 'a.txt', data: Buffer.from('1') }, { name: 'a.txt', data: Buffer.from('2') }], reason: /appears twice/ },
-  { name: 'file and directory of one name', entries: [{ name: 'a', data: Buffer.from('1') }, { name: 'a/b', data: Buffer.from('2') }], reason: /both a file and a directory/ },
+  {
+    name: 'duplicate names',
+    entries: [
+      { name: 'a.txt', data: Buffer.from('1') },
+      { name: 'a.txt', data: Buffer.from('2') },
+    ],
+    reason: /appears twice/,
+  },
+  {
+    name: 'file and directory of one name',
+    entries: [
+      { name: 'a', data: Buffer.from('1') },
+      { name: 'a/b', data: Buffer.from('2') },
+    ],
+    reason: /both a file and a directory/,
+  },
   { name: 'zip bomb: high ratio', entries: [{ name: 'zeros.bin', data: Buffer.alloc(20 * 1024 * 1024) }], reason: /compression ratio above max_ratio \(100\)/ },
-  { name: 'zip bomb: many entries', entries: Array.from({ length: 10_001 }, (_, i) => ({ name: `f${i}`, data: Buffer.from('x'), deflate: false })), reason: /more than max_entries \(10000\) entries/ },
-  { name: 'max_entries configured', entries: Array.from({ length: 6 }, (_, i) => ({ name: `f${i}`, data: Buffer.from('x') })), reason: /more than max_entries \(5\)/, cfg: { max_entries: 5 } },
-  { name: 'total size above max_size', entries: [{ name: 'a', data: randomBytes(3000) }, { name: 'b', data: randomBytes(3000) }], reason: /uncompressed size above max_size \(5000 bytes\)/, cfg: { max_size: 5000 } },
-  { name: 'max_ratio configured', entries: [{ name: 'z', data: Buffer.alloc(100_000) }], reason: /compression ratio above max_ratio \(5\)/, cfg: { max_ratio: 5 } },
+  {
+    name: 'zip bomb: many entries',
+    entries: Array.from({ length: 10_001 }, (_, i) => ({ name: `f${i}`, data: Buffer.from('x'), deflate: false })),
+    reason: /more than max_entries \(10000\) entries/,
+  },
+  {
+    name: 'max_entries configured',
+    entries: Array.from({ length: 6 }, (_, i) => ({ name: `f${i}`, data: Buffer.from('x') })),
+    reason: /more than max_entries \(5\)/,
+    cfg: { max_entries: 5 },
+  },
+  {
+    name: 'total size above max_size',
+    entries: [
+      { name: 'a', data: randomBytes(3000) },
+      { name: 'b', data: randomBytes(3000) },
+    ],
+    reason: /uncompressed size above max_size \(5000 bytes\)/,
+    cfg: { max_size: 5000 },
+  },
+  {
+    name: 'max_ratio configured',
+    entries: [{ name: 'z', data: Buffer.alloc(100_000) }],
+    reason: /compression ratio above max_ratio \(5\)/,
+    cfg: { max_ratio: 5 },
+  },
   {
     name: 'sizes that lie (declared small, inflates big) after a good entry',
-    entries: [{ name: 'good.txt', data: Buffer.from('good') }, { name: 'liar.bin', data: Buffer.alloc(64 * 1024, 1), declaredSize: 10 }],
+    entries: [
+      { name: 'good.txt', data: Buffer.from('good') },
+      { name: 'liar.bin', data: Buffer.alloc(64 * 1024, 1), declaredSize: 10 },
+    ],
     reason: /liar\.bin|too many bytes|uncompressed size/i,
     cfg: { max_ratio: 10_000 },
   },
@@ -85,7 +160,14 @@ for (const [i, c] of refusals.entries()) {
 
 t.test('a refusal into an existing target leaves it as it was', async (t) => {
   await h.put(U, '/keep/existing.txt', 'mine');
-  await h.put(U, '/in/slip.zip', craftZip([{ name: 'fine.txt', data: Buffer.from('x') }, { name: 'sub/../../../escape', data: Buffer.from('x') }]));
+  await h.put(
+    U,
+    '/in/slip.zip',
+    craftZip([
+      { name: 'fine.txt', data: Buffer.from('x') },
+      { name: 'sub/../../../escape', data: Buffer.from('x') },
+    ]),
+  );
   const before = snapshot();
   await t.rejects(run({ name: '/in/slip.zip', target: '/keep' }), /archive refused/);
   t.same(snapshot(), before);

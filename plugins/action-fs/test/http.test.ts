@@ -16,7 +16,8 @@ const h = await harness();
 t.teardown(() => h.close());
 const { ta, admin } = h;
 const q = encodeURIComponent;
-const post = (name: string, fs_config: unknown) => ta.inject('POST', '/api/v2/eventactions', { token: admin, payload: { name, type: 9, options: { fs_config } } });
+const post = (name: string, fs_config: unknown) =>
+  ta.inject('POST', '/api/v2/eventactions', { token: admin, payload: { name, type: 9, options: { fs_config } } });
 
 const keys = await openpgp.generateKey({ type: 'ecc', curve: 'curve25519Legacy', userIDs: [{ name: 'Ops', email: 'ops@example.com' }], format: 'armored' });
 
@@ -27,8 +28,25 @@ const valid: Record<string, Record<string, unknown>> = {
   exist: { type: 4, exist: ['{{.VirtualPath}}'] },
   compress: { type: 5, compress: { name: '/archives/{{.UID}}.zip', paths: ['/in', '/other.txt'] } },
   copy: { type: 6, copy: [{ key: '{{.VirtualPath}}', value: '/backup{{.VirtualPath}}' }] },
-  'pgp-encrypt': { type: 7, pgp: { mode: 1, paths: [{ key: '{{.VirtualPath}}', value: '/enc/{{.ObjectName}}.pgp' }], public_keys: [keys.publicKey], password: { status: 'Plain', payload: 'sym-pass' }, armor: true } },
-  'pgp-decrypt': { type: 7, pgp: { mode: 2, paths: [{ key: '/enc/a.pgp', value: '/dec/a' }], private_key: { status: 'Plain', payload: keys.privateKey }, passphrase: { status: 'Plain', payload: 'pp' } } },
+  'pgp-encrypt': {
+    type: 7,
+    pgp: {
+      mode: 1,
+      paths: [{ key: '{{.VirtualPath}}', value: '/enc/{{.ObjectName}}.pgp' }],
+      public_keys: [keys.publicKey],
+      password: { status: 'Plain', payload: 'sym-pass' },
+      armor: true,
+    },
+  },
+  'pgp-decrypt': {
+    type: 7,
+    pgp: {
+      mode: 2,
+      paths: [{ key: '/enc/a.pgp', value: '/dec/a' }],
+      private_key: { status: 'Plain', payload: keys.privateKey },
+      passphrase: { status: 'Plain', payload: 'pp' },
+    },
+  },
   'metadata-check': { type: 8, metadata_check: { paths: ['{{.VirtualPath}}'], max_size: 1000, metadata: [{ key: 'scan', value: 'clean' }] } },
   decompress: { type: 9, decompress: { name: '{{.VirtualPath}}', target: '/unzipped/{{.ObjectName}}', overwrite: 3, max_entries: 100 } },
 };
@@ -40,7 +58,15 @@ t.test('each sub-type is accepted and stored', async (t) => {
   }
   const r = await ta.inject('GET', '/api/v2/eventactions/fs-decompress', { token: admin });
   const fsc = (r.result as { options: { fs_config: Record<string, unknown> } }).options.fs_config;
-  t.same(fsc, { type: 9, timeout: 0, decompress: { name: '{{.VirtualPath}}', target: '/unzipped/{{.ObjectName}}', overwrite: 3, max_entries: 100, max_size: 1024 ** 3, max_ratio: 100 } }, 'defaults filled in, other members dropped');
+  t.same(
+    fsc,
+    {
+      type: 9,
+      timeout: 0,
+      decompress: { name: '{{.VirtualPath}}', target: '/unzipped/{{.ObjectName}}', overwrite: 3, max_entries: 100, max_size: 1024 ** 3, max_ratio: 100 },
+    },
+    'defaults filled in, other members dropped',
+  );
   const enc = await ta.inject('GET', '/api/v2/eventactions/fs-pgp-decrypt', { token: admin });
   const pgp = (enc.result as { options: { fs_config: { pgp: Record<string, { status: string; payload?: string }> } } }).options.fs_config.pgp;
   t.not(pgp.private_key!.status, 'Plain', 'the private key is stored as a secret');
@@ -62,10 +88,16 @@ t.test('bad options are 400s naming the field', async (t) => {
     [{ type: 5, compress: { paths: ['/a'] } }, /"compress\.name" is required/],
     [{ type: 7, pgp: { mode: 3, paths: [{ key: '/a', value: '/b' }] } }, /"pgp\.mode" must be 1 \(encrypt\) or 2 \(decrypt\)/],
     [{ type: 7, pgp: { mode: 1, paths: [{ key: '/a', value: '/b' }] } }, /"pgp": encryption needs public_keys, a password or both/],
-    [{ type: 7, pgp: { mode: 1, paths: [{ key: '/a', value: '/b' }], public_keys: ['not a key'] } }, /"pgp\.public_keys\[0\]" must be an ASCII-armored public key block/],
+    [
+      { type: 7, pgp: { mode: 1, paths: [{ key: '/a', value: '/b' }], public_keys: ['not a key'] } },
+      /"pgp\.public_keys\[0\]" must be an ASCII-armored public key block/,
+    ],
     [{ type: 7, pgp: { mode: 2, paths: [{ key: '/a', value: '/b' }] } }, /decryption needs a private_key \(with its passphrase\) or a password/],
     [{ type: 7, pgp: { mode: 2, paths: [{ key: '/a', value: '/b' }], password: 'plain-string' } }, /"pgp\.password" must be of type object/],
-    [{ type: 7, pgp: { mode: 2, paths: [{ key: '/a', value: '/b' }], password: { status: 'Plain', payload: 'x' }, public_keys: [keys.publicKey] } }, /public_keys are for encryption/],
+    [
+      { type: 7, pgp: { mode: 2, paths: [{ key: '/a', value: '/b' }], password: { status: 'Plain', payload: 'x' }, public_keys: [keys.publicKey] } },
+      /public_keys are for encryption/,
+    ],
     [{ type: 8, metadata_check: { paths: ['/a'] } }, /"metadata_check" has no condition/],
     [{ type: 8, metadata_check: { paths: ['/a'], min_size: 10, max_size: 5 } }, /min_size is greater than max_size/],
     [{ type: 8, metadata_check: { paths: ['/a'], metadata: [{ key: 'k', condition: 7 }] } }, /"metadata_check\.metadata\[0\]\.condition" must be 1 \(equals\)/],
@@ -87,7 +119,10 @@ t.test('rules on uploads: PGP-encrypt *.csv then delete the original; a copy-eve
   const home = await h.user('web', local, { permissions: { '/': ['*'] } });
   const token = await ta.userToken('web', 'web-password-1');
   const mk = async (name: string, fs_config: unknown) => t.equal((await post(name, fs_config)).statusCode, 201);
-  await mk('enc-csv', { type: 7, pgp: { mode: 1, paths: [{ key: '{{.VirtualPath}}', value: '/encrypted/{{.ObjectName}}.pgp' }], public_keys: [keys.publicKey] } });
+  await mk('enc-csv', {
+    type: 7,
+    pgp: { mode: 1, paths: [{ key: '{{.VirtualPath}}', value: '/encrypted/{{.ObjectName}}.pgp' }], public_keys: [keys.publicKey] },
+  });
   await mk('rm-csv', { type: 2, deletes: ['{{.VirtualPath}}'] });
   await mk('copy-all', { type: 6, copy: [{ key: '{{.VirtualPath}}', value: '/copies/{{.ObjectName}}.copy' }] });
   const rule = (name: string, actions: string[], paths: string[]) =>
@@ -114,13 +149,24 @@ t.test('rules on uploads: PGP-encrypt *.csv then delete the original; a copy-eve
   t.notOk(existsSync(path.join(home, 'in/report.csv')), 'the original is deleted');
   const enc = readFileSync(path.join(home, 'encrypted/report.csv.pgp'));
   const priv = await openpgp.readPrivateKey({ armoredKey: keys.privateKey });
-  const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: new Uint8Array(enc) }), decryptionKeys: priv, format: 'binary' });
+  const { data } = await openpgp.decrypt({
+    message: await openpgp.readMessage({ binaryMessage: new Uint8Array(enc) }),
+    decryptionKeys: priv,
+    format: 'binary',
+  });
   t.same(Buffer.from(data as Uint8Array), body, 'the encrypted file decrypts to the upload');
 
-  const up2 = await ta.inject('POST', `/api/v2/user/files/upload?path=${q('/note.txt')}`, { token, payload: 'hello', headers: { 'content-type': 'application/octet-stream' } });
+  const up2 = await ta.inject('POST', `/api/v2/user/files/upload?path=${q('/note.txt')}`, {
+    token,
+    payload: 'hello',
+    headers: { 'content-type': 'application/octet-stream' },
+  });
   t.ok(up2.statusCode < 300, `upload: ${up2.payload}`);
   await sleep(500);
   t.same(readdirSync(path.join(home, 'copies')).sort(), ['note.txt.copy', 'report.csv.copy'].filter((n) => existsSync(path.join(home, 'copies', n))).sort());
   t.ok(existsSync(path.join(home, 'copies/note.txt.copy')), 'the upload was copied');
-  t.notOk(readdirSync(path.join(home, 'copies')).some((n) => n.endsWith('.copy.copy')), 'the copy fired no upload event (no loop)');
+  t.notOk(
+    readdirSync(path.join(home, 'copies')).some((n) => n.endsWith('.copy.copy')),
+    'the copy fired no upload event (no loop)',
+  );
 });

@@ -32,7 +32,13 @@ t.test('1 rename: from/to list, parents created, update_modtime, permissions and
   await h.put(U, '/r/a.csv', 'alpha');
   await h.put(U, '/r/b.txt', 'beta');
   utimesSync(path.join(home, 'r/b.txt'), new Date('2001-01-01'), new Date('2001-01-01'));
-  await run({ type: 1, renames: [{ key: '/r/a.csv', value: '/r2/deep/a.csv' }, { key: '/r/b.txt', value: '/r/c.txt', update_modtime: true }] });
+  await run({
+    type: 1,
+    renames: [
+      { key: '/r/a.csv', value: '/r2/deep/a.csv' },
+      { key: '/r/b.txt', value: '/r/c.txt', update_modtime: true },
+    ],
+  });
   t.equal(readFileSync(path.join(home, 'r2/deep/a.csv'), 'utf8'), 'alpha');
   t.notOk(existsSync(path.join(home, 'r/a.csv')));
   t.ok(Date.now() - statSync(path.join(home, 'r/c.txt')).mtimeMs < 60_000, 'modification time updated');
@@ -86,7 +92,13 @@ t.test('6 copy: files and trees, an existing target file replaced', async (t) =>
   await h.put(U, '/k/a.txt', 'A');
   await h.put(U, '/k/t/b.txt', 'B');
   await h.put(U, '/k/dst.txt', 'old');
-  await run({ type: 6, copy: [{ key: '/k/a.txt', value: '/k/dst.txt' }, { key: '/k/t', value: '/k2/t' }] });
+  await run({
+    type: 6,
+    copy: [
+      { key: '/k/a.txt', value: '/k/dst.txt' },
+      { key: '/k/t', value: '/k2/t' },
+    ],
+  });
   t.equal(readFileSync(path.join(home, 'k/dst.txt'), 'utf8'), 'A');
   t.equal(readFileSync(path.join(home, 'k2/t/b.txt'), 'utf8'), 'B');
   t.ok(existsSync(path.join(home, 'k/a.txt')), 'the source stays');

@@ -22,15 +22,28 @@ const h = await harness();
 t.teardown(() => h.close());
 
 const PASSPHRASE = `key-pass-${randomBytes(6).toString('hex')}`;
-const alice = await openpgp.generateKey({ type: 'ecc', curve: 'curve25519Legacy', userIDs: [{ name: 'Alice', email: 'alice@example.com' }], passphrase: PASSPHRASE, format: 'armored' });
+const alice = await openpgp.generateKey({
+  type: 'ecc',
+  curve: 'curve25519Legacy',
+  userIDs: [{ name: 'Alice', email: 'alice@example.com' }],
+  passphrase: PASSPHRASE,
+  format: 'armored',
+});
 const bob = await openpgp.generateKey({ type: 'rsa', rsaBits: 2048, userIDs: [{ name: 'Bob', email: 'bob@example.com' }], format: 'armored' });
 const alicePriv = await openpgp.decryptKey({ privateKey: await openpgp.readPrivateKey({ armoredKey: alice.privateKey }), passphrase: PASSPHRASE });
 const bobPriv = await openpgp.readPrivateKey({ armoredKey: bob.privateKey });
 
 async function decryptDirect(data: Buffer, o: { key?: openpgp.PrivateKey; password?: string }): Promise<Buffer> {
   const armored = data.subarray(0, 30).toString('latin1').startsWith('-----BEGIN PGP MESSAGE');
-  const message = armored ? await openpgp.readMessage({ armoredMessage: data.toString('utf8') }) : await openpgp.readMessage({ binaryMessage: new Uint8Array(data) });
-  const { data: out } = await openpgp.decrypt({ message, format: 'binary', ...(o.key ? { decryptionKeys: o.key } : {}), ...(o.password ? { passwords: [o.password] } : {}) });
+  const message = armored
+    ? await openpgp.readMessage({ armoredMessage: data.toString('utf8') })
+    : await openpgp.readMessage({ binaryMessage: new Uint8Array(data) });
+  const { data: out } = await openpgp.decrypt({
+    message,
+    format: 'binary',
+    ...(o.key ? { decryptionKeys: o.key } : {}),
+    ...(o.password ? { passwords: [o.password] } : {}),
+  });
   return Buffer.from(out as Uint8Array);
 }
 
@@ -58,7 +71,11 @@ for (const b of backends) {
     await h.put(U, '/in/data.bin', plain);
 
     await t.test('encrypt with two public keys, binary: each private key decrypts it', async (t) => {
-      await h.run(U, { type: 7, pgp: { mode: 1, paths: [{ key: '/in/data.bin', value: '/enc/{{.ObjectName}}.pgp' }], public_keys: [alice.publicKey, bob.publicKey] } }, { event: { virtual_path: '/in/data.bin' } });
+      await h.run(
+        U,
+        { type: 7, pgp: { mode: 1, paths: [{ key: '/in/data.bin', value: '/enc/{{.ObjectName}}.pgp' }], public_keys: [alice.publicKey, bob.publicKey] } },
+        { event: { virtual_path: '/in/data.bin' } },
+      );
       const enc = await h.get(U, '/enc/data.bin.pgp');
       t.notOk(enc.includes(Buffer.from('PLAINTEXT-MARKER')), 'stored encrypted');
       t.ok(enc.length > plain.length, 'binary output');
@@ -68,7 +85,10 @@ for (const b of backends) {
 
     await t.test('encrypt with a public key and a password, armored', async (t) => {
       const pw = `pw-${randomBytes(4).toString('hex')}`;
-      await h.run(U, { type: 7, pgp: { mode: 1, paths: [{ key: '/in/data.bin', value: '/enc/data.asc' }], public_keys: [bob.publicKey], password: plainSecret(pw), armor: true } });
+      await h.run(U, {
+        type: 7,
+        pgp: { mode: 1, paths: [{ key: '/in/data.bin', value: '/enc/data.asc' }], public_keys: [bob.publicKey], password: plainSecret(pw), armor: true },
+      });
       const enc = await h.get(U, '/enc/data.asc');
       t.match(enc.subarray(0, 40).toString(), /^-----BEGIN PGP MESSAGE-----/);
       t.same(await decryptDirect(enc, { password: pw }), plain, 'the password decrypts it');
@@ -106,21 +126,41 @@ for (const b of backends) {
 
     await t.test('failures leave no target', async (t) => {
       await t.rejects(
-        h.run(U, { type: 7, pgp: { mode: 2, paths: [{ key: '/in/direct.pgp', value: '/fail/a.bin' }], private_key: plainSecret(alice.privateKey), passphrase: plainSecret('wrong') } }),
+        h.run(U, {
+          type: 7,
+          pgp: {
+            mode: 2,
+            paths: [{ key: '/in/direct.pgp', value: '/fail/a.bin' }],
+            private_key: plainSecret(alice.privateKey),
+            passphrase: plainSecret('wrong'),
+          },
+        }),
         /cannot unlock it with the passphrase/,
       );
       await t.rejects(
         h.run(U, { type: 7, pgp: { mode: 2, paths: [{ key: '/in/direct.pgp', value: '/fail/a.bin' }], private_key: plainSecret(alice.privateKey) } }),
         /protected by a passphrase and no passphrase is set/,
       );
-      await t.rejects(h.run(U, { type: 7, pgp: { mode: 2, paths: [{ key: '/in/sym.pgp', value: '/fail/b.bin' }], password: plainSecret('wrong-password') } }), /pgp decrypt \/in\/sym\.pgp -> \/fail\/b\.bin/);
-      await t.rejects(h.run(U, { type: 7, pgp: { mode: 2, paths: [{ key: '/in/data.bin', value: '/fail/c.bin' }], password: plainSecret('x') } }), /pgp decrypt/);
+      await t.rejects(
+        h.run(U, { type: 7, pgp: { mode: 2, paths: [{ key: '/in/sym.pgp', value: '/fail/b.bin' }], password: plainSecret('wrong-password') } }),
+        /pgp decrypt \/in\/sym\.pgp -> \/fail\/b\.bin/,
+      );
+      await t.rejects(
+        h.run(U, { type: 7, pgp: { mode: 2, paths: [{ key: '/in/data.bin', value: '/fail/c.bin' }], password: plainSecret('x') } }),
+        /pgp decrypt/,
+      );
       // a flipped byte deep in the data: the integrity check at the end fails the stream, the write is aborted
       const tampered = await h.get(U, '/rt/data.pgp');
       tampered[tampered.length - 5000] ^= 0xff;
       await h.put(U, '/in/tampered.pgp', tampered);
-      await t.rejects(h.run(U, { type: 7, pgp: { mode: 2, paths: [{ key: '/in/tampered.pgp', value: '/fail/d.bin' }], private_key: plainSecret(bob.privateKey) } }), /pgp decrypt/);
-      await t.rejects(h.run(U, { type: 7, pgp: { mode: 1, paths: [{ key: '/in/missing', value: '/fail/e.pgp' }], public_keys: [bob.publicKey] } }), /no such file/);
+      await t.rejects(
+        h.run(U, { type: 7, pgp: { mode: 2, paths: [{ key: '/in/tampered.pgp', value: '/fail/d.bin' }], private_key: plainSecret(bob.privateKey) } }),
+        /pgp decrypt/,
+      );
+      await t.rejects(
+        h.run(U, { type: 7, pgp: { mode: 1, paths: [{ key: '/in/missing', value: '/fail/e.pgp' }], public_keys: [bob.publicKey] } }),
+        /no such file/,
+      );
       t.same(await h.tree(U, '/fail'), [], 'nothing written under /fail');
     });
   });

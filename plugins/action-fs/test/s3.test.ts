@@ -31,7 +31,12 @@ t.test('metadata check on S3', { skip: s3Up ? false : `s3rver is not listening o
   });
   t.teardown(() => client.destroy());
   await client.send(
-    new PutObjectCommand({ Bucket: 'ferry-test', Key: `${prefix}scan/report.pdf`, Body: Buffer.alloc(2048, 1), Metadata: { 'scan-status': 'clean', owner: 'finance-team' } }),
+    new PutObjectCommand({
+      Bucket: 'ferry-test',
+      Key: `${prefix}scan/report.pdf`,
+      Body: Buffer.alloc(2048, 1),
+      Metadata: { 'scan-status': 'clean', owner: 'finance-team' },
+    }),
   );
   const check = (cfg: Record<string, unknown>) => h.run('meta-s3', { type: 8, metadata_check: { paths: ['/scan/report.pdf'], ...cfg } });
 
@@ -61,7 +66,10 @@ t.test('metadata check on S3', { skip: s3Up ? false : `s3rver is not listening o
     /metadata check failed: \/scan\/report\.pdf: metadata "scan-status" is "clean", not "infected", metadata "owner" \("finance-team"\) does not match "hr-\*", metadata "quarantine" is absent, metadata "owner" is present, metadata "scan-status" is "clean"$/,
   );
   await t.rejects(check({ max_size: 100, min_age: 3600 }), /size 2048 is above max_size 100, modified \d+s ago, less than min_age 3600s/);
-  await t.rejects(h.run('meta-s3', { type: 8, metadata_check: { paths: ['/scan/none.pdf'], metadata: [{ key: 'x', condition: 3 }] } }), /\/scan\/none\.pdf: does not exist/);
+  await t.rejects(
+    h.run('meta-s3', { type: 8, metadata_check: { paths: ['/scan/none.pdf'], metadata: [{ key: 'x', condition: 3 }] } }),
+    /\/scan\/none\.pdf: does not exist/,
+  );
 });
 
 t.test('sub-types 1-6 and 9 on S3 (flat key space, server-side copy)', { skip: s3Up ? false : `s3rver is not listening on ${S3_ENDPOINT}` }, async (t) => {
@@ -75,10 +83,22 @@ t.test('sub-types 1-6 and 9 on S3 (flat key space, server-side copy)', { skip: s
   await h.put(U, '/a/sub/two.txt', 'two');
   await h.run(U, { type: 3, mkdirs: ['/m/n'] });
   t.ok(await h.exists(U, '/m/n'), 'mkdirs');
-  await h.run(U, { type: 6, copy: [{ key: '/a', value: '/b' }, { key: '/a/one.txt', value: '/c/one-copy.txt' }] });
+  await h.run(U, {
+    type: 6,
+    copy: [
+      { key: '/a', value: '/b' },
+      { key: '/a/one.txt', value: '/c/one-copy.txt' },
+    ],
+  });
   t.same(await h.tree(U, '/b'), ['/b/one.txt', '/b/sub/', '/b/sub/two.txt'], 'a tree copied');
   t.equal((await h.get(U, '/c/one-copy.txt')).toString(), 'one');
-  await h.run(U, { type: 1, renames: [{ key: '/b', value: '/moved/b' }, { key: '/c/one-copy.txt', value: '/c/renamed.txt', update_modtime: true }] });
+  await h.run(U, {
+    type: 1,
+    renames: [
+      { key: '/b', value: '/moved/b' },
+      { key: '/c/one-copy.txt', value: '/c/renamed.txt', update_modtime: true },
+    ],
+  });
   t.same(await h.tree(U, '/moved'), ['/moved/b/', '/moved/b/one.txt', '/moved/b/sub/', '/moved/b/sub/two.txt']);
   t.notOk(await h.exists(U, '/b/one.txt'));
   await h.run(U, { type: 4, exist: ['/moved/b/sub/two.txt', '/c/renamed.txt'] });
@@ -89,7 +109,14 @@ t.test('sub-types 1-6 and 9 on S3 (flat key space, server-side copy)', { skip: s
   await h.put(U, '/in/x.zip', craftZip([{ name: 'd/e.txt', data: Buffer.from('e') }]));
   await h.run(U, { type: 9, decompress: { name: '/in/x.zip', target: '/x' } });
   t.equal((await h.get(U, '/x/d/e.txt')).toString(), 'e');
-  await h.put(U, '/in/slip.zip', craftZip([{ name: 'ok', data: Buffer.from('1') }, { name: '../../out', data: Buffer.from('2') }]));
+  await h.put(
+    U,
+    '/in/slip.zip',
+    craftZip([
+      { name: 'ok', data: Buffer.from('1') },
+      { name: '../../out', data: Buffer.from('2') },
+    ]),
+  );
   await t.rejects(h.run(U, { type: 9, decompress: { name: '/in/slip.zip', target: '/slip' } }), /archive refused/);
   t.notOk(await h.exists(U, '/slip'));
   t.notOk(await h.exists(U, '/out'));
