@@ -1,6 +1,7 @@
 /**
- * Regenerates the initial migration of each dialect from the entity
- * metadata (core/src/data/migrations/<dialect>/initial.ts). Only valid before
+ * Regenerates the initial migration of each dialect from the core's entity
+ * metadata (core/src/data/migrations/<dialect>/initial.ts); plugins bring their
+ * own migrations (PluginContext.registerEntities, core/src/data/plugin-entities.ts). Only valid before
  * the first release; later schema changes get their own migration files.
  *
  *   npm run db:generate -w @ferry/core
@@ -9,7 +10,6 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openOrm, type Dialect } from '../src/data/orm.js';
-import { pluginEntities } from '../src/data/plugin-entities.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -22,7 +22,7 @@ function splitStatements(sql: string): string[] {
 }
 
 async function generate(dialect: Dialect, url?: string): Promise<void> {
-  const orm = await openOrm({ driver: dialect, sqlitePath: ':memory:', url, entities: await pluginEntities() });
+  const orm = await openOrm({ driver: dialect, sqlitePath: ':memory:', url });
   const sql = await orm.getSchemaGenerator().getCreateSchemaSQL({ wrap: false });
   await orm.close(true);
   const statements = splitStatements(sql);

@@ -26,6 +26,8 @@ import type { FsHooks } from './events/fs-hooks.js';
 import type { SecretsService } from './secrets/secret.js';
 import { eventServicesLifecycle } from './event-manager/register.js';
 import { QuotaScanService } from './vfs/quota-scan.service.js';
+import { installPluginEntities } from './data/plugin-entities.js';
+import type { EventSearchRegistry } from './events/event-search.registry.js';
 
 export interface AppOptions {
   config: FerryConfig;
@@ -111,6 +113,7 @@ export async function createApp(o: AppOptions): Promise<App> {
     const secrets = new LocalSecretsService(masterKey(config));
     const container = buildContainer({ config, logger, orm, secrets, instanceId });
     const registry = container.resolve<PluginRegistry>(TOKENS.Plugins);
+    const stopHooks: { plugin: string; fn: () => void | Promise<void> }[] = [];
     const plugins = await loadPlugins({
       entries: config.plugins,
       baseDir: o.baseDir ?? process.cwd(),
@@ -126,6 +129,9 @@ export async function createApp(o: AppOptions): Promise<App> {
         secrets: container.resolve<SecretsService>(TOKENS.Secrets),
         host: pluginHost(<T>(token: symbol) => container.resolve<T>(token)),
         core: { get: <T>(token: symbol) => container.resolve<T>(token) },
+        registerEntities: (def) => installPluginEntities(orm, config.data_provider.driver, name, def, logger),
+        registerEventSearch: (search) => container.resolve<EventSearchRegistry>(TOKENS.EventSearch).register(name, search),
+        onStop: (fn) => stopHooks.push({ plugin: name, fn }),
       }),
     });
     await ensureFirstAdmin(container, config, logger);
@@ -155,6 +161,13 @@ export async function createApp(o: AppOptions): Promise<App> {
         await eventServicesLifecycle.detach(container).catch((err) => logger.error({ err }, 'event manager stop failed'));
         // running quota scans use plugin filesystems and the database: stop them first
         await container.resolve(QuotaScanService).stop().catch((err) => logger.error({ err }, 'quota scans stop failed'));
+        for (const h of [...stopHooks].reverse()) {
+          try {
+            await h.fn();
+          } catch (err) {
+            logger.error({ err, plugin: h.plugin }, 'plugin stop hook failed');
+          }
+        }
         for (const p of [...plugins].reverse()) {
           try {
             await p.teardown?.();

@@ -16,6 +16,10 @@ export const TOKENS = {
   EventManager: Symbol.for('ferry.EventManager'),
   EventScheduler: Symbol.for('ferry.EventScheduler'),
   EventRecorder: Symbol.for('ferry.EventRecorder'),
+  /** EventSearchRegistry: the event store a plugin registered (event search routes, event reports). */
+  EventSearch: Symbol.for('ferry.EventSearch'),
+  /** EventHistoryService: the events event reports read (the store when configured, else the recorder). */
+  EventHistory: Symbol.for('ferry.EventHistory'),
   RetentionChecks: Symbol.for('ferry.RetentionChecks'),
   Mailer: Symbol.for('ferry.Mailer'),
   LogRotator: Symbol.for('ferry.LogRotator'),

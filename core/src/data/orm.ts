@@ -54,7 +54,12 @@ export function ormOptionsFromConfig(cfg: FerryConfig): OrmOptions {
 
 async function migrationsFor(dialect: Dialect): Promise<{ name: string; class: new (...a: any[]) => Migration }[]> {
   const mod = dialect === 'sqlite' ? await import('./migrations/sqlite/index.js') : await import('./migrations/postgresql/index.js');
-  return mod.statements.map((m: { name: string; statements: string[] }) => ({
+  return migrationClasses(mod.statements);
+}
+
+/** MikroORM migrations from named lists of SQL statements. */
+export function migrationClasses(list: { name: string; statements: string[] }[]): { name: string; class: new (...a: any[]) => Migration }[] {
+  return list.map((m) => ({
     name: m.name,
     class: class extends Migration {
       override async up(): Promise<void> {

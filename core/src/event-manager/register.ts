@@ -9,6 +9,8 @@ import { LogRotator } from '../ops/log-rotator.js';
 import { FsFactory } from '../vfs/fs-factory.js';
 import { DbEventAccounts } from './accounts.js';
 import { UserFilesService } from '../vfs/user-files.js';
+import { EventSearchRegistry } from '../events/event-search.registry.js';
+import { EventHistoryService } from './event-history.js';
 
 /**
  * Registers the event manager's per-app singletons (by class and by token)
@@ -22,6 +24,8 @@ export function registerEventServices(c: DependencyContainer): void {
   single(TOKENS.EventManager, EventManager);
   single(TOKENS.EventScheduler, EventScheduler);
   single(TOKENS.EventRecorder, EventRecorder);
+  c.registerInstance(TOKENS.EventSearch, new EventSearchRegistry());
+  single(TOKENS.EventHistory, EventHistoryService);
   single(TOKENS.RetentionChecks, RetentionChecks);
   single(TOKENS.Mailer, Mailer);
   c.register(TOKENS.LogRotator, { useClass: LogRotator });
@@ -39,7 +43,8 @@ export function registerEventServices(c: DependencyContainer): void {
  */
 export const eventServicesLifecycle = {
   attach(c: DependencyContainer): void {
-    c.resolve(EventRecorder).start();
+    // with a persistent event store (event-search plugin) reports read it: no in-memory copy
+    if (!c.resolve<EventSearchRegistry>(TOKENS.EventSearch).configured) c.resolve(EventRecorder).start();
     c.resolve(EventManager).start();
   },
   startScheduler(c: DependencyContainer): void {

@@ -6,6 +6,8 @@ import type { FsHooks } from '../events/fs-hooks.js';
 import type { ActionTypeDef } from '../events/action.contract.js';
 import type { Fs, FsCapabilities, FsScope } from '../fs/fs.contract.js';
 import type { SecretsService } from '../secrets/secret.js';
+import type { EventSearch } from '../sdk/event-search.js';
+import type { PluginDatabase, PluginEntitiesDef } from '../data/plugin-entities.js';
 
 /** Plugin-API major versions this core accepts. */
 export const PLUGIN_API_VERSION = 1;
@@ -56,6 +58,26 @@ export interface PluginContext {
   readonly secrets: SecretsService;
   registerFsProvider(def: FsProviderDef<any>): void;
   registerActionType(def: ActionTypeDef<any>): void;
+  /**
+   * Makes the plugin's MikroORM entities known to the core database and runs
+   * its pending migrations (the list for the database's dialect); resolves
+   * with access to the database. Call it from register().
+   */
+  registerEntities(def: PluginEntitiesDef): Promise<PluginDatabase>;
+  /**
+   * Registers the persistent event store the core serves GET
+   * /api/v2/events/fs|provider|logs from and event reports read. At most one
+   * plugin may register one.
+   */
+  registerEventSearch(search: EventSearch): void;
+  /**
+   * Runs `fn` when this app stops: after the HTTP servers and the event
+   * manager stopped (no new events), before the plugins' teardown and before
+   * the database closes. Hooks run in reverse order of registration; a
+   * failure is logged. Unlike `teardown`, the hook belongs to this app, so
+   * several apps in one process (tests, cluster simulations) stay apart.
+   */
+  onStop(fn: () => void | Promise<void>): void;
   /**
    * The core services a plugin may use (accounts, shares, mail, log
    * rotation, retention, event history, backup), typed and resolved on

@@ -1,5 +1,6 @@
 import type { EventAccounts, EventShares } from '../event-manager/accounts.js';
-import type { RecordedEvents, RecordedKind } from '../event-manager/recorder.js';
+import type { RecordedKind } from '../event-manager/recorder.js';
+import type { HistoryEvent } from '../event-manager/event-history.js';
 import type { FolderRetention } from '../event-manager/retention-checks.js';
 import type { MailMessage, MailResult } from '../ops/mailer.js';
 import type { RotateResult } from '../ops/log-rotator.js';
@@ -29,9 +30,16 @@ export interface RetentionTracker {
   begin(username: string, folders: FolderRetention[]): () => void;
 }
 
-/** Events this node recorded (timestamps in Unix nanoseconds, inclusive bounds). */
+/**
+ * Recorded events for reports (timestamps in Unix nanoseconds, inclusive
+ * bounds), oldest first: from the event-search store when the
+ * @ferry/events-search plugin is loaded (every node's events, kept across
+ * restarts), otherwise this node's in-memory recorder
+ * (event_manager.recorder_size newest per kind, lost on restart).
+ */
 export interface EventHistory {
-  query<K extends RecordedKind>(kind: K, startNs: number, endNs: number): RecordedEvents[K];
+  readonly source: 'store' | 'memory';
+  events<K extends RecordedKind>(kind: K, startNs: number, endNs: number): AsyncIterable<HistoryEvent<K>>;
 }
 
 /** The server's backup (the dumpdata route's): every section, or a file in the backups directory. */
@@ -81,7 +89,7 @@ export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
     mail: TOKENS.Mailer,
     logs: TOKENS.LogRotator,
     retention: TOKENS.RetentionChecks,
-    eventHistory: TOKENS.EventRecorder,
+    eventHistory: TOKENS.EventHistory,
     backup: TOKENS.Backup,
     files: TOKENS.UserFiles,
   };

@@ -9,3 +9,6 @@ export * from './signals.js';
 export * from './range-reader.js';
 export * from './host.js';
 export * from './lazy-module.js';
+export * from './event-search.js';
+export type { PluginDatabase, PluginEntitiesDef, PluginMigration } from '../data/plugin-entities.js';
+export { redactSecrets } from '../secrets/redact.js';

@@ -56,23 +56,26 @@ export function csvCell(v: unknown): string {
 const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, '').slice(0, 15);
 const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
 
-/** Writes the CSV of the recorded events of one kind; returns the number of rows. */
-async function writeCsv(file: string, kind: RecordedKind, events: Record<string, unknown>[]): Promise<number> {
+/** Writes the CSV of the recorded events of one kind, as they come; returns the number of rows. */
+async function writeCsv(file: string, kind: RecordedKind, events: AsyncIterable<object>): Promise<number> {
   const out = createWriteStream(file, { mode: 0o600 });
   const write = async (line: string) => {
     if (!out.write(line)) await once(out, 'drain');
   };
+  let rows = 0;
   try {
     await write(COLUMNS[kind].join(',') + '\r\n');
-    for (const e of events) {
+    for await (const event of events) {
+      const e = event as Record<string, unknown>;
       const row = COLUMNS[kind].map((c) => (c === 'timestamp' ? new Date(Math.floor(Number(e.timestamp) / 1_000_000)).toISOString() : e[c]));
       await write(row.map(csvCell).join(',') + '\r\n');
+      rows++;
     }
   } finally {
     out.end();
   }
   await finished(out);
-  return events.length;
+  return rows;
 }
 
 /** Zips `files` (local paths) under their base names into `zipPath`. */
@@ -90,9 +93,10 @@ async function writeZip(zipPath: string, files: string[]): Promise<void> {
  * this node during the `hours` before the rule fired, written to the
  * reports directory and exposed as `.EventReports`: with `compress` ONE zip
  * holding a CSV per selected kind (a single file to attach), otherwise one
- * CSV per kind. Events come from the core's in-memory recorder
- * (event_manager.recorder_size most recent per kind, this node only, lost on
- * restart): Ferry does not persist events in its database.
+ * CSV per kind. Events come from PluginHost.eventHistory: the events every
+ * node recorded in the database when @ferry/events-search is loaded (the
+ * default configuration), otherwise this node's in-memory recorder
+ * (event_manager.recorder_size most recent per kind, lost on restart).
  */
 export function eventReportAction(s: PluginHost, reportsDir: () => string): ActionTypeDef<{ hours: number; event_types: RecordedKind[]; compress: boolean }> {
   return {
@@ -117,7 +121,7 @@ export function eventReportAction(s: PluginHost, reportsDir: () => string): Acti
         const csvs: { path: string; file: EventReportFile }[] = [];
         try {
           for (const kind of o.event_types) {
-            const events = s.eventHistory.query(kind, start.getTime() * 1_000_000, endNs) as unknown as Record<string, unknown>[];
+            const events = s.eventHistory.events(kind, start.getTime() * 1_000_000, endNs);
             const name = o.compress ? `${kind}.csv` : `${base}-${kind}.csv`;
             const csvPath = path.join(work, name);
             csvs.push({ path: csvPath, file: { Type: kind, Name: name, Rows: await writeCsv(csvPath, kind, events) } });

@@ -1,0 +1,39 @@
+import type { PluginMigration } from '@ferry/core';
+
+/**
+ * The plugin's tables (run by the core through registerEntities, recorded in
+ * ferry_migrations). New columns or indexes get a new migration, never an
+ * edit of a released one. PostgreSQL ids use the "C" collation so they
+ * compare byte by byte, as in SQLite.
+ */
+const sqlite: PluginMigration[] = [
+  {
+    name: 'Migration20261125180000_events_search',
+    statements: [
+      "create table `events_fs` (`id` text not null primary key, `action` text not null, `username` text not null default '', `fs_path` text not null default '', `fs_target_path` text not null default '', `virtual_path` text not null default '', `virtual_target_path` text not null default '', `ssh_cmd` text not null default '', `file_size` integer not null default 0, `elapsed` integer not null default 0, `status` integer not null default 0, `protocol` text not null default '', `ip` text not null default '', `session_id` text not null default '', `fs_provider` integer not null default 0, `bucket` text not null default '', `endpoint` text not null default '', `open_flags` text not null default '', `role` text not null default '', `instance_id` text not null default '') without rowid;",
+      'create index `events_fs_username_id_index` on `events_fs` (`username`, `id`);',
+      "create table `events_provider` (`id` text not null primary key, `action` text not null, `username` text not null default '', `ip` text not null default '', `object_type` text not null default '', `object_name` text not null default '', `object_data` text not null default '', `role` text not null default '', `instance_id` text not null default '') without rowid;",
+      'create index `events_provider_username_id_index` on `events_provider` (`username`, `id`);',
+      'create index `events_provider_object_name_id_index` on `events_provider` (`object_name`, `id`);',
+      "create table `events_log` (`id` text not null primary key, `event` integer not null default 0, `protocol` text not null default '', `username` text not null default '', `ip` text not null default '', `message` text not null default '', `role` text not null default '', `instance_id` text not null default '') without rowid;",
+      'create index `events_log_username_id_index` on `events_log` (`username`, `id`);',
+    ],
+  },
+];
+
+const postgresql: PluginMigration[] = [
+  {
+    name: 'Migration20261125180000_events_search',
+    statements: [
+      `create table "events_fs" ("id" varchar(32) collate "C" not null, "action" text not null, "username" text not null default '', "fs_path" text not null default '', "fs_target_path" text not null default '', "virtual_path" text not null default '', "virtual_target_path" text not null default '', "ssh_cmd" text not null default '', "file_size" bigint not null default 0, "elapsed" bigint not null default 0, "status" integer not null default 0, "protocol" text not null default '', "ip" text not null default '', "session_id" text not null default '', "fs_provider" integer not null default 0, "bucket" text not null default '', "endpoint" text not null default '', "open_flags" text not null default '', "role" text not null default '', "instance_id" text not null default '', constraint "events_fs_pkey" primary key ("id"));`,
+      'create index "events_fs_username_id_index" on "events_fs" ("username", "id");',
+      `create table "events_provider" ("id" varchar(32) collate "C" not null, "action" text not null, "username" text not null default '', "ip" text not null default '', "object_type" text not null default '', "object_name" text not null default '', "object_data" text not null default '', "role" text not null default '', "instance_id" text not null default '', constraint "events_provider_pkey" primary key ("id"));`,
+      'create index "events_provider_username_id_index" on "events_provider" ("username", "id");',
+      'create index "events_provider_object_name_id_index" on "events_provider" ("object_name", "id");',
+      `create table "events_log" ("id" varchar(32) collate "C" not null, "event" integer not null default 0, "protocol" text not null default '', "username" text not null default '', "ip" text not null default '', "message" text not null default '', "role" text not null default '', "instance_id" text not null default '', constraint "events_log_pkey" primary key ("id"));`,
+      'create index "events_log_username_id_index" on "events_log" ("username", "id");',
+    ],
+  },
+];
+
+export const migrations = { sqlite, postgresql };
