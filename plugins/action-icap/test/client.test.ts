@@ -70,11 +70,19 @@ t.test('c-icap', async (t) => {
     t.equal(r.outcome, 'blocked');
   });
 
-  t.test('echo: a body inside the preview (ieof) gets 204; a 200 echoing the message unchanged is clean', async (t) => {
+  t.test('echo: 204, and a 200 echoing the message unchanged, are both clean', async (t) => {
     const ep = parseIcapUrl(cIcap('echo'));
-    t.same((await agent.scan(ep, req('/a.txt', Buffer.from('small')), 5000)).outcome, 'clean');
-    const big = await agent.scan(ep, req('/b.bin', () => pieces(200_000), { size: 200_000 }), 5000);
-    t.equal(big.outcome, 'clean');
+    // c-icap's echo answers 204 and 200 (the message sent back as it came) in turn
+    const seen = new Set<string>();
+    for (let i = 0; i < 4; i++) {
+      const small = await agent.scan(ep, req('/a.txt', Buffer.from('small')), 5000);
+      const big = await agent.scan(ep, req('/b.bin', () => pieces(200_000), { size: 200_000 }), 5000);
+      for (const r of [small, big]) {
+        t.equal(r.outcome, 'clean');
+        if (r.outcome === 'clean') seen.add(r.echoed ? 'unchanged 200' : '204');
+      }
+    }
+    t.same([...seen].sort(), ['204', 'unchanged 200'], 'both answers met');
     // srv_clamav streams big bodies back with 200 (its "percent data" mode): unchanged, so clean
     const r = await agent.scan(parseIcapUrl(cIcap('srv_clamav')), req('/c.bin', () => pieces(3 << 20), { size: 3 << 20, contentType: 'application/octet-stream' }), 10_000);
     t.same(r.outcome, 'clean');
