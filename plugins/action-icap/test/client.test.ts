@@ -176,6 +176,15 @@ t.test('tiny ICAP server', async (t) => {
     t.ok(tiny.connections - c0 >= 3, `a closed connection is not reused (${tiny.connections - c0} new)`);
   });
 
+  t.test('a block answered before the body is taken: the rest is not sent, nothing hangs', async (t) => {
+    const t0 = Date.now();
+    const n = 32 * 1024 * 1024;
+    const r = await agent.scan(ep('early'), req('/big.bin', () => pieces(n), { size: n }), 10_000);
+    t.match(r, { outcome: 'blocked', threat: 'Tiny.Early' });
+    t.ok(Date.now() - t0 < 3000, `answered in ${Date.now() - t0} ms`);
+    t.equal((await agent.scan(ep('continue'), req('/after.txt', Buffer.from('next')), 5000)).outcome, 'clean', 'the next scan gets a sound connection');
+  });
+
   t.test('errors', async (t) => {
     await t.rejects(agent.scan(ep('error'), req('/e', Buffer.from('e')), 5000), { name: 'IcapServiceError', status: 500 });
     await t.rejects(agent.scan(ep('nomethod'), req('/e', Buffer.from('e')), 5000), /does not support RESPMOD/);

@@ -146,8 +146,9 @@ export async function exchange(conn: IcapConnection, ep: IcapEndpoint, req: Scan
     // a body still being sent after the final answer leaves the connection out of step
     return { result, reusable: sentAll && inStep && !closes(res.headers) };
   } catch (err) {
-    // the sender's own error (a backend read failure) says more than the socket's
-    if (sending) await sending.catch((e: Error) => (err = e));
+    // a body still being sent would wait for a service that stopped reading: end the connection
+    // (a backend read failure already failed it with its own error, which the reads then threw)
+    if (!sentAll) conn.fail(err as Error);
     throw err;
   } finally {
     body.destroy();
@@ -185,7 +186,7 @@ async function interpret(
   const hasBody = bodyPart.name === 'res-body' || bodyPart.name === 'req-body';
   if (hasBlockHeader(res.headers) || httpStatus === 403) {
     if (hasBody) for await (const piece of conn.readChunked()) void piece;
-    await sending();
+    // a service may block before it has the whole body: then the rest is not sent (the connection is not reused)
     const threats = threatNames(res.headers);
     const threat = threats[0] ?? (httpStatus === 403 ? 'HTTP 403 from the ICAP service' : 'unnamed threat');
     return { result: { outcome: 'blocked', threat, threats, httpStatus, istag }, inStep: true };

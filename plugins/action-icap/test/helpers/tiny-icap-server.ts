@@ -11,6 +11,7 @@
  *   /close      like /continue but answers with Connection: close
  *   /error      500 Server Error
  *   /silent     reads the request and never answers
+ *   /early      blocks right after the request head, without reading the body
  *   /nomethod   OPTIONS lists REQMOD only
  * OPTIONS answers Methods, Preview (8 on /continue and /close, none elsewhere),
  * Allow: 204, ISTag, Options-TTL and Max-Connections (2).
@@ -146,6 +147,12 @@ async function serve(sock: net.Socket, rd: Reader, requests: TinyRequest[]): Pro
     await rd.exact(bodyOffset);
     const req: TinyRequest = { method: method!, service, headers, body: Buffer.alloc(0), ieof: false };
     requests.push(req);
+    if (service === 'early') {
+      // a verdict before the body, then nothing more is read
+      sock.pause();
+      sock.write(httpAnswer('403 Forbidden', Buffer.from('early'), ['X-Infection-Found: Type=0; Resolution=2; Threat=Tiny.Early;']));
+      return;
+    }
     const first = await rd.chunked();
     req.body = first.data;
     req.ieof = first.ieof;
