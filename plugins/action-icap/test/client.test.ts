@@ -185,6 +185,16 @@ t.test('tiny ICAP server', async (t) => {
     t.equal((await agent.scan(ep('continue'), req('/after.txt', Buffer.from('next')), 5000)).outcome, 'clean', 'the next scan gets a sound connection');
   });
 
+  t.test('a kept-alive connection the server closed is retried once on a new one', async (t) => {
+    const a = newAgent(1);
+    t.teardown(() => a.pool.close());
+    t.equal((await a.scan(ep('flaky'), req('/1.txt', Buffer.from('one')), 5000)).outcome, 'clean');
+    const before = tiny.connections;
+    t.equal((await a.scan(ep('flaky'), req('/2.txt', Buffer.from('two')), 5000)).outcome, 'clean', 'the second scan succeeds');
+    t.equal(tiny.connections - before, 1, 'on a new connection');
+    t.equal(tiny.requests.filter((r) => r.service === 'flaky').at(-1)!.body.toString(), 'two', 'with the whole body again');
+  });
+
   t.test('errors', async (t) => {
     await t.rejects(agent.scan(ep('error'), req('/e', Buffer.from('e')), 5000), { name: 'IcapServiceError', status: 500 });
     await t.rejects(agent.scan(ep('nomethod'), req('/e', Buffer.from('e')), 5000), /does not support RESPMOD/);

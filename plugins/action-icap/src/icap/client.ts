@@ -1,4 +1,4 @@
-import type { IcapConnection } from './connection.js';
+import { IcapTimeoutError, type IcapConnection } from './connection.js';
 import type { IcapEndpoint } from './endpoint.js';
 import type { IcapPool } from './pool.js';
 import { closes, drainEncapsulated, exchange, hostHeader, IcapServiceError, readResponse, type ScanRequest, type ScanResult } from './exchange.js';
@@ -94,17 +94,25 @@ export class IcapAgent {
     signal: AbortSignal | undefined,
     fn: (conn: IcapConnection) => Promise<{ result: T; reusable: boolean }>,
   ): Promise<T> {
-    const conn = await this.pool.acquire(ep.host, ep.port, timeoutMs, signal);
-    const onAbort = () => conn.fail(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let reusable = false;
-    try {
-      const out = await fn(conn);
-      reusable = out.reusable;
-      return out.result;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      this.pool.release(conn, reusable);
+    for (let attempt = 0; ; attempt++) {
+      const conn = await this.pool.acquire(ep.host, ep.port, timeoutMs, signal, attempt > 0);
+      const reused = conn.served > 0;
+      const receivedBefore = conn.received;
+      const onAbort = () => conn.fail(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      let reusable = false;
+      try {
+        const out = await fn(conn);
+        reusable = out.reusable;
+        return out.result;
+      } catch (err) {
+        // a kept-alive connection the server closed meanwhile fails before any answer: once more on a new one
+        const stale = reused && conn.received === receivedBefore && !signal?.aborted && !(err instanceof IcapTimeoutError);
+        if (!stale || attempt > 0) throw err;
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        this.pool.release(conn, reusable);
+      }
     }
   }
 

@@ -28,6 +28,8 @@ export class IcapConnection {
   private wake: (() => void) | undefined;
   /** Requests served on this connection (for the pool and tests). */
   served = 0;
+  /** Bytes received so far. */
+  received = 0;
 
   private constructor(
     readonly socket: net.Socket,
@@ -35,6 +37,7 @@ export class IcapConnection {
     private timeoutMs: number,
   ) {
     socket.on('data', (d: Buffer) => {
+      this.received += d.length;
       this.bufs.push(d);
       this.buffered += d.length;
       if (this.buffered >= HIGH_WATER) socket.pause();
@@ -206,10 +209,8 @@ export class IcapConnection {
       const cleanup = () => {
         this.socket.removeListener('drain', check);
         this.socket.removeListener('close', check);
-        clearInterval(poll);
       };
-      // a failure (timeout) destroys the socket: 'close' wakes us; poll as a last resort
-      const poll = setInterval(() => this.failure && check(), 250);
+      // a failure (the timeout included) destroys the socket: 'close' wakes us
       this.socket.once('drain', check);
       this.socket.once('close', check);
     });

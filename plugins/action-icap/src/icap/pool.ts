@@ -52,10 +52,18 @@ export class IcapPool {
     return this.servers.get(`${host}:${port}`)?.open ?? 0;
   }
 
-  async acquire(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<IcapConnection> {
+  /** A connection to host:port: an idle one unless `fresh`, a new one while under the limit, else the next one released. */
+  async acquire(host: string, port: number, timeoutMs: number, signal?: AbortSignal, fresh = false): Promise<IcapConnection> {
     if (this.closed) throw new Error('the ICAP connection pool is closed');
     const s = this.server(`${host}:${port}`);
-    while (s.idle.length) {
+    if (fresh && s.idle.length && s.open >= s.limit) {
+      // make room: an idle connection gives its slot to the new one
+      const { conn, timer } = s.idle.shift()!;
+      clearTimeout(timer);
+      s.open--;
+      conn.destroy();
+    }
+    while (!fresh && s.idle.length) {
       const { conn, timer } = s.idle.pop()!;
       clearTimeout(timer);
       if (conn.usable) {

@@ -12,6 +12,7 @@
  *   /error      500 Server Error
  *   /silent     reads the request and never answers
  *   /early      blocks right after the request head, without reading the body
+ *   /flaky      204 for the first request of a connection; closes it at the next one
  *   /nomethod   OPTIONS lists REQMOD only
  * OPTIONS answers Methods, Preview (8 on /continue and /close, none elsewhere),
  * Allow: 204, ISTag, Options-TTL and Max-Connections (2).
@@ -127,6 +128,7 @@ export async function startTinyIcapServer(): Promise<TinyIcapServer> {
 }
 
 async function serve(sock: net.Socket, rd: Reader, requests: TinyRequest[]): Promise<void> {
+  let modifications = 0;
   for (;;) {
     const head = await rd.until('\r\n\r\n');
     const [start, ...lines] = head.split('\r\n');
@@ -147,6 +149,11 @@ async function serve(sock: net.Socket, rd: Reader, requests: TinyRequest[]): Pro
     await rd.exact(bodyOffset);
     const req: TinyRequest = { method: method!, service, headers, body: Buffer.alloc(0), ieof: false };
     requests.push(req);
+    if (service === 'flaky' && modifications++ > 0) {
+      // a kept-alive connection closed by the server just as the client reuses it
+      sock.destroy();
+      return;
+    }
     if (service === 'early') {
       // a verdict before the body, then nothing more is read
       sock.pause();
@@ -181,6 +188,7 @@ async function serve(sock: net.Socket, rd: Reader, requests: TinyRequest[]): Pro
         sock.write(httpAnswer('403 Forbidden', Buffer.from('<html>policy</html>'), []));
         break;
       case 'continue':
+      case 'flaky':
         sock.write('ICAP/1.0 204 No Content\r\nISTag: "tiny-1"\r\n\r\n');
         break;
       case 'close':
