@@ -25,6 +25,7 @@ import type { EventBus } from './events/event-bus.js';
 import type { FsHooks } from './events/fs-hooks.js';
 import type { SecretsService } from './secrets/secret.js';
 import { eventServicesLifecycle } from './event-manager/register.js';
+import { PasswordResetService } from './auth/password-reset.service.js';
 import { QuotaScanService } from './vfs/quota-scan.service.js';
 import { installPluginEntities } from './data/plugin-entities.js';
 import type { EventSearchRegistry } from './events/event-search.registry.js';
@@ -158,6 +159,8 @@ export async function createApp(o: AppOptions): Promise<App> {
         if (stopped) return;
         stopped = true;
         for (const s of servers) await s.stop({ timeout: 5000 });
+        // forgot-password codes being mailed finish first (at most a few seconds), the mailer closes with the event services
+        await container.resolve(PasswordResetService).stop();
         await eventServicesLifecycle.detach(container).catch((err) => logger.error({ err }, 'event manager stop failed'));
         // running quota scans use plugin filesystems and the database: stop them first
         await container.resolve(QuotaScanService).stop().catch((err) => logger.error({ err }, 'quota scans stop failed'));

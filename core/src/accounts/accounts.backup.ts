@@ -1,4 +1,6 @@
 import { InvalidError } from '../errors.js';
+import { TOKENS } from '../tokens.js';
+import { isSecret, type Secret, type SecretsService } from '../secrets/secret.js';
 import Joi from 'joi';
 import { inject, injectable } from 'tsyringe';
 import { Admin, AdminGroup, ApiKey, Folder, Group, Role, User } from '../data/entities/index.js';
@@ -26,7 +28,29 @@ export class AccountBackupSections implements BackupSectionSource {
     @inject(UserService) private readonly users: UserService,
     @inject(GroupService) private readonly groups: GroupService,
     @inject(FolderService) private readonly folders: FolderService,
+    @inject(TOKENS.Secrets) private readonly secrets: SecretsService,
   ) {}
+
+  /**
+   * 2FA material of a restored account as stored: a TOTP secret or recovery
+   * code given in clear (`{"status": "Plain"}`, e.g. a hand-written backup)
+   * is encrypted like the enrolment does; encrypted ones are kept as they are.
+   */
+  private async sealTwoFactor(filters: Record<string, unknown>, aad: string): Promise<void> {
+    const totp = filters.totp_config as { secret?: Secret } | undefined;
+    if (totp && isSecret(totp.secret) && totp.secret.status === 'Plain') {
+      const plain = (totp.secret.payload ?? '').trim().toUpperCase();
+      // base32 of at least 80 bits (16 characters), as the enrolment requires
+      if (!/^[A-Z2-7]{16,}=*$/.test(plain)) throw new InvalidError('"filters.totp_config.secret" must be a base32 TOTP secret of at least 80 bits');
+      filters.totp_config = { ...totp, secret: await this.secrets.encrypt(plain, aad) };
+    }
+    const codes = filters.recovery_codes as { secret?: Secret; used?: boolean }[] | undefined;
+    if (Array.isArray(codes)) {
+      filters.recovery_codes = await Promise.all(
+        codes.map(async (c) => (isSecret(c.secret) && c.secret.status === 'Plain' ? { ...c, secret: await this.secrets.encrypt(c.secret.payload ?? '', aad) } : c)),
+      );
+    }
+  }
 
   sections(): BackupSection<any>[] {
     return [this.roles(), this.folderSection(), this.groupSection(), this.userSection(), this.admins(), this.apiKeys()];
@@ -140,7 +164,11 @@ export class AccountBackupSections implements BackupSectionSource {
           const ex = existing.get(v.username) ?? null;
           if (ctx.mode === 1 && ex) out.push({ name: v.username, keep: true, data: item as Obj });
           else {
-            const prepared = await named('users', i, v.username, () => this.users.prepare(v, ex, { lookup: ctx.lookup, caller: null, restore: true }));
+            const prepared = await named('users', i, v.username, async () => {
+              const p = await this.users.prepare(v, ex, { lookup: ctx.lookup, caller: null, restore: true });
+              if (p.fields.filters) await this.sealTwoFactor(p.fields.filters, `user:${v.username}`);
+              return p;
+            });
             out.push({ name: v.username, prepared, data: item as Obj });
           }
         }
@@ -221,6 +249,7 @@ export class AccountBackupSections implements BackupSectionSource {
             if (!hash && !ex?.password_hash && !v.filters.disable_password_auth) {
               throw new InvalidError('"password" is required unless password login is disabled (filters.disable_password_auth)');
             }
+            await this.sealTwoFactor(v.filters as Record<string, unknown>, `admin:${v.username}`);
             return { ...v, password_hash: hash };
           });
           out.push({ name: v.username, prepared, data: item as Obj });

@@ -94,6 +94,13 @@ export class PasswordResetService {
     while (this.pending.size) await Promise.allSettled([...this.pending]);
   }
 
+  /** App stop: waits for the mails being sent, at most `ms` (a stuck mail server must not hold the shutdown). */
+  async stop(ms = 5000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.idle(), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+  }
+
   /** Why no code is mailed for this request, or the account and its address. */
   private async target(kind: AccountKind, username: string, since: number): Promise<{ refusal: string } | { id: number; email: string }> {
     const em = this.orm.em.fork();
