@@ -107,12 +107,15 @@ class IcapRun {
         if (this.ctx.signal.aborted) throw new Error('aborted: the server is stopping');
         const out: IcapScanOutput = { Username: username, Path: raw, Outcome: 'failed', Threat: '', Disposition: 'kept', QuarantineFile: '', Error: '', Size: 0 };
         this.results.push(out);
+        let source: Source | undefined;
         try {
           out.Path = normalizeVirtualPath(raw);
-          const source = await this.source(username, out.Path, async () => (storage ??= await this.deps.host.files.open(username)));
+          source = await this.source(username, out.Path, async () => (storage ??= await this.deps.host.files.open(username)));
           out.Size = source.size;
           await this.scanOne(out, source);
         } catch (err) {
+          // a pending upload the action fails on is refused by the core: it never becomes visible
+          if (source?.pending) out.Disposition = 'rejected';
           out.Error ||= (err as Error).message;
           this.errors.push(out.Error.startsWith(`${out.Path}:`) ? out.Error : `${out.Path}: ${out.Error}`);
         }

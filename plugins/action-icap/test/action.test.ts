@@ -212,6 +212,12 @@ t.test('before publish: a blocked upload is refused and never visible; fail-open
   t.equal((await upload('/gate/ok.txt', 'fine')).statusCode, 201);
   t.equal(readFileSync(path.join(home, 'gate/ok.txt'), 'utf8'), 'fine');
 
+  await setup('gate1', { endpoint: cIcap('avscan'), block_action: 1 }, { execute_before_file_publish: true });
+  t.equal((await upload('/gate1/eicar.com', EICAR)).statusCode, 403, 'block_action ignore: refused all the same before publish');
+  t.notOk(existsSync(path.join(home, 'gate1/eicar.com')));
+  await mgr.idle();
+  t.match(reports('gate1'), [/^blocked\|Eicar.*\|rejected $/], 'reported as rejected, nothing quarantined');
+
   const port = await deadPort();
   await setup('open', { endpoint: `icap://127.0.0.1:${port}/x`, failure_policy: 1 }, { execute_before_file_publish: true });
   t.equal((await upload('/open/x.txt', 'unscanned')).statusCode, 201, 'the service is down: the upload goes through');
