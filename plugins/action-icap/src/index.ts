@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { definePlugin, packageInfo } from '@ferry/core';
 import { pluginConfigSchema, type IcapPluginConfig } from './config.schema.js';
@@ -30,8 +30,10 @@ export default definePlugin<IcapPluginConfig>({
   configSchema: pluginConfigSchema,
   register(ctx, config) {
     const quarantineDir = config.quarantine_dir ? path.resolve(ctx.dataDir, config.quarantine_dir) : path.join(ctx.dataDir, 'icap-quarantine');
-    // adapted content waits here until it is applied: beside the quarantine, so moving it there is a rename
+    // adapted content waits here until it is applied: beside the quarantine, so moving it there is a rename;
+    // what a stopped process left there is removed
     const spoolDir = path.join(quarantineDir, '.spool');
+    rmSync(spoolDir, { recursive: true, force: true });
     mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
     const agent = new IcapAgent(new IcapPool({ maxConnections: config.max_connections, idleMs: config.idle_timeout * 1000 }), {
       userAgent: `Ferry-ICAP/${pkg.version}`,
