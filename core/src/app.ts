@@ -8,7 +8,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { DependencyContainer } from 'tsyringe';
 import { TOKENS } from './tokens.js';
 import type { FerryConfig } from './config/schema.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, trackLogLevel, type Logger } from './logger.js';
 import { migrate, openOrm, ormOptionsFromConfig } from './data/orm.js';
 import { LocalSecretsService } from './secrets/local-secrets.js';
 import { buildContainer } from './container.js';
@@ -27,6 +27,7 @@ import type { SecretsService } from './secrets/secret.js';
 import { eventServicesLifecycle } from './event-manager/register.js';
 import { PasswordResetService } from './auth/password-reset.service.js';
 import { QuotaScanService } from './vfs/quota-scan.service.js';
+import { UsageService } from './ops/usage.service.js';
 import { installPluginEntities } from './data/plugin-entities.js';
 import type { EventSearchRegistry } from './events/event-search.registry.js';
 
@@ -104,6 +105,8 @@ async function ensureFirstAdmin(c: DependencyContainer, config: FerryConfig, log
 export async function createApp(o: AppOptions): Promise<App> {
   const config = o.config;
   const logger = o.logger ?? createLogger({ level: config.log.level, file: config.log.file });
+  // the log level can change at run time (PUT /api/v2/logs/level): follow the children created from here on
+  trackLogLevel(logger);
   mkdirSync(config.common.data_dir, { recursive: true });
   mkdirSync(config.common.temp_dir, { recursive: true });
   const orm = await openOrm({ ...ormOptionsFromConfig(config), logger });
@@ -137,6 +140,8 @@ export async function createApp(o: AppOptions): Promise<App> {
     });
     await ensureFirstAdmin(container, config, logger);
     eventServicesLifecycle.attach(container);
+    // daily transfer counters of GET /api/v2/saas/usage
+    container.resolve(UsageService).start();
     const routes = [...coreRoutes, ...(o.routes ?? [])];
     const servers: Hapi.Server[] = [];
     for (const b of config.httpd.bindings) {
@@ -162,6 +167,7 @@ export async function createApp(o: AppOptions): Promise<App> {
         // forgot-password codes being mailed finish first (at most a few seconds), the mailer closes with the event services
         await container.resolve(PasswordResetService).stop();
         await eventServicesLifecycle.detach(container).catch((err) => logger.error({ err }, 'event manager stop failed'));
+        await container.resolve(UsageService).stop();
         // running quota scans use plugin filesystems and the database: stop them first
         await container.resolve(QuotaScanService).stop().catch((err) => logger.error({ err }, 'quota scans stop failed'));
         for (const h of [...stopHooks].reverse()) {

@@ -57,3 +57,44 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
+
+/** Levels an admin may set at run time (GET/PUT /api/v2/logs/level, docs/operations.md). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Children of each tracked root logger (pino children keep the level they were created with). */
+const trees = new WeakMap<Logger, Set<WeakRef<Logger>>>();
+
+/**
+ * Follows every child (and grandchild) created from `root` from now on, so
+ * that setLogLevel reaches the loggers of components created at start-up.
+ * Idempotent; call it before the children are created.
+ */
+export function trackLogLevel(root: Logger): void {
+  if (trees.has(root)) return;
+  const children = new Set<WeakRef<Logger>>();
+  trees.set(root, children);
+  const previous = root.onChild;
+  // pino children are created with Object.create(parent): they inherit onChild, so grandchildren are tracked too
+  root.onChild = (child: Logger) => {
+    previous?.call(root, child);
+    children.add(new WeakRef(child));
+    if (children.size % 1024 === 0) for (const r of children) if (!r.deref()) children.delete(r);
+  };
+}
+
+/** The level of `root` now. */
+export function logLevelOf(root: Logger): LogLevel {
+  return root.level as LogLevel;
+}
+
+/** Sets the level of `root` and of every child tracked by trackLogLevel; returns the previous level. */
+export function setLogLevel(root: Logger, level: LogLevel): LogLevel {
+  const previous = logLevelOf(root);
+  root.level = level;
+  for (const r of trees.get(root) ?? []) {
+    const child = r.deref();
+    if (child) child.level = level;
+  }
+  return previous;
+}

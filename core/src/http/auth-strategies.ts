@@ -20,6 +20,34 @@ import type { Admin, User } from '../data/entities/index.js';
 import { basicCredentialsProblem } from '../auth/basic-header.js';
 import { stringProblem } from '../util/well-formed.js';
 import { AccountStatus } from '../accounts/account-numbers.js';
+import { isDatabaseUnavailable } from '../data/db-errors.js';
+
+/**
+ * Admin tokens this node verified against the database, until they expire
+ * (bounded): routes marked `whileDatabaseDown` accept them when the database
+ * cannot be asked, so an admin can see that it is down (GET /status).
+ */
+class KnownAdmins {
+  private static readonly MAX = 1000;
+  private readonly byJti = new Map<string, { credentials: AdminCredentials; exp: number }>();
+
+  remember(jti: string, credentials: AdminCredentials, exp: number | undefined): void {
+    if (!exp) return;
+    this.byJti.delete(jti);
+    this.byJti.set(jti, { credentials, exp });
+    if (this.byJti.size > KnownAdmins.MAX) this.byJti.delete(this.byJti.keys().next().value!);
+  }
+
+  get(jti: string): AdminCredentials | undefined {
+    const e = this.byJti.get(jti);
+    if (!e) return undefined;
+    if (e.exp * 1000 <= Date.now()) {
+      this.byJti.delete(jti);
+      return undefined;
+    }
+    return e.credentials;
+  }
+}
 
 export const ADMIN_AUTH = { strategies: ['jwt-admin', 'apikey-admin'] };
 export const ADMIN_BEARER_ONLY = { strategies: ['jwt-admin'] };
@@ -139,6 +167,28 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   });
 
   const key = await tokens.signingKey();
+  const lastKnownAdmins = new KnownAdmins();
+  type TokenCheck = { isValid: false; errorMessage?: string } | { isValid: true; credentials: AdminCredentials | UserCredentials };
+  const validateToken = async (aud: TokenAudience, decoded: TokenClaims, request: Request): Promise<TokenCheck> => {
+    // a signed token is still input: its strings never reach a query unless well formed
+    if (typeof decoded.sub !== 'string' || stringProblem(decoded.sub) || stringProblem(decoded.jti)) return { isValid: false };
+    if (await tokens.isRevoked(decoded.jti)) return { isValid: false, errorMessage: 'the token has been revoked' };
+    const ip = clientIp(request);
+    if (aud === 'admin') {
+      const admin = await admins.findByUsername(decoded.sub);
+      if (!admin || admin.id !== decoded.uid || admin.status !== AccountStatus.Enabled) return { isValid: false };
+      if (!adminAllowedFrom(admin, ip)) return { isValid: false, errorMessage: `access from ${ip} is not allowed` };
+      if (issuedBeforeRevocation(decoded, admin.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
+      const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), jti: decoded.jti, exp: decoded.exp, ...mfaSetup('admin', admin.filters) };
+      return { isValid: true, credentials };
+    }
+    const user = await users.findByUsername(decoded.sub);
+    const view = user && user.id === decoded.uid ? await users.loginView(user) : null;
+    if (!user || !view || loginRefusal(view, ip)) return { isValid: false };
+    if (issuedBeforeRevocation(decoded, user.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
+    const credentials: UserCredentials = { kind: 'user', user: users.identity(user), jti: decoded.jti, exp: decoded.exp, ...mfaSetup('user', user.filters, view.filters) };
+    return { isValid: true, credentials };
+  };
   const jwtStrategy = (aud: TokenAudience) => ({
     key,
     tokenType: 'Bearer',
@@ -156,24 +206,16 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     },
     validate: async (decoded: TokenClaims, request: Request) => {
       if (decoded.aud !== aud || typeof decoded.jti !== 'string') return { isValid: false };
-      // a signed token is still input: its strings never reach a query unless well formed
-      if (typeof decoded.sub !== 'string' || stringProblem(decoded.sub) || stringProblem(decoded.jti)) return { isValid: false };
-      if (await tokens.isRevoked(decoded.jti)) return { isValid: false, errorMessage: 'the token has been revoked' };
-      const ip = clientIp(request);
-      if (aud === 'admin') {
-        const admin = await admins.findByUsername(decoded.sub);
-        if (!admin || admin.id !== decoded.uid || admin.status !== AccountStatus.Enabled) return { isValid: false };
-        if (!adminAllowedFrom(admin, ip)) return { isValid: false, errorMessage: `access from ${ip} is not allowed` };
-        if (issuedBeforeRevocation(decoded, admin.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
-        const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), jti: decoded.jti, exp: decoded.exp, ...mfaSetup('admin', admin.filters) };
-        return { isValid: true, credentials };
+      try {
+        const r = await validateToken(aud, decoded, request);
+        if (r.isValid && r.credentials.kind === 'admin') lastKnownAdmins.remember(decoded.jti, r.credentials, decoded.exp);
+        return r;
+      } catch (err) {
+        // routes that must answer while the database is down (GET /status) accept a token this node verified before
+        const known = request.route.settings.plugins?.ferry?.whileDatabaseDown && isDatabaseUnavailable(err) ? lastKnownAdmins.get(decoded.jti) : undefined;
+        if (known) return { isValid: true, credentials: known };
+        throw err;
       }
-      const user = await users.findByUsername(decoded.sub);
-      const view = user && user.id === decoded.uid ? await users.loginView(user) : null;
-      if (!user || !view || loginRefusal(view, ip)) return { isValid: false };
-      if (issuedBeforeRevocation(decoded, user.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
-      const credentials: UserCredentials = { kind: 'user', user: users.identity(user), jti: decoded.jti, exp: decoded.exp, ...mfaSetup('user', user.filters, view.filters) };
-      return { isValid: true, credentials };
     },
   });
   server.auth.strategy('jwt-admin', 'jwt', jwtStrategy('admin'));

@@ -21,6 +21,8 @@ import { registerInputCheck } from './input-check.js';
 export interface FerryRouteOptions {
   /** Admin permission(s) required ('any' for every authenticated admin). Default for admin routes: '*'. */
   permission?: AdminPermission | AdminPermission[] | 'any';
+  /** Accept an admin token this node verified before when the database cannot be asked (GET /status). */
+  whileDatabaseDown?: boolean;
   /** Open to an account that must set up two-factor authentication and has not yet (the TOTP setup and logout routes). */
   mfaSetup?: boolean;
 }

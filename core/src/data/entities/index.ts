@@ -9,6 +9,7 @@ import { FolderSchema } from './folder.entity.js';
 import { EventActionSchema, EventRuleActionSchema, EventRuleSchema } from './event.entity.js';
 import { IpListEntrySchema } from './ip-list.entity.js';
 import { DefenderEventSchema, DefenderHostSchema } from './defender.entity.js';
+import { TransferUsageSchema } from './usage.entity.js';
 import { PasswordResetCodeSchema } from './password-reset.entity.js';
 import {
   AdminGroupSchema,
@@ -28,6 +29,7 @@ export * from './mappings.entity.js';
 export * from './event.entity.js';
 export * from './ip-list.entity.js';
 export * from './defender.entity.js';
+export * from './usage.entity.js';
 export * from './password-reset.entity.js';
 export * from './share.entity.js';
 
@@ -53,5 +55,6 @@ export const coreEntities = [
   ShareSchema,
   DefenderHostSchema,
   DefenderEventSchema,
+  TransferUsageSchema,
   PasswordResetCodeSchema,
 ];

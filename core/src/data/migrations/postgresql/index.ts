@@ -101,4 +101,12 @@ export const statements: { name: string; statements: string[] }[] = [
       "create index \"password_reset_codes_ip_created_at_index\" on \"password_reset_codes\" (\"ip\", \"created_at\");",
     ],
   },
+  {
+    // daily transfer counters per user for GET /api/v2/saas/usage (ops/usage.service.ts)
+    name: 'Migration20261125190000_transfer_usage',
+    statements: [
+      "create table \"transfer_usage\" (\"username\" varchar(255) not null, \"day\" varchar(10) not null, \"upload_bytes\" bigint not null default 0, \"download_bytes\" bigint not null default 0, \"uploads\" int not null default 0, \"downloads\" int not null default 0, constraint \"transfer_usage_pkey\" primary key (\"username\", \"day\"));",
+      "create index \"transfer_usage_day_index\" on \"transfer_usage\" (\"day\");"
+    ],
+  },
 ];

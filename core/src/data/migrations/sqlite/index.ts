@@ -86,4 +86,12 @@ export const statements: { name: string; statements: string[] }[] = [
       "create index `password_reset_codes_ip_created_at_index` on `password_reset_codes` (`ip`, `created_at`);",
     ],
   },
+  {
+    // daily transfer counters per user for GET /api/v2/saas/usage (ops/usage.service.ts)
+    name: 'Migration20261125190000_transfer_usage',
+    statements: [
+      "create table `transfer_usage` (`username` text not null, `day` text not null, `upload_bytes` bigint not null default 0, `download_bytes` bigint not null default 0, `uploads` integer not null default 0, `downloads` integer not null default 0, primary key (`username`, `day`));",
+      "create index `transfer_usage_day_index` on `transfer_usage` (`day`);"
+    ],
+  },
 ];
