@@ -1,3 +1,4 @@
+import { LENIENT_INPUT } from '../util/lenient.js';
 import { InvalidError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
@@ -121,7 +122,7 @@ export class FilesystemConfigService {
     }
 
     // 2. the plugin validates its options
-    const { value, error } = def.optionsSchema.validate(raw, { abortEarly: true, errors: { wrap: { label: '"' } } });
+    const { value, error } = def.optionsSchema.validate(raw, { abortEarly: true, errors: { wrap: { label: '"' } }, ...LENIENT_INPUT });
     if (error) throw new InvalidError(`${label}: ${error.message}`);
     const cfg = (value ?? {}) as Obj;
 

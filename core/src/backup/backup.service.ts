@@ -1,3 +1,4 @@
+import { dropNullMembers } from '../util/lenient.js';
 import { InvalidError } from '../errors.js';
 import path from 'node:path';
 import crypto from 'node:crypto';
@@ -133,7 +134,8 @@ export class BackupService {
       throw err;
     }
     try {
-      return JSON.parse(text);
+      // a backup file is read as a request body is: null members are absent (util/lenient.ts)
+      return dropNullMembers(JSON.parse(text));
     } catch (err) {
       throw new InvalidError(`"input-file": backup file "${name}" is not valid JSON: ${(err as Error).message}`);
     }
@@ -144,18 +146,21 @@ export class BackupService {
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new InvalidError('the backup must be a BackupData object');
     const data = raw as BackupData;
     const sections: BackupSection<unknown>[] = [];
+    const ignored: string[] = [];
     for (const [key, value] of Object.entries(data)) {
       if (key === 'version') {
         if (value !== undefined && (!Number.isInteger(value) || (value as number) < 0)) throw new InvalidError('"version" must be a non-negative integer');
         continue;
       }
       const sec = this.registry.byKey(key);
-      if (value === null || value === undefined) continue;
-      if (!Array.isArray(value)) throw new InvalidError(`"${key}" must be an array`);
       if (!sec) {
-        if (value.length) throw new InvalidError(`"${key}": restoring this kind of object is not supported by this server`);
+        // a member of another revision of BackupData (or a section of a plugin not loaded here):
+        // dropped, as unknown members of any request are (util/lenient.ts), and named in the log
+        if (value !== null && value !== undefined) ignored.push(key);
         continue;
       }
+      if (value === null || value === undefined) continue;
+      if (!Array.isArray(value)) throw new InvalidError(`"${key}" must be an array`);
       const names = sec.names(value);
       const seen = new Set<string>();
       for (const [i, n] of names.entries()) {
@@ -165,6 +170,7 @@ export class BackupService {
       sections.push(sec);
     }
     sections.sort((a, b) => a.order - b.order);
+    if (ignored.length) this.logger.warn({ ignored }, 'loaddata: members this server does not know were left out of the restore');
 
     // 1. validate everything, write nothing
     const em = this.orm.em.fork();

@@ -1,3 +1,4 @@
+import { LENIENT_INPUT } from '../util/lenient.js';
 import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/core';
 import { DomainError, ErrorKind, InvalidError } from '../errors.js';
@@ -83,7 +84,7 @@ export const BACKUP_SECTIONS = Symbol.for('ferry.BackupSections');
 
 /** Validates one backup object with an API schema in restore mode; the 400 names the object. */
 export function validateItem<T>(key: string, i: number, item: unknown, schema: Joi.Schema, name: string | undefined): T {
-  const { value, error } = schema.validate(item, { context: { restore: true }, abortEarly: true, errors: { wrap: { label: '"' } } });
+  const { value, error } = schema.validate(item, { context: { restore: true }, abortEarly: true, errors: { wrap: { label: '"' } }, ...LENIENT_INPUT });
   if (error) throw new InvalidError(`${key}[${i}]${name ? ` "${name}"` : ''}: ${error.message}`);
   return value as T;
 }

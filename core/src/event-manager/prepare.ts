@@ -1,3 +1,4 @@
+import { LENIENT_INPUT } from '../util/lenient.js';
 import type { ActionContext, ActionTypeDef } from '../events/action.contract.js';
 import type { Logger } from '../logger.js';
 import { isSecret, type Secret } from '../secrets/secret.js';
@@ -20,7 +21,7 @@ type Obj = Record<string, unknown>;
  */
 export function validateActionOptions(def: ActionTypeDef<any>, sub: Obj): Obj {
   if (!def.optionsSchema) return sub;
-  const { value, error } = def.optionsSchema.validate(sub, { convert: true, abortEarly: true });
+  const { value, error } = def.optionsSchema.validate(sub, { convert: true, abortEarly: true, ...LENIENT_INPUT });
   if (error) throw new Error(`options.${def.optionsKey ?? ''}: ${error.message}`);
   return value as Obj;
 }

@@ -16,6 +16,7 @@ import { registerRateLimits } from './rate-limit.js';
 import type { EventBus } from '../events/event-bus.js';
 import { CertificateReloader, tlsBindingFiles } from './tls.js';
 import { registerInputCheck } from './input-check.js';
+import { dropNullMembers, droppedMembers, LENIENT_INPUT } from '../util/lenient.js';
 
 /** Per-route options Ferry reads from `options.plugins.ferry`. */
 export interface FerryRouteOptions {
@@ -80,7 +81,7 @@ export async function createHttpServer(
     app: { binding },
     router: { stripTrailingSlash: true },
     routes: {
-      validate: { failAction: validationFailAction, options: { abortEarly: true, errors: { wrap: { label: '"' } } } },
+      validate: { failAction: validationFailAction, options: { abortEarly: true, errors: { wrap: { label: '"' } }, ...LENIENT_INPUT } },
       payload: { maxBytes: config.httpd.max_request_size, failAction: 'error' },
       response: { emptyStatusCode: 200 },
       security: { noSniff: true, xframe: true, hsts: false, referrer: 'no-referrer' },
@@ -123,6 +124,26 @@ export async function createHttpServer(
   await registerAuth(server, c);
   // NUL and lone surrogates in params, query and payload: 400 before validation and handlers
   registerInputCheck(server);
+
+  // Lenient input (util/lenient.ts): a null member is an absent one; members the route's schema
+  // does not know are stripped by its validation (LENIENT_INPUT) and named in the debug log.
+  const debug = () => logger.isLevelEnabled?.('debug') ?? false;
+  server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
+    const p = request.payload;
+    if (p !== null && typeof p === 'object' && !Buffer.isBuffer(p) && typeof (p as { pipe?: unknown }).pipe !== 'function') {
+      dropNullMembers(p);
+      if (debug()) (request.plugins as Record<string, unknown>).ferryRawPayload = structuredClone(p);
+    }
+    return h.continue;
+  });
+  server.ext('onPreHandler', (request: Request, h: ResponseToolkit) => {
+    const raw = (request.plugins as Record<string, unknown>).ferryRawPayload;
+    if (raw !== undefined) {
+      const dropped = droppedMembers(raw, request.payload);
+      if (dropped.length) logger.debug({ reqId: request.info.id, path: request.path, dropped }, 'unknown members dropped from the request body');
+    }
+    return h.continue;
+  });
 
   server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
     const creds = request.auth.credentials as unknown as FerryCredentials | null;
