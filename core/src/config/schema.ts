@@ -74,6 +74,8 @@ export interface FerryConfig {
   rate_limit: RateLimitConfig;
   /** Caches that spare repeated password hashing (shares, TUS chunks, token requests). */
   auth_cache: AuthCacheConfig;
+  /** One-time codes of email-restricted shares (shares/share-codes.service.ts, docs/shares.md). */
+  share_codes: ShareCodesConfig;
 }
 
 /** Requests a rate limit applies to: the REST API, the token routes, the public share routes and TUS uploads. */
@@ -96,6 +98,15 @@ export interface RateLimitScopeConfig {
 export interface RateLimitConfig extends Record<RateLimitScope, RateLimitScopeConfig> {
   /** Hosts remembered per scope by the per-host limiters (least recently seen forgotten first). */
   max_hosts: number;
+}
+
+export interface ShareCodesConfig {
+  /** Minutes a mailed code stays valid. */
+  code_lifetime: number;
+  /** Live codes per share and address; further requests mail nothing. */
+  max_codes: number;
+  /** Wrong codes tried for an address before its live codes are void. */
+  max_attempts: number;
 }
 
 export interface AuthCacheConfig {
@@ -360,5 +371,10 @@ export const configSchema = Joi.object<FerryConfig>({
   auth_cache: Joi.object({
     ttl: Joi.number().integer().min(0).max(3600).default(60),
     max_entries: Joi.number().integer().min(1).max(1_000_000).default(10000),
+  }).default(),
+  share_codes: Joi.object({
+    code_lifetime: Joi.number().integer().min(1).max(1440).default(15),
+    max_codes: Joi.number().integer().min(1).max(100).default(3),
+    max_attempts: Joi.number().integer().min(1).max(100).default(5),
   }).default(),
 });

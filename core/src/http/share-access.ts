@@ -10,14 +10,20 @@ import { ShareService, type ShareCredentials } from '../shares/share.service.js'
 import type { FileSession } from '../vfs/file-session.js';
 import { openFileSession } from './user-session.js';
 
-/** The password of an HTTP basic Authorization header (the user name is not checked). */
+/**
+ * The credentials of a public share request: HTTP basic (the password, or an
+ * allowed address and its one-time code) or a share token (Bearer).
+ */
 export function basicCredentials(request: Request): ShareCredentials {
   const h = request.headers.authorization;
-  const m = typeof h === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(h) : null;
+  if (typeof h !== 'string') return {};
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  if (bearer) return { bearer: bearer[1]! };
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(h);
   if (!m) return {};
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  return colon < 0 ? {} : { password: decoded.slice(colon + 1) };
+  return colon < 0 ? {} : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
 /** A path sent to a public share route, inside the share's directory (relative to it whether or not it starts with a separator). */

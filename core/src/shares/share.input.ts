@@ -10,6 +10,12 @@ export type ShareScope = (typeof ShareScope)[keyof typeof ShareScope];
 /** What a share answers in place of its password hash when it has a password. */
 export const REDACTED_PASSWORD = '[**redacted**]';
 
+/** An address of an email-restricted share (compared in lower case). */
+export const shareEmail = Joi.string().trim().lowercase().max(254).email({ tlds: false, ignoreLength: true });
+
+/** POST /shares/{id}/codes: the address a one-time code is asked for. */
+export const shareCodeRequest = Joi.object({ email: shareEmail.required() });
+
 /** Share ids: URL-safe, as generated (22 base64url characters) or restored. */
 export const shareId = Joi.string().pattern(/^[A-Za-z0-9_-]{1,64}$/, 'share id');
 
@@ -33,6 +39,7 @@ export const shareInput = Joi.object({
   password: Joi.string().allow('').max(1024).default(''),
   max_tokens: Joi.number().integer().min(0).max(2147483647).default(0),
   allow_from: Joi.array().items(ipOrNet).max(1000).default([]),
+  emails: Joi.array().items(shareEmail).max(100).unique().default([]),
 });
 
 export interface ShareInput {
@@ -44,6 +51,8 @@ export interface ShareInput {
   password: string;
   max_tokens: number;
   allow_from: string[];
+  /** Email-restricted share: addresses that may get a one-time code by mail (lower case); empty: none. */
+  emails: string[];
 }
 
 /** Query of the public share routes. */

@@ -16,6 +16,7 @@ import { FileSessions } from '../vfs/file-sessions.service.js';
 import { hashPassword } from '../accounts/password.js';
 import { PasswordCache } from '../accounts/password-cache.js';
 import { DefenderService } from '../security/defender.service.js';
+import { ShareCodesService } from './share-codes.service.js';
 import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../events/provider-events.service.js';
 
 const DAY = 86_400_000;
@@ -47,9 +48,12 @@ export function sharePasswordRequired(u: EffectiveUser): boolean {
 export const canRead = (scope: number) => scope === ShareScope.Read || scope === ShareScope.ReadWrite;
 export const canWrite = (scope: number) => scope === ShareScope.Write || scope === ShareScope.ReadWrite;
 
-/** Credentials a public share request carries (HTTP basic; only the password is checked). */
+/** Credentials a public share request carries: HTTP basic (password, or address and one-time code) or a share token. */
 export interface ShareCredentials {
+  username?: string;
   password?: string;
+  /** A share token (Authorization: Bearer), see share-codes.service.ts. */
+  bearer?: string;
 }
 
 /**
@@ -66,6 +70,7 @@ export class ShareService implements EventShares {
     @inject(FileSessions) private readonly sessions: FileSessions,
     @inject(PasswordCache) private readonly passwords: PasswordCache,
     @inject(DefenderService) private readonly defender: DefenderService,
+    @inject(ShareCodesService) private readonly codes: ShareCodesService,
   ) {}
 
   private em(): EntityManager {
@@ -89,6 +94,7 @@ export class ShareService implements EventShares {
       max_tokens: s.max_tokens,
       used_tokens: s.used_tokens,
       allow_from: [...s.allow_from],
+      emails: [...s.emails],
     };
   }
 
@@ -203,6 +209,7 @@ export class ShareService implements EventShares {
       max_tokens: input.max_tokens,
       used_tokens: 0,
       allow_from: input.allow_from,
+      emails: input.emails,
       created_at: now,
       updated_at: now,
       last_use_at: 0,
@@ -228,6 +235,7 @@ export class ShareService implements EventShares {
     share.expires_at = expires_at;
     share.max_tokens = input.max_tokens;
     share.allow_from = input.allow_from;
+    share.emails = input.emails;
     share.updated_at = Date.now();
     await em.flush();
     this.events.emit('update', 'share', id, this.render(share), actor);
@@ -257,19 +265,11 @@ export class ShareService implements EventShares {
     creds: ShareCredentials,
     scopeOk: (scope: number) => boolean,
     o: { ignoreTokens?: boolean } = {},
-  ): Promise<{ share: Share; owner: EffectiveUser }> {
+  ): Promise<{ share: Share; owner: EffectiveUser; email: string }> {
     const share = await this.em().findOne(Share, { share_id: id }, { populate: ['user'] });
     if (!share) throw new NotFoundError(`share "${id}" not found`);
     if (share.allow_from.length && !ipMatcher(share.allow_from)(ip)) throw new ForbiddenError(`the share is not accessible from ${ip}`);
-    if (share.password_hash) {
-      if (creds.password === undefined) throw new UnauthorizedError('this share needs a password', { scheme: 'Basic', attributes: { realm: 'Ferry share' } });
-      // a password verified for this share (same id, same last update, same hash) within auth_cache.ttl is not hashed again
-      if (!(await this.passwords.verify('share', `${share.share_id}:${share.updated_at}`, share.password_hash, creds.password))) {
-        // a wrong share password is a failed login for the defender
-        await this.defender.addEvent(ip, 'valid', 'HTTPShare');
-        throw new UnauthorizedError('invalid share password', { scheme: 'Basic', attributes: { realm: 'Ferry share' } });
-      }
-    }
+    const email = await this.authenticate(share, ip, creds);
     if (!scopeOk(share.scope)) throw new ForbiddenError('the scope of this share does not allow this operation');
     if (share.expires_at && share.expires_at <= Date.now()) throw new ForbiddenError('the share has expired');
     if (!o.ignoreTokens && share.max_tokens && share.used_tokens >= share.max_tokens) throw new ForbiddenError('the share has reached its maximum number of uses');
@@ -277,7 +277,40 @@ export class ShareService implements EventShares {
     if (!owner) throw new NotFoundError(`share "${id}" not found`);
     if (!canShare(owner)) throw new ForbiddenError('sharing is disabled for the owner of this share');
     if (!share.password_hash && sharePasswordRequired(owner)) throw new ForbiddenError('the owner of this share may only share with a password');
-    return { share, owner };
+    return { share, owner, email };
+  }
+
+  /**
+   * The credentials of a public request on a protected share (a password,
+   * email addresses or both): a share token (Bearer), the share password, or
+   * for an email-restricted share a listed address with one of its one-time
+   * codes (basic auth, spent by this request). Failures are 401 and score
+   * score_valid in the defender. Returns the address a code or token was for
+   * ('' otherwise).
+   */
+  private async authenticate(share: Share, ip: string, creds: ShareCredentials): Promise<string> {
+    if (!share.password_hash && !share.emails.length) return '';
+    const challenge = { scheme: 'Basic', attributes: { realm: 'Ferry share' } };
+    const fail = async (message: string): Promise<never> => {
+      await this.defender.addEvent(ip, 'valid', 'HTTPShare');
+      throw new UnauthorizedError(message, challenge);
+    };
+    if (creds.bearer !== undefined) {
+      const email = await this.codes.verifyToken(share, creds.bearer);
+      return email ?? fail('invalid or expired share token: authenticate with the share password or a one-time code again');
+    }
+    if (creds.password === undefined) {
+      throw new UnauthorizedError(share.emails.length ? 'this share needs a password or a one-time code sent to an allowed address' : 'this share needs a password', challenge);
+    }
+    // a password verified for this share (same id, same last update, same hash) within auth_cache.ttl is not hashed again
+    if (share.password_hash && (await this.passwords.verify('share', `${share.share_id}:${share.updated_at}`, share.password_hash, creds.password))) return '';
+    const email = (creds.username ?? '').trim().toLowerCase();
+    if (share.emails.length && share.emails.includes(email)) {
+      if (await this.codes.spend(share, email, creds.password)) return email;
+      return fail('invalid, expired or already used one-time code');
+    }
+    // a wrong share password is a failed login for the defender
+    return fail(share.password_hash ? 'invalid share password' : 'invalid, expired or already used one-time code');
   }
 
   /**

@@ -1,7 +1,7 @@
 import { RoleSchema } from './role.entity.js';
 import { AdminSchema } from './admin.entity.js';
 import { ApiKeySchema } from './api-key.entity.js';
-import { ShareSchema } from './share.entity.js';
+import { ShareCodeSchema, ShareSchema } from './share.entity.js';
 import { LeaseSchema, RevokedTokenSchema, SettingSchema } from './system.entity.js';
 import { UserSchema } from './user.entity.js';
 import { GroupSchema } from './group.entity.js';
@@ -53,6 +53,7 @@ export const coreEntities = [
   EventRuleActionSchema,
   IpListEntrySchema,
   ShareSchema,
+  ShareCodeSchema,
   DefenderHostSchema,
   DefenderEventSchema,
   TransferUsageSchema,

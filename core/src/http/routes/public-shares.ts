@@ -10,8 +10,10 @@ import type { FileSession } from '../../vfs/file-session.js';
 import { uploadFile } from '../../vfs/transfers.js';
 import { streamZip } from '../../vfs/zip-download.js';
 import { pathParam } from '../../util/common.input.js';
-import { shareId, sharePathQuery } from '../../shares/share.input.js';
-import { insideShare, shareAccess, shareDir, uploadCheck } from '../share-access.js';
+import { shareCodeRequest, shareId, sharePathQuery } from '../../shares/share.input.js';
+import { ShareCodesService } from '../../shares/share-codes.service.js';
+import { clientIp } from '../auth-strategies.js';
+import { basicCredentials, insideShare, shareAccess, shareDir, uploadCheck } from '../share-access.js';
 import { boolQuery, closeAfter, contentDisposition, destroyOnDisconnect, pathQuery, sendAsStored } from '../user-session.js';
 import { listingResponse } from './user-dirs.js';
 import { declaredLength, mtimeHeader, receiveMultipart, sendFile, STREAMED_PAYLOAD } from './user-files.js';
@@ -26,6 +28,7 @@ const idParams = Joi.object({ id: shareId.required() });
 export function publicShareRoutes(c: DependencyContainer): ServerRoute[] {
   const access = shareAccess(c);
   const { shares } = access;
+  const codes = c.resolve(ShareCodesService);
 
   /** A download takes one use of the share once the file is checked (a HEAD request takes none). */
   const useOf = (request: Request, share: Share) => (request.method === 'head' ? undefined : () => shares.consume(share.share_id));
@@ -188,6 +191,30 @@ export function publicShareRoutes(c: DependencyContainer): ServerRoute[] {
           }
           return h.response({ message: 'upload completed' }).code(201);
         });
+      },
+    },
+    {
+      // email-restricted shares: a one-time code mailed to an allowed address (the same answer for any address)
+      method: 'POST',
+      path: '/api/v2/shares/{id}/codes',
+      options: { auth: false, validate: { params: idParams, payload: shareCodeRequest } },
+      handler: async (request, h) => {
+        const { email } = request.payload as { email: string };
+        await codes.request(pathParam(request, 'id'), email, clientIp(request));
+        return h.response({ message: 'if the address is allowed for this share, a one-time code has been mailed to it' }).code(200);
+      },
+    },
+    {
+      // a short-lived share token for the next requests, for the share password or an address and its code (spent)
+      method: 'POST',
+      path: '/api/v2/shares/{id}/token',
+      options: { auth: false, validate: { params: idParams } },
+      handler: async (request) => {
+        const creds = basicCredentials(request);
+        if (creds.bearer !== undefined) throw Boom.badRequest('a share token is obtained with basic credentials (the share password, or an address and its one-time code)');
+        const { share, email } = await shares.authorize(pathParam(request, 'id'), clientIp(request), creds, () => true, { ignoreTokens: true });
+        if (!share.password_hash && !share.emails.length) throw Boom.badRequest('this share has no password: it needs no token');
+        return codes.issueToken(share, email);
       },
     },
   ];

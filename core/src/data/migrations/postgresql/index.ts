@@ -88,6 +88,16 @@ export const statements: { name: string; statements: string[] }[] = [
     statements: ["alter table \"shares\" add column \"description\" text not null default '';"],
   },
   {
+    // email-restricted shares and their one-time codes (shares/share-codes.service.ts)
+    name: 'Migration20261125190000_share_email_codes',
+    statements: [
+      "alter table \"shares\" add column \"emails\" jsonb not null default '[]';",
+      "create table \"share_codes\" (\"id\" serial primary key, \"share_id\" varchar(64) not null, \"email\" varchar(255) not null, \"code_hash\" varchar(128) not null, \"attempts\" int not null default 0, \"created_at\" bigint not null default 0, \"expires_at\" bigint not null default 0, \"used_at\" bigint not null default 0);",
+      "create index \"share_codes_expires_at_index\" on \"share_codes\" (\"expires_at\");",
+      "create index \"share_codes_share_id_email_index\" on \"share_codes\" (\"share_id\", \"email\");",
+    ],
+  },
+  {
     // two-factor replay guard and token revocation per account, forgot-password codes (auth/two-factor.service.ts, auth/password-reset.service.ts)
     name: 'Migration20261125180000_account_security',
     statements: [

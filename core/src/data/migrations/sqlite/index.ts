@@ -73,6 +73,16 @@ export const statements: { name: string; statements: string[] }[] = [
     statements: ["alter table `shares` add column `description` text not null default '';"],
   },
   {
+    // email-restricted shares and their one-time codes (shares/share-codes.service.ts)
+    name: 'Migration20261125190000_share_email_codes',
+    statements: [
+      "alter table `shares` add column `emails` json not null default '[]';",
+      "create table `share_codes` (`id` integer not null primary key autoincrement, `share_id` text not null, `email` text not null, `code_hash` text not null, `attempts` integer not null default 0, `created_at` bigint not null default 0, `expires_at` bigint not null default 0, `used_at` bigint not null default 0);",
+      "create index `share_codes_expires_at_index` on `share_codes` (`expires_at`);",
+      "create index `share_codes_share_id_email_index` on `share_codes` (`share_id`, `email`);",
+    ],
+  },
+  {
     // two-factor replay guard and token revocation per account, forgot-password codes (auth/two-factor.service.ts, auth/password-reset.service.ts)
     name: 'Migration20261125180000_account_security',
     statements: [
