@@ -23,6 +23,7 @@ const BUNDLED = [
   '@ferry/fs-sftp',
   '@ferry/fs-http',
   '@ferry/actions-builtin',
+  '@ferry/events-search',
   '@ferry/action-email',
   '@ferry/action-imap',
   '@ferry/action-http',
