@@ -18,6 +18,7 @@ import { toBoom } from './errors.js';
 import type { AdminCredentials, UserCredentials } from '../auth/credentials.js';
 import type { Admin, User } from '../data/entities/index.js';
 import { basicCredentialsProblem } from '../auth/basic-header.js';
+import { registerLoginEvents } from './login-events.js';
 import { stringProblem } from '../util/well-formed.js';
 import { AccountStatus } from '../accounts/account-numbers.js';
 import { isDatabaseUnavailable } from '../data/db-errors.js';
@@ -121,6 +122,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   };
 
   await server.register([Basic, HapiJwt]);
+  registerLoginEvents(server, bus, instanceId, clientIp);
 
   server.auth.strategy('basic-admin', 'basic', {
     validate: async (request: Request, username: string, password: string) => {

@@ -129,6 +129,11 @@ export class OidcService {
         expectedNonce: pending.nonce,
       });
       claims = (res.claims() ?? {}) as Record<string, unknown>;
+      // claims the provider serves only from its userinfo endpoint complete the ID token's (which win: they are signed)
+      if (cfg.serverMetadata().userinfo_endpoint && typeof claims.sub === 'string') {
+        const info = (await oidc.fetchUserInfo(cfg, res.access_token, claims.sub)) as Record<string, unknown>;
+        claims = { ...info, ...claims };
+      }
     } catch (err) {
       throw this.grantError(err, o);
     }
@@ -157,7 +162,7 @@ export class OidcService {
     } catch (err) {
       if (err instanceof EventActionError) {
         this.log.warn({ err: err.message, username, kind }, 'OIDC login aborted by an event rule');
-        throw new OidcLoginError(403, `login ${err.clientMessage}`);
+        this.refuse(1, username, ip, 403, `login ${err.clientMessage}`);
       }
       throw err;
     }
@@ -167,10 +172,10 @@ export class OidcService {
 
   private async adminToken(username: string, ip: string): Promise<IssuedToken> {
     const admin = await this.admins.findByUsername(username);
-    if (!admin) throw new OidcLoginError(401, `no admin "${username}" exists in Ferry`);
-    if (admin.status !== AccountStatus.Enabled) throw new OidcLoginError(403, `the admin "${username}" is disabled`);
+    if (!admin) this.refuse(2, username, ip, 401, `no admin "${username}" exists in Ferry`);
+    if (admin.status !== AccountStatus.Enabled) this.refuse(1, username, ip, 403, `the admin "${username}" is disabled`);
     const allow = admin.filters.allow_list ?? [];
-    if (allow.length && !ipMatcher(allow)(ip)) throw new OidcLoginError(403, `login from ${ip} is not allowed for this admin`);
+    if (allow.length && !ipMatcher(allow)(ip)) this.refuse(1, username, ip, 403, `login from ${ip} is not allowed for this admin`);
     await this.admins.touchLogin(admin.id);
     this.logLogin(username, ip, 'admin OIDC login', admin.role?.name ?? '');
     return this.tokens.issue('admin', admin.username, admin.id);
@@ -178,12 +183,18 @@ export class OidcService {
 
   private async userToken(username: string, ip: string): Promise<IssuedToken> {
     const user = await this.users.findByUsername(username);
-    if (!user) throw new OidcLoginError(401, `no user "${username}" exists in Ferry`);
+    if (!user) this.refuse(2, username, ip, 401, `no user "${username}" exists in Ferry`);
     const refusal = loginRefusal(await this.users.loginView(user), ip);
-    if (refusal) throw new OidcLoginError(403, refusal);
+    if (refusal) this.refuse(1, username, ip, 403, refusal);
     await this.users.touchLogin(user.id);
     this.logLogin(username, ip, 'user OIDC login', user.role?.name ?? '');
     return this.tokens.issue('user', user.username, user.id);
+  }
+
+  /** A refused login of a known username: log event 1 (refused) or 2 (no such account), then the client's error. */
+  private refuse(event: 1 | 2, username: string, ip: string, status: 401 | 403, message: string): never {
+    this.bus.publish('log', { timestamp: nowNanos(), event, protocol: 'OIDC', username, ip, message, role: '', instance_id: this.instanceId });
+    throw new OidcLoginError(status, message);
   }
 
   private logLogin(username: string, ip: string, message: string, role: string): void {
