@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// Forgot-password answers in the same time whether or not the account exists
+// (core/src/auth/password-reset.service.ts: the account lookup and the mail
+// happen after the answer). Run from the repository root:
+//
+//   node bench/password-reset.bench.mjs          # --rounds N (default 300)
+//
+// A real app (SQLite in memory, fs-local) listening on 127.0.0.1 in a child
+// process; the client and an smtp-server receiving the codes in this one (a
+// client in the server's process would wait for the server's background work
+// before reading its answer). Each round sends, in
+// alternating order, POST /api/v2/users/{known}/forgot-password (one of 10 users
+// with an email: a code is mailed) and POST /api/v2/users/{unknown}/forgot-password
+// over HTTP (fetch, keep-alive) and times each answer, in two phases:
+// isolated (each request sent once the previous one's background work, the
+// lookup and the mail, is done: the mail received and 50 ms more for
+// either kind: what the server does before answering) and
+// back to back (the mails of the known account are sent while the next
+// requests are served, slowing whichever request comes next). Prints median,
+// p90 and mean per kind and the ratios known / unknown (aim for isolated:
+// 1.00 within noise), the mails received (one per known request) and writes
+// bench/results/password-reset.json.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+if (!process.execArgv.includes('--conditions=ferry-src')) {
+  const loader = path.join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs');
+  const r = spawnSync(process.execPath, [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
+  });
+  process.exit(r.status ?? 1);
+}
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return Number(i >= 0 ? process.argv[i + 1] : dflt);
+};
+const ROUNDS = arg('rounds', 300);
+const WARMUP = 20;
+const KNOWN = 10;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+if (process.argv.includes('--serve')) {
+  // the server: prints its URL, runs until its stdin closes
+  const { createTestApp } = await import(path.join(root, 'core/src/testing.ts'));
+  const ta = await createTestApp({
+    plugins: [{ name: '@ferry/fs-local' }],
+    config: {
+      smtp: { host: '127.0.0.1', port: arg('smtp-port', 25) },
+      // 10 known users, used in turn: at most 100 codes each per window
+      password_reset: { max_requests_per_host: 100_000, max_codes_per_account: 100 },
+    },
+  });
+  await ta.app.start();
+  const admin = await ta.adminToken();
+  for (let k = 0; k < KNOWN; k++) {
+    const u = await ta.inject('POST', '/api/v2/users', {
+      token: admin,
+      payload: { username: `known-${k}`, password: 'known-password-1', email: `known-${k}@example.com`, permissions: { '/': ['*'] }, home_dir: path.join(ta.dataDir, `known-${k}`) },
+    });
+    if (u.statusCode !== 201) throw new Error(`user: ${u.statusCode} ${u.payload}`);
+  }
+  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${ta.server.info.port}` }) + '\n');
+  process.stdin.resume();
+  await new Promise((r) => process.stdin.on('end', r));
+  await ta.close();
+  process.exit(0);
+}
+
+const { spawn } = await import('node:child_process');
+const { SMTPServer } = await import('smtp-server');
+const { writeResults } = await import(path.join(root, 'bench/lib/common.mjs'));
+
+let mails = 0;
+const smtp = new SMTPServer({
+  secure: false,
+  disabledCommands: ['STARTTLS'],
+  authOptional: true,
+  logger: false,
+  onData(stream, _session, cb) {
+    stream.resume();
+    stream.on('end', () => {
+      mails++;
+      cb();
+    });
+  },
+});
+await new Promise((r) => smtp.listen(0, '127.0.0.1', r));
+const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve', '--smtp-port', String(smtp.server.address().port)], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+  env: process.env,
+});
+const url = await new Promise((resolve, reject) => {
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+    const line = out.split('\n').find((l) => l.startsWith('{'));
+    if (line) resolve(JSON.parse(line).url);
+  });
+  child.on('exit', (code) => reject(new Error(`server exited (${code})`)));
+});
+
+async function forgot(username) {
+  const t0 = process.hrtime.bigint();
+  const r = await fetch(`${url}/api/v2/users/${username}/forgot-password`, { method: 'POST' });
+  await r.text();
+  if (r.status !== 200) throw new Error(`${username}: ${r.status}`);
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+/** Alternating known/unknown requests; `settle`: wait until the previous request's background work (lookup, mail) is done. */
+async function phase(settle) {
+  const times = { known: [], unknown: [] };
+  for (let i = 0; i < WARMUP + ROUNDS; i++) {
+    // alternate which goes first, so neither always follows the other's background work
+    const order = i % 2 ? ['known', 'unknown'] : ['unknown', 'known'];
+    for (const kind of order) {
+      const before = mails;
+      const ms = await forgot(kind === 'known' ? `known-${i % KNOWN}` : `nobody-${settle ? 's' : 'b'}-${i}`);
+      if (i >= WARMUP) times[kind].push(ms);
+      if (settle) {
+        if (kind === 'known') for (let w = 0; w < 400 && mails === before; w++) await sleep(5);
+        await sleep(50);
+      }
+    }
+  }
+  return times;
+}
+const isolated = await phase(true);
+const mailsIsolated = mails;
+const backToBack = await phase(false);
+for (let w = 0; w < 400 && mails < 2 * (WARMUP + ROUNDS); w++) await sleep(10);
+
+const stats = (a) => {
+  const s = [...a].sort((x, y) => x - y);
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  return { median: +q(0.5).toFixed(3), p90: +q(0.9).toFixed(3), mean: +(s.reduce((x, y) => x + y, 0) / s.length).toFixed(3) };
+};
+const summary = (times) => {
+  const known = stats(times.known);
+  const unknown = stats(times.unknown);
+  return { known_ms: known, unknown_ms: unknown, ratio_median: +(known.median / unknown.median).toFixed(3), ratio_mean: +(known.mean / unknown.mean).toFixed(3) };
+};
+const result = {
+  rounds: ROUNDS,
+  // each request sent once the previous one's background work is done: the work done before answering
+  isolated: summary(isolated),
+  // requests back to back: the known accounts' mails are sent while the next requests are served
+  back_to_back: summary(backToBack),
+  mails_received: { isolated: mailsIsolated, total: mails, expected: 2 * (WARMUP + ROUNDS) },
+};
+console.log(JSON.stringify(result, null, 2));
+writeResults('password-reset', result);
+child.stdin.end();
+await new Promise((r) => child.once('exit', r));
+await new Promise((r) => smtp.close(r));
