@@ -10,12 +10,15 @@ import type { PluginRegistry } from '../plugins/registry.js';
 import { hashPassword } from './password.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 import { ACCOUNT_SESSIONS, type AccountSessions } from './account-sessions.js';
-import { FilesystemConfigService, renderSecretsIn } from './filesystem-config.js';
+import { FilesystemConfigService } from './filesystem-config.js';
 import { dbLookup, type AccountLookup, type StoredGroupSettings } from './account-lookup.js';
 import { mergeEffectiveUser, type MergeFolderMapping } from './effective-merge.js';
 import { selectFolderMappings, selectUser, selectUserGroups, selectUserPage, type FolderMappingRow, type GroupMappingRow } from './user-rows.js';
 import type { EffectiveUser } from './effective-user.js';
 import { AccountStatus, GroupType } from './account-numbers.js';
+import { renderUser, type RenderOptions } from './user-render.js';
+
+export type { RenderOptions } from './user-render.js';
 
 type Obj = Record<string, unknown>;
 
@@ -38,25 +41,8 @@ export interface PrepareOptions {
   restore?: boolean;
 }
 
-export interface RenderOptions {
-  /** Secrets in their encrypted form (confidential_data=1 by a `*` admin). */
-  confidential?: boolean;
-  /** Backup form: password hash, 2FA material, no ids or read-only extras. */
-  dump?: boolean;
-}
-
 /** An argon2 PHC string ($argon2id$v=19$m=..,t=..,p=..$salt$hash, parameters in any order). */
 const ARGON2_HASH = /^\$argon2(id|i|d)\$v=\d+\$[a-z]=\d+(,[a-z]=\d+)*\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/;
-
-/** Renders a user's filters: 2FA shown as a summary (dumps keep it whole, encrypted). */
-function renderFilters(f: Obj, o: RenderOptions): Obj {
-  const out: Obj = { ...f };
-  if (o.dump) return renderSecretsIn(out, true);
-  const totp = (f.totp_config ?? null) as Obj | null;
-  delete out.recovery_codes;
-  if (totp) out.totp_config = { enabled: Boolean(totp.enabled), config_name: totp.config_name ?? '', protocols: totp.protocols ?? [] };
-  return out;
-}
 
 /** Users: CRUD with role scoping, batch rendering, and the effective view used at login and by the file API. */
 @injectable()
@@ -117,72 +103,7 @@ export class UserService {
   }
 
   private renderOne(u: User, groups: GroupMappingRow[], folders: FolderMappingRow[], o: RenderOptions): Obj {
-    const conf = Boolean(o.confidential || o.dump);
-    const out: Obj = {
-      id: u.id,
-      status: u.status,
-      username: u.username,
-      email: u.email,
-      description: u.description,
-      expiration_date: u.expiration_date,
-      has_password: Boolean(u.password_hash),
-      public_keys: u.public_keys ?? [],
-      home_dir: u.home_dir,
-      virtual_folders: folders
-        .map((m) =>
-          o.dump
-            ? { name: m.folder.name, virtual_path: m.virtual_path, quota_size: m.quota_size, quota_files: m.quota_files }
-            : {
-                id: m.folder.id,
-                name: m.folder.name,
-                description: m.folder.description,
-                mapped_path: m.folder.mapped_path,
-                filesystem: this.fsConfig.render(m.folder.filesystem, conf),
-                used_quota_size: m.folder.used_quota_size,
-                used_quota_files: m.folder.used_quota_files,
-                last_quota_update: m.folder.last_quota_update,
-                virtual_path: m.virtual_path,
-                quota_size: m.quota_size,
-                quota_files: m.quota_files,
-              },
-        )
-        .sort((a, b) => a.virtual_path.localeCompare(b.virtual_path)),
-      uid: u.uid,
-      gid: u.gid,
-      max_sessions: u.max_sessions,
-      quota_size: u.quota_size,
-      quota_files: u.quota_files,
-      permissions: u.permissions ?? {},
-      used_quota_size: u.used_quota_size,
-      used_quota_files: u.used_quota_files,
-      last_quota_update: u.last_quota_update,
-      upload_bandwidth: u.upload_bandwidth,
-      download_bandwidth: u.download_bandwidth,
-      upload_data_transfer: u.upload_data_transfer,
-      download_data_transfer: u.download_data_transfer,
-      total_data_transfer: u.total_data_transfer,
-      used_upload_data_transfer: u.used_upload_data_transfer,
-      used_download_data_transfer: u.used_download_data_transfer,
-      created_at: u.created_at,
-      updated_at: u.updated_at,
-      last_login: u.last_login,
-      first_download: u.first_download,
-      first_upload: u.first_upload,
-      last_password_change: u.last_password_change,
-      filters: renderFilters(u.filters ?? {}, o),
-      filesystem: this.fsConfig.render(u.filesystem, conf),
-      additional_info: u.additional_info,
-      groups: groups.map((g) => ({ name: g.name, type: g.type })).sort((a, b) => a.name.localeCompare(b.name)),
-      oidc_custom_fields: u.oidc_custom_fields ?? {},
-      role: u.role ? (u.role as Role).name : '',
-      custom_placeholders: u.custom_placeholders ?? [],
-    };
-    if (o.dump) {
-      delete out.id;
-      delete out.has_password;
-      if (u.password_hash) out.password = u.password_hash;
-    }
-    return out;
+    return renderUser(u, groups, folders, o, (fs, confidential) => this.fsConfig.render(fs, confidential));
   }
 
   /**
