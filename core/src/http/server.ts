@@ -1,5 +1,6 @@
 import Hapi, { type Request, type ResponseToolkit, type ServerRoute } from '@hapi/hapi';
 import Boom from '@hapi/boom';
+import type Joi from 'joi';
 import type { Server as TlsServer } from 'node:tls';
 import type { DependencyContainer } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
@@ -24,6 +25,10 @@ export interface FerryRouteOptions {
   permission?: AdminPermission | AdminPermission[] | 'any';
   /** Accept an admin token this node verified before when the database cannot be asked (GET /status). */
   whileDatabaseDown?: boolean;
+  /** Success answers of the route for the OpenAPI document (http/openapi/): status → description, JSON schema (never checked at run time). */
+  responses?: Record<number, { description: string; schema?: Joi.Schema; type?: string }>;
+  /** Error statuses the route answers besides those the document derives (400 with validation, 401/403 with auth, 404 with path parameters, 500, 503). */
+  errors?: number[];
   /** Open to an account that must set up two-factor authentication and has not yet (the TOTP setup and logout routes). */
   mfaSetup?: boolean;
 }

@@ -1,4 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { TOKENS } from '../../tokens.js';
 import type { Logger } from '../../logger.js';
@@ -39,7 +40,7 @@ export function healthRoutes(c: DependencyContainer): ServerRoute[] {
       // Liveness: the process is up and serving HTTP (it answers even while the database is down).
       method: 'GET',
       path: '/healthz',
-      options: { auth: false },
+      options: { auth: false, plugins: { ferry: { responses: { 200: { description: 'the word ok', type: 'text/plain', schema: Joi.string().valid('ok') } } } } },
       handler: (_req, h) => h.response('ok').type('text/plain'),
     },
     {
@@ -61,7 +62,25 @@ export function healthRoutes(c: DependencyContainer): ServerRoute[] {
     {
       method: 'GET',
       path: '/api/v2/version',
-      options: { auth: ANY_AUTH, plugins: { ferry: { permission: 'any' } } },
+      options: {
+        auth: ANY_AUTH,
+        plugins: {
+          ferry: {
+            permission: 'any',
+            responses: {
+              200: {
+                description: 'VersionInfo',
+                schema: Joi.object({
+                  version: Joi.string().required(),
+                  build_date: Joi.string().allow('').required(),
+                  commit_hash: Joi.string().allow('').required(),
+                  features: Joi.array().items(Joi.string()).required(),
+                }),
+              },
+            },
+          },
+        },
+      },
       handler: () => {
         const b = buildInfo();
         return { version: b.version, build_date: b.build_date, commit_hash: b.commit_hash, features: registry.features() };
