@@ -187,6 +187,20 @@ t.test('admin: setup, login with a code, replay refused, recovery codes once, di
   t.notOk(gone.filters.totp_config ?? gone.filters.recovery_codes, 'TOTP and recovery codes removed');
 });
 
+t.test('concurrent logins: one TOTP code and one recovery code are each accepted once', async (t) => {
+  await createAdmin('racer');
+  const secret = await enrol('admin', await ta.adminToken('racer', 'racer-pass-1'));
+  const basic = basicOf('racer', 'racer-pass-1');
+  await freshStep();
+  const code = totpNow(secret);
+  const totpRace = await Promise.all(Array.from({ length: 6 }, () => ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': code } })));
+  t.same(totpRace.map((r) => r.statusCode).sort(), [200, 401, 401, 401, 401, 401], 'one of six concurrent logins with one code');
+  const token = json(totpRace.find((r) => r.statusCode === 200)!).access_token as string;
+  const rc = (json(await ta.inject('GET', '/api/v2/admin/2fa/recoverycodes', { token })) as unknown as { secret: { payload: string } }[])[0]!.secret.payload;
+  const rcRace = await Promise.all(Array.from({ length: 6 }, () => ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': rc } })));
+  t.same(rcRace.map((r) => r.statusCode).sort(), [200, 401, 401, 401, 401, 401], 'one of six concurrent logins with one recovery code');
+});
+
 t.test('require_two_factor: 403 naming the setup routes until TOTP is on, which then stays on', async (t) => {
   await createAdmin('must-mfa', { filters: { require_two_factor: true } });
   const token = await ta.adminToken('must-mfa', 'must-mfa-pass-1');
