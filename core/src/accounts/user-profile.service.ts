@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import { User } from '../data/entities/index.js';
 import { hashPassword, verifyPassword } from './password.js';
+import { passwordStrengthProblem } from './password-policy.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 import { UserService } from './user.service.js';
 
@@ -67,6 +68,10 @@ export class UserProfileService {
     const { em, user } = await this.load(username);
     if (!(await verifyPassword(user.password_hash, current))) throw new ForbiddenError('the current password does not match');
     if (current === next) throw new InvalidError('the new password must differ from the current one');
+    // the same strength policy as a password reset (filters.password_strength, groups merged)
+    const eff = await this.users.findEffectiveUser(username, { folders: false });
+    const weak = passwordStrengthProblem(next, eff?.filters.password_strength as number | undefined);
+    if (weak) throw new InvalidError(`"new_password": ${weak}`);
     user.password_hash = await hashPassword(next);
     user.last_password_change = Date.now();
     user.filters = { ...user.filters, require_password_change: false };

@@ -105,6 +105,12 @@ t.test('users: password_strength applies, expiration restarts, per-account limit
   t.ok(u.last_password_change >= t0, 'password expiration counts from the reset');
   t.equal((await ta.inject('GET', '/api/v2/user/profile', { token: oldToken })).statusCode, 401, 'user token revoked');
   t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'weakling', password: 'Tr0ub4dor&3-horse-Battery' } })).statusCode, 200);
+  // the same policy on the self-service password change
+  const newToken = await ta.userToken('weakling', 'Tr0ub4dor&3-horse-Battery');
+  const weakChange = await ta.inject('PUT', '/api/v2/user/changepwd', { token: newToken, payload: { current_password: 'Tr0ub4dor&3-horse-Battery', new_password: 'password2' } });
+  t.equal(weakChange.statusCode, 400);
+  t.match(json(weakChange).message, /"new_password".*too weak/);
+  t.equal((await ta.inject('PUT', '/api/v2/user/changepwd', { token: newToken, payload: { current_password: 'Tr0ub4dor&3-horse-Battery', new_password: 'Correct-Horse-Battery-Staple-9' } })).statusCode, 200);
 
   // two codes per window (config), the third request mails nothing
   await createUser('spammed');
