@@ -28,6 +28,7 @@ import { eventServicesLifecycle } from './event-manager/register.js';
 import { PasswordResetService } from './auth/password-reset.service.js';
 import { QuotaScanService } from './vfs/quota-scan.service.js';
 import { UsageService } from './ops/usage.service.js';
+import { MetricsService } from './ops/metrics.service.js';
 import { installPluginEntities } from './data/plugin-entities.js';
 import type { EventSearchRegistry } from './events/event-search.registry.js';
 
@@ -142,6 +143,8 @@ export async function createApp(o: AppOptions): Promise<App> {
     eventServicesLifecycle.attach(container);
     // daily transfer counters of GET /api/v2/saas/usage
     container.resolve(UsageService).start();
+    // Prometheus metrics (GET /metrics) on the bindings that enable them
+    if (config.httpd.bindings.some((b) => b.enable_metrics)) container.resolve(MetricsService).start();
     const routes = [...coreRoutes, ...(o.routes ?? [])];
     const servers: Hapi.Server[] = [];
     for (const b of config.httpd.bindings) {
@@ -168,6 +171,7 @@ export async function createApp(o: AppOptions): Promise<App> {
         await container.resolve(PasswordResetService).stop();
         await eventServicesLifecycle.detach(container).catch((err) => logger.error({ err }, 'event manager stop failed'));
         await container.resolve(UsageService).stop();
+        if (config.httpd.bindings.some((b) => b.enable_metrics)) container.resolve(MetricsService).stop();
         // running quota scans use plugin filesystems and the database: stop them first
         await container.resolve(QuotaScanService).stop().catch((err) => logger.error({ err }, 'quota scans stop failed'));
         for (const h of [...stopHooks].reverse()) {

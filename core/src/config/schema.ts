@@ -179,6 +179,11 @@ export interface HttpBinding {
   tls_cipher_suites: string[];
   /** 0: no client certificate; 1: require a client certificate signed by one of httpd.ca_certificates. */
   client_auth_type: 0 | 1;
+  /** Serve Prometheus metrics at /metrics on this binding (docs/operations.md). */
+  enable_metrics: boolean;
+  /** HTTP basic credentials /metrics requires when either is set. */
+  metrics_username: string;
+  metrics_password: string;
 }
 
 export interface PluginEntry {
@@ -228,6 +233,9 @@ const binding = Joi.object<HttpBinding>({
     )
     .default([]),
   client_auth_type: Joi.number().valid(0, 1).default(0),
+  enable_metrics: Joi.boolean().default(false),
+  metrics_username: Joi.string().allow('').default(''),
+  metrics_password: Joi.string().allow('').default(''),
 }).custom((b: HttpBinding, h) => {
   if (b.client_auth_type === 1 && !b.enable_https) return h.message({ custom: '{{#label}}: client_auth_type 1 needs enable_https' });
   return b;

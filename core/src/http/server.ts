@@ -17,6 +17,7 @@ import { registerRateLimits } from './rate-limit.js';
 import type { EventBus } from '../events/event-bus.js';
 import { CertificateReloader, tlsBindingFiles } from './tls.js';
 import { registerInputCheck } from './input-check.js';
+import { MetricsService } from '../ops/metrics.service.js';
 import { dropNullMembers, droppedMembers, LENIENT_INPUT } from '../util/lenient.js';
 
 /** Per-route options Ferry reads from `options.plugins.ferry`. */
@@ -179,8 +180,11 @@ export async function createHttpServer(
     return r;
   });
 
+  // Prometheus metrics (GET /metrics) when a binding serves them: requests by route template and status, durations
+  const metrics = config.httpd.bindings.some((x) => x.enable_metrics) ? c.resolve(MetricsService) : undefined;
   server.events.on('response', (request: Request) => {
     const res = request.response as { statusCode?: number } | null;
+    metrics?.observeHttp(request.method.toUpperCase(), request.route.path, res?.statusCode ?? 0, (Date.now() - request.info.received) / 1000);
     logger.info(
       {
         reqId: request.info.id,

@@ -24,10 +24,11 @@ import { ipListRoutes } from './ip-lists.js';
 import { defenderRoutes } from './defender.js';
 import { oidcRoutes } from './oidc.js';
 import { operationRoutes } from './operations.js';
+import { metricsRoutes } from './metrics.js';
 import { openApiRoutes } from '../openapi/routes.js';
 import { eventRoutes } from './events.js';
 import { twoFactorRoutes } from './two-factor.js';
 import { passwordResetRoutes } from './password-reset.js';
 
 /** Every route file of the core, one per resource. */
-export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, userShareRoutes, publicShareRoutes, tusRoutes, ipListRoutes, oidcRoutes, defenderRoutes, eventRoutes, twoFactorRoutes, passwordResetRoutes, operationRoutes, openApiRoutes];
+export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, userShareRoutes, publicShareRoutes, tusRoutes, ipListRoutes, oidcRoutes, defenderRoutes, eventRoutes, twoFactorRoutes, passwordResetRoutes, operationRoutes, metricsRoutes, openApiRoutes];
