@@ -6,6 +6,11 @@ import { FsFactory } from '../vfs/fs-factory.js';
 import type { Fs } from '../fs/fs.contract.js';
 import { SYSTEM_ACTOR, type Actor } from '../events/provider-events.service.js';
 import { UserService } from '../accounts/user.service.js';
+import { AdminService } from '../accounts/admin.service.js';
+import { userCreateInput, type UserInput } from '../accounts/user.input.js';
+import { adminInput, type AdminInput } from '../accounts/admin.input.js';
+import type { AdminIdentity } from '../auth/credentials.js';
+import { InvalidError } from '../errors.js';
 import { QuotaScanService } from '../vfs/quota-scan.service.js';
 import { QuotaService } from '../vfs/quota.service.js';
 import { userMatchesConditions } from './conditions.js';
@@ -59,7 +64,21 @@ export interface EventAccounts {
   resetTransferQuota(username: string): Promise<void>;
   setUserStatus(username: string, status: number, actor?: Actor): Promise<void>;
   deleteUser(username: string, actor?: Actor): Promise<void>;
+  /**
+   * Creates an account from `data` (the shape POST /users or /admins takes,
+   * validated the same way), or when it exists updates it with `data`
+   * (mode 'create-or-update') or leaves it (mode 'create-only'). Refusals are
+   * InvalidError naming the field.
+   */
+  provision(kind: 'user' | 'admin', data: Record<string, unknown>, mode: ProvisionMode, actor?: Actor): Promise<ProvisionResult>;
 }
+
+export type ProvisionMode = 'create-or-update' | 'create-only';
+export type ProvisionResult = 'created' | 'updated' | 'unchanged';
+
+/** The event manager acting as a global admin (account provisioning by event actions). */
+const SYSTEM_ADMIN: AdminIdentity = { id: 0, username: '', permissions: ['*'], role: '' };
+const INPUT_OPTIONS = { abortEarly: true, errors: { wrap: { label: '"' } } } as const;
 
 const toAccount = (u: User, groups: string[]): AccountUser => ({
   username: u.username,
@@ -92,7 +111,33 @@ export class DbEventAccounts implements EventAccounts {
     @inject(UserService) private readonly userService: UserService,
     @inject(QuotaScanService) private readonly scans: QuotaScanService,
     @inject(QuotaService) private readonly quota: QuotaService,
+    @inject(AdminService) private readonly adminService: AdminService,
   ) {}
+
+  async provision(kind: 'user' | 'admin', data: Record<string, unknown>, mode: ProvisionMode, actor: Actor = SYSTEM_ACTOR): Promise<ProvisionResult> {
+    if (kind === 'user') {
+      const { value, error } = userCreateInput.validate(data, INPUT_OPTIONS);
+      if (error) throw new InvalidError(error.message);
+      const input = value as UserInput;
+      if (await this.userService.findByUsername(input.username)) {
+        if (mode === 'create-only') return 'unchanged';
+        await this.userService.update(input.username, input, SYSTEM_ADMIN, actor);
+        return 'updated';
+      }
+      await this.userService.create(input, SYSTEM_ADMIN, actor);
+      return 'created';
+    }
+    const { value, error } = adminInput.validate(data, INPUT_OPTIONS);
+    if (error) throw new InvalidError(error.message);
+    const input = value as AdminInput;
+    if (await this.adminService.findByUsername(input.username)) {
+      if (mode === 'create-only') return 'unchanged';
+      await this.adminService.update(input.username, input, SYSTEM_ADMIN, actor);
+      return 'updated';
+    }
+    await this.adminService.create(input, SYSTEM_ADMIN, actor);
+    return 'created';
+  }
 
   private em(): EntityManager {
     return this.orm.em.fork();

@@ -42,7 +42,7 @@ async function hashes(fn: () => Promise<unknown>): Promise<number> {
   return cache.verifications - before;
 }
 
-t.test('share password: verified once, then trusted until the TTL', async (t) => {
+await t.test('share password: verified once, then trusted until the TTL', async (t) => {
   const get = () => ta.inject('GET', `/api/v2/shares/${readId}/files?path=a.txt`, { basic: basic('open-sesame') });
   t.equal(await hashes(async () => t.equal((await get()).statusCode, 200)), 1);
   t.equal(await hashes(async () => {
@@ -52,7 +52,7 @@ t.test('share password: verified once, then trusted until the TTL', async (t) =>
   t.equal(await hashes(async () => t.equal((await get()).statusCode, 200)), 1, 'after the TTL the password is verified again');
 });
 
-t.test('wrong passwords are always hashed, refused with 401 and scored by the defender', async (t) => {
+await t.test('wrong passwords are always hashed, refused with 401 and scored by the defender', async (t) => {
   for (let i = 0; i < 3; i++) {
     const n = await hashes(async () => {
       const r = await ta.inject('GET', `/api/v2/shares/${readId}/dirs`, { basic: basic('wrong') });
@@ -68,7 +68,7 @@ t.test('wrong passwords are always hashed, refused with 401 and scored by the de
   await ta.inject('DELETE', `/api/v2/defender/hosts/${defenderHostId('127.0.0.1')}`, { token: adminToken });
 });
 
-t.test('a share update invalidates what was verified for it; the old password is refused', async (t) => {
+await t.test('a share update invalidates what was verified for it; the old password is refused', async (t) => {
   const get = (pw: string) => ta.inject('GET', `/api/v2/shares/${readId}/dirs`, { basic: basic(pw) });
   t.equal((await get('open-sesame')).statusCode, 200);
   t.equal(await hashes(async () => t.equal((await get('open-sesame')).statusCode, 200)), 0);
@@ -82,7 +82,7 @@ t.test('a share update invalidates what was verified for it; the old password is
   t.equal(await hashes(async () => t.equal((await get('new-secret')).statusCode, 200)), 1);
 });
 
-t.test('TUS: the chunks of an upload hash the share password once', async (t) => {
+await t.test('TUS: the chunks of an upload hash the share password once', async (t) => {
   const auth = 'Basic ' + Buffer.from('x:drop-pw').toString('base64');
   const meta = `share_id ${Buffer.from(dropId).toString('base64')},path ${Buffer.from('big.bin').toString('base64')}`;
   const chunk = 64 * 1024;
@@ -113,7 +113,7 @@ t.test('TUS: the chunks of an upload hash the share password once', async (t) =>
   t.same(readFileSync(path.join(home, 'drop', 'big.bin')), body);
 });
 
-t.test('token requests: a repeated basic-auth login is hashed once; a password change invalidates it', async (t) => {
+await t.test('token requests: a repeated basic-auth login is hashed once; a password change invalidates it', async (t) => {
   const userToken = () => ta.inject('GET', '/api/v2/user/token', { basic: { username: 'owner', password: PASSWORD } });
   const adminTok = () => ta.inject('GET', '/api/v2/token', { basic: TEST_ADMIN });
   now += 60_000;
@@ -129,7 +129,7 @@ t.test('token requests: a repeated basic-auth login is hashed once; a password c
   t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'owner', password: 'changed-password-2' } })).statusCode, 200);
 });
 
-t.test('auth_cache.ttl 0 turns the cache off', async (t) => {
+await t.test('auth_cache.ttl 0 turns the cache off', async (t) => {
   const off = await fileApp({ config: { auth_cache: { ttl: 0 } } });
   t.teardown(() => off.close());
   const c = off.app.container.resolve(PasswordCache);

@@ -160,14 +160,24 @@ for (const a of ['boss', 'multi']) {
   if (r.statusCode !== 201) throw new Error(r.payload);
 }
 
-const get = (server: typeof ta.server, url: string, token?: string) =>
-  server.inject({ method: 'GET', url, headers: token ? { authorization: `Bearer ${token}` } : {}, remoteAddress: '127.0.0.1' });
+/** The browser's cookie of each login started (by state): the callback must come from the browser that started the login. */
+const browserCookies = new Map<string, string>();
+const get = (server: typeof ta.server, url: string, token?: string) => {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const state = new URL(url, 'http://x').searchParams.get('state');
+  const cookie = state ? browserCookies.get(state) : undefined;
+  if (cookie) headers.cookie = cookie;
+  return server.inject({ method: 'GET', url, headers, remoteAddress: '127.0.0.1' });
+};
 
 /** GET /oidc/login on a binding: the provider's authorization URL. */
 async function startLogin(target: 'admin' | 'user', server = main): Promise<URL> {
   const r = await get(server, `/api/v2/oidc/login?target=${target}`);
   if (r.statusCode !== 302) throw new Error(`login answered ${r.statusCode}: ${r.payload}`);
-  return new URL(String(r.headers.location));
+  const u = new URL(String(r.headers.location));
+  const set = r.headers['set-cookie'];
+  browserCookies.set(u.searchParams.get('state')!, String(Array.isArray(set) ? set[0] : set).split(';')[0]!);
+  return u;
 }
 const callbackPath = (u: URL) => u.pathname + u.search;
 
@@ -386,7 +396,7 @@ t.test('a failing sync rule aborts the login; a sync rule may provision the acco
   await settle();
   take();
 
-  // a test action type standing in for account provisioning (type 13 is not part of this build)
+  // a test action type standing in for account provisioning (type 13 itself: oidc-security.test.ts)
   const registry = ta.app.container.resolve<PluginRegistry>(TOKENS.Plugins);
   registry.registerActionType('oidc-test', {
     type: 113,

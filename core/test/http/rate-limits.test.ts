@@ -46,7 +46,7 @@ async function score(ip: string): Promise<number> {
   return r.status === 404 ? 0 : (r.body as { score: number }).score;
 }
 
-t.test('token routes: per-host limit, 429 with Retry-After, refill, defender score', async (t) => {
+await t.test('token routes: per-host limit, 429 with Retry-After, refill, defender score', async (t) => {
   t.equal((await token('10.1.0.1')).status, 200);
   t.equal((await token('10.1.0.1')).status, 200);
   const r = await token('10.1.0.1');
@@ -67,7 +67,7 @@ t.test('token routes: per-host limit, 429 with Retry-After, refill, defender sco
   t.equal((await token('10.1.0.1')).status, 429);
 });
 
-t.test('IP list type 3 exempts a host (and a network) from every limiter', async (t) => {
+await t.test('IP list type 3 exempts a host (and a network) from every limiter', async (t) => {
   const add = (ipornet: string) =>
     A.server.inject({
       method: 'POST',
@@ -84,7 +84,7 @@ t.test('IP list type 3 exempts a host (and a network) from every limiter', async
   t.equal((await token('10.9.1.7')).status, 429);
 });
 
-t.test('shares: a global limit shared by every host, never scored', async (t) => {
+await t.test('shares: a global limit shared by every host, never scored', async (t) => {
   now += MINUTE;
   t.equal((await call('GET', '/api/v2/shares/nope', '10.2.0.1')).status, 404);
   t.equal((await call('GET', '/api/v2/shares/nope/dirs', '10.2.0.2')).status, 404);
@@ -98,7 +98,7 @@ t.test('shares: a global limit shared by every host, never scored', async (t) =>
   t.equal((await token('10.2.0.4')).status, 200, 'other scopes are not affected');
 });
 
-t.test('TUS: its own scope, per-host burst', async (t) => {
+await t.test('TUS: its own scope, per-host burst', async (t) => {
   const tus = (ip: string) => call('OPTIONS', '/api/v2/shares-chunked-uploads', ip);
   const first = await tus('10.3.0.1');
   t.not(first.status, 429);
@@ -111,7 +111,7 @@ t.test('TUS: its own scope, per-host burst', async (t) => {
   t.equal((await call('HEAD', '/api/v2/shares-chunked-uploads/abc', '10.3.0.1')).status, 429, 'every TUS path shares the scope');
 });
 
-t.test('API: per-host limit with burst 0 meaning the average; /healthz is never limited', async (t) => {
+await t.test('API: per-host limit with burst 0 meaning the average; /healthz is never limited', async (t) => {
   const auth = { authorization: `Bearer ${adminToken}` };
   for (let i = 0; i < 5; i++) t.equal((await call('GET', '/api/v2/version', '10.4.0.1', auth)).status, 200);
   const r = await call('GET', '/api/v2/version', '10.4.0.1', auth);
@@ -123,7 +123,7 @@ t.test('API: per-host limit with burst 0 meaning the average; /healthz is never 
   t.equal((await call('GET', '/api/v2/version', '10.4.0.1', auth)).status, 200, 'one request refilled after 200 ms');
 });
 
-t.test('per-host state is bounded by max_hosts (least recently seen forgotten)', async (t) => {
+await t.test('per-host state is bounded by max_hosts (least recently seen forgotten)', async (t) => {
   for (let i = 0; i < 60; i++) await call('GET', '/api/v2/version', `10.5.${i}.1`);
   t.ok(limiter.trackedHosts('api') <= 20, `${limiter.trackedHosts('api')} hosts remembered`);
   // hosts that stop sending are swept once their bucket is full again
@@ -132,7 +132,7 @@ t.test('per-host state is bounded by max_hosts (least recently seen forgotten)',
   t.equal(limiter.trackedHosts('api'), 1);
 });
 
-t.test('configuration: bad values are refused naming the key', async (t) => {
+await t.test('configuration: bad values are refused naming the key', async (t) => {
   t.throws(() => loadConfig({ env: { SERVICE_RATE_LIMIT__API__PER_HOST__AVERAGE: '-1' } }), /rate_limit\.api\.per_host\.average/);
   t.throws(() => loadConfig({ env: { SERVICE_RATE_LIMIT__TUS__GLOBAL__PERIOD: '0' } }), /rate_limit\.tus\.global\.period/);
   const { config: c } = loadConfig({ env: { SERVICE_RATE_LIMIT__TOKEN__PER_HOST__AVERAGE: '5' } });

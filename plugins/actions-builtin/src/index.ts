@@ -8,6 +8,7 @@ import { passwordExpirationAction, shareExpirationAction, userExpirationAction }
 import { userInactivityAction } from './inactivity.action.js';
 import { rotateLogsAction } from './rotate-logs.action.js';
 import { eventReportAction } from './event-report.action.js';
+import { idpAccountAction } from './idp.action.js';
 
 export { backupFileName } from './backup.action.js';
 export { RetentionRun, type RetentionCheckOutput, type RetentionResult } from './retention.action.js';
@@ -20,7 +21,7 @@ const pkg = packageInfo(import.meta.url);
 /**
  * Built-in event actions that act on Ferry itself: 4 backup, 5 user quota
  * reset, 6 folder quota reset, 7 transfer quota reset, 8 data retention,
- * 11 password expiration, 12 user expiration, 14 user inactivity, 15 rotate
+ * 11 password expiration, 12 user expiration, 13 IDP account check, 14 user inactivity, 15 rotate
  * logs, 18 share expiration, 19 event report.
  */
 export default definePlugin<BuiltinActionsConfig>({
@@ -43,6 +44,7 @@ export default definePlugin<BuiltinActionsConfig>({
       rotateLogsAction(s),
       shareExpirationAction(s),
       eventReportAction(s, reportsDir),
+      idpAccountAction(s),
     ]) {
       ctx.registerActionType(def);
     }

@@ -6,6 +6,19 @@ import type { OidcBindingConfig } from '../../config/oidc.schema.js';
 import { clientIp } from '../auth-strategies.js';
 import { OidcLoginError, OidcService, OIDC_CALLBACK_PATH, type OidcCallbackQuery } from '../../auth/oidc/oidc.service.js';
 import type { OidcLoginKind } from '../../auth/oidc/oidc-claims.js';
+import crypto from 'node:crypto';
+import { TokenService } from '../../auth/token.service.js';
+import { DefenderService, type DefenderEventKind } from '../../security/defender.service.js';
+
+/** Cookie binding a login to the browser that started it: an HMAC of the state under the token signing key. */
+const BROWSER_COOKIE = 'ferry_oidc_login';
+
+/** What a refused callback scores in the defender: unknown accounts and forged or foreign callbacks as invalid, refused accounts as valid. */
+function defenderKind(status: OidcLoginError['status']): DefenderEventKind | null {
+  if (status === 403) return 'valid';
+  if (status === 400 || status === 401) return 'invalid';
+  return null;
+}
 
 const STATUS_ERROR: Record<OidcLoginError['status'], string> = {
   400: 'Bad Request',
@@ -35,6 +48,17 @@ function refuse(h: ResponseToolkit, err: unknown) {
  */
 export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
   const service = c.resolve(OidcService);
+  const tokens = c.resolve(TokenService);
+  const defender = c.resolve(DefenderService);
+  const browserMark = async (state: string) => crypto.createHmac('sha256', await tokens.signingKey()).update(`oidc-browser\n${state}`).digest('base64url');
+  /** The callback must come from the browser the login started in (login CSRF): its cookie is the state's mark. */
+  const checkBrowser = async (request: Request, state: string) => {
+    const got = (request.state as Record<string, unknown> | null)?.[BROWSER_COOKIE];
+    const want = Buffer.from(await browserMark(state));
+    if (typeof got !== 'string' || got.length !== want.length || !crypto.timingSafeEqual(Buffer.from(got), want)) {
+      throw new OidcLoginError(400, `this callback does not come from the browser that started the login (cookie ${BROWSER_COOKIE} missing or for another login): start the login again`);
+    }
+  };
   return [
     {
       method: 'GET',
@@ -45,8 +69,15 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
       },
       handler: async (request, h) => {
         try {
-          const url = await service.start(oidcOf(request), (request.query as { target: OidcLoginKind }).target);
-          return h.redirect(url.href).code(302).header('cache-control', 'no-store');
+          const o = oidcOf(request);
+          const url = await service.start(o, (request.query as { target: OidcLoginKind }).target);
+          const secure = (request.server.settings.app as { binding?: HttpBinding } | undefined)?.binding?.enable_https ? '; Secure' : '';
+          const mark = await browserMark(url.searchParams.get('state') ?? '');
+          return h
+            .redirect(url.href)
+            .code(302)
+            .header('cache-control', 'no-store')
+            .header('set-cookie', `${BROWSER_COOKIE}=${mark}; Path=/api/v2/oidc; Max-Age=${o.state_ttl}; HttpOnly; SameSite=Lax${secure}`);
         } catch (err) {
           return refuse(h, err);
         }
@@ -69,9 +100,17 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
       handler: async (request, h) => {
         try {
           const o = oidcOf(request);
-          const token = await service.finish(o, request.query as unknown as OidcCallbackQuery, request.url.search, clientIp(request));
-          return h.response(token).header('cache-control', 'no-store');
+          const query = request.query as unknown as OidcCallbackQuery;
+          await checkBrowser(request, query.state);
+          const token = await service.finish(o, query, request.url.search, clientIp(request));
+          return h
+            .response(token)
+            .header('cache-control', 'no-store')
+            .header('set-cookie', `${BROWSER_COOKIE}=; Path=/api/v2/oidc; Max-Age=0; HttpOnly; SameSite=Lax`);
         } catch (err) {
+          // failed identity-provider logins score the host like failed password logins
+          const kind = err instanceof OidcLoginError ? defenderKind(err.status) : null;
+          if (kind) await defender.addEvent(clientIp(request), kind, 'OIDC');
           return refuse(h, err);
         }
       },
