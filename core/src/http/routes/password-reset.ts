@@ -14,6 +14,7 @@ const resetInput = Joi.object({
 });
 
 /** The answer to every accepted forgot-password request, whether or not the account exists. */
+const apiResponse = { description: 'ApiResponse', schema: Joi.object({ message: Joi.string() }) };
 const SENT = { message: 'if the account exists and can reset its password, a code has been mailed to its email address' };
 
 /** Forgot/reset password of admins and users: no credentials (api-spec.md "Authentication"). */
@@ -23,7 +24,7 @@ export function passwordResetRoutes(c: DependencyContainer): ServerRoute[] {
     {
       method: 'POST',
       path: `/api/v2/${kind}s/{username}/forgot-password`,
-      options: { auth: false, validate: { params: usernameParam } },
+      options: { auth: false, plugins: { ferry: { responses: { 200: apiResponse }, errors: [403, 429] } }, validate: { params: usernameParam } },
       handler: async (request) => {
         await resets.forgot(kind, pathParam(request, 'username'), clientIp(request));
         return SENT;
@@ -32,7 +33,7 @@ export function passwordResetRoutes(c: DependencyContainer): ServerRoute[] {
     {
       method: 'POST',
       path: `/api/v2/${kind}s/{username}/reset-password`,
-      options: { auth: false, validate: { params: usernameParam, payload: resetInput } },
+      options: { auth: false, plugins: { ferry: { responses: { 200: apiResponse }, errors: [403] } }, validate: { params: usernameParam, payload: resetInput } },
       handler: async (request) => {
         const p = request.payload as { code: string; password: string };
         const username = pathParam(request, 'username');

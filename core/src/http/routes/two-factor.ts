@@ -9,6 +9,20 @@ import { adminTotpSaveInput, totpGenerateInput, totpValidateInput, userTotpSaveI
 
 const usernameParam = Joi.object({ username: objectName.required() });
 
+// answers, for the OpenAPI document (reference.yaml TOTPConfig, RecoveryCode, ApiResponse)
+type Answer = { description: string; schema: Joi.Schema };
+const apiResponse: Answer = { description: 'ApiResponse', schema: Joi.object({ message: Joi.string() }) };
+const totpConfigs = { description: 'array of TOTPConfig', schema: Joi.array().items(Joi.object({ name: Joi.string(), issuer: Joi.string(), algo: Joi.string().valid('sha1', 'sha256', 'sha512') })) };
+const generated = {
+  description: 'a new secret, its otpauth URL and QR code (PNG, base64)',
+  schema: Joi.object({ config_name: Joi.string(), issuer: Joi.string(), secret: Joi.string(), url: Joi.string(), qr_code: Joi.string().base64() }),
+};
+const recoveryCodes = {
+  description: 'array of RecoveryCode (unencrypted)',
+  schema: Joi.array().items(Joi.object({ secret: Joi.object({ status: Joi.string().valid('Plain'), payload: Joi.string() }), used: Joi.boolean() })),
+};
+const newCodes = { description: 'the new recovery codes', schema: Joi.array().items(Joi.string()) };
+
 /**
  * Two-factor authentication: self-service TOTP and recovery codes of the
  * calling admin (/admin/...) or user (/user/...), bearer token only as
@@ -22,21 +36,21 @@ export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
 
   const selfRoutes = (kind: AccountKind): ServerRoute[] => {
     const auth = kind === 'admin' ? ADMIN_BEARER_ONLY : { strategies: ['jwt-user'] };
-    const setup = { auth, plugins: { ferry: { permission: 'any' as const, mfaSetup: true } } };
-    const plain = { auth, plugins: { ferry: { permission: 'any' as const } } };
+    const setup = (answer: Answer) => ({ auth, plugins: { ferry: { permission: 'any' as const, mfaSetup: true, responses: { 200: answer } } } });
+    const plain = (answer: Answer) => ({ auth, plugins: { ferry: { permission: 'any' as const, responses: { 200: answer } } } });
     const base = `/api/v2/${kind}`;
     return [
-      { method: 'GET', path: `${base}/totp/configs`, options: setup, handler: () => mfa.configs() },
+      { method: 'GET', path: `${base}/totp/configs`, options: setup(totpConfigs), handler: () => mfa.configs() },
       {
         method: 'POST',
         path: `${base}/totp/generate`,
-        options: { ...setup, validate: { payload: totpGenerateInput } },
+        options: { ...setup(generated), validate: { payload: totpGenerateInput } },
         handler: (request) => mfa.generate(kind, self(kind, request), (request.payload as { config_name: string }).config_name),
       },
       {
         method: 'POST',
         path: `${base}/totp/validate`,
-        options: { ...setup, validate: { payload: totpValidateInput } },
+        options: { ...setup(apiResponse), validate: { payload: totpValidateInput } },
         handler: (request) => {
           const p = request.payload as { config_name: string; passcode: string; secret: string };
           mfa.validate(p.config_name, p.passcode, p.secret);
@@ -46,7 +60,7 @@ export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
       {
         method: 'POST',
         path: `${base}/totp/save`,
-        options: { ...setup, validate: { payload: kind === 'admin' ? adminTotpSaveInput : userTotpSaveInput } },
+        options: { ...setup(apiResponse), validate: { payload: kind === 'admin' ? adminTotpSaveInput : userTotpSaveInput } },
         handler: async (request) => {
           const p = request.payload as TotpSaveInput;
           await mfa.save(kind, self(kind, request), p, actorOf(request));
@@ -56,13 +70,13 @@ export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
       {
         method: 'GET',
         path: `${base}/2fa/recoverycodes`,
-        options: plain,
+        options: plain(recoveryCodes),
         handler: (request) => mfa.recoveryCodes(kind, self(kind, request)),
       },
       {
         method: 'POST',
         path: `${base}/2fa/recoverycodes`,
-        options: plain,
+        options: { ...plain(newCodes), plugins: { ferry: { ...plain(newCodes).plugins.ferry, errors: [400] } } },
         handler: (request) => mfa.regenerateRecoveryCodes(kind, self(kind, request), actorOf(request)),
       },
     ];
@@ -71,7 +85,7 @@ export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
   const disableRoute = (kind: AccountKind): ServerRoute => ({
     method: 'PUT',
     path: `/api/v2/${kind}s/{username}/2fa/disable`,
-    options: { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'disable_mfa' } }, validate: { params: usernameParam } },
+    options: { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'disable_mfa', responses: { 200: apiResponse } } }, validate: { params: usernameParam } },
     handler: async (request) => {
       await mfa.disable(kind, pathParam(request, 'username'), adminOf(request).admin, actorOf(request));
       return { message: 'two-factor authentication disabled' };
