@@ -76,7 +76,10 @@ export class PasswordResetService {
     const since = now - this.cfg.window * 60_000;
     const fromHost = await em.count(PasswordResetCode, { ip, created_at: { $gte: since } });
     if (fromHost >= this.cfg.max_requests_per_host) {
-      throw new TooManyRequestsError(`too many password reset requests from ${ip}: try again within ${this.cfg.window} minutes`);
+      // a slot frees when the oldest counted request leaves the window
+      const oldest = await em.findOne(PasswordResetCode, { ip, created_at: { $gte: since } }, { orderBy: { created_at: 'asc' }, fields: ['created_at'] });
+      const retryAfterSeconds = Math.max(1, Math.ceil(((oldest?.created_at ?? now) + this.cfg.window * 60_000 - now) / 1000));
+      throw new TooManyRequestsError(`too many password reset requests from ${ip}: try again in ${retryAfterSeconds} s`, undefined, { retryAfterSeconds });
     }
     await em.nativeDelete(PasswordResetCode, { created_at: { $lt: now - Math.max(this.cfg.window, this.cfg.code_lifetime) * 60_000 } });
     const row = em.create(PasswordResetCode, { kind, username, ip, created_at: now, expires_at: now + this.cfg.code_lifetime * 60_000, account_id: 0, code_hash: '', attempts: 0 });

@@ -143,6 +143,8 @@ t.test('per-host limit (429) and no mail server (403)', async (t) => {
   const limited = await forgot(small, 'admins', 'someone-else');
   t.equal(limited.statusCode, 429);
   t.match(json(limited), { error: 'Too Many Requests', message: /too many password reset requests/ });
+  const retry = Number(limited.headers['retry-after']);
+  t.ok(retry > 3500 && retry <= 3600, `Retry-After: when the oldest request leaves the 60-minute window (${retry} s)`);
   await small.app.container.resolve(PasswordResetService).idle();
 
   const noSmtp = await createTestApp();
