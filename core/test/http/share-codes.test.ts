@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
@@ -29,6 +29,7 @@ const smtpPort = (smtp.server.address() as AddressInfo).port;
 
 const ta = await fileApp({
   config: {
+    httpd: { bindings: [{ address: '127.0.0.1', port: 0, upload_chunk_size: 1 }] },
     smtp: { host: '127.0.0.1', port: smtpPort, from: 'Ferry <ferry@example.test>', encryption: 0 },
     share_codes: { code_lifetime: 10, max_codes: 3, max_attempts: 3 },
     defender: { enabled: true, threshold: 1000, score_valid: 2 },
@@ -158,6 +159,36 @@ await t.test('a code exchanged for a share token: several requests, TUS-style; v
   t.equal(u.statusCode, 200, u.payload);
   const after = await ta.inject('GET', `${url}/dirs`, { headers: { authorization: `Bearer ${access_token}` } });
   t.equal(after.statusCode, 401, 'the address was removed: its token is void');
+});
+
+await t.test('a TUS upload to an email-restricted share with a share token on every request', async (t) => {
+  mkdirSync(path.join(home, 'drop'), { recursive: true });
+  const w = await ta.inject('POST', '/api/v2/user/shares', { token, payload: { name: 'drop', scope: 2, paths: ['/drop'], emails: ['ext@example.com'] } });
+  t.equal(w.statusCode, 201, w.payload);
+  const dropId = String(w.headers['x-object-id']);
+  const before = mails.length;
+  t.equal((await ta.inject('POST', `/api/v2/shares/${dropId}/codes`, { payload: { email: 'ext@example.com' } })).statusCode, 200);
+  await codes.idle();
+  t.equal(mails.length, before + 1);
+  const code = /Code: ([A-Z0-9]+)/.exec(mails[mails.length - 1]!.text ?? '')![1]!;
+  const tok = json(await ta.inject('POST', `/api/v2/shares/${dropId}/token`, { basic: basic('ext@example.com', code) })).access_token as string;
+  const auth = `Bearer ${tok}`;
+  const meta = `share_id ${Buffer.from(dropId).toString('base64')},path ${Buffer.from('up.bin').toString('base64')}`;
+  const body = Buffer.alloc(3000, 5);
+  const c = await ta.server.inject({ method: 'POST', url: '/api/v2/shares-chunked-uploads', headers: { authorization: auth, 'tus-resumable': '1.0.0', 'upload-length': String(body.length), 'upload-metadata': meta } });
+  t.equal(c.statusCode, 201, c.payload);
+  for (let off = 0; off < body.length; off += 1000) {
+    const r = await ta.server.inject({
+      method: 'PATCH',
+      url: String(c.headers.location),
+      headers: { authorization: auth, 'tus-resumable': '1.0.0', 'upload-offset': String(off), 'content-type': 'application/offset+octet-stream' },
+      payload: body.subarray(off, off + 1000),
+    });
+    t.equal(r.statusCode, 204, r.payload);
+  }
+  t.same(readFileSync(path.join(home, 'drop', 'up.bin')), body);
+  const noCreds = await ta.server.inject({ method: 'POST', url: '/api/v2/shares-chunked-uploads', headers: { 'tus-resumable': '1.0.0', 'upload-length': '1', 'upload-metadata': meta } });
+  t.equal(noCreds.statusCode, 401, 'without the token');
 });
 
 await t.test('refusals of the code request', async (t) => {
