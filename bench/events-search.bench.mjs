@@ -139,7 +139,11 @@ async function searchBench() {
   const out = {};
   let server;
   try {
-    server = await serve(path.join(scratch, 'pg'), ['driver: postgresql', `url: "${dbUrl}"`], [{ name: '@ferry/fs-local' }, { name: '@ferry/events-search', config: { retention_days: 0 } }]);
+    server = await serve(
+      path.join(scratch, 'pg'),
+      ['driver: postgresql', `url: "${dbUrl}"`],
+      [{ name: '@ferry/fs-local' }, { name: '@ferry/events-search', config: { retention_days: 0 } }],
+    );
     const db = new pg.Client({ connectionString: dbUrl.toString() });
     await db.connect();
     // 30 days of events ending now, evenly spaced; ids as the plugin builds them (16 hex of ns, node, counter)
@@ -164,7 +168,8 @@ async function searchBench() {
     // filtered search: user + 10-day range + two actions
     const rangeStart = startNs + 10n * DAY_NS;
     const rangeEnd = startNs + 20n * DAY_NS;
-    const q = (u) => `${server.url}/api/v2/events/fs?username=user${u}&start_timestamp=${rangeStart}&end_timestamp=${rangeEnd}&actions=upload,download&limit=100`;
+    const q = (u) =>
+      `${server.url}/api/v2/events/fs?username=user${u}&start_timestamp=${rangeStart}&end_timestamp=${rangeEnd}&actions=upload,download&limit=100`;
     for (let i = 0; i < 5; i++) await timedGet(q(i), server.token);
     const times = [];
     let rows = 0;
@@ -173,7 +178,13 @@ async function searchBench() {
       times.push(r.ms);
       rows += r.body.length;
     }
-    out.filtered_search = { runs: SEARCHES, median_ms: ms(median(times)), p95_ms: ms(pct(times, 95)), avg_rows: Math.round(rows / SEARCHES), aim_median_ms: 100 };
+    out.filtered_search = {
+      runs: SEARCHES,
+      median_ms: ms(median(times)),
+      p95_ms: ms(pct(times, 95)),
+      avg_rows: Math.round(rows / SEARCHES),
+      aim_median_ms: 100,
+    };
     log('filtered search (user + time range + actions):', out.filtered_search);
 
     // from_id paging through everything
@@ -190,7 +201,13 @@ async function searchBench() {
       }
       const first = median(pageTimes.slice(0, 20));
       const last = median(pageTimes.slice(-20));
-      out[`paging_${order.toLowerCase()}`] = { pages: pageTimes.length, events: total, first20_median_ms: ms(first), last20_median_ms: ms(last), last_over_first: Math.round((last / first) * 100) / 100 };
+      out[`paging_${order.toLowerCase()}`] = {
+        pages: pageTimes.length,
+        events: total,
+        first20_median_ms: ms(first),
+        last20_median_ms: ms(last),
+        last_over_first: Math.round((last / first) * 100) / 100,
+      };
       log(`from_id paging ${order}:`, out[`paging_${order.toLowerCase()}`]);
     }
   } finally {
@@ -271,7 +288,9 @@ async function recordingBench() {
     fromId = page[page.length - 1].id;
   }
   for (const s of Object.values(sides)) await s.stop();
-  const dropped = readFileSync(sides.with.logFile, 'utf8').split('\n').filter((l) => l.includes('event search dropped events')).length;
+  const dropped = readFileSync(sides.with.logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('event search dropped events')).length;
   const best = { without: Math.min(...secs.without), with: Math.min(...secs.with) };
   const out = {
     uploads: UPLOADS,
@@ -284,6 +303,7 @@ async function recordingBench() {
     median_seconds_with: Math.round(median(secs.with) * 1000) / 1000,
     overhead_pct_best: Math.round((best.with / best.without - 1) * 1000) / 10,
     overhead_pct_median: Math.round((median(secs.with) / median(secs.without) - 1) * 1000) / 10,
+    overhead_pct_total: Math.round((secs.with.reduce((a, b) => a + b, 0) / secs.without.reduce((a, b) => a + b, 0) - 1) * 1000) / 10,
     server_cpu_seconds_without: Math.round(cpu.without * 100) / 100,
     server_cpu_seconds_with: Math.round(cpu.with * 100) / 100,
     overhead_pct_cpu: Math.round((cpu.with / cpu.without - 1) * 1000) / 10,

@@ -3,9 +3,30 @@ import type { EventProtocol, FsEventAction, FsEventStatus, LogEventType, Provide
 import type { CommonEventFilters, EventPage, EventSearchFilters, EventSearchKind } from '../sdk/event-search.js';
 
 /** Values of the spec's enumerations, as the comma-separated filters accept them. */
-export const FS_EVENT_ACTIONS: readonly FsEventAction[] = ['download', 'upload', 'first-upload', 'first-download', 'delete', 'rename', 'mkdir', 'rmdir', 'ssh_cmd'];
+export const FS_EVENT_ACTIONS: readonly FsEventAction[] = [
+  'download',
+  'upload',
+  'first-upload',
+  'first-download',
+  'delete',
+  'rename',
+  'mkdir',
+  'rmdir',
+  'ssh_cmd',
+];
 export const PROVIDER_EVENT_ACTIONS: readonly ProviderEventAction[] = ['add', 'update', 'delete'];
-export const PROVIDER_OBJECT_TYPES: readonly ProviderObjectType[] = ['user', 'folder', 'group', 'admin', 'api_key', 'share', 'event_action', 'event_rule', 'role', 'ip_list_entry'];
+export const PROVIDER_OBJECT_TYPES: readonly ProviderObjectType[] = [
+  'user',
+  'folder',
+  'group',
+  'admin',
+  'api_key',
+  'share',
+  'event_action',
+  'event_rule',
+  'role',
+  'ip_list_entry',
+];
 export const EVENT_PROTOCOLS: readonly EventProtocol[] = ['SSH', 'SFTP', 'SCP', 'FTP', 'DAV', 'HTTP', 'HTTPShare', 'DataRetention', 'EventAction', 'OIDC'];
 export const FS_EVENT_STATUSES: readonly FsEventStatus[] = [1, 2, 3];
 export const LOG_EVENT_TYPES: readonly LogEventType[] = [1, 2, 3, 4, 5];

@@ -1,4 +1,14 @@
-import type { EventProtocol, FsEvent, FsEventAction, FsEventStatus, LogEvent, LogEventType, ProviderEvent, ProviderEventAction, ProviderObjectType } from '../events/event-types.js';
+import type {
+  EventProtocol,
+  FsEvent,
+  FsEventAction,
+  FsEventStatus,
+  LogEvent,
+  LogEventType,
+  ProviderEvent,
+  ProviderEventAction,
+  ProviderObjectType,
+} from '../events/event-types.js';
 
 /** The three kinds of recorded events (GET /events/fs, /events/provider, /events/logs). */
 export type EventSearchKind = 'fs' | 'provider' | 'log';

@@ -6,8 +6,12 @@ import { createTestApp, type TestApp, type TestAppOptions } from '@ferry/core/te
 export const PLUGIN = '@ferry/events-search';
 
 /** A test app with fs-local and the plugin (short flush interval); `config` is the plugin's. */
-export async function appWithSearch(config: Record<string, unknown> = {}, o: Omit<TestAppOptions, 'plugins'> = {}): Promise<TestApp> {
-  return createTestApp({ ...o, plugins: [{ name: '@ferry/fs-local' }, { name: PLUGIN, config: { flush_interval: 20, ...config } }] });
+export async function appWithSearch(
+  config: Record<string, unknown> = {},
+  o: Omit<TestAppOptions, 'plugins'> = {},
+  more: { name: string; config?: Record<string, unknown> }[] = [],
+): Promise<TestApp> {
+  return createTestApp({ ...o, plugins: [{ name: '@ferry/fs-local' }, { name: PLUGIN, config: { flush_interval: 20, ...config } }, ...more] });
 }
 
 export function storeOf(ta: TestApp): EventSearch {
@@ -67,7 +71,17 @@ export function providerEvent(o: Partial<ProviderEvent>): ProviderEvent {
 }
 
 export function logEvent(o: Partial<LogEvent>): LogEvent {
-  return { timestamp: Date.now() * 1e6, event: 5, protocol: 'HTTP', username: 'u1', ip: '10.0.0.1', message: 'user login', role: '', instance_id: 'node-a', ...o };
+  return {
+    timestamp: Date.now() * 1e6,
+    event: 5,
+    protocol: 'HTTP',
+    username: 'u1',
+    ip: '10.0.0.1',
+    message: 'user login',
+    role: '',
+    instance_id: 'node-a',
+    ...o,
+  };
 }
 
 /** Creates a user with a local home under the app's data dir. */

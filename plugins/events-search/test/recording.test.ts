@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TOKENS, type EventHistory } from '@ferry/core';
@@ -48,13 +48,22 @@ t.test('real traffic: concurrent uploads, logins and provider changes are all re
     `every upload stored: ${results.map((r) => r.statusCode).join(',')}`,
   );
   await settled(ta);
-  const uploads = await search<{ action: string; username: string; virtual_path: string; file_size: number; status: number; protocol: string; ip: string; session_id: string; elapsed: number }>(
-    ta,
-    token,
-    '/api/v2/events/fs?actions=upload&limit=1000',
-  );
+  const uploads = await search<{
+    action: string;
+    username: string;
+    virtual_path: string;
+    file_size: number;
+    status: number;
+    protocol: string;
+    ip: string;
+    session_id: string;
+    elapsed: number;
+  }>(ta, token, '/api/v2/events/fs?actions=upload&limit=1000');
   t.equal(uploads.length, N, 'one upload event per upload, none lost');
-  t.ok(uploads.every((e) => e.status === 1), 'all succeeded');
+  t.ok(
+    uploads.every((e) => e.status === 1),
+    'all succeeded',
+  );
   t.same(new Set(uploads.map((e) => e.virtual_path)).size, N);
   const e5 = uploads.find((e) => e.virtual_path === '/f-5.txt')!;
   t.match(e5, { username: 'up2', file_size: 105, status: 1, protocol: 'HTTP', ip: '127.0.0.1' });
@@ -92,7 +101,10 @@ t.test('real traffic: concurrent uploads, logins and provider changes are all re
   t.ok(logs.every((e) => e.protocol === 'HTTP'));
 
   // a disabled account: refused after the password check, recorded once
-  const dis = await ta.inject('PUT', '/api/v2/users/up2', { token, payload: { status: 0, password: 'up2-password', home_dir: path.join(ta.dataDir, 'homes', 'up2'), permissions: { '/': ['*'] } } });
+  const dis = await ta.inject('PUT', '/api/v2/users/up2', {
+    token,
+    payload: { status: 0, password: 'up2-password', home_dir: path.join(ta.dataDir, 'homes', 'up2'), permissions: { '/': ['*'] } },
+  });
   t.equal(dis.statusCode, 200, dis.payload);
   const refused = await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'up2', password: 'up2-password' } });
   t.not(refused.statusCode, 200);
@@ -100,7 +112,11 @@ t.test('real traffic: concurrent uploads, logins and provider changes are all re
   t.equal((await search(ta, token, '/api/v2/events/logs?username=up2&events=1')).length, 1, 'disabled user login: one event 1');
 
   // provider events of real changes, the password never stored
-  const prov = await search<{ action: string; object_type: string; object_name: string; object_data: string; username: string }>(ta, token, '/api/v2/events/provider?object_name=up2&order=ASC');
+  const prov = await search<{ action: string; object_type: string; object_name: string; object_data: string; username: string }>(
+    ta,
+    token,
+    '/api/v2/events/provider?object_name=up2&order=ASC',
+  );
   t.match(prov, [
     { action: 'add', object_type: 'user', object_name: 'up2', username: 'admin' },
     { action: 'update', object_type: 'user', object_name: 'up2', username: 'admin' },
@@ -153,7 +169,7 @@ t.test('retention deletes old events; events survive a restart; event reports re
   // closing writes the queue (a flush interval of 20 ms may not have passed)
   await first.close();
 
-  const second = await appWithSearch({ retention_days: 30 }, o);
+  const second = await appWithSearch({ retention_days: 30 }, o, [{ name: '@ferry/actions-builtin' }]);
   t.teardown(() => second.close());
   const token = await second.adminToken();
   const deadline = Date.now() + 20_000;
@@ -164,7 +180,11 @@ t.test('retention deletes old events; events survive a restart; event reports re
     await new Promise((r) => setTimeout(r, 50));
   }
   t.same(sessions, ['age-10', 'age-0'], 'events older than retention_days are deleted, the others kept across the restart');
-  t.same((await search<{ object_name: string }>(second, token, '/api/v2/events/provider?order=ASC')).map((e) => e.object_name), ['age-10', 'age-0', 'admin'], 'provider events too (then the creation of the first admin)');
+  t.same(
+    (await search<{ object_name: string }>(second, token, '/api/v2/events/provider?order=ASC')).map((e) => e.object_name),
+    ['age-10', 'age-0', 'admin'],
+    'provider events too (then the creation of the first admin)',
+  );
   const logs = (await search<{ username: string }>(second, token, '/api/v2/events/logs?order=ASC')).map((e) => e.username);
   t.same(logs.slice(0, 2), ['age-10', 'age-0'], 'log events too (then the logins of this test)');
 
@@ -173,4 +193,23 @@ t.test('retention deletes old events; events survive a restart; event reports re
   const seen: string[] = [];
   for await (const e of history.events('fs', now - 20 * DAY, now + 1e9)) seen.push((e as { session_id: string }).session_id);
   t.same(seen, ['age-10', 'age-0'], 'event reports read the persisted events of earlier runs');
+
+  // an event report action (19) run on demand writes the events of the earlier run
+  const act = await second.inject('POST', '/api/v2/eventactions', {
+    token,
+    payload: { name: 'report', type: 19, options: { event_report_config: { hours: 24 * 20, event_types: ['fs', 'provider'] } } },
+  });
+  t.equal(act.statusCode, 201, act.payload);
+  const rule = await second.inject('POST', '/api/v2/eventrules', {
+    token,
+    payload: { name: 'report-rule', trigger: 6, conditions: {}, actions: [{ name: 'report', order: 0, relation_options: {} }] },
+  });
+  t.equal(rule.statusCode, 201, rule.payload);
+  t.equal((await second.inject('POST', '/api/v2/eventrules/run/report-rule', { token })).statusCode, 202);
+  await second.app.container.resolve<{ idle(): Promise<void> }>(TOKENS.EventManager).idle();
+  const dir = path.join(dataDir, 'reports');
+  const fsCsv = readdirSync(dir).find((f) => f.endsWith('-fs.csv'))!;
+  const lines = readFileSync(path.join(dir, fsCsv), 'utf8').split('\r\n').filter(Boolean);
+  t.equal(lines.length, 3, 'header and the two events of the earlier run');
+  t.match(lines[1], /,upload,u1,/);
 });

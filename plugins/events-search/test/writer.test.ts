@@ -56,7 +56,11 @@ t.test('a failed write is retried: nothing lost, the failure logged', async (t) 
   t.pass('the failure is logged');
   state.down = false;
   await until(() => rows.length === 12);
-  t.same(rows, Array.from({ length: 12 }, (_, i) => `e${i}`), 'written in order once it is back');
+  t.same(
+    rows,
+    Array.from({ length: 12 }, (_, i) => `e${i}`),
+    'written in order once it is back',
+  );
   t.same(w.stats(), { recorded: 12, queued: 0, dropped: 0 });
   await w.close();
 });

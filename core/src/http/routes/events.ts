@@ -8,7 +8,29 @@ import type { EventSearchKind, StoredEvents } from '../../sdk/event-search.js';
 
 /** CSV columns of each kind: the fields of FsEvent, ProviderEvent and LogEvent. */
 const CSV_COLUMNS: Record<EventSearchKind, string[]> = {
-  fs: ['id', 'timestamp', 'action', 'username', 'fs_path', 'fs_target_path', 'virtual_path', 'virtual_target_path', 'ssh_cmd', 'file_size', 'elapsed', 'status', 'protocol', 'ip', 'session_id', 'fs_provider', 'bucket', 'endpoint', 'open_flags', 'role', 'instance_id'],
+  fs: [
+    'id',
+    'timestamp',
+    'action',
+    'username',
+    'fs_path',
+    'fs_target_path',
+    'virtual_path',
+    'virtual_target_path',
+    'ssh_cmd',
+    'file_size',
+    'elapsed',
+    'status',
+    'protocol',
+    'ip',
+    'session_id',
+    'fs_provider',
+    'bucket',
+    'endpoint',
+    'open_flags',
+    'role',
+    'instance_id',
+  ],
   provider: ['id', 'timestamp', 'action', 'username', 'ip', 'object_type', 'object_name', 'object_data', 'role', 'instance_id'],
   log: ['id', 'timestamp', 'event', 'protocol', 'username', 'ip', 'message', 'role', 'instance_id'],
 };
