@@ -303,3 +303,27 @@ t.test('GET /saas/usage: storage from the quota counters, bandwidth per day from
   t.equal((await ta.inject('GET', '/api/v2/saas/usage', { token: plain })).statusCode, 403);
   t.equal((await ta.inject('GET', '/api/v2/saas/usage')).statusCode, 401);
 });
+
+t.test('GET /saas/usage of a role admin lists the users of its role only', async (t) => {
+  t.equal((await ta.inject('POST', '/api/v2/roles', { token: admin, payload: { name: 'team-u' } })).statusCode, 201);
+  await addUser(ta, { username: 'in-role', role: 'team-u' } as never);
+  await addUser(ta, { username: 'out-of-role' });
+  const ra = await ta.inject('POST', '/api/v2/admins', {
+    token: admin,
+    payload: { username: 'lead-u', password: 'lead-u-pass-1', status: 1, permissions: ['view_users'], role: 'team-u', filters: { allow_list: [] } },
+  });
+  t.equal(ra.statusCode, 201, ra.payload);
+  const lead = await ta.adminToken('lead-u', 'lead-u-pass-1');
+  const all = await ta.inject('GET', '/api/v2/saas/usage', { token: lead });
+  t.equal(all.statusCode, 200, all.payload);
+  t.same(
+    json(all).users.map((u: { username: string }) => u.username),
+    ['in-role'],
+  );
+  const named = await ta.inject('GET', '/api/v2/saas/usage?usernames=out-of-role,in-role', { token: lead });
+  t.same(
+    json(named).users.map((u: { username: string }) => u.username),
+    ['in-role'],
+    'naming a user of another role shows nothing of it',
+  );
+});
