@@ -96,7 +96,12 @@ t.test('the named series after real traffic', async (t) => {
   let text = '';
   for (let i = 0; i < 100; i++) {
     text = await scrape();
-    if ((value(text, 'ferry_event_action_failures_total', { type: 'http' }) ?? 0) >= 3 && (value(text, 'ferry_event_action_executions_total', { type: 'http', result: 'ok' }) ?? 0) >= 3) break;
+    // (and the download's event, published once its answer's stream has ended)
+    const done =
+      (value(text, 'ferry_event_action_failures_total', { type: 'http' }) ?? 0) >= 3 &&
+      (value(text, 'ferry_event_action_executions_total', { type: 'http', result: 'ok' }) ?? 0) >= 3 &&
+      (value(text, 'ferry_transfers_total', { direction: 'download', protocol: 'HTTP', provider: 'local', status: 'ok' }) ?? 0) >= 1;
+    if (done) break;
     await new Promise((r) => setTimeout(r, 100));
   }
 

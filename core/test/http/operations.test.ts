@@ -12,6 +12,7 @@ import { addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
 import { createPgDatabase, createTestApp } from '../../src/testing.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { Logger } from '../../src/logger.js';
+import type { EventBus } from '../../src/events/event-bus.js';
 import { UsageService } from '../../src/ops/usage.service.js';
 
 const lines: Record<string, unknown>[] = [];
@@ -249,7 +250,17 @@ t.test('GET /saas/usage: storage from the quota counters, bandwidth per day from
     const r = await ta.inject('POST', `/api/v2/user/files/upload?path=/f${i}.bin`, { token, payload: body, headers: { 'content-type': 'application/octet-stream' } });
     t.equal(r.statusCode, 201);
   }
+  // the download event is published once the answer's stream has ended, just after inject resolves
+  const downloaded = new Promise<void>((resolve) => {
+    const off = ta.app.container.resolve<EventBus>(TOKENS.EventBus).on('fs', (ev) => {
+      if (ev.action === 'download' && ev.username === 'usage1') {
+        off();
+        resolve();
+      }
+    });
+  });
   const dl = await ta.inject('GET', '/api/v2/user/files?path=/f0.bin', { token });
+  await downloaded;
   t.equal(dl.statusCode, 200);
   t.equal(dl.rawPayload.length, 5000);
 
