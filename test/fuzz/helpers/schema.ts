@@ -5,7 +5,7 @@
  * of the request holds: a wrong type, a null for a required member (null is
  * an absent member: core/src/util/lenient.ts), a number or string out of its
  * declared bounds. Unknown keys are dropped, never refused: the suite sends
- * them as lenient requests (any answer but a 5xx). Keys whose validity depends on something else
+ * them together with a refused value (fuzz.ts). Keys whose validity depends on something else
  * (`when`, alternatives, `any`) are never chosen.
  */
 import type { Rng } from './prng.js';
