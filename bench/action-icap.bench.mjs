@@ -88,7 +88,10 @@ if (process.argv[2] === 'direct') {
 }
 
 if (process.env.FERRY_BENCH_NO_BUILD !== '1') {
-  const b = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'plugins/fs-local', 'plugins/action-icap'], { cwd: root, stdio: 'inherit' });
+  const b = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'plugins/fs-local', 'plugins/action-icap'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (b.status !== 0) {
     console.error('build failed (tsc -b plugins/fs-local plugins/action-icap)');
     process.exit(1);
@@ -105,7 +108,11 @@ mkdirSync(path.join(dir, 'home'), { recursive: true });
 const file = path.join(dir, 'home/big.bin');
 makeFile(file, SIZE_MB);
 
-const server = await startFerry({ dir: path.join(dir, 'server'), plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/action-icap' }], children: ws.children });
+const server = await startFerry({
+  dir: path.join(dir, 'server'),
+  plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/action-icap' }],
+  children: ws.children,
+});
 const logFile = path.join(dir, 'server', 'ferry.log');
 const api = async (method, url, body) => {
   const r = await fetch(`${server.url}${url}`, {
@@ -121,8 +128,14 @@ await api('POST', '/api/v2/eventactions', {
   type: 17,
   options: { icap_config: { endpoint: SERVICE, timeout: 120, paths: ['/big.bin'], block_action: 2, failure_policy: 1 } },
 });
-await api('POST', '/api/v2/eventrules', { name: 'scan', status: 1, trigger: 6, conditions: { options: { names: [{ pattern: 'bench' }] } }, actions: [{ name: 'scan', order: 1 }] });
-const scans = () => (readFileSync(logFile, 'utf8').match(/"msg":"icap scan: [a-z]+"/g) ?? []);
+await api('POST', '/api/v2/eventrules', {
+  name: 'scan',
+  status: 1,
+  trigger: 6,
+  conditions: { options: { names: [{ pattern: 'bench' }] } },
+  actions: [{ name: 'scan', order: 1 }],
+});
+const scans = () => readFileSync(logFile, 'utf8').match(/"msg":"icap scan: [a-z]+"/g) ?? [];
 
 async function action() {
   await sleep(300);
@@ -169,12 +182,16 @@ try {
 }
 
 const fmt = (n, w = 8) => n.toFixed(1).padStart(w);
-console.log(`action-icap: scan a clean ${SIZE_MB} MB file with c-icap avscan (clamd), best of ${ROUNDS} round(s), node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}`);
+console.log(
+  `action-icap: scan a clean ${SIZE_MB} MB file with c-icap avscan (clamd), best of ${ROUNDS} round(s), node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}`,
+);
 console.log('phase        MB/s  MB per CPU-s   RSS before MB   peak RSS while scanning MB   growth MB   high-water mark MB');
 console.log('(direct: a node process with a raw-socket RESPMOD client; action: the ferry serve process running the rule)');
 for (const p of ['direct', 'action']) {
   const b = best[p];
-  console.log(`${p.padEnd(8)} ${fmt(b.mbps)} ${fmt(b.cpuMbps, 13)} ${fmt(b.startRssMb, 15)} ${fmt(b.peakRssMb, 28)} ${fmt(b.growthMb, 11)} ${fmt(b.hwmMb, 20)}`);
+  console.log(
+    `${p.padEnd(8)} ${fmt(b.mbps)} ${fmt(b.cpuMbps, 13)} ${fmt(b.startRssMb, 15)} ${fmt(b.peakRssMb, 28)} ${fmt(b.growthMb, 11)} ${fmt(b.hwmMb, 20)}`,
+  );
 }
 const ratio = best.action.mbps / best.direct.mbps;
 console.log(`ratio action/direct ${ratio.toFixed(2)}x   (aim >= 0.8x)`);

@@ -59,10 +59,7 @@ function sink() {
 
 async function cryptFs(dir) {
   const { cryptFsProvider } = await import('@ferry/fs-crypt');
-  return cryptFsProvider.create(
-    { passphrase: PASSPHRASE },
-    { username: 'bench', root: path.join(dir, 'home'), dataDir: path.join(dir, 'data') },
-  );
+  return cryptFsProvider.create({ passphrase: PASSPHRASE }, { username: 'bench', root: path.join(dir, 'home'), dataDir: path.join(dir, 'data') });
 }
 
 async function runPhase(phase, dir) {

@@ -21,10 +21,14 @@ const isMain = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPat
 // The core is TypeScript (exports condition "ferry-src"): re-run under the loader tap uses.
 if (isMain && !process.execArgv.includes('--conditions=ferry-src')) {
   const loader = path.join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs');
-  const r = spawnSync(process.execPath, [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-  });
+  const r = spawnSync(
+    process.execPath,
+    [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
+    },
+  );
   process.exit(r.status ?? 1);
 }
 
@@ -46,13 +50,40 @@ export async function generateUsers(orm, count, { log = () => {} } = {}) {
     const ctx = em.getTransactionContext();
     const exec = (sql, params) => conn.execute(sql, params, 'run', ctx);
     for (let g = 1; g <= GROUPS; g++) {
-      await exec('insert into groups (name, description, user_settings, created_at, updated_at) values (?, ?, ?, ?, ?)', [`bench-group-${g}`, '', JSON.stringify({ quota_size: 1 << 30, filters: { denied_protocols: ['FTP'] } }), now, now]);
+      await exec('insert into groups (name, description, user_settings, created_at, updated_at) values (?, ?, ?, ?, ?)', [
+        `bench-group-${g}`,
+        '',
+        JSON.stringify({ quota_size: 1 << 30, filters: { denied_protocols: ['FTP'] } }),
+        now,
+        now,
+      ]);
     }
     for (let f = 1; f <= FOLDERS; f++) {
-      await exec('insert into folders (name, description, mapped_path, filesystem, created_at, updated_at) values (?, ?, ?, ?, ?, ?)', [`bench-folder-${f}`, '', `/srv/bench-folders/${f}`, JSON.stringify({ provider: 0, osconfig: {} }), now, now]);
+      await exec('insert into folders (name, description, mapped_path, filesystem, created_at, updated_at) values (?, ?, ?, ?, ?, ?)', [
+        `bench-folder-${f}`,
+        '',
+        `/srv/bench-folders/${f}`,
+        JSON.stringify({ provider: 0, osconfig: {} }),
+        now,
+        now,
+      ]);
     }
   });
-  const cols = ['username', 'email', 'password_hash', 'public_keys', 'home_dir', 'permissions', 'filters', 'filesystem', 'custom_placeholders', 'oidc_custom_fields', 'quota_size', 'created_at', 'updated_at'];
+  const cols = [
+    'username',
+    'email',
+    'password_hash',
+    'public_keys',
+    'home_dir',
+    'permissions',
+    'filters',
+    'filesystem',
+    'custom_placeholders',
+    'oidc_custom_fields',
+    'quota_size',
+    'created_at',
+    'updated_at',
+  ];
   const rowSql = `(${cols.map(() => '?').join(', ')})`;
   for (let start = 1; start <= count; start += BATCH) {
     const end = Math.min(count, start + BATCH - 1);
@@ -66,7 +97,11 @@ export async function generateUsers(orm, count, { log = () => {} } = {}) {
   }
   const [{ gmin }] = await conn.execute('select min(id) as gmin from groups where name like ?', ['bench-group-%']);
   const [{ fmin }] = await conn.execute('select min(id) as fmin from folders where name like ?', ['bench-folder-%']);
-  await conn.execute(`insert into users_groups (user_id, group_id, type) select id, ${Number(gmin)} + (id % ${GROUPS}), 2 from users where username like ?`, ['user%'], 'run');
+  await conn.execute(
+    `insert into users_groups (user_id, group_id, type) select id, ${Number(gmin)} + (id % ${GROUPS}), 2 from users where username like ?`,
+    ['user%'],
+    'run',
+  );
   await conn.execute(
     `insert into users_folders (user_id, folder_id, virtual_path, quota_size, quota_files) select id, ${Number(fmin)} + (id % ${FOLDERS}), '/shared', -1, -1 from users where username like ? and id % 10 = 0`,
     ['user%'],

@@ -98,7 +98,10 @@ async function startFerry(home, name = 'ferry') {
     env: name === 'ferry-rss' ? JSON.parse(process.env.FERRY_BENCH_RSS_ENV ?? '{}') : {},
   });
   const tokens = {};
-  for (const [variant, mib] of [['default', 0], ['1mib', 1]]) {
+  for (const [variant, mib] of [
+    ['default', 0],
+    ['1mib', 1],
+  ]) {
     tokens[variant] = await ferryUser(ferry, variant, home, mib);
   }
   return { url: ferry.url, proc: ferry.proc, tokens };
@@ -224,7 +227,9 @@ async function main() {
     const zeros = `head -c ${RSS_MB * MB} /dev/zero | curl -s -S --fail -o /dev/null -H 'Authorization: Bearer ${fresh.tokens.default}' -H 'Expect:' -H 'Content-Type: application/octet-stream' -X POST -T - '${fresh.url}/api/v2/user/files/upload?path=/huge.bin'`;
     const upPeak = await peakRss(fresh.proc.pid, () => shell(zeros));
     if (statSync(path.join(www, 'huge.bin')).size !== RSS_MB * MB) throw new Error('short memory-run upload');
-    const downPeak = await peakRss(fresh.proc.pid, () => curlAsync(['-H', `Authorization: Bearer ${fresh.tokens.default}`, `${fresh.url}/api/v2/user/files?path=/huge.bin`]));
+    const downPeak = await peakRss(fresh.proc.pid, () =>
+      curlAsync(['-H', `Authorization: Bearer ${fresh.tokens.default}`, `${fresh.url}/api/v2/user/files?path=/huge.bin`]),
+    );
     rmSync(path.join(www, 'huge.bin'), { force: true });
     rss = { file_mb: RSS_MB, idle_mb: idle, upload_peak_mb: upPeak, download_peak_mb: downPeak };
   }
@@ -234,8 +239,12 @@ async function main() {
   const r = (n) => `${n.toFixed(2)}x`;
   console.log('');
   console.log(`HTTP transfers over loopback, ${SIZE_MB} MiB, best of ${ROUNDS} (MB/s; ratio = Ferry / baseline)`);
-  console.log(`  download  nginx ${f(results.download.nginx_mbps)}   ferry ${f(results.download.ferry_mbps)} (${r(results.download.ratio)})   ferry, 1 MiB buffers ${f(results.download.ferry_1mib_mbps)} (${r(results.download.ratio_1mib)})   aim >= 0.90x`);
-  console.log(`  upload    node  ${f(results.upload.bare_node_mbps)}   ferry ${f(results.upload.ferry_mbps)} (${r(results.upload.ratio)})   ferry, 1 MiB buffers ${f(results.upload.ferry_1mib_mbps)} (${r(results.upload.ratio_1mib)})   aim >= 0.85x`);
+  console.log(
+    `  download  nginx ${f(results.download.nginx_mbps)}   ferry ${f(results.download.ferry_mbps)} (${r(results.download.ratio)})   ferry, 1 MiB buffers ${f(results.download.ferry_1mib_mbps)} (${r(results.download.ratio_1mib)})   aim >= 0.90x`,
+  );
+  console.log(
+    `  upload    node  ${f(results.upload.bare_node_mbps)}   ferry ${f(results.upload.ferry_mbps)} (${r(results.upload.ratio)})   ferry, 1 MiB buffers ${f(results.upload.ferry_1mib_mbps)} (${r(results.upload.ratio_1mib)})   aim >= 0.85x`,
+  );
   if (rss) {
     console.log(`Ferry resident memory while moving a ${RSS_MB} MiB file, fresh process (MB, aim < 150)`);
     console.log(

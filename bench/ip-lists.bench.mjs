@@ -18,10 +18,14 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 if (!process.execArgv.includes('--conditions=ferry-src')) {
   const loader = path.join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs');
-  const r = spawnSync(process.execPath, [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-  });
+  const r = spawnSync(
+    process.execPath,
+    [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
+    },
+  );
   process.exit(r.status ?? 1);
 }
 
@@ -51,7 +55,8 @@ for (let i = 0; i < COUNT; i++) {
 const probes = [];
 for (let i = 0; i < 1000; i++) {
   const n = parseIpNet(nets[(i * 37) % nets.length]);
-  if (i % 2 === 0) probes.push(n.family === 4 ? n.canonical.replace(/\.0\/24$/, '.77').replace(/\/32$/, '') : n.canonical.replace(/::\/48$/, '::1').replace(/\/128$/, ''));
+  if (i % 2 === 0)
+    probes.push(n.family === 4 ? n.canonical.replace(/\.0\/24$/, '.77').replace(/\/32$/, '') : n.canonical.replace(/::\/48$/, '::1').replace(/\/128$/, ''));
   else probes.push(n.family === 4 ? `250.${i % 256}.1.1` : `2001:db9::${i.toString(16)}`);
 }
 

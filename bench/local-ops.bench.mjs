@@ -47,7 +47,6 @@ writeFileSync(path.join(home, 'f.bin'), body);
 writeFileSync(path.join(home, deep, 'f.bin'), body);
 for (let i = 0; i < 200; i++) writeFileSync(path.join(home, 'many', `e${i}.txt`), 'x');
 
-
 async function rate(fn) {
   let best = 0;
   for (let r = 0; r < ROUNDS; r++) {

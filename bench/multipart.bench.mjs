@@ -45,7 +45,9 @@ function partName(i) {
 function multipartBody(n) {
   const data = Buffer.alloc(PART_BYTES, 0x61);
   const head = (i) =>
-    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="filenames"; filename="${partName(i)}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="filenames"; filename="${partName(i)}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
   const tail = Buffer.from(`--${BOUNDARY}--\r\n`);
   const crlf = Buffer.from('\r\n');
   let length = tail.length;

@@ -27,10 +27,14 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 if (!process.execArgv.includes('--conditions=ferry-src')) {
   const loader = path.join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs');
-  const r = spawnSync(process.execPath, [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-  });
+  const r = spawnSync(
+    process.execPath,
+    [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
+    },
+  );
   process.exit(r.status ?? 1);
 }
 
@@ -59,7 +63,13 @@ if (process.argv.includes('--serve')) {
   for (let k = 0; k < KNOWN; k++) {
     const u = await ta.inject('POST', '/api/v2/users', {
       token: admin,
-      payload: { username: `known-${k}`, password: 'known-password-1', email: `known-${k}@example.com`, permissions: { '/': ['*'] }, home_dir: path.join(ta.dataDir, `known-${k}`) },
+      payload: {
+        username: `known-${k}`,
+        password: 'known-password-1',
+        email: `known-${k}@example.com`,
+        permissions: { '/': ['*'] },
+        home_dir: path.join(ta.dataDir, `known-${k}`),
+      },
     });
     if (u.statusCode !== 201) throw new Error(`user: ${u.statusCode} ${u.payload}`);
   }
@@ -142,7 +152,12 @@ const stats = (a) => {
 const summary = (times) => {
   const known = stats(times.known);
   const unknown = stats(times.unknown);
-  return { known_ms: known, unknown_ms: unknown, ratio_median: +(known.median / unknown.median).toFixed(3), ratio_mean: +(known.mean / unknown.mean).toFixed(3) };
+  return {
+    known_ms: known,
+    unknown_ms: unknown,
+    ratio_median: +(known.median / unknown.median).toFixed(3),
+    ratio_mean: +(known.mean / unknown.mean).toFixed(3),
+  };
 };
 const result = {
   rounds: ROUNDS,

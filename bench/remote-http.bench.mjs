@@ -50,8 +50,36 @@ import { createWriteStream, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { AZURITE, S3, SFTP, azContainer, azRemovePrefix, benchPrefix, ferryFilesystem, s3Client, s3RemovePrefix, sftpClient, sftpDir } from './lib/backends.mjs';
-import { MB, benchDir, countingSink, cpuSecondsOf, freePort, waitPort, drain, ensureServers, envNumber, patternSource, rssOf, scratchWorkspace, timed, withPeakRss, writeResults } from './lib/common.mjs';
+import {
+  AZURITE,
+  S3,
+  SFTP,
+  azContainer,
+  azRemovePrefix,
+  benchPrefix,
+  ferryFilesystem,
+  s3Client,
+  s3RemovePrefix,
+  sftpClient,
+  sftpDir,
+} from './lib/backends.mjs';
+import {
+  MB,
+  benchDir,
+  countingSink,
+  cpuSecondsOf,
+  freePort,
+  waitPort,
+  drain,
+  ensureServers,
+  envNumber,
+  patternSource,
+  rssOf,
+  scratchWorkspace,
+  timed,
+  withPeakRss,
+  writeResults,
+} from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const SIZE_MB = envNumber('FERRY_BENCH_MB', 256);
@@ -156,7 +184,9 @@ async function sdkCases(backend, prefix) {
   } catch (err) {
     const cwd = await c.cwd().catch(() => '?');
     await c.end();
-    throw new Error(`cannot create ${dir} on the SFTP server (login directory ${cwd}): ${err.message}; set FERRY_BENCH_SFTP_DIR to a directory ${SFTP.username} can write`);
+    throw new Error(
+      `cannot create ${dir} on the SFTP server (login directory ${cwd}): ${err.message}; set FERRY_BENCH_SFTP_DIR to a directory ${SFTP.username} can write`,
+    );
   }
   const local = path.join(scratch, 'sftp-local.bin');
   await pipeline(patternSource(SIZE), createWriteStream(local));
@@ -316,11 +346,20 @@ async function main() {
           pad(`${d.server_cpu_secs.toFixed(2)}/${d.proxy_mbps ? d.proxy_cpu_secs.toFixed(2) : '-'} s`, 17) +
           `${d.server_peak_rss_mb.toFixed(0)}/${d.proxy_mbps ? d.proxy_peak_rss_mb.toFixed(0) : '-'} MB${flag}`,
       );
-      for (const [k, v] of Object.entries(d.sdk)) if (k !== d.baseline) console.log(`${pad('', 28)}${spread(v.mbps, v.worst_mbps)} ${k} (not the baseline: slower)`);
+      for (const [k, v] of Object.entries(d.sdk))
+        if (k !== d.baseline) console.log(`${pad('', 28)}${spread(v.mbps, v.worst_mbps)} ${k} (not the baseline: slower)`);
     }
   }
   console.log(`Ferry process RSS: ${idleRssMb.toFixed(0)} MB after start, peak ${hwmMb.toFixed(0)} MB (VmHWM)`);
-  writeResults('remote-http', { size_mb: SIZE_MB, rounds: ROUNDS, node: process.version, ferry_rss_start_mb: idleRssMb, ferry_rss_peak_mb: hwmMb, results, ...(phases.length ? { ferry_phases: phases } : {}) });
+  writeResults('remote-http', {
+    size_mb: SIZE_MB,
+    rounds: ROUNDS,
+    node: process.version,
+    ferry_rss_start_mb: idleRssMb,
+    ferry_rss_peak_mb: hwmMb,
+    results,
+    ...(phases.length ? { ferry_phases: phases } : {}),
+  });
 }
 
 main().then(

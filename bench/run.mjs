@@ -34,7 +34,12 @@ if (chosen.length === 0) {
 /** The servers a benchmark declares in its `// bench-servers:` line. */
 function serversOf(file) {
   const m = /^\/\/\s*bench-servers:(.*)$/m.exec(readFileSync(path.join(here, file), 'utf8'));
-  const names = m ? m[1].trim().split(/[\s,]+/).filter(Boolean) : [];
+  const names = m
+    ? m[1]
+        .trim()
+        .split(/[\s,]+/)
+        .filter(Boolean)
+    : [];
   for (const n of names) {
     if (!SERVERS[n]) throw new Error(`${file}: unknown server "${n}" in its bench-servers line (known: ${Object.keys(SERVERS).join(', ')})`);
   }

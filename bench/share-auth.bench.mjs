@@ -18,10 +18,14 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 if (!process.execArgv.includes('--conditions=ferry-src')) {
   const loader = path.join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs');
-  const r = spawnSync(process.execPath, [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-  });
+  const r = spawnSync(
+    process.execPath,
+    [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
+    },
+  );
   process.exit(r.status ?? 1);
 }
 
@@ -44,7 +48,10 @@ async function setup(ttl) {
   const home = path.join(ta.dataDir, 'homes', 'owner');
   mkdirSync(path.join(home, 'drop'), { recursive: true });
   const admin = await ta.adminToken();
-  const u = await ta.inject('POST', '/api/v2/users', { token: admin, payload: { username: 'owner', password: PASSWORD, status: 1, permissions: { '/': ['*'] }, home_dir: home } });
+  const u = await ta.inject('POST', '/api/v2/users', {
+    token: admin,
+    payload: { username: 'owner', password: PASSWORD, status: 1, permissions: { '/': ['*'] }, home_dir: home },
+  });
   if (u.statusCode !== 201) throw new Error(`user: ${u.statusCode} ${u.payload}`);
   const token = await ta.userToken('owner', PASSWORD);
   const s = await ta.inject('POST', '/api/v2/user/shares', { token, payload: { name: 'drop', scope: 2, paths: ['/drop'], password: 'share-password' } });
@@ -69,7 +76,11 @@ async function tusUpload({ ta, shareId }, name) {
   const auth = 'Basic ' + Buffer.from('x:share-password').toString('base64');
   const total = CHUNKS * CHUNK;
   const meta = `share_id ${Buffer.from(shareId).toString('base64')},path ${Buffer.from(name).toString('base64')}`;
-  const c = await ta.server.inject({ method: 'POST', url: '/api/v2/shares-chunked-uploads', headers: { authorization: auth, 'tus-resumable': '1.0.0', 'upload-length': String(total), 'upload-metadata': meta } });
+  const c = await ta.server.inject({
+    method: 'POST',
+    url: '/api/v2/shares-chunked-uploads',
+    headers: { authorization: auth, 'tus-resumable': '1.0.0', 'upload-length': String(total), 'upload-metadata': meta },
+  });
   if (c.statusCode !== 201) throw new Error(`create: ${c.statusCode} ${c.payload}`);
   const loc = String(c.headers.location);
   const body = Buffer.alloc(CHUNK, 1);

@@ -63,7 +63,10 @@ if (process.env.BENCH_EAGER === '1') SIDES.eager = SIDES.bundled;
 function nodeOptions(name) {
   if (name !== 'eager') return {};
   const preload = path.join(scratch, 'eager-preload.mjs');
-  writeFileSync(preload, REMOTE.map((p) => `await import(${JSON.stringify(pathToFileURL(path.join(root, 'plugins', p, 'dist/src/lib.js')).href)});`).join('\n') + '\n');
+  writeFileSync(
+    preload,
+    REMOTE.map((p) => `await import(${JSON.stringify(pathToFileURL(path.join(root, 'plugins', p, 'dist/src/lib.js')).href)});`).join('\n') + '\n',
+  );
   return { FERRY_NODE_OPTIONS: `--max-semi-space-size=2 --import=${pathToFileURL(preload).href}` };
 }
 
@@ -163,7 +166,9 @@ try {
     for (const name of order) {
       const r = await startOnce(sides[name]);
       runs[name].push(r);
-      log(`round ${round + 1}/${ROUNDS} ${name.padEnd(7)} start ${r.startMs.toFixed(0)} ms (CPU ${r.startCpuMs.toFixed(0)} ms), idle RSS ${r.rssMb.toFixed(1)} MB (peak ${r.hwmMb.toFixed(1)} MB)`);
+      log(
+        `round ${round + 1}/${ROUNDS} ${name.padEnd(7)} start ${r.startMs.toFixed(0)} ms (CPU ${r.startCpuMs.toFixed(0)} ms), idle RSS ${r.rssMb.toFixed(1)} MB (peak ${r.hwmMb.toFixed(1)} MB)`,
+      );
     }
   }
 

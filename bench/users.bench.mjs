@@ -24,10 +24,14 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 if (!process.execArgv.includes('--conditions=ferry-src')) {
   const loader = path.join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs');
-  const r = spawnSync(process.execPath, [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-  });
+  const r = spawnSync(
+    process.execPath,
+    [`--import=${loader}`, '--conditions=ferry-src', '--no-warnings', fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
+    },
+  );
   process.exit(r.status ?? 1);
 }
 
@@ -87,25 +91,48 @@ async function expect200(r, what) {
 }
 
 const rows = [];
-const row = (name, r, base) => rows.push({ workload: name, 'ms/op': r.ms.toFixed(3), 'queries/op': r.q.toFixed(1), ratio: base ? `${(r.ms / base.ms).toFixed(1)}x` : 'baseline' });
+const row = (name, r, base) =>
+  rows.push({ workload: name, 'ms/op': r.ms.toFixed(3), 'queries/op': r.q.toFixed(1), ratio: base ? `${(r.ms / base.ms).toFixed(1)}x` : 'baseline' });
 
 // lookups
 const rawLookup = await measure(ROUNDS, () => conn.execute('select * from users where username = ?', [rnd()]));
 row('raw lookup (baseline)', rawLookup);
-row('GET /version (HTTP + admin token check only)', await measure(ROUNDS, async () => expect200(await ta.inject('GET', '/api/v2/version', { token: adminToken }), 'version')), rawLookup);
-row('GET /users/{name}', await measure(ROUNDS, async () => expect200(await ta.inject('GET', `/api/v2/users/${rnd()}`, { token: adminToken }), 'get')), rawLookup);
+row(
+  'GET /version (HTTP + admin token check only)',
+  await measure(ROUNDS, async () => expect200(await ta.inject('GET', '/api/v2/version', { token: adminToken }), 'version')),
+  rawLookup,
+);
+row(
+  'GET /users/{name}',
+  await measure(ROUNDS, async () => expect200(await ta.inject('GET', `/api/v2/users/${rnd()}`, { token: adminToken }), 'get')),
+  rawLookup,
+);
 row('effectiveUser()', await measure(ROUNDS, () => users.effectiveUser(rnd())), rawLookup);
 
 // list pages
 const pages = Math.max(20, Math.floor(ROUNDS / 20));
-for (const [label, offset] of [['start', 0], ['middle', Math.floor(COUNT / 2)], ['end', Math.max(0, COUNT - 100)]]) {
+for (const [label, offset] of [
+  ['start', 0],
+  ['middle', Math.floor(COUNT / 2)],
+  ['end', Math.max(0, COUNT - 100)],
+]) {
   const raw = await measure(pages, () => conn.execute('select * from users order by username asc limit 100 offset ?', [offset]));
   row(`raw page 100 @${label} (baseline)`, raw);
-  row(`GET /users?limit=100 @${label}`, await measure(pages, async () => expect200(await ta.inject('GET', `/api/v2/users?offset=${offset}&limit=100`, { token: adminToken }), 'list')), raw);
+  row(
+    `GET /users?limit=100 @${label}`,
+    await measure(pages, async () => expect200(await ta.inject('GET', `/api/v2/users?offset=${offset}&limit=100`, { token: adminToken }), 'list')),
+    raw,
+  );
 }
 const raw500 = await measure(pages, () => conn.execute('select * from users order by username asc limit 500 offset ?', [Math.floor(COUNT / 2)]));
 row('raw page 500 @middle (baseline)', raw500);
-row('GET /users?limit=500 @middle', await measure(pages, async () => expect200(await ta.inject('GET', `/api/v2/users?offset=${Math.floor(COUNT / 2)}&limit=500`, { token: adminToken }), 'list500')), raw500);
+row(
+  'GET /users?limit=500 @middle',
+  await measure(pages, async () =>
+    expect200(await ta.inject('GET', `/api/v2/users?offset=${Math.floor(COUNT / 2)}&limit=500`, { token: adminToken }), 'list500'),
+  ),
+  raw500,
+);
 
 // token issuing: argon2 dominates any password login
 const logins = Math.max(10, Math.floor(ROUNDS / 50));
@@ -127,7 +154,11 @@ row(
 // an authenticated user request: JWT check, revocation, user + groups (effective view)
 const probe = await ta.inject('GET', '/api/v2/user/profile', { token: userToken });
 if (probe.statusCode === 200) {
-  row('GET /user/profile (bearer)', await measure(ROUNDS, async () => expect200(await ta.inject('GET', '/api/v2/user/profile', { token: userToken }), 'profile')), rawLookup);
+  row(
+    'GET /user/profile (bearer)',
+    await measure(ROUNDS, async () => expect200(await ta.inject('GET', '/api/v2/user/profile', { token: userToken }), 'profile')),
+    rawLookup,
+  );
 }
 
 console.log(`\nFerry users benchmark: ${COUNT} users, ${PG ? 'PostgreSQL' : 'SQLite'}, node ${process.version}`);

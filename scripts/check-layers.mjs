@@ -30,7 +30,10 @@ function isTypeOnly(clause) {
   if (/^type\b/.test(clause)) return true;
   const braces = clause.match(/^\{([\s\S]*)\}$/);
   if (!braces) return false;
-  const names = braces[1].split(',').map((x) => x.trim()).filter(Boolean);
+  const names = braces[1]
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   return names.length > 0 && names.every((n) => n.startsWith('type '));
 }
 
@@ -45,7 +48,9 @@ for (const file of files(src)) {
   const from = unitOf(file);
   // Value imports only: a type-only import (`import type`, or braces holding only `type` names)
   // is erased at build time and creates no load-order dependency between folders.
-  for (const m of text.matchAll(/(?:^|\n)\s*(import|export)\s+([^'";]*?)\s*from\s+['"](\.{1,2}\/[^'"]+)['"]|import\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]|(?:^|\n)\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/g)) {
+  for (const m of text.matchAll(
+    /(?:^|\n)\s*(import|export)\s+([^'";]*?)\s*from\s+['"](\.{1,2}\/[^'"]+)['"]|import\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]|(?:^|\n)\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/g,
+  )) {
     const spec = m[3] ?? m[4] ?? m[5];
     const clause = m[2] ?? '';
     if (m[3] && isTypeOnly(clause)) continue;

@@ -71,9 +71,10 @@ export async function s3RemovePrefix(client, prefix) {
 /** The Azurite container client (created when missing). */
 export async function azContainer() {
   const { BlobServiceClient, StorageSharedKeyCredential } = await import('@azure/storage-blob');
-  const container = new BlobServiceClient(`${AZURITE.endpoint}/${AZURITE.account}`, new StorageSharedKeyCredential(AZURITE.account, AZURITE.key)).getContainerClient(
-    AZURITE.container,
-  );
+  const container = new BlobServiceClient(
+    `${AZURITE.endpoint}/${AZURITE.account}`,
+    new StorageSharedKeyCredential(AZURITE.account, AZURITE.key),
+  ).getContainerClient(AZURITE.container);
   await container.createIfNotExists();
   return container;
 }

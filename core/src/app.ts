@@ -173,7 +173,10 @@ export async function createApp(o: AppOptions): Promise<App> {
         await container.resolve(UsageService).stop();
         if (config.httpd.bindings.some((b) => b.enable_metrics)) container.resolve(MetricsService).stop();
         // running quota scans use plugin filesystems and the database: stop them first
-        await container.resolve(QuotaScanService).stop().catch((err) => logger.error({ err }, 'quota scans stop failed'));
+        await container
+          .resolve(QuotaScanService)
+          .stop()
+          .catch((err) => logger.error({ err }, 'quota scans stop failed'));
         for (const h of [...stopHooks].reverse()) {
           try {
             await h.fn();

@@ -28,7 +28,16 @@ export * from './sdk/index.js';
 // TOKENS to resolve core services through PluginContext.core.get(), and the
 // types of the services resolved with them.
 export { TOKENS } from './tokens.js';
-export type { EventAccounts, AccountUser, AccountMount, UserSelection, EventShares, ShareInfo, ProvisionMode, ProvisionResult } from './event-manager/accounts.js';
+export type {
+  EventAccounts,
+  AccountUser,
+  AccountMount,
+  UserSelection,
+  EventShares,
+  ShareInfo,
+  ProvisionMode,
+  ProvisionResult,
+} from './event-manager/accounts.js';
 export type { Mailer, MailMessage, MailAttachment, MailResult } from './ops/mailer.js';
 export type { LogRotator, RotateResult } from './ops/log-rotator.js';
 export type { RetentionChecks, RetentionCheck, FolderRetention } from './event-manager/retention-checks.js';

@@ -16,7 +16,9 @@ const configSchema = Joi.object({
 
 const optionsSchema = Joi.object({
   /** File name inside the configured directory (no separators). */
-  file: Joi.string().pattern(/^[^/\\]+$/).required(),
+  file: Joi.string()
+    .pattern(/^[^/\\]+$/)
+    .required(),
   /** Go template of the line, e.g. "{{.Event}} {{.VirtualPath}} by {{.Name}}". */
   line: Joi.string().min(1).required(),
   /** Append the event user's role and groups, read through Ferry's typed plugin host. */

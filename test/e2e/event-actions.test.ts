@@ -49,7 +49,11 @@ const smtp = new SMTPServer({
     const chunks: Buffer[] = [];
     stream.on('data', (d: Buffer) => chunks.push(d));
     stream.on('end', () => {
-      mails.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks) });
+      mails.push({
+        from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+        to: session.envelope.rcptTo.map((r) => r.address),
+        raw: Buffer.concat(chunks),
+      });
       cb();
     });
   },
@@ -90,7 +94,9 @@ t.test('the four action types are accepted by POST /api/v2/eventactions', async 
     {
       name: 'encrypt-csv',
       type: 9,
-      options: { fs_config: { type: 7, pgp: { mode: 1, paths: [{ key: '{{.VirtualPath}}', value: '/encrypted/{{.Name}}.pgp' }], public_keys: [keys.publicKey] } } },
+      options: {
+        fs_config: { type: 7, pgp: { mode: 1, paths: [{ key: '{{.VirtualPath}}', value: '/encrypted/{{.Name}}.pgp' }], public_keys: [keys.publicKey] } },
+      },
     },
     { name: 'delete-original', type: 9, options: { fs_config: { type: 2, deletes: ['{{.VirtualPath}}'] } } },
     {
@@ -143,7 +149,9 @@ t.test('the four action types are accepted by POST /api/v2/eventactions', async 
 
 t.test('uploading a .csv runs the pipeline: encrypted, original deleted, webhook posted, mail with the encrypted file', async (t) => {
   const content = Buffer.concat([Buffer.from('id,name,amount\r\n1,"Zoë, ""the"" first",10.5\r\n'), randomBytes(300_000)]);
-  const up = await asUser('POST', `/api/v2/user/files/upload?path=${encodeURIComponent('/in/report.csv')}&mkdir_parents=true`, content, { 'content-type': 'application/octet-stream' });
+  const up = await asUser('POST', `/api/v2/user/files/upload?path=${encodeURIComponent('/in/report.csv')}&mkdir_parents=true`, content, {
+    'content-type': 'application/octet-stream',
+  });
   t.equal(up.status, 201, `upload answered ${up.status} ${up.status === 201 ? '' : await up.text()}`);
 
   // 1. encrypted to /encrypted/csvuser.pgp, decrypting to the upload
@@ -152,7 +160,11 @@ t.test('uploading a .csv runs the pipeline: encrypted, original deleted, webhook
   const encrypted = Buffer.from(await enc.arrayBuffer());
   t.same(readFileSync(path.join(home, 'encrypted', 'csvuser.pgp')), encrypted, 'on disk in the home directory');
   const priv = await openpgp.readPrivateKey({ armoredKey: keys.privateKey });
-  const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: new Uint8Array(encrypted) }), decryptionKeys: priv, format: 'binary' });
+  const { data } = await openpgp.decrypt({
+    message: await openpgp.readMessage({ binaryMessage: new Uint8Array(encrypted) }),
+    decryptionKeys: priv,
+    format: 'binary',
+  });
   t.equal(sha(Buffer.from(data as Uint8Array)), sha(content), 'it decrypts, with the private key, to the uploaded bytes');
 
   // 2. the original is gone
@@ -185,7 +197,9 @@ t.test('uploading a .csv runs the pipeline: encrypted, original deleted, webhook
 
 t.test('a file not matching the rule is left alone', async (t) => {
   const before = { hooks: hooks.length, mails: mails.length };
-  const up = await asUser('POST', `/api/v2/user/files/upload?path=${encodeURIComponent('/in/notes.txt')}`, Buffer.from('plain'), { 'content-type': 'application/octet-stream' });
+  const up = await asUser('POST', `/api/v2/user/files/upload?path=${encodeURIComponent('/in/notes.txt')}`, Buffer.from('plain'), {
+    'content-type': 'application/octet-stream',
+  });
   t.equal(up.status, 201);
   t.equal((await asUser('GET', `/api/v2/user/files?path=${encodeURIComponent('/in/notes.txt')}`)).status, 200, 'still there');
   t.same({ hooks: hooks.length, mails: mails.length }, before, 'no webhook, no mail');

@@ -64,7 +64,8 @@ const user = await token(base, 'user', 'scanned', 'scanned-password-1');
 const q = encodeURIComponent;
 const asUser = (method: string, url: string, body?: Uint8Array, headers: Record<string, string> = {}) =>
   fetch(`${base}${url}`, { method, headers: { authorization: `Bearer ${user}`, ...headers }, body });
-const upload = (p: string, body: Buffer) => asUser('POST', `/api/v2/user/files/upload?path=${q(p)}&mkdir_parents=true`, body, { 'content-type': 'application/octet-stream' });
+const upload = (p: string, body: Buffer) =>
+  asUser('POST', `/api/v2/user/files/upload?path=${q(p)}&mkdir_parents=true`, body, { 'content-type': 'application/octet-stream' });
 const listing = async (d: string) => ((await (await asUser('GET', `/api/v2/user/dirs?path=${q(d)}`)).json()) as { name: string }[]).map((e) => e.name);
 const quarantineDir = path.join(dir, 'data', 'icap-quarantine', 'scanned');
 const quarantined = () => (existsSync(quarantineDir) ? readdirSync(quarantineDir).filter((f) => !f.endsWith('.json')) : []);
@@ -98,7 +99,17 @@ t.test('types 16 and 17 are accepted, the rule scans every upload before it is p
     body: {
       name: 'antivirus',
       type: 17,
-      options: { icap_config: { endpoint: 'icap://127.0.0.1:11344/avscan', method: 'RESPMOD', timeout: 30, paths: ['{{.VirtualPath}}'], block_action: 3, adapt_action: 1, failure_policy: 3 } },
+      options: {
+        icap_config: {
+          endpoint: 'icap://127.0.0.1:11344/avscan',
+          method: 'RESPMOD',
+          timeout: 30,
+          paths: ['{{.VirtualPath}}'],
+          block_action: 3,
+          adapt_action: 1,
+          failure_policy: 3,
+        },
+      },
     },
   });
   t.equal(scan.status, 201, scan.text);
@@ -149,7 +160,12 @@ t.test('an EICAR upload is refused, never listed nor downloadable, quarantined a
   const files = quarantined();
   t.equal(files.length, 1, 'quarantined');
   t.same(readFileSync(path.join(quarantineDir, files[0]!)), EICAR, 'byte for byte');
-  t.match(JSON.parse(readFileSync(path.join(quarantineDir, `${files[0]}.json`), 'utf8')), { username: 'scanned', path: '/inbox/eicar.com', outcome: 'blocked', threat: THREAT });
+  t.match(JSON.parse(readFileSync(path.join(quarantineDir, `${files[0]}.json`), 'utf8')), {
+    username: 'scanned',
+    path: '/inbox/eicar.com',
+    outcome: 'blocked',
+    threat: THREAT,
+  });
   // the failure action runs in the background: wait for the message
   let mails: Awaited<ReturnType<typeof readFolder>> = [];
   for (let i = 0; i < 100 && !mails.length; i++) {

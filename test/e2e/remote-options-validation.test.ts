@@ -59,9 +59,19 @@ const invalid: [string, Fs, RegExp, string][] = [
   ['GCS: no bucket', gcs({ credentials: plain(serviceAccount) }), /bucket/, 'gcsconfig'],
   ['GCS: malformed bucket', gcs({ bucket: 'Not_A_Bucket!', credentials: plain(serviceAccount) }), /bucket/, 'gcsconfig'],
   ['GCS: credentials not JSON', gcs({ bucket: 'ferry-test', credentials: plain(b64(`not json ${SECRET}`)) }), /credentials/, 'gcsconfig'],
-  ['GCS: credentials not a service account', gcs({ bucket: 'ferry-test', credentials: plain(b64(JSON.stringify({ type: 'authorized_user', refresh_token: SECRET }))) }), /credentials/, 'gcsconfig'],
+  [
+    'GCS: credentials not a service account',
+    gcs({ bucket: 'ferry-test', credentials: plain(b64(JSON.stringify({ type: 'authorized_user', refresh_token: SECRET }))) }),
+    /credentials/,
+    'gcsconfig',
+  ],
   ['GCS: no credentials', gcs({ bucket: 'ferry-test' }), /credentials/, 'gcsconfig'],
-  ['GCS: credentials and automatic credentials', gcs({ bucket: 'ferry-test', credentials: plain(serviceAccount), automatic_credentials: 1 }), /credentials/, 'gcsconfig'],
+  [
+    'GCS: credentials and automatic credentials',
+    gcs({ bucket: 'ferry-test', credentials: plain(serviceAccount), automatic_credentials: 1 }),
+    /credentials/,
+    'gcsconfig',
+  ],
   ['Azure: no container', az({ ...azOk, container: undefined }), /container/, 'azblobconfig'],
   ['Azure: malformed container', az({ ...azOk, container: 'Bad_Name' }), /container/, 'azblobconfig'],
   ['Azure: neither SAS URL nor account', az({ container: 'ferry-test' }), /sas_url/, 'azblobconfig'],
@@ -73,7 +83,12 @@ const invalid: [string, Fs, RegExp, string][] = [
   ['SFTP: port out of range', sftp({ ...sftpOk, endpoint: 'sftp.example.com:70000' }), /endpoint/, 'sftpconfig'],
   ['SFTP: no username', sftp({ ...sftpOk, username: undefined }), /username/, 'sftpconfig'],
   ['SFTP: neither password nor key', sftp({ endpoint: '127.0.0.1:19022', username: 'ferrysftp' }), /password/, 'sftpconfig'],
-  ['SFTP: unreadable private key', sftp({ ...sftpOk, private_key: plain(`-----BEGIN OPENSSH PRIVATE KEY-----\n${SECRET}\n-----END OPENSSH PRIVATE KEY-----`) }), /private_key/, 'sftpconfig'],
+  [
+    'SFTP: unreadable private key',
+    sftp({ ...sftpOk, private_key: plain(`-----BEGIN OPENSSH PRIVATE KEY-----\n${SECRET}\n-----END OPENSSH PRIVATE KEY-----`) }),
+    /private_key/,
+    'sftpconfig',
+  ],
   ['SFTP: malformed fingerprint', sftp({ ...sftpOk, fingerprints: ['MD5:00:11'] }), /fingerprints/, 'sftpconfig'],
   ['SFTP: prefix escaping with ..', sftp({ ...sftpOk, prefix: '../../etc' }), /prefix/, 'sftpconfig'],
   ['HTTP: no endpoint', httpfs({}), /endpoint/, 'httpconfig'],
@@ -98,7 +113,12 @@ t.test('remote storage options are checked when users, folders and groups are sa
 
   // each kind of account, as created through POST (and read back by name)
   const kinds = [
-    { kind: 'user', collection: 'users', label: 'filesystem', body: (name: string, fs: Fs) => ({ username: name, password: 'validation-password-1', permissions: { '/': ['*'] }, filesystem: fs }) },
+    {
+      kind: 'user',
+      collection: 'users',
+      label: 'filesystem',
+      body: (name: string, fs: Fs) => ({ username: name, password: 'validation-password-1', permissions: { '/': ['*'] }, filesystem: fs }),
+    },
     { kind: 'folder', collection: 'folders', label: 'filesystem', body: (name: string, fs: Fs) => ({ name, filesystem: fs }) },
     { kind: 'group', collection: 'groups', label: 'user_settings.filesystem', body: (name: string, fs: Fs) => ({ name, user_settings: { filesystem: fs } }) },
   ];

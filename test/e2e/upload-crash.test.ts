@@ -102,7 +102,14 @@ t.test('a server killed with SIGKILL mid-upload leaves no visible partial file',
     Buffer.alloc(0),
     8 * 1024 * 1024,
   );
-  t.ok((await until(() => pendingBytes(x.tmpArea), (n) => n > 1024 * 1024)) > 1024 * 1024, 'the server wrote part of it to its temporary area');
+  t.ok(
+    (await until(
+      () => pendingBytes(x.tmpArea),
+      (n) => n > 1024 * 1024,
+    )) >
+      1024 * 1024,
+    'the server wrote part of it to its temporary area',
+  );
   t.equal(readdirSync(x.tmpArea).length, 1, 'the upload in progress sits in the temporary area');
   await x.srv.kill('SIGKILL');
   raw.req.destroy();
@@ -120,12 +127,10 @@ t.test('a server killed with SIGKILL mid-upload leaves no visible partial file',
 });
 
 t.test('an fs-crypt user: a client cut mid-multipart and a SIGKILL mid-upload leave no visible partial file', async (t) => {
-  const x = await serverWithUser(
-    t,
-    'vault',
-    { filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'vault-passphrase-1' } } } },
-    ['@ferry/fs-local', '@ferry/fs-crypt'],
-  );
+  const x = await serverWithUser(t, 'vault', { filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'vault-passphrase-1' } } } }, [
+    '@ferry/fs-local',
+    '@ferry/fs-crypt',
+  ]);
   const plain = Buffer.from('KEPT-PLAINTEXT-'.repeat(10_000));
   t.equal(await upload(x.srv.url, x.token, '/kept.txt', plain), 201);
   t.notOk(readFileSync(path.join(x.home, 'kept.txt')).includes('KEPT-PLAINTEXT-'), 'stored encrypted');
@@ -141,9 +146,22 @@ t.test('an fs-crypt user: a client cut mid-multipart and a SIGKILL mid-upload le
     head,
     4 * 1024 * 1024,
   );
-  t.ok((await until(() => pendingBytes(x.tmpArea), (n) => n > 0)) > 0, 'the multipart file was being written to the temporary area');
+  t.ok(
+    (await until(
+      () => pendingBytes(x.tmpArea),
+      (n) => n > 0,
+    )) > 0,
+    'the multipart file was being written to the temporary area',
+  );
   mp.req.destroy();
-  t.equal(await until(() => readdirSync(x.tmpArea).length, (n) => n === 0), 0, 'the server removes the temporary data of the cut upload');
+  t.equal(
+    await until(
+      () => readdirSync(x.tmpArea).length,
+      (n) => n === 0,
+    ),
+    0,
+    'the server removes the temporary data of the cut upload',
+  );
   t.same(readdirSync(x.home).sort(), ['kept.txt'], 'nothing visible, nothing hidden beside the files');
   t.equal(mp.status(), undefined, 'the client got no success answer');
 
@@ -154,7 +172,14 @@ t.test('an fs-crypt user: a client cut mid-multipart and a SIGKILL mid-upload le
     Buffer.alloc(0),
     8 * 1024 * 1024,
   );
-  t.ok((await until(() => pendingBytes(x.tmpArea), (n) => n > 1024 * 1024)) > 1024 * 1024, 'ciphertext accumulates in the temporary area');
+  t.ok(
+    (await until(
+      () => pendingBytes(x.tmpArea),
+      (n) => n > 1024 * 1024,
+    )) >
+      1024 * 1024,
+    'ciphertext accumulates in the temporary area',
+  );
   await x.srv.kill('SIGKILL');
   raw.req.destroy();
   t.same(readdirSync(x.home).sort(), ['kept.txt'], 'nothing visible right after the crash');

@@ -149,12 +149,20 @@ t.test('S3 home with Azure and SFTP virtual folders, through HTTP', { skip: miss
     },
   });
   t.equal(user.status, 201, `user created ${user.status === 201 ? '' : user.text}`);
-  t.same((user.json() as { filesystem: { s3config: { access_secret: unknown } } }).filesystem.s3config.access_secret, { status: 'AES-256-GCM' }, 'the S3 secret is not shown');
+  t.same(
+    (user.json() as { filesystem: { s3config: { access_secret: unknown } } }).filesystem.s3config.access_secret,
+    { status: 'AES-256-GCM' },
+    'the S3 secret is not shown',
+  );
   t.notMatch(sftpFolder.text, SFTP.password, 'the SFTP password is not shown');
 
   const bearer = await token(srv.url, 'user', USER, PASSWORD);
   const req = async (method: string, route: string, o: { body?: Body; headers?: Record<string, string> } = {}) => {
-    const init: RequestInit & { duplex?: 'half' } = { method, headers: { authorization: `Bearer ${bearer}`, ...o.headers }, body: o.body as RequestInit['body'] };
+    const init: RequestInit & { duplex?: 'half' } = {
+      method,
+      headers: { authorization: `Bearer ${bearer}`, ...o.headers },
+      body: o.body as RequestInit['body'],
+    };
     if (o.body instanceof Readable) init.duplex = 'half';
     return fetch(`${base}${route}`, init);
   };
@@ -333,7 +341,11 @@ t.test('S3 home with Azure and SFTP virtual folders, through HTTP', { skip: miss
       put(vpath, data);
     }
 
-    t.same(await names('/'), ['azure', 'big.bin', 'chunked.bin', 'dated.txt', 'docs', 'mp', 'nest', 'sftp'], 'the S3 home lists its files and both mount points');
+    t.same(
+      await names('/'),
+      ['azure', 'big.bin', 'chunked.bin', 'dated.txt', 'docs', 'mp', 'nest', 'sftp'],
+      'the S3 home lists its files and both mount points',
+    );
     t.same(await names('/azure'), ['big.bin', 'chunked.bin', 'dated.txt', 'docs', 'mp']);
     t.same(await names('/sftp'), ['big.bin', 'chunked.bin', 'dated.txt', 'docs', 'mp']);
     t.same(await names('/sftp/mp'), ['a.txt', 'b.txt']);
@@ -533,7 +545,13 @@ t.test('S3 home with Azure and SFTP virtual folders, through HTTP', { skip: miss
     t.equal(overMove.status, 413, 'move S3 -> SFTP over the folder quota: 413');
     const overMoveTree = await req('POST', `/user/file-actions/move?path=${q('/azure/docs')}&target=${q('/sftp/docs-over')}`);
     t.equal(overMoveTree.status, 413, 'directory move Azure -> SFTP over the folder quota: 413');
-    t.same(await names('/sftp/docs'), below('/sftp/docs').map((k) => path.posix.basename(k)).sort(), 'no partial SFTP file is listed');
+    t.same(
+      await names('/sftp/docs'),
+      below('/sftp/docs')
+        .map((k) => path.posix.basename(k))
+        .sort(),
+      'no partial SFTP file is listed',
+    );
     t.notOk((await names('/azure')).includes('docs-over'), 'no partial directory copy on Azure');
     t.notOk((await names('/sftp')).includes('docs-over'), 'no partial directory move on SFTP');
     t.ok((await names('/')).includes('big.bin'), 'the source of a refused move is kept');

@@ -61,11 +61,15 @@ t.test('a local home with an S3 virtual folder', { skip: up ? false : 's3rver is
   t.equal(user.statusCode, 201, user.payload);
   const token = await ta.userToken('mixed', 'mixed-password-1');
   const q = encodeURIComponent;
-  const call = (method: string, url: string, payload?: unknown, headers?: Record<string, string>) => ta.inject(method, url, { token, payload: payload as never, headers });
-  const names = async (p: string) => (JSON.parse((await call('GET', `/api/v2/user/dirs?path=${q(p)}`)).payload) as { name: string }[]).map((e) => e.name).sort();
+  const call = (method: string, url: string, payload?: unknown, headers?: Record<string, string>) =>
+    ta.inject(method, url, { token, payload: payload as never, headers });
+  const names = async (p: string) =>
+    (JSON.parse((await call('GET', `/api/v2/user/dirs?path=${q(p)}`)).payload) as { name: string }[]).map((e) => e.name).sort();
 
   const data = randomBytes(300_000);
-  const r = await call('POST', `/api/v2/user/files/upload?path=${q('/cloud/docs/a.bin')}&mkdir_parents=true`, data, { 'content-type': 'application/octet-stream' });
+  const r = await call('POST', `/api/v2/user/files/upload?path=${q('/cloud/docs/a.bin')}&mkdir_parents=true`, data, {
+    'content-type': 'application/octet-stream',
+  });
   t.equal(r.statusCode, 201, r.payload);
   t.same(await names('/'), ['cloud']);
   t.same(await names('/cloud'), ['docs']);
@@ -82,11 +86,17 @@ t.test('a local home with an S3 virtual folder', { skip: up ? false : 's3rver is
   t.equal((await call('GET', `/api/v2/user/files?path=${q('/cloud/moved.txt')}`)).payload, 'from the local disk');
   t.equal((await call('POST', `/api/v2/user/file-actions/copy?path=${q('/cloud/docs')}&target=${q('/docs-copy')}`)).statusCode, 200);
   t.ok(readFileSync(path.join(home, 'docs-copy/a.bin')).equals(data), 'S3 tree copied to the local disk');
-  t.equal((await call('POST', `/api/v2/user/file-actions/copy?path=${q('/cloud/docs/a.bin')}&target=${q('/cloud/docs/b.bin')}`)).statusCode, 200, 'server-side copy');
+  t.equal(
+    (await call('POST', `/api/v2/user/file-actions/copy?path=${q('/cloud/docs/a.bin')}&target=${q('/cloud/docs/b.bin')}`)).statusCode,
+    200,
+    'server-side copy',
+  );
   t.same(await names('/cloud/docs'), ['a.bin', 'b.bin']);
   const f = await ta.inject('GET', '/api/v2/folders/cloud', { token: admin });
   t.match(JSON.parse(f.payload), { used_quota_size: 600_000 + 'from the local disk'.length, used_quota_files: 3 });
-  const tooBig = await call('POST', `/api/v2/user/files/upload?path=${q('/cloud/big.bin')}`, Buffer.alloc(11 * 1024 * 1024), { 'content-type': 'application/octet-stream' });
+  const tooBig = await call('POST', `/api/v2/user/files/upload?path=${q('/cloud/big.bin')}`, Buffer.alloc(11 * 1024 * 1024), {
+    'content-type': 'application/octet-stream',
+  });
   t.equal(tooBig.statusCode, 413, 'the folder quota holds on S3 too');
   t.same(await names('/cloud'), ['docs', 'moved.txt']);
   t.equal((await call('DELETE', `/api/v2/user/dirs?path=${q('/cloud/docs')}`)).statusCode, 200);

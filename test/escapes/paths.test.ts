@@ -228,11 +228,19 @@ t.test('admin: retention checks on paths through planted links delete nothing ou
     }
     const folders = linkPaths.map((p) => ({ path: p, retention: 1, delete_empty_dirs: true }));
     counts.set('retention action (paths)', (counts.get('retention action (paths)') ?? 0) + linkPaths.length);
-    const a = await w.client.request('POST', '/api/v2/eventactions', { token: w.admin, json: { name: `ret-${u.name}`, type: 8, options: { retention_config: { folders } } } });
+    const a = await w.client.request('POST', '/api/v2/eventactions', {
+      token: w.admin,
+      json: { name: `ret-${u.name}`, type: 8, options: { retention_config: { folders } } },
+    });
     t.equal(a.status, 201, a.body.toString());
     const rule = await w.client.request('POST', '/api/v2/eventrules', {
       token: w.admin,
-      json: { name: `ret-rule-${u.name}`, trigger: 6, conditions: { options: { names: [{ pattern: u.name }] } }, actions: [{ name: `ret-${u.name}`, order: 1 }] },
+      json: {
+        name: `ret-rule-${u.name}`,
+        trigger: 6,
+        conditions: { options: { names: [{ pattern: u.name }] } },
+        actions: [{ name: `ret-${u.name}`, order: 1 }],
+      },
     });
     t.equal(rule.status, 201, rule.body.toString());
     const run = await w.client.request('POST', `/api/v2/eventrules/run/ret-rule-${u.name}`, { token: w.admin });

@@ -139,7 +139,11 @@ const OPS: RaceOp[] = [
   { name: 'cpt', n: [80, 60], fire: (u, i) => req(u, 'POST', `/api/v2/user/file-actions/copy?path=${q('/inside.txt')}&target=${q(`r-cpt/copied-${i}.txt`)}`) },
   { name: 'mk', n: [80, 60], fire: (u, i) => req(u, 'POST', `/api/v2/user/dirs?path=${q(`r-mk/new-${i}`)}`) },
   { name: 'rmd', dirs: 40, n: [80, 60], fire: (u, i) => req(u, 'DELETE', `/api/v2/user/dirs?path=${q(`r-rmd/d-${i % 40}`)}`) },
-  { name: 'mt', n: [80, 60], fire: (u, i) => req(u, 'PATCH', `/api/v2/user/files/metadata?path=${q('r-mt/secret.txt')}`, { json: { modification_time: 1_000_000_000_000 + i } }) },
+  {
+    name: 'mt',
+    n: [80, 60],
+    fire: (u, i) => req(u, 'PATCH', `/api/v2/user/files/metadata?path=${q('r-mt/secret.txt')}`, { json: { modification_time: 1_000_000_000_000 + i } }),
+  },
   {
     name: 'qs',
     files: 1,
@@ -151,8 +155,18 @@ const OPS: RaceOp[] = [
     },
   },
   { name: 'ret', files: 40, n: [15, 15], fire: (u) => runRetention(u) },
-  { name: 'sh-dl', shared: true, n: [80, 30], fire: (u, _i, c) => req(u, 'GET', `/api/v2/shares/${c.share}/files?path=${q('race/secret.txt')}`, { token: '' }) },
-  { name: 'sh-up', shared: true, n: [80, 30], fire: (u, i, c) => req(u, 'POST', `/api/v2/shares/${c.share}/files/race/secret.txt`, { token: '', body: `PWNED ${i}` }) },
+  {
+    name: 'sh-dl',
+    shared: true,
+    n: [80, 30],
+    fire: (u, _i, c) => req(u, 'GET', `/api/v2/shares/${c.share}/files?path=${q('race/secret.txt')}`, { token: '' }),
+  },
+  {
+    name: 'sh-up',
+    shared: true,
+    n: [80, 30],
+    fire: (u, i, c) => req(u, 'POST', `/api/v2/shares/${c.share}/files/race/secret.txt`, { token: '', body: `PWNED ${i}` }),
+  },
   { name: 'sh-ls', shared: true, n: [80, 60], fire: (u, _i, c) => req(u, 'GET', `/api/v2/shares/${c.share}/dirs?path=race`, { token: '' }) },
   { name: 'sh-zip', shared: true, n: [60, 20], fire: (u, _i, c) => req(u, 'GET', `/api/v2/shares/${c.share}`, { token: '' }) },
   {
@@ -173,7 +187,12 @@ const OPS: RaceOp[] = [
       });
     },
   },
-  { name: 'sh-mk', shared: true, n: [80, 60], fire: (u, i, c) => req(u, 'POST', `/api/v2/shares/${c.share}/actions/mkdir?path=${q(`race/new-${i}`)}`, { token: '' }) },
+  {
+    name: 'sh-mk',
+    shared: true,
+    n: [80, 60],
+    fire: (u, i, c) => req(u, 'POST', `/api/v2/shares/${c.share}/actions/mkdir?path=${q(`race/new-${i}`)}`, { token: '' }),
+  },
 ];
 
 const swapPath = (op: RaceOp) => (op.shared ? `shr-${op.name}/race` : `r-${op.name}`);
@@ -190,7 +209,16 @@ async function setupHome(u: User): Promise<void> {
   }
 }
 
-const results: { user: string; op: string; requests: number; escapedAfter?: number; what?: string; statuses: Record<number, number>; swaps: number; ms: number }[] = [];
+const results: {
+  user: string;
+  op: string;
+  requests: number;
+  escapedAfter?: number;
+  what?: string;
+  statuses: Record<number, number>;
+  swaps: number;
+  ms: number;
+}[] = [];
 
 for (const u of w.users) {
   await setupHome(u);
@@ -207,7 +235,12 @@ for (const u of w.users) {
   if (ret.status !== 201) throw new Error(`retention action: ${ret.body.toString()}`);
   const rule = await req(u, 'POST', '/api/v2/eventrules', {
     token: w.admin,
-    json: { name: `race-ret-${u.name}`, trigger: 6, conditions: { options: { names: [{ pattern: u.name }] } }, actions: [{ name: `race-ret-${u.name}`, order: 1 }] },
+    json: {
+      name: `race-ret-${u.name}`,
+      trigger: 6,
+      conditions: { options: { names: [{ pattern: u.name }] } },
+      actions: [{ name: `race-ret-${u.name}`, order: 1 }],
+    },
   });
   if (rule.status !== 201) throw new Error(`retention rule: ${rule.body.toString()}`);
 
@@ -223,7 +256,8 @@ for (const u of w.users) {
       let completed = 0;
       let escape: { after: number; what: string } | undefined;
       const detect = async (i: number, r: Reply): Promise<string | undefined> => {
-        if (w.canary.leaks.length > leaksBefore) return `${w.canary.leaks[leaksBefore]!.what} in the reply to ${w.canary.leaks[leaksBefore]!.label} (${w.canary.leaks[leaksBefore]!.status})`;
+        if (w.canary.leaks.length > leaksBefore)
+          return `${w.canary.leaks[leaksBefore]!.what} in the reply to ${w.canary.leaks[leaksBefore]!.label} (${w.canary.leaks[leaksBefore]!.status})`;
         const now = snapshotTree(canaryDir);
         for (const k of new Set([...Object.keys(before), ...Object.keys(now)])) {
           if (before[k] !== now[k]) return `canary ${op.name}/${k} changed: ${before[k] ?? '(absent)'} -> ${now[k] ?? '(absent)'}`;
@@ -258,27 +292,48 @@ for (const u of w.users) {
         );
       } finally {
         const { swaps } = await swapper.stop();
-        results.push({ user: u.name, op: op.name, requests: completed, escapedAfter: escape?.after, what: escape?.what, statuses, swaps, ms: Date.now() - started });
+        results.push({
+          user: u.name,
+          op: op.name,
+          requests: completed,
+          escapedAfter: escape?.after,
+          what: escape?.what,
+          statuses,
+          swaps,
+          ms: Date.now() - started,
+        });
       }
       // the swapper has stopped with the real directory in place
       t.ok((await lstat(path.join(u.home, swapPath(op)))).isDirectory(), `${op.name}: the real directory is back`);
-      const summary = Object.entries(statuses).map(([s, k]) => `${s}x${k}`).join(' ');
-      t.notOk(escape, `${u.name} ${op.name}: ${escape ? `ESCAPED after ${escape.after} requests: ${escape.what}` : `held for ${completed} requests`} [${summary}]`);
+      const summary = Object.entries(statuses)
+        .map(([s, k]) => `${s}x${k}`)
+        .join(' ');
+      t.notOk(
+        escape,
+        `${u.name} ${op.name}: ${escape ? `ESCAPED after ${escape.after} requests: ${escape.what}` : `held for ${completed} requests`} [${summary}]`,
+      );
       // not an escape, but the same defect as a zip cut by a static outside link: a zip is complete and valid, or refused before its first byte
       t.same([...new Set(cut)].slice(0, 5), [], `${u.name} ${op.name}: every answer complete with a status below 500 (${cut.length} not)`);
     }
     const mine = results.filter((r) => r.user === u.name);
-    t.ok(mine.every((r) => r.swaps > 0), 'the swapper swapped during every op');
+    t.ok(
+      mine.every((r) => r.swaps > 0),
+      'the swapper swapped during every op',
+    );
     const all = mine.reduce<Record<number, number>>((a, r) => {
       for (const [s, k] of Object.entries(r.statuses)) a[Number(s)] = (a[Number(s)] ?? 0) + k;
       return a;
     }, {});
-    t.ok(Object.keys(all).some((s) => Number(s) < 300) && Object.keys(all).some((s) => Number(s) >= 400), `the race was live: successes and refusals both seen ${JSON.stringify(all)}`);
+    t.ok(
+      Object.keys(all).some((s) => Number(s) < 300) && Object.keys(all).some((s) => Number(s) >= 400),
+      `the race was live: successes and refusals both seen ${JSON.stringify(all)}`,
+    );
   });
 }
 
 t.test('the canary after the races', async (t) => {
-  for (const r of results) t.comment(`${r.user} ${r.op}: ${r.escapedAfter ? `escaped after ${r.escapedAfter}` : `held ${r.requests}`} (${r.swaps} swaps, ${r.ms} ms)`);
+  for (const r of results)
+    t.comment(`${r.user} ${r.op}: ${r.escapedAfter ? `escaped after ${r.escapedAfter}` : `held ${r.requests}`} (${r.swaps} swaps, ${r.ms} ms)`);
   t.same(w.canary.leaks.slice(0, 20), [], 'no reply held canary content or names');
   for (const { root, diff } of w.canary.changes()) t.same(diff.slice(0, 30), [], `${path.relative(w.dataDir, root)}: not written, renamed, removed or touched`);
 });

@@ -39,7 +39,18 @@ for (const u of w.users) {
   });
 
   t.test(`${u.name}: direct access through outside links is refused with 403`, async (t) => {
-    for (const p of ['link-dir/secret.txt', 'link-file', 'dangling', 'rel-up/secret.txt', 'rel-file', 'chain1/secret.txt', 'nest/out/secret.txt', 'nest/link-file', 'inner/up/vic/secret.txt', 'link-root/etc/hostname']) {
+    for (const p of [
+      'link-dir/secret.txt',
+      'link-file',
+      'dangling',
+      'rel-up/secret.txt',
+      'rel-file',
+      'chain1/secret.txt',
+      'nest/out/secret.txt',
+      'nest/link-file',
+      'inner/up/vic/secret.txt',
+      'link-root/etc/hostname',
+    ]) {
       const r = await get(u, `/api/v2/user/files?path=${q(p)}`);
       t.equal(r.status, 403, `GET ${p}: ${r.body.toString()}`);
     }
@@ -91,7 +102,8 @@ function zipOutcome(t: Test, label: string, r: Reply): Map<string, Buffer> | und
   return entries;
 }
 
-const outsideEntry = (name: string) => /(^|\/)(out|out-file|link-file|dangling|dangling-dir|link-dir|rel-up|rel-file|chain1|chain2|link-root|link-data|loop-a|loop-b|up)(\/|$)/.test(name);
+const outsideEntry = (name: string) =>
+  /(^|\/)(out|out-file|link-file|dangling|dangling-dir|link-dir|rel-up|rel-file|chain1|chain2|link-root|link-data|loop-a|loop-b|up)(\/|$)/.test(name);
 
 for (const u of w.users) {
   t.test(`${u.name}: POST /user/streamzip of directories holding outside links`, async (t) => {
@@ -118,7 +130,11 @@ for (const u of w.users) {
       if (paths.length === 1) {
         const dirs = await w.client.request('GET', `/api/v2/shares/${id}/dirs`);
         t.equal(dirs.status, 200);
-        t.same(names(dirs).filter((n) => outsideEntry(n)), [], `share listing of ${paths[0]} leaves the outside links out`);
+        t.same(
+          names(dirs).filter((n) => outsideEntry(n)),
+          [],
+          `share listing of ${paths[0]} leaves the outside links out`,
+        );
       }
     }
   });

@@ -8,5 +8,6 @@ await fuzzSuite(t, {
   name: 'admin API',
   seed: fuzzSeed(0x5eed0001),
   perRoute: Number(process.env.FERRY_FUZZ_PER_ROUTE ?? 78),
-  routes: (rt) => rt.path === '/healthz' || rt.strategies.includes('jwt-admin') || rt.strategies.includes('basic-admin') || rt.strategies.includes('apikey-admin'),
+  routes: (rt) =>
+    rt.path === '/healthz' || rt.strategies.includes('jwt-admin') || rt.strategies.includes('basic-admin') || rt.strategies.includes('apikey-admin'),
 });

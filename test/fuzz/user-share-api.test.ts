@@ -9,5 +9,6 @@ await fuzzSuite(t, {
   name: 'user and share API',
   seed: fuzzSeed(0x5eed0002),
   perRoute: Number(process.env.FERRY_FUZZ_PER_ROUTE ?? 128),
-  routes: (rt) => !(rt.path === '/healthz' || rt.strategies.includes('jwt-admin') || rt.strategies.includes('basic-admin') || rt.strategies.includes('apikey-admin')),
+  routes: (rt) =>
+    !(rt.path === '/healthz' || rt.strategies.includes('jwt-admin') || rt.strategies.includes('basic-admin') || rt.strategies.includes('apikey-admin')),
 });

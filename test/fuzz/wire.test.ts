@@ -102,28 +102,78 @@ function gen(r: Rng, n: number): WireCase {
       const user = r.chance(0.5) ? Buffer.concat([Buffer.from('admin'), junkBytes()]) : Buffer.from('admin');
       const pass = Buffer.concat([Buffer.from('admin-password-1'), junkBytes()]);
       const url = r.pick(['/api/v2/token', '/api/v2/user/token']);
-      return make('basic: raw bytes in credentials', head([`GET ${url} HTTP/1.1`, host, `Authorization: Basic ${b64(Buffer.concat([user, Buffer.from(':'), pass]))}`, 'Connection: close']));
+      return make(
+        'basic: raw bytes in credentials',
+        head([`GET ${url} HTTP/1.1`, host, `Authorization: Basic ${b64(Buffer.concat([user, Buffer.from(':'), pass]))}`, 'Connection: close']),
+      );
     },
     // the same on a password share
-    () => make('basic: raw bytes on a share', head([`GET /api/v2/shares/${w.shares.writePw}/dirs HTTP/1.1`, host, `Authorization: Basic ${b64(Buffer.concat([Buffer.from('x:'), junkBytes(), Buffer.from(SHARE_PASSWORD)]))}`, 'Connection: close'])),
+    () =>
+      make(
+        'basic: raw bytes on a share',
+        head([
+          `GET /api/v2/shares/${w.shares.writePw}/dirs HTTP/1.1`,
+          host,
+          `Authorization: Basic ${b64(Buffer.concat([Buffer.from('x:'), junkBytes(), Buffer.from(SHARE_PASSWORD)]))}`,
+          'Connection: close',
+        ]),
+      ),
     // raw (not base64) bytes in the Authorization and API key headers
     () => {
       const v = Buffer.concat([latin(r.pick(['Basic ', 'Bearer ', ''])), junkBytes().filter((b) => b !== 0 && b !== 0x0b && b !== 0x7f)]);
       const name = r.pick(['Authorization', 'X-SERVICE-API-KEY']);
-      return make('header: raw non-UTF-8 bytes', head([`GET ${r.pick(['/api/v2/users', '/api/v2/user/dirs', '/api/v2/token'])} HTTP/1.1`, host, Buffer.concat([latin(`${name}: `), v]), 'Connection: close']));
+      return make(
+        'header: raw non-UTF-8 bytes',
+        head([
+          `GET ${r.pick(['/api/v2/users', '/api/v2/user/dirs', '/api/v2/token'])} HTTP/1.1`,
+          host,
+          Buffer.concat([latin(`${name}: `), v]),
+          'Connection: close',
+        ]),
+      );
     },
     // NUL and control characters raw in header values and names (refused by the HTTP parser)
-    () => make('header: NUL or control byte', head([`GET /api/v2/users HTTP/1.1`, host, `Authorization: ${bearer}`, r.pick(['X-Fz: a\u0000b', 'X-Fz: a\u000bb', 'X\u0000Fz: 1', 'X Fz: 1', ': empty']), 'Connection: close'])),
+    () =>
+      make(
+        'header: NUL or control byte',
+        head([
+          `GET /api/v2/users HTTP/1.1`,
+          host,
+          `Authorization: ${bearer}`,
+          r.pick(['X-Fz: a\u0000b', 'X-Fz: a\u000bb', 'X\u0000Fz: 1', 'X Fz: 1', ': empty']),
+          'Connection: close',
+        ]),
+      ),
     // raw non-ASCII and NUL bytes in the URL
     () => {
-      const path = Buffer.concat([latin(r.pick(['/api/v2/users/', '/api/v2/user/files?path=', '/api/v2/shares/', '/api/v2/folders/'])), junkBytes().filter((b) => b !== 0x20)]);
-      return make('url: raw bytes', head([Buffer.concat([latin('GET '), path, latin(' HTTP/1.1')]), host, `Authorization: ${path.includes(latin('/user/')) ? userBearer : bearer}`, 'Connection: close']));
+      const path = Buffer.concat([
+        latin(r.pick(['/api/v2/users/', '/api/v2/user/files?path=', '/api/v2/shares/', '/api/v2/folders/'])),
+        junkBytes().filter((b) => b !== 0x20),
+      ]);
+      return make(
+        'url: raw bytes',
+        head([
+          Buffer.concat([latin('GET '), path, latin(' HTTP/1.1')]),
+          host,
+          `Authorization: ${path.includes(latin('/user/')) ? userBearer : bearer}`,
+          'Connection: close',
+        ]),
+      );
     },
     // percent-encoded invalid UTF-8, overlong and surrogate sequences
     () => {
       const enc = r.pick(['%FF', '%C0%AE%C0%AE', '%ED%A0%80', '%E0%80%AF', '%F4%90%80%80', '%00', '%', '%G1', '%2', '%C3']);
-      const url = r.pick([`/api/v2/users/fz${enc}`, `/api/v2/user/files?path=/${enc}`, `/api/v2/user/dirs?path=${enc}`, `/api/v2/folders?limit=1&${enc}=1`, `/api/v2/shares/${w.shares.read}/dirs?path=${enc}`]);
-      return make('url: invalid UTF-8 encoding', head([`GET ${url} HTTP/1.1`, host, `Authorization: ${url.includes('/user/') ? userBearer : bearer}`, 'Connection: close']));
+      const url = r.pick([
+        `/api/v2/users/fz${enc}`,
+        `/api/v2/user/files?path=/${enc}`,
+        `/api/v2/user/dirs?path=${enc}`,
+        `/api/v2/folders?limit=1&${enc}=1`,
+        `/api/v2/shares/${w.shares.read}/dirs?path=${enc}`,
+      ]);
+      return make(
+        'url: invalid UTF-8 encoding',
+        head([`GET ${url} HTTP/1.1`, host, `Authorization: ${url.includes('/user/') ? userBearer : bearer}`, 'Connection: close']),
+      );
     },
     // framing that contradicts itself
     () => {
@@ -137,12 +187,35 @@ function gen(r: Rng, n: number): WireCase {
         ['Transfer-Encoding: chunked, identity'],
         ['Transfer-Encoding: gzip'],
       ]);
-      return make('framing: contradictory', head(['POST /api/v2/roles HTTP/1.1', host, `Authorization: ${bearer}`, 'Content-Type: application/json', ...framing, 'Connection: close'], body));
+      return make(
+        'framing: contradictory',
+        head(['POST /api/v2/roles HTTP/1.1', host, `Authorization: ${bearer}`, 'Content-Type: application/json', ...framing, 'Connection: close'], body),
+      );
     },
     // broken chunked bodies
     () => {
-      const bad = r.pick(['zz\r\n{}\r\n0\r\n\r\n', '5\r\n{"na"\r\n', 'ffffffffffffffffff\r\n{}\r\n0\r\n\r\n', '2;ext=' + 'x'.repeat(5000) + '\r\n{}\r\n0\r\n\r\n', '-1\r\n\r\n', '2\r\n{}0\r\n\r\n']);
-      return make('framing: broken chunks', head(['POST /api/v2/roles HTTP/1.1', host, `Authorization: ${bearer}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked', 'Connection: close'], bad));
+      const bad = r.pick([
+        'zz\r\n{}\r\n0\r\n\r\n',
+        '5\r\n{"na"\r\n',
+        'ffffffffffffffffff\r\n{}\r\n0\r\n\r\n',
+        '2;ext=' + 'x'.repeat(5000) + '\r\n{}\r\n0\r\n\r\n',
+        '-1\r\n\r\n',
+        '2\r\n{}0\r\n\r\n',
+      ]);
+      return make(
+        'framing: broken chunks',
+        head(
+          [
+            'POST /api/v2/roles HTTP/1.1',
+            host,
+            `Authorization: ${bearer}`,
+            'Content-Type: application/json',
+            'Transfer-Encoding: chunked',
+            'Connection: close',
+          ],
+          bad,
+        ),
+      );
     },
     // a body shorter than its Content-Length, then the connection ends
     () => {
@@ -150,28 +223,81 @@ function gen(r: Rng, n: number): WireCase {
         ['POST /api/v2/roles', bearer, 'application/json', '{"name":"fz-cut-role"'],
         ['POST /api/v2/users', bearer, 'application/json', '{"username":"fz-cut","password":"x"'],
         ['POST /api/v2/user/files/upload?path=/fz-cut-upload.bin', userBearer, 'application/octet-stream', 'partial bytes'],
-        ['POST /api/v2/user/files?path=/docs', userBearer, 'multipart/form-data; boundary=fzcut', '--fzcut\r\nContent-Disposition: form-data; name="filenames"; filename="fz-cut.txt"\r\n\r\npartial'],
+        [
+          'POST /api/v2/user/files?path=/docs',
+          userBearer,
+          'multipart/form-data; boundary=fzcut',
+          '--fzcut\r\nContent-Disposition: form-data; name="filenames"; filename="fz-cut.txt"\r\n\r\npartial',
+        ],
         [`POST /api/v2/shares/${w.shares.writePw}/files/fz-cut-share.bin`, `Basic ${b64('x:' + SHARE_PASSWORD)}`, 'application/octet-stream', 'partial'],
       ]);
-      return make('body: cut short', head([`${target[0]} HTTP/1.1`, host, `Authorization: ${target[1]}`, `Content-Type: ${target[2]}`, `Content-Length: ${target[3]!.length + r.range(1, 100_000)}`], target[3]), r.chance(0.5));
+      return make(
+        'body: cut short',
+        head(
+          [
+            `${target[0]} HTTP/1.1`,
+            host,
+            `Authorization: ${target[1]}`,
+            `Content-Type: ${target[2]}`,
+            `Content-Length: ${target[3]!.length + r.range(1, 100_000)}`,
+          ],
+          target[3],
+        ),
+        r.chance(0.5),
+      );
     },
     // a chunked upload dropped mid-stream
     () => {
       const url = r.pick(['/api/v2/user/files/upload?path=/fz-drop.bin', `/api/v2/user/files/upload?path=/docs/fz-drop-${r.int(100)}.bin`]);
-      return make('body: dropped mid-upload', head([`POST ${url} HTTP/1.1`, host, `Authorization: ${userBearer}`, 'Content-Type: application/octet-stream', 'Transfer-Encoding: chunked'], `1000\r\n${'d'.repeat(r.range(1, 4000))}`), true);
+      return make(
+        'body: dropped mid-upload',
+        head(
+          [`POST ${url} HTTP/1.1`, host, `Authorization: ${userBearer}`, 'Content-Type: application/octet-stream', 'Transfer-Encoding: chunked'],
+          `1000\r\n${'d'.repeat(r.range(1, 4000))}`,
+        ),
+        true,
+      );
     },
     // oversized heads and URLs
     () => {
       const big = r.pick([
         () => head([`GET /api/v2/users/${'u'.repeat(r.pick([20_000, 70_000]))} HTTP/1.1`, host, `Authorization: ${bearer}`, 'Connection: close']),
         () => head(['GET /api/v2/users HTTP/1.1', host, `Authorization: ${bearer}`, `X-Fz: ${'h'.repeat(r.pick([17_000, 80_000]))}`, 'Connection: close']),
-        () => head(['GET /api/v2/users HTTP/1.1', host, `Authorization: ${bearer}`, ...Array.from({ length: 2500 }, (_, i) => `X-Fz-${i}: 1`), 'Connection: close']),
-        () => head([`GET /api/v2/user/dirs?${Array.from({ length: 5000 }, (_, i) => `p${i}=1`).join('&')} HTTP/1.1`, host, `Authorization: ${userBearer}`, 'Connection: close']),
+        () =>
+          head([
+            'GET /api/v2/users HTTP/1.1',
+            host,
+            `Authorization: ${bearer}`,
+            ...Array.from({ length: 2500 }, (_, i) => `X-Fz-${i}: 1`),
+            'Connection: close',
+          ]),
+        () =>
+          head([
+            `GET /api/v2/user/dirs?${Array.from({ length: 5000 }, (_, i) => `p${i}=1`).join('&')} HTTP/1.1`,
+            host,
+            `Authorization: ${userBearer}`,
+            'Connection: close',
+          ]),
       ])();
       return make('head: oversized', big);
     },
     // not HTTP/1.1 as the server knows it
-    () => make('request line: malformed', latin(r.pick(['FOO /api/v2/users HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /api/v2/users\r\n\r\n', 'GET /api/v2/users HTTP/9.9\r\nHost: x\r\n\r\n', '\r\n\r\n', 'GET  HTTP/1.1\r\n\r\n', 'GET /api/v2/users HTTP/1.1\nHost: x\n\n', '\u0016\u0003\u0001\u0002\u0000\u0001\u0000\u0001\u00fc\u0003\u0003', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n']))),
+    () =>
+      make(
+        'request line: malformed',
+        latin(
+          r.pick([
+            'FOO /api/v2/users HTTP/1.1\r\nHost: x\r\n\r\n',
+            'GET /api/v2/users\r\n\r\n',
+            'GET /api/v2/users HTTP/9.9\r\nHost: x\r\n\r\n',
+            '\r\n\r\n',
+            'GET  HTTP/1.1\r\n\r\n',
+            'GET /api/v2/users HTTP/1.1\nHost: x\n\n',
+            '\u0016\u0003\u0001\u0002\u0000\u0001\u0000\u0001\u00fc\u0003\u0003',
+            'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n',
+          ]),
+        ),
+      ),
   ])();
 }
 
@@ -226,7 +352,11 @@ t.test('cut and refused exchanges leave nothing behind', async (t) => {
     after = await snapshot(w);
   }
   t.same(after, before);
-  t.same(fileTree(w.otherHome), { 'secret.txt': before.files && (before.files as Record<string, string>)['homes/fz-other/secret.txt'] }, "the other user's home is untouched");
+  t.same(
+    fileTree(w.otherHome),
+    { 'secret.txt': before.files && (before.files as Record<string, string>)['homes/fz-other/secret.txt'] },
+    "the other user's home is untouched",
+  );
 });
 
 t.test('the server still answers', async (t) => {

@@ -147,12 +147,7 @@ export const WEB_CLIENT_OPTIONS = [
   'share_policy_change_disabled',
 ];
 /** web_client options that are share policies (merged from every group, membership groups included). */
-export const SHARE_WEB_CLIENT_OPTIONS = [
-  'shares-disabled',
-  'shares-without-password-disabled',
-  'share_no_password_disabled',
-  'share_policy_change_disabled',
-];
+export const SHARE_WEB_CLIENT_OPTIONS = ['shares-disabled', 'shares-without-password-disabled', 'share_no_password_disabled', 'share_policy_change_disabled'];
 
 const hhmm = Joi.string().pattern(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM');
 
@@ -160,8 +155,12 @@ const hhmm = Joi.string().pattern(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM');
 export const baseFilterKeys = {
   allowed_ip: Joi.array().items(ipOrNet),
   denied_ip: Joi.array().items(ipOrNet),
-  denied_login_methods: Joi.array().items(Joi.string().valid(...LOGIN_METHODS)).unique(),
-  denied_protocols: Joi.array().items(Joi.string().valid(...PROTOCOLS)).unique(),
+  denied_login_methods: Joi.array()
+    .items(Joi.string().valid(...LOGIN_METHODS))
+    .unique(),
+  denied_protocols: Joi.array()
+    .items(Joi.string().valid(...PROTOCOLS))
+    .unique(),
   file_patterns: Joi.array()
     .items(
       Joi.object({
@@ -180,7 +179,9 @@ export const baseFilterKeys = {
     check_password_disabled: Joi.boolean(),
   }),
   disable_fs_checks: Joi.boolean(),
-  web_client: Joi.array().items(Joi.string().valid(...WEB_CLIENT_OPTIONS)).unique(),
+  web_client: Joi.array()
+    .items(Joi.string().valid(...WEB_CLIENT_OPTIONS))
+    .unique(),
   allow_api_key_auth: Joi.boolean(),
   user_type: Joi.string().valid('', 'LDAPUser', 'OSUser'),
   bandwidth_limits: Joi.array().items(
@@ -192,21 +193,25 @@ export const baseFilterKeys = {
   ),
   external_auth_cache_time: Joi.number().integer().min(0),
   start_directory: virtualPath.allow(''),
-  two_factor_protocols: Joi.array().items(Joi.string().valid('SSH', 'FTP', 'HTTP')).unique(),
+  two_factor_protocols: Joi.array()
+    .items(Joi.string().valid('SSH', 'FTP', 'HTTP'))
+    .unique(),
   ftp_security: Joi.number().valid(0, 1),
   is_anonymous: Joi.boolean(),
   default_shares_expiration: Joi.number().integer().min(0),
   max_shares_expiration: Joi.number().integer().min(0),
   password_expiration: Joi.number().integer().min(0),
   password_strength: Joi.number().integer().min(0).max(100),
-  access_time: Joi.array().items(
-    Joi.object({ day_of_week: Joi.number().valid(0, 1, 2, 3, 4, 5, 6).required(), from: hhmm.required(), to: hhmm.required() }),
-  ),
+  access_time: Joi.array().items(Joi.object({ day_of_week: Joi.number().valid(0, 1, 2, 3, 4, 5, 6).required(), from: hhmm.required(), to: hhmm.required() })),
   default_shares_policies: Joi.array()
     .items(
       Joi.object({
         path: virtualPath.required(),
-        permissions: Joi.array().items(Joi.string().pattern(/^[a-z_]{1,32}$/, 'share permission')).min(1).unique().required(),
+        permissions: Joi.array()
+          .items(Joi.string().pattern(/^[a-z_]{1,32}$/, 'share permission'))
+          .min(1)
+          .unique()
+          .required(),
       }),
     )
     .unique('path'),

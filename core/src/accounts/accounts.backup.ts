@@ -19,8 +19,6 @@ import { dumpPaged, loadByName, nameOf, named, validateItem, type BackupSection,
 
 type Obj = Record<string, unknown>;
 
-
-
 /** The account sections: roles, folders, groups, users, admins, API keys. */
 @injectable()
 export class AccountBackupSections implements BackupSectionSource {
@@ -47,7 +45,9 @@ export class AccountBackupSections implements BackupSectionSource {
     const codes = filters.recovery_codes as { secret?: Secret; used?: boolean }[] | undefined;
     if (Array.isArray(codes)) {
       filters.recovery_codes = await Promise.all(
-        codes.map(async (c) => (isSecret(c.secret) && c.secret.status === 'Plain' ? { ...c, secret: await this.secrets.encrypt(c.secret.payload ?? '', aad) } : c)),
+        codes.map(async (c) =>
+          isSecret(c.secret) && c.secret.status === 'Plain' ? { ...c, secret: await this.secrets.encrypt(c.secret.payload ?? '', aad) } : c,
+        ),
       );
     }
   }
@@ -64,16 +64,32 @@ export class AccountBackupSections implements BackupSectionSource {
       order: 10,
       names: (items) => items.map(nameOf('name')),
       dump: async (em) =>
-        (await em.find(Role, {}, { orderBy: { name: 'ASC' } })).map((r) => ({ name: r.name, description: r.description, created_at: r.created_at, updated_at: r.updated_at })),
+        (await em.find(Role, {}, { orderBy: { name: 'ASC' } })).map((r) => ({
+          name: r.name,
+          description: r.description,
+          created_at: r.created_at,
+          updated_at: r.updated_at,
+        })),
       validate: async (items, ctx) => {
         const existing = await loadByName(ctx.em, Role, 'name', items.map(nameOf('name')));
         return items.map((item, i) => {
-          const v = validateItem<{ name: string; description: string; created_at?: number; updated_at?: number }>('roles', i, item, schema, nameOf('name')(item));
+          const v = validateItem<{ name: string; description: string; created_at?: number; updated_at?: number }>(
+            'roles',
+            i,
+            item,
+            schema,
+            nameOf('name')(item),
+          );
           return { name: v.name, keep: ctx.mode === 1 && existing.has(v.name), prepared: v, data: item as Obj };
         });
       },
       restore: async (items, ctx) => {
-        const existing = await loadByName(ctx.em, Role, 'name', items.map((x) => x.name));
+        const existing = await loadByName(
+          ctx.em,
+          Role,
+          'name',
+          items.map((x) => x.name),
+        );
         const now = Date.now();
         for (const it of items) {
           if (it.keep) continue;
@@ -107,7 +123,12 @@ export class AccountBackupSections implements BackupSectionSource {
         return out;
       },
       restore: async (items, ctx) => {
-        const existing = await loadByName(ctx.em, Folder, 'name', items.map((x) => x.name));
+        const existing = await loadByName(
+          ctx.em,
+          Folder,
+          'name',
+          items.map((x) => x.name),
+        );
         for (const it of items) {
           if (it.keep) continue;
           const ex = existing.get(it.name) ?? null;
@@ -133,12 +154,22 @@ export class AccountBackupSections implements BackupSectionSource {
           const v = validateItem<GroupInput>('groups', i, item, groupCreateInput, nameOf('name')(item));
           const ex = existing.get(v.name) ?? null;
           if (ctx.mode === 1 && ex) out.push({ name: v.name, keep: true, data: item as Obj });
-          else out.push({ name: v.name, prepared: await named('groups', i, v.name, () => this.groups.prepare(v, ex, { lookup: ctx.lookup, restore: true })), data: item as Obj });
+          else
+            out.push({
+              name: v.name,
+              prepared: await named('groups', i, v.name, () => this.groups.prepare(v, ex, { lookup: ctx.lookup, restore: true })),
+              data: item as Obj,
+            });
         }
         return out;
       },
       restore: async (items, ctx) => {
-        const existing = await loadByName(ctx.em, Group, 'name', items.map((x) => x.name));
+        const existing = await loadByName(
+          ctx.em,
+          Group,
+          'name',
+          items.map((x) => x.name),
+        );
         for (const it of items) {
           if (it.keep) continue;
           const ex = existing.get(it.name) ?? null;
@@ -175,7 +206,13 @@ export class AccountBackupSections implements BackupSectionSource {
         return out;
       },
       restore: async (items, ctx) => {
-        const existing = await loadByName(ctx.em, User, 'username', items.map((x) => x.name), ['role']);
+        const existing = await loadByName(
+          ctx.em,
+          User,
+          'username',
+          items.map((x) => x.name),
+          ['role'],
+        );
         for (const it of items) {
           if (it.keep) continue;
           const ex = existing.get(it.name) ?? null;
@@ -235,7 +272,13 @@ export class AccountBackupSections implements BackupSectionSource {
         const existing = await loadByName(ctx.em, Admin, 'username', items.map(nameOf('username')));
         const out: Item<AdminInput & { password_hash: string | undefined }>[] = [];
         for (const [i, item] of items.entries()) {
-          const v = validateItem<AdminInput & { created_at?: number; updated_at?: number; last_login?: number }>('admins', i, item, schema, nameOf('username')(item));
+          const v = validateItem<AdminInput & { created_at?: number; updated_at?: number; last_login?: number }>(
+            'admins',
+            i,
+            item,
+            schema,
+            nameOf('username')(item),
+          );
           const ex = existing.get(v.username);
           if (ctx.mode === 1 && ex) {
             out.push({ name: v.username, keep: true, data: item as Obj });
@@ -258,7 +301,12 @@ export class AccountBackupSections implements BackupSectionSource {
       },
       restore: async (items, ctx) => {
         const em = ctx.em;
-        const existing = await loadByName(em, Admin, 'username', items.map((x) => x.name));
+        const existing = await loadByName(
+          em,
+          Admin,
+          'username',
+          items.map((x) => x.name),
+        );
         const now = Date.now();
         for (const it of items) {
           if (it.keep) continue;
@@ -298,8 +346,12 @@ export class AccountBackupSections implements BackupSectionSource {
 
   private apiKeys(): BackupSection<Item<Obj>[]> {
     const schema = Joi.object({
-      id: Joi.string().pattern(/^[A-Za-z0-9_-]{8,64}$/, 'API key id').required(),
-      key: Joi.string().pattern(/^[0-9a-f]{64}$/, 'SHA-256 hash of the key (hex)').required(),
+      id: Joi.string()
+        .pattern(/^[A-Za-z0-9_-]{8,64}$/, 'API key id')
+        .required(),
+      key: Joi.string()
+        .pattern(/^[0-9a-f]{64}$/, 'SHA-256 hash of the key (hex)')
+        .required(),
       name: Joi.string().trim().min(1).max(255).required(),
       scope: Joi.number().valid(1, 2).required(),
       description: Joi.string().allow('').max(4096).default(''),
@@ -353,7 +405,12 @@ export class AccountBackupSections implements BackupSectionSource {
       },
       restore: async (items, ctx) => {
         const em = ctx.em;
-        const existing = await loadByName(em, ApiKey, 'key_id', items.map((x) => x.name));
+        const existing = await loadByName(
+          em,
+          ApiKey,
+          'key_id',
+          items.map((x) => x.name),
+        );
         for (const it of items) {
           if (it.keep) continue;
           const v = it.prepared!;

@@ -3,7 +3,8 @@ import { ADMIN_PERMISSIONS } from './permissions.js';
 import { parseIpOrNet } from '../util/ip.js';
 import { objectName } from '../util/common.input.js';
 
-export const ipOrNet = Joi.string().custom((v: string, h) => (parseIpOrNet(v) ? v.trim() : h.error('string.ipOrNet')), 'IP or CIDR network')
+export const ipOrNet = Joi.string()
+  .custom((v: string, h) => (parseIpOrNet(v) ? v.trim() : h.error('string.ipOrNet')), 'IP or CIDR network')
   .messages({ 'string.ipOrNet': '{{#label}} must be an IP address or a CIDR network' });
 
 const adminFilters = Joi.object({
@@ -31,7 +32,11 @@ export const adminInput = Joi.object({
   status: Joi.number().valid(0, 1).default(1),
   description: Joi.string().allow('').max(4096).default(''),
   additional_info: Joi.string().allow('').max(4096).default(''),
-  permissions: Joi.array().items(Joi.string().valid(...ADMIN_PERMISSIONS)).min(1).unique().required(),
+  permissions: Joi.array()
+    .items(Joi.string().valid(...ADMIN_PERMISSIONS))
+    .min(1)
+    .unique()
+    .required(),
   filters: adminFilters,
   groups: Joi.array()
     .items(

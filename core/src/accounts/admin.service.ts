@@ -45,9 +45,7 @@ export class AdminService {
         preferences: f.preferences ?? {},
       },
       additional_info: admin.additional_info,
-      groups: groups
-        .map((g) => ({ name: g.group.name, options: { add_to_users_as: g.add_to_users_as } }))
-        .sort((a, b) => a.name.localeCompare(b.name)),
+      groups: groups.map((g) => ({ name: g.group.name, options: { add_to_users_as: g.add_to_users_as } })).sort((a, b) => a.name.localeCompare(b.name)),
       created_at: admin.created_at,
       updated_at: admin.updated_at,
       last_login: admin.last_login,

@@ -98,14 +98,17 @@ export class ApiKeyService {
     const username = isAdminKey ? input.admin : input.user;
     if (!username) {
       if (caller.role) {
-        throw new ForbiddenError(`an admin with role "${caller.role}" cannot manage unbound API keys: set "${kind}" to ${isAdminKey ? 'an admin' : 'a user'} of that role`);
+        throw new ForbiddenError(
+          `an admin with role "${caller.role}" cannot manage unbound API keys: set "${kind}" to ${isAdminKey ? 'an admin' : 'a user'} of that role`,
+        );
       }
       return { user: null, admin: null };
     }
     const where = { username, ...(caller.role ? { role: { name: caller.role } } : {}) };
     const account = isAdminKey ? await em.findOne(Admin, where) : await em.findOne(User, where);
     if (!account) {
-      if (caller.role) throw new ForbiddenError(`an admin with role "${caller.role}" can only bind API keys to ${kind}s of that role, and "${username}" is not one`);
+      if (caller.role)
+        throw new ForbiddenError(`an admin with role "${caller.role}" can only bind API keys to ${kind}s of that role, and "${username}" is not one`);
       throw new InvalidError(`${kind} "${username}" does not exist`);
     }
     return isAdminKey ? { user: null, admin: account as Admin } : { user: account as User, admin: null };

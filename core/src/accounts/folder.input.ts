@@ -2,8 +2,7 @@ import Joi from 'joi';
 import { absoluteDir, accountName, filesystemInput, nonNegative } from './account.input.js';
 import { timestampMs } from '../util/common.input.js';
 
-const restoreOnly = (schema: Joi.Schema) =>
-  Joi.when('$restore', { is: true, then: schema, otherwise: Joi.any().strip() });
+const restoreOnly = (schema: Joi.Schema) => Joi.when('$restore', { is: true, then: schema, otherwise: Joi.any().strip() });
 
 /** BaseVirtualFolder as accepted by POST/PUT /folders and by loaddata. */
 export const folderInput = Joi.object({

@@ -21,8 +21,10 @@ export interface PreparedFolder {
   counters?: { used_quota_size?: number; used_quota_files?: number; last_quota_update?: number; created_at?: number; updated_at?: number };
 }
 
-const USERS_OF_FOLDERS = 'select uf.folder_id as oid, u.username as name from users_folders uf join users u on u.id = uf.user_id where uf.folder_id in (?) order by u.username';
-const GROUPS_OF_FOLDERS = 'select gf.folder_id as oid, g.name as name from groups_folders gf join groups g on g.id = gf.group_id where gf.folder_id in (?) order by g.name';
+const USERS_OF_FOLDERS =
+  'select uf.folder_id as oid, u.username as name from users_folders uf join users u on u.id = uf.user_id where uf.folder_id in (?) order by u.username';
+const GROUPS_OF_FOLDERS =
+  'select gf.folder_id as oid, g.name as name from groups_folders gf join groups g on g.id = gf.group_id where gf.folder_id in (?) order by g.name';
 
 /** Virtual folders: storage mounted into users' and groups' trees, with their own used-quota counters. */
 @injectable()

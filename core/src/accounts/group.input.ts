@@ -11,8 +11,7 @@ import {
 } from './account.input.js';
 import { timestampMs } from '../util/common.input.js';
 
-const restoreOnly = (schema: Joi.Schema) =>
-  Joi.when('$restore', { is: true, then: schema, otherwise: Joi.any().strip() });
+const restoreOnly = (schema: Joi.Schema) => Joi.when('$restore', { is: true, then: schema, otherwise: Joi.any().strip() });
 
 /** GroupUserSettings: what a group supplies to its users (every field optional). */
 export const groupUserSettings = Joi.object({

@@ -30,12 +30,7 @@ export interface GroupRenderOptions {
 }
 
 /** Names of the users (or admins) referencing some groups, by group id, in one query. */
-export async function namesByOwner(
-  em: EntityManager,
-  sql: string,
-  ids: number[],
-  extra: unknown[] = [],
-): Promise<Map<number, string[]>> {
+export async function namesByOwner(em: EntityManager, sql: string, ids: number[], extra: unknown[] = []): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>();
   if (!ids.length) return out;
   const rows = (await em.getConnection().execute(sql, [ids, ...extra])) as { oid: number | string; name: string }[];
@@ -47,10 +42,12 @@ export async function namesByOwner(
   return out;
 }
 
-const USERS_OF_GROUPS = 'select ug.group_id as oid, u.username as name from users_groups ug join users u on u.id = ug.user_id where ug.group_id in (?) order by u.username';
+const USERS_OF_GROUPS =
+  'select ug.group_id as oid, u.username as name from users_groups ug join users u on u.id = ug.user_id where ug.group_id in (?) order by u.username';
 const USERS_OF_GROUPS_ROLE =
   'select ug.group_id as oid, u.username as name from users_groups ug join users u on u.id = ug.user_id join roles r on r.id = u.role_id where ug.group_id in (?) and r.name = ? order by u.username';
-const ADMINS_OF_GROUPS = 'select ag.group_id as oid, a.username as name from admins_groups ag join admins a on a.id = ag.admin_id where ag.group_id in (?) order by a.username';
+const ADMINS_OF_GROUPS =
+  'select ag.group_id as oid, a.username as name from admins_groups ag join admins a on a.id = ag.admin_id where ag.group_id in (?) order by a.username';
 
 /** Groups: shared user settings and virtual folders applied to their members (see mergeEffectiveUser). */
 @injectable()
@@ -82,7 +79,9 @@ export class GroupService {
     const conf = Boolean(o.confidential || o.dump);
     const [folders, users, admins] = await Promise.all([
       em.find(GroupFolder, { group: { $in: ids } }, { populate: ['folder'] }),
-      o.dump ? new Map<number, string[]>() : namesByOwner(em, o.caller?.role ? USERS_OF_GROUPS_ROLE : USERS_OF_GROUPS, ids, o.caller?.role ? [o.caller.role] : []),
+      o.dump
+        ? new Map<number, string[]>()
+        : namesByOwner(em, o.caller?.role ? USERS_OF_GROUPS_ROLE : USERS_OF_GROUPS, ids, o.caller?.role ? [o.caller.role] : []),
       o.dump ? new Map<number, string[]>() : namesByOwner(em, ADMINS_OF_GROUPS, ids),
     ]);
     const fm = new Map<number, GroupFolder[]>();

@@ -30,7 +30,7 @@ function baseSize(password: string): number {
 function effectiveLength(password: string): number {
   const chars = [...password.toLowerCase()];
   let n = 0;
-  for (let i = 0; i < chars.length; ) {
+  for (let i = 0; i < chars.length;) {
     // a run of 3+ characters following one of the common sequences (either direction) counts once
     let run = 1;
     for (const seq of SEQUENCES) {

@@ -61,7 +61,8 @@ export function mapUserRow(r: Row): User {
   return u as unknown as User;
 }
 
-const FOLDER_COLS = 'f.id as f_id, f.name as f_name, f.description as f_description, f.mapped_path as f_mapped_path, f.filesystem as f_filesystem, f.used_quota_size as f_used_quota_size, f.used_quota_files as f_used_quota_files, f.last_quota_update as f_last_quota_update, f.created_at as f_created_at, f.updated_at as f_updated_at';
+const FOLDER_COLS =
+  'f.id as f_id, f.name as f_name, f.description as f_description, f.mapped_path as f_mapped_path, f.filesystem as f_filesystem, f.used_quota_size as f_used_quota_size, f.used_quota_files as f_used_quota_files, f.last_quota_update as f_last_quota_update, f.created_at as f_created_at, f.updated_at as f_updated_at';
 
 /** The folder columns of a mapping row (FOLDER_COLS) as a read-only Folder. */
 export function mapFolderCols(r: Row): Folder {
@@ -135,11 +136,18 @@ export async function selectUserGroups(em: EntityManager, by: { ids: number[] } 
 }
 
 /** Folder mappings of users (by ids or one username) or of groups (by ids). */
-export async function selectFolderMappings(em: EntityManager, by: { users: number[] } | { username: string } | { groups: number[] }): Promise<FolderMappingRow[]> {
+export async function selectFolderMappings(
+  em: EntityManager,
+  by: { users: number[] } | { username: string } | { groups: number[] },
+): Promise<FolderMappingRow[]> {
   let rows: Row[];
   if ('groups' in by) {
     rows = by.groups.length
-      ? await exec(em, `select gf.group_id as owner, gf.virtual_path, gf.quota_size, gf.quota_files, ${FOLDER_COLS} from groups_folders gf join folders f on f.id = gf.folder_id where gf.group_id in (?)`, [by.groups])
+      ? await exec(
+          em,
+          `select gf.group_id as owner, gf.virtual_path, gf.quota_size, gf.quota_files, ${FOLDER_COLS} from groups_folders gf join folders f on f.id = gf.folder_id where gf.group_id in (?)`,
+          [by.groups],
+        )
       : [];
   } else {
     const base = `select uf.user_id as owner, uf.virtual_path, uf.quota_size, uf.quota_files, ${FOLDER_COLS} from users_folders uf join folders f on f.id = uf.folder_id where`;
@@ -150,5 +158,11 @@ export async function selectFolderMappings(em: EntityManager, by: { users: numbe
           : []
         : await exec(em, `${base} uf.user_id = (select id from users where username = ?)`, [by.username]);
   }
-  return rows.map((r) => ({ owner: num(r.owner), folder: mapFolderCols(r), virtual_path: String(r.virtual_path), quota_size: num(r.quota_size), quota_files: num(r.quota_files) }));
+  return rows.map((r) => ({
+    owner: num(r.owner),
+    folder: mapFolderCols(r),
+    virtual_path: String(r.virtual_path),
+    quota_size: num(r.quota_size),
+    quota_files: num(r.quota_files),
+  }));
 }

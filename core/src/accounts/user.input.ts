@@ -17,10 +17,10 @@ import { GroupType } from './account-numbers.js';
  * Fields only a restore (loaddata) may set: with `context.restore` they are
  * validated and kept, otherwise accepted and stripped (read-only on the API).
  */
-const restoreOnly = (schema: Joi.Schema) =>
-  Joi.when('$restore', { is: true, then: schema, otherwise: Joi.any().strip() });
+const restoreOnly = (schema: Joi.Schema) => Joi.when('$restore', { is: true, then: schema, otherwise: Joi.any().strip() });
 
-const PUBLIC_KEY = /^(ssh-(rsa|dss|ed25519)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com|ssh-[a-z0-9-]+-cert-v01@openssh\.com)\s+[A-Za-z0-9+/]+={0,3}(\s.*)?$/;
+const PUBLIC_KEY =
+  /^(ssh-(rsa|dss|ed25519)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com|ssh-[a-z0-9-]+-cert-v01@openssh\.com)\s+[A-Za-z0-9+/]+={0,3}(\s.*)?$/;
 
 const userFilters = Joi.object({
   ...baseFilterKeys,
@@ -78,7 +78,9 @@ export const userInput = Joi.object({
     .unique('name')
     .default([])
     .custom((list: { type: number }[], h) =>
-      list.filter((g) => g.type === GroupType.Primary).length > 1 ? h.message({ custom: '{{#label}}: a user can have at most one primary group (type 1)' }) : list,
+      list.filter((g) => g.type === GroupType.Primary).length > 1
+        ? h.message({ custom: '{{#label}}: a user can have at most one primary group (type 1)' })
+        : list,
     ),
   oidc_custom_fields: Joi.object().unknown(true).default({}),
   role: Joi.string().allow('').max(255).default(''),

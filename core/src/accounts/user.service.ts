@@ -133,7 +133,8 @@ export class UserService {
     }
     // filesystem and local root
     const filesystem = await this.fsConfig.normalize(input.filesystem, { label: 'filesystem', owner: username, stored: existing?.filesystem });
-    const effectiveProvider = filesystem.provider === 0 && primary?.filesystem && primary.filesystem.provider !== 0 ? primary.filesystem.provider : filesystem.provider;
+    const effectiveProvider =
+      filesystem.provider === 0 && primary?.filesystem && primary.filesystem.provider !== 0 ? primary.filesystem.provider : filesystem.provider;
     if (this.fsConfig.requiresLocalRoot(effectiveProvider) && !input.home_dir && !primary?.home_dir) {
       throw new InvalidError(`"home_dir" is required (an absolute path) for filesystem provider ${effectiveProvider}, unless a primary group supplies it`);
     }

@@ -82,7 +82,16 @@ export class PasswordResetService {
       throw new TooManyRequestsError(`too many password reset requests from ${ip}: try again in ${retryAfterSeconds} s`, undefined, { retryAfterSeconds });
     }
     await em.nativeDelete(PasswordResetCode, { created_at: { $lt: now - Math.max(this.cfg.window, this.cfg.code_lifetime) * 60_000 } });
-    const row = em.create(PasswordResetCode, { kind, username, ip, created_at: now, expires_at: now + this.cfg.code_lifetime * 60_000, account_id: 0, code_hash: '', attempts: 0 });
+    const row = em.create(PasswordResetCode, {
+      kind,
+      username,
+      ip,
+      created_at: now,
+      expires_at: now + this.cfg.code_lifetime * 60_000,
+      account_id: 0,
+      code_hash: '',
+      attempts: 0,
+    });
     await em.flush();
     // started on a later turn of the event loop, once the answer is on its way: none of the
     // account's work (lookups, the mail) runs before the response, whatever the account
@@ -109,7 +118,7 @@ export class PasswordResetService {
   /** Why no code is mailed for this request, or the account and its address. */
   private async target(kind: AccountKind, username: string, since: number): Promise<{ refusal: string } | { id: number; email: string }> {
     const em = this.orm.em.fork();
-    const account = await em.findOne(kind === 'admin' ? Admin : User, { username } as never) as Admin | User | null;
+    const account = (await em.findOne(kind === 'admin' ? Admin : User, { username } as never)) as Admin | User | null;
     if (!account) return { refusal: 'no such account' };
     if (!account.email) return { refusal: 'the account has no email address' };
     if (kind === 'admin' && (account as Admin).filters.disable_password_auth) return { refusal: 'password login is disabled for this admin' };

@@ -12,7 +12,10 @@ export const totpGenerateInput = Joi.object({ config_name: configName.required()
 /** POST .../totp/validate */
 export const totpValidateInput = Joi.object({
   config_name: configName.required(),
-  passcode: Joi.string().trim().pattern(/^\d{6}$/, '6 digits').required(),
+  passcode: Joi.string()
+    .trim()
+    .pattern(/^\d{6}$/, '6 digits')
+    .required(),
   secret: Joi.string().trim().min(1).max(1024).required(),
 });
 

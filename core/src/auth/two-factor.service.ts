@@ -138,7 +138,8 @@ export class TwoFactorService {
   validate(configName: string, passcode: string, secret: string): void {
     const c = this.configNamed(configName);
     if (!isValidTotpSecret(secret)) throw new InvalidError('"secret" must be a base32 TOTP secret of at least 80 bits');
-    if (matchTotp(secret.toUpperCase(), passcode, c.algo) === null) throw new InvalidError('"passcode" does not match the secret: check the device clock and try the next code');
+    if (matchTotp(secret.toUpperCase(), passcode, c.algo) === null)
+      throw new InvalidError('"passcode" does not match the secret: check the device clock and try the next code');
   }
 
   /** POST .../totp/save: enables (secret encrypted at rest, recovery codes made when there are none) or disables 2FA. */
@@ -169,7 +170,8 @@ export class TwoFactorService {
       let secret: Secret;
       if (input.secret?.status === 'Plain') {
         const plain = (input.secret.payload ?? '').trim().toUpperCase();
-        if (!isValidTotpSecret(plain)) throw new InvalidError('"secret.payload" must be a base32 TOTP secret of at least 80 bits (from POST .../totp/generate)');
+        if (!isValidTotpSecret(plain))
+          throw new InvalidError('"secret.payload" must be a base32 TOTP secret of at least 80 bits (from POST .../totp/generate)');
         secret = await this.secrets.encrypt(plain, `${kind}:${username}`);
         account.totp_last_step = 0;
       } else if (current?.enabled && current.secret && current.config_name === c.name) {
@@ -200,7 +202,8 @@ export class TwoFactorService {
   async recoveryCodes(kind: AccountKind, username: string): Promise<{ secret: Secret; used: boolean }[]> {
     const account = await this.load(kind, username, this.orm.em.fork());
     const out: { secret: Secret; used: boolean }[] = [];
-    for (const c of storedRecovery(account.filters)) out.push({ secret: { status: 'Plain', payload: await this.secrets.decrypt(c.secret) }, used: Boolean(c.used) });
+    for (const c of storedRecovery(account.filters))
+      out.push({ secret: { status: 'Plain', payload: await this.secrets.decrypt(c.secret) }, used: Boolean(c.used) });
     return out;
   }
 
@@ -209,7 +212,8 @@ export class TwoFactorService {
     await this.assertUserMayChange(kind, username);
     const em = this.orm.em.fork();
     const account = await this.load(kind, username, em);
-    if (!storedTotp(account.filters)?.enabled) throw new InvalidError('two-factor authentication is not enabled: recovery codes come with it (POST .../totp/save)');
+    if (!storedTotp(account.filters)?.enabled)
+      throw new InvalidError('two-factor authentication is not enabled: recovery codes come with it (POST .../totp/save)');
     const plain: string[] = [];
     account.filters = { ...(account.filters as Obj), recovery_codes: await this.newRecoveryCodes(kind, username, plain) } as never;
     account.updated_at = Date.now();
@@ -284,10 +288,14 @@ export class TwoFactorService {
       if (hit < 0) return false;
       const next = codes.map((c, i) => (i === hit ? { ...c, used: true } : c));
       const version = account.updated_at;
-      const changed = await em.nativeUpdate(entityOf(kind) as typeof User, { id, updated_at: version }, {
-        filters: { ...(account.filters as Obj), recovery_codes: next },
-        updated_at: Math.max(Date.now(), version + 1),
-      });
+      const changed = await em.nativeUpdate(
+        entityOf(kind) as typeof User,
+        { id, updated_at: version },
+        {
+          filters: { ...(account.filters as Obj), recovery_codes: next },
+          updated_at: Math.max(Date.now(), version + 1),
+        },
+      );
       if (changed) return true;
     }
     return false;

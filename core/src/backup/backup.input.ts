@@ -5,7 +5,10 @@ import { DUMP_SCOPES } from './backup.service.js';
 const scopes = Joi.alternatives()
   .try(Joi.array().items(Joi.string()), Joi.string().allow(''))
   .custom((v: string | string[], h) => {
-    const list = (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+    const list = (Array.isArray(v) ? v : [v])
+      .flatMap((s) => s.split(','))
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const s of list) {
       if (!(DUMP_SCOPES as readonly string[]).includes(s)) return h.message({ custom: `"scopes": "${s}" is not one of ${DUMP_SCOPES.join(', ')}` });
     }

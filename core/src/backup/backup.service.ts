@@ -29,7 +29,8 @@ export type ScanQuotaMode = 0 | 1 | 2;
 const namesIn = (data: BackupData, key: string, field: string): Map<string, Obj> => {
   const m = new Map<string, Obj>();
   const items = data[key];
-  if (Array.isArray(items)) for (const x of items) if (x && typeof x === 'object' && typeof (x as Obj)[field] === 'string') m.set((x as Obj)[field] as string, x as Obj);
+  if (Array.isArray(items))
+    for (const x of items) if (x && typeof x === 'object' && typeof (x as Obj)[field] === 'string') m.set((x as Obj)[field] as string, x as Obj);
   return m;
 };
 
@@ -202,7 +203,8 @@ export class BackupService {
     for (const [a, t, n, d] of events) this.events.emit(a, t, n, d, actor);
     for (const u of disconnect) this.connections.disconnectUser(u);
     for (const u of scanUsers) await this.scans.startUserScan(u).catch((err) => this.logger.warn({ err, username: u }, 'quota scan after restore not started'));
-    for (const f of scanFolders) await this.scans.startFolderScan(f).catch((err) => this.logger.warn({ err, folder: f }, 'quota scan after restore not started'));
+    for (const f of scanFolders)
+      await this.scans.startFolderScan(f).catch((err) => this.logger.warn({ err, folder: f }, 'quota scan after restore not started'));
     return { objects: events.length };
   }
 }

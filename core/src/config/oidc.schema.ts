@@ -41,7 +41,13 @@ export const oidcBindingSchema = Joi.object<OidcBindingConfig>({
   role_field: claimName.allow('').default(''),
   admin_roles: Joi.array().items(claimName).default(['admin']),
   implicit_roles: Joi.boolean().default(false),
-  scopes: Joi.array().items(Joi.string().trim().pattern(/^[\x21\x23-\x5b\x5d-\x7e]+$/)).default(['openid', 'profile', 'email']),
+  scopes: Joi.array()
+    .items(
+      Joi.string()
+        .trim()
+        .pattern(/^[\x21\x23-\x5b\x5d-\x7e]+$/),
+    )
+    .default(['openid', 'profile', 'email']),
   custom_fields: Joi.array().items(claimName).default([]),
   insecure_skip_signature_check: Joi.boolean().default(false),
   allow_insecure_http: Joi.boolean().default(false),

@@ -100,7 +100,13 @@ export async function named<T>(key: string, i: number, name: string, fn: () => P
 }
 
 /** Existing objects by name, loaded in batches. */
-export async function loadByName<T extends object>(em: EntityManager, entity: new () => T, field: string, names: string[], populate: string[] = []): Promise<Map<string, T>> {
+export async function loadByName<T extends object>(
+  em: EntityManager,
+  entity: new () => T,
+  field: string,
+  names: string[],
+  populate: string[] = [],
+): Promise<Map<string, T>> {
   const out = new Map<string, T>();
   for (let i = 0; i < names.length; i += BACKUP_BATCH) {
     const rows = await em.find(entity, { [field]: { $in: names.slice(i, i + BACKUP_BATCH) } } as never, { populate: populate as never });
@@ -121,7 +127,13 @@ export interface Item<P> {
 }
 
 /** Every row of an entity ordered by a field, rendered batch by batch (no query loads the whole table at once). */
-export async function dumpPaged<T extends object>(em: EntityManager, entity: new () => T, field: string, render: (rows: T[]) => Promise<Obj[]>, populate: string[] = []): Promise<Obj[]> {
+export async function dumpPaged<T extends object>(
+  em: EntityManager,
+  entity: new () => T,
+  field: string,
+  render: (rows: T[]) => Promise<Obj[]>,
+  populate: string[] = [],
+): Promise<Obj[]> {
   const out: Obj[] = [];
   let last: string | null = null;
   for (;;) {

@@ -162,7 +162,13 @@ type SqlConnectionClass = new (...args: any[]) => AbstractSqlConnection;
  */
 export function withBoundParameters<T extends SqlConnectionClass>(Base: T, dialect: SqlDialect): T {
   abstract class BoundParametersConnection extends Base {
-    override async execute<R>(queryOrKnex: unknown, params: unknown[] = [], method: 'all' | 'get' | 'run' = 'all', ctx?: unknown, loggerContext?: Record<string, unknown>): Promise<R> {
+    override async execute<R>(
+      queryOrKnex: unknown,
+      params: unknown[] = [],
+      method: 'all' | 'get' | 'run' = 'all',
+      ctx?: unknown,
+      loggerContext?: Record<string, unknown>,
+    ): Promise<R> {
       await this.ensureConnection();
       let query: string;
       if (Utils.isObject<{ toSQL(): { sql: string; bindings?: unknown[] }; client: { transacting?: boolean } }>(queryOrKnex)) {

@@ -84,7 +84,7 @@ const toAccount = (u: User, groups: string[]): AccountUser => ({
   username: u.username,
   email: u.email,
   status: u.status,
-  role: u.role ? (u.role as Role).name ?? '' : '',
+  role: u.role ? ((u.role as Role).name ?? '') : '',
   groups,
   expiration_date: u.expiration_date,
   last_login: u.last_login,
@@ -159,7 +159,10 @@ export class DbEventAccounts implements EventAccounts {
     const list = sel.username
       ? await em.find(User, { username: sel.username }, { populate: ['role'] })
       : await em.find(User, {}, { populate: ['role'], orderBy: { username: 'ASC' } });
-    const groups = await this.groupsOf(em, list.map((u) => u.id));
+    const groups = await this.groupsOf(
+      em,
+      list.map((u) => u.id),
+    );
     const all = list.map((u) => toAccount(u, groups.get(u.id) ?? []));
     if (sel.username || !sel.conditions) return all;
     const c = { names: sel.conditions.names ?? [], group_names: sel.conditions.group_names ?? [], role_names: sel.conditions.role_names ?? [] };

@@ -20,7 +20,11 @@ export const PRE_FS_EVENTS = ['pre-upload', 'pre-download', 'pre-delete'];
  * rule not restricted to those objects or firing on deletes, or a type
  * the server cannot run now (`def.unavailable()`: no mail server...).
  */
-export function checkActionForRule(action: { name: string; type: number }, def: ActionTypeDef | undefined, rule: { trigger: number; conditions: EventConditions }): void {
+export function checkActionForRule(
+  action: { name: string; type: number },
+  def: ActionTypeDef | undefined,
+  rule: { trigger: number; conditions: EventConditions },
+): void {
   const what = def ? `action "${action.name}" (type ${action.type}, ${def.key})` : `action "${action.name}"`;
   if (!def) throw new InvalidError(`${what}: type ${action.type} is not available (no plugin registers it)`);
   if (def.triggers && !def.triggers.includes(rule.trigger)) throw new InvalidError(`${what} cannot run on trigger ${rule.trigger}`);

@@ -17,7 +17,6 @@ import { ProviderEventsService, type Actor } from '../events/provider-events.ser
 
 type Obj = Record<string, unknown>;
 
-
 /** Every Secret inside a value reduced to its status, or kept whole (still encrypted) when confidential. */
 export function redactActionSecrets(v: unknown, confidential: boolean): unknown {
   if (Array.isArray(v)) return v.map((x) => redactActionSecrets(x, confidential));
@@ -154,7 +153,10 @@ export class EventActionService {
       const rule = u.rule as EventRuleRecord;
       if (skipRules.has(rule.name)) continue;
       try {
-        checkActionForRule({ name: a.name, type }, def, { trigger: rule.trigger, conditions: normalizeConditions(rule.conditions as Partial<EventConditions>) });
+        checkActionForRule({ name: a.name, type }, def, {
+          trigger: rule.trigger,
+          conditions: normalizeConditions(rule.conditions as Partial<EventConditions>),
+        });
       } catch (err) {
         throw new InvalidError(`event action "${a.name}" is used by rule "${rule.name}": ${(err as Error).message}`);
       }

@@ -19,14 +19,7 @@ import { buildParams } from './context.js';
 import { buildActionContext, prepareActionOptions } from './prepare.js';
 import { certificateEventMatches, fsEventMatches, idpLoginMatches, providerEventMatches } from './conditions.js';
 import { PRE_FS_EVENTS } from './compat.js';
-import {
-  normalizeConditions,
-  normalizeRelation,
-  type EventConditions,
-  type LoadedRule,
-  type LoadedRuleAction,
-  type TriggerEvent,
-} from './types.js';
+import { normalizeConditions, normalizeRelation, type EventConditions, type LoadedRule, type LoadedRuleAction, type TriggerEvent } from './types.js';
 
 /** Config section `event_manager`. */
 export interface EventManagerConfig {
@@ -485,7 +478,16 @@ export class EventManager {
       state.failed.push(a.name);
       state.errors.push(`${a.name}: ${error}`);
     }
-    const exec: ActionExecution = { rule: rule.name, action: a.name, type: a.type, trigger: rule.trigger, ok: !error, error, elapsed: Date.now() - started, phase };
+    const exec: ActionExecution = {
+      rule: rule.name,
+      action: a.name,
+      type: a.type,
+      trigger: rule.trigger,
+      ok: !error,
+      error,
+      elapsed: Date.now() - started,
+      phase,
+    };
     if (error) this.log.error({ ...exec, uid: state.uid }, 'event action failed');
     else this.log.info({ ...exec, uid: state.uid }, 'event action executed');
     for (const l of this.listeners) {

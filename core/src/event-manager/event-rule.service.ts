@@ -178,7 +178,12 @@ export class EventRuleService {
    * Writes a prepared rule (new, or over `existing`) and its action links;
    * the linked actions must exist in `em`. `times` keeps dumped timestamps.
    */
-  async write(em: EntityManager, p: PreparedRule, existing: EventRuleRecord | null, times: { created_at?: number; updated_at?: number } = {}): Promise<EventRuleRecord> {
+  async write(
+    em: EntityManager,
+    p: PreparedRule,
+    existing: EventRuleRecord | null,
+    times: { created_at?: number; updated_at?: number } = {},
+  ): Promise<EventRuleRecord> {
     const now = Date.now();
     const fields = {
       description: p.input.description ?? '',

@@ -57,17 +57,32 @@ const conditionOptions = Joi.object({
   group_names: Joi.array().items(pattern).default([]),
   role_names: Joi.array().items(pattern).default([]),
   fs_paths: Joi.array().items(pattern).default([]),
-  protocols: Joi.array().items(Joi.string().valid(...PROTOCOLS)).unique().default([]),
-  provider_objects: Joi.array().items(Joi.string().valid(...PROVIDER_OBJECTS)).unique().default([]),
+  protocols: Joi.array()
+    .items(Joi.string().valid(...PROTOCOLS))
+    .unique()
+    .default([]),
+  provider_objects: Joi.array()
+    .items(Joi.string().valid(...PROVIDER_OBJECTS))
+    .unique()
+    .default([]),
   min_size: Joi.number().integer().min(0).default(0),
   max_size: Joi.number().integer().min(0).default(0),
-  event_statuses: Joi.array().items(Joi.number().integer().valid(1, 2, 3)).unique().default([]),
+  event_statuses: Joi.array()
+    .items(Joi.number().integer().valid(1, 2, 3))
+    .unique()
+    .default([]),
   concurrent_execution: Joi.boolean().default(false),
 }).default();
 
 const conditions = Joi.object({
-  fs_events: Joi.array().items(Joi.string().valid(...FS_EVENTS)).unique().default([]),
-  provider_events: Joi.array().items(Joi.string().valid('add', 'update', 'delete')).unique().default([]),
+  fs_events: Joi.array()
+    .items(Joi.string().valid(...FS_EVENTS))
+    .unique()
+    .default([]),
+  provider_events: Joi.array()
+    .items(Joi.string().valid('add', 'update', 'delete'))
+    .unique()
+    .default([]),
   schedules: Joi.array().items(schedule).max(100).default([]),
   idp_login_event: Joi.number().integer().valid(0, 1, 2).default(0),
   options: conditionOptions,

@@ -17,7 +17,8 @@ const ruleSchema = ruleInput.keys({ created_at: timestampMs, updated_at: timesta
 function namesOf(data: BackupData, key: string): Map<string, Obj> {
   const out = new Map<string, Obj>();
   const items = data[key];
-  if (Array.isArray(items)) for (const x of items) if (x && typeof x === 'object' && typeof (x as Obj).name === 'string') out.set((x as Obj).name as string, x as Obj);
+  if (Array.isArray(items))
+    for (const x of items) if (x && typeof x === 'object' && typeof (x as Obj).name === 'string') out.set((x as Obj).name as string, x as Obj);
   return out;
 }
 
@@ -74,20 +75,37 @@ export class EventBackupSections implements BackupSectionSource {
             if (ex && ex.type !== v.type) await this.actions.checkRulesOf(ctx.em, ex, v.type, replacedRules);
             return o;
           });
-          out.push({ name: v.name, prepared: { input: v, options }, data: { name: v.name, description: v.description, type: v.type, options: redactActionSecrets(options, false) } });
+          out.push({
+            name: v.name,
+            prepared: { input: v, options },
+            data: { name: v.name, description: v.description, type: v.type, options: redactActionSecrets(options, false) },
+          });
         }
         return out;
       },
       restore: async (items, ctx) => {
         const em = ctx.em;
-        const existing = await loadByName(em, EventActionRecord, 'name', items.map((x) => x.name));
+        const existing = await loadByName(
+          em,
+          EventActionRecord,
+          'name',
+          items.map((x) => x.name),
+        );
         const now = Date.now();
         for (const it of items) {
           if (it.keep) continue;
           const { input, options } = it.prepared!;
           const ex = existing.get(it.name);
           if (ex) em.assign(ex, { description: input.description ?? '', type: input.type, options, updated_at: now });
-          else em.create(EventActionRecord, { name: input.name, description: input.description ?? '', type: input.type, options, created_at: now, updated_at: now });
+          else
+            em.create(EventActionRecord, {
+              name: input.name,
+              description: input.description ?? '',
+              type: input.type,
+              options,
+              created_at: now,
+              updated_at: now,
+            });
           ctx.event(ex ? 'update' : 'add', 'event_action', it.name, it.data);
         }
         await em.flush();
@@ -151,7 +169,12 @@ export class EventBackupSections implements BackupSectionSource {
         return out;
       },
       restore: async (items, ctx) => {
-        const existing = await loadByName(ctx.em, EventRuleRecord, 'name', items.map((x) => x.name));
+        const existing = await loadByName(
+          ctx.em,
+          EventRuleRecord,
+          'name',
+          items.map((x) => x.name),
+        );
         for (const it of items) {
           if (it.keep) continue;
           const p = it.prepared!;

@@ -17,11 +17,7 @@ function segments(path: string): string[] {
  * returns (return the value unchanged to only read). `where` is the concrete
  * location ('headers[1].value') for messages. Missing parents are skipped.
  */
-export async function mapField(
-  root: Obj,
-  path: string,
-  fn: (value: unknown, where: string) => unknown | Promise<unknown>,
-): Promise<void> {
+export async function mapField(root: Obj, path: string, fn: (value: unknown, where: string) => unknown | Promise<unknown>): Promise<void> {
   const segs = segments(path);
   const walk = async (container: unknown, i: number, where: string): Promise<void> => {
     const seg = segs[i]!;

@@ -43,12 +43,7 @@ export async function checkActionTemplates(def: ActionTypeDef<any>, sub: Obj): P
  * every secretFields entry decrypted to a plain string and every
  * templateFields entry rendered against `params`.
  */
-export async function prepareActionOptions(
-  def: ActionTypeDef<any>,
-  stored: Obj,
-  params: Obj,
-  decrypt: (s: Secret) => Promise<string>,
-): Promise<Obj> {
+export async function prepareActionOptions(def: ActionTypeDef<any>, stored: Obj, params: Obj, decrypt: (s: Secret) => Promise<string>): Promise<Obj> {
   const opts = structuredClone(((def.optionsKey ? stored[def.optionsKey] : undefined) ?? {}) as Obj);
   for (const f of def.secretFields ?? []) {
     await mapField(opts, f, async (v) => (isSecret(v) && v.payload ? decrypt(v) : undefined));

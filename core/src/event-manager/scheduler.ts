@@ -117,15 +117,18 @@ export class EventScheduler {
 
   private arm(): void {
     if (!this.running) return;
-    this.timer = this.clock.setTimer(() => {
-      const at = this.nextTick;
-      // a late timer runs the minute it was set for, then skips to the current minute
-      this.nextTick = Math.max(at + 60_000, Math.floor(this.clock.now() / 60_000) * 60_000 + 60_000);
-      const p = this.tick(at)
-        .catch((err) => this.log.error({ err }, 'scheduler tick failed'))
-        .finally(() => this.arm());
-      (this.clock as Partial<ManualClock>).track?.(p);
-    }, Math.max(0, this.nextTick - this.clock.now()));
+    this.timer = this.clock.setTimer(
+      () => {
+        const at = this.nextTick;
+        // a late timer runs the minute it was set for, then skips to the current minute
+        this.nextTick = Math.max(at + 60_000, Math.floor(this.clock.now() / 60_000) * 60_000 + 60_000);
+        const p = this.tick(at)
+          .catch((err) => this.log.error({ err }, 'scheduler tick failed'))
+          .finally(() => this.arm());
+        (this.clock as Partial<ManualClock>).track?.(p);
+      },
+      Math.max(0, this.nextTick - this.clock.now()),
+    );
   }
 
   private schedulesOf(rule: LoadedRule): CompiledSchedule[] {

@@ -1,12 +1,6 @@
 import type { ConditionPattern } from './patterns.js';
 import type { Schedule } from './cron.js';
-import type {
-  CertificateEvent,
-  FsEvent,
-  IdpLoginEvent,
-  IpBlockedEvent,
-  ProviderEvent,
-} from '../events/event-types.js';
+import type { CertificateEvent, FsEvent, IdpLoginEvent, IpBlockedEvent, ProviderEvent } from '../events/event-types.js';
 import type { Fs, PendingUpload } from '../fs/fs.contract.js';
 
 export type { ConditionPattern } from './patterns.js';

@@ -24,17 +24,7 @@ export type FsEventStatus = 1 | 2 | 3;
 /** What a filesystem event acted on (the `.ObjectType` of event rule templates). */
 export type FsObjectType = 'file' | 'directory';
 
-export type EventProtocol =
-  | 'SSH'
-  | 'SFTP'
-  | 'SCP'
-  | 'FTP'
-  | 'DAV'
-  | 'HTTP'
-  | 'HTTPShare'
-  | 'DataRetention'
-  | 'EventAction'
-  | 'OIDC';
+export type EventProtocol = 'SSH' | 'SFTP' | 'SCP' | 'FTP' | 'DAV' | 'HTTP' | 'HTTPShare' | 'DataRetention' | 'EventAction' | 'OIDC';
 
 export interface FsEvent {
   /** Nanoseconds since the Unix epoch. */
@@ -69,17 +59,7 @@ export interface FsEvent {
 }
 
 export type ProviderEventAction = 'add' | 'update' | 'delete';
-export type ProviderObjectType =
-  | 'user'
-  | 'folder'
-  | 'group'
-  | 'admin'
-  | 'api_key'
-  | 'share'
-  | 'event_action'
-  | 'event_rule'
-  | 'role'
-  | 'ip_list_entry';
+export type ProviderObjectType = 'user' | 'folder' | 'group' | 'admin' | 'api_key' | 'share' | 'event_action' | 'event_rule' | 'role' | 'ip_list_entry';
 
 export interface ProviderEvent {
   timestamp: number;

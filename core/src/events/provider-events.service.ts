@@ -22,13 +22,7 @@ export class ProviderEventsService {
     @inject(TOKENS.InstanceId) private readonly instanceId: string,
   ) {}
 
-  emit(
-    action: ProviderEventAction,
-    objectType: ProviderObjectType,
-    objectName: string,
-    objectData: Record<string, unknown>,
-    actor: Actor,
-  ): void {
+  emit(action: ProviderEventAction, objectType: ProviderObjectType, objectName: string, objectData: Record<string, unknown>, actor: Actor): void {
     this.bus.publish('provider', {
       timestamp: nowNanos(),
       action,

@@ -181,14 +181,26 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       if (!admin || admin.id !== decoded.uid || admin.status !== AccountStatus.Enabled) return { isValid: false };
       if (!adminAllowedFrom(admin, ip)) return { isValid: false, errorMessage: `access from ${ip} is not allowed` };
       if (issuedBeforeRevocation(decoded, admin.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
-      const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), jti: decoded.jti, exp: decoded.exp, ...mfaSetup('admin', admin.filters) };
+      const credentials: AdminCredentials = {
+        kind: 'admin',
+        admin: admins.identity(admin),
+        jti: decoded.jti,
+        exp: decoded.exp,
+        ...mfaSetup('admin', admin.filters),
+      };
       return { isValid: true, credentials };
     }
     const user = await users.findByUsername(decoded.sub);
     const view = user && user.id === decoded.uid ? await users.loginView(user) : null;
     if (!user || !view || loginRefusal(view, ip)) return { isValid: false };
     if (issuedBeforeRevocation(decoded, user.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
-    const credentials: UserCredentials = { kind: 'user', user: users.identity(user), jti: decoded.jti, exp: decoded.exp, ...mfaSetup('user', user.filters, view.filters) };
+    const credentials: UserCredentials = {
+      kind: 'user',
+      user: users.identity(user),
+      jti: decoded.jti,
+      exp: decoded.exp,
+      ...mfaSetup('user', user.filters, view.filters),
+    };
     return { isValid: true, credentials };
   };
   const jwtStrategy = (aud: TokenAudience) => ({
@@ -271,7 +283,12 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       if (!(user.filters as { allow_api_key_auth?: boolean }).allow_api_key_auth) {
         throw Boom.unauthorized('API key authentication is not enabled for this user', 'APIKey');
       }
-      const credentials: UserCredentials = { kind: 'user', user: users.identity(user), apiKeyId: found.key.key_id, ...mfaSetup('user', user.filters, view.filters) };
+      const credentials: UserCredentials = {
+        kind: 'user',
+        user: users.identity(user),
+        apiKeyId: found.key.key_id,
+        ...mfaSetup('user', user.filters, view.filters),
+      };
       return h.authenticated({ credentials: credentials as never });
     },
   }));

@@ -91,8 +91,13 @@ export function registerInputCheck(server: Server): void {
   // a JSON body is decoded leniently by the payload parser (bytes that are not UTF-8 become
   // U+FFFD): its bytes are checked as they are read, so such a body is refused instead
   server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
-    const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    const type = String(request.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
+    const encoding = String(request.headers['content-encoding'] ?? 'identity')
+      .trim()
+      .toLowerCase();
     if ((type === 'application/json' || type.endsWith('+json')) && encoding === 'identity') {
       const decoder = new TextDecoder('utf-8', { fatal: true });
       const state = request.app as InputCheckState;

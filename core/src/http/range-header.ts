@@ -16,7 +16,10 @@ export function parseRange(header: string | undefined, size: number): RangeResul
   if (!header) return { kind: 'full' };
   const m = /^\s*bytes\s*=\s*(.+)$/i.exec(header);
   if (!m) return { kind: 'full' };
-  const specs = m[1]!.split(',').map((x) => x.trim()).filter(Boolean);
+  const specs = m[1]!
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   if (specs.length !== 1) return { kind: 'full' };
   const r = /^(\d*)\s*-\s*(\d*)$/.exec(specs[0]!);
   if (!r || (r[1] === '' && r[2] === '')) return { kind: 'full' };

@@ -47,9 +47,7 @@ export function actorOf(request: Request): Actor {
   const c = request.auth.credentials as unknown as FerryCredentials | null;
   const ip = clientIp(request);
   if (!c) return { username: '', ip, role: '' };
-  return c.kind === 'admin'
-    ? { username: c.admin.username, ip, role: c.admin.role }
-    : { username: c.user.username, ip, role: c.user.role };
+  return c.kind === 'admin' ? { username: c.admin.username, ip, role: c.admin.role } : { username: c.user.username, ip, role: c.user.role };
 }
 
 const reloaders = new WeakMap<Hapi.Server, CertificateReloader>();

@@ -62,7 +62,13 @@ export interface ShareAccess {
    * scope, uses unless `ignoreTokens`) and opens a file session of the
    * share's owner (protocol HTTPShare); the caller closes it.
    */
-  open(request: Request, id: string, scopeOk: (scope: number) => boolean, command: string, o?: { ignoreTokens?: boolean }): Promise<{ share: Share; s: FileSession }>;
+  open(
+    request: Request,
+    id: string,
+    scopeOk: (scope: number) => boolean,
+    command: string,
+    o?: { ignoreTokens?: boolean },
+  ): Promise<{ share: Share; s: FileSession }>;
 }
 
 /**
@@ -78,7 +84,12 @@ export function shareAccess(c: DependencyContainer): ShareAccess {
     async open(request, id, scopeOk, command, o = {}) {
       const ip = clientIp(request);
       const { share, owner } = await shares.authorize(id, ip, basicCredentials(request), scopeOk, o);
-      const s = await openFileSession(sessions, request, { username: owner.username, key: `share:${share.share_id}:${ip}`, protocol: 'HTTPShare' }, `${command} share ${share.share_id}`);
+      const s = await openFileSession(
+        sessions,
+        request,
+        { username: owner.username, key: `share:${share.share_id}:${ip}`, protocol: 'HTTPShare' },
+        `${command} share ${share.share_id}`,
+      );
       return { share, s };
     },
   };

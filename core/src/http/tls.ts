@@ -108,10 +108,7 @@ export async function loadTlsMaterial(f: TlsBindingFiles): Promise<TlsMaterial> 
   try {
     privateKey = createPrivateKey(key);
   } catch (err) {
-    throw new TlsFileError(
-      `${f.key}.certificate_key_file: "${f.certificateKeyFile}" holds no usable unencrypted PEM private key (${errorText(err)})`,
-      digest,
-    );
+    throw new TlsFileError(`${f.key}.certificate_key_file: "${f.certificateKeyFile}" holds no usable unencrypted PEM private key (${errorText(err)})`, digest);
   }
   if (!x509.checkPrivateKey(privateKey)) {
     throw new TlsFileError(
@@ -303,10 +300,7 @@ export class CertificateReloader {
       const failure = (err instanceof TlsFileError && err.digest) || message;
       if (onlyIfChanged && failure === this.lastFailure) return this.result('unchanged');
       this.lastFailure = failure;
-      this.log().error(
-        { reason, error: message, ...this.describe(this.current) },
-        'TLS certificate reload failed: the current certificate stays in service',
-      );
+      this.log().error({ reason, error: message, ...this.describe(this.current) }, 'TLS certificate reload failed: the current certificate stays in service');
       this.publish('failed', message);
       return this.result('failed', message);
     }

@@ -69,12 +69,7 @@ export async function openFileSession(
 }
 
 /** Runs a handler with a session closed when it returns. */
-export async function withUserSession<T>(
-  sessions: FileSessions,
-  request: Request,
-  command: string,
-  fn: (s: FileSession) => Promise<T>,
-): Promise<T> {
+export async function withUserSession<T>(sessions: FileSessions, request: Request, command: string, fn: (s: FileSession) => Promise<T>): Promise<T> {
   const s = await openUserSession(sessions, request, command);
   try {
     return await fn(s);

@@ -13,10 +13,11 @@ export interface RotateResult {
   removed: string[];
 }
 
-const exists = (p: string) => access(p).then(
-  () => true,
-  () => false,
-);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 function stamp(d: Date): string {
   const p = (n: number, w = 2) => String(n).padStart(w, '0');

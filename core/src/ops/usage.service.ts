@@ -101,7 +101,10 @@ export class UsageService {
   start(): void {
     if (this.unsubscribe) return;
     this.unsubscribe = this.bus.on('fs', (ev) => this.count(ev));
-    this.timer = setInterval(() => void this.flush().catch((err: unknown) => this.log.warn({ err }, 'cannot store transfer usage; kept for the next write')), USAGE_FLUSH_SECONDS * 1000);
+    this.timer = setInterval(
+      () => void this.flush().catch((err: unknown) => this.log.warn({ err }, 'cannot store transfer usage; kept for the next write')),
+      USAGE_FLUSH_SECONDS * 1000,
+    );
     this.timer.unref();
   }
 

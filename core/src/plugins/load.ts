@@ -22,9 +22,11 @@ const manifestSchema = Joi.object({
   version: Joi.string().min(1).required(),
   apiVersion: Joi.number().integer().required(),
   dependsOn: Joi.array().items(Joi.string()),
-  configSchema: Joi.any().custom((v, h) => (Joi.isSchema(v) ? v : h.error('any.invalid'))).messages({
-    'any.invalid': '"configSchema" must be a joi schema',
-  }),
+  configSchema: Joi.any()
+    .custom((v, h) => (Joi.isSchema(v) ? v : h.error('any.invalid')))
+    .messages({
+      'any.invalid': '"configSchema" must be a joi schema',
+    }),
   register: Joi.function().required(),
   teardown: Joi.function(),
 }).unknown(true);
@@ -33,9 +35,12 @@ const fsDefSchema = Joi.object({
   provider: Joi.number().integer().min(0).required(),
   key: Joi.string().min(1).required(),
   configKey: Joi.string().min(1).required(),
-  optionsSchema: Joi.any().required().custom((v, h) => (Joi.isSchema(v) ? v : h.error('any.invalid'))).messages({
-    'any.invalid': '"optionsSchema" must be a joi schema',
-  }),
+  optionsSchema: Joi.any()
+    .required()
+    .custom((v, h) => (Joi.isSchema(v) ? v : h.error('any.invalid')))
+    .messages({
+      'any.invalid': '"optionsSchema" must be a joi schema',
+    }),
   secretFields: Joi.array().items(Joi.string()),
   placeholderFields: Joi.array().items(Joi.string()),
   requiresLocalRoot: Joi.boolean(),
@@ -48,15 +53,16 @@ const actionDefSchema = Joi.object({
   type: Joi.number().integer().min(1).required(),
   key: Joi.string().min(1).required(),
   optionsKey: Joi.string(),
-  optionsSchema: Joi.any().custom((v, h) => (Joi.isSchema(v) ? v : h.error('any.invalid'))).messages({
-    'any.invalid': '"optionsSchema" must be a joi schema',
-  }),
+  optionsSchema: Joi.any()
+    .custom((v, h) => (Joi.isSchema(v) ? v : h.error('any.invalid')))
+    .messages({
+      'any.invalid': '"optionsSchema" must be a joi schema',
+    }),
   secretFields: Joi.array().items(Joi.string()),
   templateFields: Joi.array().items(Joi.string()),
   triggers: Joi.array().items(Joi.number().integer()),
   create: Joi.function().required(),
 }).unknown(true);
-
 
 function isModuleNotFound(err: unknown, specifier: string): boolean {
   const msg = (err as Error)?.message ?? '';
@@ -152,10 +158,7 @@ export async function loadPlugins(o: LoadPluginsOptions): Promise<PluginManifest
       throw new PluginLoadError(entry.name, `manifest name "${m.name}" does not match the configured name`);
     }
     if (!SUPPORTED_PLUGIN_API_VERSIONS.includes(m.apiVersion)) {
-      throw new PluginLoadError(
-        entry.name,
-        `targets plugin API version ${m.apiVersion}, this core supports ${SUPPORTED_PLUGIN_API_VERSIONS.join(', ')}`,
-      );
+      throw new PluginLoadError(entry.name, `targets plugin API version ${m.apiVersion}, this core supports ${SUPPORTED_PLUGIN_API_VERSIONS.join(', ')}`);
     }
     loaded.push({ entry, manifest: m });
   }

@@ -39,10 +39,7 @@ export class PluginRegistry {
   registerFsProvider(plugin: string, def: FsProviderDef): void {
     const prev = this.fs.get(def.provider);
     if (prev) {
-      throw new PluginLoadError(
-        plugin,
-        `filesystem provider ${def.provider} is already registered by plugin ${prev.plugin}`,
-      );
+      throw new PluginLoadError(plugin, `filesystem provider ${def.provider} is already registered by plugin ${prev.plugin}`);
     }
     this.fs.set(def.provider, { def, plugin });
     this.plugins.find((p) => p.name === plugin)?.fsProviders.push(def.provider);

@@ -48,11 +48,7 @@ const DESCRIPTIONS: Partial<Record<FsErrorCode, string>> = {
  * `overrides` changes the mapping for one call site, e.g. `{ EEXIST: 'NOT_EMPTY' }`
  * for rmdir, where some systems report a non-empty directory as EEXIST.
  */
-export function fsErrorFromNode(
-  err: unknown,
-  path: string,
-  overrides: Partial<Record<string, FsErrorCode>> = {},
-): Error {
+export function fsErrorFromNode(err: unknown, path: string, overrides: Partial<Record<string, FsErrorCode>> = {}): Error {
   if (err instanceof FsError) return err;
   const e = err as NodeJS.ErrnoException | undefined;
   const nodeCode = e?.name === 'AbortError' ? 'ABORT_ERR' : e?.code;

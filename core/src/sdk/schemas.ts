@@ -5,9 +5,7 @@ import Joi from 'joi';
  * 'Plain' with a payload; an encrypted form sent back unchanged is kept.
  */
 export const secretSchema = Joi.object({
-  status: Joi.string()
-    .valid('Plain', 'AES-256-GCM', 'Secretbox', 'GCP', 'AWS', 'VaultTransit', 'AzureKeyVault', 'Redacted')
-    .required(),
+  status: Joi.string().valid('Plain', 'AES-256-GCM', 'Secretbox', 'GCP', 'AWS', 'VaultTransit', 'AzureKeyVault', 'Redacted').required(),
   payload: Joi.string().allow(''),
   key: Joi.string().allow(''),
   additional_data: Joi.string().allow(''),

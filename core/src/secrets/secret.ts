@@ -10,15 +10,7 @@ export interface Secret {
   mode?: number;
 }
 
-export type SecretStatus =
-  | 'Plain'
-  | 'AES-256-GCM'
-  | 'Secretbox'
-  | 'GCP'
-  | 'AWS'
-  | 'VaultTransit'
-  | 'AzureKeyVault'
-  | 'Redacted';
+export type SecretStatus = 'Plain' | 'AES-256-GCM' | 'Secretbox' | 'GCP' | 'AWS' | 'VaultTransit' | 'AzureKeyVault' | 'Redacted';
 
 export function isSecret(v: unknown): v is Secret {
   return typeof v === 'object' && v !== null && typeof (v as Secret).status === 'string';

@@ -13,7 +13,9 @@ export const IP_LIST_PROTOCOLS = { SSH: 1, FTP: 2, DAV: 4, HTTP: 8 } as const;
 export type IpListProtocol = keyof typeof IP_LIST_PROTOCOLS;
 export const ALL_PROTOCOLS_MASK = 15;
 
-export const ipListType = Joi.number().integer().valid(...IP_LIST_TYPES);
+export const ipListType = Joi.number()
+  .integer()
+  .valid(...IP_LIST_TYPES);
 
 /** An IPv4/IPv6 address or CIDR network, converted to its canonical `address/prefix`. */
 export const ipOrNet = Joi.string()
@@ -26,7 +28,10 @@ export const ipListParams = Joi.object({ type: ipListType.required() });
 export const ipListEntryParams = Joi.object({ type: ipListType.required(), ipornet: ipOrNet.required() });
 
 /** Characters of an address or network (used for `filter` and `from`). */
-const ipChars = Joi.string().trim().max(64).pattern(/^[0-9A-Fa-f.:/]*$/, { name: 'IP address or network characters' });
+const ipChars = Joi.string()
+  .trim()
+  .max(64)
+  .pattern(/^[0-9A-Fa-f.:/]*$/, { name: 'IP address or network characters' });
 
 export const ipListQuery = Joi.object({
   filter: ipChars.allow(''),
@@ -45,7 +50,10 @@ export interface IpListQuery {
 const entryKeys = {
   ipornet: ipOrNet,
   type: ipListType,
-  mode: Joi.number().integer().valid(...IP_LIST_MODES).default(1),
+  mode: Joi.number()
+    .integer()
+    .valid(...IP_LIST_MODES)
+    .default(1),
   protocols: Joi.number().integer().min(0).max(ALL_PROTOCOLS_MASK).default(0),
   description: Joi.string().allow('').max(4096).default(''),
   created_at: Joi.any().strip(),

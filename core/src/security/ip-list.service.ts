@@ -8,13 +8,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { Logger } from '../logger.js';
 import { IpListEntry, Setting } from '../data/entities/index.js';
 import { canonicalIpNet, IpNetIndex, parseIpNet } from '../util/ip-net.js';
-import {
-  IP_LIST_PROTOCOLS,
-  type IpListEntryInput,
-  type IpListProtocol,
-  type IpListQuery,
-  type IpListType,
-} from './ip-list.input.js';
+import { IP_LIST_PROTOCOLS, type IpListEntryInput, type IpListProtocol, type IpListQuery, type IpListType } from './ip-list.input.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 
 /** Settings row changed (in the same transaction) by every write to the IP lists; nodes compare it to their cached copy. */
@@ -46,7 +40,8 @@ export function renderIpListEntry(e: IpListEntry): Record<string, unknown> {
 
 /** 400 unless the mode fits the list: deny (2) exists only on defender lists. */
 export function checkIpListMode(type: number, mode: number): void {
-  if (type !== 2 && mode !== 1) throw new InvalidError(`"mode" must be 1 (allow) on list type ${type}: deny (2) is supported only on the defender list (type 2)`);
+  if (type !== 2 && mode !== 1)
+    throw new InvalidError(`"mode" must be 1 (allow) on list type ${type}: deny (2) is supported only on the defender list (type 2)`);
 }
 
 /** Marks the IP lists as changed for every node sharing the database (call inside the writing transaction). */
@@ -125,7 +120,15 @@ export class IpListService {
     let entry!: IpListEntry;
     try {
       await em.transactional(async (tem) => {
-        entry = tem.create(IpListEntry, { type, ipornet, mode: input.mode, protocols: input.protocols, description: input.description, created_at: now, updated_at: now });
+        entry = tem.create(IpListEntry, {
+          type,
+          ipornet,
+          mode: input.mode,
+          protocols: input.protocols,
+          description: input.description,
+          created_at: now,
+          updated_at: now,
+        });
         await tem.flush();
         await bumpIpListsVersion(tem);
       });
@@ -248,7 +251,12 @@ export class IpListService {
       return current.lists;
     }
     // plain rows: no entity hydration for lists of many thousands of entries
-    const rows = (await em.getConnection().execute('select type, ipornet, mode, protocols from ip_lists')) as { type: number; ipornet: string; mode: number; protocols: number }[];
+    const rows = (await em.getConnection().execute('select type, ipornet, mode, protocols from ip_lists')) as {
+      type: number;
+      ipornet: string;
+      mode: number;
+      protocols: number;
+    }[];
     const lists = new Map<number, IpNetIndex<IpListMatch>>();
     for (const r of rows) {
       const n = parseIpNet(r.ipornet);

@@ -57,7 +57,10 @@ export class IpListBackupSection implements BackupSectionSource {
         for (const type of IP_LIST_TYPES) {
           let last: string | null = null;
           for (;;) {
-            const rows: IpListEntry[] = await em.find(IpListEntry, last === null ? { type } : { type, ipornet: { $gt: last } }, { orderBy: { ipornet: 'ASC' }, limit: BATCH });
+            const rows: IpListEntry[] = await em.find(IpListEntry, last === null ? { type } : { type, ipornet: { $gt: last } }, {
+              orderBy: { ipornet: 'ASC' },
+              limit: BATCH,
+            });
             out.push(...rows.map(renderIpListEntry));
             if (rows.length < BATCH) break;
             last = rows[rows.length - 1]!.ipornet;
@@ -68,7 +71,13 @@ export class IpListBackupSection implements BackupSectionSource {
       },
       validate: async (items, ctx) => {
         const valid = items.map((item, i) => {
-          const v = validateItem<Entry>('ip_lists', i, item, ipListEntryBackup, typeof (item as Obj | null)?.ipornet === 'string' ? String((item as Obj).ipornet) : undefined);
+          const v = validateItem<Entry>(
+            'ip_lists',
+            i,
+            item,
+            ipListEntryBackup,
+            typeof (item as Obj | null)?.ipornet === 'string' ? String((item as Obj).ipornet) : undefined,
+          );
           try {
             checkIpListMode(v.type, v.mode);
           } catch (err) {
@@ -86,13 +95,18 @@ export class IpListBackupSection implements BackupSectionSource {
         const write = items.filter((it) => !it.keep);
         if (!write.length) return;
         const em = ctx.em;
-        const existing = await loadEntries(em, write.map((it) => it.prepared!));
+        const existing = await loadEntries(
+          em,
+          write.map((it) => it.prepared!),
+        );
         const now = Date.now();
         for (const it of write) {
           const v = it.prepared!;
           const fields = { mode: v.mode, protocols: v.protocols, description: v.description, updated_at: v.updated_at || now };
           const ex = existing.get(it.name);
-          const entry = ex ? em.assign(ex, { ...fields, ...(v.created_at ? { created_at: v.created_at } : {}) }) : em.create(IpListEntry, { type: v.type, ipornet: v.ipornet, ...fields, created_at: v.created_at || now });
+          const entry = ex
+            ? em.assign(ex, { ...fields, ...(v.created_at ? { created_at: v.created_at } : {}) })
+            : em.create(IpListEntry, { type: v.type, ipornet: v.ipornet, ...fields, created_at: v.created_at || now });
           ctx.event(ex ? 'update' : 'add', 'ip_list_entry', it.name, renderIpListEntry(entry));
         }
         await em.flush();

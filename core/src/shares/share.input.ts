@@ -31,7 +31,12 @@ export const shareInput = Joi.object({
   updated_at: Joi.any().strip(),
   last_use_at: Joi.any().strip(),
   used_tokens: Joi.any().strip(),
-  name: Joi.string().trim().min(1).max(255).pattern(/^[^\u0000-\u001f\u007f]+$/, 'a name without control characters').required(),
+  name: Joi.string()
+    .trim()
+    .min(1)
+    .max(255)
+    .pattern(/^[^\u0000-\u001f\u007f]+$/, 'a name without control characters')
+    .required(),
   description: Joi.string().allow('').max(4096).default(''),
   scope: Joi.number().integer().valid(ShareScope.Read, ShareScope.Write, ShareScope.ReadWrite).required(),
   paths: Joi.array().items(virtualPath).min(1).max(100).required(),

@@ -108,11 +108,7 @@ export class ShareService implements EventShares {
 
   /** Shares of one user, a page of them ordered by id. */
   async listOf(username: string, q: ListQuery): Promise<Share[]> {
-    return this.em().find(
-      Share,
-      { user: { username } },
-      { orderBy: { share_id: q.order }, offset: q.offset, limit: q.limit, populate: ['user'] },
-    );
+    return this.em().find(Share, { user: { username } }, { orderBy: { share_id: q.order }, offset: q.offset, limit: q.limit, populate: ['user'] });
   }
 
   /** A share of `username` (404 for unknown ids and for other users' shares). */
@@ -168,7 +164,9 @@ export class ShareService implements EventShares {
     if (f.max_shares_expiration) {
       const max = now + f.max_shares_expiration * DAY;
       if (!at || at > max) {
-        throw new InvalidError(`"expires_at": shares of this account must expire within ${f.max_shares_expiration} days (before ${new Date(max).toISOString()})`);
+        throw new InvalidError(
+          `"expires_at": shares of this account must expire within ${f.max_shares_expiration} days (before ${new Date(max).toISOString()})`,
+        );
       }
     }
     return at;
@@ -272,7 +270,8 @@ export class ShareService implements EventShares {
     const email = await this.authenticate(share, ip, creds);
     if (!scopeOk(share.scope)) throw new ForbiddenError('the scope of this share does not allow this operation');
     if (share.expires_at && share.expires_at <= Date.now()) throw new ForbiddenError('the share has expired');
-    if (!o.ignoreTokens && share.max_tokens && share.used_tokens >= share.max_tokens) throw new ForbiddenError('the share has reached its maximum number of uses');
+    if (!o.ignoreTokens && share.max_tokens && share.used_tokens >= share.max_tokens)
+      throw new ForbiddenError('the share has reached its maximum number of uses');
     const owner = await this.sessions.effectiveUser((share.user as User).username);
     if (!owner) throw new NotFoundError(`share "${id}" not found`);
     if (!canShare(owner)) throw new ForbiddenError('sharing is disabled for the owner of this share');
@@ -300,7 +299,10 @@ export class ShareService implements EventShares {
       return email ?? fail('invalid or expired share token: authenticate with the share password or a one-time code again');
     }
     if (creds.password === undefined) {
-      throw new UnauthorizedError(share.emails.length ? 'this share needs a password or a one-time code sent to an allowed address' : 'this share needs a password', challenge);
+      throw new UnauthorizedError(
+        share.emails.length ? 'this share needs a password or a one-time code sent to an allowed address' : 'this share needs a password',
+        challenge,
+      );
     }
     // a password verified for this share (same id, same last update, same hash) within auth_cache.ttl is not hashed again
     if (share.password_hash && (await this.passwords.verify('share', `${share.share_id}:${share.updated_at}`, share.password_hash, creds.password))) return '';

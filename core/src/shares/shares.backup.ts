@@ -81,7 +81,12 @@ export class ShareBackupSections implements BackupSectionSource {
       },
       restore: async (items, ctx) => {
         const em = ctx.em;
-        const existing = await loadByName(em, Share, 'share_id', items.map((x) => x.name));
+        const existing = await loadByName(
+          em,
+          Share,
+          'share_id',
+          items.map((x) => x.name),
+        );
         const now = Date.now();
         for (const it of items) {
           if (it.keep) continue;

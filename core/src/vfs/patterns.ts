@@ -44,7 +44,10 @@ function escapeRe(c: string): string {
 }
 
 function normKey(k: string): string {
-  const segs = k.replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.');
+  const segs = k
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.');
   return '/' + segs.join('/');
 }
 

@@ -18,7 +18,10 @@ export type FilePermission =
 
 /** Normalises a configured permission key ('/a/b/', 'a\\b') the way virtual paths are normalised, without throwing. */
 function normKey(k: string): string {
-  const segs = k.replace(/\\/g, '/').split('/').filter((s) => s !== '' && s !== '.');
+  const segs = k
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.');
   return '/' + segs.join('/');
 }
 

@@ -132,18 +132,24 @@ export class QuotaScanService {
       await Promise.all(targets.map((f) => f.close().catch(() => {})));
       throw err;
     }
-    return this.run(this.users, username, eff.role, async (signal) => {
-      let size = 0;
-      let files = 0;
-      for (const fs of targets) {
-        const u = await walk(fs, signal);
-        size += u.size;
-        files += u.files;
-      }
-      await this.orm.em.fork().nativeUpdate(User, { id: eff.id }, { used_quota_size: size, used_quota_files: files, last_quota_update: Date.now() });
-      this.logger.info({ username, size, files }, 'user quota scan done');
-      return { size, files };
-    }, () => Promise.all(targets.map((f) => f.close().catch(() => {}))).then(() => {}));
+    return this.run(
+      this.users,
+      username,
+      eff.role,
+      async (signal) => {
+        let size = 0;
+        let files = 0;
+        for (const fs of targets) {
+          const u = await walk(fs, signal);
+          size += u.size;
+          files += u.files;
+        }
+        await this.orm.em.fork().nativeUpdate(User, { id: eff.id }, { used_quota_size: size, used_quota_files: files, last_quota_update: Date.now() });
+        this.logger.info({ username, size, files }, 'user quota scan done');
+        return { size, files };
+      },
+      () => Promise.all(targets.map((f) => f.close().catch(() => {}))).then(() => {}),
+    );
   }
 
   /** The user to scan; 400 when its paths need placeholder values it lacks (nothing meaningful to scan). */
@@ -192,12 +198,18 @@ export class QuotaScanService {
       );
     }
     const fs = await this.fsFactory.create(folder.filesystem ?? { provider: 0 }, folder.mapped_path, FOLDER_OWNER);
-    return this.run(this.folders, name, '', async (signal) => {
-      const u = await walk(fs, signal);
-      await this.orm.em.fork().nativeUpdate(Folder, { id: folder.id }, { used_quota_size: u.size, used_quota_files: u.files, last_quota_update: Date.now() });
-      this.logger.info({ folder: name, size: u.size, files: u.files }, 'folder quota scan done');
-      return u;
-    }, () => fs.close().catch(() => {}));
+    return this.run(
+      this.folders,
+      name,
+      '',
+      async (signal) => {
+        const u = await walk(fs, signal);
+        await this.orm.em.fork().nativeUpdate(Folder, { id: folder.id }, { used_quota_size: u.size, used_quota_files: u.files, last_quota_update: Date.now() });
+        this.logger.info({ folder: name, size: u.size, files: u.files }, 'folder quota scan done');
+        return u;
+      },
+      () => fs.close().catch(() => {}),
+    );
   }
 
   private run(map: Map<string, Running>, key: string, role: string, work: (signal: AbortSignal) => Promise<UsedSpace>, cleanup: () => Promise<void>): Running {

@@ -88,7 +88,12 @@ export class QuotaService {
    * in the user's quota). `folder` is the EffectiveVirtualFolder the path
    * belongs to, or null for the user's own storage.
    */
-  async addUsage(user: Pick<EffectiveUser, 'id'>, folder: Pick<EffectiveVirtualFolder, 'folder_id' | 'quota_size' | 'quota_files'> | null, sizeDelta: number, filesDelta: number): Promise<void> {
+  async addUsage(
+    user: Pick<EffectiveUser, 'id'>,
+    folder: Pick<EffectiveVirtualFolder, 'folder_id' | 'quota_size' | 'quota_files'> | null,
+    sizeDelta: number,
+    filesDelta: number,
+  ): Promise<void> {
     if (!folder) return this.addUserUsage(user.id, sizeDelta, filesDelta);
     await this.addFolderUsage(folder.folder_id, sizeDelta, filesDelta);
     if (folder.quota_size === -1 && folder.quota_files === -1) await this.addUserUsage(user.id, sizeDelta, filesDelta);
@@ -119,7 +124,11 @@ export class QuotaService {
   }
 
   async setFolderUsage(folderId: number, size: number, files: number, em: EntityManager = this.em()): Promise<void> {
-    await em.nativeUpdate(Folder, { id: folderId }, { used_quota_size: Math.max(0, size), used_quota_files: Math.max(0, files), last_quota_update: Date.now() });
+    await em.nativeUpdate(
+      Folder,
+      { id: folderId },
+      { used_quota_size: Math.max(0, size), used_quota_files: Math.max(0, files), last_quota_update: Date.now() },
+    );
   }
 
   private async user(username: string, caller: AdminIdentity | null): Promise<{ id: number }> {

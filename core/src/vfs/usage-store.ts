@@ -42,11 +42,7 @@ export class UsageStore {
   }
 
   async folderUsage(folderId: number): Promise<StoredUsage> {
-    const rows = await this.sql().execute<Record<string, unknown>[]>(
-      'select used_quota_size, used_quota_files from folders where id = ?',
-      [folderId],
-      'all',
-    );
+    const rows = await this.sql().execute<Record<string, unknown>[]>('select used_quota_size, used_quota_files from folders where id = ?', [folderId], 'all');
     const r = rows[0] ?? {};
     return { size: Number(r.used_quota_size ?? 0), files: Number(r.used_quota_files ?? 0) };
   }

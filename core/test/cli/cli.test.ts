@@ -129,7 +129,9 @@ t.test('serve: credentials, tokens and keys never reach the log', async (t) => {
   await fetch(`${base}/api/v2/token`, { headers: { authorization: 'Basic ' + Buffer.from('boss:Wrong-Guess-Pw').toString('base64') } });
   const headers = { authorization: `Bearer ${tok.access_token}`, 'content-type': 'application/json' };
   await fetch(`${base}/api/v2/admin/profile`, { method: 'PUT', headers, body: JSON.stringify({ allow_api_key_auth: true }) });
-  const k = (await (await fetch(`${base}/api/v2/apikeys`, { method: 'POST', headers, body: JSON.stringify({ name: 'k', scope: 1, admin: 'boss' }) })).json()) as { key: string };
+  const k = (await (
+    await fetch(`${base}/api/v2/apikeys`, { method: 'POST', headers, body: JSON.stringify({ name: 'k', scope: 1, admin: 'boss' }) })
+  ).json()) as { key: string };
   await fetch(`${base}/api/v2/admins`, { headers: { 'x-service-api-key': k.key } });
   await fetch(`${base}/api/v2/admins`, { method: 'POST', headers, body: JSON.stringify({ username: 'x', password: 'Another-Secret-9', permissions: ['*'] }) });
   await fetch(`${base}/api/v2/admins?limit=9999`, { headers });

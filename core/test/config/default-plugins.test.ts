@@ -44,9 +44,17 @@ const serviceAccount = Buffer.from(
 
 /** Valid options of every remote plugin (checked when saved; nothing is contacted). */
 const REMOTE: Record<string, { provider: number; configKey: string; options: Record<string, unknown> }> = {
-  '@ferry/fs-s3': { provider: 1, configKey: 's3config', options: { bucket: 'b', region: 'us-east-1', endpoint: 'http://127.0.0.1:1', access_key: 'AK', access_secret: plain('s') } },
+  '@ferry/fs-s3': {
+    provider: 1,
+    configKey: 's3config',
+    options: { bucket: 'b', region: 'us-east-1', endpoint: 'http://127.0.0.1:1', access_key: 'AK', access_secret: plain('s') },
+  },
   '@ferry/fs-gcs': { provider: 2, configKey: 'gcsconfig', options: { bucket: 'ferry-test', credentials: plain(serviceAccount) } },
-  '@ferry/fs-azblob': { provider: 3, configKey: 'azblobconfig', options: { container: 'ferry-test', account_name: 'devstoreaccount1', account_key: plain('a2V5') } },
+  '@ferry/fs-azblob': {
+    provider: 3,
+    configKey: 'azblobconfig',
+    options: { container: 'ferry-test', account_name: 'devstoreaccount1', account_key: plain('a2V5') },
+  },
   '@ferry/fs-sftp': { provider: 5, configKey: 'sftpconfig', options: { endpoint: '127.0.0.1:1', username: 'u', password: plain('p') } },
   '@ferry/fs-http': { provider: 6, configKey: 'httpconfig', options: { endpoint: 'https://127.0.0.1:1/api/v1', username: 'u', password: plain('p') } },
 };
@@ -95,7 +103,10 @@ t.test('the shipped configuration loads every bundled plugin', async (t) => {
   const filesystems: [string, Record<string, unknown>][] = [
     ['local', { provider: 0 }],
     ['crypt', { provider: 4, cryptconfig: { passphrase: plain('pass') } }],
-    ...Object.entries(REMOTE).map(([name, r]): [string, Record<string, unknown>] => [name.slice('@ferry/fs-'.length), { provider: r.provider, [r.configKey]: r.options }]),
+    ...Object.entries(REMOTE).map(([name, r]): [string, Record<string, unknown>] => [
+      name.slice('@ferry/fs-'.length),
+      { provider: r.provider, [r.configKey]: r.options },
+    ]),
   ];
   for (const [kind, filesystem] of filesystems) {
     const username = `on-${kind}`;
@@ -169,11 +180,12 @@ console.log(JSON.stringify({ out, cjs }));
 t.test('a remote plugin entry does not load its SDK; create() is what imports it', async (t) => {
   // the compiled packages when the suite runs on the build (CI), else the sources
   const loader = process.env.FERRY_TEST_USE_DIST === '1' ? [] : ['--conditions=ferry-src', '--import=@tapjs/typescript/import'];
-  const r = spawnSync(
-    process.execPath,
-    [...loader, '--no-warnings', '--input-type=module', '-e', PROBE],
-    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', PROBE_PLUGINS: JSON.stringify(REMOTE) }, timeout: 240_000 },
-  );
+  const r = spawnSync(process.execPath, [...loader, '--no-warnings', '--input-type=module', '-e', PROBE], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', PROBE_PLUGINS: JSON.stringify(REMOTE) },
+    timeout: 240_000,
+  });
   t.equal(r.status, 0, `the probe ran: ${r.stderr}`);
   const line = r.stdout.trim().split('\n').pop() ?? '';
   const { out, cjs } = JSON.parse(line) as { out: Record<string, Record<string, unknown>>; cjs: string[] };
@@ -197,21 +209,28 @@ t.test('SERVICE_HOOK__ENABLED_ACTION_COMMANDS is the allow list of command actio
   const ta = await createTestApp({ plugins: config.plugins, config: { hook: config.hook } });
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
-  const save = (name: string, cmd: string) => ta.inject('POST', '/api/v2/eventactions', { token, payload: { name, type: 2, options: { cmd_config: { cmd } } } });
+  const save = (name: string, cmd: string) =>
+    ta.inject('POST', '/api/v2/eventactions', { token, payload: { name, type: 2, options: { cmd_config: { cmd } } } });
   t.equal((await save('listed', '/usr/bin/env')).statusCode, 201, 'a listed command is saved');
   const refused = await save('unlisted', '/bin/false');
   t.equal(refused.statusCode, 400);
-  t.match(JSON.parse(refused.payload).message, /"cmd" "\/bin\/false" is not allowed: add it to hook\.enabled_action_commands \(SERVICE_HOOK__ENABLED_ACTION_COMMANDS\)/);
+  t.match(
+    JSON.parse(refused.payload).message,
+    /"cmd" "\/bin\/false" is not allowed: add it to hook\.enabled_action_commands \(SERVICE_HOOK__ENABLED_ACTION_COMMANDS\)/,
+  );
 });
 
 t.test('email (3) and IMAP (16) actions on the shipped configuration: saved once a server is set, refused with a clear message before', async (t) => {
   const email = { email_config: { recipients: ['ops@example.com'], subject: 'Upload {{.Name}}', body: '{{.VirtualPath}}', attachments: ['{{.VirtualPath}}'] } };
-  const imap = (o: Record<string, unknown> = {}) => ({ imap_config: { subject: 'Upload {{.Name}}', body: '{{.VirtualPath}}', target_folder: 'Ferry/{{.Name}}', ...o } });
+  const imap = (o: Record<string, unknown> = {}) => ({
+    imap_config: { subject: 'Upload {{.Name}}', body: '{{.VirtualPath}}', target_folder: 'Ferry/{{.Name}}', ...o },
+  });
   const bare = loadConfig({ env: {} }).config;
   const ta = await createTestApp({ plugins: bare.plugins });
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
-  const save = (app: typeof ta, tok: string, name: string, type: number, options: unknown) => app.inject('POST', '/api/v2/eventactions', { token: tok, payload: { name, type, options } });
+  const save = (app: typeof ta, tok: string, name: string, type: number, options: unknown) =>
+    app.inject('POST', '/api/v2/eventactions', { token: tok, payload: { name, type, options } });
   const noMail = await save(ta, token, 'mail', 3, email);
   t.equal(noMail.statusCode, 400, 'no smtp.host: an email action is refused');
   t.match(JSON.parse(noMail.payload).message, /event action type 3 \(email\) cannot be used: no mail server is configured: set smtp\.host/);
@@ -234,7 +253,10 @@ t.test('an ICAP action (type 17) is accepted on the shipped configuration; a bad
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
   const save = (name: string, endpoint: string) =>
-    ta.inject('POST', '/api/v2/eventactions', { token, payload: { name, type: 17, options: { icap_config: { endpoint, paths: ['{{.VirtualPath}}'], block_action: 3 } } } });
+    ta.inject('POST', '/api/v2/eventactions', {
+      token,
+      payload: { name, type: 17, options: { icap_config: { endpoint, paths: ['{{.VirtualPath}}'], block_action: 3 } } },
+    });
   t.equal((await save('av', 'icap://127.0.0.1:1344/avscan')).statusCode, 201, 'saved (nothing is contacted)');
   const bad = await save('bad', 'http://127.0.0.1/avscan');
   t.equal(bad.statusCode, 400);

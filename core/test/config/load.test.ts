@@ -40,8 +40,14 @@ t.test('a --config file is merged over the defaults, then environment overrides'
 t.test('JSON config files and JSON env values', async (t) => {
   const dir = t.testdir({ 'c.json': JSON.stringify({ plugins: [{ name: 'a' }] }) });
   const { config } = loadConfig({ file: path.join(dir, 'c.json'), env: { SERVICE_HTTPD__BINDINGS: '[{"port": 1234}, {"port": 1235}]' } });
-  t.same(config.plugins.map((p) => p.name), ['a']);
-  t.same(config.httpd.bindings.map((b) => b.port), [1234, 1235]);
+  t.same(
+    config.plugins.map((p) => p.name),
+    ['a'],
+  );
+  t.same(
+    config.httpd.bindings.map((b) => b.port),
+    [1234, 1235],
+  );
 });
 
 t.test('bad values are refused naming the key', async (t) => {

@@ -71,7 +71,21 @@ async function removeEverywhere(keys: Map<string, unknown>): Promise<void> {
 
 t.test('the entities cover what the API stores', async (t) => {
   const tables = orderedEntities().map((m) => m.tableName);
-  for (const table of ['users', 'groups', 'folders', 'admins', 'roles', 'api_keys', 'shares', 'event_actions', 'event_rules', 'ip_lists', 'users_groups', 'users_folders', 'settings']) {
+  for (const table of [
+    'users',
+    'groups',
+    'folders',
+    'admins',
+    'roles',
+    'api_keys',
+    'shares',
+    'event_actions',
+    'event_rules',
+    'ip_lists',
+    'users_groups',
+    'users_folders',
+    'settings',
+  ]) {
     t.ok(tables.includes(table), table);
   }
 });
@@ -100,8 +114,14 @@ t.test('a tricky value round-trips through every entity unchanged', async (t) =>
     await removeEverywhere(keys);
   }
   t.ok(queries.length > 20, 'queries seen');
-  t.notOk(queries.some((q) => q.sql.includes('zq7')), 'the value is never in the SQL text');
-  t.ok(queries.some((q) => q.bindings?.includes(TRICKY)), 'the value is passed as a binding');
+  t.notOk(
+    queries.some((q) => q.sql.includes('zq7')),
+    'the value is never in the SQL text',
+  );
+  t.ok(
+    queries.some((q) => q.bindings?.includes(TRICKY)),
+    'the value is passed as a binding',
+  );
 });
 
 t.test('NUL in a value', async (t) => {
@@ -120,8 +140,15 @@ t.test('NUL in a value', async (t) => {
     for (const m of orderedEntities()) {
       for (const p of columns(m)) {
         if (p.kind !== 'scalar' || p.runtimeType !== 'string') continue;
-        const rows = await conn().execute<{ h: string }[]>(`select hex(${platform.quoteIdentifier(p.fieldNames[0]!)}) as h from ${platform.quoteIdentifier(m.tableName)} where ${platform.quoteIdentifier(p.fieldNames[0]!)} = ?`, [v]);
-        t.same(rows.map((r) => r.h), [hex], `${m.className}.${p.name}`);
+        const rows = await conn().execute<{ h: string }[]>(
+          `select hex(${platform.quoteIdentifier(p.fieldNames[0]!)}) as h from ${platform.quoteIdentifier(m.tableName)} where ${platform.quoteIdentifier(p.fieldNames[0]!)} = ?`,
+          [v],
+        );
+        t.same(
+          rows.map((r) => r.h),
+          [hex],
+          `${m.className}.${p.name}`,
+        );
       }
       const row = (await em().findOneOrFail(m.className, { [m.primaryKeys[0]!]: keys.get(m.className) } as never)) as Record<string, unknown>;
       for (const p of columns(m)) if (p.columnTypes?.[0] === 'json') t.same(row[p.name], jsonOf(v), `${m.className}.${p.name} (JSON)`);
@@ -147,17 +174,45 @@ t.test('bindParameters', async (t) => {
   t.same(bindParameters('x = ?', [undefined], d, platform).bindings, [null], 'undefined is NULL, as MikroORM writes it');
   t.same(bindParameters('x = ?', [{ a: "'" }], d, platform).bindings, ['{"a":"\'"}'], 'objects as JSON');
   t.same(bindParameters('x = ?', [raw('lower(?)', ['A'])], d, platform), { sql: 'x = lower(?)', bindings: ['A'] }, 'raw fragments spliced');
-  t.same(bindParameters("x = '?' and y = ? and z = \"?\"", ['v'], d, platform).bindings, ['?', 'v'], "a string literal with ? becomes a binding; identifiers stay");
+  t.same(
+    bindParameters('x = \'?\' and y = ? and z = "?"', ['v'], d, platform).bindings,
+    ['?', 'v'],
+    'a string literal with ? becomes a binding; identifiers stay',
+  );
   t.same(bindParameters('a \\? b and c = ?', [1], d, platform), { sql: 'a \\? b and c = ?', bindings: [1] }, 'literal ? kept escaped for knex');
-  t.same(bindParameters('a \\? b and c = ??', ['col'], d, platform), { sql: `a ? b and c = ${platform.quoteIdentifier('col')}`, bindings: [] }, 'and plain without bindings');
+  t.same(
+    bindParameters('a \\? b and c = ??', ['col'], d, platform),
+    { sql: `a ? b and c = ${platform.quoteIdentifier('col')}`, bindings: [] },
+    'and plain without bindings',
+  );
   t.same(bindParameters('/* ? */ x = ? -- ?\n', [2], d, platform), { sql: '/* _ */ x = ? -- _\n', bindings: [2] }, 'comments hold no placeholders');
   const date = new Date(1700000000123);
-  t.same(bindParameters('x = ?', [date], d, platform).bindings, [pg ? (platform as unknown as { formatDate(d: Date): string }).formatDate(date) : 1700000000123]);
+  t.same(bindParameters('x = ?', [date], d, platform).bindings, [
+    pg ? (platform as unknown as { formatDate(d: Date): string }).formatDate(date) : 1700000000123,
+  ]);
   t.same(bindParameters('x = ?', [Buffer.from('ab')], d, platform).bindings, [Buffer.from('ab')]);
   const jsonArray = platform.cloneEmbeddable([1, 'a']);
   t.same(bindParameters('x = ?', [jsonArray], d, platform), { sql: 'x = ?', bindings: ['[1,"a"]'] }, 'a JSON array is one value');
-  t.same(bindParameters('(a, b) in (?)', [[[1, 2], [3, 4]]], d, platform), pg ? { sql: '(a, b) in (?, ?, ?, ?)', bindings: [1, 2, 3, 4] } : { sql: '(a, b) in ((?, ?), (?, ?))', bindings: [1, 2, 3, 4] }, 'nested arrays as MikroORM writes them');
-  t.same(bindParameters("x = E'it\\'s ?' and y = ?", [1], 'postgresql', platform), { sql: "x = E'it\\'s ?' and y = ?", bindings: [1] }, 'E-strings with a ? are left to fail loudly, not bound');
+  t.same(
+    bindParameters(
+      '(a, b) in (?)',
+      [
+        [
+          [1, 2],
+          [3, 4],
+        ],
+      ],
+      d,
+      platform,
+    ),
+    pg ? { sql: '(a, b) in (?, ?, ?, ?)', bindings: [1, 2, 3, 4] } : { sql: '(a, b) in ((?, ?), (?, ?))', bindings: [1, 2, 3, 4] },
+    'nested arrays as MikroORM writes them',
+  );
+  t.same(
+    bindParameters("x = E'it\\'s ?' and y = ?", [1], 'postgresql', platform),
+    { sql: "x = E'it\\'s ?' and y = ?", bindings: [1] },
+    'E-strings with a ? are left to fail loudly, not bound',
+  );
 });
 
 t.test('the query log still shows queries, with values only when asked', async (t) => {

@@ -56,7 +56,10 @@ await ok(A, 'POST', '/api/v2/eventrules', {
   name: 'uploads',
   description: 'watch uploads',
   trigger: 1,
-  conditions: { fs_events: ['upload', 'delete'], options: { names: [{ pattern: 'team-*' }], fs_paths: [{ pattern: '/in/**', inverse_match: true }], min_size: 10 } },
+  conditions: {
+    fs_events: ['upload', 'delete'],
+    options: { names: [{ pattern: 'team-*' }], fs_paths: [{ pattern: '/in/**', inverse_match: true }], min_size: 10 },
+  },
   actions: [
     { name: 'notify', order: 2, relation_options: { stop_on_failure: true } },
     { name: 'on-error', order: 5, relation_options: { is_failure_action: true } },
@@ -69,32 +72,66 @@ await ok(A, 'POST', '/api/v2/eventrules', {
   conditions: { schedules: [{ minute: '30', hour: '2', day_of_week: '*', day_of_month: '*', month: '*' }], options: { concurrent_execution: true } },
   actions: [{ name: 'scheduled-only' }],
 });
-await ok(A, 'POST', '/api/v2/eventrules', { name: 'demand', trigger: 6, actions: [{ name: 'notify', order: 1 }, { name: 'scheduled-only', order: 2 }] });
+await ok(A, 'POST', '/api/v2/eventrules', {
+  name: 'demand',
+  trigger: 6,
+  actions: [
+    { name: 'notify', order: 1 },
+    { name: 'scheduled-only', order: 2 },
+  ],
+});
 
 t.test('dump: event_actions and event_rules, secrets encrypted, scopes actions and rules', async (t) => {
   const { text, data } = await dump(A);
   t.notOk(text.includes(SECRET), 'no plaintext secret in the dump');
-  t.same(data.event_actions.map((a: { name: string }) => a.name), ['notify', 'on-error', 'scheduled-only']);
+  t.same(
+    data.event_actions.map((a: { name: string }) => a.name),
+    ['notify', 'on-error', 'scheduled-only'],
+  );
   const notify = data.event_actions[0];
-  t.match(notify, { name: 'notify', description: 'notifies', type: 101, options: { test_config: { message: 'up {{.VirtualPath}} by {{.Name}}', token: { status: 'AES-256-GCM', payload: String, key: String } } } });
+  t.match(notify, {
+    name: 'notify',
+    description: 'notifies',
+    type: 101,
+    options: { test_config: { message: 'up {{.VirtualPath}} by {{.Name}}', token: { status: 'AES-256-GCM', payload: String, key: String } } },
+  });
   t.same(Object.keys(notify.options), ['test_config'], 'only the sub-object of the type');
   t.notOk('id' in notify || 'rules' in notify, 'no database ids, no derived fields');
-  t.same(data.event_rules.map((r: { name: string }) => r.name), ['demand', 'nightly', 'uploads']);
+  t.same(
+    data.event_rules.map((r: { name: string }) => r.name),
+    ['demand', 'nightly', 'uploads'],
+  );
   const uploads = data.event_rules[2];
   t.match(uploads, {
     name: 'uploads',
     description: 'watch uploads',
     status: 1,
     trigger: 1,
-    conditions: { fs_events: ['upload', 'delete'], options: { names: [{ pattern: 'team-*', inverse_match: false }], fs_paths: [{ pattern: '/in/**', inverse_match: true }], min_size: 10 } },
+    conditions: {
+      fs_events: ['upload', 'delete'],
+      options: { names: [{ pattern: 'team-*', inverse_match: false }], fs_paths: [{ pattern: '/in/**', inverse_match: true }], min_size: 10 },
+    },
     created_at: Number,
     updated_at: Number,
   });
   t.same(uploads.actions, [
-    { name: 'notify', order: 2, relation_options: { is_failure_action: false, stop_on_failure: true, execute_sync: false, execute_before_file_publish: false } },
-    { name: 'on-error', order: 5, relation_options: { is_failure_action: true, stop_on_failure: false, execute_sync: false, execute_before_file_publish: false } },
+    {
+      name: 'notify',
+      order: 2,
+      relation_options: { is_failure_action: false, stop_on_failure: true, execute_sync: false, execute_before_file_publish: false },
+    },
+    {
+      name: 'on-error',
+      order: 5,
+      relation_options: { is_failure_action: true, stop_on_failure: false, execute_sync: false, execute_before_file_publish: false },
+    },
   ]);
-  t.match(data.event_rules[1], { name: 'nightly', status: 0, trigger: 3, conditions: { schedules: [{ minute: '30', hour: '2' }], options: { concurrent_execution: true } } });
+  t.match(data.event_rules[1], {
+    name: 'nightly',
+    status: 0,
+    trigger: 3,
+    conditions: { schedules: [{ minute: '30', hour: '2' }], options: { concurrent_execution: true } },
+  });
 
   const scoped = await dump(A, '&scopes=actions&scopes=rules');
   t.same(Object.keys(scoped.data).sort(), ['event_actions', 'event_rules', 'version']);
@@ -112,14 +149,18 @@ t.test('restore into an empty instance: identical dump, secrets still decryptabl
   t.equal(second.text, first.text, 'byte for byte');
   t.same((await ok(B, 'GET', '/api/v2/eventactions/notify')).rules, ['demand', 'uploads'], 'links restored');
   const kinds = B.events.map((e) => `${e.action} ${e.object_type} ${e.object_name}`);
-  t.same(kinds, [
-    'add event_action notify',
-    'add event_action on-error',
-    'add event_action scheduled-only',
-    'add event_rule demand',
-    'add event_rule nightly',
-    'add event_rule uploads',
-  ], 'actions restored before rules');
+  t.same(
+    kinds,
+    [
+      'add event_action notify',
+      'add event_action on-error',
+      'add event_action scheduled-only',
+      'add event_rule demand',
+      'add event_rule nightly',
+      'add event_rule uploads',
+    ],
+    'actions restored before rules',
+  );
   const ev = JSON.stringify(B.events);
   t.notOk(ev.includes(SECRET) || /"payload"/.test(ev), 'no secret in the provider events');
 
@@ -128,7 +169,10 @@ t.test('restore into an empty instance: identical dump, secrets still decryptabl
   t.equal(run.statusCode, 202, run.payload);
   await B.app.container.resolve(EventManager).idle();
   const ran = LOG.filter((e) => e.app === 'bk-b' && e.rule === 'demand');
-  t.same(ran.map((e) => e.action), ['notify', 'scheduled-only']);
+  t.same(
+    ran.map((e) => e.action),
+    ['notify', 'scheduled-only'],
+  );
   t.equal(ran[0]!.options.token, SECRET, 'the restored secret decrypts');
 });
 
@@ -146,7 +190,10 @@ t.test('dump, wipe, restore from a file of the backups directory', async (t) => 
   t.equal(r.statusCode, 200, r.payload);
   t.same((await dump(A, '&scopes=actions,rules')).data, before.data, 'everything back as dumped');
   const rule = await ok(A, 'GET', '/api/v2/eventrules/uploads');
-  t.same(rule.actions.map((a: { name: string; order: number }) => `${a.name}:${a.order}`), ['notify:2', 'on-error:5']);
+  t.same(
+    rule.actions.map((a: { name: string; order: number }) => `${a.name}:${a.order}`),
+    ['notify:2', 'on-error:5'],
+  );
   t.same(rule.actions[0].options.test_config.token, { status: 'AES-256-GCM' }, 'read redacts the restored secret');
 });
 
@@ -155,7 +202,9 @@ t.test('modes: 0 replaces, 1 keeps existing actions and rules, new ones are adde
   const changed = {
     event_actions: data.event_actions.map((a: Record<string, unknown>) => (a.name === 'on-error' ? { ...a, description: 'changed' } : a)),
     event_rules: [
-      ...data.event_rules.map((r: Record<string, unknown>) => (r.name === 'demand' ? { ...r, description: 'changed', actions: [{ name: 'on-error', order: 1 }] } : r)),
+      ...data.event_rules.map((r: Record<string, unknown>) =>
+        r.name === 'demand' ? { ...r, description: 'changed', actions: [{ name: 'on-error', order: 1 }] } : r,
+      ),
       { name: 'fresh', trigger: 6, actions: [{ name: 'on-error' }] },
     ],
   };
@@ -163,14 +212,26 @@ t.test('modes: 0 replaces, 1 keeps existing actions and rules, new ones are adde
   t.equal((await ok(B, 'GET', '/api/v2/eventactions/on-error')).description, '', 'mode 1 keeps the action');
   const kept = await ok(B, 'GET', '/api/v2/eventrules/demand');
   t.equal(kept.description, '');
-  t.same(kept.actions.map((a: { name: string }) => a.name), ['notify', 'scheduled-only'], 'and the rule with its actions');
-  t.same((await ok(B, 'GET', '/api/v2/eventrules/fresh')).actions.map((a: { name: string }) => a.name), ['on-error'], 'new rules are added');
+  t.same(
+    kept.actions.map((a: { name: string }) => a.name),
+    ['notify', 'scheduled-only'],
+    'and the rule with its actions',
+  );
+  t.same(
+    (await ok(B, 'GET', '/api/v2/eventrules/fresh')).actions.map((a: { name: string }) => a.name),
+    ['on-error'],
+    'new rules are added',
+  );
 
   t.equal((await load(B, changed, '?mode=0')).statusCode, 200);
   t.equal((await ok(B, 'GET', '/api/v2/eventactions/on-error')).description, 'changed', 'mode 0 replaces');
   const replaced = await ok(B, 'GET', '/api/v2/eventrules/demand');
   t.equal(replaced.description, 'changed');
-  t.same(replaced.actions.map((a: { name: string }) => a.name), ['on-error'], 'links replaced');
+  t.same(
+    replaced.actions.map((a: { name: string }) => a.name),
+    ['on-error'],
+    'links replaced',
+  );
   t.same((await ok(B, 'GET', '/api/v2/eventactions/notify')).rules, ['uploads']);
   t.equal((await load(B, { event_rules: [{ ...replaced, description: 'mode 2' }] }, '?mode=2')).statusCode, 200, 'the read shape of a rule restores too');
   t.equal((await ok(B, 'GET', '/api/v2/eventrules/demand')).description, 'mode 2');
@@ -183,19 +244,37 @@ t.test('a restore is validated whole: API rules, references resolved over the ba
   const cases: [unknown, RegExp][] = [
     [{ event_actions: [act('a1', { type: 77 })] }, /event_actions\[0\] "a1": event action type 77 is not available/],
     [{ event_actions: [act('a2', { type: 10 })] }, /event_actions\[0\] "a2": event action type 10 is reserved/],
-    [{ event_actions: [act('a3', { options: { test_config: { delay: -1 } } })] }, /event_actions\[0\] "a3": options\.test_config: "delay" must be greater than or equal to 0/],
-    [{ event_actions: [act('a4', { options: { test_config: { message: '{{.Name' } } })] }, /event_actions\[0\] "a4": options\.test_config\.message: invalid template/],
+    [
+      { event_actions: [act('a3', { options: { test_config: { delay: -1 } } })] },
+      /event_actions\[0\] "a3": options\.test_config: "delay" must be greater than or equal to 0/,
+    ],
+    [
+      { event_actions: [act('a4', { options: { test_config: { message: '{{.Name' } } })] },
+      /event_actions\[0\] "a4": options\.test_config\.message: invalid template/,
+    ],
     [{ event_actions: [act('bad/name')] }, /event_actions\[0\] "bad\/name": "name"/],
     [{ event_actions: [act('dup'), act('dup')] }, /event_actions\[1\]: "dup" appears more than once/],
     [{ event_rules: [rule('r1', { actions: [{ name: 'ghost' }] })] }, /event_rules\[0\] "r1": actions\[0\]: event action "ghost" does not exist/],
-    [{ event_rules: [rule('r2', { trigger: 1, conditions: { fs_events: ['upload'] }, actions: [{ name: 'scheduled-only' }] })] }, /event_rules\[0\] "r2": action "scheduled-only" \(type 102, test-scheduled-only\) cannot run on trigger 1/],
-    [{ event_rules: [rule('r3', { trigger: 3, conditions: { schedules: [{ hour: '25', day_of_week: '*', day_of_month: '*', month: '*' }] } })] }, /event_rules\[0\] "r3": conditions\.schedules\[0\]: hour: 25 is out of range/],
+    [
+      { event_rules: [rule('r2', { trigger: 1, conditions: { fs_events: ['upload'] }, actions: [{ name: 'scheduled-only' }] })] },
+      /event_rules\[0\] "r2": action "scheduled-only" \(type 102, test-scheduled-only\) cannot run on trigger 1/,
+    ],
+    [
+      { event_rules: [rule('r3', { trigger: 3, conditions: { schedules: [{ hour: '25', day_of_week: '*', day_of_month: '*', month: '*' }] } })] },
+      /event_rules\[0\] "r3": conditions\.schedules\[0\]: hour: 25 is out of range/,
+    ],
     [{ event_rules: [rule('r4', { actions: [] })] }, /event_rules\[0\] "r4": a rule needs at least one action/],
     [{ event_rules: [rule('r5', { trigger: 9 })] }, /event_rules\[0\] "r5": "trigger" must be one of/],
     // the backup's own action of an incompatible type
-    [{ event_actions: [{ name: 'sched2', type: 102 }], event_rules: [rule('r6', { trigger: 4, actions: [{ name: 'sched2' }] })] }, /event_rules\[0\] "r6": action "sched2" \(type 102, test-scheduled-only\) cannot run on trigger 4/],
+    [
+      { event_actions: [{ name: 'sched2', type: 102 }], event_rules: [rule('r6', { trigger: 4, actions: [{ name: 'sched2' }] })] },
+      /event_rules\[0\] "r6": action "sched2" \(type 102, test-scheduled-only\) cannot run on trigger 4/,
+    ],
     // a type change that no longer suits a stored rule using the action
-    [{ event_actions: [{ name: 'notify', type: 102 }] }, /event_actions\[0\] "notify": event action "notify" is used by rule "uploads": action "notify" \(type 102, test-scheduled-only\) cannot run on trigger 1/],
+    [
+      { event_actions: [{ name: 'notify', type: 102 }] },
+      /event_actions\[0\] "notify": event action "notify" is used by rule "uploads": action "notify" \(type 102, test-scheduled-only\) cannot run on trigger 1/,
+    ],
     [{ event_rules: {} }, /"event_rules" must be an array/],
   ];
   for (const [data, re] of cases) {
@@ -204,7 +283,10 @@ t.test('a restore is validated whole: API rules, references resolved over the ba
     t.match(json(r), { message: re, error: 'Bad Request' });
   }
   // a valid action next to an invalid rule: nothing of the backup is written
-  t.equal((await load(B, { event_actions: [act('would-be')], event_rules: [rule('r7', { actions: [{ name: 'would-be' }, { name: 'ghost' }] })] })).statusCode, 400);
+  t.equal(
+    (await load(B, { event_actions: [act('would-be')], event_rules: [rule('r7', { actions: [{ name: 'would-be' }, { name: 'ghost' }] })] })).statusCode,
+    400,
+  );
   t.same((await dump(B, '&scopes=actions,rules')).data, before.data, 'nothing written');
 
   // references resolve over the backup, whatever the order of the sections in the body
@@ -214,11 +296,16 @@ t.test('a restore is validated whole: API rules, references resolved over the ba
     version: 1,
   });
   t.equal(good.statusCode, 200, good.payload);
-  t.same((await ok(B, 'GET', '/api/v2/eventrules/r8')).actions.map((a: { name: string }) => a.name), ['new-act']);
+  t.same(
+    (await ok(B, 'GET', '/api/v2/eventrules/r8')).actions.map((a: { name: string }) => a.name),
+    ['new-act'],
+  );
   // a type change checked against the backup's version of the rule using the action, not the stored one
   const swap = await load(B, {
     event_actions: [{ name: 'new-act', type: 102 }],
-    event_rules: [rule('r8', { trigger: 3, conditions: { schedules: [{ hour: '*', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: [{ name: 'new-act' }] })],
+    event_rules: [
+      rule('r8', { trigger: 3, conditions: { schedules: [{ hour: '*', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: [{ name: 'new-act' }] }),
+    ],
   });
   t.equal(swap.statusCode, 200, swap.payload);
   t.match(await ok(B, 'GET', '/api/v2/eventrules/r8'), { trigger: 3, actions: [{ name: 'new-act', type: 102 }] });

@@ -70,7 +70,10 @@ t.test('event actions: create, read, update, delete, validation', async (t) => {
   // list order
   await post('/api/v2/eventactions', { name: 'another', type: 102 });
   const list = await ta.inject('GET', '/api/v2/eventactions?order=DESC', { token });
-  t.same((list.result as { name: string }[]).map((a) => a.name), ['notify', 'another']);
+  t.same(
+    (list.result as { name: string }[]).map((a) => a.name),
+    ['notify', 'another'],
+  );
   t.same((await ta.inject('GET', '/api/v2/eventactions/another', { token })).result, {
     id: (list.result as { id: number }[])[1]!.id,
     name: 'another',
@@ -102,9 +105,8 @@ t.test('event rules: create, read with actions expanded, references, validation'
   const plain = await ta.inject('GET', '/api/v2/eventrules/on-upload', { token });
   t.equal(plain.statusCode, 200);
   t.same((plain.result as Record<string, any>).actions[0].options.test_config.token, { status: 'AES-256-GCM' }, 'secrets of expanded actions redacted');
-  const stored = (
-    (await ta.inject('GET', '/api/v2/eventactions/notify?confidential_data=1', { token })).result as Record<string, any>
-  ).options.test_config.token as Record<string, string>;
+  const stored = ((await ta.inject('GET', '/api/v2/eventactions/notify?confidential_data=1', { token })).result as Record<string, any>).options.test_config
+    .token as Record<string, string>;
   const conf = await ta.inject('GET', '/api/v2/eventrules/on-upload?confidential_data=1', { token });
   t.equal(conf.statusCode, 200, conf.payload);
   const confTok = (conf.result as Record<string, any>).actions[0].options.test_config.token as Record<string, string>;
@@ -133,18 +135,34 @@ t.test('event rules: create, read with actions expanded, references, validation'
   const act = [{ name: 'notify' }];
   await bad({ trigger: 1, conditions: {}, actions: act }, /needs at least one of conditions.fs_events/, 'no fs events');
   await bad({ trigger: 2, actions: act }, /provider_events/, 'no provider events');
-  await bad({ trigger: 3, conditions: { schedules: [{ hour: '25', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: act }, /schedules\[0\]: hour: 25 is out of range/, 'bad cron');
+  await bad(
+    { trigger: 3, conditions: { schedules: [{ hour: '25', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: act },
+    /schedules\[0\]: hour: 25 is out of range/,
+    'bad cron',
+  );
   await bad({ trigger: 3, actions: act }, /schedules/, 'no schedules');
   await bad({ trigger: 9, actions: act }, /"trigger" must be one of/, 'bad trigger');
   await bad({ trigger: 6, actions: [] }, /at least one action/, 'no actions');
   await bad({ trigger: 6, actions: [{ name: 'ghost' }] }, /event action "ghost" does not exist/, 'unknown action');
   await bad({ trigger: 6, actions: [{ name: 'notify' }, { name: 'notify' }] }, /listed twice/, 'duplicate');
   await bad({ trigger: 6, actions: [{ name: 'notify', relation_options: { is_failure_action: true } }] }, /not a failure action/, 'only failure');
-  await bad({ trigger: 1, conditions: { fs_events: ['upload'] }, actions: [{ name: 'another' }] }, /action "another" \(type 102, test-scheduled-only\) cannot run on trigger 1/, 'trigger mismatch');
-  await bad({ trigger: 6, actions: [{ name: 'notify', relation_options: { execute_sync: true } }] }, /execute_sync is only supported/, 'sync on demand');
-  await bad({ trigger: 1, conditions: { fs_events: ['download'] }, actions: [{ name: 'notify', relation_options: { execute_sync: true } }] }, /execute_sync is only supported for the fs_events/, 'sync download');
   await bad(
-    { trigger: 1, conditions: { fs_events: ['upload'] }, actions: [{ name: 'notify', relation_options: { execute_sync: true, execute_before_file_publish: true } }] },
+    { trigger: 1, conditions: { fs_events: ['upload'] }, actions: [{ name: 'another' }] },
+    /action "another" \(type 102, test-scheduled-only\) cannot run on trigger 1/,
+    'trigger mismatch',
+  );
+  await bad({ trigger: 6, actions: [{ name: 'notify', relation_options: { execute_sync: true } }] }, /execute_sync is only supported/, 'sync on demand');
+  await bad(
+    { trigger: 1, conditions: { fs_events: ['download'] }, actions: [{ name: 'notify', relation_options: { execute_sync: true } }] },
+    /execute_sync is only supported for the fs_events/,
+    'sync download',
+  );
+  await bad(
+    {
+      trigger: 1,
+      conditions: { fs_events: ['upload'] },
+      actions: [{ name: 'notify', relation_options: { execute_sync: true, execute_before_file_publish: true } }],
+    },
     /mutually exclusive/,
     'sync and before publish',
   );
@@ -154,18 +172,34 @@ t.test('event rules: create, read with actions expanded, references, validation'
     'before publish on delete',
   );
   await bad({ trigger: 1, conditions: { fs_events: ['upload'], options: { names: [{ pattern: '[a' }] } }, actions: act }, /malformed pattern/, 'pattern');
-  await bad({ trigger: 6, actions: [{ name: 'notify', relation_options: { is_failure_action: true, execute_sync: true } }, { name: 'another' }] }, /failure action cannot be executed synchronously/, 'sync failure');
+  await bad(
+    { trigger: 6, actions: [{ name: 'notify', relation_options: { is_failure_action: true, execute_sync: true } }, { name: 'another' }] },
+    /failure action cannot be executed synchronously/,
+    'sync failure',
+  );
 
   // update, disable, list, delete
   const up = await ta.inject('PUT', '/api/v2/eventrules/on-upload', {
     token,
-    payload: { name: 'on-upload', status: 0, trigger: 6, actions: [{ name: 'another', order: 1 }, { name: 'notify', order: 0 }] },
+    payload: {
+      name: 'on-upload',
+      status: 0,
+      trigger: 6,
+      actions: [
+        { name: 'another', order: 1 },
+        { name: 'notify', order: 0 },
+      ],
+    },
   });
   t.equal(up.statusCode, 200, up.payload);
   const g = (await ta.inject('GET', '/api/v2/eventrules/on-upload', { token })).result as Record<string, any>;
   t.equal(g.status, 0);
   t.same(g.conditions.fs_events, []);
-  t.same(g.actions.map((a: { name: string }) => a.name), ['notify', 'another'], 'ordered by order');
+  t.same(
+    g.actions.map((a: { name: string }) => a.name),
+    ['notify', 'another'],
+    'ordered by order',
+  );
   t.equal((await ta.inject('GET', '/api/v2/eventrules', { token })).statusCode, 200);
   t.equal((await ta.inject('GET', '/api/v2/eventrules/ghost', { token })).statusCode, 404);
   t.equal((await ta.inject('DELETE', '/api/v2/eventrules/on-upload', { token })).statusCode, 200);
@@ -174,7 +208,9 @@ t.test('event rules: create, read with actions expanded, references, validation'
 });
 
 t.test('provider events for actions and rules', async (t) => {
-  const mine = provider.filter((p) => p.object_type === 'event_action' || p.object_type === 'event_rule').map((p) => `${p.action} ${p.object_type} ${p.object_name}`);
+  const mine = provider
+    .filter((p) => p.object_type === 'event_action' || p.object_type === 'event_rule')
+    .map((p) => `${p.action} ${p.object_type} ${p.object_name}`);
   t.same(mine, [
     'add event_action notify',
     'update event_action notify',
@@ -193,7 +229,12 @@ t.test('before-publish needs atomic uploads', async (t) => {
   await t2.inject('POST', '/api/v2/eventactions', { token: tk, payload: { name: 'n', type: 101 } });
   const r = await t2.inject('POST', '/api/v2/eventrules', {
     token: tk,
-    payload: { name: 'r', trigger: 1, conditions: { fs_events: ['upload'] }, actions: [{ name: 'n', relation_options: { execute_before_file_publish: true } }] },
+    payload: {
+      name: 'r',
+      trigger: 1,
+      conditions: { fs_events: ['upload'] },
+      actions: [{ name: 'n', relation_options: { execute_before_file_publish: true } }],
+    },
   });
   t.equal(r.statusCode, 400);
   t.match(msg(r), /requires atomic uploads \(common.upload_mode 1\)/);

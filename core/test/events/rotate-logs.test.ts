@@ -55,7 +55,11 @@ const rotate = async () => {
 };
 
 t.test('rotate logs (15): the file is renamed, a new one is reopened and receives new lines, keep prunes the oldest', async (t) => {
-  t.equal((await ta.inject('POST', '/api/v2/eventactions', { token, payload: { name: 'rotate', type: 15, options: { rotate_logs_config: { keep: 2 } } } })).statusCode, 201);
+  t.equal(
+    (await ta.inject('POST', '/api/v2/eventactions', { token, payload: { name: 'rotate', type: 15, options: { rotate_logs_config: { keep: 2 } } } }))
+      .statusCode,
+    201,
+  );
   const rule = await ta.inject('POST', '/api/v2/eventrules', { token, payload: { name: 'rotate', trigger: 6, actions: [{ name: 'rotate' }] } });
   t.equal(rule.statusCode, 201, rule.payload);
 
@@ -63,12 +67,18 @@ t.test('rotate logs (15): the file is renamed, a new one is reopened and receive
   t.ok(await written(logFile, marker('before-1'), 'before-1'), 'the app logs to log.file');
 
   await rotate();
-  t.same(execs.map((e) => `${e.rule}:${e.ok}`), ['rotate:true']);
+  t.same(
+    execs.map((e) => `${e.rule}:${e.ok}`),
+    ['rotate:true'],
+  );
   const first = rotatedFiles();
   t.equal(first.length, 1, 'one rotated file');
   const firstRotated = path.join(path.dirname(logFile), first[0]!);
   t.ok(lines(firstRotated).some(marker('before-1')), 'the rotated file holds the lines written before');
-  t.ok(await written(logFile, (l) => l.msg === 'log file rotated' && l.rotated === firstRotated, 'rotation line'), 'a new file was opened: the rotation is logged there');
+  t.ok(
+    await written(logFile, (l) => l.msg === 'log file rotated' && l.rotated === firstRotated, 'rotation line'),
+    'a new file was opened: the rotation is logged there',
+  );
   t.notOk(lines(logFile).some(marker('before-1')), 'the new file holds no old line');
 
   logger.info({ marker: 'after-1' }, 'a line after the rotation');
@@ -88,7 +98,10 @@ t.test('rotate logs (15): the file is renamed, a new one is reopened and receive
   t.ok(lines(path.join(path.dirname(logFile), kept[0]!)).some(marker('before-2')));
   t.ok(lines(path.join(path.dirname(logFile), kept[1]!)).some(marker('before-3')));
   t.ok(await written(logFile, (l) => l.msg === 'log file rotated' && l.rotated === path.join(path.dirname(logFile), kept[1]!), 'last rotation line'));
-  t.same(execs.map((e) => e.ok), [true, true, true]);
+  t.same(
+    execs.map((e) => e.ok),
+    [true, true, true],
+  );
 });
 
 t.test('rotations at the same instant never overwrite a rotated file', async (t) => {
@@ -99,7 +112,10 @@ t.test('rotations at the same instant never overwrite a rotated file', async (t)
   const [a, b] = await Promise.all([rotator.rotate({ now }), rotator.rotate({ now })]);
   t.equal(a.rotated, `${logFile}.20300102T030405006`);
   t.equal(b.rotated, `${logFile}.20300102T030405007`, 'the second one takes the next free name');
-  t.ok(lines(a.rotated).some((l) => l.marker === 'same-1'), 'the first keeps the lines');
+  t.ok(
+    lines(a.rotated).some((l) => l.marker === 'same-1'),
+    'the first keeps the lines',
+  );
   const c = await rotator.rotate({ now, keep: 1 });
   t.equal(c.rotated, `${logFile}.20300102T030405008`);
   t.same(rotatedFiles(), ['ferry.log.20300102T030405008'], 'keep 1 prunes by name order');

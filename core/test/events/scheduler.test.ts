@@ -13,7 +13,8 @@ const LOG = ((globalThis as any).__ferryActionLog ??= []) as { app: string; rule
 
 t.test('cron fields: *, lists, ranges, steps, names, day-of-month/day-of-week OR', async (t) => {
   const at = (iso: string) => new Date(iso);
-  const m = (s: Record<string, string>, iso: string) => scheduleMatches(compileSchedule({ hour: '*', day_of_week: '*', day_of_month: '*', month: '*', ...s }), at(iso));
+  const m = (s: Record<string, string>, iso: string) =>
+    scheduleMatches(compileSchedule({ hour: '*', day_of_week: '*', day_of_month: '*', month: '*', ...s }), at(iso));
   t.ok(m({ minute: '*' }, '2026-03-04T10:17:00Z'));
   t.ok(m({}, '2026-03-04T10:00:00Z'), 'minute defaults to 0');
   t.notOk(m({}, '2026-03-04T10:01:00Z'));
@@ -51,7 +52,10 @@ async function setup(ta: TestApp, rules: { name: string; concurrent?: boolean }[
       payload: {
         name: r.name,
         trigger: 3,
-        conditions: { schedules: [{ minute: '*/2', hour: '*', day_of_week: '*', day_of_month: '*', month: '*' }], options: { concurrent_execution: r.concurrent ?? false } },
+        conditions: {
+          schedules: [{ minute: '*/2', hour: '*', day_of_week: '*', day_of_month: '*', month: '*' }],
+          options: { concurrent_execution: r.concurrent ?? false },
+        },
         actions: [{ name: 'tick' }],
       },
     });
@@ -113,7 +117,10 @@ async function twoNodes(t: Test, kind: 'sqlite' | 'postgres') {
   const everywhere = ran.filter((e) => e.rule === 'everywhere');
   // ticks at 10:01..10:06, */2 matches 10:02, 10:04, 10:06
   t.equal(single.length, 3, 'the scheduled rule ran once per matching minute across the cluster');
-  t.same(single.map((e) => e.params.Timestamp / 1_000_000n).sort(), [Date.parse('2026-05-01T10:02:00Z'), Date.parse('2026-05-01T10:04:00Z'), Date.parse('2026-05-01T10:06:00Z')].map(BigInt));
+  t.same(
+    single.map((e) => e.params.Timestamp / 1_000_000n).sort(),
+    [Date.parse('2026-05-01T10:02:00Z'), Date.parse('2026-05-01T10:04:00Z'), Date.parse('2026-05-01T10:06:00Z')].map(BigInt),
+  );
   t.equal(everywhere.length, 6, 'concurrent_execution: every node runs each tick');
   t.same(new Set(everywhere.map((e) => e.app)), new Set(names));
   t.equal(single[0]!.params.Event, 'Schedule');

@@ -16,7 +16,17 @@ const bus = ta.app.container.resolve<EventBus>(TOKENS.EventBus);
 const hooks = ta.app.container.resolve<FsHooks>(TOKENS.FsHooks);
 const mgr = ta.app.container.resolve(EventManager);
 
-type Entry = { app: string; rule: string; action: string; trigger: number; options: Record<string, any>; username?: string; params: Record<string, any>; failedActions?: string[]; hasPending: boolean };
+type Entry = {
+  app: string;
+  rule: string;
+  action: string;
+  trigger: number;
+  options: Record<string, any>;
+  username?: string;
+  params: Record<string, any>;
+  failedActions?: string[];
+  hasPending: boolean;
+};
 const LOG = ((globalThis as any).__ferryActionLog ??= []) as Entry[];
 const mine = () => LOG.filter((e) => e.app === 'triggers');
 const take = () => {
@@ -35,16 +45,39 @@ async function action(name: string, test_config: Record<string, unknown> = {}, t
   const r = await ta.inject('POST', '/api/v2/eventactions', { token, payload: { name, type, options: type === 101 ? { test_config } : {} } });
   if (r.statusCode !== 201) throw new Error(r.payload);
 }
-async function rule(name: string, trigger: number, conditions: Record<string, unknown>, actions: { name: string; order?: number; relation_options?: Record<string, boolean> }[]) {
+async function rule(
+  name: string,
+  trigger: number,
+  conditions: Record<string, unknown>,
+  actions: { name: string; order?: number; relation_options?: Record<string, boolean> }[],
+) {
   const r = await ta.inject('POST', '/api/v2/eventrules', { token, payload: { name, trigger, conditions, actions } });
   if (r.statusCode !== 201) throw new Error(r.payload);
 }
 const fsEvent = (o: Partial<FsEvent> = {}): FsEvent => ({
-  timestamp: Date.now() * 1e6, action: 'upload', username: 'alice', fs_path: '/srv/alice/a.txt', virtual_path: '/docs/a.txt', file_size: 100,
-  elapsed: 5, status: 1, protocol: 'HTTP', ip: '10.0.0.1', session_id: 's1', fs_provider: 0, instance_id: 'n1', groups: ['staff'], ...o,
+  timestamp: Date.now() * 1e6,
+  action: 'upload',
+  username: 'alice',
+  fs_path: '/srv/alice/a.txt',
+  virtual_path: '/docs/a.txt',
+  file_size: 100,
+  elapsed: 5,
+  status: 1,
+  protocol: 'HTTP',
+  ip: '10.0.0.1',
+  session_id: 's1',
+  fs_provider: 0,
+  instance_id: 'n1',
+  groups: ['staff'],
+  ...o,
 });
 
-await action('rec', { message: '{{.Event}} {{.Name}} {{.VirtualPath}} {{.ExtName}} {{.FileSize}} {{.Protocol}} {{.IP}} {{if .Initiator.User}}u:{{.Initiator.User.Username}}{{end}}{{if .Initiator.Admin}}a:{{.Initiator.Admin.Username}}{{end}}', list: ['{{.Status}}'], token: { status: 'Plain', payload: 'tok-1' } });
+await action('rec', {
+  message:
+    '{{.Event}} {{.Name}} {{.VirtualPath}} {{.ExtName}} {{.FileSize}} {{.Protocol}} {{.IP}} {{if .Initiator.User}}u:{{.Initiator.User.Username}}{{end}}{{if .Initiator.Admin}}a:{{.Initiator.Admin.Username}}{{end}}',
+  list: ['{{.Status}}'],
+  token: { status: 'Plain', payload: 'tok-1' },
+});
 await action('rec2', { message: 'second' });
 await action('failing', { fail: true });
 await action('on-failure', { message: 'failed: {{.ErrorString}}' });
@@ -53,7 +86,23 @@ await action('reader', { message: '{{range .TestOutputs}}{{.}}{{end}}' });
 await action('bad-render', { message: '{{.Initiator.User.Username}}' });
 
 t.test('trigger 1: filesystem events match on fs_events, names, groups, paths, sizes, protocols, statuses', async (t) => {
-  await rule('fs-upload', 1, { fs_events: ['upload'], options: { names: [{ pattern: 'al*' }], group_names: [{ pattern: 'staff' }], fs_paths: [{ pattern: '/docs/**' }], min_size: 10, max_size: 1000, protocols: ['HTTP', 'SFTP'], event_statuses: [1] } }, [{ name: 'rec' }]);
+  await rule(
+    'fs-upload',
+    1,
+    {
+      fs_events: ['upload'],
+      options: {
+        names: [{ pattern: 'al*' }],
+        group_names: [{ pattern: 'staff' }],
+        fs_paths: [{ pattern: '/docs/**' }],
+        min_size: 10,
+        max_size: 1000,
+        protocols: ['HTTP', 'SFTP'],
+        event_statuses: [1],
+      },
+    },
+    [{ name: 'rec' }],
+  );
   await rule('fs-not-tmp', 1, { fs_events: ['upload', 'delete'], options: { names: [{ pattern: 'tmp*', inverse_match: true }] } }, [{ name: 'rec2' }]);
   bus.publish('fs', fsEvent());
   await settle();
@@ -81,10 +130,19 @@ t.test('trigger 1: filesystem events match on fs_events, names, groups, paths, s
   for (const [what, ev, rules] of cases) {
     bus.publish('fs', fsEvent(ev));
     await settle();
-    t.same(take().map((x) => x.rule).sort(), rules, what);
+    t.same(
+      take()
+        .map((x) => x.rule)
+        .sort(),
+      rules,
+      what,
+    );
   }
   // disabled rules do not run
-  await ta.inject('PUT', '/api/v2/eventrules/fs-not-tmp', { token, payload: { name: 'fs-not-tmp', status: 0, trigger: 1, conditions: { fs_events: ['delete'] }, actions: [{ name: 'rec2' }] } });
+  await ta.inject('PUT', '/api/v2/eventrules/fs-not-tmp', {
+    token,
+    payload: { name: 'fs-not-tmp', status: 0, trigger: 1, conditions: { fs_events: ['delete'] }, actions: [{ name: 'rec2' }] },
+  });
   bus.publish('fs', fsEvent({ action: 'delete' }));
   await settle();
   t.same(take(), [], 'disabled');
@@ -93,9 +151,21 @@ t.test('trigger 1: filesystem events match on fs_events, names, groups, paths, s
 });
 
 t.test('trigger 2: provider events on provider_events, provider_objects and names', async (t) => {
-  await rule('prov', 2, { provider_events: ['add', 'delete'], options: { provider_objects: ['user', 'folder'], names: [{ pattern: 'team-*' }] } }, [{ name: 'rec' }]);
+  await rule('prov', 2, { provider_events: ['add', 'delete'], options: { provider_objects: ['user', 'folder'], names: [{ pattern: 'team-*' }] } }, [
+    { name: 'rec' },
+  ]);
   const pub = (action: 'add' | 'update' | 'delete', object_type: 'user' | 'group' | 'folder', object_name: string) =>
-    bus.publish('provider', { timestamp: Date.now() * 1e6, action, username: 'root', ip: '10.1.1.1', object_type, object_name, object_data: { username: object_name, email: 'x@y.z' }, role: '', instance_id: 'n1' });
+    bus.publish('provider', {
+      timestamp: Date.now() * 1e6,
+      action,
+      username: 'root',
+      ip: '10.1.1.1',
+      object_type,
+      object_name,
+      object_data: { username: object_name, email: 'x@y.z' },
+      role: '',
+      instance_id: 'n1',
+    });
   pub('add', 'user', 'team-a');
   pub('update', 'user', 'team-b');
   pub('add', 'group', 'team-c');
@@ -116,9 +186,16 @@ t.test('trigger 2: provider events on provider_events, provider_objects and name
 
 t.test('trigger 2 through HTTP: POST/PUT/DELETE of /users and /folders fire the matching rules only', async (t) => {
   await action('prov-rec', { message: '{{.Event}} {{.ObjectType}} {{.Name}} by {{.Initiator.Admin.Username}}' });
-  await rule('users-add-delete', 2, { provider_events: ['add', 'delete'], options: { provider_objects: ['user'], names: [{ pattern: 'team-*' }] } }, [{ name: 'prov-rec' }]);
+  await rule('users-add-delete', 2, { provider_events: ['add', 'delete'], options: { provider_objects: ['user'], names: [{ pattern: 'team-*' }] } }, [
+    { name: 'prov-rec' },
+  ]);
   await rule('users-update', 2, { provider_events: ['update'], options: { provider_objects: ['user'] } }, [{ name: 'prov-rec' }]);
-  await rule('folders-all', 2, { provider_events: ['add', 'update', 'delete'], options: { provider_objects: ['folder'], names: [{ pattern: 'tmp-*', inverse_match: true }] } }, [{ name: 'prov-rec' }]);
+  await rule(
+    'folders-all',
+    2,
+    { provider_events: ['add', 'update', 'delete'], options: { provider_objects: ['folder'], names: [{ pattern: 'tmp-*', inverse_match: true }] } },
+    [{ name: 'prov-rec' }],
+  );
   // a rule on another object type never fires for users or folders
   await rule('groups-add', 2, { provider_events: ['add'], options: { provider_objects: ['group'] } }, [{ name: 'prov-rec' }]);
   const api = async (method: string, url: string, payload?: unknown) => {
@@ -132,7 +209,13 @@ t.test('trigger 2 through HTTP: POST/PUT/DELETE of /users and /folders fire the 
       .map((e) => `${e.rule}: ${e.options.message}`)
       .sort();
   };
-  const newUser = (username: string) => ({ username, password: 'user-password-1', home_dir: path.join(ta.dataDir, 'homes', username), permissions: { '/': ['*'] }, email: `${username}@example.com` });
+  const newUser = (username: string) => ({
+    username,
+    password: 'user-password-1',
+    home_dir: path.join(ta.dataDir, 'homes', username),
+    permissions: { '/': ['*'] },
+    email: `${username}@example.com`,
+  });
 
   await api('POST', '/api/v2/users', newUser('team-a'));
   t.same(await fired(), ['users-add-delete: add user team-a by admin'], 'POST /users: only the add rule on users with a matching name');
@@ -143,7 +226,11 @@ t.test('trigger 2 through HTTP: POST/PUT/DELETE of /users and /folders fire the 
   await api('PUT', '/api/v2/users/team-a', { ...current, email: 'new@example.com' });
   await settle();
   const all = take();
-  t.same(all.map((e) => `${e.rule}: ${e.options.message}`), ['users-update: update user team-a by admin'], 'PUT /users: the update rule');
+  t.same(
+    all.map((e) => `${e.rule}: ${e.options.message}`),
+    ['users-update: update user team-a by admin'],
+    'PUT /users: the update rule',
+  );
   const obj = all[0]!.params.Object.User as Record<string, unknown>;
   t.equal(obj.username, 'team-a');
   t.equal(obj.email, 'new@example.com', 'the object data is the updated user');
@@ -174,12 +261,27 @@ t.test('triggers 4, 5 and 7: IP blocked, certificate, IDP login', async (t) => {
   await rule('idp-any', 7, { idp_login_event: 0 }, [{ name: 'rec2' }]);
   bus.publish('ip-blocked', { timestamp: Date.now() * 1e6, ip: '6.6.6.6', protocol: 'SFTP', instance_id: 'n1' });
   await settle();
-  t.same(take().map((e) => `${e.rule} ${e.params.IP}`), ['ipb 6.6.6.6']);
+  t.same(
+    take().map((e) => `${e.rule} ${e.params.IP}`),
+    ['ipb 6.6.6.6'],
+  );
   bus.publish('certificate', { timestamp: Date.now() * 1e6, names: ['www.example.com'], status: 'renewed', instance_id: 'n1' });
   bus.publish('certificate', { timestamp: Date.now() * 1e6, names: ['other.org'], status: 'failed', instance_id: 'n1' });
   await settle();
-  t.same(take().map((e) => `${e.rule} ${e.params.Name} ${e.params.Status}`), ['cert www.example.com 1']);
-  bus.publish('idp-login', { timestamp: Date.now() * 1e6, kind: 'user', username: 'carol', email: 'c@x.y', role: 'r1', ip: '1.2.3.4', fields: { dept: 'it' }, instance_id: 'n1' });
+  t.same(
+    take().map((e) => `${e.rule} ${e.params.Name} ${e.params.Status}`),
+    ['cert www.example.com 1'],
+  );
+  bus.publish('idp-login', {
+    timestamp: Date.now() * 1e6,
+    kind: 'user',
+    username: 'carol',
+    email: 'c@x.y',
+    role: 'r1',
+    ip: '1.2.3.4',
+    fields: { dept: 'it' },
+    instance_id: 'n1',
+  });
   await settle();
   const users = take();
   t.same(users.map((e) => e.rule).sort(), ['idp-any', 'idp-users']);
@@ -189,7 +291,12 @@ t.test('triggers 4, 5 and 7: IP blocked, certificate, IDP login', async (t) => {
   t.equal(u.params.Email, 'c@x.y');
   bus.publish('idp-login', { timestamp: Date.now() * 1e6, kind: 'admin', username: 'root', role: '', ip: '1.2.3.4', fields: {}, instance_id: 'n1' });
   await settle();
-  t.same(take().map((e) => e.rule).sort(), ['idp-admins', 'idp-any']);
+  t.same(
+    take()
+      .map((e) => e.rule)
+      .sort(),
+    ['idp-admins', 'idp-any'],
+  );
   for (const r of ['ipb', 'cert', 'idp-users', 'idp-admins', 'idp-any']) await ta.inject('DELETE', `/api/v2/eventrules/${r}`, { token });
 });
 
@@ -205,7 +312,11 @@ t.test('trigger 6: on demand answers 202 and runs asynchronously; ordering, outp
   t.same(r.result, { message: 'event rule started' });
   await settle();
   const got = take();
-  t.same(got.map((e) => e.action), ['out', 'failing', 'reader', 'on-failure'], 'ascending order, failure action last');
+  t.same(
+    got.map((e) => e.action),
+    ['out', 'failing', 'reader', 'on-failure'],
+    'ascending order, failure action last',
+  );
   t.equal(got[2]!.options.message, 'x1', 'outputs of earlier actions reach later ones');
   t.equal(got[3]!.options.message, 'failed: failing: test action failing failed');
   t.same(got[3]!.failedActions, ['failing']);
@@ -223,8 +334,14 @@ t.test('trigger 6: on demand answers 202 and runs asynchronously; ordering, outp
   await ta.inject('POST', '/api/v2/eventrules/run/demand3', { token });
   await settle();
   const g2 = take();
-  t.same(g2.filter((e) => e.rule === 'demand2').map((e) => e.action), ['failing', 'on-failure']);
-  t.same(g2.filter((e) => e.rule === 'demand3').map((e) => e.action), ['rec2']);
+  t.same(
+    g2.filter((e) => e.rule === 'demand2').map((e) => e.action),
+    ['failing', 'on-failure'],
+  );
+  t.same(
+    g2.filter((e) => e.rule === 'demand3').map((e) => e.action),
+    ['rec2'],
+  );
 
   // a render error is an action failure
   await rule('demand4', 6, {}, [{ name: 'bad-render' }, { name: 'on-failure', relation_options: { is_failure_action: true } }]);
@@ -234,7 +351,10 @@ t.test('trigger 6: on demand answers 202 and runs asynchronously; ordering, outp
   await settle();
   off();
   t.match(execs[0], /^bad-render:false:cannot render test_config.message: template: .*nil pointer evaluating/);
-  t.match(take().map((e) => e.action), ['on-failure']);
+  t.match(
+    take().map((e) => e.action),
+    ['on-failure'],
+  );
 
   t.equal((await ta.inject('POST', '/api/v2/eventrules/run/ghost', { token })).statusCode, 404);
   await rule('not-demand', 4, {}, [{ name: 'rec2' }]);
@@ -251,9 +371,17 @@ t.test('sync actions: run inline through FsHooks.runSync; stop_on_failure aborts
   ]);
   const ev = fsEvent();
   await hooks.runSync({ event: ev });
-  t.same(take().map((e) => e.action), ['rec'], 'sync action done before runSync returns');
+  t.same(
+    take().map((e) => e.action),
+    ['rec'],
+    'sync action done before runSync returns',
+  );
   await settle();
-  t.same(take().map((e) => e.action), ['rec2'], 'the rest queued');
+  t.same(
+    take().map((e) => e.action),
+    ['rec2'],
+    'the rest queued',
+  );
   bus.publish('fs', ev);
   await settle();
   t.same(take(), [], 'bus event does not run rules with sync actions again');
@@ -263,18 +391,40 @@ t.test('sync actions: run inline through FsHooks.runSync; stop_on_failure aborts
     { name: 'rec2', order: 2 },
     { name: 'on-failure', order: 3, relation_options: { is_failure_action: true } },
   ]);
-  await t.rejects(hooks.runSync({ event: fsEvent({ username: 'bob' }) }), /operation aborted by event rule "sync-stop", action "failing": test action failing failed/);
+  await t.rejects(
+    hooks.runSync({ event: fsEvent({ username: 'bob' }) }),
+    /operation aborted by event rule "sync-stop", action "failing": test action failing failed/,
+  );
   await settle();
-  t.same(take().map((e) => `${e.rule}:${e.action}`).sort(), ['sync-ok:rec', 'sync-ok:rec2', 'sync-stop:failing', 'sync-stop:on-failure'], 'aborted: no further ordinary actions, failure action runs');
+  t.same(
+    take()
+      .map((e) => `${e.rule}:${e.action}`)
+      .sort(),
+    ['sync-ok:rec', 'sync-ok:rec2', 'sync-stop:failing', 'sync-stop:on-failure'],
+    'aborted: no further ordinary actions, failure action runs',
+  );
 
   // without stop_on_failure the operation goes on
   await ta.inject('PUT', '/api/v2/eventrules/sync-stop', {
     token,
-    payload: { name: 'sync-stop', trigger: 1, conditions: { fs_events: ['upload'], options: { names: [{ pattern: 'bob' }] } }, actions: [{ name: 'failing', relation_options: { execute_sync: true } }, { name: 'rec2', order: 2 }] },
+    payload: {
+      name: 'sync-stop',
+      trigger: 1,
+      conditions: { fs_events: ['upload'], options: { names: [{ pattern: 'bob' }] } },
+      actions: [
+        { name: 'failing', relation_options: { execute_sync: true } },
+        { name: 'rec2', order: 2 },
+      ],
+    },
   });
   await hooks.runSync({ event: fsEvent({ username: 'bob' }) });
   await settle();
-  t.same(take().map((e) => `${e.rule}:${e.action}`).sort(), ['sync-ok:rec', 'sync-ok:rec2', 'sync-stop:failing', 'sync-stop:rec2']);
+  t.same(
+    take()
+      .map((e) => `${e.rule}:${e.action}`)
+      .sort(),
+    ['sync-ok:rec', 'sync-ok:rec2', 'sync-stop:failing', 'sync-stop:rec2'],
+  );
   await ta.inject('DELETE', '/api/v2/eventrules/sync-ok', { token });
   await ta.inject('DELETE', '/api/v2/eventrules/sync-stop', { token });
 });
@@ -287,14 +437,21 @@ t.test('before publish: runs while the upload is pending; a failure rejects it',
   const pending = { size: 3, openRead: async () => Readable.from([Buffer.from('abc')]) };
   await hooks.runBeforePublish({ event: fsEvent({ virtual_path: '/in/f.bin' }), pending });
   const got = take();
-  t.same(got.map((e) => e.action), ['rec']);
+  t.same(
+    got.map((e) => e.action),
+    ['rec'],
+  );
   t.ok(got[0]!.hasPending, 'the action sees the pending upload');
   bus.publish('fs', fsEvent({ virtual_path: '/in/f.bin' }));
   await settle();
   t.same(take(), [], 'the bus event does not run a rule with before-publish actions');
   await hooks.runSync({ event: fsEvent({ virtual_path: '/in/f.bin' }) });
   await settle();
-  t.same(take().map((e) => e.action), ['rec2'], 'the other actions run once the upload is published (sync hook)');
+  t.same(
+    take().map((e) => e.action),
+    ['rec2'],
+    'the other actions run once the upload is published (sync hook)',
+  );
 
   await rule('bp-fail', 1, { fs_events: ['upload'], options: { fs_paths: [{ pattern: '/scan/*' }] } }, [
     { name: 'failing', relation_options: { execute_before_file_publish: true } },
@@ -302,7 +459,10 @@ t.test('before publish: runs while the upload is pending; a failure rejects it',
   ]);
   await t.rejects(hooks.runBeforePublish({ event: fsEvent({ virtual_path: '/scan/v.exe' }), pending }), /upload rejected by event rule "bp-fail"/);
   await settle();
-  t.same(take().map((e) => e.action), ['failing', 'on-failure']);
+  t.same(
+    take().map((e) => e.action),
+    ['failing', 'on-failure'],
+  );
   await hooks.runBeforePublish({ event: fsEvent({ virtual_path: '/elsewhere/v.exe' }), pending });
   t.same(take(), [], 'not matching: nothing runs');
 });
@@ -312,7 +472,10 @@ t.test('bounded queue: a burst beyond max_pending is dropped, not queued without
   t.teardown(() => t2.close());
   const tk = await t2.adminToken();
   await t2.inject('POST', '/api/v2/eventactions', { token: tk, payload: { name: 'slow', type: 101, options: { test_config: { delay: 50 } } } });
-  await t2.inject('POST', '/api/v2/eventrules', { token: tk, payload: { name: 'r', trigger: 1, conditions: { fs_events: ['upload'] }, actions: [{ name: 'slow' }] } });
+  await t2.inject('POST', '/api/v2/eventrules', {
+    token: tk,
+    payload: { name: 'r', trigger: 1, conditions: { fs_events: ['upload'] }, actions: [{ name: 'slow' }] },
+  });
   const m2 = t2.app.container.resolve(EventManager);
   await m2.rules();
   const b2 = t2.app.container.resolve<EventBus>(TOKENS.EventBus);

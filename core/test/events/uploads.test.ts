@@ -44,12 +44,18 @@ async function api(method: string, url: string, payload?: unknown) {
   return r.payload ? json(r) : undefined;
 }
 const action = (name: string, type: number, options: Record<string, unknown>) => api('POST', '/api/v2/eventactions', { name, type, options });
-const setFail = (name: string, fail: boolean) => api('PUT', `/api/v2/eventactions/${name}`, { name, type: 101, options: { test_config: { fail, message: '{{.Event}} {{.VirtualPath}} {{.FileSize}}' } } });
+const setFail = (name: string, fail: boolean) =>
+  api('PUT', `/api/v2/eventactions/${name}`, { name, type: 101, options: { test_config: { fail, message: '{{.Event}} {{.VirtualPath}} {{.FileSize}}' } } });
 const rule = (name: string, fs_events: string[], paths: string, actions: { name: string; order?: number; relation_options?: Record<string, boolean> }[]) =>
   api('POST', '/api/v2/eventrules', { name, trigger: 1, conditions: { fs_events, options: { fs_paths: [{ pattern: paths }] } }, actions });
 
 const q = encodeURIComponent;
-const up = (p: string, body: string) => ta.inject('POST', `/api/v2/user/files/upload?path=${q(p)}&mkdir_parents=true`, { token, payload: body, headers: { 'content-type': 'application/octet-stream' } });
+const up = (p: string, body: string) =>
+  ta.inject('POST', `/api/v2/user/files/upload?path=${q(p)}&mkdir_parents=true`, {
+    token,
+    payload: body,
+    headers: { 'content-type': 'application/octet-stream' },
+  });
 const upMultipart = (dir: string, name: string, body: string) => {
   const m = multipart([{ name, data: body }]);
   return ta.inject('POST', `/api/v2/user/files?path=${q(dir)}&mkdir_parents=true`, { token, payload: m.payload, headers: m.headers });
@@ -78,7 +84,11 @@ t.test('execute_sync + stop_on_failure: a failing action aborts the upload, remo
   const before = await usage();
   const r = await up('/sync/a.txt', 'hello sync');
   t.equal(r.statusCode, 403, r.payload);
-  t.same(json(r), { message: 'rejected by event rule "sync-gate": action "gate" failed', error: 'Forbidden' }, 'a JSON error naming the rule, not the action internals');
+  t.same(
+    json(r),
+    { message: 'rejected by event rule "sync-gate": action "gate" failed', error: 'Forbidden' },
+    'a JSON error naming the rule, not the action internals',
+  );
   t.notOk(existsSync(path.join(home, 'sync', 'a.txt')), 'the file is removed');
   t.equal((await download('/sync/a.txt')).statusCode, 404);
   t.same(await usage(), before, 'quota counters unchanged');
@@ -90,17 +100,25 @@ t.test('execute_sync + stop_on_failure: a failing action aborts the upload, remo
   t.same(await usage(), before);
   await mgr.idle();
   const ran = take();
-  t.same(ran.map((e) => `${e.rule}:${e.action}`), ['sync-gate:gate', 'sync-gate:gate'], 'the sync action ran for each upload');
+  t.same(
+    ran.map((e) => `${e.rule}:${e.action}`),
+    ['sync-gate:gate', 'sync-gate:gate'],
+    'the sync action ran for each upload',
+  );
   t.equal(ran[0]!.params.FileSize, 10, 'after the upload, with its size');
   t.same(auditLines('uploads.log'), [], 'stop_on_failure: the later ordinary action did not run');
-  t.same(auditLines('failures.log'), [
-    'sync-gate: /sync/a.txt failed (gate: test action gate failed)',
-    'sync-gate: /sync/b.txt failed (gate: test action gate failed)',
-  ], 'the failure action ran for each aborted upload');
+  t.same(
+    auditLines('failures.log'),
+    ['sync-gate: /sync/a.txt failed (gate: test action gate failed)', 'sync-gate: /sync/b.txt failed (gate: test action gate failed)'],
+    'the failure action ran for each aborted upload',
+  );
 });
 
 t.test('execute_before_file_publish: a failing action rejects the upload, no file and no temporary file remain', async (t) => {
-  await rule('scan', ['upload'], '/scan/**', [{ name: 'scanner', relation_options: { execute_before_file_publish: true } }, { name: 'audit', order: 2 }]);
+  await rule('scan', ['upload'], '/scan/**', [
+    { name: 'scanner', relation_options: { execute_before_file_publish: true } },
+    { name: 'audit', order: 2 },
+  ]);
   const before = await usage();
   const r = await up('/scan/v.bin', 'EICAR-like content');
   t.equal(r.statusCode, 403, r.payload);
@@ -110,7 +128,10 @@ t.test('execute_before_file_publish: a failing action rejects the upload, no fil
   t.same(await usage(), before, 'quota counters unchanged');
   await mgr.idle();
   const ran = take();
-  t.same(ran.map((e) => e.action), ['scanner']);
+  t.same(
+    ran.map((e) => e.action),
+    ['scanner'],
+  );
   t.ok(ran[0]!.hasPending, 'the action ran on the pending upload');
   t.same(auditLines('uploads.log'), [], 'the rest of the rule does not run for a rejected upload');
 });
@@ -129,8 +150,17 @@ t.test('the same rules with succeeding actions: the files are stored and counted
   t.same(await usage(), { size: before.size + 10 + 5 + 5, files: before.files + 3 });
   t.same(tmpLeft(), []);
   await mgr.idle();
-  t.same(take().map((e) => `${e.rule}:${e.action}:${e.hasPending}`).sort(), ['scan:scanner:true', 'sync-gate:gate:false', 'sync-gate:gate:false']);
-  t.same(auditLines('uploads.log').sort(), ['upload /scan/v.bin 5 by alice', 'upload /sync/a.txt 10 by alice', 'upload /sync/b.txt 5 by alice'], 'the asynchronous actions ran after');
+  t.same(
+    take()
+      .map((e) => `${e.rule}:${e.action}:${e.hasPending}`)
+      .sort(),
+    ['scan:scanner:true', 'sync-gate:gate:false', 'sync-gate:gate:false'],
+  );
+  t.same(
+    auditLines('uploads.log').sort(),
+    ['upload /scan/v.bin 5 by alice', 'upload /sync/a.txt 10 by alice', 'upload /sync/b.txt 5 by alice'],
+    'the asynchronous actions ran after',
+  );
   t.equal(auditLines('failures.log').length, 2, 'no failure action without a failure');
   await api('DELETE', '/api/v2/eventrules/sync-gate');
   await api('DELETE', '/api/v2/eventrules/scan');
@@ -171,23 +201,35 @@ t.test('pre-upload, pre-download, pre-delete: sync actions decide whether the op
   t.equal(del.statusCode, 403, del.payload);
   t.ok(existsSync(path.join(home, 'locked', 'kept.txt')), 'not deleted');
   t.equal((await download('/open.txt')).statusCode, 200, 'paths outside the rule are not concerned');
-  t.equal((await ta.inject('HEAD', `/api/v2/user/files?path=${q('/locked/kept.txt')}`, { token })).statusCode, 200, 'a HEAD transfers nothing: no pre-download');
+  t.equal(
+    (await ta.inject('HEAD', `/api/v2/user/files?path=${q('/locked/kept.txt')}`, { token })).statusCode,
+    200,
+    'a HEAD transfers nothing: no pre-download',
+  );
   await mgr.idle();
   const ran = take();
-  t.same(ran.map((e) => `${e.params.Event} ${e.params.VirtualPath} ${e.params.FileSize}`), [
-    'pre-upload /locked/new.txt 0',
-    'pre-upload /locked/kept.txt 11',
-    'pre-download /locked/kept.txt 11',
-    'pre-download /locked/kept.txt 11',
-    'pre-delete /locked/kept.txt 11',
-  ], 'pre events carry the path and the size of the file concerned (0 for a new upload)');
-  t.same(auditLines('uploads.log').filter((l) => l.startsWith('pre-')), [
-    'pre-upload /locked/new.txt 0 by alice',
-    'pre-upload /locked/kept.txt 11 by alice',
-    'pre-download /locked/kept.txt 11 by alice',
-    'pre-download /locked/kept.txt 11 by alice',
-    'pre-delete /locked/kept.txt 11 by alice',
-  ], 'without stop_on_failure the asynchronous actions still run');
+  t.same(
+    ran.map((e) => `${e.params.Event} ${e.params.VirtualPath} ${e.params.FileSize}`),
+    [
+      'pre-upload /locked/new.txt 0',
+      'pre-upload /locked/kept.txt 11',
+      'pre-download /locked/kept.txt 11',
+      'pre-download /locked/kept.txt 11',
+      'pre-delete /locked/kept.txt 11',
+    ],
+    'pre events carry the path and the size of the file concerned (0 for a new upload)',
+  );
+  t.same(
+    auditLines('uploads.log').filter((l) => l.startsWith('pre-')),
+    [
+      'pre-upload /locked/new.txt 0 by alice',
+      'pre-upload /locked/kept.txt 11 by alice',
+      'pre-download /locked/kept.txt 11 by alice',
+      'pre-download /locked/kept.txt 11 by alice',
+      'pre-delete /locked/kept.txt 11 by alice',
+    ],
+    'without stop_on_failure the asynchronous actions still run',
+  );
 
   // the gate opens: every operation goes through
   await setFail('gate', false);
@@ -202,7 +244,10 @@ t.test('pre-upload, pre-download, pre-delete: sync actions decide whether the op
   t.equal((await remove('/locked/kept.txt')).statusCode, 200);
   t.notOk(existsSync(path.join(home, 'locked', 'kept.txt')));
   await mgr.idle();
-  t.same(take().map((e) => e.params.Event), ['pre-upload', 'pre-download', 'pre-download', 'pre-delete']);
+  t.same(
+    take().map((e) => e.params.Event),
+    ['pre-upload', 'pre-download', 'pre-download', 'pre-delete'],
+  );
 
   // with stop_on_failure a pre-* failure denies too, and only the failure actions run
   await setFail('gate', true);
@@ -244,7 +289,11 @@ t.test('failure actions run only when another action failed (effect: the audit p
   await mgr.idle();
   t.ok(existsSync(path.join(home, 'audit', 'ko.txt')));
   t.ok(auditLines('uploads.log').includes('upload /audit/ko.txt 7 by alice'), 'no stop_on_failure: the next action still ran');
-  t.same(auditLines('failures.log'), [...failuresBefore, 'audited: /audit/ko.txt failed (gate: test action gate failed)'], 'the failure action ran once, after the failure');
+  t.same(
+    auditLines('failures.log'),
+    [...failuresBefore, 'audited: /audit/ko.txt failed (gate: test action gate failed)'],
+    'the failure action ran once, after the failure',
+  );
   take();
   await api('DELETE', '/api/v2/eventrules/audited');
 });
@@ -252,18 +301,30 @@ t.test('failure actions run only when another action failed (effect: the audit p
 t.test('the third-party example plugin (examples/action-audit-log) fires through a real rule', async (t) => {
   const v = await ta.inject('GET', '/api/v2/version', { token: admin });
   t.ok((json(v).features as string[]).includes('ferry-plugin-action-audit-log@1.0.0'), 'loaded from the configuration');
-  const bad = await ta.inject('POST', '/api/v2/eventactions', { token: admin, payload: { name: 'escape', type: 5000, options: { audit_log_config: { file: '../x.log', line: 'l' } } } });
+  const bad = await ta.inject('POST', '/api/v2/eventactions', {
+    token: admin,
+    payload: { name: 'escape', type: 5000, options: { audit_log_config: { file: '../x.log', line: 'l' } } },
+  });
   t.equal(bad.statusCode, 400, 'its options schema applies');
   t.match(json(bad).message, /options\.audit_log_config: "file"/);
-  const tpl = await ta.inject('POST', '/api/v2/eventactions', { token: admin, payload: { name: 'bad-tpl', type: 5000, options: { audit_log_config: { file: 'x.log', line: '{{Name}}' } } } });
+  const tpl = await ta.inject('POST', '/api/v2/eventactions', {
+    token: admin,
+    payload: { name: 'bad-tpl', type: 5000, options: { audit_log_config: { file: 'x.log', line: '{{Name}}' } } },
+  });
   t.equal(tpl.statusCode, 400, 'its template fields are checked at save time');
-  await action('third-party', 5000, { audit_log_config: { file: 'third-party.log', line: '{{.Event}}|{{.VirtualPath}}|{{.FileSize}}|{{.Name}}|{{.Protocol}}|{{.ExtName}}' } });
+  await action('third-party', 5000, {
+    audit_log_config: { file: 'third-party.log', line: '{{.Event}}|{{.VirtualPath}}|{{.FileSize}}|{{.Name}}|{{.Protocol}}|{{.ExtName}}' },
+  });
   await rule('third', ['upload', 'delete'], '/third/**', [{ name: 'third-party' }]);
   t.equal((await up('/third/report.csv', 'a,b,c\n')).statusCode, 201);
   t.equal((await remove('/third/report.csv')).statusCode, 200);
   t.equal((await up('/elsewhere.txt', 'x')).statusCode, 201);
   await mgr.idle();
-  t.same(auditLines('third-party.log'), ['upload|/third/report.csv|6|alice|HTTP|.csv', 'delete|/third/report.csv|6|alice|HTTP|.csv'], 'one rendered line per matching operation');
+  t.same(
+    auditLines('third-party.log'),
+    ['upload|/third/report.csv|6|alice|HTTP|.csv', 'delete|/third/report.csv|6|alice|HTTP|.csv'],
+    'one rendered line per matching operation',
+  );
   await api('DELETE', '/api/v2/eventrules/third');
 });
 
@@ -272,10 +333,25 @@ t.test('filesystem trigger through HTTP: download, rename, mkdir, rmdir, first-u
   const bob = await ta.userToken('bob', PASSWORD);
   const as = (method: string, url: string, tk = bob, payload?: string) =>
     ta.inject(method, url, { token: tk, payload, headers: payload === undefined ? {} : { 'content-type': 'application/octet-stream' } });
-  await action('audit-ops', 5000, { audit_log_config: { file: 'ops.log', line: '{{.Event}} {{.VirtualPath}}{{if .VirtualTargetPath}} -> {{.VirtualTargetPath}}{{end}} {{.ObjectType}} {{.FileSize}} {{.Status}} by {{.Name}}' } });
+  await action('audit-ops', 5000, {
+    audit_log_config: {
+      file: 'ops.log',
+      line: '{{.Event}} {{.VirtualPath}}{{if .VirtualTargetPath}} -> {{.VirtualTargetPath}}{{end}} {{.ObjectType}} {{.FileSize}} {{.Status}} by {{.Name}}',
+    },
+  });
   await action('audit-firsts', 5000, { audit_log_config: { file: 'firsts.log', line: '{{.Event}} {{.VirtualPath}} {{.FileSize}} by {{.Name}}' } });
-  await api('POST', '/api/v2/eventrules', { name: 'bob-ops', trigger: 1, conditions: { fs_events: ['download', 'rename', 'mkdir', 'rmdir'], options: { names: [{ pattern: 'bob' }] } }, actions: [{ name: 'audit-ops' }] });
-  await api('POST', '/api/v2/eventrules', { name: 'bob-firsts', trigger: 1, conditions: { fs_events: ['first-upload', 'first-download'], options: { names: [{ pattern: 'bob' }] } }, actions: [{ name: 'audit-firsts' }] });
+  await api('POST', '/api/v2/eventrules', {
+    name: 'bob-ops',
+    trigger: 1,
+    conditions: { fs_events: ['download', 'rename', 'mkdir', 'rmdir'], options: { names: [{ pattern: 'bob' }] } },
+    actions: [{ name: 'audit-ops' }],
+  });
+  await api('POST', '/api/v2/eventrules', {
+    name: 'bob-firsts',
+    trigger: 1,
+    conditions: { fs_events: ['first-upload', 'first-download'], options: { names: [{ pattern: 'bob' }] } },
+    actions: [{ name: 'audit-firsts' }],
+  });
 
   const ok = async (r: Promise<{ statusCode: number; payload: string }>, code: number, what: string) => {
     const res = await r;
@@ -308,7 +384,11 @@ t.test('filesystem trigger through HTTP: download, rename, mkdir, rmdir, first-u
     ],
     'one line per download, rename, mkdir, rmdir of bob (.ObjectType directory for the renamed directory, file for the renamed file): no upload, delete, nor anything of alice',
   );
-  t.same(auditLines('firsts.log').sort(), ['first-download /d1/f.txt 5 by bob', 'first-upload /d1/f.txt 5 by bob'], 'first-upload and first-download fire once');
+  t.same(
+    auditLines('firsts.log').sort(),
+    ['first-download /d1/f.txt 5 by bob', 'first-upload /d1/f.txt 5 by bob'],
+    'first-upload and first-download fire once',
+  );
   const counters = await api('GET', '/api/v2/users/bob');
   t.ok(counters.first_upload > 0 && counters.first_download > 0, 'the first transfers are recorded on the user');
   take();

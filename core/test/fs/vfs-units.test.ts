@@ -141,9 +141,11 @@ t.test('Throttle keeps the rate and holds little data', async (t) => {
   const start = Date.now();
   let out = 0;
   await pipeline(
-    Readable.from((function* () {
-      for (let i = 0; i < 10; i++) yield Buffer.alloc(64 * 1024);
-    })()),
+    Readable.from(
+      (function* () {
+        for (let i = 0; i < 10; i++) yield Buffer.alloc(64 * 1024);
+      })(),
+    ),
     th,
     new Writable({
       write(c: Buffer, _e, cb) {
@@ -211,14 +213,24 @@ t.test('VirtualFs: mounts, deepest wins, virtual directories', async (t) => {
     ],
   } as unknown as EffectiveUser;
   const v = new VirtualFs(user, {} as FsFactory);
-  t.same(v.mounts.map((m) => m.vpath), ['/a/b/c', '/a', '/'], 'invalid and root mappings ignored');
+  t.same(
+    v.mounts.map((m) => m.vpath),
+    ['/a/b/c', '/a', '/'],
+    'invalid and root mappings ignored',
+  );
   t.same(v.resolve('/a/b/c/d'), { vpath: '/a/b/c/d', mount: v.mounts[0], fsPath: '/d' });
   t.same(v.resolve('/a/b').fsPath, '/b');
   t.same(v.resolve('/a').fsPath, '/');
   t.same(v.resolve('/ab').mount.vpath, '/');
   t.same([...v.virtualChildren('/').keys()], ['a']);
-  t.same([...v.virtualChildren('/a').entries()].map(([k, m]) => [k, m?.vpath]), [['b', undefined]]);
-  t.same([...v.virtualChildren('/a/b').entries()].map(([k, m]) => [k, m?.vpath]), [['c', '/a/b/c']]);
+  t.same(
+    [...v.virtualChildren('/a').entries()].map(([k, m]) => [k, m?.vpath]),
+    [['b', undefined]],
+  );
+  t.same(
+    [...v.virtualChildren('/a/b').entries()].map(([k, m]) => [k, m?.vpath]),
+    [['c', '/a/b/c']],
+  );
   t.ok(v.isVirtualDir('/a/b'));
   t.notOk(v.isVirtualDir('/a/x'));
   t.notOk(v.isVirtualDir('/'));
@@ -235,7 +247,9 @@ t.test('ConnectionManager: sessions share a connection; limits', async (t) => {
   cm.acquire('s2', info, 2);
   t.throws(() => cm.acquire('s3', info, 2), { message: /too many open sessions/ });
   const tr = cm.startTransfer(a, { operation_type: 'upload', path: '/x' }, { maxTotal: 0, maxPerHost: 1 });
-  t.throws(() => cm.startTransfer(a, { operation_type: 'upload', path: '/y' }, { maxTotal: 0, maxPerHost: 1 }), { message: /too many transfers in progress from 1.1.1.1/ });
+  t.throws(() => cm.startTransfer(a, { operation_type: 'upload', path: '/y' }, { maxTotal: 0, maxPerHost: 1 }), {
+    message: /too many transfers in progress from 1.1.1.1/,
+  });
   t.match(cm.render(a), { node: 'n1', active_transfers: [{ operation_type: 'upload', path: '/x', size: 0 }] });
   cm.release(a);
   cm.release(b);

@@ -30,7 +30,10 @@ t.test('create, read, list, update, delete', async (t) => {
   t.equal(g.statusCode, 200);
   t.match(g.result, { username: 'ann', filters: { allow_api_key_auth: false, allow_list: [] } });
 
-  const u = await ta.inject('PUT', '/api/v2/admins/ann', { token, payload: admin('ann', { password: undefined, permissions: ['view_users', 'add_users'], email: 'a2@example.test' }) });
+  const u = await ta.inject('PUT', '/api/v2/admins/ann', {
+    token,
+    payload: admin('ann', { password: undefined, permissions: ['view_users', 'add_users'], email: 'a2@example.test' }),
+  });
   t.equal(u.statusCode, 200, u.payload);
   t.match(u.result, { message: String });
   t.equal((await ta.adminToken('ann', 'ann-password')).length > 10, true, 'password kept when omitted');
@@ -38,9 +41,15 @@ t.test('create, read, list, update, delete', async (t) => {
 
   await ta.inject('POST', '/api/v2/admins', { token, payload: admin('bea') });
   const l = await ta.inject('GET', '/api/v2/admins?order=DESC&limit=2', { token });
-  t.same((l.result as { username: string }[]).map((a) => a.username), ['bea', 'ann']);
+  t.same(
+    (l.result as { username: string }[]).map((a) => a.username),
+    ['bea', 'ann'],
+  );
   const l2 = await ta.inject('GET', '/api/v2/admins?offset=1&limit=1', { token });
-  t.same((l2.result as { username: string }[]).map((a) => a.username), ['ann']);
+  t.same(
+    (l2.result as { username: string }[]).map((a) => a.username),
+    ['ann'],
+  );
 
   const d = await ta.inject('DELETE', '/api/v2/admins/bea', { token });
   t.equal(d.statusCode, 200);
@@ -107,7 +116,13 @@ function pick(a: Record<string, unknown>) {
 t.test('permissions: 403 without * or the specific permission', async (t) => {
   await ta.inject('POST', '/api/v2/admins', { token, payload: admin('viewer', { permissions: ['view_users'] }) });
   const vt = await ta.adminToken('viewer', 'viewer-password');
-  for (const [m, u] of [['GET', '/api/v2/admins'], ['POST', '/api/v2/admins'], ['GET', '/api/v2/roles'], ['GET', '/api/v2/apikeys'], ['DELETE', '/api/v2/admins/ann']]) {
+  for (const [m, u] of [
+    ['GET', '/api/v2/admins'],
+    ['POST', '/api/v2/admins'],
+    ['GET', '/api/v2/roles'],
+    ['GET', '/api/v2/apikeys'],
+    ['DELETE', '/api/v2/admins/ann'],
+  ]) {
     const r = await ta.inject(m!, u!, { token: vt, payload: m === 'POST' ? admin('x') : undefined });
     t.equal(r.statusCode, 403, `${m} ${u}`);
     t.match(JSON.parse(r.payload), { error: 'Forbidden', message: /permission/ });
@@ -125,10 +140,17 @@ t.test('disabled admins and allow_list', async (t) => {
   await ta.inject('POST', '/api/v2/admins', { token, payload: admin('local', { filters: { allow_list: ['127.0.0.1/32'] } }) });
   const lt = await ta.adminToken('local', 'local-password');
   t.ok(lt);
-  await ta.inject('POST', '/api/v2/admins', { token, payload: admin('keyonly', { password: undefined, filters: { disable_password_auth: true, allow_api_key_auth: true } }) });
+  await ta.inject('POST', '/api/v2/admins', {
+    token,
+    payload: admin('keyonly', { password: undefined, filters: { disable_password_auth: true, allow_api_key_auth: true } }),
+  });
   t.equal((await ta.inject('GET', '/api/v2/token', { basic: { username: 'keyonly', password: '' } })).statusCode, 401);
   await ta.inject('POST', '/api/v2/admins', { token, payload: admin('nopwlogin', { filters: { disable_password_auth: true } }) });
-  t.equal((await ta.inject('GET', '/api/v2/token', { basic: { username: 'nopwlogin', password: 'nopwlogin-password' } })).statusCode, 403, 'password login disabled');
+  t.equal(
+    (await ta.inject('GET', '/api/v2/token', { basic: { username: 'nopwlogin', password: 'nopwlogin-password' } })).statusCode,
+    403,
+    'password login disabled',
+  );
 });
 
 t.test('profile and password change', async (t) => {
@@ -189,23 +211,42 @@ t.test('/admins/{username}: bad name, bad body, permissions and roles on GET and
   const lt = await ta.adminToken('r1-lead', 'r1-lead-password');
   const r1 = admin('r1-member', { password: undefined, role: 'adm-r1' });
   t.equal((await ta.inject('GET', '/api/v2/admins/r2-member', { token: lt })).statusCode, 404, 'another role is invisible');
-  t.equal((await ta.inject('PUT', '/api/v2/admins/r2-member', { token: lt, payload: admin('r2-member', { password: undefined, role: 'adm-r1' }) })).statusCode, 404);
-  t.equal((await ta.inject('PUT', `/api/v2/admins/${TEST_ADMIN.username}`, { token: lt, payload: admin(TEST_ADMIN.username, { permissions: ['*'] }) })).statusCode, 404, 'global admins are invisible');
+  t.equal(
+    (await ta.inject('PUT', '/api/v2/admins/r2-member', { token: lt, payload: admin('r2-member', { password: undefined, role: 'adm-r1' }) })).statusCode,
+    404,
+  );
+  t.equal(
+    (await ta.inject('PUT', `/api/v2/admins/${TEST_ADMIN.username}`, { token: lt, payload: admin(TEST_ADMIN.username, { permissions: ['*'] }) })).statusCode,
+    404,
+    'global admins are invisible',
+  );
   const move = await ta.inject('PUT', '/api/v2/admins/r1-member', { token: lt, payload: { ...r1, role: 'adm-r2' } });
   t.equal(move.statusCode, 403, 'cannot move an admin to another role');
   t.match(JSON.parse(move.payload).message, /role "adm-r1" can only assign that role/);
   t.equal((await ta.inject('PUT', '/api/v2/admins/r1-member', { token: lt, payload: { ...r1, role: '', description: 'kept in role' } })).statusCode, 200);
-  t.match((await ta.inject('GET', '/api/v2/admins/r1-member', { token })).result, { role: 'adm-r1', description: 'kept in role' }, 'an empty role keeps the caller role');
+  t.match(
+    (await ta.inject('GET', '/api/v2/admins/r1-member', { token })).result,
+    { role: 'adm-r1', description: 'kept in role' },
+    'an empty role keeps the caller role',
+  );
   const selfMe = (await ta.inject('GET', '/api/v2/admins/r1-lead', { token: lt })).result as Record<string, unknown>;
   const selfMove = await ta.inject('PUT', '/api/v2/admins/r1-lead', { token: lt, payload: { ...pick(selfMe), role: 'adm-r2' } });
   t.equal(selfMove.statusCode, 400, 'nor itself');
   t.match(JSON.parse(selfMove.payload).message, /cannot change your own role/);
-  t.equal((await ta.inject('PUT', '/api/v2/admins/r1-member', { token, payload: { ...r1, role: 'adm-r2' } })).statusCode, 200, 'a global admin moves admins between roles');
+  t.equal(
+    (await ta.inject('PUT', '/api/v2/admins/r1-member', { token, payload: { ...r1, role: 'adm-r2' } })).statusCode,
+    200,
+    'a global admin moves admins between roles',
+  );
   t.equal((await ta.inject('GET', '/api/v2/admins/r1-member', { token: lt })).statusCode, 404, 'moved out of the role admin view');
 });
 
 t.test('profile and password routes: 401 without credentials, never through an API key', async (t) => {
-  for (const [m, u] of [['GET', '/api/v2/admin/profile'], ['PUT', '/api/v2/admin/profile'], ['PUT', '/api/v2/admin/changepwd']] as const) {
+  for (const [m, u] of [
+    ['GET', '/api/v2/admin/profile'],
+    ['PUT', '/api/v2/admin/profile'],
+    ['PUT', '/api/v2/admin/changepwd'],
+  ] as const) {
     const r = await ta.inject(m, u, { payload: m === 'PUT' ? {} : undefined });
     t.equal(r.statusCode, 401, `${m} ${u}`);
     t.match(JSON.parse(r.payload), { error: 'Unauthorized' });
@@ -220,8 +261,21 @@ t.test('profile and password routes: 401 without credentials, never through an A
   const pwd = await ta.inject('PUT', '/api/v2/admin/changepwd', { apiKey, payload: { current_password: 'keyed-password', new_password: 'taken-over' } });
   t.equal(pwd.statusCode, 403);
   const me = (await ta.inject('GET', '/api/v2/admins/keyed', { apiKey })).result as Record<string, unknown>;
-  t.equal((await ta.inject('PUT', '/api/v2/admins/keyed', { apiKey, payload: { ...pick(me), email: 'x@example.test' } })).statusCode, 403, 'nor through /admins');
+  t.equal(
+    (await ta.inject('PUT', '/api/v2/admins/keyed', { apiKey, payload: { ...pick(me), email: 'x@example.test' } })).statusCode,
+    403,
+    'nor through /admins',
+  );
   t.match((await ta.inject('GET', '/api/v2/admins/keyed', { token })).result, { description: '', email: '' }, 'nothing changed');
   t.ok(await ta.adminToken('keyed', 'keyed-password'), 'password unchanged');
-  t.equal((await ta.inject('PUT', '/api/v2/admins/ann', { apiKey, payload: admin('ann', { password: undefined, permissions: ['view_users', 'add_users'], description: 'by key' }) })).statusCode, 200, 'other admins can be updated with the key');
+  t.equal(
+    (
+      await ta.inject('PUT', '/api/v2/admins/ann', {
+        apiKey,
+        payload: admin('ann', { password: undefined, permissions: ['view_users', 'add_users'], description: 'by key' }),
+      })
+    ).statusCode,
+    200,
+    'other admins can be updated with the key',
+  );
 });

@@ -45,9 +45,13 @@ async function hashes(fn: () => Promise<unknown>): Promise<number> {
 await t.test('share password: verified once, then trusted until the TTL', async (t) => {
   const get = () => ta.inject('GET', `/api/v2/shares/${readId}/files?path=a.txt`, { basic: basic('open-sesame') });
   t.equal(await hashes(async () => t.equal((await get()).statusCode, 200)), 1);
-  t.equal(await hashes(async () => {
-    for (let i = 0; i < 5; i++) t.equal((await get()).statusCode, 200);
-  }), 0, 'five more requests: no argon2');
+  t.equal(
+    await hashes(async () => {
+      for (let i = 0; i < 5; i++) t.equal((await get()).statusCode, 200);
+    }),
+    0,
+    'five more requests: no argon2',
+  );
   now += 31_000;
   t.equal(await hashes(async () => t.equal((await get()).statusCode, 200)), 1, 'after the TTL the password is verified again');
 });
@@ -77,7 +81,10 @@ await t.test('a share update invalidates what was verified for it; the old passw
   t.equal(await hashes(async () => t.equal((await get('open-sesame')).statusCode, 401)), 1, 'the old password is hashed and refused');
   t.equal(await hashes(async () => t.equal((await get('new-secret')).statusCode, 200)), 1);
   // an update that keeps the password (redacted marker) still invalidates: the share changed
-  const keep = await ta.inject('PUT', `/api/v2/user/shares/${readId}`, { token, payload: { name: 'pub2', scope: 1, paths: ['/pub'], password: '[**redacted**]' } });
+  const keep = await ta.inject('PUT', `/api/v2/user/shares/${readId}`, {
+    token,
+    payload: { name: 'pub2', scope: 1, paths: ['/pub'], password: '[**redacted**]' },
+  });
   t.equal(keep.statusCode, 200, keep.payload);
   t.equal(await hashes(async () => t.equal((await get('new-secret')).statusCode, 200)), 1);
 });
@@ -117,13 +124,23 @@ await t.test('token requests: a repeated basic-auth login is hashed once; a pass
   const userToken = () => ta.inject('GET', '/api/v2/user/token', { basic: { username: 'owner', password: PASSWORD } });
   const adminTok = () => ta.inject('GET', '/api/v2/token', { basic: TEST_ADMIN });
   now += 60_000;
-  t.equal(await hashes(async () => {
-    for (let i = 0; i < 4; i++) t.equal((await userToken()).statusCode, 200);
-    for (let i = 0; i < 4; i++) t.equal((await adminTok()).statusCode, 200);
-  }), 2, 'one verification per account');
-  t.equal(await hashes(async () => t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'owner', password: 'nope' } })).statusCode, 401)), 1);
+  t.equal(
+    await hashes(async () => {
+      for (let i = 0; i < 4; i++) t.equal((await userToken()).statusCode, 200);
+      for (let i = 0; i < 4; i++) t.equal((await adminTok()).statusCode, 200);
+    }),
+    2,
+    'one verification per account',
+  );
+  t.equal(
+    await hashes(async () => t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'owner', password: 'nope' } })).statusCode, 401)),
+    1,
+  );
   const adminTok2 = await ta.adminToken();
-  const ch = await ta.inject('PUT', '/api/v2/users/owner', { token: adminTok2, payload: { username: 'owner', password: 'changed-password-2', status: 1, permissions: { '/': ['*'] }, home_dir: home } });
+  const ch = await ta.inject('PUT', '/api/v2/users/owner', {
+    token: adminTok2,
+    payload: { username: 'owner', password: 'changed-password-2', status: 1, permissions: { '/': ['*'] }, home_dir: home },
+  });
   t.equal(ch.statusCode, 200, ch.payload);
   t.equal((await userToken()).statusCode, 401, 'the old password no longer works, cached or not');
   t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'owner', password: 'changed-password-2' } })).statusCode, 200);

@@ -44,11 +44,31 @@ await ok(A, 'POST', '/api/v2/folders', { name: 'cloud-f', filesystem: s3({ acces
 await ok(A, 'POST', '/api/v2/groups', {
   name: 'g-prim',
   description: 'primary',
-  user_settings: { home_dir: '/srv/%username%', quota_size: 1000, filesystem: s3({ access_secret: { status: 'Plain', payload: 'GROUP-SECRET-1' } }), filters: { denied_protocols: ['FTP'] } },
+  user_settings: {
+    home_dir: '/srv/%username%',
+    quota_size: 1000,
+    filesystem: s3({ access_secret: { status: 'Plain', payload: 'GROUP-SECRET-1' } }),
+    filters: { denied_protocols: ['FTP'] },
+  },
   virtual_folders: [{ name: 'cloud-f', virtual_path: '/cloud' }],
 });
 await ok(A, 'POST', '/api/v2/groups', { name: 'g-mem' });
-await ok(A, 'POST', '/api/v2/users', user('alice', { email: 'alice@example.test', role: 'ops', custom_placeholders: ['x'], groups: [{ name: 'g-prim', type: 1 }, { name: 'g-mem', type: 3 }], virtual_folders: [{ name: 'local-f', virtual_path: '/local', quota_size: 10, quota_files: 1 }], filters: { allow_api_key_auth: true } }));
+await ok(
+  A,
+  'POST',
+  '/api/v2/users',
+  user('alice', {
+    email: 'alice@example.test',
+    role: 'ops',
+    custom_placeholders: ['x'],
+    groups: [
+      { name: 'g-prim', type: 1 },
+      { name: 'g-mem', type: 3 },
+    ],
+    virtual_folders: [{ name: 'local-f', virtual_path: '/local', quota_size: 10, quota_files: 1 }],
+    filters: { allow_api_key_auth: true },
+  }),
+);
 await ok(A, 'POST', '/api/v2/users', user('bob', { filesystem: s3({ access_secret: { status: 'Plain', payload: 'USER-SECRET-1' } }), quota_files: 9 }));
 await ok(A, 'POST', '/api/v2/users', user('quentin', { home_dir: homeQ, quota_size: 100000 }));
 await ok(A, 'PUT', '/api/v2/quotas/users/bob/usage', { used_quota_size: 4242, used_quota_files: 42 });
@@ -58,10 +78,20 @@ await ok(A, 'PUT', '/api/v2/quotas/folders/local-f/usage', { used_quota_size: 99
   const em = A.app.orm.em.fork();
   const bob = await em.findOneOrFail(User, { username: 'bob' });
   const secrets = A.app.container.resolve<import('../../src/secrets/secret.js').SecretsService>(Symbol.for('ferry.Secrets'));
-  bob.filters = { ...bob.filters, totp_config: { enabled: true, config_name: 'Default', secret: await secrets.encrypt('TOTP-SEED-1', 'bob'), protocols: ['HTTP'] } };
+  bob.filters = {
+    ...bob.filters,
+    totp_config: { enabled: true, config_name: 'Default', secret: await secrets.encrypt('TOTP-SEED-1', 'bob'), protocols: ['HTTP'] },
+  };
   await em.flush();
 }
-await ok(A, 'POST', '/api/v2/admins', { username: 'opsadmin', password: 'opsadmin-pw', permissions: ['view_users'], role: 'ops', groups: [{ name: 'g-mem', options: { add_to_users_as: 0 } }], filters: { allow_api_key_auth: true } });
+await ok(A, 'POST', '/api/v2/admins', {
+  username: 'opsadmin',
+  password: 'opsadmin-pw',
+  permissions: ['view_users'],
+  role: 'ops',
+  groups: [{ name: 'g-mem', options: { add_to_users_as: 0 } }],
+  filters: { allow_api_key_auth: true },
+});
 const adminKey = (await ok(A, 'POST', '/api/v2/apikeys', { name: 'ops-key', scope: 1, admin: 'opsadmin', description: 'k' })).key as string;
 const userKey = (await ok(A, 'POST', '/api/v2/apikeys', { name: 'alice-key', scope: 2, user: 'alice' })).key as string;
 // shares (restored: creating one through the user API needs a real backend to check its paths)
@@ -70,7 +100,21 @@ const userKey = (await ok(A, 'POST', '/api/v2/apikeys', { name: 'alice-key', sco
     token: A.token,
     payload: {
       shares: [
-        { id: 'alice-docs-1', name: 'alice docs', scope: 1, paths: ['/local', '/cloud/report.pdf'], username: 'alice', password: 'SHARE-PASS-1', expires_at: 4102444800000, max_tokens: 5, used_tokens: 2, allow_from: ['10.0.0.0/8'], created_at: 1700000000000, updated_at: 1700000000001, last_use_at: 1700000000002 },
+        {
+          id: 'alice-docs-1',
+          name: 'alice docs',
+          scope: 1,
+          paths: ['/local', '/cloud/report.pdf'],
+          username: 'alice',
+          password: 'SHARE-PASS-1',
+          expires_at: 4102444800000,
+          max_tokens: 5,
+          used_tokens: 2,
+          allow_from: ['10.0.0.0/8'],
+          created_at: 1700000000000,
+          updated_at: 1700000000001,
+          last_use_at: 1700000000002,
+        },
         { id: 'bob-drop', name: 'bob drop box', scope: 2, paths: ['/in'], username: 'bob' },
       ],
     },
@@ -78,7 +122,12 @@ const userKey = (await ok(A, 'POST', '/api/v2/apikeys', { name: 'alice-key', sco
   if (r.statusCode !== 200) throw new Error(`loaddata shares: ${r.statusCode} ${r.payload}`);
 }
 // event actions and rules, IP lists
-await ok(A, 'POST', '/api/v2/eventactions', { name: 'notify', description: 'notifies', type: 101, options: { test_config: { message: 'up {{.VirtualPath}} by {{.Name}}', token: { status: 'Plain', payload: 'ACTION-SECRET-1' } } } });
+await ok(A, 'POST', '/api/v2/eventactions', {
+  name: 'notify',
+  description: 'notifies',
+  type: 101,
+  options: { test_config: { message: 'up {{.VirtualPath}} by {{.Name}}', token: { status: 'Plain', payload: 'ACTION-SECRET-1' } } },
+});
 await ok(A, 'POST', '/api/v2/eventactions', { name: 'scheduled-only', type: 102 });
 await ok(A, 'POST', '/api/v2/eventrules', {
   name: 'uploads',
@@ -86,17 +135,48 @@ await ok(A, 'POST', '/api/v2/eventrules', {
   conditions: { fs_events: ['upload'], options: { names: [{ pattern: 'al*' }], min_size: 10 } },
   actions: [{ name: 'notify', order: 1, relation_options: { stop_on_failure: true } }],
 });
-await ok(A, 'POST', '/api/v2/eventrules', { name: 'nightly', status: 0, trigger: 3, conditions: { schedules: [{ minute: '30', hour: '2', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: [{ name: 'scheduled-only' }] });
+await ok(A, 'POST', '/api/v2/eventrules', {
+  name: 'nightly',
+  status: 0,
+  trigger: 3,
+  conditions: { schedules: [{ minute: '30', hour: '2', day_of_week: '*', day_of_month: '*', month: '*' }] },
+  actions: [{ name: 'scheduled-only' }],
+});
 await ok(A, 'POST', '/api/v2/iplists/1', { ipornet: '192.168.1.10', description: 'office', protocols: 8 });
 await ok(A, 'POST', '/api/v2/iplists/2', { ipornet: '203.0.113.0/24', mode: 2, description: 'banned net' });
 await ok(A, 'POST', '/api/v2/iplists/3', { ipornet: '2001:db8::/32' });
-const PLAIN = ['FOLDER-SECRET-1', 'GROUP-SECRET-1', 'USER-SECRET-1', 'TOTP-SEED-1', 'ACTION-SECRET-1', 'SHARE-PASS-1', 'alice-password', 'opsadmin-pw', adminKey.split('.')[1]!];
+const PLAIN = [
+  'FOLDER-SECRET-1',
+  'GROUP-SECRET-1',
+  'USER-SECRET-1',
+  'TOTP-SEED-1',
+  'ACTION-SECRET-1',
+  'SHARE-PASS-1',
+  'alice-password',
+  'opsadmin-pw',
+  adminKey.split('.')[1]!,
+];
 
 t.test('dump: every section, secrets encrypted, hashes kept, no plaintext', async (t) => {
   const { text, data } = await dump(A);
-  t.same(Object.keys(data).sort(), ['admins', 'api_keys', 'event_actions', 'event_rules', 'folders', 'groups', 'ip_lists', 'roles', 'shares', 'users', 'version']);
+  t.same(Object.keys(data).sort(), [
+    'admins',
+    'api_keys',
+    'event_actions',
+    'event_rules',
+    'folders',
+    'groups',
+    'ip_lists',
+    'roles',
+    'shares',
+    'users',
+    'version',
+  ]);
   t.equal(data.version, 1);
-  t.same(data.users.map((u: { username: string }) => u.username), ['alice', 'bob', 'quentin']);
+  t.same(
+    data.users.map((u: { username: string }) => u.username),
+    ['alice', 'bob', 'quentin'],
+  );
   for (const p of PLAIN) t.notOk(text.includes(p), `${p.slice(0, 12)}... not in the dump`);
   const bob = data.users.find((u: { username: string }) => u.username === 'bob');
   t.match(bob.password, /^\$argon2id\$/, 'password hash dumped');
@@ -105,13 +185,28 @@ t.test('dump: every section, secrets encrypted, hashes kept, no plaintext', asyn
   t.match(bob, { used_quota_size: 4242, used_quota_files: 42, used_upload_data_transfer: 7 });
   t.notOk('id' in bob || 'has_password' in bob);
   t.match(data.api_keys[0], { key: /^[0-9a-f]{64}$/ });
-  t.match(data.groups.find((g: { name: string }) => g.name === 'g-prim'), { virtual_folders: [{ name: 'cloud-f', virtual_path: '/cloud' }], user_settings: { filesystem: { s3config: { access_secret: { payload: String } } } } });
-  t.match(data.admins.find((a: { username: string }) => a.username === 'opsadmin'), { role: 'ops', groups: [{ name: 'g-mem' }], password: /^\$argon2id\$/ });
+  t.match(
+    data.groups.find((g: { name: string }) => g.name === 'g-prim'),
+    { virtual_folders: [{ name: 'cloud-f', virtual_path: '/cloud' }], user_settings: { filesystem: { s3config: { access_secret: { payload: String } } } } },
+  );
+  t.match(
+    data.admins.find((a: { username: string }) => a.username === 'opsadmin'),
+    { role: 'ops', groups: [{ name: 'g-mem' }], password: /^\$argon2id\$/ },
+  );
   t.same(data.shares.map((x: { id: string }) => x.id).sort(), ['alice-docs-1', 'bob-drop']);
-  t.match(data.shares.find((x: { id: string }) => x.id === 'alice-docs-1'), { username: 'alice', password: /^\$argon2id\$/, used_tokens: 2, allow_from: ['10.0.0.0/8'] });
-  t.same(data.event_actions.map((x: { name: string }) => x.name), ['notify', 'scheduled-only']);
+  t.match(
+    data.shares.find((x: { id: string }) => x.id === 'alice-docs-1'),
+    { username: 'alice', password: /^\$argon2id\$/, used_tokens: 2, allow_from: ['10.0.0.0/8'] },
+  );
+  t.same(
+    data.event_actions.map((x: { name: string }) => x.name),
+    ['notify', 'scheduled-only'],
+  );
   t.match(data.event_actions[0], { options: { test_config: { token: { status: 'AES-256-GCM', payload: String } } } });
-  t.same(data.event_rules.map((x: { name: string }) => x.name), ['nightly', 'uploads']);
+  t.same(
+    data.event_rules.map((x: { name: string }) => x.name),
+    ['nightly', 'uploads'],
+  );
   t.equal(data.ip_lists.length, 3);
 
   const scoped = await dump(A, '&scopes=users,roles');
@@ -132,13 +227,26 @@ t.test('restore into an empty instance: identical second dump, logins and API ke
   t.ok(await B.adminToken('opsadmin', 'opsadmin-pw'));
   for (const section of ['shares', 'event_actions', 'event_rules', 'ip_lists']) t.ok(second.data[section].length >= 2, `${section} restored`);
   t.equal((await B.inject('GET', '/api/v2/users', { apiKey: adminKey })).statusCode, 200, 'admin API key works on the restored instance');
-  t.match(await B.app.container.resolve(ApiKeyService).authenticate(userKey), { key: { scope: 2, user: { username: 'alice' } } }, 'user API key hash preserved');
+  t.match(
+    await B.app.container.resolve(ApiKeyService).authenticate(userKey),
+    { key: { scope: 2, user: { username: 'alice' } } },
+    'user API key hash preserved',
+  );
   const eff = await B.app.container.resolve(UserService).effectiveUser('bob');
   const opts = await B.app.container.resolve(FsFactory).options(eff.filesystem, { username: 'bob' });
   t.equal(opts.access_secret, 'USER-SECRET-1', 'secrets restored as-is, still decryptable');
   const kinds = B.events.filter((e) => e.action === 'add').map((e) => `${e.object_type}:${e.object_name}`);
-  t.ok(kinds.includes('user:alice') && kinds.includes('group:g-prim') && kinds.includes('folder:cloud-f') && kinds.includes('role:ops') && kinds.includes('api_key:' + adminKey.split('.')[0]));
-  t.ok(B.events.some((e) => e.action === 'update' && e.object_type === 'admin' && e.object_name === 'admin'), 'the existing admin was updated');
+  t.ok(
+    kinds.includes('user:alice') &&
+      kinds.includes('group:g-prim') &&
+      kinds.includes('folder:cloud-f') &&
+      kinds.includes('role:ops') &&
+      kinds.includes('api_key:' + adminKey.split('.')[0]),
+  );
+  t.ok(
+    B.events.some((e) => e.action === 'update' && e.object_type === 'admin' && e.object_name === 'admin'),
+    'the existing admin was updated',
+  );
   const ev = JSON.stringify(B.events);
   for (const p of PLAIN) t.notOk(ev.includes(p), 'no secret in restore events');
   t.notOk(/"payload"|argon2/.test(ev));
@@ -156,10 +264,26 @@ t.test('a restore is validated whole before anything is written', async (t) => {
   t.same((await dump(B)).data, before.data, 'nothing written');
   const cases: [unknown, RegExp][] = [
     [{ users: [user('x1', { groups: [{ name: 'nowhere', type: 2 }] })] }, /users\[0\] "x1": "groups": group "nowhere" does not exist/],
-    [{ users: [user('x2', { virtual_folders: [{ name: 'nofolder', virtual_path: '/n' }] })] }, /users\[0\] "x2": "virtual_folders": folder "nofolder" does not exist/],
+    [
+      { users: [user('x2', { virtual_folders: [{ name: 'nofolder', virtual_path: '/n' }] })] },
+      /users\[0\] "x2": "virtual_folders": folder "nofolder" does not exist/,
+    ],
     [{ users: [user('x3', { filesystem: { provider: 99 } })] }, /users\[0\] "x3": "filesystem.provider": filesystem provider 99/],
     [{ users: [user('dup'), user('dup')] }, /users\[1\]: "dup" appears more than once/],
-    [{ folders: [{ name: 'f', filesystem: { provider: 1, s3config: { bucket: 'b', access_secret: { status: 'AES-256-GCM', payload: 'Z2FyYmFnZWdhcmJhZ2VnYXJiYWdlZ2FyYmFnZQ==', key: 'eA==' } } } }] }, /folders\[0\] "f": "filesystem.s3config.access_secret": the encrypted secret cannot be decrypted/],
+    [
+      {
+        folders: [
+          {
+            name: 'f',
+            filesystem: {
+              provider: 1,
+              s3config: { bucket: 'b', access_secret: { status: 'AES-256-GCM', payload: 'Z2FyYmFnZWdhcmJhZ2VnYXJiYWdlZ2FyYmFnZQ==', key: 'eA==' } },
+            },
+          },
+        ],
+      },
+      /folders\[0\] "f": "filesystem.s3config.access_secret": the encrypted secret cannot be decrypted/,
+    ],
     [{ admins: [{ username: 'a1', permissions: ['*'] }] }, /admins\[0\] "a1": "password" is required/],
     [{ admins: [{ username: 'a2', password: 'x', permissions: ['fly'] }] }, /admins\[0\] "a2": "permissions\[0\]" must be one of/],
     [{ api_keys: [{ id: 'abcdefgh1', key: 'nothex', name: 'k', scope: 1 }] }, /api_keys\[0\] "abcdefgh1": "key"/],
@@ -246,11 +370,22 @@ t.test('files: output-file and input-file stay inside the backups directory', as
 t.test('permissions: `*` without a role', async (t) => {
   t.equal((await A.inject('GET', '/api/v2/dumpdata?output-data=1')).statusCode, 401);
   t.equal((await A.inject('POST', '/api/v2/loaddata', { payload: {} })).statusCode, 401);
-  await ok(A, 'POST', '/api/v2/admins', { username: 'almost', password: 'almost-pw', permissions: ['add_users', 'edit_users', 'view_users', 'manage_groups', 'manage_folders'] });
+  await ok(A, 'POST', '/api/v2/admins', {
+    username: 'almost',
+    password: 'almost-pw',
+    permissions: ['add_users', 'edit_users', 'view_users', 'manage_groups', 'manage_folders'],
+  });
   await ok(A, 'POST', '/api/v2/admins', { username: 'rolestar', password: 'rolestar-pw', permissions: ['*'], role: 'ops' });
-  for (const [u, p] of [['almost', 'almost-pw'], ['rolestar', 'rolestar-pw']]) {
+  for (const [u, p] of [
+    ['almost', 'almost-pw'],
+    ['rolestar', 'rolestar-pw'],
+  ]) {
     const tok = await A.adminToken(u, p);
-    for (const [m, url] of [['GET', '/api/v2/dumpdata?output-data=1'], ['GET', '/api/v2/loaddata?input-file=x.json'], ['POST', '/api/v2/loaddata']] as const) {
+    for (const [m, url] of [
+      ['GET', '/api/v2/dumpdata?output-data=1'],
+      ['GET', '/api/v2/loaddata?input-file=x.json'],
+      ['POST', '/api/v2/loaddata'],
+    ] as const) {
       const r = await A.inject(m, url, { token: tok, payload: m === 'POST' ? {} : undefined });
       t.equal(r.statusCode, 403, `${u}: ${m} ${url}`);
     }
@@ -290,7 +425,11 @@ t.test('sections are a registry: another feature adds its own scope', async (t) 
   const bad = await load(B, { configs: [{ name: 'n2', value: 'x' }], users: [user('not-written')] });
   t.equal(bad.statusCode, 400);
   t.match(B.json(bad).message, /configs\[0\]: "value" must be a number/);
-  t.match(B.json(await load(B, { configs: [{ name: 'n3', value: 3, user: 'ghost' }] })).message, /user "ghost" does not exist/, 'sections resolve names through the overlay lookup');
+  t.match(
+    B.json(await load(B, { configs: [{ name: 'n3', value: 3, user: 'ghost' }] })).message,
+    /user "ghost" does not exist/,
+    'sections resolve names through the overlay lookup',
+  );
   t.equal((await B.inject('GET', '/api/v2/users/not-written', { token: B.token })).statusCode, 404, 'nothing written when a section refuses');
   t.same(restored, ['1:n1']);
 });

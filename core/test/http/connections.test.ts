@@ -66,7 +66,10 @@ t.test('closing a connection interrupts a running upload: no file is left', asyn
   const r = await up.result;
   t.ok(r.error || (r.status ?? 0) >= 400, `the client sees the exchange fail (${r.status ?? r.error?.message})`);
   t.ok(up.sent() < 200 * 64 * 1024, 'stopped before the end');
-  await eventually(() => uploadsTmp(), (l) => l.length === 0);
+  await eventually(
+    () => uploadsTmp(),
+    (l) => l.length === 0,
+  );
   t.notOk(existsSync(path.join(home, 'cut.bin')), 'no visible file');
   t.same(uploadsTmp(), [], 'no temporary file');
   t.equal((await ta.inject('DELETE', `/api/v2/connections/${c!.connection_id}`, { token: admin })).statusCode, 404);
@@ -95,7 +98,10 @@ t.test('a client that disconnects mid-upload leaves no file', async (t) => {
     up.cut();
     await up.result;
     await eventually(conns, (l) => l.length === 0);
-    await eventually(() => uploadsTmp(), (l) => l.length === 0);
+    await eventually(
+      () => uploadsTmp(),
+      (l) => l.length === 0,
+    );
     t.notOk(existsSync(path.join(home, name)), `${contentLength ? 'Content-Length' : 'chunked'}: no visible file`);
     t.same(uploadsTmp(), [], 'no temporary file');
   }
@@ -122,7 +128,10 @@ t.test('a client that disconnects mid-multipart-upload leaves no file', async (t
     await eventually(withTransfer('upload'), (l) => l.length === 1 && l[0]!.active_transfers[0]!.size > 256 * 1024);
     req.destroy();
     await eventually(conns, (l) => l.length === 0);
-    await eventually(() => uploadsTmp(), (l) => l.length === 0);
+    await eventually(
+      () => uploadsTmp(),
+      (l) => l.length === 0,
+    );
     t.same(uploadsTmp(), [], `round ${round}: no temporary file`);
     t.notOk(existsSync(path.join(home, name)), `round ${round}: no visible file`);
     t.notOk(answered, `round ${round}: no answer to a client that went away`);
@@ -150,7 +159,11 @@ t.test('admin permissions and role scoping', async (t) => {
   await eventually(withTransfer('upload'), (l) => l.length === 2);
   t.same((await conns(viewer)).map((c) => c.username).sort(), ['rita', 'uma']);
   const scoped = await conns(teamAdmin);
-  t.same(scoped.map((c) => c.username), ['rita'], 'a role admin sees only its role');
+  t.same(
+    scoped.map((c) => c.username),
+    ['rita'],
+    'a role admin sees only its role',
+  );
   const umaConn = (await conns()).find((c) => c.username === 'uma')!;
   t.equal((await ta.inject('DELETE', `/api/v2/connections/${umaConn.connection_id}`, { token: viewer })).statusCode, 403, 'close_conns needed');
   t.equal((await ta.inject('DELETE', `/api/v2/connections/${umaConn.connection_id}`, { token: teamAdmin })).statusCode, 404, 'other roles are invisible');

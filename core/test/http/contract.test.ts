@@ -55,7 +55,8 @@ function validatorFor(method: string, apiPath: string, status: number): Validate
   if (!op) return `no operation in the reference for ${method.toUpperCase()} ${apiPath}`;
   const resp = deref(op.responses[String(status)] ?? op.responses.default);
   // the reference names the shape of its shared error answers (`status_shape: ApiResponse`)
-  const schema = (resp?.content?.['application/json']?.schema ?? (resp?.status_shape ? { $ref: `spec#/components/schemas/${resp.status_shape}` } : undefined)) as Obj | undefined;
+  const schema = (resp?.content?.['application/json']?.schema ??
+    (resp?.status_shape ? { $ref: `spec#/components/schemas/${resp.status_shape}` } : undefined)) as Obj | undefined;
   if (!schema) return `no JSON schema for ${status}`;
   const key = `${op.method} ${op.template} ${status}`;
   let v = compiled.get(key);
@@ -86,7 +87,11 @@ async function call(t: Test, method: string, url: string, o: { token?: string; p
   }
   const body = JSON.parse(r.payload);
   const ok = v(body);
-  t.ok(ok, `${method} ${apiPath} ${r.statusCode} matches the reference`, ok ? {} : { diagnostic: true, errors: v.errors?.slice(0, 5), body: r.payload.slice(0, 500) });
+  t.ok(
+    ok,
+    `${method} ${apiPath} ${r.statusCode} matches the reference`,
+    ok ? {} : { diagnostic: true, errors: v.errors?.slice(0, 5), body: r.payload.slice(0, 500) },
+  );
   checked.push(`${method} ${apiPath} ${r.statusCode}`);
   return r;
 }
@@ -103,17 +108,36 @@ t.test('admin scenario', async (t) => {
   await call(t, 'POST', '/api/v2/folders', { payload: { name: 'shared', mapped_path: path.join(ta.root, 'shared'), description: 'team files' }, expect: 201 });
   await call(t, 'GET', '/api/v2/folders', { expect: 200 });
   await call(t, 'GET', '/api/v2/folders/shared', { expect: 200 });
-  await call(t, 'POST', '/api/v2/groups', { payload: { name: 'staff', description: 'all staff', user_settings: { max_sessions: 5, permissions: { '/': ['*'] } }, virtual_folders: [{ name: 'shared', virtual_path: '/shared' }] }, expect: 201 });
+  await call(t, 'POST', '/api/v2/groups', {
+    payload: {
+      name: 'staff',
+      description: 'all staff',
+      user_settings: { max_sessions: 5, permissions: { '/': ['*'] } },
+      virtual_folders: [{ name: 'shared', virtual_path: '/shared' }],
+    },
+    expect: 201,
+  });
   await call(t, 'GET', '/api/v2/groups', { expect: 200 });
   await call(t, 'GET', '/api/v2/groups/staff', { expect: 200 });
   await call(t, 'POST', '/api/v2/users', {
-    payload: { username: 'carol', password: 'carol-password-1', home_dir: path.join(ta.root, 'carol'), permissions: { '/': ['*'] }, email: 'carol@example.com', groups: [{ name: 'staff', type: 2 }], role: 'ops' },
+    payload: {
+      username: 'carol',
+      password: 'carol-password-1',
+      home_dir: path.join(ta.root, 'carol'),
+      permissions: { '/': ['*'] },
+      email: 'carol@example.com',
+      groups: [{ name: 'staff', type: 2 }],
+      role: 'ops',
+    },
     expect: 201,
   });
   await call(t, 'GET', '/api/v2/users', { expect: 200 });
   const carol = json(await call(t, 'GET', '/api/v2/users/carol', { expect: 200 }));
   await call(t, 'PUT', '/api/v2/users/carol', { payload: { ...carol, description: 'from the contract test' }, expect: 200 });
-  await call(t, 'POST', '/api/v2/admins', { payload: { username: 'second', password: 'second-password-1', permissions: ['view_users', 'add_users'], status: 1 }, expect: 201 });
+  await call(t, 'POST', '/api/v2/admins', {
+    payload: { username: 'second', password: 'second-password-1', permissions: ['view_users', 'add_users'], status: 1 },
+    expect: 201,
+  });
   await call(t, 'GET', '/api/v2/admins', { expect: 200 });
   await call(t, 'GET', '/api/v2/admins/second', { expect: 200 });
   const key = await call(t, 'POST', '/api/v2/apikeys', { payload: { name: 'ci', scope: 1, description: 'CI key' }, expect: 201 });
@@ -156,7 +180,11 @@ t.test('user scenario', async (t) => {
   await call(t, 'POST', '/api/v2/user/file-actions/move?path=%2Fnew%2Fc.txt&target=%2Fnew%2Fd.txt', { token: user, expect: 200 });
   await call(t, 'PATCH', '/api/v2/user/files/metadata?path=%2Fnew%2Fd.txt', { token: user, payload: { modification_time: 1_700_000_000_000 }, expect: 200 });
   await call(t, 'DELETE', '/api/v2/user/files?path=%2Fnew%2Fd.txt', { token: user, expect: 200 });
-  const share = await call(t, 'POST', '/api/v2/user/shares', { token: user, payload: { name: 'docs', description: 'shared docs', scope: 1, paths: ['/docs'] }, expect: 201 });
+  const share = await call(t, 'POST', '/api/v2/user/shares', {
+    token: user,
+    payload: { name: 'docs', description: 'shared docs', scope: 1, paths: ['/docs'] },
+    expect: 201,
+  });
   const id = String(share.headers['x-object-id']);
   await call(t, 'GET', '/api/v2/user/shares', { token: user, expect: 200 });
   await call(t, 'GET', `/api/v2/user/shares/${id}`, { token: user, expect: 200 });

@@ -104,7 +104,11 @@ t.test('database outage: 503 with Retry-After on every route, readiness, recover
   t.equal(back.statusCode, 200, `recovered by itself: ${back.payload}`);
   t.equal((await ta.inject('GET', '/readyz')).statusCode, 200, 'ready again');
 
-  t.same(consoleWarnings.filter((w) => /Connection Error|knex/i.test(w)), [], 'nothing from knex on the console');
+  t.same(
+    consoleWarnings.filter((w) => /Connection Error|knex/i.test(w)),
+    [],
+    'nothing from knex on the console',
+  );
   t.ok(
     lines.some((l) => l.component === 'database' && /Connection Error/.test(String(l.msg))),
     "knex's connection warning went through Ferry's JSON logger",
@@ -119,11 +123,20 @@ t.test('isDatabaseUnavailable tells database errors from others', async (t) => {
   const marked = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
   Object.defineProperty(marked, Symbol.for('ferry.fromDatabase'), { value: true });
   t.ok(isDatabaseUnavailable(marked), 'a socket error out of the database connection');
-  t.ok(isDatabaseUnavailable(new DriverException(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))), "MikroORM's wrapper of a driver error");
-  t.notOk(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' })), 'the same code from elsewhere (a storage backend, an identity provider)');
+  t.ok(
+    isDatabaseUnavailable(new DriverException(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))),
+    "MikroORM's wrapper of a driver error",
+  );
+  t.notOk(
+    isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' })),
+    'the same code from elsewhere (a storage backend, an identity provider)',
+  );
   t.ok(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })), 'PostgreSQL shutting down');
   t.ok(isDatabaseUnavailable(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })), 'SQLite busy');
-  t.ok(isDatabaseUnavailable(new Error('wrapped', { cause: Object.assign(new Error('x'), { name: 'KnexTimeoutError' }) })), 'a pool timeout in the cause chain');
+  t.ok(
+    isDatabaseUnavailable(new Error('wrapped', { cause: Object.assign(new Error('x'), { name: 'KnexTimeoutError' }) })),
+    'a pool timeout in the cause chain',
+  );
   t.notOk(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' })), 'a constraint violation is not an outage');
   t.notOk(isDatabaseUnavailable(new Error('Connection terminated')), 'a connection message not from the database');
 });

@@ -87,7 +87,17 @@ t.test('host ids, addresses and the config schema', async (t) => {
   for (const bad of ['', 'zz', 'abc', '68656c6c6f' /* "hello" */, defenderHostId('10.0.0.0/8')]) t.equal(defenderIpOfId(bad), null, bad);
 
   const cfg = loadConfig({ env: {} }).config.defender;
-  t.match(cfg, { enabled: false, ban_time: 30, ban_time_increment: 50, threshold: 15, score_invalid: 2, score_valid: 1, score_limit_exceeded: 3, score_no_auth: 0, observation_time: 30 });
+  t.match(cfg, {
+    enabled: false,
+    ban_time: 30,
+    ban_time_increment: 50,
+    threshold: 15,
+    score_invalid: 2,
+    score_valid: 1,
+    score_limit_exceeded: 3,
+    score_no_auth: 0,
+    observation_time: 30,
+  });
   t.throws(() => loadConfig({ env: {}, overrides: { defender: { entries_soft_limit: 10, entries_hard_limit: 5 } } }), /entries_soft_limit/);
   t.throws(() => loadConfig({ env: {}, overrides: { defender: { threshold: 0 } } }), /defender\.threshold/);
 });
@@ -110,7 +120,10 @@ t.test('failed logins score the host (unknown account more than a wrong password
   t.ok(blocked[0]!.instance_id);
   const list = await call(A, 'GET', H);
   t.equal(list.status, 200);
-  t.same(list.body.find((x: { ip: string }) => x.ip === ip), h);
+  t.same(
+    list.body.find((x: { ip: string }) => x.ip === ip),
+    h,
+  );
 
   // banned: 403 before authentication, valid credentials included, on every route
   for (const [method, url, o] of [
@@ -123,7 +136,11 @@ t.test('failed logins score the host (unknown account more than a wrong password
     t.equal(res.status, 403, `${url} refused`);
     t.match(res.body, { message: `access denied: ${ip} is banned by the defender`, error: 'Forbidden' });
   }
-  t.equal((await host(ip))!.ban_time, isoSeconds(now + 10 * MINUTE + 4 * 5 * MINUTE), 'each attempt extended the ban by ban_time_increment (50% of 10 minutes)');
+  t.equal(
+    (await host(ip))!.ban_time,
+    isoSeconds(now + 10 * MINUTE + 4 * 5 * MINUTE),
+    'each attempt extended the ban by ban_time_increment (50% of 10 minutes)',
+  );
   t.equal((await call(A, 'GET', '/api/v2/token', { ip: '10.0.0.2', basic: admin })).status, 200, 'other hosts are not affected');
   t.equal((await call(A, 'GET', '/api/v2/token', { ip: '::ffff:10.0.0.1', basic: admin })).status, 403, 'the IPv4-mapped form is the same host');
   t.equal(blocked.length, 1, 'still one event');
@@ -203,13 +220,23 @@ t.test('routes: permissions, roles, ids, unban', async (t) => {
   for (let i = 0; i < 4; i++) await call(A, 'GET', '/api/v2/token', { ip, basic: nobody });
   t.match(await host(ip), { ip, score: 0 });
   t.equal(defenderHostId(ip), defenderHostId('2001:db8::7'));
-  t.match((await call(A, 'GET', `${H}/${defenderHostId('2001:DB8:0::7')}`)).body, { id: defenderHostId(ip), ip }, 'an id of any form of the address finds the host');
+  t.match(
+    (await call(A, 'GET', `${H}/${defenderHostId('2001:DB8:0::7')}`)).body,
+    { id: defenderHostId(ip), ip },
+    'an id of any form of the address finds the host',
+  );
 
   t.equal((await call(A, 'POST', '/api/v2/admins', { payload: { username: 'viewer', password: 'viewer-pw-1', permissions: ['view_defender'] } })).status, 201);
-  t.equal((await call(A, 'POST', '/api/v2/admins', { payload: { username: 'manager', password: 'manager-pw-1', permissions: ['manage_defender'] } })).status, 201);
+  t.equal(
+    (await call(A, 'POST', '/api/v2/admins', { payload: { username: 'manager', password: 'manager-pw-1', permissions: ['manage_defender'] } })).status,
+    201,
+  );
   t.equal((await call(A, 'POST', '/api/v2/admins', { payload: { username: 'other', password: 'other-pw-1', permissions: ['view_users'] } })).status, 201);
   t.equal((await call(A, 'POST', '/api/v2/roles', { payload: { name: 'team' } })).status, 201);
-  t.equal((await call(A, 'POST', '/api/v2/admins', { payload: { username: 'teamroot', password: 'teamroot-pw-1', permissions: ['*'], role: 'team' } })).status, 201);
+  t.equal(
+    (await call(A, 'POST', '/api/v2/admins', { payload: { username: 'teamroot', password: 'teamroot-pw-1', permissions: ['*'], role: 'team' } })).status,
+    201,
+  );
   const viewer = await A.adminToken('viewer', 'viewer-pw-1');
   const manager = await A.adminToken('manager', 'manager-pw-1');
   const other = await A.adminToken('other', 'other-pw-1');
@@ -261,8 +288,18 @@ t.test('routes: permissions, roles, ids, unban', async (t) => {
 });
 
 t.test('a ban runs the rules of trigger 4', async (t) => {
-  t.equal((await call(A, 'POST', '/api/v2/eventactions', { payload: { name: 'on-ban', type: 101, options: { test_config: { message: '{{.Event}} {{.IP}} {{.Protocol}} {{.Name}}' } } } })).status, 201);
-  t.equal((await call(A, 'POST', '/api/v2/eventrules', { payload: { name: 'banned-ip', trigger: 4, conditions: {}, actions: [{ name: 'on-ban' }] } })).status, 201);
+  t.equal(
+    (
+      await call(A, 'POST', '/api/v2/eventactions', {
+        payload: { name: 'on-ban', type: 101, options: { test_config: { message: '{{.Event}} {{.IP}} {{.Protocol}} {{.Name}}' } } },
+      })
+    ).status,
+    201,
+  );
+  t.equal(
+    (await call(A, 'POST', '/api/v2/eventrules', { payload: { name: 'banned-ip', trigger: 4, conditions: {}, actions: [{ name: 'on-ban' }] } })).status,
+    201,
+  );
   const LOG = ((globalThis as { __ferryActionLog?: { app: string; rule: string; trigger: number; options: { message: string } }[] }).__ferryActionLog ??= []);
   const ip = '10.0.0.9';
   for (let i = 0; i < 4; i++) await call(A, 'GET', '/api/v2/token', { ip, basic: nobody });

@@ -29,8 +29,21 @@ ta.app.container.resolve<EventBus>(TOKENS.EventBus).on('provider', (e) => void e
 await ta.inject('POST', '/api/v2/eventactions', { token, payload: { name: 'base-action', type: 101 } });
 
 const TABLES = [
-  'users', 'groups', 'folders', 'admins', 'roles', 'api_keys', 'shares', 'event_actions', 'event_rules',
-  'event_rules_actions', 'ip_lists', 'users_groups', 'users_folders', 'groups_folders', 'admins_groups',
+  'users',
+  'groups',
+  'folders',
+  'admins',
+  'roles',
+  'api_keys',
+  'shares',
+  'event_actions',
+  'event_rules',
+  'event_rules_actions',
+  'ip_lists',
+  'users_groups',
+  'users_folders',
+  'groups_folders',
+  'admins_groups',
 ];
 
 /** Every row of the tables the API writes, as text: a refused request leaves it the same. */
@@ -86,7 +99,8 @@ const CREATES: { what: string; url: string; body: (bad: string) => string; auth?
   {
     what: 'event rule',
     url: '/api/v2/eventrules',
-    body: (b) => `{"name":"fzsur${b}","trigger":3,"conditions":{"schedules":[{"hour":"1","day_of_week":"*","day_of_month":"*","month":"*"}]},"actions":[{"name":"base-action"}]}`,
+    body: (b) =>
+      `{"name":"fzsur${b}","trigger":3,"conditions":{"schedules":[{"hour":"1","day_of_week":"*","day_of_month":"*","month":"*"}]},"actions":[{"name":"base-action"}]}`,
   },
   { what: 'IP list entry', url: '/api/v2/iplists/1', body: (b) => `{"ipornet":"192.0.2.7","description":"fzsur${b}"}` },
   { what: 'share', url: '/api/v2/user/shares', body: (b) => `{"name":"fzsur${b}","scope":1,"paths":["/"]}`, auth: { token: alice } },
@@ -118,9 +132,24 @@ t.test('the same creates with well-formed names (astral characters are pairs) ar
     t.equal(r.statusCode, 201, `${c.what}: ${r.payload}`);
   }
   const conn = ta.app.orm.em.fork().getConnection();
-  for (const [table, col] of [['roles', 'name'], ['groups', 'name'], ['folders', 'name'], ['admins', 'username'], ['users', 'username'], ['api_keys', 'name'], ['event_actions', 'name'], ['event_rules', 'name'], ['ip_lists', 'description'], ['shares', 'name']]) {
+  for (const [table, col] of [
+    ['roles', 'name'],
+    ['groups', 'name'],
+    ['folders', 'name'],
+    ['admins', 'username'],
+    ['users', 'username'],
+    ['api_keys', 'name'],
+    ['event_actions', 'name'],
+    ['event_rules', 'name'],
+    ['ip_lists', 'description'],
+    ['shares', 'name'],
+  ]) {
     const rows: { v: string }[] = await conn.execute(`select ${col} as v from ${table} where ${col} like ?`, ['fzsur%']);
-    t.same(rows.map((x) => x.v), ['fzsur😀'], table);
+    t.same(
+      rows.map((x) => x.v),
+      ['fzsur😀'],
+      table,
+    );
   }
 });
 
@@ -137,7 +166,11 @@ t.test('a JSON body whose bytes are not UTF-8: 400, never a name with U+FFFD', a
     t.match(json(r), { message: 'the payload is not valid UTF-8', error: 'Bad Request' });
   }
   t.equal(await snapshot(), before);
-  const ok = await ta.inject('POST', '/api/v2/roles', { token, payload: Buffer.from('{"name":"fzbytes-é😀"}'), headers: { 'content-type': 'application/json' } });
+  const ok = await ta.inject('POST', '/api/v2/roles', {
+    token,
+    payload: Buffer.from('{"name":"fzbytes-é😀"}'),
+    headers: { 'content-type': 'application/json' },
+  });
   t.equal(ok.statusCode, 201, 'UTF-8 bytes are fine');
   t.equal(ok.headers.location, `/api/v2/roles/${encodeURIComponent('fzbytes-é😀')}`);
   t.equal((await ta.inject('DELETE', String(ok.headers.location), { token })).statusCode, 200);
@@ -147,8 +180,16 @@ t.test('object keys are checked too, at any depth', async (t) => {
   const before = await snapshot();
   for (const [url, body, re] of [
     ['/api/v2/roles', '{"name":"k1","\\ud800":1}', /payload key "\\ud800" is not well-formed Unicode/],
-    ['/api/v2/users', '{"username":"k2","password":"pw-12345678","home_dir":"/srv/k2","permissions":{"/":["*"],"/a\\u0000":["*"]}}', /payload key "permissions\.\/a\\u0000" contains a NUL character/],
-    ['/api/v2/eventactions', '{"name":"k3","type":101,"options":{"test_config":{"list":["a","b\\udfff"]}}}', /payload "options\.test_config\.list\[1\]" is not well-formed Unicode/],
+    [
+      '/api/v2/users',
+      '{"username":"k2","password":"pw-12345678","home_dir":"/srv/k2","permissions":{"/":["*"],"/a\\u0000":["*"]}}',
+      /payload key "permissions\.\/a\\u0000" contains a NUL character/,
+    ],
+    [
+      '/api/v2/eventactions',
+      '{"name":"k3","type":101,"options":{"test_config":{"list":["a","b\\udfff"]}}}',
+      /payload "options\.test_config\.list\[1\]" is not well-formed Unicode/,
+    ],
   ] as const) {
     const r = await rawJson('POST', url, body);
     t.equal(r.statusCode, 400, body);
@@ -214,15 +255,50 @@ t.test('creates refused after their input was read leave nothing stored, on ever
   const before = await snapshot();
   events.length = 0;
   const cases: [string, string, Record<string, unknown>, number, RegExp, string?][] = [
-    ['admin, unknown group', '/api/v2/admins', { username: 'adm-g', password: 'pw-12345678', permissions: ['*'], groups: [{ name: 'no-such-group', options: { add_to_users_as: 1 } }] }, 400, /group "no-such-group" does not exist/],
+    [
+      'admin, unknown group',
+      '/api/v2/admins',
+      { username: 'adm-g', password: 'pw-12345678', permissions: ['*'], groups: [{ name: 'no-such-group', options: { add_to_users_as: 1 } }] },
+      400,
+      /group "no-such-group" does not exist/,
+    ],
     ['admin, unknown role', '/api/v2/admins', { username: 'adm-r', password: 'pw-12345678', permissions: ['*'], role: 'no-such-role' }, 400, /no-such-role/],
-    ['user, unknown group', '/api/v2/users', { username: 'usr-g', password: 'pw-12345678', home_dir: '/srv/usr-g', permissions: { '/': ['*'] }, groups: [{ name: 'no-such-group', type: 1 }] }, 400, /no-such-group/],
-    ['user, unknown folder', '/api/v2/users', { username: 'usr-f', password: 'pw-12345678', home_dir: '/srv/usr-f', permissions: { '/': ['*'] }, virtual_folders: [{ name: 'no-such-folder', virtual_path: '/v' }] }, 400, /no-such-folder/],
+    [
+      'user, unknown group',
+      '/api/v2/users',
+      { username: 'usr-g', password: 'pw-12345678', home_dir: '/srv/usr-g', permissions: { '/': ['*'] }, groups: [{ name: 'no-such-group', type: 1 }] },
+      400,
+      /no-such-group/,
+    ],
+    [
+      'user, unknown folder',
+      '/api/v2/users',
+      {
+        username: 'usr-f',
+        password: 'pw-12345678',
+        home_dir: '/srv/usr-f',
+        permissions: { '/': ['*'] },
+        virtual_folders: [{ name: 'no-such-folder', virtual_path: '/v' }],
+      },
+      400,
+      /no-such-folder/,
+    ],
     ['group, unknown folder', '/api/v2/groups', { name: 'grp-f', virtual_folders: [{ name: 'no-such-folder', virtual_path: '/v' }] }, 400, /no-such-folder/],
     ['role, duplicate', '/api/v2/roles', { name: 'dup-role' }, 400, /already exists/],
     ['API key, unknown admin', '/api/v2/apikeys', { name: 'key-a', scope: 1, admin: 'no-such-admin' }, 400, /no-such-admin/],
     ['event action, duplicate', '/api/v2/eventactions', { name: 'base-action', type: 101 }, 400, /already exists/],
-    ['event rule, unknown action', '/api/v2/eventrules', { name: 'rule-a', trigger: 3, conditions: { schedules: [{ hour: '1', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: [{ name: 'no-such-action' }] }, 400, /no-such-action/],
+    [
+      'event rule, unknown action',
+      '/api/v2/eventrules',
+      {
+        name: 'rule-a',
+        trigger: 3,
+        conditions: { schedules: [{ hour: '1', day_of_week: '*', day_of_month: '*', month: '*' }] },
+        actions: [{ name: 'no-such-action' }],
+      },
+      400,
+      /no-such-action/,
+    ],
     ['IP list entry, duplicate', '/api/v2/iplists/1', { ipornet: '203.0.113.9' }, 409, /already on IP list 1/],
     ['share, missing path', '/api/v2/user/shares', { name: 'sh', scope: 1, paths: ['/no/such/file'] }, 400, /./, alice],
   ];
@@ -244,7 +320,17 @@ t.test('an answer that fails after the object was stored removes it again', asyn
     ['user', UserService, '/api/v2/users', { username: 'undo-user', password: 'pw-12345678', home_dir: '/srv/undo-user', permissions: { '/': ['*'] } }],
     ['admin', AdminService, '/api/v2/admins', { username: 'undo-admin', password: 'pw-12345678', permissions: ['*'] }],
     ['event action', EventActionService, '/api/v2/eventactions', { name: 'undo-action', type: 101 }],
-    ['event rule', EventRuleService, '/api/v2/eventrules', { name: 'undo-rule', trigger: 3, conditions: { schedules: [{ hour: '1', day_of_week: '*', day_of_month: '*', month: '*' }] }, actions: [{ name: 'base-action' }] }],
+    [
+      'event rule',
+      EventRuleService,
+      '/api/v2/eventrules',
+      {
+        name: 'undo-rule',
+        trigger: 3,
+        conditions: { schedules: [{ hour: '1', day_of_week: '*', day_of_month: '*', month: '*' }] },
+        actions: [{ name: 'base-action' }],
+      },
+    ],
   ];
   const before = await snapshot();
   for (const [what, Service, url, payload] of failing) {

@@ -13,17 +13,45 @@ t.test('create, read, list, update, delete', async (t) => {
   t.equal(c.statusCode, 201, c.payload);
   t.equal(c.headers.location, '/api/v2/folders/docs');
   const f = ta.json(c);
-  t.match(f, { name: 'docs', description: 'team docs', mapped_path: '/srv/docs/', filesystem: { provider: 0 }, used_quota_size: 0, used_quota_files: 0, last_quota_update: 0, users: [], groups: [] });
+  t.match(f, {
+    name: 'docs',
+    description: 'team docs',
+    mapped_path: '/srv/docs/',
+    filesystem: { provider: 0 },
+    used_quota_size: 0,
+    used_quota_files: 0,
+    last_quota_update: 0,
+    users: [],
+    groups: [],
+  });
   t.ok(f.id > 0);
 
   const cloud = await post({ name: 'cloud', filesystem: s3({ key_prefix: 'shared/' }) });
   t.equal(cloud.statusCode, 201, 'no mapped_path needed for a cloud backend');
-  t.match(ta.json(cloud), { mapped_path: '', filesystem: { provider: 1, s3config: { bucket: 'bucket-a', key_prefix: 'shared/', access_secret: { status: 'AES-256-GCM' } } } });
-  t.equal((await post({ name: 'enc', mapped_path: '/srv/enc', filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'pp' } } } })).statusCode, 201);
+  t.match(ta.json(cloud), {
+    mapped_path: '',
+    filesystem: { provider: 1, s3config: { bucket: 'bucket-a', key_prefix: 'shared/', access_secret: { status: 'AES-256-GCM' } } },
+  });
+  t.equal(
+    (await post({ name: 'enc', mapped_path: '/srv/enc', filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'pp' } } } }))
+      .statusCode,
+    201,
+  );
 
   // referenced by users and groups
-  t.equal((await ta.inject('POST', '/api/v2/users', { token, payload: user('fu', { virtual_folders: [{ name: 'docs', virtual_path: '/docs', quota_size: 100, quota_files: 10 }] }) })).statusCode, 201);
-  t.equal((await ta.inject('POST', '/api/v2/groups', { token, payload: { name: 'fg', virtual_folders: [{ name: 'docs', virtual_path: '/team-docs' }] } })).statusCode, 201);
+  t.equal(
+    (
+      await ta.inject('POST', '/api/v2/users', {
+        token,
+        payload: user('fu', { virtual_folders: [{ name: 'docs', virtual_path: '/docs', quota_size: 100, quota_files: 10 }] }),
+      })
+    ).statusCode,
+    201,
+  );
+  t.equal(
+    (await ta.inject('POST', '/api/v2/groups', { token, payload: { name: 'fg', virtual_folders: [{ name: 'docs', virtual_path: '/team-docs' }] } })).statusCode,
+    201,
+  );
   t.match(ta.json(await get('docs')), { users: ['fu'], groups: ['fg'] });
   const uf = ta.json(await ta.inject('GET', '/api/v2/users/fu', { token })).virtual_folders;
   t.match(uf, [{ name: 'docs', virtual_path: '/docs', quota_size: 100, quota_files: 10, mapped_path: '/srv/docs/', used_quota_size: 0 }]);
@@ -66,7 +94,10 @@ t.test('validation: 400 naming the field', async (t) => {
     [{ name: ' cloud ', mapped_path: '/x' }, /"name" must not begin or end with spaces/],
     [{ name: 'cloud ', mapped_path: '/x' }, /"name" must not begin or end with spaces/],
     [{ name: 'nomap' }, /"mapped_path" is required \(an absolute path\) for filesystem provider 0/],
-    [{ name: 'nomap4', filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'x' } } } }, /"mapped_path" is required .* provider 4/],
+    [
+      { name: 'nomap4', filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'x' } } } },
+      /"mapped_path" is required .* provider 4/,
+    ],
     [{ name: 'rel', mapped_path: 'relative/dir' }, /"mapped_path" must be an absolute path/],
     [{ name: 'dots', mapped_path: '/a/../b' }, /"mapped_path" must not contain ".." segments/],
     [{ name: 'prov', filesystem: { provider: 13 } }, /"filesystem.provider": filesystem provider 13 is not available/],
@@ -99,7 +130,13 @@ t.test('permissions: manage_folders', async (t) => {
   await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'mf', password: 'mf-pw', permissions: ['manage_folders'] } });
   const nof = await ta.adminToken('nof', 'nof-pw');
   const mf = await ta.adminToken('mf', 'mf-pw');
-  for (const [m, u] of [['GET', '/api/v2/folders'], ['POST', '/api/v2/folders'], ['GET', '/api/v2/folders/cloud'], ['PUT', '/api/v2/folders/cloud'], ['DELETE', '/api/v2/folders/cloud']] as const) {
+  for (const [m, u] of [
+    ['GET', '/api/v2/folders'],
+    ['POST', '/api/v2/folders'],
+    ['GET', '/api/v2/folders/cloud'],
+    ['PUT', '/api/v2/folders/cloud'],
+    ['DELETE', '/api/v2/folders/cloud'],
+  ] as const) {
     const r = await ta.inject(m, u, { token: nof, payload: m === 'POST' || m === 'PUT' ? { name: 'cloud', mapped_path: '/x' } : undefined });
     t.equal(r.statusCode, 403, `${m} ${u}`);
     t.match(ta.json(r), { error: 'Forbidden' });
@@ -115,6 +152,8 @@ t.test('confidential_data shows the encrypted form to * admins only', async (t) 
   t.notOk(JSON.stringify(conf).includes('S3-SECRET-PLAIN'));
   await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'mf2', password: 'mf2-pw', permissions: ['manage_folders'] } });
   const mf2 = await ta.adminToken('mf2', 'mf2-pw');
-  t.same(ta.json(await ta.inject('GET', '/api/v2/folders/cloud?confidential_data=1', { token: mf2 })).filesystem.s3config.access_secret, { status: 'AES-256-GCM' });
+  t.same(ta.json(await ta.inject('GET', '/api/v2/folders/cloud?confidential_data=1', { token: mf2 })).filesystem.s3config.access_secret, {
+    status: 'AES-256-GCM',
+  });
   t.equal((await ta.inject('GET', '/api/v2/folders/cloud?confidential_data=2', { token })).statusCode, 400);
 });

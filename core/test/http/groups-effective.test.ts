@@ -93,13 +93,17 @@ t.test('primary, secondary and membership groups merge into the effective user',
   const s3c = e.filesystem.s3config as Record<string, any>;
   t.equal(s3c.key_prefix, 'users/eve/', 'placeholder fields of the provider interpolated');
   t.match(s3c.access_secret, { status: 'AES-256-GCM', payload: String }, 'secrets stay encrypted');
-  t.same(e.permissions, { '/sub': ['list'], '/': ['list'], '/eve-drop': ['upload'], '/extra': ['download'] }, "root from the primary group only; sub-paths from primary and secondary");
+  t.same(
+    e.permissions,
+    { '/sub': ['list'], '/': ['list'], '/eve-drop': ['upload'], '/extra': ['download'] },
+    'root from the primary group only; sub-paths from primary and secondary',
+  );
   t.equal(e.max_sessions, 2);
   t.equal(e.quota_size, 5000, 'filled from the primary group');
   t.equal(e.quota_files, 7, "the user's own value wins");
   t.equal(e.upload_bandwidth, 50);
   const created = (await ta.sql("select created_at from users where username = 'eve'"))[0]!.created_at;
-  t.equal(e.expiration_date, Number(created) + 10 * 86_400_000, "expires_in days after creation");
+  t.equal(e.expiration_date, Number(created) + 10 * 86_400_000, 'expires_in days after creation');
   t.same(e.filters.denied_ip, ['1.2.3.4']);
   t.same(e.filters.denied_protocols, ['FTP', 'DAV'], 'additive from primary and secondary, not membership');
   t.same(e.filters.allowed_ip, ['10.0.0.0/8', '192.168.0.0/16']);
@@ -117,8 +121,12 @@ t.test('primary, secondary and membership groups merge into the effective user',
     ],
     "the user's folders, then the groups' at free paths (placeholders interpolated); membership groups add none",
   );
-  t.equal((e.virtual_folders[1]!.filesystem.s3config as Record<string, unknown>).key_prefix, 'eve/', "folder provider placeholders interpolated");
-  t.same(e.groups, [{ name: 'prim', type: 1 }, { name: 'sec', type: 2 }, { name: 'mem', type: 3 }]);
+  t.equal((e.virtual_folders[1]!.filesystem.s3config as Record<string, unknown>).key_prefix, 'eve/', 'folder provider placeholders interpolated');
+  t.same(e.groups, [
+    { name: 'prim', type: 1 },
+    { name: 'sec', type: 2 },
+    { name: 'mem', type: 3 },
+  ]);
   t.same(e.custom_placeholders, ['c1', 'c2']);
 
   const light = await users.effectiveUser('eve', { folders: false });
@@ -128,7 +136,19 @@ t.test('primary, secondary and membership groups merge into the effective user',
 
 t.test("the user's own settings win over the primary group", async (t) => {
   const sftp = { provider: 5, sftpconfig: { endpoint: 'h:22', username: 'u', password: 'pw-x', prefix: '/p/%username%' } };
-  await ok('POST', '/api/v2/users', user('own', { home_dir: '/own/%username%', custom_placeholders: ['o1', 'o2'], filesystem: sftp, quota_size: 1, permissions: { '/': ['download'], '/own-drop': ['list'] }, filters: { max_upload_file_size: 9, web_client: ['mfa-disabled'] }, groups: [{ name: 'prim', type: 1 }] }));
+  await ok(
+    'POST',
+    '/api/v2/users',
+    user('own', {
+      home_dir: '/own/%username%',
+      custom_placeholders: ['o1', 'o2'],
+      filesystem: sftp,
+      quota_size: 1,
+      permissions: { '/': ['download'], '/own-drop': ['list'] },
+      filters: { max_upload_file_size: 9, web_client: ['mfa-disabled'] },
+      groups: [{ name: 'prim', type: 1 }],
+    }),
+  );
   const e = await users.effectiveUser('own');
   t.equal(e.home_dir, '/own/own');
   t.equal(e.filesystem.provider, 5);
@@ -146,10 +166,16 @@ t.test('validation uses the primary group: home_dir and root permissions may com
   const r = await ta.inject('POST', '/api/v2/users', { token, payload: { username: 'hg', password: 'hg-pw', groups: [{ name: 'home-only', type: 1 }] } });
   t.equal(r.statusCode, 201, r.payload);
   t.equal((await users.effectiveUser('hg')).home_dir, '/srv/h/hg');
-  const r2 = await ta.inject('POST', '/api/v2/users', { token, payload: { username: 'hg2', password: 'x', permissions: { '/': ['*'] }, groups: [{ name: 'home-only', type: 2 }] } });
+  const r2 = await ta.inject('POST', '/api/v2/users', {
+    token,
+    payload: { username: 'hg2', password: 'x', permissions: { '/': ['*'] }, groups: [{ name: 'home-only', type: 2 }] },
+  });
   t.equal(r2.statusCode, 400, 'a secondary group does not supply home_dir');
   t.match(ta.json(r2).message, /"home_dir" is required/);
-  const r3 = await ta.inject('POST', '/api/v2/users', { token, payload: { username: 'hg3', password: 'x', groups: [{ name: 'sec', type: 1 }], home_dir: '/x' } });
+  const r3 = await ta.inject('POST', '/api/v2/users', {
+    token,
+    payload: { username: 'hg3', password: 'x', groups: [{ name: 'sec', type: 1 }], home_dir: '/x' },
+  });
   t.equal(r3.statusCode, 201, "the primary group's root permissions count");
 });
 
@@ -161,7 +187,11 @@ t.test('unknown users', async (t) => {
 t.test('%custom10% and %role% in a key prefix', async (t) => {
   await ok('POST', '/api/v2/groups', {
     name: 'ten',
-    user_settings: { home_dir: '/srv/%custom10%/%custom1%', permissions: { '/': ['*'] }, filesystem: s3({ key_prefix: 'tenants/%role%/%username%/%custom10%/' }) },
+    user_settings: {
+      home_dir: '/srv/%custom10%/%custom1%',
+      permissions: { '/': ['*'] },
+      filesystem: s3({ key_prefix: 'tenants/%role%/%username%/%custom10%/' }),
+    },
   });
   const values = Array.from({ length: 10 }, (_, i) => `v${i + 1}`);
   await ok('POST', '/api/v2/users', { username: 'ten-u', password: 'ten-pw', role: 'r-eng', custom_placeholders: values, groups: [{ name: 'ten', type: 1 }] });
@@ -180,7 +210,10 @@ const refusal = (username: string) =>
 
 t.test('a placeholder without a value refuses the user instead of collapsing the path', async (t) => {
   await ok('POST', '/api/v2/groups', { name: 'team-home', user_settings: { home_dir: '/srv/team/%custom1%', permissions: { '/': ['*'] } } });
-  await ok('POST', '/api/v2/groups', { name: 'role-prefix', user_settings: { permissions: { '/': ['*'] }, filesystem: s3({ key_prefix: 'tenants/%role%/%username%/' }) } });
+  await ok('POST', '/api/v2/groups', {
+    name: 'role-prefix',
+    user_settings: { permissions: { '/': ['*'] }, filesystem: s3({ key_prefix: 'tenants/%role%/%username%/' }) },
+  });
   await ok('POST', '/api/v2/groups', { name: 'team-perm', user_settings: { permissions: { '/%custom3%': ['*'] } } });
   for (const [name, extra] of [
     ['nc-a', {}],
@@ -191,7 +224,10 @@ t.test('a placeholder without a value refuses the user instead of collapsing the
   for (const name of ['nc-a', 'nc-b']) {
     const err = await refusal(name);
     t.equal(err?.kind, 'forbidden', `${name}: refused, not given the shared /srv/team`);
-    t.match(err?.message, /user "nc-[ab]" cannot be used until its placeholders have values: "\/srv\/team\/%custom1%" needs %custom1% \(custom_placeholders\[0\] is not set\)/);
+    t.match(
+      err?.message,
+      /user "nc-[ab]" cannot be used until its placeholders have values: "\/srv\/team\/%custom1%" needs %custom1% \(custom_placeholders\[0\] is not set\)/,
+    );
     t.same(err?.data, { missing_placeholders: ['%custom1%'] });
     const tok = await ta.inject('GET', '/api/v2/user/token', { basic: { username: name, password: `${name}-pw` } });
     t.equal(tok.statusCode, 403, `${name}: no token`);

@@ -36,7 +36,11 @@ t.test('create, read, list, update, delete', async (t) => {
   t.match(g, {
     name: 'staff',
     description: 'all staff',
-    user_settings: { home_dir: '/srv/staff/%username%', permissions: { '/': ['list', 'download'], '/pub': ['*'] }, filters: { web_client: ['shares-disabled'] } },
+    user_settings: {
+      home_dir: '/srv/staff/%username%',
+      permissions: { '/': ['list', 'download'], '/pub': ['*'] },
+      filters: { web_client: ['shares-disabled'] },
+    },
     virtual_folders: [{ name: 'shared', virtual_path: '/shared', quota_size: -1, quota_files: -1, mapped_path: '/srv/shared' }],
   });
   t.ok(g.id > 0 && g.created_at > 0);
@@ -44,7 +48,15 @@ t.test('create, read, list, update, delete', async (t) => {
   // users and admins lists on read
   t.equal((await ta.inject('POST', '/api/v2/users', { token, payload: user('u1', { groups: [{ name: 'staff', type: 1 }] }) })).statusCode, 201);
   t.equal((await ta.inject('POST', '/api/v2/users', { token, payload: user('u2', { groups: [{ name: 'staff', type: 3 }] }) })).statusCode, 201);
-  t.equal((await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'ga', password: 'ga-pw', permissions: ['manage_groups'], groups: [{ name: 'staff' }] } })).statusCode, 201);
+  t.equal(
+    (
+      await ta.inject('POST', '/api/v2/admins', {
+        token,
+        payload: { username: 'ga', password: 'ga-pw', permissions: ['manage_groups'], groups: [{ name: 'staff' }] },
+      })
+    ).statusCode,
+    201,
+  );
   t.match(ta.json(await get('staff')), { users: ['u1', 'u2'], admins: ['ga'] });
 
   const names = async (q: string) => ta.json(await ta.inject('GET', `/api/v2/groups${q}`, { token })).map((x: { name: string }) => x.name);
@@ -122,7 +134,13 @@ t.test('permissions: manage_groups', async (t) => {
   await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'mg', password: 'mg-pw', permissions: ['manage_groups'] } });
   const nog = await ta.adminToken('nog', 'nog-pw');
   const mg = await ta.adminToken('mg', 'mg-pw');
-  for (const [m, u] of [['GET', '/api/v2/groups'], ['POST', '/api/v2/groups'], ['GET', '/api/v2/groups/bare'], ['PUT', '/api/v2/groups/bare'], ['DELETE', '/api/v2/groups/bare']] as const) {
+  for (const [m, u] of [
+    ['GET', '/api/v2/groups'],
+    ['POST', '/api/v2/groups'],
+    ['GET', '/api/v2/groups/bare'],
+    ['PUT', '/api/v2/groups/bare'],
+    ['DELETE', '/api/v2/groups/bare'],
+  ] as const) {
     const r = await ta.inject(m, u, { token: nog, payload: m === 'POST' || m === 'PUT' ? { name: 'bare' } : undefined });
     t.equal(r.statusCode, 403, `${m} ${u}`);
   }

@@ -32,8 +32,21 @@ const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-no
 
 /** Self-signed certificate for `name` (and 127.0.0.1) in <prefix>.crt / <prefix>.key. */
 function selfSigned(prefix: string, name: string) {
-  openssl('req', '-x509', ...ecKey, '-keyout', `${prefix}.key`, '-out', `${prefix}.crt`, '-days', '2', '-subj', `/CN=${name}`,
-    '-addext', `subjectAltName=DNS:${name},IP:127.0.0.1`);
+  openssl(
+    'req',
+    '-x509',
+    ...ecKey,
+    '-keyout',
+    `${prefix}.key`,
+    '-out',
+    `${prefix}.crt`,
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${name}`,
+    '-addext',
+    `subjectAltName=DNS:${name},IP:127.0.0.1`,
+  );
   const cert = readFileSync(path.join(dir, `${prefix}.crt`));
   return { cert, key: readFileSync(path.join(dir, `${prefix}.key`)), fingerprint: new X509Certificate(cert).fingerprint256 };
 }
@@ -175,7 +188,10 @@ t.test('a broken replacement keeps the current certificate and publishes a failu
   t.equal(typeof e.instance_id, 'string');
   t.equal((await get(port, '/healthz', { ca: A.cert })).fingerprint, A.fingerprint, 'new connections still get A');
   let actions = await takeActions();
-  t.same(actions.map((x) => x.options.message.split(' ').slice(0, 5).join(' ')), ['Certificate failed a.ferry.test,127.0.0.1 2 KO']);
+  t.same(
+    actions.map((x) => x.options.message.split(' ').slice(0, 5).join(' ')),
+    ['Certificate failed a.ferry.test,127.0.0.1 2 KO'],
+  );
   t.match(actions[0]!.options.message, /does not match the certificate/, '.ErrorString');
 
   // a certificate file that holds no certificate
@@ -209,7 +225,10 @@ t.test('replacing the files reloads the certificate: the next TLS connection pre
   t.same(r, { status: 200, body: 'ok', fingerprint: B.fingerprint, protocol: 'TLSv1.3' });
   t.equal((await get(port, '/healthz', { ca: A.cert })).error, 'DEPTH_ZERO_SELF_SIGNED_CERT', 'A is no longer served');
   const actions = await takeActions();
-  t.same(actions.map((x) => x.options.message.trim()), ['Certificate reloaded b.ferry.test,127.0.0.1 1 OK']);
+  t.same(
+    actions.map((x) => x.options.message.trim()),
+    ['Certificate reloaded b.ferry.test,127.0.0.1 1 OK'],
+  );
   t.same(reloader.certificate.fingerprint256, B.fingerprint);
 });
 
@@ -232,7 +251,11 @@ t.test('SIGHUP and reload() reload the files; unchanged content is skipped when 
   ev = nextCertificateEvent();
   t.same((await ev).names, ['ca.example.org', '127.0.0.1']);
   const actions = await takeActions();
-  t.same(actions.map((x) => x.options.message.split(' ')[1]), ['reloaded', 'reloaded'], 'SIGHUP and reload(); not the ca.example.org one');
+  t.same(
+    actions.map((x) => x.options.message.split(' ')[1]),
+    ['reloaded', 'reloaded'],
+    'SIGHUP and reload(); not the ca.example.org one',
+  );
 });
 
 t.test('min_tls_version 13 and client_auth_type 1 with httpd.ca_certificates', async (t) => {
@@ -241,7 +264,9 @@ t.test('min_tls_version 13 and client_auth_type 1 with httpd.ca_certificates', a
   const app2 = await createTestApp({
     config: {
       httpd: {
-        bindings: [binding({ certificate_file: path.join(dir, 'c2.crt'), certificate_key_file: path.join(dir, 'c2.key'), min_tls_version: 13, client_auth_type: 1 })],
+        bindings: [
+          binding({ certificate_file: path.join(dir, 'c2.crt'), certificate_key_file: path.join(dir, 'c2.key'), min_tls_version: 13, client_auth_type: 1 }),
+        ],
         ca_certificates: [path.join(dir, 'ca.crt')],
       },
     },
@@ -290,20 +315,36 @@ t.test('configuration validation names the key', async (t) => {
   const load = (httpd: Record<string, unknown>) => () => loadConfig({ env: {}, overrides: { httpd } });
   const files = { certificate_file: 'a.crt', certificate_key_file: 'a.key' };
   const cases: [Record<string, unknown>, RegExp][] = [
-    [{ bindings: [{ enable_https: true }] }, /at "httpd\.bindings\.0\.certificate_file": "httpd\.bindings\[0\]\.certificate_file" is required when enable_https is true/],
-    [{ bindings: [{ enable_https: true, certificate_file: 'a.crt', certificate_key_file: '' }] }, /at "httpd\.bindings\.0\.certificate_key_file": .* is required when enable_https is true/],
+    [
+      { bindings: [{ enable_https: true }] },
+      /at "httpd\.bindings\.0\.certificate_file": "httpd\.bindings\[0\]\.certificate_file" is required when enable_https is true/,
+    ],
+    [
+      { bindings: [{ enable_https: true, certificate_file: 'a.crt', certificate_key_file: '' }] },
+      /at "httpd\.bindings\.0\.certificate_key_file": .* is required when enable_https is true/,
+    ],
     [{ bindings: [{ enable_https: true, ...files, min_tls_version: 11 }] }, /at "httpd\.bindings\.0\.min_tls_version": .* must be one of \[12, 13\]/],
-    [{ bindings: [{ enable_https: true, ...files, tls_cipher_suites: ['NOT-A-CIPHER'] }] }, /at "httpd\.bindings\.0\.tls_cipher_suites\.0": .* is not a cipher suite this server supports/],
+    [
+      { bindings: [{ enable_https: true, ...files, tls_cipher_suites: ['NOT-A-CIPHER'] }] },
+      /at "httpd\.bindings\.0\.tls_cipher_suites\.0": .* is not a cipher suite this server supports/,
+    ],
     [{ bindings: [{ enable_https: 'maybe', ...files }] }, /at "httpd\.bindings\.0\.enable_https": .* must be a boolean/],
     [{ bindings: [{ client_auth_type: 1 }] }, /at "httpd\.bindings\.0": .*client_auth_type 1 needs enable_https/],
-    [{ bindings: [{}, { enable_https: true, ...files, client_auth_type: 1 }] }, /"httpd\.ca_certificates" must list a CA file: httpd\.bindings\.1 has client_auth_type 1/],
+    [
+      { bindings: [{}, { enable_https: true, ...files, client_auth_type: 1 }] },
+      /"httpd\.ca_certificates" must list a CA file: httpd\.bindings\.1 has client_auth_type 1/,
+    ],
     [{ bindings: [{ client_auth_type: 2 }] }, /at "httpd\.bindings\.0\.client_auth_type"/],
   ];
   for (const [httpd, re] of cases) t.throws(load(httpd), { name: 'ConfigError', message: re }, re.source);
   // accepted: files may stay empty while HTTPS is off; cipher names of both kinds
   const ok = loadConfig({
     env: {},
-    overrides: { httpd: { bindings: [{ certificate_file: '' }, { enable_https: true, ...files, tls_cipher_suites: ['ECDHE-ECDSA-AES128-GCM-SHA256', 'TLS_AES_128_GCM_SHA256'] }] } },
+    overrides: {
+      httpd: {
+        bindings: [{ certificate_file: '' }, { enable_https: true, ...files, tls_cipher_suites: ['ECDHE-ECDSA-AES128-GCM-SHA256', 'TLS_AES_128_GCM_SHA256'] }],
+      },
+    },
   }).config.httpd;
   t.same(
     ok.bindings.map((b) => [b.enable_https, b.min_tls_version, b.client_auth_type, b.tls_cipher_suites.length]),
@@ -314,9 +355,21 @@ t.test('configuration validation names the key', async (t) => {
   );
   t.same(ok.ca_certificates, []);
   // environment variables reach the binding keys
-  const env = loadConfig({ env: { SERVICE_HTTPD__BINDINGS__0__ENABLE_HTTPS: 'true', SERVICE_HTTPD__BINDINGS__0__CERTIFICATE_FILE: 'x.crt', SERVICE_HTTPD__BINDINGS__0__CERTIFICATE_KEY_FILE: 'x.key', SERVICE_HTTPD__BINDINGS__0__MIN_TLS_VERSION: '13' } });
+  const env = loadConfig({
+    env: {
+      SERVICE_HTTPD__BINDINGS__0__ENABLE_HTTPS: 'true',
+      SERVICE_HTTPD__BINDINGS__0__CERTIFICATE_FILE: 'x.crt',
+      SERVICE_HTTPD__BINDINGS__0__CERTIFICATE_KEY_FILE: 'x.key',
+      SERVICE_HTTPD__BINDINGS__0__MIN_TLS_VERSION: '13',
+    },
+  });
   t.same(
-    (({ enable_https, certificate_file, certificate_key_file, min_tls_version }) => ({ enable_https, certificate_file, certificate_key_file, min_tls_version }))(env.config.httpd.bindings[0]!),
+    (({ enable_https, certificate_file, certificate_key_file, min_tls_version }) => ({
+      enable_https,
+      certificate_file,
+      certificate_key_file,
+      min_tls_version,
+    }))(env.config.httpd.bindings[0]!),
     { enable_https: true, certificate_file: 'x.crt', certificate_key_file: 'x.key', min_tls_version: 13 },
   );
 });

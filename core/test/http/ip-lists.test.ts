@@ -74,7 +74,8 @@ t.test('canonical networks and the prefix index', async (t) => {
     return ((x ^ (x >>> 14)) >>> 0) % n;
   };
   const v4 = () => [rnd(256), rnd(256), rnd(4), rnd(256)].join('.');
-  const v6 = () => ['2001', 'db8', rnd(3).toString(16), rnd(65536).toString(16), '0', rnd(2).toString(16), rnd(65536).toString(16), rnd(16).toString(16)].join(':');
+  const v6 = () =>
+    ['2001', 'db8', rnd(3).toString(16), rnd(65536).toString(16), '0', rnd(2).toString(16), rnd(65536).toString(16), rnd(16).toString(16)].join(':');
   const nets: ReturnType<typeof parseIpNet>[] = [];
   const big = new IpNetIndex<string>();
   for (let i = 0; i < 2000; i++) {
@@ -91,7 +92,10 @@ t.test('canonical networks and the prefix index', async (t) => {
   for (let i = 0; i < 3000; i++) {
     const addr = i % 3 === 0 ? v4() : i % 3 === 1 ? v6() : `::ffff:${v4()}`;
     const a = parseIpNet(addr)!;
-    const want = nets.filter((n) => contains(n!, a)).sort((x, y) => y!.prefix - x!.prefix).map((n) => n!.canonical);
+    const want = nets
+      .filter((n) => contains(n!, a))
+      .sort((x, y) => y!.prefix - x!.prefix)
+      .map((n) => n!.canonical);
     const got = big.lookup(addr);
     if (got.length) hits++;
     if (JSON.stringify(got) !== JSON.stringify(want)) t.fail(`${addr}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
@@ -136,7 +140,11 @@ t.test('create, read, update, delete', async (t) => {
   const g2 = (await call(A, 'GET', `${L}/1/192.168.1.10%2F32`)).body;
   t.match(g2, { description: 'front office', protocols: 9, mode: 1, created_at: g.body.created_at });
   t.ok(g2.updated_at >= g.body.updated_at);
-  t.equal((await call(A, 'PUT', `${L}/1/192.168.1.10`, { payload: { ipornet: '192.168.1.10/32', type: 1, description: 'same' } })).status, 200, 'the entry\'s own ipornet and type may be sent back');
+  t.equal(
+    (await call(A, 'PUT', `${L}/1/192.168.1.10`, { payload: { ipornet: '192.168.1.10/32', type: 1, description: 'same' } })).status,
+    200,
+    "the entry's own ipornet and type may be sent back",
+  );
 
   // delete
   const del = await call(A, 'DELETE', `${L}/1/192.168.1.10%2F32`);
@@ -147,7 +155,10 @@ t.test('create, read, update, delete', async (t) => {
 
   // provider events
   const ev = A.events.filter((e) => e.object_type === 'ip_list_entry' && e.object_name === '1_192.168.1.10/32');
-  t.same(ev.map((e) => e.action), ['add', 'update', 'update', 'delete']);
+  t.same(
+    ev.map((e) => e.action),
+    ['add', 'update', 'update', 'delete'],
+  );
   t.match(ev[0], { username: 'admin', ip: '127.0.0.1', object_data: { ipornet: '192.168.1.10/32', type: 1, description: 'office', protocols: 8 } });
   t.match(ev[1], { object_data: { description: 'front office', protocols: 9 } });
   t.match(ev[3], { object_data: { ipornet: '192.168.1.10/32', description: 'same' } });
@@ -228,8 +239,15 @@ t.test('list: filter, from, limit, order', async (t) => {
 });
 
 t.test('permissions', async (t) => {
-  t.equal((await call(A, 'POST', '/api/v2/admins', { payload: { username: 'viewer', password: 'viewer-pw-1', permissions: ['view_users', 'manage_defender'] } })).status, 201);
-  t.equal((await call(A, 'POST', '/api/v2/admins', { payload: { username: 'lister', password: 'lister-pw-1', permissions: ['manage_ip_lists'] } })).status, 201);
+  t.equal(
+    (await call(A, 'POST', '/api/v2/admins', { payload: { username: 'viewer', password: 'viewer-pw-1', permissions: ['view_users', 'manage_defender'] } }))
+      .status,
+    201,
+  );
+  t.equal(
+    (await call(A, 'POST', '/api/v2/admins', { payload: { username: 'lister', password: 'lister-pw-1', permissions: ['manage_ip_lists'] } })).status,
+    201,
+  );
   const viewer = await A.adminToken('viewer', 'viewer-pw-1');
   const lister = await A.adminToken('lister', 'lister-pw-1');
   await call(A, 'POST', '/api/v2/users', { payload: user('ipl-user') });
@@ -264,7 +282,8 @@ t.test('enforcement over HTTP: allow list, defender list, the service checks', a
   await call(A, 'POST', `${L}/1`, { payload: { ipornet: '2001:db8:aa::/48' } });
 
   const version = (ip: string, token?: string) => call(A, 'GET', '/api/v2/version', { ip, token });
-  const badLogin = (ip: string) => call(A, 'GET', '/api/v2/token', { ip, token: '', headers: { authorization: 'Basic ' + Buffer.from('admin:wrong').toString('base64') } });
+  const badLogin = (ip: string) =>
+    call(A, 'GET', '/api/v2/token', { ip, token: '', headers: { authorization: 'Basic ' + Buffer.from('admin:wrong').toString('base64') } });
 
   t.equal((await version('10.50.0.1')).status, 200, 'allow list off: anyone');
   common.allow_list_status = true;
@@ -296,7 +315,11 @@ t.test('enforcement over HTTP: allow list, defender list, the service checks', a
   t.equal((await version('10.50.0.1')).status, 403);
 
   // the proxy header is honoured only for configured proxies (binding client_ip_proxy_header / proxy_allowed)
-  t.equal((await call(A, 'GET', '/api/v2/version', { ip: '10.50.0.1', headers: { 'x-forwarded-for': '10.8.0.1' } })).status, 403, 'no proxy configured: the socket address counts');
+  t.equal(
+    (await call(A, 'GET', '/api/v2/version', { ip: '10.50.0.1', headers: { 'x-forwarded-for': '10.8.0.1' } })).status,
+    403,
+    'no proxy configured: the socket address counts',
+  );
   common.allow_list_status = false;
 
   // defender list: deny entries refuse HTTP requests whatever the allow list; the most specific entry decides
@@ -314,14 +337,21 @@ t.test('enforcement over HTTP: allow list, defender list, the service checks', a
   t.notOk(await ipLists.isBanned('172.16.5.9', 'SSH'));
   t.ok(await ipLists.isBanned('192.0.2.1', 'SSH'));
   t.notOk(await ipLists.isBanned('192.0.2.1', 'HTTP'));
-  t.notOk(await ipLists.isSafe('8.8.8.8') || (await ipLists.isBanned('8.8.8.8')), 'an address on no entry is neither');
+  t.notOk((await ipLists.isSafe('8.8.8.8')) || (await ipLists.isBanned('8.8.8.8')), 'an address on no entry is neither');
 
   // rate limiter safe list (type 3)
   await call(A, 'POST', `${L}/3`, { payload: { ipornet: '198.51.100.0/24', protocols: 8 } });
   t.ok(await ipLists.isRateLimitExempt('198.51.100.7', 'HTTP'));
   t.notOk(await ipLists.isRateLimitExempt('198.51.100.7', 'FTP'));
   t.notOk(await ipLists.isRateLimitExempt('198.51.101.7', 'HTTP'));
-  t.same((await ipLists.matches(2, '172.16.5.9')).map((m) => [m.ipornet, m.mode]), [['172.16.5.0/24', 1], ['172.16.0.0/12', 2]], 'matches: most specific first');
+  t.same(
+    (await ipLists.matches(2, '172.16.5.9')).map((m) => [m.ipornet, m.mode]),
+    [
+      ['172.16.5.0/24', 1],
+      ['172.16.0.0/12', 2],
+    ],
+    'matches: most specific first',
+  );
   t.same(await ipLists.matches(1, 'garbage'), [], 'an unparsable address matches nothing');
 });
 
@@ -393,7 +423,11 @@ t.test('dumpdata and loaddata', async (t) => {
   const r = await load(B, a);
   t.equal(r.status, 200, JSON.stringify(r.body));
   t.same(await dump(B, '&scopes=ip_lists'), a, 'a second dump is identical');
-  t.equal(B.events.filter((e) => e.object_type === 'ip_list_entry' && e.action === 'add').length, a.ip_lists.length, 'provider events for the restored entries');
+  t.equal(
+    B.events.filter((e) => e.object_type === 'ip_list_entry' && e.action === 'add').length,
+    a.ip_lists.length,
+    'provider events for the restored entries',
+  );
 
   // the restore is enforced at once on the restoring node
   const common = B.config.common as { allow_list_status: boolean };
@@ -406,7 +440,12 @@ t.test('dumpdata and loaddata', async (t) => {
 
   // modes: 1 keeps existing entries, 0 overwrites them
   t.equal((await call(B, 'PUT', `${L}/1/10.8.0.0%2F16`, { payload: { description: 'changed on B', protocols: 8 } })).status, 200);
-  const one = { ip_lists: [{ ipornet: '10.8.0.0/16', type: 1, description: 'from backup', protocols: 8 }, { ipornet: '10.200.0.0/16', type: 3 }] };
+  const one = {
+    ip_lists: [
+      { ipornet: '10.8.0.0/16', type: 1, description: 'from backup', protocols: 8 },
+      { ipornet: '10.200.0.0/16', type: 3 },
+    ],
+  };
   t.equal((await load(B, one, '?mode=1')).status, 200);
   t.equal((await call(B, 'GET', `${L}/1/10.8.0.0%2F16`)).body.description, 'changed on B', 'mode 1 keeps the existing entry');
   t.equal((await call(B, 'GET', `${L}/3/10.200.0.0%2F16`)).status, 200, 'mode 1 adds new entries');
@@ -424,7 +463,24 @@ t.test('dumpdata and loaddata', async (t) => {
   await refuse([{ ipornet: '10.0.0.9', type: 4 }], /ip_lists\[1\].*"type"/);
   await refuse([{ ipornet: '10.0.0.9', type: 1, mode: 2 }], /ip_lists\[1\].*"mode"/);
   await refuse([{ ipornet: '10.0.0.9', type: 3, protocols: 99 }], /ip_lists\[1\].*"protocols"/);
-  await refuse([{ ipornet: '10.201.0.0', type: 3 }, { ipornet: '10.201.0.0/16', type: 3 }], /appears more than once/);
+  await refuse(
+    [
+      { ipornet: '10.201.0.0', type: 3 },
+      { ipornet: '10.201.0.0/16', type: 3 },
+    ],
+    /appears more than once/,
+  );
   t.equal((await call(B, 'GET', `${L}/3/10.201.0.0%2F16`)).status, 404, 'nothing written by refused restores');
-  t.equal((await load(B, { ip_lists: [{ ipornet: '10.201.0.0/16', type: 3 }, { ipornet: '10.201.0.0/16', type: 2, mode: 2 }] })).status, 200, 'one network on two lists');
+  t.equal(
+    (
+      await load(B, {
+        ip_lists: [
+          { ipornet: '10.201.0.0/16', type: 3 },
+          { ipornet: '10.201.0.0/16', type: 2, mode: 2 },
+        ],
+      })
+    ).status,
+    200,
+    'one network on two lists',
+  );
 });

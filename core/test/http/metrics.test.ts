@@ -69,19 +69,35 @@ t.test('the named series after real traffic', async (t) => {
     ['hook-ok', hook],
     ['hook-down', 'http://127.0.0.1:1/none'],
   ]) {
-    const a = await ta.inject('POST', '/api/v2/eventactions', { token: admin, payload: { name, type: 1, options: { http_config: { endpoint, method: 'POST', timeout: 5, body: '{{toJson .Name}}' } } } });
+    const a = await ta.inject('POST', '/api/v2/eventactions', {
+      token: admin,
+      payload: { name, type: 1, options: { http_config: { endpoint, method: 'POST', timeout: 5, body: '{{toJson .Name}}' } } },
+    });
     t.equal(a.statusCode, 201, a.payload);
   }
   const rule = await ta.inject('POST', '/api/v2/eventrules', {
     token: admin,
-    payload: { name: 'on-upload', status: 1, trigger: 1, conditions: { fs_events: ['upload'] }, actions: [{ name: 'hook-ok', order: 1 }, { name: 'hook-down', order: 2 }] },
+    payload: {
+      name: 'on-upload',
+      status: 1,
+      trigger: 1,
+      conditions: { fs_events: ['upload'] },
+      actions: [
+        { name: 'hook-ok', order: 1 },
+        { name: 'hook-down', order: 2 },
+      ],
+    },
   });
   t.equal(rule.statusCode, 201, rule.payload);
 
   await addUser(ta, { username: 'mu' });
   const token = await ta.userToken('mu', PASSWORD);
   for (let i = 0; i < 3; i++) {
-    const up = await ta.inject('POST', `/api/v2/user/files/upload?path=/f${i}.bin`, { token, payload: Buffer.alloc(1000, 1), headers: { 'content-type': 'application/octet-stream' } });
+    const up = await ta.inject('POST', `/api/v2/user/files/upload?path=/f${i}.bin`, {
+      token,
+      payload: Buffer.alloc(1000, 1),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     t.equal(up.statusCode, 201);
   }
   const dl = await ta.inject('GET', '/api/v2/user/files?path=/f0.bin', { token });
@@ -89,7 +105,12 @@ t.test('the named series after real traffic', async (t) => {
   t.equal((await ta.inject('GET', '/api/v2/users/nobody', { token: admin })).statusCode, 404);
   // a host that keeps failing is banned by the defender
   for (let i = 0; i < 3; i++) {
-    await ta.server.inject({ method: 'GET', url: '/api/v2/token', headers: { authorization: 'Basic ' + Buffer.from('ghost:wrong-password').toString('base64') }, remoteAddress: '10.9.9.9' });
+    await ta.server.inject({
+      method: 'GET',
+      url: '/api/v2/token',
+      headers: { authorization: 'Basic ' + Buffer.from('ghost:wrong-password').toString('base64') },
+      remoteAddress: '10.9.9.9',
+    });
   }
 
   // the actions run after the upload answered: wait for them to be counted
@@ -105,11 +126,19 @@ t.test('the named series after real traffic', async (t) => {
     await new Promise((r) => setTimeout(r, 100));
   }
 
-  t.equal(value(text, 'ferry_http_requests_total', { method: 'POST', route: '/api/v2/user/files/upload', status: '201' }), 3, 'requests by route template and status');
+  t.equal(
+    value(text, 'ferry_http_requests_total', { method: 'POST', route: '/api/v2/user/files/upload', status: '201' }),
+    3,
+    'requests by route template and status',
+  );
   t.equal(value(text, 'ferry_http_requests_total', { method: 'GET', route: '/api/v2/users/{username}', status: '404' }), 1, 'the template, not the path');
   t.ok((value(text, 'ferry_http_request_duration_seconds_count', { method: 'POST', route: '/api/v2/user/files/upload' }) ?? 0) === 3, 'durations');
   t.ok(value(text, 'ferry_http_request_duration_seconds_bucket', { method: 'POST', route: '/api/v2/user/files/upload', le: '+Inf' }) === 3);
-  t.equal(value(text, 'ferry_transfers_total', { direction: 'upload', protocol: 'HTTP', provider: 'local', status: 'ok' }), 3, 'transfers by direction, protocol, provider');
+  t.equal(
+    value(text, 'ferry_transfers_total', { direction: 'upload', protocol: 'HTTP', provider: 'local', status: 'ok' }),
+    3,
+    'transfers by direction, protocol, provider',
+  );
   t.equal(value(text, 'ferry_transfers_total', { direction: 'download', protocol: 'HTTP', provider: 'local', status: 'ok' }), 1);
   t.equal(value(text, 'ferry_transfer_bytes_total', { direction: 'upload', protocol: 'HTTP', provider: 'local' }), 3000, 'bytes');
   t.equal(value(text, 'ferry_transfer_bytes_total', { direction: 'download', protocol: 'HTTP', provider: 'local' }), 1000);
@@ -169,6 +198,10 @@ t.test('a binding without enable_metrics answers 404; apps keep their own regist
   const first = await open.inject('GET', '/metrics');
   t.equal(first.statusCode, 200, 'no credentials configured: none needed');
   const text = (await open.inject('GET', '/metrics')).payload;
-  t.equal(value(text, 'ferry_transfers_total', { direction: 'upload', protocol: 'HTTP', provider: 'local', status: 'ok' }), undefined, "the other app's transfers are not here");
+  t.equal(
+    value(text, 'ferry_transfers_total', { direction: 'upload', protocol: 'HTTP', provider: 'local', status: 'ok' }),
+    undefined,
+    "the other app's transfers are not here",
+  );
   t.equal(value(text, 'ferry_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }), 1, 'only its own requests');
 });

@@ -18,7 +18,8 @@ const token = await ta.userToken('mona', PASSWORD);
 const tmpArea = path.join(ta.dataDir, 'uploads-tmp');
 const q = encodeURIComponent;
 
-const files = (n: number, prefix = 'f') => Array.from({ length: n }, (_, i) => ({ name: `${prefix}${i}.txt`, data: `content of ${prefix}${i} `.repeat(i + 1) }));
+const files = (n: number, prefix = 'f') =>
+  Array.from({ length: n }, (_, i) => ({ name: `${prefix}${i}.txt`, data: `content of ${prefix}${i} `.repeat(i + 1) }));
 const post = (dir: string, body: ReturnType<typeof multipart>, tok = token) =>
   ta.inject('POST', `/api/v2/user/files?path=${q(dir)}&mkdir_parents=true`, { token: tok, payload: body.payload, headers: body.headers });
 const counters = async (username = 'mona') => {

@@ -33,7 +33,15 @@ t.teardown(() => new Promise<void>((r) => op.close(() => r())));
   const modName = 'oidc-provider';
   const { default: Provider } = (await import(modName)) as { default: new (issuer: string, conf: unknown) => { callback(): RequestHandler } };
   const provider = new Provider(ISSUER, {
-    clients: [{ ...CLIENT, redirect_uris: [CALLBACK], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+    clients: [
+      {
+        ...CLIENT,
+        redirect_uris: [CALLBACK],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
     claims: { openid: ['sub'], email: ['email'], profile: ['preferred_username'], role: ['role'], org: ['department'] },
     scopes: ['openid', 'email', 'profile', 'role', 'org'],
     conformIdTokenClaims: true,
@@ -115,7 +123,10 @@ const defender = ta.app.container.resolve(DefenderService);
 const adminToken = await ta.adminToken();
 await insertUserRow(ta, 'alice', 'unused-password-1');
 {
-  const r = await ta.inject('POST', '/api/v2/admins', { token: adminToken, payload: { username: 'boss', password: 'unused-password-1', permissions: ['*'], status: 1 } });
+  const r = await ta.inject('POST', '/api/v2/admins', {
+    token: adminToken,
+    payload: { username: 'boss', password: 'unused-password-1', permissions: ['*'], status: 1 },
+  });
   if (r.statusCode !== 201) throw new Error(r.payload);
 }
 
@@ -148,7 +159,11 @@ await t.test('claims from the userinfo endpoint: the role claim makes an admin l
   const r = await get(cbPath(cb), { cookie: s.cookie });
   t.equal(r.statusCode, 200, r.payload);
   const body = JSON.parse(r.payload) as { access_token: string };
-  t.equal((await server.inject({ method: 'GET', url: '/api/v2/admins', headers: { authorization: `Bearer ${body.access_token}` } })).statusCode, 200, 'an admin token');
+  t.equal(
+    (await server.inject({ method: 'GET', url: '/api/v2/admins', headers: { authorization: `Bearer ${body.access_token}` } })).statusCode,
+    200,
+    'an admin token',
+  );
   t.match(String([r.headers['set-cookie']].flat()[0]), /^ferry_oidc_login=; .*Max-Age=0/, 'the cookie is cleared');
   const u = await startLogin('user');
   const ok = await get(cbPath(await driveProvider(u.url.href, 'alice')), { cookie: u.cookie });
@@ -203,7 +218,8 @@ await t.test('action 13 (IDP account check): a trigger-7 rule creates the user w
     description: 'role {{.Role}}',
     additional_info: '{{.IDPFields.department}}',
   });
-  const template_admin = '{"username": "{{.Name}}", "email": "{{.Email}}", "status": 1, "permissions": ["view_users"], "password": "generated-Pw-1{{.IDPFields.department}}", "additional_info": {{toJson .IDPFields.department}}}';
+  const template_admin =
+    '{"username": "{{.Name}}", "email": "{{.Email}}", "status": 1, "permissions": ["view_users"], "password": "generated-Pw-1{{.IDPFields.department}}", "additional_info": {{toJson .IDPFields.department}}}';
   let r = await post('/api/v2/eventactions', { name: 'idp-provision', type: 13, options: { idp_config: { mode: 0, template_user, template_admin } } });
   t.equal(r.statusCode, 201, r.payload);
   r = await post('/api/v2/eventrules', {
@@ -221,30 +237,57 @@ await t.test('action 13 (IDP account check): a trigger-7 rule creates the user w
   const profile = await server.inject({ method: 'GET', url: '/api/v2/user/profile', headers: { authorization: `Bearer ${token}` } });
   t.equal(profile.statusCode, 200, 'the new user is logged in');
   const u = JSON.parse((await ta.inject('GET', '/api/v2/users/newbie', { token: adminToken })).payload);
-  t.match(u, { username: 'newbie', email: 'newbie@example.test', status: 1, description: 'role user', additional_info: 'sales', home_dir: path.join(homes, 'newbie') });
+  t.match(u, {
+    username: 'newbie',
+    email: 'newbie@example.test',
+    status: 1,
+    description: 'role user',
+    additional_info: 'sales',
+    home_dir: path.join(homes, 'newbie'),
+  });
 
   // an admin login provisions an admin from template_admin (role claim from userinfo)
   const a = await startLogin('admin');
   const adminLogin = await get(cbPath(await driveProvider(a.url.href, 'chief')), { cookie: a.cookie });
   t.equal(adminLogin.statusCode, 200, adminLogin.payload);
-  t.match(JSON.parse((await ta.inject('GET', '/api/v2/admins/chief', { token: adminToken })).payload), { username: 'chief', email: 'chief@example.test', permissions: ['view_users'], additional_info: 'board' });
+  t.match(JSON.parse((await ta.inject('GET', '/api/v2/admins/chief', { token: adminToken })).payload), {
+    username: 'chief',
+    email: 'chief@example.test',
+    permissions: ['view_users'],
+    additional_info: 'board',
+  });
 
   // mode 0 updates the account at each login; mode 1 only creates
   await ta.inject('PUT', '/api/v2/users/newbie', { token: adminToken, payload: { ...u, description: 'changed by hand' } });
   const again = await startLogin('user');
   t.equal((await get(cbPath(await driveProvider(again.url.href, 'newbie')), { cookie: again.cookie })).statusCode, 200);
-  t.equal(JSON.parse((await ta.inject('GET', '/api/v2/users/newbie', { token: adminToken })).payload).description, 'role user', 'mode 0: updated from the template');
-  r = await ta.inject('PUT', '/api/v2/eventactions/idp-provision', { token: adminToken, payload: { name: 'idp-provision', type: 13, options: { idp_config: { mode: 1, template_user, template_admin } } } });
+  t.equal(
+    JSON.parse((await ta.inject('GET', '/api/v2/users/newbie', { token: adminToken })).payload).description,
+    'role user',
+    'mode 0: updated from the template',
+  );
+  r = await ta.inject('PUT', '/api/v2/eventactions/idp-provision', {
+    token: adminToken,
+    payload: { name: 'idp-provision', type: 13, options: { idp_config: { mode: 1, template_user, template_admin } } },
+  });
   t.equal(r.statusCode, 200, r.payload);
   await ta.inject('PUT', '/api/v2/users/newbie', { token: adminToken, payload: { ...u, description: 'changed by hand' } });
   const third = await startLogin('user');
   t.equal((await get(cbPath(await driveProvider(third.url.href, 'newbie')), { cookie: third.cookie })).statusCode, 200);
-  t.equal(JSON.parse((await ta.inject('GET', '/api/v2/users/newbie', { token: adminToken })).payload).description, 'changed by hand', 'mode 1: an existing account is left alone');
+  t.equal(
+    JSON.parse((await ta.inject('GET', '/api/v2/users/newbie', { token: adminToken })).payload).description,
+    'changed by hand',
+    'mode 1: an existing account is left alone',
+  );
 
   // a template rendering another account aborts the login
   r = await ta.inject('PUT', '/api/v2/eventactions/idp-provision', {
     token: adminToken,
-    payload: { name: 'idp-provision', type: 13, options: { idp_config: { mode: 0, template_user: '{"username": "someone-else", "home_dir": "/tmp/x", "permissions": {"/": ["*"]}}' } } },
+    payload: {
+      name: 'idp-provision',
+      type: 13,
+      options: { idp_config: { mode: 0, template_user: '{"username": "someone-else", "home_dir": "/tmp/x", "permissions": {"/": ["*"]}}' } },
+    },
   });
   t.equal(r.statusCode, 200, r.payload);
   const bad = await startLogin('user');

@@ -56,7 +56,15 @@ const otherKey = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
   const modName = 'oidc-provider';
   const { default: Provider } = (await import(modName)) as { default: new (issuer: string, conf: unknown) => { callback(): RequestHandler } };
   const provider = new Provider(ISSUER, {
-    clients: [{ ...CLIENT, redirect_uris: [CALLBACK], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+    clients: [
+      {
+        ...CLIENT,
+        redirect_uris: [CALLBACK],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username'], role: ['role'], org: ['department', 'employee_id'] },
     scopes: ['openid', 'email', 'profile', 'role', 'org'],
     conformIdTokenClaims: false,
@@ -156,7 +164,10 @@ const addUser = (username: string, extra: Partial<User> = {}) => insertUserRow(t
 for (const u of ['alice', 'blocked']) await addUser(u);
 await addUser('sleepy', { status: 0 });
 for (const a of ['boss', 'multi']) {
-  const r = await ta.inject('POST', '/api/v2/admins', { token: adminToken, payload: { username: a, password: 'unused-password-1', permissions: ['*'], status: 1 } });
+  const r = await ta.inject('POST', '/api/v2/admins', {
+    token: adminToken,
+    payload: { username: a, password: 'unused-password-1', permissions: ['*'], status: 1 },
+  });
   if (r.statusCode !== 201) throw new Error(r.payload);
 }
 
@@ -224,7 +235,10 @@ t.test('login redirects to the provider with state, nonce and PKCE (S256)', asyn
 
   const down = await get(unreachable, '/api/v2/oidc/login');
   t.equal(down.statusCode, 502, 'discovery fails');
-  t.same(JSON.parse(down.payload), { message: 'the identity provider at http://127.0.0.1:1 could not be reached or its discovery document is invalid', error: 'Bad Gateway' });
+  t.same(JSON.parse(down.payload), {
+    message: 'the identity provider at http://127.0.0.1:1 could not be reached or its discovery document is invalid',
+    error: 'Bad Gateway',
+  });
 
   const bad = await get(main, '/api/v2/oidc/login?target=root');
   t.equal(bad.statusCode, 400);
@@ -310,7 +324,10 @@ t.test('state: unknown, missing, replayed and foreign states are refused', async
   const em = ta.app.orm.em.fork();
   const rows = await em.find(Setting, { key: { $like: 'oidc_pending:%' } });
   t.ok(rows.length >= 1, 'pending logins are stored');
-  t.notOk(rows.some((r) => r.key.includes(late.searchParams.get('state')!)), 'keyed by a hash, not the state itself');
+  t.notOk(
+    rows.some((r) => r.key.includes(late.searchParams.get('state')!)),
+    'keyed by a hash, not the state itself',
+  );
   for (const r of rows) await em.nativeUpdate(Setting, { key: r.key }, { value: JSON.stringify({ ...JSON.parse(r.value), expires_at: Date.now() - 1 }) });
   const expired = await get(main, callbackPath(late));
   t.equal(expired.statusCode, 400, 'expired');
@@ -349,7 +366,11 @@ t.test('the ID token signature is checked against the provider JWKS', async (t) 
 });
 
 t.test('trigger 7: idp_login_event 1 fires for user logins only, 2 for admin logins only; .IDPFields holds custom_fields', async (t) => {
-  await post('/api/v2/eventactions', { name: 'idp-rec', type: 101, options: { test_config: { message: '{{.Event}} {{.Name}} {{.Role}} {{.Email}} {{.Protocol}}' } } });
+  await post('/api/v2/eventactions', {
+    name: 'idp-rec',
+    type: 101,
+    options: { test_config: { message: '{{.Event}} {{.Name}} {{.Role}} {{.Email}} {{.Protocol}}' } },
+  });
   await post('/api/v2/eventrules', { name: 'idp-users', trigger: 7, conditions: { idp_login_event: 1 }, actions: [{ name: 'idp-rec' }] });
   await post('/api/v2/eventrules', { name: 'idp-admins', trigger: 7, conditions: { idp_login_event: 2 }, actions: [{ name: 'idp-rec' }] });
   t.teardown(async () => {
@@ -360,7 +381,11 @@ t.test('trigger 7: idp_login_event 1 fires for user logins only, 2 for admin log
   t.equal((await oidcLogin('alice', 'user')).statusCode, 200);
   await settle();
   const users = take();
-  t.same(users.map((e) => e.rule), ['idp-users'], 'only the users rule');
+  t.same(
+    users.map((e) => e.rule),
+    ['idp-users'],
+    'only the users rule',
+  );
   const u = users[0]!;
   t.equal(u.trigger, 7);
   t.equal(u.username, 'alice');
@@ -373,7 +398,11 @@ t.test('trigger 7: idp_login_event 1 fires for user logins only, 2 for admin log
   t.equal((await oidcLogin('boss', 'admin')).statusCode, 200);
   await settle();
   const admins = take();
-  t.same(admins.map((e) => e.rule), ['idp-admins'], 'only the admins rule');
+  t.same(
+    admins.map((e) => e.rule),
+    ['idp-admins'],
+    'only the admins rule',
+  );
   t.equal(admins[0]!.params.Event, 'IDP login admin');
   t.equal(admins[0]!.params.Role, 'ADMIN');
   t.same(admins[0]!.params.IDPFields, { department: 'board' }, 'absent custom fields are left out');
@@ -426,10 +455,19 @@ t.test('a failing sync rule aborts the login; a sync rule may provision the acco
 t.test('configuration: an enabled oidc section is validated at start', async (t) => {
   const bind = (oidc: Record<string, unknown>) => ({ overrides: { httpd: { bindings: [{ port: 0, oidc }] } }, env: {} });
   const ok = loadConfig(bind({ config_url: 'https://idp.example.test/realms/x', client_id: 'c', redirect_base_url: 'https://ferry.example.test' })).config;
-  t.match(ok.httpd.bindings[0]!.oidc, { username_field: 'preferred_username', admin_roles: ['admin'], scopes: ['openid', 'profile', 'email'], insecure_skip_signature_check: false, state_ttl: 300 });
+  t.match(ok.httpd.bindings[0]!.oidc, {
+    username_field: 'preferred_username',
+    admin_roles: ['admin'],
+    scopes: ['openid', 'profile', 'email'],
+    insecure_skip_signature_check: false,
+    state_ttl: 300,
+  });
   t.equal(loadConfig({ env: {} }).config.httpd.bindings[0]!.oidc.config_url, '', 'off by default');
   const cases: [Record<string, unknown>, RegExp][] = [
-    [{ config_url: 'http://idp.example.test', client_id: 'c', redirect_base_url: 'https://f.test' }, /config_url is http:\/\/: use https or set allow_insecure_http/],
+    [
+      { config_url: 'http://idp.example.test', client_id: 'c', redirect_base_url: 'https://f.test' },
+      /config_url is http:\/\/: use https or set allow_insecure_http/,
+    ],
     [{ config_url: 'ftp://idp.example.test', client_id: 'c', redirect_base_url: 'https://f.test' }, /config_url must be an http\(s\) URL/],
     [{ config_url: 'https://idp.example.test', redirect_base_url: 'https://f.test' }, /client_id is required/],
     [{ config_url: 'https://idp.example.test', client_id: 'c' }, /redirect_base_url must be/],

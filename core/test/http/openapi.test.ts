@@ -20,7 +20,13 @@ import { openApiPath } from '../../src/http/openapi/document.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 
 const ta = await fileApp({
-  plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-s3' }, { name: '@ferry/fs-sftp' }, { name: '@ferry/action-http' }, { name: '@ferry/actions-builtin' }],
+  plugins: [
+    { name: '@ferry/fs-local' },
+    { name: '@ferry/fs-s3' },
+    { name: '@ferry/fs-sftp' },
+    { name: '@ferry/action-http' },
+    { name: '@ferry/actions-builtin' },
+  ],
 });
 t.teardown(() => ta.close());
 const admin = await ta.adminToken();
@@ -28,7 +34,13 @@ const admin = await ta.adminToken();
 const r = await ta.inject('GET', '/openapi.json');
 const doc = JSON.parse(r.payload) as {
   openapi: string;
-  paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; content?: Record<string, { schema: object }> }>; security?: object[]; 'x-ferry-permission'?: unknown }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { responses: Record<string, { $ref?: string; content?: Record<string, { schema: object }> }>; security?: object[]; 'x-ferry-permission'?: unknown }
+    >
+  >;
   components: { schemas: Record<string, object>; responses: Record<string, { content: Record<string, { schema: object }> }> };
 };
 
@@ -50,7 +62,15 @@ t.test('every route of the route table is in the document, and nothing else', as
   for (const [p, ops] of Object.entries(doc.paths)) for (const m of Object.keys(ops)) fromDoc.add(`${m} ${p}`);
   t.same([...fromDoc].sort(), [...fromTable].sort());
   t.ok(fromTable.size > 80, `${fromTable.size} operations`);
-  for (const must of ['get /api/v2/status', 'put /api/v2/logs/level', 'get /api/v2/user/files/checksum', 'get /api/v2/saas/usage', 'get /openapi.json', 'get /healthz', 'post /api/v2/users']) {
+  for (const must of [
+    'get /api/v2/status',
+    'put /api/v2/logs/level',
+    'get /api/v2/user/files/checksum',
+    'get /api/v2/saas/usage',
+    'get /openapi.json',
+    'get /healthz',
+    'post /api/v2/users',
+  ]) {
     t.ok(fromDoc.has(must), must);
   }
 });
@@ -62,18 +82,31 @@ t.test('parameters, bodies, security and permissions come from the route options
   t.match(limit, { in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } });
   t.same(users.get!.security, [{ BearerAuth: [] }, { APIKeyAuth: [] }]);
   t.equal(users.get!['x-ferry-permission'], 'view_users');
-  const create = users.post as unknown as { requestBody: { content: Record<string, { schema: { type: string; required: string[]; properties: Record<string, unknown> } }> } };
+  const create = users.post as unknown as {
+    requestBody: { content: Record<string, { schema: { type: string; required: string[]; properties: Record<string, unknown> } }> };
+  };
   const body = create.requestBody.content['application/json']!.schema;
   t.equal(body.type, 'object');
   t.ok(body.required.includes('username'), 'username is required');
   t.ok(body.properties.permissions, 'permissions documented');
-  const one = doc.paths['/api/v2/users/{username}']!.get as unknown as { parameters: { name: string; in: string; required: boolean }[]; responses: Record<string, unknown> };
-  t.match(one.parameters.find((p) => p.in === 'path'), { name: 'username', required: true });
+  const one = doc.paths['/api/v2/users/{username}']!.get as unknown as {
+    parameters: { name: string; in: string; required: boolean }[];
+    responses: Record<string, unknown>;
+  };
+  t.match(
+    one.parameters.find((p) => p.in === 'path'),
+    { name: 'username', required: true },
+  );
   for (const code of ['400', '401', '403', '404', '500']) t.ok(one.responses[code], `error ${code} documented`);
   t.same(doc.paths['/healthz']!.get!.security, [], 'no credentials');
   t.same(doc.paths['/api/v2/token']!.get!.security, [{ BasicAuth: [] }]);
-  const checksum = doc.paths['/api/v2/user/files/checksum']!.get as unknown as { parameters: { name: string; required: boolean; schema: Record<string, unknown> }[] };
-  t.match(checksum.parameters.find((p) => p.name === 'algo'), { required: false, schema: { enum: ['md5', 'sha1', 'sha256', 'sha512'], default: 'sha256' } });
+  const checksum = doc.paths['/api/v2/user/files/checksum']!.get as unknown as {
+    parameters: { name: string; required: boolean; schema: Record<string, unknown> }[];
+  };
+  t.match(
+    checksum.parameters.find((p) => p.name === 'algo'),
+    { required: false, schema: { enum: ['md5', 'sha1', 'sha256', 'sha512'], default: 'sha256' } },
+  );
   const upload = doc.paths['/api/v2/user/files/upload']!.post as unknown as { requestBody: { content: Record<string, { schema: unknown }> } };
   t.ok(upload.requestBody.content['application/octet-stream'], 'streamed bodies are binary');
 });
@@ -99,8 +132,16 @@ t.test('every schema of the document compiles', async (t) => {
   let n = 0;
   for (const [p, ops] of Object.entries(doc.paths)) {
     for (const [m, op] of Object.entries(ops)) {
-      const o = op as unknown as { parameters?: { schema: object }[]; requestBody?: { content: Record<string, { schema: object }> }; responses: Record<string, { content?: Record<string, { schema: object }> }> };
-      const schemas = [...(o.parameters ?? []).map((x) => x.schema), ...Object.values(o.requestBody?.content ?? {}).map((c) => c.schema), ...Object.values(o.responses).flatMap((x) => Object.values(x.content ?? {}).map((c) => c.schema))];
+      const o = op as unknown as {
+        parameters?: { schema: object }[];
+        requestBody?: { content: Record<string, { schema: object }> };
+        responses: Record<string, { content?: Record<string, { schema: object }> }>;
+      };
+      const schemas = [
+        ...(o.parameters ?? []).map((x) => x.schema),
+        ...Object.values(o.requestBody?.content ?? {}).map((c) => c.schema),
+        ...Object.values(o.responses).flatMap((x) => Object.values(x.content ?? {}).map((c) => c.schema)),
+      ];
       for (const s of schemas) {
         try {
           ajv.compile(s);
@@ -137,7 +178,11 @@ t.test('the declared schemas accept what the server answers', async (t) => {
   const userHome = await addUser(ta, { username: 'oa' });
   t.ok(userHome);
   const user = await ta.userToken('oa', PASSWORD);
-  const up = await ta.inject('POST', '/api/v2/user/files/upload?path=/a.txt', { token: user, payload: 'hello', headers: { 'content-type': 'application/octet-stream' } });
+  const up = await ta.inject('POST', '/api/v2/user/files/upload?path=/a.txt', {
+    token: user,
+    payload: 'hello',
+    headers: { 'content-type': 'application/octet-stream' },
+  });
   t.equal(up.statusCode, 201);
   const cases: [string, string, Parameters<typeof ta.inject>[2], string?][] = [
     ['GET', '/healthz', {}],
@@ -183,7 +228,15 @@ t.test('GET /openapi: swagger-ui from swagger-ui-dist, no network access', async
     t.equal(res.statusCode, 200, s);
     const file = path.basename(s);
     if (file === 'initializer.js') t.match(res.payload, /url: '\/openapi\.json'/);
-    else t.equal(crypto.createHash('sha256').update(res.rawPayload).digest('hex'), crypto.createHash('sha256').update(readFileSync(path.join(dir, file))).digest('hex'), `${file} is the package's file`);
+    else
+      t.equal(
+        crypto.createHash('sha256').update(res.rawPayload).digest('hex'),
+        crypto
+          .createHash('sha256')
+          .update(readFileSync(path.join(dir, file)))
+          .digest('hex'),
+        `${file} is the package's file`,
+      );
   }
   const js = await ta.inject('GET', '/openapi/ui/swagger-ui-bundle.js');
   t.match(js.headers['content-type'], /^text\/javascript/);

@@ -22,7 +22,10 @@ const sink = new Writable({
     cb();
   },
 });
-const ta = await fileApp({ logger: pino({ level: 'info' }, sink), config: { defender: { enabled: true }, common: { allow_list_status: false }, mfa: { totp: [] } } });
+const ta = await fileApp({
+  logger: pino({ level: 'info' }, sink),
+  config: { defender: { enabled: true }, common: { allow_list_status: false }, mfa: { totp: [] } },
+});
 t.teardown(() => ta.close());
 const admin = await ta.adminToken();
 const json = (r: { payload: string }) => JSON.parse(r.payload) as any;
@@ -66,13 +69,21 @@ t.test('GET /status reads TOTP configs, rate limits and the allow list from the 
   const other = await fileApp({
     config: {
       common: { allow_list_status: true },
-      mfa: { totp: [{ name: 'Default', issuer: 'Ferry', algo: 'sha256' }, { name: 'Legacy', issuer: 'Old' }] },
+      mfa: {
+        totp: [
+          { name: 'Default', issuer: 'Ferry', algo: 'sha256' },
+          { name: 'Legacy', issuer: 'Old' },
+        ],
+      },
       rate_limit: { api: { per_host: { average: 10, period: 1000, burst: 5 } } },
     },
   });
   t.teardown(() => other.close());
   // the allow list is on: allow 127.0.0.1 first through the database
-  await other.app.orm.em.fork().getConnection().execute("insert into ip_lists (type, ipornet, mode, protocols, description, created_at, updated_at) values (1, '127.0.0.1/32', 1, 0, '', 0, 0)");
+  await other.app.orm.em
+    .fork()
+    .getConnection()
+    .execute("insert into ip_lists (type, ipornet, mode, protocols, description, created_at, updated_at) values (1, '127.0.0.1/32', 1, 0, '', 0, 0)");
   const token = await other.adminToken();
   const r = await other.inject('GET', '/api/v2/status', { token });
   t.equal(r.statusCode, 200, r.payload);
@@ -168,7 +179,10 @@ t.test('log level: read, change at run time (components created at start-up foll
   const put = await ta.inject('PUT', '/api/v2/logs/level', { token: admin, payload: { level: 'warn' } });
   t.equal(put.statusCode, 200, put.payload);
   t.same(json(put), { level: 'warn', previous: 'info' });
-  t.ok(lines.some((l) => l.msg === 'log level changed' && l.admin === 'admin' && l.new_level === 'warn' && l.previous_level === 'info'), 'the change is logged');
+  t.ok(
+    lines.some((l) => l.msg === 'log level changed' && l.admin === 'admin' && l.new_level === 'warn' && l.previous_level === 'info'),
+    'the change is logged',
+  );
   before = requestLines();
   await ta.inject('GET', '/api/v2/version', { token: admin });
   await ta.inject('GET', '/api/v2/logs/level', { token: admin });
@@ -202,7 +216,11 @@ t.test('file checksum: streamed from the backend, download permission, errors', 
   const token = await ta.userToken('sumuser', PASSWORD);
   const data = crypto.randomBytes(3 * 1024 * 1024 + 17);
   const up = async (p: string, body: Buffer | string) => {
-    const r = await ta.inject('POST', `/api/v2/user/files/upload?path=${q(p)}&mkdir_parents=true`, { token, payload: body, headers: { 'content-type': 'application/octet-stream' } });
+    const r = await ta.inject('POST', `/api/v2/user/files/upload?path=${q(p)}&mkdir_parents=true`, {
+      token,
+      payload: body,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     if (r.statusCode !== 201) t.comment(JSON.stringify(lines.filter((l) => Number(l.level) >= 50)));
     t.equal(r.statusCode, 201, r.payload);
   };
@@ -247,7 +265,11 @@ t.test('GET /saas/usage: storage from the quota counters, bandwidth per day from
   const token = await ta.userToken('usage1', PASSWORD);
   const body = Buffer.alloc(5000, 1);
   for (let i = 0; i < 3; i++) {
-    const r = await ta.inject('POST', `/api/v2/user/files/upload?path=/f${i}.bin`, { token, payload: body, headers: { 'content-type': 'application/octet-stream' } });
+    const r = await ta.inject('POST', `/api/v2/user/files/upload?path=/f${i}.bin`, {
+      token,
+      payload: body,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     t.equal(r.statusCode, 201);
   }
   // the download event is published once the answer's stream has ended, just after inject resolves
@@ -289,8 +311,14 @@ t.test('GET /saas/usage: storage from the quota counters, bandwidth per day from
 
   // survives the process: the counters are in the database
   await ta.app.container.resolve(UsageService).flush();
-  const rows = await ta.app.orm.em.fork().getConnection().execute('select username, day, upload_bytes, uploads from transfer_usage where username = ?', ['usage1']);
-  t.same(rows.map((x: any) => [x.username, x.day, Number(x.upload_bytes), Number(x.uploads)]), [['usage1', today, 15000, 3]]);
+  const rows = await ta.app.orm.em
+    .fork()
+    .getConnection()
+    .execute('select username, day, upload_bytes, uploads from transfer_usage where username = ?', ['usage1']);
+  t.same(
+    rows.map((x: any) => [x.username, x.day, Number(x.upload_bytes), Number(x.uploads)]),
+    [['usage1', today, 15000, 3]],
+  );
 
   const past = await ta.inject('GET', '/api/v2/saas/usage?usernames=usage1&from=2020-01-01&to=2020-01-31', { token: viewer });
   t.same(json(past).users[0].bandwidth.days, [], 'another period: nothing');

@@ -24,15 +24,26 @@ const codeOf = (m: ReceivedMail) => /Code: ([A-Z0-9]+)/.exec(m.parsed.text ?? ''
 async function createUser(username: string, extra: Record<string, unknown> = {}) {
   const r = await ta.inject('POST', '/api/v2/users', {
     token: adminToken,
-    payload: { username, password: `${username}-pass-1`, email: `${username}@example.com`, home_dir: path.join(ta.dataDir, username), permissions: { '/': ['*'] }, ...extra },
+    payload: {
+      username,
+      password: `${username}-pass-1`,
+      email: `${username}@example.com`,
+      home_dir: path.join(ta.dataDir, username),
+      permissions: { '/': ['*'] },
+      ...extra,
+    },
   });
   if (r.statusCode !== 201) throw new Error(`create user: ${r.statusCode} ${r.payload}`);
 }
-const forgot = (app: TestApp, kind: 'admins' | 'users', username: string) => app.inject('POST', `/api/v2/${kind}/${encodeURIComponent(username)}/forgot-password`);
+const forgot = (app: TestApp, kind: 'admins' | 'users', username: string) =>
+  app.inject('POST', `/api/v2/${kind}/${encodeURIComponent(username)}/forgot-password`);
 const reset = (kind: 'admins' | 'users', username: string, payload: unknown) => ta.inject('POST', `/api/v2/${kind}/${username}/reset-password`, { payload });
 
 t.test('admin: forgot → mail → reset → old tokens revoked, the code used once', async (t) => {
-  const c = await ta.inject('POST', '/api/v2/admins', { token: adminToken, payload: { username: 'forgetful', password: 'old-admin-pass', email: 'forgetful@example.com', permissions: ['*'] } });
+  const c = await ta.inject('POST', '/api/v2/admins', {
+    token: adminToken,
+    payload: { username: 'forgetful', password: 'old-admin-pass', email: 'forgetful@example.com', permissions: ['*'] },
+  });
   t.equal(c.statusCode, 201);
   const oldToken = await ta.adminToken('forgetful', 'old-admin-pass');
   const before = smtp.mails.length;
@@ -44,7 +55,10 @@ t.test('admin: forgot → mail → reset → old tokens revoked, the code used o
   const code = codeOf(mail);
   t.match(code, /^[2-9A-Z]{12}$/);
   const stored = await ta.app.orm.em.fork().find(PasswordResetCode, { username: 'forgetful' });
-  t.ok(stored.length === 1 && stored[0]!.code_hash && stored[0]!.code_hash !== code && !stored[0]!.code_hash.includes(code), 'only a hash of the code is stored');
+  t.ok(
+    stored.length === 1 && stored[0]!.code_hash && stored[0]!.code_hash !== code && !stored[0]!.code_hash.includes(code),
+    'only a hash of the code is stored',
+  );
 
   const wrong = await reset('admins', 'forgetful', { code: 'AAAAAAAAAAAA', password: 'new-admin-pass' });
   t.equal(wrong.statusCode, 400);
@@ -107,10 +121,21 @@ t.test('users: password_strength applies, expiration restarts, per-account limit
   t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'weakling', password: 'Tr0ub4dor&3-horse-Battery' } })).statusCode, 200);
   // the same policy on the self-service password change
   const newToken = await ta.userToken('weakling', 'Tr0ub4dor&3-horse-Battery');
-  const weakChange = await ta.inject('PUT', '/api/v2/user/changepwd', { token: newToken, payload: { current_password: 'Tr0ub4dor&3-horse-Battery', new_password: 'password2' } });
+  const weakChange = await ta.inject('PUT', '/api/v2/user/changepwd', {
+    token: newToken,
+    payload: { current_password: 'Tr0ub4dor&3-horse-Battery', new_password: 'password2' },
+  });
   t.equal(weakChange.statusCode, 400);
   t.match(json(weakChange).message, /"new_password".*too weak/);
-  t.equal((await ta.inject('PUT', '/api/v2/user/changepwd', { token: newToken, payload: { current_password: 'Tr0ub4dor&3-horse-Battery', new_password: 'Correct-Horse-Battery-Staple-9' } })).statusCode, 200);
+  t.equal(
+    (
+      await ta.inject('PUT', '/api/v2/user/changepwd', {
+        token: newToken,
+        payload: { current_password: 'Tr0ub4dor&3-horse-Battery', new_password: 'Correct-Horse-Battery-Staple-9' },
+      })
+    ).statusCode,
+    200,
+  );
 
   // two codes per window (config), the third request mails nothing
   await createUser('spammed');

@@ -34,7 +34,11 @@ async function setup(method: string, url: string, payload: unknown) {
   const r = await ta.inject(method, url, { token, payload });
   if (r.statusCode >= 300) throw new Error(`${method} ${url}: ${r.statusCode} ${r.payload}`);
 }
-for (const [name, dir] of [['shared', shared], ['own', own]]) await setup('POST', '/api/v2/folders', { name, mapped_path: dir });
+for (const [name, dir] of [
+  ['shared', shared],
+  ['own', own],
+])
+  await setup('POST', '/api/v2/folders', { name, mapped_path: dir });
 await setup(
   'POST',
   '/api/v2/users',
@@ -101,11 +105,16 @@ t.test('scans: 202, background walk with the provider Fs, folders with quota -1 
   fixture().objects.set('s3:bucket-a/tenants/cloudy/x', 40);
   fixture().objects.set('s3:bucket-a/tenants/cloudy/y/z', 2);
   fixture().objects.set('s3:bucket-a/tenants/other/q', 1000);
-  t.equal((await ta.inject('POST', '/api/v2/users', { token, payload: user('cloudy', { filesystem: s3({ key_prefix: 'tenants/%username%/' }) }) })).statusCode, 201);
+  t.equal(
+    (await ta.inject('POST', '/api/v2/users', { token, payload: user('cloudy', { filesystem: s3({ key_prefix: 'tenants/%username%/' }) }) })).statusCode,
+    201,
+  );
   t.equal((await ta.inject('POST', '/api/v2/quotas/users/cloudy/scan', { token })).statusCode, 202);
   await scans.idle();
   t.match(await usage('users', 'cloudy'), { size: 42, files: 2 });
-  const created = fixture().created.filter((c) => c.provider === 1 && c.scope.username === 'cloudy').at(-1)!;
+  const created = fixture()
+    .created.filter((c) => c.provider === 1 && c.scope.username === 'cloudy')
+    .at(-1)!;
   t.equal(created.options.access_secret, 'S3-SECRET-PLAIN', 'the scan Fs got the decrypted secret');
 
   // a home that does not exist yet holds nothing
@@ -133,14 +142,21 @@ t.test('template folders (placeholders in mapped_path or prefix) are scanned thr
   ]) {
     const r = await ta.inject('POST', `/api/v2/quotas/folders/${name}/scan`, { token });
     t.equal(r.statusCode, 400, name);
-    t.match(ta.json(r), { error: 'Bad Request', message: `folder "${name}" cannot be scanned: its ${field} holds placeholders, so each user has its own directory there (scan the users instead)` });
+    t.match(ta.json(r), {
+      error: 'Bad Request',
+      message: `folder "${name}" cannot be scanned: its ${field} holds placeholders, so each user has its own directory there (scan the users instead)`,
+    });
   }
   t.same(ta.json(await ta.inject('GET', '/api/v2/quotas/folders/scans', { token })), [], 'no scan started');
   t.match(await usage('folders', 'tpl-local'), { size: 0, files: 0, at: 0 }, 'the literal "%username%" directory was not counted');
 
   // a user scan counts the user's own directory of a template folder mapped with quota -1
   const own = tmpDir();
-  await setup('POST', '/api/v2/users', user('tq', { home_dir: own, virtual_folders: [{ name: 'tpl-local', virtual_path: '/team', quota_size: -1, quota_files: -1 }] }));
+  await setup(
+    'POST',
+    '/api/v2/users',
+    user('tq', { home_dir: own, virtual_folders: [{ name: 'tpl-local', virtual_path: '/team', quota_size: -1, quota_files: -1 }] }),
+  );
   t.equal((await ta.inject('POST', '/api/v2/quotas/users/tq/scan', { token })).statusCode, 202);
   await scans.idle();
   t.match(await usage('users', 'tq'), { size: 300, files: 1 });
@@ -228,7 +244,11 @@ t.test('permissions: quota_scans; role admins only reach their users', async (t)
   const gate = holdScans();
   t.equal((await ta.inject('POST', '/api/v2/quotas/users/rq-user/scan', { token: rq })).statusCode, 202);
   t.equal((await ta.inject('POST', '/api/v2/quotas/users/qa/scan', { token })).statusCode, 202);
-  t.same(ta.json(await ta.inject('GET', '/api/v2/quotas/users/scans', { token: rq })).map((x: { username: string }) => x.username), ['rq-user'], 'a role admin lists the scans of its users');
+  t.same(
+    ta.json(await ta.inject('GET', '/api/v2/quotas/users/scans', { token: rq })).map((x: { username: string }) => x.username),
+    ['rq-user'],
+    'a role admin lists the scans of its users',
+  );
   t.equal(ta.json(await ta.inject('GET', '/api/v2/quotas/users/scans', { token })).length, 2);
   gate.release();
   await scans.idle();

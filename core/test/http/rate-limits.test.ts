@@ -78,7 +78,8 @@ await t.test('IP list type 3 exempts a host (and a network) from every limiter',
     });
   t.equal((await add('10.9.0.0/24')).statusCode, 201);
   for (let i = 0; i < 6; i++) t.equal((await token('10.9.0.7')).status, 200, `token request ${i + 1} of a safe-listed host`);
-  for (let i = 0; i < 6; i++) t.equal((await call('GET', '/api/v2/shares/nope', '10.9.0.7')).status, 404, `share request ${i + 1} takes nothing from the global bucket`);
+  for (let i = 0; i < 6; i++)
+    t.equal((await call('GET', '/api/v2/shares/nope', '10.9.0.7')).status, 404, `share request ${i + 1} takes nothing from the global bucket`);
   t.equal((await token('10.9.1.7')).status, 200, 'outside the network: limited again');
   t.equal((await token('10.9.1.7')).status, 200);
   t.equal((await token('10.9.1.7')).status, 429);

@@ -29,7 +29,10 @@ t.test('roles CRUD, references and role-scoped admins', async (t) => {
   t.equal((await ta.inject('POST', '/api/v2/roles', { token, payload: { name: 'a/b' } })).statusCode, 400);
   t.equal((await ta.inject('POST', '/api/v2/roles', { token, payload: {} })).statusCode, 400);
   await ta.inject('POST', '/api/v2/roles', { token, payload: { name: 'team-b' } });
-  t.same(((await ta.inject('GET', '/api/v2/roles?order=DESC', { token })).result as { name: string }[]).map((r) => r.name), ['team-b', 'team-a']);
+  t.same(
+    ((await ta.inject('GET', '/api/v2/roles?order=DESC', { token })).result as { name: string }[]).map((r) => r.name),
+    ['team-b', 'team-a'],
+  );
   t.equal((await ta.inject('PUT', '/api/v2/roles/team-a', { token, payload: { name: 'team-a', description: 'B' } })).statusCode, 200);
   t.match((await ta.inject('GET', '/api/v2/roles/team-a', { token })).result, { description: 'B' });
   t.equal((await ta.inject('GET', '/api/v2/roles/ghost', { token })).statusCode, 404);
@@ -43,10 +46,17 @@ t.test('roles CRUD, references and role-scoped admins', async (t) => {
   t.same(seen, ['lead-a']);
   t.equal((await ta.inject('GET', '/api/v2/admins/lead-b', { token: lt })).statusCode, 404, 'other role invisible');
   t.equal((await ta.inject('DELETE', '/api/v2/admins/lead-b', { token: lt })).statusCode, 404);
-  const mine = await ta.inject('POST', '/api/v2/admins', { token: lt, payload: { username: 'member-a', password: 'member-a-pass', permissions: ['view_users'] } });
+  const mine = await ta.inject('POST', '/api/v2/admins', {
+    token: lt,
+    payload: { username: 'member-a', password: 'member-a-pass', permissions: ['view_users'] },
+  });
   t.equal(mine.statusCode, 201);
   t.match(mine.result, { role: 'team-a' }, 'role forced to the creator role');
-  t.equal((await ta.inject('POST', '/api/v2/admins', { token: lt, payload: { username: 'x-b', password: 'x', permissions: ['view_users'], role: 'team-b' } })).statusCode, 403);
+  t.equal(
+    (await ta.inject('POST', '/api/v2/admins', { token: lt, payload: { username: 'x-b', password: 'x', permissions: ['view_users'], role: 'team-b' } }))
+      .statusCode,
+    403,
+  );
   t.equal((await ta.inject('GET', '/api/v2/roles', { token: lt })).statusCode, 403, 'role admins do not manage roles');
 
   const refused = await ta.inject('DELETE', '/api/v2/roles/team-a', { token });
@@ -61,15 +71,25 @@ t.test('roles CRUD, references and role-scoped admins', async (t) => {
 async function addUser(username: string, password: string, filters: Record<string, unknown>, role = '') {
   const em = ta.app.orm.em.fork();
   em.create(User, {
-    username, password_hash: await hashPassword(password), permissions: { '/': ['*'] }, filters,
-    filesystem: { provider: 0 }, public_keys: [], custom_placeholders: [], oidc_custom_fields: {}, home_dir: '/tmp/x',
+    username,
+    password_hash: await hashPassword(password),
+    permissions: { '/': ['*'] },
+    filters,
+    filesystem: { provider: 0 },
+    public_keys: [],
+    custom_placeholders: [],
+    oidc_custom_fields: {},
+    home_dir: '/tmp/x',
     role: role ? await em.findOneOrFail(Role, { name: role }) : null,
   } as never);
   await em.flush();
 }
 
 t.test('API keys: created once, hashed, scoped, bound, expiring', async (t) => {
-  await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'bot', password: 'bot-pass', permissions: ['*'], filters: { allow_api_key_auth: true } } });
+  await ta.inject('POST', '/api/v2/admins', {
+    token,
+    payload: { username: 'bot', password: 'bot-pass', permissions: ['*'], filters: { allow_api_key_auth: true } },
+  });
   await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'nokeys', password: 'nokeys-pass', permissions: ['*'] } });
   const c = await ta.inject('POST', '/api/v2/apikeys', { token, payload: { name: 'ci', scope: 1, admin: 'bot' } });
   t.equal(c.statusCode, 201, c.payload);
@@ -119,7 +139,14 @@ t.test('API keys: created once, hashed, scoped, bound, expiring', async (t) => {
   t.equal((await ta.inject('GET', '/api/v2/version', { apiKey: `${uKey2}.kuser` })).statusCode, 200);
 
   // validation
-  for (const p of [{ scope: 1 }, { name: 'x', scope: 3 }, { name: 'x', scope: 1, user: 'kuser' }, { name: 'x', scope: 2, admin: 'bot' }, { name: 'x', scope: 1, admin: 'ghost' }, { name: 'x', scope: 1, expires_at: Date.now() - 1000 }]) {
+  for (const p of [
+    { scope: 1 },
+    { name: 'x', scope: 3 },
+    { name: 'x', scope: 1, user: 'kuser' },
+    { name: 'x', scope: 2, admin: 'bot' },
+    { name: 'x', scope: 1, admin: 'ghost' },
+    { name: 'x', scope: 1, expires_at: Date.now() - 1000 },
+  ]) {
     const r = await ta.inject('POST', '/api/v2/apikeys', { token, payload: p });
     t.equal(r.statusCode, 400, JSON.stringify(p));
   }
@@ -128,10 +155,21 @@ t.test('API keys: created once, hashed, scoped, bound, expiring', async (t) => {
   const exp = Date.now() + 3600_000;
   const ek = await ta.inject('POST', '/api/v2/apikeys', { token, payload: { name: 'exp', scope: 1, admin: 'bot', expires_at: exp } });
   const ekId = ek.headers['x-object-id'] as string;
-  t.equal((await ta.inject('PUT', `/api/v2/apikeys/${ekId}`, { token, payload: { name: 'exp', scope: 1, admin: 'bot', expires_at: exp + 1000 } })).statusCode, 400);
+  t.equal(
+    (await ta.inject('PUT', `/api/v2/apikeys/${ekId}`, { token, payload: { name: 'exp', scope: 1, admin: 'bot', expires_at: exp + 1000 } })).statusCode,
+    400,
+  );
   t.equal((await ta.inject('PUT', `/api/v2/apikeys/${ekId}`, { token, payload: { name: 'exp', scope: 1, admin: 'bot', expires_at: 0 } })).statusCode, 400);
-  t.equal((await ta.inject('PUT', `/api/v2/apikeys/${ekId}`, { token, payload: { name: 'exp', scope: 1, admin: 'bot', expires_at: Date.now() + 60_000 } })).statusCode, 200);
-  t.equal((await ta.inject('PUT', `/api/v2/apikeys/${ekId}`, { token, payload: { name: 'exp', scope: 2, expires_at: Date.now() + 1000 } })).statusCode, 400, 'scope fixed');
+  t.equal(
+    (await ta.inject('PUT', `/api/v2/apikeys/${ekId}`, { token, payload: { name: 'exp', scope: 1, admin: 'bot', expires_at: Date.now() + 60_000 } }))
+      .statusCode,
+    200,
+  );
+  t.equal(
+    (await ta.inject('PUT', `/api/v2/apikeys/${ekId}`, { token, payload: { name: 'exp', scope: 2, expires_at: Date.now() + 1000 } })).statusCode,
+    400,
+    'scope fixed',
+  );
   const ekKey = (ek.result as { key: string }).key;
   t.equal((await ta.inject('GET', '/api/v2/admins', { apiKey: ekKey })).statusCode, 200);
   await ta.inject('PUT', `/api/v2/apikeys/${ekId}`, { token, payload: { name: 'exp', scope: 1, admin: 'bot', expires_at: Date.now() + 50 } });
@@ -265,7 +303,10 @@ t.test('API keys: error codes', async (t) => {
 t.test('API keys: an admin with a role stays in its role', async (t) => {
   for (const name of ['k-team-a', 'k-team-b']) await ta.inject('POST', '/api/v2/roles', { token, payload: { name } });
   const mkAdmin = (username: string, role: string, permissions = ['view_users']) =>
-    ta.inject('POST', '/api/v2/admins', { token, payload: { username, password: `${username}-pass`, permissions, role, filters: { allow_api_key_auth: true } } });
+    ta.inject('POST', '/api/v2/admins', {
+      token,
+      payload: { username, password: `${username}-pass`, permissions, role, filters: { allow_api_key_auth: true } },
+    });
   await mkAdmin('klead-a', 'k-team-a', ['*']);
   await mkAdmin('kbot-a', 'k-team-a', ['*']);
   await mkAdmin('kbot-b', 'k-team-b');
@@ -305,7 +346,10 @@ t.test('API keys: an admin with a role stays in its role', async (t) => {
   const listed = ((await call('GET', '/api/v2/apikeys?limit=500', { token: lt })).body as unknown as { id: string; name: string }[]).map((k) => k.name).sort();
   t.same(listed, ['role-admin-key', 'role-self-key', 'role-user-key']);
   const all = (await call('GET', '/api/v2/apikeys?limit=500', { token })).body as unknown as { id: string }[];
-  t.ok(hidden.every((id) => all.some((k) => k.id === id)), 'admins without a role see every key');
+  t.ok(
+    hidden.every((id) => all.some((k) => k.id === id)),
+    'admins without a role see every key',
+  );
   for (const id of hidden) {
     t.equal((await call('GET', `/api/v2/apikeys/${id}`, { token: lt })).status, 404, `GET ${id}`);
     t.equal((await call('PUT', `/api/v2/apikeys/${id}`, { token: lt, payload: { name: 'taken', scope: 1, admin: 'kbot-a' } })).status, 404, `PUT ${id}`);
@@ -325,13 +369,19 @@ t.test('API keys: an admin with a role stays in its role', async (t) => {
   // the role's key acts inside the role only
   const asBot = await call('GET', '/api/v2/admins', { apiKey: ka.body.key as string });
   t.equal(asBot.status, 200);
-  t.same((asBot.body as unknown as { username: string }[]).map((a) => a.username), ['kbot-a', 'klead-a']);
+  t.same(
+    (asBot.body as unknown as { username: string }[]).map((a) => a.username),
+    ['kbot-a', 'klead-a'],
+  );
   t.equal((await call('GET', '/api/v2/roles', { apiKey: kSelf.body.key as string })).status, 403, 'no way to /roles through a role key');
   t.equal((await call('GET', '/api/v2/admins', { apiKey: `${ka.body.key as string}.${TEST_ADMIN.username}` })).status, 401);
 
   // a key whose account leaves the role leaves the role admin's view
   const kbotA = (await call('GET', '/api/v2/admins/kbot-a', { token })).body;
-  await call('PUT', '/api/v2/admins/kbot-a', { token, payload: { username: 'kbot-a', permissions: kbotA.permissions, filters: kbotA.filters, role: 'k-team-b' } });
+  await call('PUT', '/api/v2/admins/kbot-a', {
+    token,
+    payload: { username: 'kbot-a', permissions: kbotA.permissions, filters: kbotA.filters, role: 'k-team-b' },
+  });
   t.equal((await call('GET', `/api/v2/apikeys/${kaId}`, { token: lt })).status, 404);
   t.equal((await call('DELETE', `/api/v2/apikeys/${kuId}`, { token: lt })).status, 200);
   t.equal((await call('GET', `/api/v2/apikeys/${kuId}`, { token })).status, 404);
@@ -357,7 +407,15 @@ t.test('roles and API keys emit provider events', async (t) => {
 
   t.same(
     events.map((e) => `${e.action}:${e.object_type}:${e.object_name}`),
-    ['add:role:ev-role', 'update:role:ev-role', 'delete:role:ev-role', `add:api_key:${id}`, `update:api_key:${id}`, `delete:api_key:${id}`, `add:api_key:${rc.headers['x-object-id'] as string}`],
+    [
+      'add:role:ev-role',
+      'update:role:ev-role',
+      'delete:role:ev-role',
+      `add:api_key:${id}`,
+      `update:api_key:${id}`,
+      `delete:api_key:${id}`,
+      `add:api_key:${rc.headers['x-object-id'] as string}`,
+    ],
   );
   for (const e of events.slice(0, 6)) {
     t.match(e, { username: TEST_ADMIN.username, ip: '127.0.0.1', role: '', instance_id: instanceId, timestamp: Number });

@@ -86,20 +86,23 @@ await t.test('a code is mailed to an allowed address and works once, as basic au
   const code = await askCode('EXT@example.com');
   t.ok(code, 'a code was mailed');
   const m = mails[mails.length - 1]!;
-  t.same(
-    m.to && !Array.isArray(m.to) ? m.to.value.map((a) => a.address) : [],
-    ['ext@example.com'],
-  );
+  t.same(m.to && !Array.isArray(m.to) ? m.to.value.map((a) => a.address) : [], ['ext@example.com']);
   t.equal(m.from?.value[0]?.address, 'ferry@example.test');
   t.match(m.subject, /for partners/);
   const ok = await ta.inject('GET', `${url}/dirs`, { basic: basic('ext@example.com', code!) });
   t.equal(ok.statusCode, 200, ok.payload);
-  t.same(json(ok).map((e: { name: string }) => e.name), ['a.txt']);
+  t.same(
+    json(ok).map((e: { name: string }) => e.name),
+    ['a.txt'],
+  );
   const again = await ta.inject('GET', `${url}/dirs`, { basic: basic('ext@example.com', code!) });
   t.equal(again.statusCode, 401, 'single use');
   t.match(json(again).message, /already used one-time code/);
   const stored = await ta.app.orm.em.fork().getConnection().execute('select code_hash from share_codes');
-  t.notOk(stored.some((r: { code_hash: string }) => r.code_hash.includes(code!)), 'codes are stored hashed');
+  t.notOk(
+    stored.some((r: { code_hash: string }) => r.code_hash.includes(code!)),
+    'codes are stored hashed',
+  );
 });
 
 await t.test('an address the share does not list gets the same answer and no mail', async (t) => {
@@ -123,12 +126,19 @@ await t.test('wrong codes: 401, scored by the defender, and max_attempts voids t
   const h = await ta.inject('GET', `/api/v2/defender/hosts/${defenderHostId('127.0.0.1')}`, { token: adminToken });
   t.equal(json(h).score, 6, 'three wrong codes: 3 x score_valid');
   await ta.inject('DELETE', `/api/v2/defender/hosts/${defenderHostId('127.0.0.1')}`, { token: adminToken });
-  t.equal((await ta.inject('GET', `${url}/dirs`, { basic: basic('ext@example.com', code!) })).statusCode, 401, 'the right code is void after max_attempts wrong ones');
+  t.equal(
+    (await ta.inject('GET', `${url}/dirs`, { basic: basic('ext@example.com', code!) })).statusCode,
+    401,
+    'the right code is void after max_attempts wrong ones',
+  );
 });
 
 await t.test('an expired code is refused', async (t) => {
   const code = await askCode('ext@example.com');
-  await ta.app.orm.em.fork().getConnection().execute('update share_codes set expires_at = ? where used_at = 0', [Date.now() - 1000]);
+  await ta.app.orm.em
+    .fork()
+    .getConnection()
+    .execute('update share_codes set expires_at = ? where used_at = 0', [Date.now() - 1000]);
   t.equal((await ta.inject('GET', `${url}/dirs`, { basic: basic('ext@example.com', code!) })).statusCode, 401);
 });
 
@@ -155,7 +165,10 @@ await t.test('a code exchanged for a share token: several requests, TUS-style; v
   t.equal(bearerForToken.statusCode, 400);
   t.equal((await ta.inject('GET', `${url}/dirs`, { headers: { authorization: 'Bearer forged.token.value' } })).statusCode, 401);
   await new Promise((r) => setTimeout(r, 1100));
-  const u = await ta.inject('PUT', `/api/v2/user/shares/${id}`, { token, payload: { name: 'for partners', scope: 1, paths: ['/pub'], emails: ['other@example.com'] } });
+  const u = await ta.inject('PUT', `/api/v2/user/shares/${id}`, {
+    token,
+    payload: { name: 'for partners', scope: 1, paths: ['/pub'], emails: ['other@example.com'] },
+  });
   t.equal(u.statusCode, 200, u.payload);
   const after = await ta.inject('GET', `${url}/dirs`, { headers: { authorization: `Bearer ${access_token}` } });
   t.equal(after.statusCode, 401, 'the address was removed: its token is void');
@@ -175,7 +188,11 @@ await t.test('a TUS upload to an email-restricted share with a share token on ev
   const auth = `Bearer ${tok}`;
   const meta = `share_id ${Buffer.from(dropId).toString('base64')},path ${Buffer.from('up.bin').toString('base64')}`;
   const body = Buffer.alloc(3000, 5);
-  const c = await ta.server.inject({ method: 'POST', url: '/api/v2/shares-chunked-uploads', headers: { authorization: auth, 'tus-resumable': '1.0.0', 'upload-length': String(body.length), 'upload-metadata': meta } });
+  const c = await ta.server.inject({
+    method: 'POST',
+    url: '/api/v2/shares-chunked-uploads',
+    headers: { authorization: auth, 'tus-resumable': '1.0.0', 'upload-length': String(body.length), 'upload-metadata': meta },
+  });
   t.equal(c.statusCode, 201, c.payload);
   for (let off = 0; off < body.length; off += 1000) {
     const r = await ta.server.inject({
@@ -187,7 +204,11 @@ await t.test('a TUS upload to an email-restricted share with a share token on ev
     t.equal(r.statusCode, 204, r.payload);
   }
   t.same(readFileSync(path.join(home, 'drop', 'up.bin')), body);
-  const noCreds = await ta.server.inject({ method: 'POST', url: '/api/v2/shares-chunked-uploads', headers: { 'tus-resumable': '1.0.0', 'upload-length': '1', 'upload-metadata': meta } });
+  const noCreds = await ta.server.inject({
+    method: 'POST',
+    url: '/api/v2/shares-chunked-uploads',
+    headers: { 'tus-resumable': '1.0.0', 'upload-length': '1', 'upload-metadata': meta },
+  });
   t.equal(noCreds.statusCode, 401, 'without the token');
 });
 
@@ -210,9 +231,20 @@ await t.test('refusals of the code request', async (t) => {
   const pwTok = await ta.inject('POST', `/api/v2/shares/${plainId}/token`, { basic: basic('', 'pw-123') });
   t.equal(pwTok.statusCode, 200, pwTok.payload);
   t.equal((await ta.inject('GET', `/api/v2/shares/${plainId}/dirs`, { headers: { authorization: `Bearer ${json(pwTok).access_token}` } })).statusCode, 200);
-  t.equal((await ta.inject('GET', `${url}/dirs`, { headers: { authorization: `Bearer ${json(pwTok).access_token}` } })).statusCode, 401, 'a token of another share');
-  const expiredId = String((await ta.inject('POST', '/api/v2/user/shares', { token, payload: { name: 'old', scope: 1, paths: ['/pub'], emails: ['ext@example.com'] } })).headers['x-object-id']);
-  await ta.app.orm.em.fork().getConnection().execute('update shares set expires_at = ? where share_id = ?', [Date.now() - 1000, expiredId]);
+  t.equal(
+    (await ta.inject('GET', `${url}/dirs`, { headers: { authorization: `Bearer ${json(pwTok).access_token}` } })).statusCode,
+    401,
+    'a token of another share',
+  );
+  const expiredId = String(
+    (await ta.inject('POST', '/api/v2/user/shares', { token, payload: { name: 'old', scope: 1, paths: ['/pub'], emails: ['ext@example.com'] } })).headers[
+      'x-object-id'
+    ],
+  );
+  await ta.app.orm.em
+    .fork()
+    .getConnection()
+    .execute('update shares set expires_at = ? where share_id = ?', [Date.now() - 1000, expiredId]);
   const expired = await ta.inject('POST', `/api/v2/shares/${expiredId}/codes`, { payload: { email: 'ext@example.com' } });
   t.equal(expired.statusCode, 403);
   t.match(json(expired).message, /expired/);

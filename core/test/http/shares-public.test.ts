@@ -34,7 +34,11 @@ const mkShare = async (payload: Record<string, unknown>, tok = token) => {
 };
 const share = async (id: string) => ta.app.orm.em.fork().findOneOrFail(Share, { share_id: id });
 const setShare = (id: string, changes: Partial<Share>) => ta.app.orm.em.fork().nativeUpdate(Share, { share_id: id }, changes);
-const errorOf = (r: { statusCode: number; payload: string }, status: number, re: RegExp) => ({ status: r.statusCode, body: JSON.parse(r.payload), want: { status, re } });
+const errorOf = (r: { statusCode: number; payload: string }, status: number, re: RegExp) => ({
+  status: r.statusCode,
+  body: JSON.parse(r.payload),
+  want: { status, re },
+});
 
 const readId = await mkShare({ name: 'Pub docs', scope: 1, paths: ['/pub'], password: 'open-sesame' });
 const openId = await mkShare({ name: 'open', scope: 1, paths: ['/pub'] });
@@ -72,7 +76,10 @@ t.test('GET /shares/{id}: a zip of the shared paths; compress=false sends a sing
   const s = await share(readId);
   t.equal(s.used_tokens, 1);
   t.ok(s.last_use_at > 0);
-  const ev = await eventually(() => fsEvents.filter((e) => e.action === 'download'), (l) => l.length > 0);
+  const ev = await eventually(
+    () => fsEvents.filter((e) => e.action === 'download'),
+    (l) => l.length > 0,
+  );
   t.match(ev[0], { username: 'owner', protocol: 'HTTPShare', virtual_path: '/pub', status: 1 });
 
   const multi = await ta.inject('GET', `/api/v2/shares/${multiId}?compress=true`);
@@ -140,9 +147,15 @@ t.test('GET /shares/{id}/dirs: DirEntry arrays inside the shared directory', asy
   const list = (p?: string, id = openId) => ta.inject('GET', `/api/v2/shares/${id}/dirs${p === undefined ? '' : `?path=${q(p)}`}`);
   const r = await list();
   t.equal(r.statusCode, 200, r.payload);
-  const names = (x: { payload: string }) => json(x).map((e: { name: string }) => e.name).sort();
+  const names = (x: { payload: string }) =>
+    json(x)
+      .map((e: { name: string }) => e.name)
+      .sort();
   t.same(names(r), ['a.txt', 'digits.txt', 'sub']);
-  t.match(json(r).find((e: { name: string }) => e.name === 'a.txt'), { name: 'a.txt', size: 5, mode: Number, last_modified: String });
+  t.match(
+    json(r).find((e: { name: string }) => e.name === 'a.txt'),
+    { name: 'a.txt', size: 5, mode: Number, last_modified: String },
+  );
   t.same(names(await list('')), ['a.txt', 'digits.txt', 'sub']);
   t.same(names(await list('sub')), ['b.txt']);
   t.same(names(await list('/sub/')), ['b.txt']);
@@ -158,14 +171,20 @@ t.test('GET /shares/{id}/dirs: DirEntry arrays inside the shared directory', asy
 t.test('uploads into a write share: multipart, single raw file, mkdir', async (t) => {
   const auth = { basic: basic('drop-pw') };
   fsEvents.length = 0;
-  const mp = multipart([{ name: 'one.txt', data: 'one' }, { name: 'two.txt', data: 'two' }]);
+  const mp = multipart([
+    { name: 'one.txt', data: 'one' },
+    { name: 'two.txt', data: 'two' },
+  ]);
   let r = await ta.inject('POST', `/api/v2/shares/${writeId}`, { ...auth, payload: mp.payload, headers: mp.headers });
   t.equal(r.statusCode, 201, r.payload);
   t.match(json(r), { message: String });
   t.equal(readFileSync(path.join(home, 'drop', 'one.txt'), 'utf8'), 'one');
   t.equal(readFileSync(path.join(home, 'drop', 'two.txt'), 'utf8'), 'two');
   t.equal((await share(writeId)).used_tokens, 2, 'one token per file');
-  const ev = await eventually(() => fsEvents.filter((e) => e.action === 'upload'), (l) => l.length >= 2);
+  const ev = await eventually(
+    () => fsEvents.filter((e) => e.action === 'upload'),
+    (l) => l.length >= 2,
+  );
   t.match(ev[0], { username: 'owner', protocol: 'HTTPShare', virtual_path: '/drop/one.txt' });
 
   r = await ta.inject('POST', `/api/v2/shares/${writeId}/actions/mkdir?path=${q('inbox')}`, auth);
@@ -183,11 +202,19 @@ t.test('uploads into a write share: multipart, single raw file, mkdir', async (t
   t.equal((await ta.inject('POST', `/api/v2/shares/${writeId}/actions/mkdir`, auth)).statusCode, 400, 'path is required');
   t.equal((await ta.inject('POST', `/api/v2/shares/${writeId}/actions/mkdir?path=..%2Fout`, auth)).statusCode, 403);
 
-  r = await ta.inject('POST', `/api/v2/shares/${writeId}/files/inbox/raw.bin`, { ...auth, payload: Buffer.alloc(100, 1), headers: { 'content-type': 'application/octet-stream', 'x-service-mtime': '1700000000000' } });
+  r = await ta.inject('POST', `/api/v2/shares/${writeId}/files/inbox/raw.bin`, {
+    ...auth,
+    payload: Buffer.alloc(100, 1),
+    headers: { 'content-type': 'application/octet-stream', 'x-service-mtime': '1700000000000' },
+  });
   t.equal(r.statusCode, 201, r.payload);
   t.equal(statSync(path.join(home, 'drop', 'inbox', 'raw.bin')).size, 100);
   t.equal(statSync(path.join(home, 'drop', 'inbox', 'raw.bin')).mtimeMs, 1700000000000);
-  r = await ta.inject('POST', `/api/v2/shares/${writeId}/files/${q('name with space.txt')}`, { ...auth, payload: 'spaced', headers: { 'content-type': 'text/plain' } });
+  r = await ta.inject('POST', `/api/v2/shares/${writeId}/files/${q('name with space.txt')}`, {
+    ...auth,
+    payload: 'spaced',
+    headers: { 'content-type': 'text/plain' },
+  });
   t.equal(r.statusCode, 201, r.payload);
   t.equal(readFileSync(path.join(home, 'drop', 'name with space.txt'), 'utf8'), 'spaced');
   r = await ta.inject('POST', `/api/v2/shares/${writeId}/files/one.txt`, { ...auth, payload: 'ONE', headers: { 'content-type': 'text/plain' } });
@@ -195,13 +222,27 @@ t.test('uploads into a write share: multipart, single raw file, mkdir', async (t
   t.equal(readFileSync(path.join(home, 'drop', 'one.txt'), 'utf8'), 'ONE');
 
   const refusals = [
-    errorOf(await ta.inject('POST', `/api/v2/shares/${writeId}/files/x.txt`, { ...auth, payload: 'x', headers: { 'x-service-mtime': 'soon' } }), 400, /X-SERVICE-MTIME/),
+    errorOf(
+      await ta.inject('POST', `/api/v2/shares/${writeId}/files/x.txt`, { ...auth, payload: 'x', headers: { 'x-service-mtime': 'soon' } }),
+      400,
+      /X-SERVICE-MTIME/,
+    ),
     errorOf(await ta.inject('POST', `/api/v2/shares/${writeId}/files/..%2F..%2Fescape.txt`, { ...auth, payload: 'x' }), 403, /'\.\.'|encoded/),
     errorOf(await ta.inject('POST', `/api/v2/shares/${writeId}/files/inbox`, { ...auth, payload: 'x' }), 400, /is a directory/),
     errorOf(await ta.inject('POST', `/api/v2/shares/${writeId}/files/nodir/x.txt`, { ...auth, payload: 'x' }), 404, /parent directory does not exist/),
     errorOf(await ta.inject('POST', `/api/v2/shares/${writeId}`, { ...auth, payload: 'x', headers: { 'content-type': 'text/plain' } }), 400, /multipart/),
     errorOf(await ta.inject('POST', `/api/v2/shares/${writeId}`, { ...auth, ...multipart([]) }), 400, /at least one file/),
-    errorOf(await ta.inject('POST', `/api/v2/shares/${writeId}`, { ...auth, ...multipart([{ name: 'd.txt', data: '1' }, { name: 'd.txt', data: '2' }]) }), 400, /more than once/),
+    errorOf(
+      await ta.inject('POST', `/api/v2/shares/${writeId}`, {
+        ...auth,
+        ...multipart([
+          { name: 'd.txt', data: '1' },
+          { name: 'd.txt', data: '2' },
+        ]),
+      }),
+      400,
+      /more than once/,
+    ),
     errorOf(await ta.inject('POST', `/api/v2/shares/${readId}`, { basic: basic('open-sesame'), ...multipart([{ name: 'r.txt', data: 'r' }]) }), 403, /scope/),
     errorOf(await ta.inject('POST', `/api/v2/shares/${readId}/files/r.txt`, { basic: basic('open-sesame'), payload: 'r' }), 403, /scope/),
     errorOf(await ta.inject('POST', `/api/v2/shares/${readId}/actions/mkdir?path=r`, { basic: basic('open-sesame') }), 403, /scope/),
@@ -221,12 +262,13 @@ t.test('uploads into a write share: multipart, single raw file, mkdir', async (t
   t.equal((await ta.inject('GET', `/api/v2/shares/${rwId}/files?path=sub/rw.txt`)).payload, 'rw');
 });
 
-t.test('uploads are the owner\'s: quota (413, nothing left), upload size, write-disabled, permissions', async (t) => {
+t.test("uploads are the owner's: quota (413, nothing left), upload size, write-disabled, permissions", async (t) => {
   const h = await addUser(ta, { username: 'quota', quota_size: 1000, filters: { max_upload_file_size: 600 } });
   mkdirSync(path.join(h, 'in'));
   const qt = await ta.userToken('quota', PASSWORD);
   const id = await mkShare({ name: 'q', scope: 2, paths: ['/in'] }, qt);
-  const raw = (name: string, size: number) => ta.inject('POST', `/api/v2/shares/${id}/files/${name}`, { payload: Buffer.alloc(size, 2), headers: { 'content-type': 'application/octet-stream' } });
+  const raw = (name: string, size: number) =>
+    ta.inject('POST', `/api/v2/shares/${id}/files/${name}`, { payload: Buffer.alloc(size, 2), headers: { 'content-type': 'application/octet-stream' } });
   t.equal((await raw('first.bin', 500)).statusCode, 201);
   let r = await raw('big.bin', 700);
   t.equal(r.statusCode, 413, r.payload);
@@ -258,7 +300,8 @@ t.test('a refused upload takes no use of the share', async (t) => {
   const id = await mkShare({ name: 'one', scope: 2, paths: ['/in'], max_tokens: 1 }, ut);
   const lockedId = await mkShare({ name: 'locked', scope: 2, paths: ['/locked'], max_tokens: 1 }, ut);
   await updateUser(ta, 'oneuse', { permissions: { '/': ['*'], '/in/ro': ['list', 'download'], '/locked': ['list', 'download'] } });
-  const raw = (name: string, size = 10) => ta.inject('POST', `/api/v2/shares/${id}/files/${name}`, { payload: Buffer.alloc(size, 3), headers: { 'content-type': 'application/octet-stream' } });
+  const raw = (name: string, size = 10) =>
+    ta.inject('POST', `/api/v2/shares/${id}/files/${name}`, { payload: Buffer.alloc(size, 3), headers: { 'content-type': 'application/octet-stream' } });
   for (const [r, status] of [
     [await raw('missing/f.bin'), 404],
     [await raw('ro/f.bin'), 403],
@@ -272,7 +315,14 @@ t.test('a refused upload takes no use of the share', async (t) => {
   t.equal((await share(lockedId)).used_tokens, 0);
   // multipart is all or nothing: the second file over the size limit takes back the first one, and its use
   const manyId = await mkShare({ name: 'many', scope: 2, paths: ['/in'] }, ut);
-  const mp = await ta.inject('POST', `/api/v2/shares/${manyId}`, multipart([{ name: 'small.bin', data: 'x' }, { name: 'large.bin', data: Buffer.alloc(200) }]));
+  const mp = await ta.inject(
+    'POST',
+    `/api/v2/shares/${manyId}`,
+    multipart([
+      { name: 'small.bin', data: 'x' },
+      { name: 'large.bin', data: Buffer.alloc(200) },
+    ]),
+  );
   t.equal(mp.statusCode, 413, mp.payload);
   t.equal((await share(manyId)).used_tokens, 0);
   t.equal((await raw('ok.bin')).statusCode, 201, 'the one use is still there');
@@ -281,7 +331,7 @@ t.test('a refused upload takes no use of the share', async (t) => {
   t.same(readdirSync(path.join(h, 'in')).sort(), ['ok.bin', 'ro']);
 });
 
-t.test('expiry, max_tokens, allow_from and the owner\'s state: 403', async (t) => {
+t.test("expiry, max_tokens, allow_from and the owner's state: 403", async (t) => {
   const id = await mkShare({ name: 'limits', scope: 1, paths: ['/pub'], max_tokens: 2 });
   const dl = () => ta.inject('GET', `/api/v2/shares/${id}/files?path=a.txt`);
   t.equal((await dl()).statusCode, 200);
@@ -332,7 +382,7 @@ t.test('expiry, max_tokens, allow_from and the owner\'s state: 403', async (t) =
   await updateUser(ta, 'owner', { permissions: { '/': ['*'] } });
 });
 
-t.test('429 when the owner\'s session limit is reached', async (t) => {
+t.test("429 when the owner's session limit is reached", async (t) => {
   const h = await addUser(ta, { username: 'busy', max_sessions: 1 });
   mkdirSync(path.join(h, 'x'));
   const bt = await ta.userToken('busy', PASSWORD);
@@ -340,12 +390,18 @@ t.test('429 when the owner\'s session limit is reached', async (t) => {
   const base = await listen(ta);
   const upload = slowUpload(base, bt, '/held.bin', { chunks: 200, size: 1024, delayMs: 20 });
   const conns = ta.app.container.resolve(ConnectionManager);
-  await eventually(() => conns.list().filter((c) => c.username === 'busy').length, (n) => n > 0);
+  await eventually(
+    () => conns.list().filter((c) => c.username === 'busy').length,
+    (n) => n > 0,
+  );
   const r = await ta.inject('GET', `/api/v2/shares/${id}/dirs`);
   t.equal(r.statusCode, 429, r.payload);
   t.match(json(r), { message: /too many open sessions/, error: 'Too Many Requests' });
   upload.cut();
   await upload.result;
-  await eventually(() => conns.list().filter((c) => c.username === 'busy').length, (n) => n === 0);
+  await eventually(
+    () => conns.list().filter((c) => c.username === 'busy').length,
+    (n) => n === 0,
+  );
   t.equal((await ta.inject('GET', `/api/v2/shares/${id}/dirs`)).statusCode, 200);
 });

@@ -28,14 +28,22 @@ const pwId = await mkShare({ name: 'pw', scope: 2, paths: ['/in'], password: 'tu
 const readId = await mkShare({ name: 'ro', scope: 1, paths: ['/ro'] });
 const pw = { username: 'x', password: 'tus-pw' };
 const TUS = { 'tus-resumable': '1.0.0' };
-const create = (length: number | string | undefined, m: Record<string, string | undefined>, o: { headers?: Record<string, string>; payload?: Buffer; basic?: typeof pw } = {}) =>
+const create = (
+  length: number | string | undefined,
+  m: Record<string, string | undefined>,
+  o: { headers?: Record<string, string>; payload?: Buffer; basic?: typeof pw } = {},
+) =>
   ta.inject('POST', '/api/v2/shares-chunked-uploads', {
     basic: o.basic,
     payload: o.payload,
     headers: { ...TUS, ...(length === undefined ? {} : { 'upload-length': String(length) }), 'upload-metadata': meta(m), ...(o.headers ?? {}) },
   });
 const patch = (loc: string, offset: number | string, body: Buffer, headers: Record<string, string> = {}, basic?: typeof pw) =>
-  ta.inject('PATCH', loc, { basic, payload: body, headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', ...headers } });
+  ta.inject('PATCH', loc, {
+    basic,
+    payload: body,
+    headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', ...headers },
+  });
 const head = (loc: string, basic?: typeof pw) => ta.inject('HEAD', loc, { basic, headers: TUS });
 const used = async (id: string) => (await ta.app.orm.em.fork().findOneOrFail(Share, { share_id: id })).used_tokens;
 const tmpFiles = () => readdirSync(path.join(ta.config.common.temp_dir, 'share-uploads'));
@@ -82,14 +90,22 @@ t.test('create, HEAD, PATCH in chunks: the file appears complete, once, with its
 });
 
 t.test('creation-with-upload, mkdir_parents, zero-length files, password-protected shares', async (t) => {
-  let r = await create(5, { share_id: writeId, path: '/new/dir/hello.txt', mkdir_parents: 'true' }, { payload: Buffer.from('hello'), headers: { 'content-type': 'application/offset+octet-stream' } });
+  let r = await create(
+    5,
+    { share_id: writeId, path: '/new/dir/hello.txt', mkdir_parents: 'true' },
+    { payload: Buffer.from('hello'), headers: { 'content-type': 'application/offset+octet-stream' } },
+  );
   t.equal(r.statusCode, 201, r.payload);
   t.equal(r.headers['upload-offset'], '5');
   t.equal(readFileSync(path.join(home, 'in', 'new', 'dir', 'hello.txt'), 'utf8'), 'hello');
   r = await create(0, { share_id: writeId, path: 'empty.txt' });
   t.equal(r.statusCode, 201);
   t.equal(statSync(path.join(home, 'in', 'empty.txt')).size, 0);
-  r = await create(3, { share_id: writeId, path: 'nodir/x.txt' }, { payload: Buffer.from('abc'), headers: { 'content-type': 'application/offset+octet-stream' } });
+  r = await create(
+    3,
+    { share_id: writeId, path: 'nodir/x.txt' },
+    { payload: Buffer.from('abc'), headers: { 'content-type': 'application/offset+octet-stream' } },
+  );
   t.equal(r.statusCode, 404, 'a missing directory without mkdir_parents');
 
   r = await create(2, { share_id: pwId, path: 'pw.txt' });
@@ -114,7 +130,15 @@ t.test('create refusals', async (t) => {
     [await create(1, { path: 'a' }), 400, /"share_id" is required/],
     [await create(1, { share_id: writeId, path: 'a', mtime: 'noon' }), 400, /mtime/],
     [await create(1, { share_id: writeId, path: 'a' }, { headers: { 'upload-metadata': 'path a b c' } }), 400, /Upload-Metadata/],
-    [await create(1, { share_id: writeId, path: 'a' }, { headers: { 'upload-metadata': `share_id ${Buffer.from(writeId).toString('base64')},path ${Buffer.from([0x61, 0xff]).toString('base64')}` } }), 400, /"path" is not UTF-8/],
+    [
+      await create(
+        1,
+        { share_id: writeId, path: 'a' },
+        { headers: { 'upload-metadata': `share_id ${Buffer.from(writeId).toString('base64')},path ${Buffer.from([0x61, 0xff]).toString('base64')}` } },
+      ),
+      400,
+      /"path" is not UTF-8/,
+    ],
     [await create(1, { share_id: writeId, path: 'a\u0000b' }), 400, /"Upload-Metadata": "path" contains a NUL character/],
     [await create(1, { share_id: writeId, path: 'a' }, { payload: Buffer.from('a'), headers: { 'content-type': 'text/plain' } }), 415, /offset\+octet-stream/],
     [await create(1, { share_id: 'nosuchshare', path: 'a' }), 404, /not found/],
@@ -208,7 +232,10 @@ t.test('TUS 1.0.0 header rules: Tus-Resumable on every answer but OPTIONS, error
     t.equal(h.statusCode, 412, `HEAD with Tus-Resumable ${version}`);
     t.equal(h.headers['tus-version'], '1.0.0');
     t.equal(h.headers['tus-resumable'], '1.0.0');
-    const p = await ta.inject('PATCH', loc, { payload: Buffer.alloc(1), headers: { ...headers, 'upload-offset': '4', 'content-type': 'application/offset+octet-stream' } });
+    const p = await ta.inject('PATCH', loc, {
+      payload: Buffer.alloc(1),
+      headers: { ...headers, 'upload-offset': '4', 'content-type': 'application/offset+octet-stream' },
+    });
     t.equal(p.statusCode, 412, `PATCH with Tus-Resumable ${version}: ${p.payload}`);
     t.equal(p.headers['tus-version'], '1.0.0');
     t.match(json(p), { message: /Tus-Resumable/, error: 'Precondition Failed' });
@@ -266,7 +293,16 @@ t.test('tus-js-client uploads, aborts mid-chunk and resumes against Ferry', asyn
 
   // second run: resumes from the server's offset on the same URL
   await new Promise<void>((resolve, reject) => {
-    const upload = new tus.Upload(data, { endpoint, uploadUrl, chunkSize: MB, headers: auth, metadata, retryDelays: [], onError: reject, onSuccess: () => resolve() });
+    const upload = new tus.Upload(data, {
+      endpoint,
+      uploadUrl,
+      chunkSize: MB,
+      headers: auth,
+      metadata,
+      retryDelays: [],
+      onError: reject,
+      onSuccess: () => resolve(),
+    });
     upload.start();
   });
   const stored = readFileSync(path.join(home, 'in', 'client.bin'));

@@ -39,7 +39,16 @@ t.test('create: 201 with X-Object-ID and Location, stored with a hashed password
   events.length = 0;
   const before = Date.now();
   const expires = Date.now() + 5 * DAY;
-  const r = await add(alice, { name: 'docs', description: 'Q3 reports for the auditors', scope: 1, paths: ['docs', '\\f.txt'], password: 'share-secret-1', expires_at: expires, max_tokens: 5, allow_from: ['127.0.0.1', '10.0.0.0/8'] });
+  const r = await add(alice, {
+    name: 'docs',
+    description: 'Q3 reports for the auditors',
+    scope: 1,
+    paths: ['docs', '\\f.txt'],
+    password: 'share-secret-1',
+    expires_at: expires,
+    max_tokens: 5,
+    allow_from: ['127.0.0.1', '10.0.0.0/8'],
+  });
   t.equal(r.statusCode, 201, r.payload);
   t.match(json(r), { message: String });
   const id = String(r.headers['x-object-id']);
@@ -48,13 +57,28 @@ t.test('create: 201 with X-Object-ID and Location, stored with a hashed password
   const g = await get(alice, id);
   t.equal(g.statusCode, 200);
   const s = json(g);
-  t.match(s, { id, name: 'docs', description: 'Q3 reports for the auditors', scope: 1, paths: ['/docs', '/f.txt'], username: 'alice', expires_at: expires, max_tokens: 5, used_tokens: 0, last_use_at: 0, allow_from: ['127.0.0.1', '10.0.0.0/8'] });
+  t.match(s, {
+    id,
+    name: 'docs',
+    description: 'Q3 reports for the auditors',
+    scope: 1,
+    paths: ['/docs', '/f.txt'],
+    username: 'alice',
+    expires_at: expires,
+    max_tokens: 5,
+    used_tokens: 0,
+    last_use_at: 0,
+    allow_from: ['127.0.0.1', '10.0.0.0/8'],
+  });
   t.ok(s.created_at >= before && s.updated_at === s.created_at);
   t.equal(s.password, '[**redacted**]', 'the hash is never returned');
   t.notOk(g.payload.includes('share-secret-1'));
   const stored = await row(id);
   t.match(stored?.password_hash, /^\$argon2id\$/, 'stored as an argon2id hash');
-  t.same(events.map((e) => [e.action, e.object_type, e.object_name, e.username]), [['add', 'share', id, 'alice']]);
+  t.same(
+    events.map((e) => [e.action, e.object_type, e.object_name, e.username]),
+    [['add', 'share', id, 'alice']],
+  );
   t.notOk(JSON.stringify(events).includes('share-secret-1'));
   t.notOk(JSON.stringify(events).includes('argon2'), 'no password hash in provider events');
 
@@ -70,7 +94,10 @@ t.test('list: own shares only, ordered by id, offset/limit/order', async (t) => 
   await created(bob, { name: 'bobs', scope: 2, paths: ['/'] });
   const all = json(await ta.inject('GET', '/api/v2/user/shares', { token: alice }));
   t.ok(all.length >= 4);
-  t.ok(all.every((s: { username: string }) => s.username === 'alice'), 'no share of another user');
+  t.ok(
+    all.every((s: { username: string }) => s.username === 'alice'),
+    'no share of another user',
+  );
   for (const id of ids) t.ok(all.some((s: { id: string }) => s.id === id));
   const sortedIds = all.map((s: { id: string }) => s.id);
   t.same(sortedIds, [...sortedIds].sort(), 'ascending ids');
@@ -81,7 +108,10 @@ t.test('list: own shares only, ordered by id, offset/limit/order', async (t) => 
   for (const q of ['limit=0', 'limit=501', 'offset=-1', 'order=UP']) {
     t.equal((await ta.inject('GET', `/api/v2/user/shares?${q}`, { token: alice })).statusCode, 400, q);
   }
-  t.same(json(await ta.inject('GET', '/api/v2/user/shares', { token: bob })).map((s: { name: string }) => s.name), ['bobs']);
+  t.same(
+    json(await ta.inject('GET', '/api/v2/user/shares', { token: bob })).map((s: { name: string }) => s.name),
+    ['bobs'],
+  );
 });
 
 t.test('create refusals: 400 naming the problem', async (t) => {
@@ -109,7 +139,10 @@ t.test('create refusals: 400 naming the problem', async (t) => {
     t.equal(r.statusCode, 400, `${JSON.stringify(payload)}: ${r.payload}`);
     t.match(json(r), { message: re, error: 'Bad Request' });
   }
-  t.equal((await ta.inject('POST', '/api/v2/user/shares', { token: alice, payload: 'not json', headers: { 'content-type': 'application/json' } })).statusCode, 400);
+  t.equal(
+    (await ta.inject('POST', '/api/v2/user/shares', { token: alice, payload: 'not json', headers: { 'content-type': 'application/json' } })).statusCode,
+    400,
+  );
   // members of other API revisions are dropped, not refused, and never stored
   const extra = await add(alice, { name: 'extra', scope: 1, paths: ['/docs'], color: 'red', description: null });
   t.equal(extra.statusCode, 201, extra.payload);
@@ -117,7 +150,11 @@ t.test('create refusals: 400 naming the problem', async (t) => {
   t.notOk('color' in stored);
   t.equal(stored.description, '');
   t.equal((await ta.inject('POST', '/api/v2/user/shares', { payload: { name: 'x', scope: 1, paths: ['/docs'] } })).statusCode, 401);
-  t.equal((await ta.inject('POST', '/api/v2/user/shares', { token: adminToken, payload: { name: 'x', scope: 1, paths: ['/docs'] } })).statusCode, 401, 'an admin token is not a user credential');
+  t.equal(
+    (await ta.inject('POST', '/api/v2/user/shares', { token: adminToken, payload: { name: 'x', scope: 1, paths: ['/docs'] } })).statusCode,
+    401,
+    'an admin token is not a user credential',
+  );
 });
 
 t.test('the owner needs the permissions the share uses, and sharing enabled', async (t) => {
@@ -159,7 +196,10 @@ t.test('the owner needs the permissions the share uses, and sharing enabled', as
 t.test('group share policies: password required, default and maximum expiration', async (t) => {
   let r = await ta.inject('POST', '/api/v2/groups', {
     token: adminToken,
-    payload: { name: 'share-policy', user_settings: { filters: { web_client: ['shares-without-password-disabled'], max_shares_expiration: 10, default_shares_expiration: 3 } } },
+    payload: {
+      name: 'share-policy',
+      user_settings: { filters: { web_client: ['shares-without-password-disabled'], max_shares_expiration: 10, default_shares_expiration: 3 } },
+    },
   });
   t.equal(r.statusCode, 201, r.payload);
   const h = await addUser(ta, { username: 'dave', groups: [{ name: 'share-policy', type: 3 }] });
@@ -183,7 +223,7 @@ t.test('group share policies: password required, default and maximum expiration'
   t.equal((await put(dave, id, { ...s, expires_at: Date.now() + 9 * DAY })).statusCode, 200);
 });
 
-t.test('read, update and delete: 404 for unknown ids and for other users\' shares', async (t) => {
+t.test("read, update and delete: 404 for unknown ids and for other users' shares", async (t) => {
   const id = await created(alice, { name: 'mine', scope: 1, paths: ['/docs'], password: 'first-pw' });
   for (const r of [await get(bob, id), await put(bob, id, { name: 'x', scope: 1, paths: ['/'] }), await del(bob, id), await get(alice, 'unknown-id')]) {
     t.equal(r.statusCode, 404, r.payload);
@@ -204,14 +244,40 @@ t.test('update: fields changed, password kept with the marker or removed, usage 
   const hash = (await row(id))!.password_hash;
   const s = json(await get(alice, id));
   events.length = 0;
-  let r = await put(alice, id, { ...s, name: 'renamed', description: 'now writable', scope: 2, paths: ['/docs/sub'], max_tokens: 9, allow_from: ['192.168.0.0/16'], used_tokens: 0, created_at: 1, id: 'other' });
+  let r = await put(alice, id, {
+    ...s,
+    name: 'renamed',
+    description: 'now writable',
+    scope: 2,
+    paths: ['/docs/sub'],
+    max_tokens: 9,
+    allow_from: ['192.168.0.0/16'],
+    used_tokens: 0,
+    created_at: 1,
+    id: 'other',
+  });
   t.equal(r.statusCode, 200, r.payload);
   t.match(json(r), { message: String });
   const u = json(await get(alice, id));
-  t.match(u, { id, name: 'renamed', description: 'now writable', scope: 2, paths: ['/docs/sub'], max_tokens: 9, allow_from: ['192.168.0.0/16'], used_tokens: 4, last_use_at: 1234, created_at: s.created_at, password: '[**redacted**]' });
+  t.match(u, {
+    id,
+    name: 'renamed',
+    description: 'now writable',
+    scope: 2,
+    paths: ['/docs/sub'],
+    max_tokens: 9,
+    allow_from: ['192.168.0.0/16'],
+    used_tokens: 4,
+    last_use_at: 1234,
+    created_at: s.created_at,
+    password: '[**redacted**]',
+  });
   t.ok(u.updated_at >= s.updated_at);
   t.equal((await row(id))!.password_hash, hash, 'the redacted marker keeps the password');
-  t.same(events.map((e) => [e.action, e.object_type, e.object_name]), [['update', 'share', id]]);
+  t.same(
+    events.map((e) => [e.action, e.object_type, e.object_name]),
+    [['update', 'share', id]],
+  );
   r = await put(alice, id, { ...u, password: 'pw-two' });
   t.equal(r.statusCode, 200);
   t.not((await row(id))!.password_hash, hash, 'a new password');
@@ -228,7 +294,10 @@ t.test('delete: 200, then gone; provider event', async (t) => {
   t.match(json(r), { message: String });
   t.equal((await get(alice, id)).statusCode, 404);
   t.equal((await del(alice, id)).statusCode, 404);
-  t.same(events.map((e) => [e.action, e.object_type, e.object_name]), [['delete', 'share', id]]);
+  t.same(
+    events.map((e) => [e.action, e.object_type, e.object_name]),
+    [['delete', 'share', id]],
+  );
 });
 
 t.test('user API keys manage shares too', async (t) => {
@@ -241,7 +310,15 @@ t.test('user API keys manage shares too', async (t) => {
 });
 
 t.test('admin side: dumpdata and loaddata carry shares; deleting the user deletes its shares', async (t) => {
-  const id = await created(bob, { name: 'bk', description: 'backup copy', scope: 1, paths: ['/'], password: 'bk-pw', expires_at: Date.now() + DAY, allow_from: ['127.0.0.1'] });
+  const id = await created(bob, {
+    name: 'bk',
+    description: 'backup copy',
+    scope: 1,
+    paths: ['/'],
+    password: 'bk-pw',
+    expires_at: Date.now() + DAY,
+    allow_from: ['127.0.0.1'],
+  });
   const d = await ta.inject('GET', '/api/v2/dumpdata?output-data=1&scopes=shares', { token: adminToken });
   t.equal(d.statusCode, 200, d.payload);
   const dumped = json(d).shares.find((s: { id: string }) => s.id === id);

@@ -16,7 +16,14 @@ t.test('boots, serves healthz and issues a token', async (t) => {
 t.test('a binding with enable_rest_api off serves /healthz only', async (t) => {
   const ta = await createTestApp({
     plugins: [],
-    config: { httpd: { bindings: [{ address: '127.0.0.1', port: 0 }, { address: '127.0.0.1', port: 0, enable_rest_api: false }] } },
+    config: {
+      httpd: {
+        bindings: [
+          { address: '127.0.0.1', port: 0 },
+          { address: '127.0.0.1', port: 0, enable_rest_api: false },
+        ],
+      },
+    },
   });
   t.teardown(() => ta.close());
   t.equal(ta.app.servers.length, 2);

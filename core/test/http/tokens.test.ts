@@ -30,7 +30,10 @@ t.test('GET /token issues a short-lived admin JWT', async (t) => {
 });
 
 t.test('bad credentials and missing credentials are 401 with a JSON body', async (t) => {
-  for (const basic of [{ username: 'admin', password: 'nope' }, { username: 'ghost', password: 'x' }]) {
+  for (const basic of [
+    { username: 'admin', password: 'nope' },
+    { username: 'ghost', password: 'x' },
+  ]) {
     const r = await ta.inject('GET', '/api/v2/token', { basic });
     t.equal(r.statusCode, 401);
     t.match(JSON.parse(r.payload), { message: String, error: 'Unauthorized' });
@@ -67,7 +70,11 @@ t.test('user tokens: issued to active users, refused to disabled or expired ones
   t.equal((await ta.inject('GET', '/api/v2/user/logout', { token: adminToken })).statusCode, 401, 'admin token refused on user routes');
   t.equal((await ta.inject('GET', '/api/v2/user/logout', { token: userToken })).statusCode, 200);
   t.equal((await ta.inject('GET', '/api/v2/user/logout', { token: userToken })).statusCode, 401);
-  t.equal((await ta.inject('GET', '/api/v2/token', { basic: { username: 'alice', password: 'alice-pass-1' } })).statusCode, 401, 'users cannot get admin tokens');
+  t.equal(
+    (await ta.inject('GET', '/api/v2/token', { basic: { username: 'alice', password: 'alice-pass-1' } })).statusCode,
+    401,
+    'users cannot get admin tokens',
+  );
 });
 
 t.test('user IP filters and denied protocols refuse the login', async (t) => {
@@ -137,7 +144,10 @@ t.test('X-SERVICE-OTP for admins with 2FA', async (t) => {
   const secrets = ta.app.container.resolve<SecretsService>(TOKENS.Secrets);
   const secret = base32Encode(Buffer.from('abcdefghijabcdefghij'));
   const token = await ta.adminToken();
-  t.equal((await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'otp-admin', password: 'otp-admin-pass', permissions: ['*'] } })).statusCode, 201);
+  t.equal(
+    (await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'otp-admin', password: 'otp-admin-pass', permissions: ['*'] } })).statusCode,
+    201,
+  );
   const basic = { username: 'otp-admin', password: 'otp-admin-pass' };
   t.equal((await ta.inject('GET', '/api/v2/token', { basic })).statusCode, 200, 'no 2FA: no code needed');
   const em = ta.app.orm.em.fork();
@@ -159,7 +169,11 @@ t.test('X-SERVICE-OTP for admins with 2FA', async (t) => {
   t.equal(ok.statusCode, 200, 'right code');
   const issued = (ok.result as { access_token: string }).access_token;
   t.equal((await ta.inject('GET', '/api/v2/admins', { token: issued })).statusCode, 200, 'the token works without a code');
-  t.equal((await ta.inject('GET', '/api/v2/token', { basic: { ...basic, password: 'wrong' }, headers: { 'x-service-otp': totpCode(secret, step) } })).statusCode, 401, 'a code does not replace the password');
+  t.equal(
+    (await ta.inject('GET', '/api/v2/token', { basic: { ...basic, password: 'wrong' }, headers: { 'x-service-otp': totpCode(secret, step) } })).statusCode,
+    401,
+    'a code does not replace the password',
+  );
 });
 
 t.test('two nodes sharing one database: token lifetime from config, logout holds on both', async (t) => {

@@ -21,7 +21,10 @@ const json = (r: { payload: string }) => JSON.parse(r.payload) as Record<string,
 const basicOf = (username: string, password: string) => ({ username, password });
 
 async function createAdmin(username: string, extra: Record<string, unknown> = {}) {
-  const r = await ta.inject('POST', '/api/v2/admins', { token: adminToken, payload: { username, password: `${username}-pass-1`, permissions: ['*'], ...extra } });
+  const r = await ta.inject('POST', '/api/v2/admins', {
+    token: adminToken,
+    payload: { username, password: `${username}-pass-1`, permissions: ['*'], ...extra },
+  });
   if (r.statusCode !== 201) throw new Error(`create admin: ${r.statusCode} ${r.payload}`);
 }
 async function createUser(username: string, filters: Record<string, unknown> = {}) {
@@ -36,7 +39,10 @@ async function enrol(kind: 'admin' | 'user', token: string, extra: Record<string
   const g = await ta.inject('POST', `/api/v2/${kind}/totp/generate`, { token, payload: { config_name: config } });
   if (g.statusCode !== 200) throw new Error(`generate: ${g.statusCode} ${g.payload}`);
   const secret = json(g).secret as string;
-  const s = await ta.inject('POST', `/api/v2/${kind}/totp/save`, { token, payload: { enabled: true, config_name: config, secret: { status: 'Plain', payload: secret }, ...extra } });
+  const s = await ta.inject('POST', `/api/v2/${kind}/totp/save`, {
+    token,
+    payload: { enabled: true, config_name: config, secret: { status: 'Plain', payload: secret }, ...extra },
+  });
   if (s.statusCode !== 200) throw new Error(`save: ${s.statusCode} ${s.payload}`);
   return secret;
 }
@@ -67,7 +73,10 @@ t.test('the independent TOTP implementation reproduces the RFC 6238 test vectors
     t.equal(totpAt(seeds.sha512, time, 'sha512', 8), s512, `SHA512 at ${time}`);
   }
   // RFC 4226 appendix D (HOTP, 6 digits)
-  t.same([0, 1, 2, 9].map((c) => hotp(seeds.sha1, c)), ['755224', '287082', '359152', '520489']);
+  t.same(
+    [0, 1, 2, 9].map((c) => hotp(seeds.sha1, c)),
+    ['755224', '287082', '359152', '520489'],
+  );
 });
 
 t.test('TOTP configurations, generate and validate', async (t) => {
@@ -117,7 +126,10 @@ t.test('admin: setup, login with a code, replay refused, recovery codes once, di
   await createAdmin('mfa-admin', { email: 'mfa-admin@example.com' });
   const basic = basicOf('mfa-admin', 'mfa-admin-pass-1');
   const token = await ta.adminToken('mfa-admin', 'mfa-admin-pass-1');
-  const bad = await ta.inject('POST', '/api/v2/admin/totp/save', { token, payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: 'short' } } });
+  const bad = await ta.inject('POST', '/api/v2/admin/totp/save', {
+    token,
+    payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: 'short' } },
+  });
   t.equal(bad.statusCode, 400);
   t.match(json(bad).message, /secret/);
   const noSecret = await ta.inject('POST', '/api/v2/admin/totp/save', { token, payload: { enabled: true, config_name: 'Default' } });
@@ -154,17 +166,28 @@ t.test('admin: setup, login with a code, replay refused, recovery codes once, di
   t.equal(codes.length, 12);
   t.match(codes[0], { secret: { status: 'Plain', payload: /^[A-Z2-7]{4}(-[A-Z2-7]{4}){3}$/ }, used: false });
   const first = codes[0]!.secret.payload;
-  t.equal((await ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': first.toLowerCase() } })).statusCode, 200, 'a recovery code in place of a TOTP code');
+  t.equal(
+    (await ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': first.toLowerCase() } })).statusCode,
+    200,
+    'a recovery code in place of a TOTP code',
+  );
   const again = await ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': first } });
   t.equal(again.statusCode, 401, 'a recovery code works once');
   t.match(json(again).message, /invalid two-factor authentication code/);
   const after = json(await ta.inject('GET', '/api/v2/admin/2fa/recoverycodes', { token })) as unknown as { used: boolean }[];
-  t.same(after.map((c) => c.used), [true, ...Array(11).fill(false)]);
+  t.same(
+    after.map((c) => c.used),
+    [true, ...Array(11).fill(false)],
+  );
   const regen = await ta.inject('POST', '/api/v2/admin/2fa/recoverycodes', { token });
   t.equal(regen.statusCode, 200);
   const fresh = json(regen) as unknown as string[];
   t.equal(fresh.length, 12);
-  t.equal((await ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': codes[1]!.secret.payload } })).statusCode, 401, 'old codes stop working');
+  t.equal(
+    (await ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': codes[1]!.secret.payload } })).statusCode,
+    401,
+    'old codes stop working',
+  );
   t.equal((await ta.inject('GET', '/api/v2/token', { basic, headers: { 'x-service-otp': fresh[5]! } })).statusCode, 200, 'new codes work');
   t.notOk(JSON.stringify(json(await ta.inject('GET', '/api/v2/admin/2fa/recoverycodes', { token }))).includes(codes[1]!.secret.payload));
 
@@ -215,7 +238,10 @@ t.test('require_two_factor: 403 naming the setup routes until TOTP is on, which 
   t.equal(off.statusCode, 403);
   t.match(json(off).message, /require_two_factor/);
   await freshStep();
-  t.equal((await ta.inject('GET', '/api/v2/token', { basic: basicOf('must-mfa', 'must-mfa-pass-1'), headers: { 'x-service-otp': totpNow(secret) } })).statusCode, 200);
+  t.equal(
+    (await ta.inject('GET', '/api/v2/token', { basic: basicOf('must-mfa', 'must-mfa-pass-1'), headers: { 'x-service-otp': totpNow(secret) } })).statusCode,
+    200,
+  );
   t.equal((await ta.inject('GET', '/api/v2/logout', { token })).statusCode, 200);
 });
 
@@ -223,18 +249,31 @@ t.test('users: protocols, two_factor_protocols, mfa-disabled, API keys', async (
   await createUser('ursula');
   const basic = basicOf('ursula', 'ursula-pass-1');
   let token = await ta.userToken('ursula', 'ursula-pass-1');
-  t.same(json(await ta.inject('GET', '/api/v2/user/totp/configs', { token })).map((c: { name: string }) => c.name), ['Default', 'Strong']);
+  t.same(
+    json(await ta.inject('GET', '/api/v2/user/totp/configs', { token })).map((c: { name: string }) => c.name),
+    ['Default', 'Strong'],
+  );
   t.equal((await ta.inject('GET', '/api/v2/user/2fa/recoverycodes', { token })).statusCode, 200);
   t.equal((await ta.inject('POST', '/api/v2/user/2fa/recoverycodes', { token })).statusCode, 400, 'no recovery codes without 2FA');
-  const badProto = await ta.inject('POST', '/api/v2/user/totp/save', { token, payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: 'JBSWY3DPEHPK3PXPJBSWY3DP' }, protocols: ['WEB'] } });
+  const badProto = await ta.inject('POST', '/api/v2/user/totp/save', {
+    token,
+    payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: 'JBSWY3DPEHPK3PXPJBSWY3DP' }, protocols: ['WEB'] },
+  });
   t.equal(badProto.statusCode, 400);
   t.match(json(badProto).message, /protocols/);
   // TOTP only for SSH: REST logins need no code
   const sshOnly = await enrol('user', token, { protocols: ['SSH'] }, 'Strong');
   t.equal((await ta.inject('GET', '/api/v2/user/token', { basic })).statusCode, 200, 'not asked on HTTP');
-  t.match(json(await ta.inject('GET', '/api/v2/users/ursula', { token: adminToken })).filters.totp_config, { enabled: true, config_name: 'Strong', protocols: ['SSH'] });
+  t.match(json(await ta.inject('GET', '/api/v2/users/ursula', { token: adminToken })).filters.totp_config, {
+    enabled: true,
+    config_name: 'Strong',
+    protocols: ['SSH'],
+  });
   // keep the secret, add HTTP
-  t.equal((await ta.inject('POST', '/api/v2/user/totp/save', { token, payload: { enabled: true, config_name: 'Strong', protocols: ['SSH', 'HTTP'] } })).statusCode, 200);
+  t.equal(
+    (await ta.inject('POST', '/api/v2/user/totp/save', { token, payload: { enabled: true, config_name: 'Strong', protocols: ['SSH', 'HTTP'] } })).statusCode,
+    200,
+  );
   t.equal((await ta.inject('GET', '/api/v2/user/token', { basic })).statusCode, 401, 'asked on HTTP now');
   await freshStep();
   const code = totpNow(sshOnly, 'sha256');
@@ -260,10 +299,21 @@ t.test('users: protocols, two_factor_protocols, mfa-disabled, API keys', async (
   t.equal(need.statusCode, 403);
   t.match(json(need).message, /\/api\/v2\/user\/totp\/generate/);
   const g = json(await ta.inject('POST', '/api/v2/user/totp/generate', { token, payload: { config_name: 'Default' } }));
-  const noHttp = await ta.inject('POST', '/api/v2/user/totp/save', { token, payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: g.secret }, protocols: ['SSH'] } });
+  const noHttp = await ta.inject('POST', '/api/v2/user/totp/save', {
+    token,
+    payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: g.secret }, protocols: ['SSH'] },
+  });
   t.equal(noHttp.statusCode, 400);
   t.match(json(noHttp).message, /protocols.*HTTP/);
-  t.equal((await ta.inject('POST', '/api/v2/user/totp/save', { token, payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: g.secret } } })).statusCode, 200);
+  t.equal(
+    (
+      await ta.inject('POST', '/api/v2/user/totp/save', {
+        token,
+        payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: g.secret } },
+      })
+    ).statusCode,
+    200,
+  );
   t.equal((await ta.inject('GET', '/api/v2/user/profile', { token })).statusCode, 200);
   t.equal((await ta.inject('POST', '/api/v2/user/totp/save', { token, payload: { enabled: false } })).statusCode, 403);
 
@@ -286,12 +336,19 @@ t.test('create/update never set 2FA, backups keep it', async (t) => {
   t.match((await ta.app.orm.em.fork().findOneOrFail(User, { username: 'bkp' })).filters, { totp_config: { enabled: true } }, 'an update keeps it');
   const created = await ta.inject('POST', '/api/v2/users', {
     token: adminToken,
-    payload: { username: 'sneaky', password: 'sneaky-pass-1', home_dir: path.join(ta.dataDir, 'sneaky'), permissions: { '/': ['*'] }, filters: { totp_config: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: secret } } } },
+    payload: {
+      username: 'sneaky',
+      password: 'sneaky-pass-1',
+      home_dir: path.join(ta.dataDir, 'sneaky'),
+      permissions: { '/': ['*'] },
+      filters: { totp_config: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: secret } } },
+    },
   });
   t.equal(created.statusCode, 201);
   t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: basicOf('sneaky', 'sneaky-pass-1') })).statusCode, 200, 'create did not turn 2FA on');
 
-  const recovery = (json(await ta.inject('GET', '/api/v2/user/2fa/recoverycodes', { token })) as unknown as { secret: { payload: string } }[])[3]!.secret.payload;
+  const recovery = (json(await ta.inject('GET', '/api/v2/user/2fa/recoverycodes', { token })) as unknown as { secret: { payload: string } }[])[3]!.secret
+    .payload;
   const dump = await ta.inject('GET', '/api/v2/dumpdata?output-data=1', { token: adminToken });
   t.equal(dump.statusCode, 200);
   t.notOk(dump.payload.includes(secret), 'no cleartext TOTP secret in the dump');
@@ -299,7 +356,10 @@ t.test('create/update never set 2FA, backups keep it', async (t) => {
   // the same master key (createTestApp's): the encrypted secrets restore as they are
   const other = await createTestApp();
   t.teardown(() => other.close());
-  const load = await other.inject('POST', '/api/v2/loaddata', { token: await other.adminToken(), payload: { users: data.users.filter((x: { username: string }) => x.username === 'bkp') } });
+  const load = await other.inject('POST', '/api/v2/loaddata', {
+    token: await other.adminToken(),
+    payload: { users: data.users.filter((x: { username: string }) => x.username === 'bkp') },
+  });
   t.equal(load.statusCode, 200, load.payload);
   const basic = basicOf('bkp', 'bkp-pass-1');
   t.equal((await other.inject('GET', '/api/v2/user/token', { basic })).statusCode, 401, 'restored: a code is asked');
@@ -309,16 +369,36 @@ t.test('create/update never set 2FA, backups keep it', async (t) => {
 
   // a hand-written backup with the secret in clear: encrypted on restore
   const plainSecret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
-  const admins = [{ username: 'restored-admin', password: 'restored-admin-pass', permissions: ['*'], filters: { totp_config: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: plainSecret } }, recovery_codes: [{ secret: { status: 'Plain', payload: 'AAAA-BBBB-CCCC-DDDD' }, used: false }] } }];
+  const admins = [
+    {
+      username: 'restored-admin',
+      password: 'restored-admin-pass',
+      permissions: ['*'],
+      filters: {
+        totp_config: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: plainSecret } },
+        recovery_codes: [{ secret: { status: 'Plain', payload: 'AAAA-BBBB-CCCC-DDDD' }, used: false }],
+      },
+    },
+  ];
   t.equal((await other.inject('POST', '/api/v2/loaddata', { token: await other.adminToken(), payload: { admins } })).statusCode, 200);
   const sealed = await other.app.orm.em.fork().findOneOrFail(Admin, { username: 'restored-admin' });
-  t.match(sealed.filters, { totp_config: { secret: { status: 'AES-256-GCM' } }, recovery_codes: [{ secret: { status: 'AES-256-GCM' }, used: false }] }, 'encrypted at rest');
+  t.match(
+    sealed.filters,
+    { totp_config: { secret: { status: 'AES-256-GCM' } }, recovery_codes: [{ secret: { status: 'AES-256-GCM' }, used: false }] },
+    'encrypted at rest',
+  );
   t.notOk(JSON.stringify(sealed.filters).includes(plainSecret));
   const rb = basicOf('restored-admin', 'restored-admin-pass');
   t.equal((await other.inject('GET', '/api/v2/token', { basic: rb })).statusCode, 401);
   t.equal((await other.inject('GET', '/api/v2/token', { basic: rb, headers: { 'x-service-otp': totpNow(plainSecret) } })).statusCode, 200);
-  t.equal((await other.inject('GET', '/api/v2/token', { basic: rb, headers: { 'x-service-otp': 'aaaabbbbccccdddd' } })).statusCode, 200, 'restored recovery code');
-  const badSecret = [{ ...admins[0], username: 'bad-secret', filters: { totp_config: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: 'x' } } } }];
+  t.equal(
+    (await other.inject('GET', '/api/v2/token', { basic: rb, headers: { 'x-service-otp': 'aaaabbbbccccdddd' } })).statusCode,
+    200,
+    'restored recovery code',
+  );
+  const badSecret = [
+    { ...admins[0], username: 'bad-secret', filters: { totp_config: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: 'x' } } } },
+  ];
   const refused = await other.inject('POST', '/api/v2/loaddata', { token: await other.adminToken(), payload: { admins: badSecret } });
   t.equal(refused.statusCode, 400);
   t.match(JSON.parse(refused.payload).message, /totp_config\.secret/);

@@ -19,7 +19,10 @@ const token = await ta.userToken('bob', PASSWORD);
 const q = (p: string) => encodeURIComponent(p);
 const list = async (p: string) => {
   const r = await ta.inject('GET', `/api/v2/user/dirs?path=${q(p)}`, { token });
-  return { status: r.statusCode, body: r.statusCode === 200 ? (JSON.parse(r.payload) as { name: string; size: number; mode: number; last_modified: string }[]) : JSON.parse(r.payload) };
+  return {
+    status: r.statusCode,
+    body: r.statusCode === 200 ? (JSON.parse(r.payload) as { name: string; size: number; mode: number; last_modified: string }[]) : JSON.parse(r.payload),
+  };
 };
 const names = (entries: { name: string }[]) => entries.map((e) => e.name).sort();
 const post = (url: string) => ta.inject('POST', url, { token });

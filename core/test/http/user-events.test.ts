@@ -33,7 +33,10 @@ const q = (p: string) => encodeURIComponent(p);
 const up = (p: string, body: string | Buffer) =>
   ta.inject('POST', `/api/v2/user/files/upload?path=${q(p)}`, { token, payload: body, headers: { 'content-type': 'application/octet-stream' } });
 const take = async (n: number) => {
-  await eventually(() => events.length, (l) => l >= n);
+  await eventually(
+    () => events.length,
+    (l) => l >= n,
+  );
   return events.splice(0, events.length);
 };
 
@@ -42,7 +45,10 @@ t.test('upload and first-upload events carry every FsEvent field', async (t) => 
   const before = Date.now() * 1e6;
   t.equal((await up('/first.txt', 'hello')).statusCode, 201);
   const got = await take(2);
-  t.same(got.map((e) => e.action), ['upload', 'first-upload']);
+  t.same(
+    got.map((e) => e.action),
+    ['upload', 'first-upload'],
+  );
   const e = got[0]!;
   t.match(e, {
     action: 'upload',
@@ -62,15 +68,25 @@ t.test('upload and first-upload events carry every FsEvent field', async (t) => 
   t.ok(e.elapsed >= 0 && e.elapsed < 10_000);
   t.ok((await userRow(ta, 'ev')).first_upload > 0);
   t.equal((await up('/second.txt', 'x')).statusCode, 201);
-  t.same((await take(1)).map((x) => x.action), ['upload'], 'first-upload only once');
-  t.ok(syncSeen.some((x) => x.virtual_path === '/second.txt' && x.action === 'upload'), 'sync hooks see uploads');
+  t.same(
+    (await take(1)).map((x) => x.action),
+    ['upload'],
+    'first-upload only once',
+  );
+  t.ok(
+    syncSeen.some((x) => x.virtual_path === '/second.txt' && x.action === 'upload'),
+    'sync hooks see uploads',
+  );
 });
 
 t.test('download, delete, rename, mkdir, rmdir events', async (t) => {
   events.length = 0;
   t.equal((await ta.inject('GET', `/api/v2/user/files?path=${q('/first.txt')}`, { token })).statusCode, 200);
   const dl = await take(2);
-  t.same(dl.map((e) => e.action), ['download', 'first-download']);
+  t.same(
+    dl.map((e) => e.action),
+    ['download', 'first-download'],
+  );
   t.match(dl[0], { virtual_path: '/first.txt', file_size: 5, status: 1 });
   t.equal((await ta.inject('GET', `/api/v2/user/files?path=${q('/first.txt')}`, { token, headers: { range: 'bytes=1-2' } })).statusCode, 206);
   t.match(await take(1), [{ action: 'download', file_size: 2 }], 'bytes actually sent');
@@ -106,7 +122,10 @@ t.test('failed operations publish status 2, quota refusals status 3', async (t) 
   writeFileSync(path.join(home, 'slow.bin'), Buffer.alloc(1024 * 1024));
   const base = await listen(ta);
   const dl = socketDownload(base, token, '/slow.bin');
-  await eventually(() => dl.received(), (n) => n > 0);
+  await eventually(
+    () => dl.received(),
+    (n) => n > 0,
+  );
   dl.cut();
   await dl.result;
   const got = await take(1);
@@ -125,7 +144,10 @@ t.test('before-publish hooks read the pending upload and can reject it', async (
   t.notOk(existsSync(path.join(home, 'pub-reject.txt')), 'never visible');
   t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp')), [], 'temporary data removed');
   const got = await take(2);
-  t.match(got.find((e) => e.virtual_path === '/pub-reject.txt'), { action: 'upload', status: 2 });
+  t.match(
+    got.find((e) => e.virtual_path === '/pub-reject.txt'),
+    { action: 'upload', status: 2 },
+  );
 });
 
 t.test('a failing sync hook removes the uploaded file and answers with its message', async (t) => {
@@ -158,7 +180,12 @@ t.test('bandwidth limits throttle transfers; per-source limits override them', a
   // at the user's own 20 KiB/s this download could not take less than 14 s
   await updateUser(ta, 'ev', {
     download_bandwidth: 20,
-    filters: { bandwidth_limits: [{ sources: ['10.0.0.0/8'], download_bandwidth: 1 }, { sources: ['127.0.0.0/8', '::1/128'], download_bandwidth: 0, upload_bandwidth: 0 }] },
+    filters: {
+      bandwidth_limits: [
+        { sources: ['10.0.0.0/8'], download_bandwidth: 1 },
+        { sources: ['127.0.0.0/8', '::1/128'], download_bandwidth: 0, upload_bandwidth: 0 },
+      ],
+    },
   });
   s = Date.now();
   await ta.inject('GET', `/api/v2/user/files?path=${q('/bw.bin')}`, { token });
@@ -190,7 +217,10 @@ t.test('a per-source bandwidth override can tighten the user limit (downloads an
 
   const startedDl = performance.now();
   const dl = socketDownload(base, token, '/tight.bin');
-  await eventually(() => dl.received(), (n) => n > 0);
+  await eventually(
+    () => dl.received(),
+    (n) => n > 0,
+  );
   await new Promise((r) => setTimeout(r, 400));
   const got = dl.received();
   const maxDl = bound(startedDl);
@@ -211,7 +241,10 @@ t.test('a per-source bandwidth override can tighten the user limit (downloads an
   await ul.result;
   t.ok(written > 0, 'the upload makes progress');
   t.ok(written <= maxUl, `upload throttled to the source limit: ${written} bytes stored, at most ${Math.round(maxUl)} allowed`);
-  await eventually(() => readdirSync(tmp).length, (n) => n === 0);
+  await eventually(
+    () => readdirSync(tmp).length,
+    (n) => n === 0,
+  );
   t.notOk(existsSync(path.join(home, 'tight-up.bin')), 'the cut upload left nothing');
 });
 

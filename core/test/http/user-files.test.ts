@@ -15,8 +15,7 @@ const up = (p: string, body: string | Buffer | Readable, headers: Record<string,
     payload: body,
     headers: { 'content-type': 'application/octet-stream', ...headers },
   });
-const get = (p: string, headers: Record<string, string> = {}, extra = '') =>
-  ta.inject('GET', `/api/v2/user/files?path=${q(p)}${extra}`, { token, headers });
+const get = (p: string, headers: Record<string, string> = {}, extra = '') => ta.inject('GET', `/api/v2/user/files?path=${q(p)}${extra}`, { token, headers });
 const uploadsTmp = () => readdirSync(path.join(ta.dataDir, 'uploads-tmp'));
 
 t.test('raw upload: stored, mtime from X-SERVICE-MTIME, overwrite, 201 ApiResponse', async (t) => {
@@ -112,7 +111,14 @@ t.test('multipart upload of several files into a directory', async (t) => {
   t.ok(existsSync(path.join(home, 'new/dir/c.txt')));
 
   const bad: [string, { payload: Buffer | string; headers: Record<string, string> }, RegExp][] = [
-    ['duplicate names', multipart([{ name: 'd.txt', data: '1' }, { name: 'd.txt', data: '2' }]), /more than once/],
+    [
+      'duplicate names',
+      multipart([
+        { name: 'd.txt', data: '1' },
+        { name: 'd.txt', data: '2' },
+      ]),
+      /more than once/,
+    ],
     ['no files', multipart([], { note: 'x' }), /at least one file/],
     ['wrong field', multipart([{ name: 'e.txt', data: '1', field: 'file' }]), /"filenames"/],
     ['not multipart', { payload: 'x', headers: { 'content-type': 'text/plain' } }, /multipart\/form-data/],

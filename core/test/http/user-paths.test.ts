@@ -78,7 +78,7 @@ const CRAFTED: { p: string; raw?: boolean }[] = [
   { p: '%c0%ae%c0%ae/outside', raw: true },
   { p: '%uff0e%uff0e/outside', raw: true },
   { p: 'sub/f.txt%00.jpg', raw: true },
-  { p: '%00' , raw: true },
+  { p: '%00', raw: true },
   { p: 'a\u0000b' },
   { p: '\u0000' },
   { p: 'sub/\u0001' },
@@ -104,8 +104,7 @@ const CRAFTED: { p: string; raw?: boolean }[] = [
   { p: 'root-link' },
 ];
 
-const url = (route: string, c: { p: string; raw?: boolean }, extra = '') =>
-  `${route}?path=${c.raw ? c.p : encodeURIComponent(c.p)}${extra}`;
+const url = (route: string, c: { p: string; raw?: boolean }, extra = '') => `${route}?path=${c.raw ? c.p : encodeURIComponent(c.p)}${extra}`;
 
 t.test(`${CRAFTED.length} crafted paths through every route never reach outside the root`, async (t) => {
   t.ok(CRAFTED.length >= 50);
@@ -140,7 +139,8 @@ t.test(`${CRAFTED.length} crafted paths through every route never reach outside 
   t.same(watched.map(snapshot), before, 'nothing outside the home was read into a response, created, changed or removed');
   t.notOk(existsSync(path.join(outside, 'not-yet')), 'the dangling link target was not created');
   // the links themselves still exist (removing a link through the API would be fine; following it is not)
-  for (const l of ['link-out', 'file-link', 'dangling', 'inner/parent-link', 'root-link']) t.ok(lstatSync(path.join(home, l)).isSymbolicLink() || !existsSync(path.join(home, l)));
+  for (const l of ['link-out', 'file-link', 'dangling', 'inner/parent-link', 'root-link'])
+    t.ok(lstatSync(path.join(home, l)).isSymbolicLink() || !existsSync(path.join(home, l)));
 });
 
 t.test('escape attempts are refused with a clear 4xx', async (t) => {

@@ -29,10 +29,8 @@ const home = await addUser(ta, {
 for (const d of DIRS) mkdirSync(path.join(home, d), { recursive: true });
 const token = await ta.userToken('carol', PASSWORD);
 
-const call = (method: string, url: string, payload?: unknown, headers?: Record<string, string>) =>
-  ta.inject(method, url, { token, payload, headers });
-const upload = (p: string, body = 'data') =>
-  call('POST', `/api/v2/user/files/upload?path=${q(p)}`, body, { 'content-type': 'application/octet-stream' });
+const call = (method: string, url: string, payload?: unknown, headers?: Record<string, string>) => ta.inject(method, url, { token, payload, headers });
+const upload = (p: string, body = 'data') => call('POST', `/api/v2/user/files/upload?path=${q(p)}`, body, { 'content-type': 'application/octet-stream' });
 const expect403 = (t: Test, r: { statusCode: number; payload: string }, what: string, perm?: RegExp) => {
   t.equal(r.statusCode, 403, `${what}: ${r.payload}`);
   const body = JSON.parse(r.payload);
@@ -202,11 +200,18 @@ t.test('file patterns: denied, allowed-only and hidden names', async (t) => {
   const list = JSON.parse((await ta.inject('GET', '/api/v2/user/dirs?path=/secret', { token: dt })).payload) as { name: string }[];
   t.same(list.map((e) => e.name).sort(), ['ok.txt', 'sub'], 'hidden names left out');
   const root = JSON.parse((await ta.inject('GET', '/api/v2/user/dirs?path=/', { token: dt })).payload) as { name: string }[];
-  t.ok(root.some((e) => e.name === 'tool.exe'), 'denied (not hidden) names stay visible');
+  t.ok(
+    root.some((e) => e.name === 'tool.exe'),
+    'denied (not hidden) names stay visible',
+  );
   t.equal((await ta.inject('GET', `/api/v2/user/files?path=${q('/secret/a.key')}`, { token: dt })).statusCode, 404, 'hidden = missing');
   t.equal((await ta.inject('GET', `/api/v2/user/files?path=${q('/secret/sub/b.KEY')}`, { token: dt })).statusCode, 404);
   expect403(t, await ta.inject('GET', `/api/v2/user/files?path=${q('/tool.exe')}`, { token: dt }), 'download of a denied name');
-  expect403(t, await ta.inject('POST', `/api/v2/user/file-actions/move?path=${q('/temp12')}&target=${q('/temp12.exe')}`, { token: dt }), 'rename to a denied name');
+  expect403(
+    t,
+    await ta.inject('POST', `/api/v2/user/file-actions/move?path=${q('/temp12')}&target=${q('/temp12.exe')}`, { token: dt }),
+    'rename to a denied name',
+  );
   t.equal((await ta.inject('DELETE', `/api/v2/user/files?path=${q('/secret/a.key')}`, { token: dt })).statusCode, 404);
   t.ok(existsSync(path.join(dh, 'secret/a.key')));
   const zip = await ta.inject('POST', '/api/v2/user/streamzip', { token: dt, payload: ['/secret'] });
@@ -232,7 +237,13 @@ t.test('web client "write-disabled" refuses every change', async (t) => {
   for (const [m, url, payload] of tries) {
     expect403(t, await ta.inject(m, url, { token: et, payload: payload as never }), `${m} ${url}`, /write operations are disabled/);
   }
-  const mp = await ta.inject('POST', `/api/v2/user/files?path=${q('/')}`, { token: et, ...multipart([{ name: 'm1.txt', data: 'one' }, { name: 'm2.txt', data: 'two' }]) });
+  const mp = await ta.inject('POST', `/api/v2/user/files?path=${q('/')}`, {
+    token: et,
+    ...multipart([
+      { name: 'm1.txt', data: 'one' },
+      { name: 'm2.txt', data: 'two' },
+    ]),
+  });
   expect403(t, mp, 'multipart POST /user/files', /write operations are disabled/);
   t.notOk(existsSync(path.join(eh, 'm1.txt')) || existsSync(path.join(eh, 'm2.txt')), 'no multipart file stored');
   t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp')), [], 'nothing left in the temp area');

@@ -43,11 +43,15 @@ t.test('web client options limit what the profile may change', async (t) => {
   const token = await ta.userToken('quin', PASSWORD);
   const r = await ta.inject('PUT', '/api/v2/user/profile', { token, payload: { email: 'x@example.com', allow_api_key_auth: true, public_keys: [KEY] } });
   t.equal(r.statusCode, 200);
-  t.same(JSON.parse((await ta.inject('GET', '/api/v2/user/profile', { token })).payload), {
-    email: 'q@example.com',
-    allow_api_key_auth: false,
-    public_keys: [KEY],
-  }, 'only the public keys changed');
+  t.same(
+    JSON.parse((await ta.inject('GET', '/api/v2/user/profile', { token })).payload),
+    {
+      email: 'q@example.com',
+      allow_api_key_auth: false,
+      public_keys: [KEY],
+    },
+    'only the public keys changed',
+  );
   await addUser(ta, { username: 'rory', filters: { web_client: ['info-change-disabled', 'api-key-auth-change-disabled', 'publickey-change-disabled'] } });
   const rt = await ta.userToken('rory', PASSWORD);
   const none = await ta.inject('PUT', '/api/v2/user/profile', { token: rt, payload: { email: 'x@example.com' } });

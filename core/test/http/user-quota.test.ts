@@ -85,7 +85,10 @@ t.test('parallel uploads can never exceed the quota together', async (t) => {
   const results = await Promise.all([1, 2, 3].map((i) => u.up(`/s${i}`, slow(8, 50 * KB, 5))));
   const ok = results.filter((r) => r.statusCode === 201).length;
   t.ok(ok >= 1 && ok <= 2, `${ok} of 3 streamed uploads of 400 KiB fit in 1000 KiB`);
-  t.ok(results.every((r) => r.statusCode === 201 || r.statusCode === 413), results.map((r) => r.statusCode).join(','));
+  t.ok(
+    results.every((r) => r.statusCode === 201 || r.statusCode === 413),
+    results.map((r) => r.statusCode).join(','),
+  );
   const stored = readdirSync(u.home).reduce((n, f) => n + statSync(path.join(u.home, f)).size, 0);
   t.ok(stored <= 1000 * KB, `stored ${stored} bytes`);
   t.equal((await usage('q2')).size, stored, 'counter equals what is on disk');
@@ -97,7 +100,10 @@ t.test('parallel uploads to the same new path count one file', async (t) => {
   const u = await login('q2same', { username: 'q2same', quota_size: 1000 * KB, quota_files: 10 });
   // both uploads stat the path before either publishes: without the path ledger each would add a file
   const results = await Promise.all([u.up('/same', slow(6, 10 * KB, 10)), u.up('/same', slow(4, 10 * KB, 10)), u.up('/same', slow(2, 10 * KB, 10))]);
-  t.same(results.map((r) => r.statusCode), [201, 201, 201]);
+  t.same(
+    results.map((r) => r.statusCode),
+    [201, 201, 201],
+  );
   const onDisk = statSync(path.join(u.home, 'same')).size;
   t.ok([20, 40, 60].map((n) => n * KB).includes(onDisk), `the last published upload is in place (${onDisk})`);
   t.match(await usage('q2same'), { size: onDisk, files: 1 }, 'counters hold one file of the size on disk');
@@ -167,18 +173,37 @@ t.test('transfer quotas: upload, download and total', async (t) => {
   t.ok(ul >= 700 * KB && ul <= MB, `upload counter ${ul}`);
   const d1 = await u.call('GET', `/api/v2/user/files?path=${q('/one')}`);
   t.equal(d1.statusCode, 200);
-  t.equal((await eventually(() => usage('q4'), (x) => x.dl === 700 * KB)).dl, 700 * KB);
+  t.equal(
+    (
+      await eventually(
+        () => usage('q4'),
+        (x) => x.dl === 700 * KB,
+      )
+    ).dl,
+    700 * KB,
+  );
   const d2 = await u.call('GET', `/api/v2/user/files?path=${q('/one')}`);
   t.equal(d2.statusCode, 403);
   t.match(JSON.parse(d2.payload).message, /download transfer quota exceeded/);
   const part = await ta.inject('GET', `/api/v2/user/files?path=${q('/one')}`, { token: u.token, headers: { range: 'bytes=0-1023' } });
   t.equal(part.statusCode, 206, 'a range that still fits');
-  t.equal((await eventually(() => usage('q4'), (x) => x.dl === 701 * KB)).dl, 701 * KB);
+  t.equal(
+    (
+      await eventually(
+        () => usage('q4'),
+        (x) => x.dl === 701 * KB,
+      )
+    ).dl,
+    701 * KB,
+  );
 
   const v = await login('q5', { username: 'q5', total_data_transfer: 1 });
   t.equal((await v.up('/a', Buffer.alloc(600 * KB))).statusCode, 201);
   t.equal((await v.call('GET', `/api/v2/user/files?path=${q('/a')}`)).statusCode, 403, 'total counts both directions');
-  await eventually(() => usage('q5'), (x) => x.ul === 600 * KB);
+  await eventually(
+    () => usage('q5'),
+    (x) => x.ul === 600 * KB,
+  );
   t.equal((await v.up('/b', Buffer.alloc(300 * KB))).statusCode, 201);
   t.equal((await v.up('/c', Buffer.alloc(300 * KB))).statusCode, 413);
   await updateUser(ta, 'q5', { used_upload_data_transfer: 0 });

@@ -13,7 +13,16 @@ const { token } = ta;
 const fsFactory = ta.app.container.resolve(FsFactory);
 const users = ta.app.container.resolve(UserService);
 
-const PLAINTEXTS = ['S3-SECRET-PLAIN', 'SSE-KEY-PLAIN', 'SFTP-PASS-PLAIN', 'SFTP-KEY-PLAIN', 'CRYPT-PASS-PLAIN', 'GROUP-S3-PLAIN', 'FOLDER-S3-PLAIN', 'STRING-PASS-PLAIN'];
+const PLAINTEXTS = [
+  'S3-SECRET-PLAIN',
+  'SSE-KEY-PLAIN',
+  'SFTP-PASS-PLAIN',
+  'SFTP-KEY-PLAIN',
+  'CRYPT-PASS-PLAIN',
+  'GROUP-S3-PLAIN',
+  'FOLDER-S3-PLAIN',
+  'STRING-PASS-PLAIN',
+];
 
 /** The decrypted options the provider would get for a user's own filesystem. */
 async function plainOptions(username: string) {
@@ -24,7 +33,14 @@ async function plainOptions(username: string) {
 t.test('tagged union: provider selects one config, the others are cleared; unknown provider is a 400', async (t) => {
   const c = await ta.inject('POST', '/api/v2/users', {
     token,
-    payload: user('tu', { filesystem: { ...s3(), sftpconfig: { endpoint: 'h:22', username: 'x', password: { status: 'Plain', payload: 'SFTP-PASS-PLAIN' } }, cryptconfig: { passphrase: { status: 'Plain', payload: 'x' } }, gcsconfig: null } }),
+    payload: user('tu', {
+      filesystem: {
+        ...s3(),
+        sftpconfig: { endpoint: 'h:22', username: 'x', password: { status: 'Plain', payload: 'SFTP-PASS-PLAIN' } },
+        cryptconfig: { passphrase: { status: 'Plain', payload: 'x' } },
+        gcsconfig: null,
+      },
+    }),
   });
   t.equal(c.statusCode, 201, c.payload);
   const fs = ta.json(c).filesystem;
@@ -75,17 +91,29 @@ t.test('secrets: encrypted at rest, hidden on read, confidential_data for *, kep
   const again = ta.json(await ta.inject('GET', '/api/v2/users/sec?confidential_data=1', { token }));
   t.same(again.filesystem.s3config.access_secret, enc, 'unchanged ciphertext');
   // Plain replaces; an empty Plain clears (and the plugin then refuses access_key without secret)
-  const repl = await ta.inject('PUT', '/api/v2/users/sec', { token, payload: user('sec', { filesystem: s3({ access_secret: { status: 'Plain', payload: 'S3-NEW-PLAIN' } }) }) });
+  const repl = await ta.inject('PUT', '/api/v2/users/sec', {
+    token,
+    payload: user('sec', { filesystem: s3({ access_secret: { status: 'Plain', payload: 'S3-NEW-PLAIN' } }) }),
+  });
   t.equal(repl.statusCode, 200, repl.payload);
   t.same((await plainOptions('sec')).access_secret, 'S3-NEW-PLAIN');
-  const cleared = await ta.inject('PUT', '/api/v2/users/sec', { token, payload: user('sec', { filesystem: s3({ access_secret: { status: 'Plain', payload: '' } }) }) });
+  const cleared = await ta.inject('PUT', '/api/v2/users/sec', {
+    token,
+    payload: user('sec', { filesystem: s3({ access_secret: { status: 'Plain', payload: '' } }) }),
+  });
   t.equal(cleared.statusCode, 400);
   t.match(ta.json(cleared).message, /access_secret is required when access_key is set/);
-  const noKey = await ta.inject('PUT', '/api/v2/users/sec', { token, payload: user('sec', { filesystem: { provider: 1, s3config: { bucket: 'b', access_secret: { status: 'Plain', payload: '' } } } }) });
+  const noKey = await ta.inject('PUT', '/api/v2/users/sec', {
+    token,
+    payload: user('sec', { filesystem: { provider: 1, s3config: { bucket: 'b', access_secret: { status: 'Plain', payload: '' } } } }),
+  });
   t.equal(noKey.statusCode, 200);
   t.notOk(ta.json(await ta.inject('GET', '/api/v2/users/sec', { token })).filesystem.s3config.access_secret, 'cleared');
   // an encrypted form from another owner is accepted only because this server can decrypt it
-  const copy = await ta.inject('POST', '/api/v2/users', { token, payload: user('sec-copy', { filesystem: { provider: 1, s3config: { bucket: 'b', access_key: 'k', access_secret: enc } } }) });
+  const copy = await ta.inject('POST', '/api/v2/users', {
+    token,
+    payload: user('sec-copy', { filesystem: { provider: 1, s3config: { bucket: 'b', access_key: 'k', access_secret: enc } } }),
+  });
   t.equal(copy.statusCode, 201, copy.payload);
   t.same((await plainOptions('sec-copy')).access_secret, 'S3-SECRET-PLAIN');
 });
@@ -109,13 +137,22 @@ t.test('every secret field of a provider, strings included, is encrypted (users,
   t.equal(opts.private_key, 'SFTP-KEY-PLAIN');
   t.equal(opts.prefix, '/data/team-x');
 
-  const cu = await ta.inject('POST', '/api/v2/users', { token, payload: user('cryptu', { filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'CRYPT-PASS-PLAIN' } } } }) });
+  const cu = await ta.inject('POST', '/api/v2/users', {
+    token,
+    payload: user('cryptu', { filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'CRYPT-PASS-PLAIN' } } } }),
+  });
   t.equal(cu.statusCode, 201, cu.payload);
-  const g = await ta.inject('POST', '/api/v2/groups?confidential_data=1', { token, payload: { name: 'sec-group', user_settings: { filesystem: s3({ access_secret: { status: 'Plain', payload: 'GROUP-S3-PLAIN' } }) } } });
+  const g = await ta.inject('POST', '/api/v2/groups?confidential_data=1', {
+    token,
+    payload: { name: 'sec-group', user_settings: { filesystem: s3({ access_secret: { status: 'Plain', payload: 'GROUP-S3-PLAIN' } }) } },
+  });
   t.equal(g.statusCode, 201, g.payload);
   t.match(ta.json(g).user_settings.filesystem.s3config.access_secret, { status: 'AES-256-GCM', additional_data: 'sec-group' });
   t.same(ta.json(await ta.inject('GET', '/api/v2/groups/sec-group', { token })).user_settings.filesystem.s3config.access_secret, { status: 'AES-256-GCM' });
-  const f = await ta.inject('POST', '/api/v2/folders', { token, payload: { name: 'sec-folder', filesystem: s3({ access_secret: { status: 'Plain', payload: 'FOLDER-S3-PLAIN' } }) } });
+  const f = await ta.inject('POST', '/api/v2/folders', {
+    token,
+    payload: { name: 'sec-folder', filesystem: s3({ access_secret: { status: 'Plain', payload: 'FOLDER-S3-PLAIN' } }) },
+  });
   t.equal(f.statusCode, 201, f.payload);
   t.same(ta.json(f).filesystem.s3config.access_secret, { status: 'AES-256-GCM' });
   // sending a group back unchanged keeps its secret
@@ -162,11 +199,19 @@ t.test('no plaintext secret or password in the log, at the most verbose level', 
   await must('PUT', '/api/v2/groups/log-group', { name: 'log-group', user_settings: { filesystem: s3({ access_secret: secret('LOG-GROUP-PLAIN-2') }) } });
   const sftp = { provider: 5, sftpconfig: { endpoint: 'h:22', username: 'u', password: 'LOG-SFTP-PASS-PLAIN', private_key: secret('LOG-SFTP-KEY-PLAIN') } };
   await must('POST', '/api/v2/users', { ...user('log-u', { filesystem: sftp }), password: 'LOG-USER-PASSWORD-1' }, 201);
-  await must('PUT', '/api/v2/users/log-u', { ...user('log-u', { filesystem: s3({ access_secret: secret('LOG-USER-S3-PLAIN') }) }), password: 'LOG-USER-PASSWORD-2' });
+  await must('PUT', '/api/v2/users/log-u', {
+    ...user('log-u', { filesystem: s3({ access_secret: secret('LOG-USER-S3-PLAIN') }) }),
+    password: 'LOG-USER-PASSWORD-2',
+  });
   await must('GET', '/api/v2/users/log-u?confidential_data=1');
   await must('GET', '/api/v2/dumpdata?output-data=1');
   // refusals: a validation error and a wrong password
-  await must('POST', '/api/v2/users', { ...user('log-bad', { filesystem: s3({ access_secret: secret('LOG-REFUSED-PLAIN'), bucket: '' }) }), password: 'LOG-REFUSED-PASSWORD' }, 400);
+  await must(
+    'POST',
+    '/api/v2/users',
+    { ...user('log-bad', { filesystem: s3({ access_secret: secret('LOG-REFUSED-PLAIN'), bucket: '' }) }), password: 'LOG-REFUSED-PASSWORD' },
+    400,
+  );
   t.equal((await la.inject('GET', '/api/v2/user/token', { basic: { username: 'log-u', password: 'LOG-WRONG-PASSWORD' } })).statusCode, 401);
   const ut = await la.userToken('log-u', 'LOG-USER-PASSWORD-2');
   t.equal((await la.inject('GET', '/api/v2/user/profile', { token: ut })).statusCode, 200);

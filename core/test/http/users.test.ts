@@ -38,7 +38,10 @@ t.test('create, read, list, update, delete', async (t) => {
 
   // update: password kept when omitted, fields replaced
   const { password: _p, ...noPassword } = user('ann');
-  const u = await ta.inject('PUT', '/api/v2/users/ann', { token, payload: { ...noPassword, email: 'a2@example.test', permissions: { '/': ['list', 'download'], '/in\\box/': ['upload'] } } });
+  const u = await ta.inject('PUT', '/api/v2/users/ann', {
+    token,
+    payload: { ...noPassword, email: 'a2@example.test', permissions: { '/': ['list', 'download'], '/in\\box/': ['upload'] } },
+  });
   t.equal(u.statusCode, 200, u.payload);
   t.match(ta.json(u), { message: String });
   const after = ta.json(await get('ann'));
@@ -94,21 +97,57 @@ t.test('validation: 400 naming the field', async (t) => {
     [user('negfiles', { quota_files: -5 }), /"quota_files" must be greater than or equal to 0/],
     [user('ghostfolder', { virtual_folders: [{ name: 'ghost', virtual_path: '/g' }] }), /"virtual_folders": folder "ghost" does not exist/],
     [user('vfroot', { virtual_folders: [{ name: 'x', virtual_path: '/' }] }), /virtual_path cannot be "\/"/],
-    [user('vfquota', { virtual_folders: [{ name: 'x', virtual_path: '/x', quota_size: -2, quota_files: -2 }] }), /quota_size" must be greater than or equal to -1/],
+    [
+      user('vfquota', { virtual_folders: [{ name: 'x', virtual_path: '/x', quota_size: -2, quota_files: -2 }] }),
+      /quota_size" must be greater than or equal to -1/,
+    ],
     [user('vfmixed', { virtual_folders: [{ name: 'x', virtual_path: '/x', quota_size: -1, quota_files: 10 }] }), /must both be -1/],
-    [user('vfover', { virtual_folders: [{ name: 'x', virtual_path: '/x' }, { name: 'y', virtual_path: '/x/y' }] }), /virtual paths "\/x" and "\/x\/y" overlap/],
+    [
+      user('vfover', {
+        virtual_folders: [
+          { name: 'x', virtual_path: '/x' },
+          { name: 'y', virtual_path: '/x/y' },
+        ],
+      }),
+      /virtual paths "\/x" and "\/x\/y" overlap/,
+    ],
     [user('norole', { role: 'ghost-role' }), /"role": role "ghost-role" does not exist/],
     [user('nogroup', { groups: [{ name: 'ghost-group', type: 2 }] }), /"groups": group "ghost-group" does not exist/],
-    [user('twoprim', { groups: [{ name: 'g1', type: 1 }, { name: 'g2', type: 1 }] }), /at most one primary group/],
+    [
+      user('twoprim', {
+        groups: [
+          { name: 'g1', type: 1 },
+          { name: 'g2', type: 1 },
+        ],
+      }),
+      /at most one primary group/,
+    ],
     [user('badgtype', { groups: [{ name: 'g1', type: 4 }] }), /"groups\[0\]\.type" must be one of/],
     [user('prov9', { filesystem: { provider: 9 } }), /"filesystem.provider": filesystem provider 9 is not available/],
     [user('nos3', { filesystem: { provider: 1, s3config: { region: 'x' } } }), /filesystem\.s3config: "bucket" is required/],
-    [user('s3key', { filesystem: { provider: 1, s3config: { bucket: 'b', access_key: 'AK' } } }), /filesystem\.s3config: access_secret is required when access_key is set/],
-    [user('badsecret', { filesystem: { provider: 1, s3config: { bucket: 'b', access_secret: { status: 'Bogus', payload: 'x' } } } }), /filesystem\.s3config: "access_secret.status" must be one of/],
-    [user('encjunk', { filesystem: { provider: 1, s3config: { bucket: 'b', access_secret: { status: 'AES-256-GCM', payload: 'bm90IHJlYWw=', key: 'a2V5' } } } }), /"filesystem.s3config.access_secret": the encrypted secret cannot be decrypted/],
+    [
+      user('s3key', { filesystem: { provider: 1, s3config: { bucket: 'b', access_key: 'AK' } } }),
+      /filesystem\.s3config: access_secret is required when access_key is set/,
+    ],
+    [
+      user('badsecret', { filesystem: { provider: 1, s3config: { bucket: 'b', access_secret: { status: 'Bogus', payload: 'x' } } } }),
+      /filesystem\.s3config: "access_secret.status" must be one of/,
+    ],
+    [
+      user('encjunk', {
+        filesystem: { provider: 1, s3config: { bucket: 'b', access_secret: { status: 'AES-256-GCM', payload: 'bm90IHJlYWw=', key: 'a2V5' } } },
+      }),
+      /"filesystem.s3config.access_secret": the encrypted secret cannot be decrypted/,
+    ],
     [user('crypt', { filesystem: { provider: 4, cryptconfig: {} } }), /filesystem\.cryptconfig: "passphrase" is required/],
-    [user('crypthome', { home_dir: '', filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-pass' } } } }), /"home_dir" is required \(an absolute path\) for filesystem provider 4/],
-    [user('crypthome2', { home_dir: undefined, filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-pass' } } } }), /"home_dir" is required \(an absolute path\) for filesystem provider 4/],
+    [
+      user('crypthome', { home_dir: '', filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-pass' } } } }),
+      /"home_dir" is required \(an absolute path\) for filesystem provider 4/,
+    ],
+    [
+      user('crypthome2', { home_dir: undefined, filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-pass' } } } }),
+      /"home_dir" is required \(an absolute path\) for filesystem provider 4/,
+    ],
     [user('custom', { custom_placeholders: Array.from({ length: 11 }, (_, i) => `v${i}`) }), /"custom_placeholders" holds at most 10 values/],
     [user('custdot', { custom_placeholders: ['../etc'] }), /"custom_placeholders\[0\]" must not contain ".." segments/],
     [user('badkey', { public_keys: ['not a key'] }), /"public_keys\[0\]"/],
@@ -141,7 +180,11 @@ t.test('validation: 400 naming the field', async (t) => {
   ] as const) {
     const r = await ta.inject(method, url, { token, payload: method === 'PUT' ? annBody : undefined });
     t.equal(r.statusCode, 400, `${method} ${url}`);
-    t.match(ta.json(r), { error: 'Bad Request', message: /"username" (with value [\s\S]* fails to match|must not begin or end with spaces)/ }, `${method} ${url}`);
+    t.match(
+      ta.json(r),
+      { error: 'Bad Request', message: /"username" (with value [\s\S]* fails to match|must not begin or end with spaces)/ },
+      `${method} ${url}`,
+    );
   }
   t.equal((await get('ann')).statusCode, 200, 'ann is still there');
 });
@@ -153,7 +196,11 @@ t.test('read-only fields, TOTP and recovery codes cannot be set; existing ones s
       has_password: false,
       used_quota_size: 123,
       created_at: 5,
-      filters: { totp_config: { enabled: true, config_name: 'x', secret: { status: 'Plain', payload: 'JBSWY3DPEHPK3PXP' } }, recovery_codes: [{ secret: { status: 'Plain', payload: 'rc' } }], allow_api_key_auth: true },
+      filters: {
+        totp_config: { enabled: true, config_name: 'x', secret: { status: 'Plain', payload: 'JBSWY3DPEHPK3PXP' } },
+        recovery_codes: [{ secret: { status: 'Plain', payload: 'rc' } }],
+        allow_api_key_auth: true,
+      },
     }),
   );
   t.equal(c.statusCode, 201, c.payload);
@@ -166,7 +213,11 @@ t.test('read-only fields, TOTP and recovery codes cannot be set; existing ones s
   // enable 2FA directly (as the 2FA routes would), then update through the API
   const em = ta.app.orm.em.fork();
   const u = await em.findOneOrFail(User, { username: 'tfa' });
-  u.filters = { ...u.filters, totp_config: { enabled: true, config_name: 'Default', secret: { status: 'AES-256-GCM', payload: 'x', key: 'y' } }, recovery_codes: [{ used: false }] };
+  u.filters = {
+    ...u.filters,
+    totp_config: { enabled: true, config_name: 'Default', secret: { status: 'AES-256-GCM', payload: 'x', key: 'y' } },
+    recovery_codes: [{ used: false }],
+  };
   await em.flush();
   const r = await ta.inject('PUT', '/api/v2/users/tfa', { token, payload: user('tfa', { filters: { totp_config: { enabled: false }, recovery_codes: [] } }) });
   t.equal(r.statusCode, 200, r.payload);
@@ -229,7 +280,11 @@ t.test('permissions: 401 without credentials, 403 without the permission', async
 
 t.test('role-scoped admins see and manage only users of their role', async (t) => {
   for (const r of ['team-a', 'team-b']) t.equal((await ta.inject('POST', '/api/v2/roles', { token, payload: { name: r } })).statusCode, 201);
-  t.equal((await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'lead-a', password: 'lead-a-pw', permissions: ['*'], role: 'team-a' } })).statusCode, 201);
+  t.equal(
+    (await ta.inject('POST', '/api/v2/admins', { token, payload: { username: 'lead-a', password: 'lead-a-pw', permissions: ['*'], role: 'team-a' } }))
+      .statusCode,
+    201,
+  );
   t.equal((await post(user('in-b', { role: 'team-b' }))).statusCode, 201);
   const lt = await ta.adminToken('lead-a', 'lead-a-pw');
   const mine = await post(user('in-a'), lt);
@@ -252,7 +307,8 @@ t.test('role-scoped admins see and manage only users of their role', async (t) =
 t.test('tokens: disabled, expired, and group filters apply at login', async (t) => {
   t.equal((await post(user('off', { status: 0 }))).statusCode, 201);
   t.equal((await post(user('old', { expiration_date: Date.now() - 1000 }))).statusCode, 201);
-  for (const u of ['off', 'old']) t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: u, password: `${u}-password` } })).statusCode, 401, u);
+  for (const u of ['off', 'old'])
+    t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: u, password: `${u}-password` } })).statusCode, 401, u);
   const g = await ta.inject('POST', '/api/v2/groups', { token, payload: { name: 'no-http', user_settings: { filters: { denied_protocols: ['HTTP'] } } } });
   t.equal(g.statusCode, 201, g.payload);
   t.equal((await post(user('grouped', { groups: [{ name: 'no-http', type: 2 }] }))).statusCode, 201);
@@ -274,16 +330,28 @@ t.test('tokens: disabled, expired, and group filters apply at login', async (t) 
 });
 
 t.test("an admin's groups are given to the users it creates", async (t) => {
-  for (const name of ['dflt-p', 'dflt-m']) t.equal((await ta.inject('POST', '/api/v2/groups', { token, payload: { name, user_settings: { home_dir: '/srv/g/%username%' } } })).statusCode, 201);
+  for (const name of ['dflt-p', 'dflt-m'])
+    t.equal((await ta.inject('POST', '/api/v2/groups', { token, payload: { name, user_settings: { home_dir: '/srv/g/%username%' } } })).statusCode, 201);
   const a = await ta.inject('POST', '/api/v2/admins', {
     token,
-    payload: { username: 'grouper', password: 'grouper-pw', permissions: ['add_users', 'view_users'], groups: [{ name: 'dflt-p', options: { add_to_users_as: 1 } }, { name: 'dflt-m', options: { add_to_users_as: 0 } }] },
+    payload: {
+      username: 'grouper',
+      password: 'grouper-pw',
+      permissions: ['add_users', 'view_users'],
+      groups: [
+        { name: 'dflt-p', options: { add_to_users_as: 1 } },
+        { name: 'dflt-m', options: { add_to_users_as: 0 } },
+      ],
+    },
   });
   t.equal(a.statusCode, 201, a.payload);
   const gt = await ta.adminToken('grouper', 'grouper-pw');
   const r = await post({ username: 'auto', password: 'auto-pw', permissions: { '/': ['*'] } }, gt);
   t.equal(r.statusCode, 201, r.payload);
-  t.same(ta.json(r).groups, [{ name: 'dflt-m', type: 3 }, { name: 'dflt-p', type: 1 }]);
+  t.same(ta.json(r).groups, [
+    { name: 'dflt-m', type: 3 },
+    { name: 'dflt-p', type: 1 },
+  ]);
   t.equal(ta.json(r).home_dir, '', 'home_dir supplied by the primary group');
   const explicit = await post(user('manual', { groups: [] }), gt);
   t.same(ta.json(explicit).groups.length, 2, 'no groups given: the defaults apply');

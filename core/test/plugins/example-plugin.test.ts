@@ -34,14 +34,33 @@ t.test('the third-party example plugin in examples/ loads from config and its ac
   t.equal(created.statusCode, 201);
   const user = await ta.inject('POST', '/api/v2/users', {
     token,
-    payload: { username: 'audited', password: 'audited-password-1', status: 1, permissions: { '/': ['*'] }, home_dir: path.join(dir, 'home'), groups: [{ name: 'auditors', type: 2 }] },
+    payload: {
+      username: 'audited',
+      password: 'audited-password-1',
+      status: 1,
+      permissions: { '/': ['*'] },
+      home_dir: path.join(dir, 'home'),
+      groups: [{ name: 'auditors', type: 2 }],
+    },
   });
   t.equal(user.statusCode, 201, JSON.stringify(user.result));
   const withAccount = await def.create({ file: 'audit2.log', line: 'l', with_account: true });
   const run = (username: string) =>
-    withAccount.execute({ trigger: 1, ruleName: 'r', actionName: 'a', params: {}, username, render: (s: string) => s, signal: new AbortController().signal, logger: silentLogger() });
+    withAccount.execute({
+      trigger: 1,
+      ruleName: 'r',
+      actionName: 'a',
+      params: {},
+      username,
+      render: (s: string) => s,
+      signal: new AbortController().signal,
+      logger: silentLogger(),
+    });
   await run('audited');
   await run('nobody');
   t.equal(readFileSync(path.join(dir, 'audit2.log'), 'utf8'), 'l role=- groups=auditors\nl account=unknown\n');
-  await t.rejects(createTestApp({ plugins: [{ name: 'ferry-plugin-action-audit-log', path: 'examples/action-audit-log' }] }), /invalid config: "directory" is required/);
+  await t.rejects(
+    createTestApp({ plugins: [{ name: 'ferry-plugin-action-audit-log', path: 'examples/action-audit-log' }] }),
+    /invalid config: "directory" is required/,
+  );
 });

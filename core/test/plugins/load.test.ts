@@ -26,7 +26,10 @@ t.test('a valid plugin from a path registers its action type and appears in /ver
 t.test('dependsOn orders plugins and a missing dependency stops the start', async (t) => {
   const ta = await createTestApp({ plugins: [fx('needs-other'), fx('good-action')] });
   t.teardown(() => ta.close());
-  t.same(ta.app.plugins.map((p) => p.name), ['fixture-good-action', 'fixture-needs-other']);
+  t.same(
+    ta.app.plugins.map((p) => p.name),
+    ['fixture-good-action', 'fixture-needs-other'],
+  );
   await startFails(t, [fx('needs-other')], /plugin fixture-needs-other: depends on plugin fixture-good-action, which is not enabled/);
 });
 
@@ -36,12 +39,24 @@ t.test('every loading failure stops the start with a message naming the plugin',
   await startFails(t, [fx('broken')], /plugin fixture-broken: failed to load: boom at import time/);
   await startFails(t, [fx('wrong-api')], /plugin fixture-wrong-api: targets plugin API version 99, this core supports 1/);
   await startFails(t, [fx('dup-a'), fx('dup-b')], /plugin fixture-dup-b: filesystem provider 100 is already registered by plugin fixture-dup-a/);
-  await startFails(t, [fx('good-action'), fx('dup-action')], /plugin fixture-dup-action: event action type 1001 is already registered by plugin fixture-good-action/);
-  await startFails(t, [fx('bad-options-schema')], /plugin fixture-bad-options-schema: invalid filesystem provider definition: "optionsSchema" must be a joi schema/);
+  await startFails(
+    t,
+    [fx('good-action'), fx('dup-action')],
+    /plugin fixture-dup-action: event action type 1001 is already registered by plugin fixture-good-action/,
+  );
+  await startFails(
+    t,
+    [fx('bad-options-schema')],
+    /plugin fixture-bad-options-schema: invalid filesystem provider definition: "optionsSchema" must be a joi schema/,
+  );
   await startFails(t, [fx('no-marker')], /plugin fixture-no-marker: package.json has no "ferry" marker/);
   await startFails(t, [fx('reserved-action')], /plugin fixture-reserved-action: event action type 10 is reserved/);
   await startFails(t, [{ ...fx('good-action'), config: { greeting: 42 } }], /plugin fixture-good-action: invalid config: "greeting" must be a string/);
-  await startFails(t, [{ name: 'fixture-other-name', path: 'core/test/fixtures/plugins/good-action' }], /plugin fixture-other-name: manifest name "fixture-good-action" does not match/);
+  await startFails(
+    t,
+    [{ name: 'fixture-other-name', path: 'core/test/fixtures/plugins/good-action' }],
+    /plugin fixture-other-name: manifest name "fixture-good-action" does not match/,
+  );
   await startFails(t, [fx('good-action'), fx('good-action')], /plugin fixture-good-action: listed twice/);
   await startFails(t, [{ name: 'fixture-nowhere', path: 'core/test/fixtures/plugins/does-not-exist' }], /plugin fixture-nowhere: no package found/);
 });

@@ -63,16 +63,28 @@ export function toHttpError(err, name) {
 /** @param {string} code */
 function describeErrno(code) {
   switch (code) {
-    case 'ENOENT': return 'no such file or directory';
-    case 'EEXIST': return 'already exists';
-    case 'ENOTEMPTY': return 'directory not empty';
-    case 'ENOTDIR': return 'not a directory';
-    case 'EISDIR': return 'is a directory';
-    case 'EACCES': case 'EPERM': return 'permission denied';
-    case 'ELOOP': return 'refusing to follow a symbolic link';
-    case 'ENOSPC': case 'EDQUOT': return 'no space left';
-    case 'EFBIG': return 'file too large';
-    default: return code;
+    case 'ENOENT':
+      return 'no such file or directory';
+    case 'EEXIST':
+      return 'already exists';
+    case 'ENOTEMPTY':
+      return 'directory not empty';
+    case 'ENOTDIR':
+      return 'not a directory';
+    case 'EISDIR':
+      return 'is a directory';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'ELOOP':
+      return 'refusing to follow a symbolic link';
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return 'no space left';
+    case 'EFBIG':
+      return 'file too large';
+    default:
+      return code;
   }
 }
 

@@ -162,8 +162,7 @@ export async function create(c) {
   if (!parent.isDirectory()) throw new HttpError(409, 'ENOTDIR', `${c.name}: parent is not a directory`);
   const append = (flags & WIRE_O_APPEND) !== 0;
   const exclusive = (flags & WIRE_O_EXCL) !== 0 && (flags & WIRE_O_CREAT) !== 0;
-  const hostFlags =
-    C.O_WRONLY | C.O_CREAT | (append ? C.O_APPEND : C.O_TRUNC) | (exclusive ? C.O_EXCL : 0) | (C.O_NOFOLLOW ?? 0);
+  const hostFlags = C.O_WRONLY | C.O_CREAT | (append ? C.O_APPEND : C.O_TRUNC) | (exclusive ? C.O_EXCL : 0) | (C.O_NOFOLLOW ?? 0);
   const limit = c.maxFileSize;
   const declared = Number(c.req.headers['content-length'] ?? NaN);
   if (limit >= 0 && declared > limit) throw new HttpError(413, 'EFBIG', `${c.name}: file too large`);

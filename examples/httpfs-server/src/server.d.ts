@@ -45,7 +45,5 @@ export const GO_MODE_SYMLINK: number;
 /** `checks` bit asking that the parent directory already exists. */
 export const CHECK_PARENT_DIR: number;
 
-export function createHttpFsHandler(
-  opts: HttpFsServerOptions,
-): Promise<(req: IncomingMessage, res: ServerResponse) => void>;
+export function createHttpFsHandler(opts: HttpFsServerOptions): Promise<(req: IncomingMessage, res: ServerResponse) => void>;
 export function startHttpFsServer(opts: HttpFsServerOptions): Promise<RunningHttpFsServer>;

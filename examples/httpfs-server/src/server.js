@@ -142,9 +142,7 @@ export async function startHttpFsServer(opts) {
   // requestTimeout 0: an upload may legitimately last longer than Node's
   // 5-minute default; headers still have to arrive within headersTimeout.
   const serverOpts = { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 5_000 };
-  const server = opts.tls
-    ? https.createServer({ ...serverOpts, key: opts.tls.key, cert: opts.tls.cert }, handler)
-    : http.createServer(serverOpts, handler);
+  const server = opts.tls ? https.createServer({ ...serverOpts, key: opts.tls.key, cert: opts.tls.cert }, handler) : http.createServer(serverOpts, handler);
   const address = opts.address ?? '127.0.0.1';
   await new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -64,9 +64,7 @@ export function eq(arg1: unknown, ...arg2: unknown[]): boolean {
           const ka = kindOf(arg1);
           const kb = kindOf(arg);
           if (ka !== kb && ka !== 'invalid' && kb !== 'invalid') {
-            return fail(
-              `non-comparable types ${sprintf('%s', [arg1])}: ${typeName(arg1)}, ${typeName(arg)}: ${sprintf('%s', [arg])}`,
-            );
+            return fail(`non-comparable types ${sprintf('%s', [arg1])}: ${typeName(arg1)}, ${typeName(arg)}: ${sprintf('%s', [arg])}`);
           }
           if (arg1 === undefined || arg === undefined) t = arg1 === arg;
           else if (!comparable(arg)) return fail(`non-comparable type ${sprintf('%s', [arg])}: ${typeName(arg)}`);

@@ -353,30 +353,14 @@ export class State {
     return this.evalFieldChain(dot, dotI, value, iface, variable, variable.ident.slice(1), args, final);
   }
 
-  evalFieldChain(
-    dot: unknown,
-    dotI: boolean,
-    receiver: unknown,
-    recvI: boolean,
-    node: Node,
-    ident: string[],
-    args: Node[] | null,
-    final: Final,
-  ): Typed {
+  evalFieldChain(dot: unknown, dotI: boolean, receiver: unknown, recvI: boolean, node: Node, ident: string[], args: Node[] | null, final: Final): Typed {
     const n = ident.length;
     let r: Typed = [receiver, recvI];
     for (let i = 0; i < n - 1; i++) r = this.evalField(dot, dotI, ident[i]!, node, null, MISSING, r[0], r[1]);
     return this.evalField(dot, dotI, ident[n - 1]!, node, args, final, r[0], r[1]);
   }
 
-  evalFunction(
-    dot: unknown,
-    dotI: boolean,
-    node: IdentifierNode,
-    cmd: Node,
-    args: Node[] | null,
-    final: Final,
-  ): unknown {
+  evalFunction(dot: unknown, dotI: boolean, node: IdentifierNode, cmd: Node, args: Node[] | null, final: Final): unknown {
     this.at(node);
     const name = node.ident;
     const fn = funcs[name];
@@ -384,16 +368,7 @@ export class State {
     return this.evalCall(dot, dotI, fn, true, cmd, name, args, final);
   }
 
-  evalField(
-    dot: unknown,
-    dotI: boolean,
-    fieldName: string,
-    node: Node,
-    args: Node[] | null,
-    final: Final,
-    receiver: unknown,
-    recvI: boolean,
-  ): Typed {
+  evalField(dot: unknown, dotI: boolean, fieldName: string, node: Node, args: Node[] | null, final: Final, receiver: unknown, recvI: boolean): Typed {
     if (receiver === undefined) return [undefined, false];
     const typ = recvI ? 'interface {}' : typeName(receiver);
     if (receiver === null) this.errorf(`nil pointer evaluating ${typ}.${fieldName}`);
@@ -413,16 +388,7 @@ export class State {
     this.errorf(`can't evaluate field ${fieldName} in type ${typ}`);
   }
 
-  evalCall(
-    dot: unknown,
-    dotI: boolean,
-    fn: GoFunc,
-    isBuiltin: boolean,
-    node: Node,
-    name: string,
-    args: Node[] | null,
-    final: Final,
-  ): unknown {
+  evalCall(dot: unknown, dotI: boolean, fn: GoFunc, isBuiltin: boolean, node: Node, name: string, args: Node[] | null, final: Final): unknown {
     const callArgs = args ? args.slice(1) : [];
     const numIn = callArgs.length + (final !== MISSING ? 1 : 0);
     let numFixed = callArgs.length;
@@ -624,9 +590,7 @@ function methodOf(receiver: unknown, name: string): GoFunc | undefined {
       if (typeof desc.value !== 'function' || name === 'constructor') return undefined;
       const f = desc.value as (...a: unknown[]) => unknown;
       const params: ParamType[] = Array.from({ length: f.length }, () => 'any');
-      return f.length === 0
-        ? { params: [], variadic: 'any', fn: (...a) => f.apply(obj, a) }
-        : { params, fn: (...a) => f.apply(obj, a) };
+      return f.length === 0 ? { params: [], variadic: 'any', fn: (...a) => f.apply(obj, a) } : { params, fn: (...a) => f.apply(obj, a) };
     }
     proto = Object.getPrototypeOf(proto) as object | null;
   }

@@ -5,20 +5,7 @@
  */
 import { canBackquote, formatFloat, isPrint, quote, quoteRune } from './strconv.js';
 import { timeString } from './time.js';
-import {
-  floatValue,
-  GoComplex,
-  GoNamedInt,
-  GoUint8,
-  intValue,
-  kindOf,
-  runeCount,
-  sortedEntries,
-  toGoTime,
-  typeName,
-  utf8Bytes,
-  utf8Decode,
-} from './values.js';
+import { floatValue, GoComplex, GoNamedInt, GoUint8, intValue, kindOf, runeCount, sortedEntries, toGoTime, typeName, utf8Bytes, utf8Decode } from './values.js';
 
 export const ldigits = '0123456789abcdefx';
 const udigits = '0123456789ABCDEFX';

@@ -460,8 +460,7 @@ export const helpers: Record<string, GoFunc> = {
   },
   stringTrimSuffix: {
     params: ['string', 'string'],
-    fn: (s, p) =>
-      (p as string) !== '' && (s as string).endsWith(p as string) ? (s as string).slice(0, -(p as string).length) : s,
+    fn: (s, p) => ((p as string) !== '' && (s as string).endsWith(p as string) ? (s as string).slice(0, -(p as string).length) : s),
   },
   stringToLower: { params: ['string'], fn: (s) => (s as string).toLowerCase() },
   stringToUpper: { params: ['string'], fn: (s) => (s as string).toUpperCase() },

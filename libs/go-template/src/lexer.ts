@@ -101,9 +101,7 @@ const alnum = /^[_\p{L}\p{Nd}]$/u;
 function isAlphaNumeric(r: number): boolean {
   if (r < 0) return false;
   if (r < 0x80) {
-    return (
-      r === 0x5f || (r >= 0x30 && r <= 0x39) || (r >= 0x41 && r <= 0x5a) || (r >= 0x61 && r <= 0x7a)
-    );
+    return r === 0x5f || (r >= 0x30 && r <= 0x39) || (r >= 0x41 && r <= 0x5a) || (r >= 0x61 && r <= 0x7a);
   }
   return alnum.test(String.fromCodePoint(r));
 }

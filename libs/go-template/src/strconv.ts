@@ -57,7 +57,8 @@ function roundDigits(x: Digits, nd: number): Digits {
   let up: boolean;
   if (next > 5) up = true;
   else if (next < 5) up = false;
-  else if (nd + 1 < x.d.length) up = true; // more nonzero digits follow (digits are trimmed)
+  else if (nd + 1 < x.d.length)
+    up = true; // more nonzero digits follow (digits are trimmed)
   else up = nd > 0 && (x.d.charCodeAt(nd - 1) - 48) % 2 === 1;
   if (!up) return trim({ d: x.d.slice(0, nd), dp: x.dp });
   // Round up: increment the first nd digits.

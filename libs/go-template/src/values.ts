@@ -83,20 +83,7 @@ export class GoNamedInt {
   }
 }
 
-export type Kind =
-  | 'invalid'
-  | 'nil'
-  | 'bool'
-  | 'int'
-  | 'float'
-  | 'complex'
-  | 'string'
-  | 'slice'
-  | 'bytes'
-  | 'map'
-  | 'time'
-  | 'func'
-  | 'struct';
+export type Kind = 'invalid' | 'nil' | 'bool' | 'int' | 'float' | 'complex' | 'string' | 'slice' | 'bytes' | 'map' | 'time' | 'func' | 'struct';
 
 export function isPlainObject(v: object): boolean {
   const proto = Object.getPrototypeOf(v);

@@ -128,7 +128,7 @@ const rows: [string, string, string, unknown?][] = [
   ['ideal exp float', '{{printf "%T" 1e1}}', 'float64'],
   ['ideal complex', '{{printf "%T" 1i}}', 'complex128'],
   ['ideal hex float', '{{printf "%T" 0x1p1}}', 'float64'],
-  ['ideal rune', "{{printf \"%T\" 'a'}}", 'int'],
+  ['ideal rune', '{{printf "%T" \'a\'}}', 'int'],
 ];
 
 t.test("rows of Go's execTests render the same", async (t) => {

@@ -12,7 +12,6 @@ import { failure } from './fixture.js';
 
 const render = (source: string, data: unknown = {}): string => compileTemplate(source, 't').execute(data);
 
-
 /** [template, Go's parse error] — refused when parsed, so validateTemplate refuses them too. */
 const badNumbers: [string, string][] = [
   ['{{0xi}}', 'template: t:1: illegal number syntax: "0xi"'],
@@ -48,7 +47,7 @@ const badNumbers: [string, string][] = [
   ['x\n{{0xi}}', 'template: t:2: illegal number syntax: "0xi"'],
 ];
 
-t.test('malformed number literals are refused when the template is parsed, with Go\'s message', async (t) => {
+t.test("malformed number literals are refused when the template is parsed, with Go's message", async (t) => {
   for (const [source, message] of badNumbers) {
     let err: unknown;
     try {
@@ -66,10 +65,22 @@ t.test('malformed number literals are refused when the template is parsed, with 
 /** [name, template, Go's output] */
 const golden: [string, string, string][] = [
   // parse_test.go numberTests and exec_test.go ideal constants
-  ['number forms', '{{7_3}} {{0b10_010_01}} {{0B10_010_01}} {{073}} {{0o73}} {{0O73}} {{0x7_3}} {{0X73}} {{+73}} {{-0x0}} {{0xdeadbeef}} {{0xef}}', '73 73 73 59 59 59 115 115 73 0 3735928559 239'],
-  ['float forms', '{{1e9}} {{-1e9}} {{1e19}} {{1e1_9}} {{1E19}} {{0x_1p4}} {{0X_1P4}} {{0x_1p-4}} {{1e-400}} {{0x1.8p1}} {{-0x1e}}', '1e+09 -1e+09 1e+19 1e+19 1e+19 16 16 0.0625 0 3 -30'],
+  [
+    'number forms',
+    '{{7_3}} {{0b10_010_01}} {{0B10_010_01}} {{073}} {{0o73}} {{0O73}} {{0x7_3}} {{0X73}} {{+73}} {{-0x0}} {{0xdeadbeef}} {{0xef}}',
+    '73 73 73 59 59 59 115 115 73 0 3735928559 239',
+  ],
+  [
+    'float forms',
+    '{{1e9}} {{-1e9}} {{1e19}} {{1e1_9}} {{1E19}} {{0x_1p4}} {{0X_1P4}} {{0x_1p-4}} {{1e-400}} {{0x1.8p1}} {{-0x1e}}',
+    '1e+09 -1e+09 1e+19 1e+19 1e+19 16 16 0.0625 0 3 -30',
+  ],
   ['types of ideal constants', '{{printf "%T %T %T %T %T %T %T" 3 1.0 1e1 0x1 0x1p1 1i 1+2i}}', 'int float64 float64 int float64 complex128 complex128'],
-  ['complex constants', "{{1i}} {{4i}} {{-1.2+4.2i}} {{073i}} {{0i}} {{-12+0i}} {{13+0i}} {{1+0x1p1i}}", '(0+1i) (0+4i) (-1.2+4.2i) (0+73i) (0+0i) (-12+0i) (13+0i) (1+2i)'],
+  [
+    'complex constants',
+    '{{1i}} {{4i}} {{-1.2+4.2i}} {{073i}} {{0i}} {{-12+0i}} {{13+0i}} {{1+0x1p1i}}',
+    '(0+1i) (0+4i) (-1.2+4.2i) (0+73i) (0+0i) (-12+0i) (13+0i) (1+2i)',
+  ],
   ['printf complex (exec_test)', '{{printf "%g" 1+7i}}', '(1+7i)'],
   ['complex truth, eq and print', '{{if 0i}}y{{else}}n{{end}}{{if 1i}}y{{end}} {{eq 1+2i 1+2i}} {{ne 1i 2i}} {{print 1i 2}}', 'ny true true (0+1i) 2'],
   // fmt_test.go: floats in %x/%X/%b
@@ -79,36 +90,92 @@ const golden: [string, string, string][] = [
   // fmt's fmtFloat counts %#x digits from the x of the prefix on, and keeps none for %#X
   ['printf %#x and %#X without precision', '{{printf "%#x|%#X|%#x" 1.0 1.0 0.0}}', '0x1.0000p+00|0X1.P+00|0x0.0000p+00'],
   ['printf %x rounds to even', '{{printf "%.1x|%.1x|%.0x|%.0x" 1.03125 1.09375 1.5 2.5}}', '0x1.0p+00|0x1.2p+00|0x1p+01|0x1p+01'],
-  ['printf %b of floats (fmt_test)', '{{printf "%b|%#b|%.4b|%b|%b" 1.0 1.0 -1.0 0.0 0x1p-1074}}', '4503599627370496p-52|4503599627370496p-52|-4503599627370496p-52|0p-1074|1p-1074'],
+  [
+    'printf %b of floats (fmt_test)',
+    '{{printf "%b|%#b|%.4b|%b|%b" 1.0 1.0 -1.0 0.0 0x1p-1074}}',
+    '4503599627370496p-52|4503599627370496p-52|-4503599627370496p-52|0p-1074|1p-1074',
+  ],
   ['printf %x of a tiny float', '{{printf "%x|%x" 0x1p-1074 0x1p-1022}}', '0x1p-1074|0x1p-1022'],
   // fmt_test.go: complex values
-  ['printf complex precision (fmt_test)', '{{printf "%.f|% .f|%+.f|%+.3e|%+.3x|%+.3g" 0i 0i 0i 1+2i 1+2i 1+2i}}', '(0+0i)|( 0+0i)|(+0+0i)|(+1.000e+00+2.000e+00i)|(+0x1.000p+00+0x1.000p+01i)|(+1+2i)'],
-  ['printf complex negative (fmt_test)', '{{printf "%.3e|%.3x|%.3f|%.3g|% .3E|% .3X" -1-2i -1-2i -1-2i -1-2i -1-2i -1-2i}}', '(-1.000e+00-2.000e+00i)|(-0x1.000p+00-0x1.000p+01i)|(-1.000-2.000i)|(-1-2i)|(-1.000E+00-2.000E+00i)|(-0X1.000P+00-0X1.000P+01i)'],
-  ['printf complex sharp (fmt_test)', '{{printf "%#g|%#g|%#.0f|%#.0x|%#.0g|%#.4x" 1+2i 123456+789012i 1.23+1.0i 1.23+1.0i 0+100000i 123+1i}}', '(1.00000+2.00000i)|(123456.+789012.i)|(1.+1.i)|(0x1.p+00+0x1.p+00i)|(0.+1.e+05i)|(0x1.ec00p+06+0x1.0000p+00i)'],
-  ['printf complex width (fmt_test)', '{{printf "%#12.5g|%b|%v" 0+100000i 1+2i 1+2i}}', '(      0.0000 +1.0000e+05i)|(4503599627370496p-52+4503599627370496p-51i)|(1+2i)'],
+  [
+    'printf complex precision (fmt_test)',
+    '{{printf "%.f|% .f|%+.f|%+.3e|%+.3x|%+.3g" 0i 0i 0i 1+2i 1+2i 1+2i}}',
+    '(0+0i)|( 0+0i)|(+0+0i)|(+1.000e+00+2.000e+00i)|(+0x1.000p+00+0x1.000p+01i)|(+1+2i)',
+  ],
+  [
+    'printf complex negative (fmt_test)',
+    '{{printf "%.3e|%.3x|%.3f|%.3g|% .3E|% .3X" -1-2i -1-2i -1-2i -1-2i -1-2i -1-2i}}',
+    '(-1.000e+00-2.000e+00i)|(-0x1.000p+00-0x1.000p+01i)|(-1.000-2.000i)|(-1-2i)|(-1.000E+00-2.000E+00i)|(-0X1.000P+00-0X1.000P+01i)',
+  ],
+  [
+    'printf complex sharp (fmt_test)',
+    '{{printf "%#g|%#g|%#.0f|%#.0x|%#.0g|%#.4x" 1+2i 123456+789012i 1.23+1.0i 1.23+1.0i 0+100000i 123+1i}}',
+    '(1.00000+2.00000i)|(123456.+789012.i)|(1.+1.i)|(0x1.p+00+0x1.p+00i)|(0.+1.e+05i)|(0x1.ec00p+06+0x1.0000p+00i)',
+  ],
+  [
+    'printf complex width (fmt_test)',
+    '{{printf "%#12.5g|%b|%v" 0+100000i 1+2i 1+2i}}',
+    '(      0.0000 +1.0000e+05i)|(4503599627370496p-52+4503599627370496p-51i)|(1+2i)',
+  ],
   ['printf complex bad verb', '{{printf "%d|%s" 1i 1i}}', '%!d(complex128=(0+1i))|%!s(complex128=(0+1i))'],
   // fmt_test.go reorderTests
   ['printf indexes', '{{printf "%[1]d" 1}}|{{printf "%[2]d" 2 1}}|{{printf "%[2]d %[1]d" 1 2}}|{{printf "%[2]*[1]d" 2 5}}', '1|1|2 1|    2'],
-  ['printf indexes for width and precision', '{{printf "%[3]*.[2]*[1]f" 12.0 2 6}}|{{printf "%[1]*.[2]*[3]f" 6 2 12.0}}|{{printf "%[1]*[3]f" 10 99 12.0}}|{{printf "%.[1]*[3]f" 6 99 12.0}}|{{printf "%[1]*.[3]f" 6 3 12.0}}', ' 12.00| 12.00| 12.000000|12.000000|    12'],
-  ['printf indexes reuse arguments', '{{printf "%d %d %d %#[1]o %#o %#o" 11 12 13}}|{{printf "%d %d %d %#[1]o %#o %#o %#o" 11 12 13}}', '11 12 13 013 014 015|11 12 13 013 014 015 %!o(MISSING)'],
-  ['printf bad indexes', '{{printf "%[d" 2 1}}|{{printf "%]d" 2 1}}|{{printf "%[]d" 2 1}}|{{printf "%[-3]d" 2 1}}|{{printf "%[99]d" 2 1}}|{{printf "%[3]" 2 1}}', '%!d(BADINDEX)|%!](int=2)d%!(EXTRA int=1)|%!d(BADINDEX)|%!d(BADINDEX)|%!d(BADINDEX)|%!(NOVERB)'],
-  ['printf index with width or precision', '{{printf "%[1].2d" 5 6}}|{{printf "%[1]2d" 2 1}}|{{printf "%3.[2]d" 7}}|{{printf "%.[2]d" 7}}', '%!d(BADINDEX)|%!d(BADINDEX)|%!d(BADINDEX)|%!d(BADINDEX)'],
-  ['printf bad index keeps the sequence', '{{printf "%[5]d %[2]d %d" 1 2 3}}|{{printf "%d %[3]d %d" 1 2}}|{{printf "%.[]"}}', '%!d(BADINDEX) 2 3|1 %!d(BADINDEX) 2|%!](BADINDEX)'],
-  ['printf odd widths', '{{printf "%.-3d" 42}}|{{printf "%2147483648d" 42}}|{{printf "%-2147483648d" 42}}|{{printf "%.2147483648d" 42}}', '%!-(int=42)3d|%!(NOVERB)%!(EXTRA int=42)|%!(NOVERB)%!(EXTRA int=42)|%!(NOVERB)%!(EXTRA int=42)'],
+  [
+    'printf indexes for width and precision',
+    '{{printf "%[3]*.[2]*[1]f" 12.0 2 6}}|{{printf "%[1]*.[2]*[3]f" 6 2 12.0}}|{{printf "%[1]*[3]f" 10 99 12.0}}|{{printf "%.[1]*[3]f" 6 99 12.0}}|{{printf "%[1]*.[3]f" 6 3 12.0}}',
+    ' 12.00| 12.00| 12.000000|12.000000|    12',
+  ],
+  [
+    'printf indexes reuse arguments',
+    '{{printf "%d %d %d %#[1]o %#o %#o" 11 12 13}}|{{printf "%d %d %d %#[1]o %#o %#o %#o" 11 12 13}}',
+    '11 12 13 013 014 015|11 12 13 013 014 015 %!o(MISSING)',
+  ],
+  [
+    'printf bad indexes',
+    '{{printf "%[d" 2 1}}|{{printf "%]d" 2 1}}|{{printf "%[]d" 2 1}}|{{printf "%[-3]d" 2 1}}|{{printf "%[99]d" 2 1}}|{{printf "%[3]" 2 1}}',
+    '%!d(BADINDEX)|%!](int=2)d%!(EXTRA int=1)|%!d(BADINDEX)|%!d(BADINDEX)|%!d(BADINDEX)|%!(NOVERB)',
+  ],
+  [
+    'printf index with width or precision',
+    '{{printf "%[1].2d" 5 6}}|{{printf "%[1]2d" 2 1}}|{{printf "%3.[2]d" 7}}|{{printf "%.[2]d" 7}}',
+    '%!d(BADINDEX)|%!d(BADINDEX)|%!d(BADINDEX)|%!d(BADINDEX)',
+  ],
+  [
+    'printf bad index keeps the sequence',
+    '{{printf "%[5]d %[2]d %d" 1 2 3}}|{{printf "%d %[3]d %d" 1 2}}|{{printf "%.[]"}}',
+    '%!d(BADINDEX) 2 3|1 %!d(BADINDEX) 2|%!](BADINDEX)',
+  ],
+  [
+    'printf odd widths',
+    '{{printf "%.-3d" 42}}|{{printf "%2147483648d" 42}}|{{printf "%-2147483648d" 42}}|{{printf "%.2147483648d" 42}}',
+    '%!-(int=42)3d|%!(NOVERB)%!(EXTRA int=42)|%!(NOVERB)%!(EXTRA int=42)|%!(NOVERB)%!(EXTRA int=42)',
+  ],
   // fmt_test.go startests
   ['printf star arguments', '{{printf "%*d|%-*d|%*d|%-*d|%.*d|%*.*d|%0*d" 4 42 4 42 -4 42 -4 42 4 42 8 4 42 4 42}}', '  42|42  |42  |42  |0042|    0042|0042'],
-  ['printf bad star arguments', '{{printf "%*d" nil 42}}|{{printf "%*d" 10000000 42}}|{{printf "%*d" -10000000 42}}|{{printf "%.*d" nil 42}}|{{printf "%.*d" -1 42}}|{{printf "%.*d" 10000000 42}}', '%!(BADWIDTH)42|%!(BADWIDTH)42|%!(BADWIDTH)42|%!(BADPREC)42|%!(BADPREC)42|%!(BADPREC)42'],
+  [
+    'printf bad star arguments',
+    '{{printf "%*d" nil 42}}|{{printf "%*d" 10000000 42}}|{{printf "%*d" -10000000 42}}|{{printf "%.*d" nil 42}}|{{printf "%.*d" -1 42}}|{{printf "%.*d" 10000000 42}}',
+    '%!(BADWIDTH)42|%!(BADWIDTH)42|%!(BADWIDTH)42|%!(BADPREC)42|%!(BADPREC)42|%!(BADPREC)42',
+  ],
   ['printf star odd cases', '{{printf "%*d" 5 "foo"}}|{{printf "%*% %d" 20 5}}|{{printf "%*" 4}}', '%!d(string=  foo)|% 5|%!(NOVERB)'],
   ['printf star from a byte', '{{printf "%0*d" (index "\\x04" 0) 42}}', '0042'],
   // indexing a string yields a byte (uint8); slicing keeps a string
-  ['index of a string is a byte', '{{index "abc" 1}} {{printf "%T %v %c %q %x %#v" (index "abc" 1) (index "abc" 1) (index "abc" 1) (index "abc" 1) (index "abc" 1) (index "abc" 1)}}', "98 uint8 98 b 'b' 62 0x62"],
+  [
+    'index of a string is a byte',
+    '{{index "abc" 1}} {{printf "%T %v %c %q %x %#v" (index "abc" 1) (index "abc" 1) (index "abc" 1) (index "abc" 1) (index "abc" 1) (index "abc" 1)}}',
+    "98 uint8 98 b 'b' 62 0x62",
+  ],
   ['index of a multibyte string', '{{index "é" 0}} {{index "é" 1}} {{len "é"}}', '195 169 2'],
   ['slice of a string is a string', '{{slice "abc" 1 2}} {{printf "%T" (slice "abc" 1)}} {{printf "%q" (slice "abc" 3)}}', 'b string ""'],
-  ['bytes compare with ints', '{{eq (index "abc" 1) 98}} {{ne (index "abc" 0) 98}} {{lt (index "abc" 1) 99}} {{lt -1 (index "abc" 1)}} {{gt (index "abc" 1) 98}} {{eq (index "abc" 1) (index "abc" 1)}}', 'true true true true false true'],
+  [
+    'bytes compare with ints',
+    '{{eq (index "abc" 1) 98}} {{ne (index "abc" 0) 98}} {{lt (index "abc" 1) 99}} {{lt -1 (index "abc" 1)}} {{gt (index "abc" 1) 98}} {{eq (index "abc" 1) (index "abc" 1)}}',
+    'true true true true false true',
+  ],
   ['byte as printf extra and toJson', '{{printf "x" (index "a" 0)}} {{toJson (index "a" 0)}}', 'x%!(EXTRA uint8=97) 97'],
 ];
 
-t.test('Go\'s own exec and fmt test rows render the same', async (t) => {
+t.test("Go's own exec and fmt test rows render the same", async (t) => {
   for (const [name, source, expected] of golden) {
     let got: string;
     try {

@@ -6,15 +6,8 @@
  * behaviour), so these strings must not be "fixed" to match a change.
  */
 import t from 'tap';
-import {
-  compileTemplate,
-  GoFloat,
-  renderTemplate,
-  TemplateError,
-  validateTemplate,
-} from '../src/index.js';
+import { compileTemplate, GoFloat, renderTemplate, TemplateError, validateTemplate } from '../src/index.js';
 import { fixture } from './fixture.js';
-
 
 const render = (source: string, data: unknown = fixture()): string => compileTemplate(source, 't').execute(data);
 
@@ -49,14 +42,26 @@ const golden: [string, string, string][] = [
   ['raw string', '{{`a\\nb "c"`}}', 'a\\nb "c"'],
   ['char constants', "{{'a'}} {{'\\n'}} {{'é'}}", '97 10 233'],
   ['integer literals', '{{42}} {{-7}} {{0x1F}} {{0o17}} {{017}} {{0b101}} {{1_000}} {{+5}}', '42 -7 31 15 15 5 1000 5'],
-  ['float literals', '{{1.5}} {{1e3}} {{1.0}} {{0.000012}} {{1e21}} {{123456789.0}} {{.5}} {{100000.0}} {{1e6}} {{-2.50}}', '1.5 1000 1 1.2e-05 1e+21 1.23456789e+08 0.5 100000 1e+06 -2.5'],
+  [
+    'float literals',
+    '{{1.5}} {{1e3}} {{1.0}} {{0.000012}} {{1e21}} {{123456789.0}} {{.5}} {{100000.0}} {{1e6}} {{-2.50}}',
+    '1.5 1000 1 1.2e-05 1e+21 1.23456789e+08 0.5 100000 1e+06 -2.5',
+  ],
   ['data numbers', '{{.Pi}} {{.Ratio}} {{.Small}} {{.Big}} {{.Num}} {{.Neg}} {{.Floats}}', '3.14159 0.75 1.234e-05 1e+21 42 -7 [1.5 0.1 100]'],
   ['nil literal printed', '{{print nil}}', '<nil>'],
   ['if true', '{{if .Flag}}yes{{end}}', 'yes'],
   ['if else', '{{if .Off}}yes{{else}}no{{end}}', 'no'],
   ['else if chain', '{{if eq .Status 0}}zero{{else if eq .Status 1}}one{{else if eq .Status 2}}two{{else}}many{{end}}', 'one'],
-  ['falsy values', '{{if .Zero}}y{{else}}n{{end}}{{if .Empty}}y{{else}}n{{end}}{{if .EmptyMap}}y{{else}}n{{end}}{{if .Nil}}y{{else}}n{{end}}{{if .Nope}}y{{else}}n{{end}}{{if .EmptyStr}}y{{else}}n{{end}}{{if .Off}}y{{else}}n{{end}}{{if 0.0}}y{{else}}n{{end}}', 'nnnnnnnn'],
-  ['truthy values', '{{if .Num}}y{{end}}{{if .Errors}}y{{end}}{{if .Meta}}y{{end}}{{if .Name}}y{{end}}{{if .When}}y{{end}}{{if .Neg}}y{{end}}{{if .Ratio}}y{{end}}', 'yyyyyyy'],
+  [
+    'falsy values',
+    '{{if .Zero}}y{{else}}n{{end}}{{if .Empty}}y{{else}}n{{end}}{{if .EmptyMap}}y{{else}}n{{end}}{{if .Nil}}y{{else}}n{{end}}{{if .Nope}}y{{else}}n{{end}}{{if .EmptyStr}}y{{else}}n{{end}}{{if .Off}}y{{else}}n{{end}}{{if 0.0}}y{{else}}n{{end}}',
+    'nnnnnnnn',
+  ],
+  [
+    'truthy values',
+    '{{if .Num}}y{{end}}{{if .Errors}}y{{end}}{{if .Meta}}y{{end}}{{if .Name}}y{{end}}{{if .When}}y{{end}}{{if .Neg}}y{{end}}{{if .Ratio}}y{{end}}',
+    'yyyyyyy',
+  ],
   ['if with declaration', '{{if $e := .Errors}}{{len $e}} errors{{end}}', '2 errors'],
   ['nested if', '{{if .Flag}}{{if .Off}}a{{else}}b{{end}}{{else}}c{{end}}', 'b'],
   ['with sets dot', '{{with .Users}}{{len .}}{{end}}', '2'],
@@ -80,23 +85,39 @@ const golden: [string, string, string][] = [
   ['template without data', '{{define "x"}}[{{.}}]{{end}}{{template "x"}}', '[<no value>]'],
   ['template with pipeline', '{{define "u"}}{{.Name}}={{.Age}};{{end}}{{range .Users}}{{template "u" .}}{{end}}', 'bob=31;carol=27;'],
   ['block', '{{block "b" .Name}}<{{.}}>{{end}}|{{template "b" "x"}}', '<alice>|<x>'],
-  ['recursive template', '{{define "n"}}{{.Name}}{{with .Children}}({{range .}}{{template "n" .}} {{end}}){{end}}{{end}}{{template "n" .Tree}}', 'root(a(a1 a2 ) b )'],
+  [
+    'recursive template',
+    '{{define "n"}}{{.Name}}{{with .Children}}({{range .}}{{template "n" .}} {{end}}){{end}}{{end}}{{template "n" .Tree}}',
+    'root(a(a1 a2 ) b )',
+  ],
   ['define after use', '{{template "later" .Num}}{{define "later"}}n={{.}}{{end}}', 'n=42'],
   ['and or values', '{{and 1 0 2}}|{{and 1 2}}|{{or 0 "" "x"}}|{{or 0 ""}}|', '0|2|x||'],
   ['and short circuit', '{{and .Nil .Nil.Foo}}|{{or .Name .Nil.Foo}}', '<no value>|alice'],
   ['or default', '{{or .Nope "default"}}', 'default'],
   ['not', '{{not .Flag}} {{not .Empty}} {{not 0}}', 'false true true'],
   ['eq multiple', '{{eq .Event "download" "upload"}} {{eq .Event "a" "b"}}', 'true false'],
-  ['eq kinds', '{{eq 1 1}} {{eq 1.5 1.5}} {{eq .Ratio 0.75}} {{ne .Name "bob"}} {{eq .Flag true}} {{eq .Nope .Nope}} {{eq .Nope 1}}', 'true true true true true true false'],
-  ['ordering', '{{lt 1 2}} {{le 2 2}} {{gt 3 2}} {{ge 1 2}} {{lt "a" "b"}} {{lt "B" "a"}} {{gt .Pi 3.0}} {{lt -1 0}}', 'true true true false true true true true'],
+  [
+    'eq kinds',
+    '{{eq 1 1}} {{eq 1.5 1.5}} {{eq .Ratio 0.75}} {{ne .Name "bob"}} {{eq .Flag true}} {{eq .Nope .Nope}} {{eq .Nope 1}}',
+    'true true true true true true false',
+  ],
+  [
+    'ordering',
+    '{{lt 1 2}} {{le 2 2}} {{gt 3 2}} {{ge 1 2}} {{lt "a" "b"}} {{lt "B" "a"}} {{gt .Pi 3.0}} {{lt -1 0}}',
+    'true true true false true true true true',
+  ],
   ['len', '{{len .Unicode}} {{len .Errors}} {{len .Meta}} {{len ""}} {{len .EmptyMap}}', '17 2 3 0 0'],
   ['index', '{{index .Errors 1}} {{index .Meta "b"}} {{index .Matrix 1 0}} {{index "abc" 1}} {{index .Users 0 "Name"}}', 'timeout two 3 98 bob'],
   ['index missing map key', '[{{index .Meta "nope"}}]', '[<no value>]'],
-  ['slice', '{{slice .Errors 1}} {{slice "hello" 1 3}} {{slice .Errors 0 1}} {{slice "hello"}} {{slice .Matrix 1 2}}', '[timeout] el [quota exceeded] hello [[3 4]]'],
+  [
+    'slice',
+    '{{slice .Errors 1}} {{slice "hello" 1 3}} {{slice .Errors 0 1}} {{slice "hello"}} {{slice .Matrix 1 2}}',
+    '[timeout] el [quota exceeded] hello [[3 4]]',
+  ],
   ['print spacing', '{{print 1 2 "a" "b" 3 .Nil 4}}', '1 2ab3 <nil> 4'],
   ['println', '{{println "a" 1 .Nil}}', 'a 1 <nil>\n'],
   ['html', '{{html .Html}} {{html "a" 1}}', '&lt;a href=&#34;x&#34;&gt;Tom &amp; &#39;Jerry&#39;&lt;/a&gt; a1'],
-  ['js', '{{js .Html}} {{js "line\\nnext=é"}}', "\\u003Ca href\\u003D\\\"x\\\"\\u003ETom \\u0026 \\'Jerry\\'\\u003C/a\\u003E line\\u000Anext\\u003Dé"],
+  ['js', '{{js .Html}} {{js "line\\nnext=é"}}', '\\u003Ca href\\u003D\\"x\\"\\u003ETom \\u0026 \\\'Jerry\\\'\\u003C/a\\u003E line\\u000Anext\\u003Dé'],
   ['urlquery', '{{urlquery "a b&c=d/é"}} {{urlquery "x" 1}}', 'a+b%26c%3Dd%2F%C3%A9 x1'],
   ['escapers with missing value', '{{html .Nope}} {{urlquery .Nope}}', '&lt;no value&gt; %3Cno+value%3E'],
   ['pipeline chain', '{{.Name | printf "%s!" | printf "[%s]"}}', '[alice!]'],
@@ -109,14 +130,22 @@ const golden: [string, string, string][] = [
   ['pipeline into printf and deep index', '{{.Users | len | printf "%d users"}} {{index .Users 0 "Tags" 1}}', '2 users y'],
   ['and or not combined', '{{if and .Flag (or .Off .Num) (not .Nil)}}ok{{end}} {{or .Nope .Nil .EmptyStr}}', 'ok '],
   ['shadowed variable in if', '{{$a := 1}}{{if true}}{{$a := 2}}{{$a}}{{end}}{{$a}}', '21'],
-  ['range with trimmed if else', '{{range .Users}}{{- if .Tags}}{{.Name}}:{{range .Tags}}{{.}}{{end}}{{else}}{{.Name}}:none{{end}};{{- end}}', 'bob:xy;carol:none;'],
+  [
+    'range with trimmed if else',
+    '{{range .Users}}{{- if .Tags}}{{.Name}}:{{range .Tags}}{{.}}{{end}}{{else}}{{.Name}}:none{{end}};{{- end}}',
+    'bob:xy;carol:none;',
+  ],
   ['empty slices', '{{slice .Errors 1 1}} {{slice .Errors 2}} {{len (slice .Errors 0 0)}}', '[] [] 0'],
   ['index with unicode key and nested maps', '{{index .Keys "é"}} {{index .Matrix 0}} {{index .Nested "Inner" "Deep"}}', 'e-acute [1 2] value'],
   ['multiline comment with trim', 'a{{/* multi\nline */}}b{{- /* x */}} c', 'ab c'],
   ['eq with nil values', '{{eq .Nil .Nope}} {{eq .Nil nil}} {{ne .Name .Nil}}', 'true true true'],
   ['ordering mixed', '{{lt 1.5 2.0}} {{le "a" "a"}} {{ge .Num 42}} {{gt .Neg -8}}', 'true true true true'],
   // Go 1.22 (range over an int) and Go 1.23 (else with, JSON \\b \\f): from Go's release notes and docs.
-  ['range over int (Go 1.22)', '{{range 3}}{{.}}{{end}}|{{range $i := .Num}}{{if ge $i 3}}{{break}}{{end}}{{$i}},{{end}}|{{range 0}}x{{else}}none{{end}}', '012|0,1,2,|none'],
+  [
+    'range over int (Go 1.22)',
+    '{{range 3}}{{.}}{{end}}|{{range $i := .Num}}{{if ge $i 3}}{{break}}{{end}}{{$i}},{{end}}|{{range 0}}x{{else}}none{{end}}',
+    '012|0,1,2,|none',
+  ],
   ['else with (Go 1.23)', '{{with .Nope}}a{{else with .Name}}b:{{.}}{{else}}c{{end}}|{{with .Nope}}a{{else with .Empty}}b{{else}}c{{end}}', 'b:alice|c'],
   ['json short escapes (Go 1.22)', '{{toJson "a\\bb\\fc\\u0001"}}', '"a\\bb\\fc\\u0001"'],
 ];

@@ -25,7 +25,11 @@ export interface CommandPluginConfig {
 }
 
 export const pluginConfigSchema = Joi.object<CommandPluginConfig>({
-  output_limit: Joi.number().integer().min(0).max(16 * 1024 * 1024).default(64 * 1024),
+  output_limit: Joi.number()
+    .integer()
+    .min(0)
+    .max(16 * 1024 * 1024)
+    .default(64 * 1024),
   kill_grace_ms: Joi.number().integer().min(0).max(60_000).default(2000),
 });
 

@@ -36,7 +36,13 @@ const def = commandActionDef({ allowed: () => allowed.list, outputLimit: 64 * 10
 const out = (name: string) => path.join(dir, name);
 const read = (p: string) => readFileSync(p, 'utf8');
 const args0 = (p: string) => read(p).split('\0').slice(0, -1);
-const env0 = (p: string) => Object.fromEntries(read(p).split('\0').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const env0 = (p: string) =>
+  Object.fromEntries(
+    read(p)
+      .split('\0')
+      .filter(Boolean)
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 
 /** True while a process exists and is not a zombie. */
 const alive = (pid: number): boolean => {
@@ -73,7 +79,16 @@ await actionConformance(t, {
     { options: { cmd: '/bin/true', timeout: 1.5 }, field: 'timeout' },
     { options: { cmd: '/bin/true', args: 'a b' }, field: 'args' },
     { options: { cmd: '/bin/true', env_vars: [{ key: '1BAD', value: 'x' }] }, field: 'key' },
-    { options: { cmd: '/bin/true', env_vars: [{ key: 'A', value: '1' }, { key: 'A', value: '2' }] }, field: 'env_vars' },
+    {
+      options: {
+        cmd: '/bin/true',
+        env_vars: [
+          { key: 'A', value: '1' },
+          { key: 'A', value: '2' },
+        ],
+      },
+      field: 'env_vars',
+    },
     { options: { cmd: '/bin/true', shell: true }, field: 'shell' },
   ],
   template: {
@@ -88,8 +103,12 @@ await actionConformance(t, {
 
 t.test('arguments go to the executable as an array, never through a shell', async (t) => {
   const marker = out('injected');
-  const tricky = [`$(touch ${marker})`, `; touch ${marker}`, '`id`', 'two words', '', "quote ' \" \\", '*', '{{ not a template after rendering }}'];
-  await runAction(def, { cmd: recordArgs, args: [...tricky.slice(0, -1), '{{"{{"}} not a template after rendering }}'], env_vars: [{ key: 'OUT', value: out('args') }] });
+  const tricky = [`$(touch ${marker})`, `; touch ${marker}`, '`id`', 'two words', '', 'quote \' " \\', '*', '{{ not a template after rendering }}'];
+  await runAction(def, {
+    cmd: recordArgs,
+    args: [...tricky.slice(0, -1), '{{"{{"}} not a template after rendering }}'],
+    env_vars: [{ key: 'OUT', value: out('args') }],
+  });
   t.same(args0(out('args')), tricky, 'each argument arrives verbatim, empty ones included');
   t.notOk(existsSync(marker), 'nothing was interpreted by a shell');
 });
@@ -114,7 +133,14 @@ t.test('templated args and env values are rendered from the event', async (t) =>
 t.test('the child gets a minimal environment plus the configured variables', async (t) => {
   process.env.FERRY_TEST_SERVER_SECRET = 'must-not-leak';
   t.teardown(() => delete process.env.FERRY_TEST_SERVER_SECRET);
-  await runAction(def, { cmd: recordArgs, env_vars: [{ key: 'OUT', value: out('env') }, { key: 'MY_VAR', value: 'a=b c' }, { key: 'LANG', value: 'C' }] });
+  await runAction(def, {
+    cmd: recordArgs,
+    env_vars: [
+      { key: 'OUT', value: out('env') },
+      { key: 'MY_VAR', value: 'a=b c' },
+      { key: 'LANG', value: 'C' },
+    ],
+  });
   const env = env0(out('env.env'));
   t.notOk('FERRY_TEST_SERVER_SECRET' in env, 'server variables are not inherited');
   t.equal(env.MY_VAR, 'a=b c', 'a configured variable');
@@ -123,7 +149,11 @@ t.test('the child gets a minimal environment plus the configured variables', asy
   const allowedNames = new Set<string>([...INHERITED_ENV, 'OUT', 'MY_VAR', 'PWD', 'SHLVL', '_']);
   // tap's process tracking adds NODE_OPTIONS and _TAPJS_* to every child it sees spawned (not the action)
   const tapAdded = (k: string) => k === 'NODE_OPTIONS' || k.startsWith('_TAPJS_');
-  t.same(Object.keys(env).filter((k) => !allowedNames.has(k) && !tapAdded(k)), [], `only ${INHERITED_ENV.join(', ')} and the configured variables (plus what sh itself sets)`);
+  t.same(
+    Object.keys(env).filter((k) => !allowedNames.has(k) && !tapAdded(k)),
+    [],
+    `only ${INHERITED_ENV.join(', ')} and the configured variables (plus what sh itself sets)`,
+  );
   t.same(childEnv([], {}), { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' }, 'a default PATH when the server has none');
 });
 
@@ -143,7 +173,12 @@ t.test('the allow list is checked again at run time', async (t) => {
   await t.resolves(saveActionOptions(def, stored), 'saved while listed');
   allowed.list = ALLOWED.filter((c) => c !== writeArg);
   t.teardown(() => (allowed.list = ALLOWED));
-  const run = commandActionDef({ allowed: () => allowed.list, outputLimit: 1024, killGraceMs: 100 }).create({ cmd: writeArg, args: ['x'], timeout: 5, env_vars: [{ key: 'OUT', value: out('late') }] });
+  const run = commandActionDef({ allowed: () => allowed.list, outputLimit: 1024, killGraceMs: 100 }).create({
+    cmd: writeArg,
+    args: ['x'],
+    timeout: 5,
+    env_vars: [{ key: 'OUT', value: out('late') }],
+  });
   const { logger } = captureLogger();
   await t.rejects(
     (await run).execute({ trigger: 6, ruleName: 'r', actionName: 'a', params: {}, render: (s) => s, signal: new AbortController().signal, logger }),
@@ -199,11 +234,15 @@ t.test('through HTTP: save-time validation and a rule running the command', asyn
   const ok = await post('/api/v2/eventactions', {
     name: 'record',
     type: 2,
-    options: { cmd_config: { cmd: recordArgs, args: ['{{.Event}}', '{{.VirtualPath}}', '{{.FileSize}}'], timeout: 10, env_vars: [{ key: 'OUT', value: outFile }] } },
+    options: {
+      cmd_config: { cmd: recordArgs, args: ['{{.Event}}', '{{.VirtualPath}}', '{{.FileSize}}'], timeout: 10, env_vars: [{ key: 'OUT', value: outFile }] },
+    },
   });
   t.equal(ok.statusCode, 201, ok.payload);
   const got = await ta.inject('GET', '/api/v2/eventactions/record', { token });
-  t.same(JSON.parse(got.payload).options, { cmd_config: { cmd: recordArgs, args: ['{{.Event}}', '{{.VirtualPath}}', '{{.FileSize}}'], timeout: 10, env_vars: [{ key: 'OUT', value: outFile }] } });
+  t.same(JSON.parse(got.payload).options, {
+    cmd_config: { cmd: recordArgs, args: ['{{.Event}}', '{{.VirtualPath}}', '{{.FileSize}}'], timeout: 10, env_vars: [{ key: 'OUT', value: outFile }] },
+  });
   const dflt = await post('/api/v2/eventactions', { name: 'defaults', type: 2, options: { cmd_config: { cmd: recordArgs } } });
   t.same(JSON.parse(dflt.payload).options, { cmd_config: { cmd: recordArgs, args: [], timeout: 30, env_vars: [] } }, 'defaults stored');
 
@@ -228,7 +267,11 @@ t.test('through HTTP: save-time validation and a rule running the command', asyn
   t.same(args0(outFile), ['upload', '/in/data 1.csv', '8'], 'the command ran with the rendered arguments before the upload answered');
 
   // an on-demand rule whose command times out: the run is recorded as failed
-  const slow = await post('/api/v2/eventactions', { name: 'hang', type: 2, options: { cmd_config: { cmd: hang, timeout: 1, env_vars: [{ key: 'PIDS', value: pidsFile }] } } });
+  const slow = await post('/api/v2/eventactions', {
+    name: 'hang',
+    type: 2,
+    options: { cmd_config: { cmd: hang, timeout: 1, env_vars: [{ key: 'PIDS', value: pidsFile }] } },
+  });
   t.equal(slow.statusCode, 201, slow.payload);
   t.equal((await post('/api/v2/eventrules', { name: 'manual', trigger: 6, actions: [{ name: 'hang', order: 1 }] })).statusCode, 201);
   const mgr = ta.app.container.resolve<EventManager>(TOKENS.EventManager);

@@ -13,7 +13,11 @@ export const DEFAULT_MAX_ATTACHMENTS_SIZE = 10 * 1024 * 1024;
 export const DEFAULT_TIMEOUT = 60;
 
 export const pluginConfigSchema = Joi.object<EmailPluginConfig>({
-  max_attachments_size: Joi.number().integer().min(1).max(1024 * 1024 * 1024).default(DEFAULT_MAX_ATTACHMENTS_SIZE),
+  max_attachments_size: Joi.number()
+    .integer()
+    .min(1)
+    .max(1024 * 1024 * 1024)
+    .default(DEFAULT_MAX_ATTACHMENTS_SIZE),
   timeout: Joi.number().integer().min(1).max(3600).default(DEFAULT_TIMEOUT),
 });
 
@@ -56,7 +60,9 @@ const address = Joi.string()
   .trim()
   .min(1)
   .max(320)
-  .custom((v: string, h) => (v.includes('{{') || ADDRESS.test(v) ? v : h.message({ custom: '{{#label}} is not an email address (local@domain) nor a template' })));
+  .custom((v: string, h) =>
+    v.includes('{{') || ADDRESS.test(v) ? v : h.message({ custom: '{{#label}} is not an email address (local@domain) nor a template' }),
+  );
 
 const attachment = Joi.string()
   .trim()
@@ -78,7 +84,10 @@ export const emailOptionsSchema = Joi.object<EmailOptions>({
   recipients: Joi.array().items(address).max(100).default([]),
   bcc: Joi.array().items(address).max(100).default([]),
   subject: Joi.string().trim().min(1).max(998).required(),
-  body: Joi.string().min(1).max(1024 * 1024).required(),
+  body: Joi.string()
+    .min(1)
+    .max(1024 * 1024)
+    .required(),
   content_type: Joi.number().valid(0, 1),
   attachments: Joi.array().items(attachment).max(100).unique().default([]),
 }).custom((v: EmailOptions, h) => {

@@ -48,9 +48,19 @@ export function emailActionDef(config: EmailPluginConfig, host: PluginHost): Act
         const started = Date.now();
         try {
           await atts.add(o.attachments ?? [], signal);
-          const res = await host.mail.send({ to, bcc, subject, body: o.body, html: (o.content_type ?? contentTypeOf(o.body)) === 1, attachments: atts.list }, { signal });
+          const res = await host.mail.send(
+            { to, bcc, subject, body: o.body, html: (o.content_type ?? contentTypeOf(o.body)) === 1, attachments: atts.list },
+            { signal },
+          );
           ctx.logger.info(
-            { to: to.length, bcc: bcc.length, accepted: res.accepted.length, rejected: res.rejected, attachments: atts.list.map((a) => a.filename), elapsed: Date.now() - started },
+            {
+              to: to.length,
+              bcc: bcc.length,
+              accepted: res.accepted.length,
+              rejected: res.rejected,
+              attachments: atts.list.map((a) => a.filename),
+              elapsed: Date.now() - started,
+            },
             'email sent',
           );
         } catch (err) {

@@ -51,7 +51,8 @@ const s3Up = await new Promise<boolean>((resolve) => {
 /** A user through the REST API, on fs-local, fs-crypt or S3; returns its token. */
 async function addUser(username: string, provider: 0 | 1 | 4): Promise<string> {
   const home = path.join(ta.dataDir, 'homes', username);
-  const filesystem = provider === 0 ? { provider: 0 } : provider === 1 ? S3 : { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-passphrase-1' } } };
+  const filesystem =
+    provider === 0 ? { provider: 0 } : provider === 1 ? S3 : { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-passphrase-1' } } };
   const r = await ta.inject('POST', '/api/v2/users', {
     token: admin,
     payload: { username, password: `${username}-password-1`, status: 1, home_dir: home, permissions: { '/': ['*'] }, filesystem },
@@ -138,14 +139,20 @@ t.test('attachment from S3 (s3rver) byte-exact', async (t) => {
 t.test('attachment size limit (plugin config), checked before anything is sent', async (t) => {
   const before = smtp.mails.length;
   await upload(aliceToken, '/in/big.bin', randomBytes(LIMIT - 1024 * 1024));
-  await t.rejects(run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['/in/report.bin', '/in/big.bin'] }), /exceed the size limit of 3\.00 MiB \(plugin config max_attachments_size\)/);
+  await t.rejects(
+    run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['/in/report.bin', '/in/big.bin'] }),
+    /exceed the size limit of 3\.00 MiB \(plugin config max_attachments_size\)/,
+  );
   t.equal(smtp.mails.length, before, 'nothing sent');
   await t.resolves(run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['/in/big.bin'] }), 'under the limit it goes');
 });
 
 t.test('attachment failures name the file', async (t) => {
   const before = smtp.mails.length;
-  await t.rejects(run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['/in/missing.bin'] }), /attachment \/in\/missing\.bin of user "alice"/);
+  await t.rejects(
+    run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['/in/missing.bin'] }),
+    /attachment \/in\/missing\.bin of user "alice"/,
+  );
   await t.rejects(run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['/in'] }), /\/in of user "alice" is a directory/);
   await t.rejects(run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['{{.VirtualPath}}/../../etc/passwd'] }), /is not a valid path/);
   await t.rejects(run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['/in/report.bin'] }, 'nobody'), /nobody/);
@@ -155,11 +162,22 @@ t.test('attachment failures name the file', async (t) => {
 t.test('rendered addresses', async (t) => {
   await t.rejects(run({ recipients: ['{{.Name}}'], subject: 's', body: 'b' }), /recipients\[0\] rendered to "alice", which is not an email address/);
   await t.rejects(run({ recipients: ['{{.Email}}'], subject: 's', body: 'b' }), /no recipient/);
-  await t.rejects(run({ recipients: ['reject@ferry.test'], subject: 's', body: 'b' }), /unable to send the email: .*all recipients were rejected: 550 mailbox unavailable/);
+  await t.rejects(
+    run({ recipients: ['reject@ferry.test'], subject: 's', body: 'b' }),
+    /unable to send the email: .*all recipients were rejected: 550 mailbox unavailable/,
+  );
 });
 
 t.test('.RetentionChecks and .EventReports of earlier actions are attached as generated files', async (t) => {
-  const checks = [{ Username: 'alice', ActionName: 'ret', Type: 'Data retention', Results: [{ Path: '/logs', Retention: 24, DeletedFiles: 2, DeletedSize: 20, Elapsed: 3, Info: '' }], Error: '' }];
+  const checks = [
+    {
+      Username: 'alice',
+      ActionName: 'ret',
+      Type: 'Data retention',
+      Results: [{ Path: '/logs', Retention: 24, DeletedFiles: 2, DeletedSize: 20, Elapsed: 3, Info: '' }],
+      Error: '',
+    },
+  ];
   const dir = path.join(ta.dataDir, 'reports');
   mkdirSync(dir, { recursive: true });
   const zip = randomBytes(5000);
@@ -169,25 +187,60 @@ t.test('.RetentionChecks and .EventReports of earlier actions are attached as ge
     { Type: 'fs,log', Path: path.join(dir, 'r-a-1.zip'), Name: 'r-a-1.zip', Format: 'zip' },
     { Type: 'fs', Path: path.join(dir, 'r-a-1-fs.csv'), Name: 'r-a-1-fs.csv', Format: 'csv' },
   ];
-  const saved = await saveActionOptions(def, { recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['{{ .RetentionChecks }}', '.EventReports', '/in/report.bin'] });
-  t.same((saved.email_config as { attachments: string[] }).attachments, ['.RetentionChecks', '.EventReports', '/in/report.bin'], 'stored under their canonical names');
-  await run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['{{.RetentionChecks}}', '.EventReports', '/in/report.bin'] }, 'alice', { RetentionChecks: checks, EventReports: reports });
+  const saved = await saveActionOptions(def, {
+    recipients: ['x@ferry.test'],
+    subject: 's',
+    body: 'b',
+    attachments: ['{{ .RetentionChecks }}', '.EventReports', '/in/report.bin'],
+  });
+  t.same(
+    (saved.email_config as { attachments: string[] }).attachments,
+    ['.RetentionChecks', '.EventReports', '/in/report.bin'],
+    'stored under their canonical names',
+  );
+  await run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['{{.RetentionChecks}}', '.EventReports', '/in/report.bin'] }, 'alice', {
+    RetentionChecks: checks,
+    EventReports: reports,
+  });
   const a = smtp.last().parsed.attachments;
-  t.same(a.map((x) => x.filename), ['retention-checks.json', 'r-a-1.zip', 'r-a-1-fs.csv', 'report.bin']);
+  t.same(
+    a.map((x) => x.filename),
+    ['retention-checks.json', 'r-a-1.zip', 'r-a-1-fs.csv', 'report.bin'],
+  );
   t.same(JSON.parse(a[0]!.content.toString('utf8')), checks, 'the checks as JSON');
   t.ok(a[1]!.content.equals(zip), 'report zip byte-exact');
   t.equal(a[2]!.content.toString(), 'timestamp,action\r\n');
   t.ok(a[3]!.content.equals(bin1));
-  await t.rejects(run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['.RetentionChecks'] }), /no data retention check ran before this action/);
-  await t.rejects(run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['.EventReports'] }), /no event report was written before this action/);
+  await t.rejects(
+    run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['.RetentionChecks'] }),
+    /no data retention check ran before this action/,
+  );
+  await t.rejects(
+    run({ recipients: ['x@ferry.test'], subject: 's', body: 'b', attachments: ['.EventReports'] }),
+    /no event report was written before this action/,
+  );
 });
 
 t.test('POST /api/v2/eventactions type 3', async (t) => {
-  const post = (name: string, email_config: unknown) => ta.inject('POST', '/api/v2/eventactions', { token: admin, payload: { name, type: 3, options: { email_config } } });
-  const ok = await post('mail-ok', { recipients: ['a@ferry.test'], bcc: ['{{.Email}}'], subject: 'Hi {{.Name}}', body: 'b', attachments: ['/in/{{.ObjectName}}'] });
+  const post = (name: string, email_config: unknown) =>
+    ta.inject('POST', '/api/v2/eventactions', { token: admin, payload: { name, type: 3, options: { email_config } } });
+  const ok = await post('mail-ok', {
+    recipients: ['a@ferry.test'],
+    bcc: ['{{.Email}}'],
+    subject: 'Hi {{.Name}}',
+    body: 'b',
+    attachments: ['/in/{{.ObjectName}}'],
+  });
   t.equal(ok.statusCode, 201, ok.payload);
   const got = JSON.parse((await ta.inject('GET', '/api/v2/eventactions/mail-ok', { token: admin })).payload);
-  t.same(got.options.email_config, { recipients: ['a@ferry.test'], bcc: ['{{.Email}}'], subject: 'Hi {{.Name}}', body: 'b', content_type: 0, attachments: ['/in/{{.ObjectName}}'] });
+  t.same(got.options.email_config, {
+    recipients: ['a@ferry.test'],
+    bcc: ['{{.Email}}'],
+    subject: 'Hi {{.Name}}',
+    body: 'b',
+    content_type: 0,
+    attachments: ['/in/{{.ObjectName}}'],
+  });
   const html = await post('mail-html', { recipients: ['a@ferry.test'], subject: 's', body: '  <p>Hello {{.Name}}</p>' });
   t.equal(html.statusCode, 201, html.payload);
   t.equal(JSON.parse(html.payload).options.email_config.content_type, 1, 'no content_type and a body starting with an HTML tag: stored as HTML');
@@ -215,14 +268,19 @@ t.test('without a mail server, an email action or a rule using one is refused at
   const bare: TestApp = await createTestApp({ plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/action-email' }] });
   t.teardown(() => bare.close());
   const tok = await bare.adminToken();
-  const r = await bare.inject('POST', '/api/v2/eventactions', { token: tok, payload: { name: 'm', type: 3, options: { email_config: { recipients: ['a@ferry.test'], subject: 's', body: 'b' } } } });
+  const r = await bare.inject('POST', '/api/v2/eventactions', {
+    token: tok,
+    payload: { name: 'm', type: 3, options: { email_config: { recipients: ['a@ferry.test'], subject: 's', body: 'b' } } },
+  });
   t.equal(r.statusCode, 400);
   t.match(r.payload, /event action type 3 \(email\) cannot be used: no mail server is configured: set smtp\.host/);
   // an email action saved while a mail server was configured (the configuration changed since)
-  await bare.app.orm.em.fork().getConnection().execute(
-    "insert into event_actions (name, description, type, options, created_at, updated_at) values ('old-mail', '', 3, ?, 0, 0)",
-    [JSON.stringify({ email_config: { recipients: ['a@ferry.test'], subject: 's', body: 'b', content_type: 0, attachments: [], bcc: [] } })],
-  );
+  await bare.app.orm.em
+    .fork()
+    .getConnection()
+    .execute("insert into event_actions (name, description, type, options, created_at, updated_at) values ('old-mail', '', 3, ?, 0, 0)", [
+      JSON.stringify({ email_config: { recipients: ['a@ferry.test'], subject: 's', body: 'b', content_type: 0, attachments: [], bcc: [] } }),
+    ]);
   const rule = await bare.inject('POST', '/api/v2/eventrules', { token: tok, payload: { name: 'r', trigger: 6, actions: [{ name: 'old-mail', order: 1 }] } });
   t.equal(rule.statusCode, 400);
   t.match(JSON.parse(rule.payload).message, /action "old-mail" \(type 3, email\) cannot be used: no mail server is configured/);
@@ -236,7 +294,14 @@ t.test('a rule on upload of *.csv really sends the uploaded file', async (t) => 
   await post('/api/v2/eventactions', {
     name: 'mail-upload',
     type: 3,
-    options: { email_config: { recipients: ['ops@ferry.test'], subject: 'New {{.ObjectName}} from {{.Name}}', body: '{{.VirtualPath}} {{.FileSize}}', attachments: ['{{.VirtualPath}}'] } },
+    options: {
+      email_config: {
+        recipients: ['ops@ferry.test'],
+        subject: 'New {{.ObjectName}} from {{.Name}}',
+        body: '{{.VirtualPath}} {{.FileSize}}',
+        attachments: ['{{.VirtualPath}}'],
+      },
+    },
   });
   await post('/api/v2/eventrules', {
     name: 'csv-mail',
@@ -273,7 +338,14 @@ t.test('an on-demand rule: data retention (8) and event report (19), then an ema
   await post('/api/v2/eventactions', {
     name: 'mail-reports',
     type: 3,
-    options: { email_config: { recipients: ['reports@ferry.test'], subject: 'Reports of {{.Rule}}', body: '{{len .RetentionChecks}} checks', attachments: ['{{.RetentionChecks}}', '{{.EventReports}}'] } },
+    options: {
+      email_config: {
+        recipients: ['reports@ferry.test'],
+        subject: 'Reports of {{.Rule}}',
+        body: '{{len .RetentionChecks}} checks',
+        attachments: ['{{.RetentionChecks}}', '{{.EventReports}}'],
+      },
+    },
   });
   await post('/api/v2/eventrules', {
     name: 'reports-rule',
@@ -297,7 +369,9 @@ t.test('an on-demand rule: data retention (8) and event report (19), then an ema
   t.equal(m.attachments.length, 2);
   const [checks, zip] = m.attachments;
   t.equal(checks!.filename, 'retention-checks.json');
-  t.match(JSON.parse(checks!.content.toString('utf8')), [{ Username: 'alice', ActionName: 'ret', Type: 'Data retention', Results: [{ Path: '/in', Retention: 24 }] }]);
+  t.match(JSON.parse(checks!.content.toString('utf8')), [
+    { Username: 'alice', ActionName: 'ret', Type: 'Data retention', Results: [{ Path: '/in', Retention: 24 }] },
+  ]);
   t.match(zip!.filename, /^reports-rule-report-\d{8}T\d{6}-[0-9a-f]{8}\.zip$/);
   t.equal(zip!.content.subarray(0, 2).toString('latin1'), 'PK', 'the report zip');
 });

@@ -59,7 +59,10 @@ t.teardown(() => ta.close());
 const admin = await ta.adminToken();
 const def = ta.app.container.resolve<{ actionType(n: number): ActionTypeDef | undefined }>(TOKENS.Plugins).actionType(3)!;
 const home = path.join(ta.dataDir, 'homes', 'big');
-const r = await ta.inject('POST', '/api/v2/users', { token: admin, payload: { username: 'big', password: 'big-password-1', status: 1, home_dir: home, permissions: { '/': ['*'] }, filesystem: { provider: 0 } } });
+const r = await ta.inject('POST', '/api/v2/users', {
+  token: admin,
+  payload: { username: 'big', password: 'big-password-1', status: 1, home_dir: home, permissions: { '/': ['*'] }, filesystem: { provider: 0 } },
+});
 if (r.statusCode !== 201) throw new Error(r.payload);
 mkdirSync(home, { recursive: true });
 await pipeline(randomStream(SIZE, 'large-mail'), createWriteStream(path.join(home, 'large.bin')));

@@ -40,14 +40,15 @@ export class RefusedDestination extends Error {}
 
 function refusal(host: string, address?: string): RefusedDestination {
   const what = address && address !== host ? `${host} (${address})` : host;
-  return new RefusedDestination(
-    `refused to connect to ${what}: link-local and cloud metadata addresses are blocked (plugin config allow_link_local)`,
-  );
+  return new RefusedDestination(`refused to connect to ${what}: link-local and cloud metadata addresses are blocked (plugin config allow_link_local)`);
 }
 
 /** Checks a URL's host before connecting: IP literals and metadata names (names are checked again on their resolved addresses). */
 export function checkHost(hostname: string): void {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
   if (net.isIP(host.replace(/%.*$/, ''))) {
     if (isBlockedAddress(host)) throw refusal(host);
     return;

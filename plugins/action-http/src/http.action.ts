@@ -42,7 +42,10 @@ function redact(text: string, secrets: string[]): string {
 }
 
 function printable(s: string): string {
-  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?').replace(/\s+/g, ' ').trim();
+  return s
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** A quoted-string parameter of Content-Disposition as browsers write it (RFC 7578 4.2 / WHATWG). */
@@ -57,14 +60,11 @@ function checkHeaderValues(list: { key: string; value: string }[], where: string
 }
 
 /** The multipart/form-data body, produced part by part; file parts are read from storage as the request consumes them. */
-async function* multipartBody(
-  parts: HttpPart[],
-  boundary: string,
-  openFile: (p: HttpPart) => Promise<Readable>,
-): AsyncGenerator<Buffer> {
+async function* multipartBody(parts: HttpPart[], boundary: string, openFile: (p: HttpPart) => Promise<Readable>): AsyncGenerator<Buffer> {
   for (const p of parts) {
     const head = [`--${boundary}`];
-    const disp = `form-data; name="${dispositionParam(p.name)}"` + (p.filepath !== undefined ? `; filename="${dispositionParam(path.posix.basename(p.filepath))}"` : '');
+    const disp =
+      `form-data; name="${dispositionParam(p.name)}"` + (p.filepath !== undefined ? `; filename="${dispositionParam(path.posix.basename(p.filepath))}"` : '');
     head.push(`Content-Disposition: ${disp}`);
     const hasType = p.headers.some((h) => h.key.toLowerCase() === 'content-type');
     for (const h of p.headers) head.push(`${h.key}: ${h.value}`);

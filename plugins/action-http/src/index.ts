@@ -3,7 +3,16 @@ import { definePlugin, packageInfo } from '@ferry/core';
 import { httpActionDef } from './http.action.js';
 
 export { httpActionDef, runHttp, EXCERPT_CHARS, type HttpActionSettings, type FileSource } from './http.action.js';
-export { httpOptionsSchema, TEMPLATE_FIELDS, MAX_TIMEOUT, DEFAULT_TIMEOUT, MANAGED_HEADERS, type HttpOptions, type HttpPart, type KeyValue } from './options.js';
+export {
+  httpOptionsSchema,
+  TEMPLATE_FIELDS,
+  MAX_TIMEOUT,
+  DEFAULT_TIMEOUT,
+  MANAGED_HEADERS,
+  type HttpOptions,
+  type HttpPart,
+  type KeyValue,
+} from './options.js';
 export { isBlockedAddress, checkHost, guardedLookup, METADATA_HOSTNAMES } from './address-guard.js';
 
 /** Plugin config (`plugins[].config` of @ferry/action-http). */

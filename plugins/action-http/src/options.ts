@@ -77,8 +77,13 @@ const partSchema = Joi.object<HttpPart>({
     .required()
     .messages({ 'string.pattern.base': '{{#label}} must not contain quotes or line breaks' }),
   filepath: Joi.string().min(1).max(4096),
-  body: Joi.string().allow('').max(1024 * 1024),
-  headers: Joi.array().items(headerSchema([...MANAGED_HEADERS, 'content-disposition'])).max(64).default([]),
+  body: Joi.string()
+    .allow('')
+    .max(1024 * 1024),
+  headers: Joi.array()
+    .items(headerSchema([...MANAGED_HEADERS, 'content-disposition']))
+    .max(64)
+    .default([]),
 })
   .xor('filepath', 'body')
   .messages({
@@ -111,27 +116,47 @@ const endpointSchema = Joi.string()
 export const httpOptionsSchema = Joi.object<HttpOptions>({
   endpoint: endpointSchema,
   method: Joi.string().valid('GET', 'POST', 'PUT', 'DELETE').required(),
-  timeout: Joi.number().integer().min(1).max(MAX_TIMEOUT).default(DEFAULT_TIMEOUT).messages({
-    'number.min': `{{#label}} must be between 1 and ${MAX_TIMEOUT} seconds`,
-    'number.max': `{{#label}} must be between 1 and ${MAX_TIMEOUT} seconds`,
-  }),
+  timeout: Joi.number()
+    .integer()
+    .min(1)
+    .max(MAX_TIMEOUT)
+    .default(DEFAULT_TIMEOUT)
+    .messages({
+      'number.min': `{{#label}} must be between 1 and ${MAX_TIMEOUT} seconds`,
+      'number.max': `{{#label}} must be between 1 and ${MAX_TIMEOUT} seconds`,
+    }),
   headers: Joi.array().items(headerSchema(MANAGED_HEADERS)).max(64).default([]),
   query_parameters: Joi.array().items(queryParamSchema).max(64).default([]),
-  body: Joi.string().allow('').max(1024 * 1024),
+  body: Joi.string()
+    .allow('')
+    .max(1024 * 1024),
   parts: Joi.array().items(partSchema).max(MAX_PARTS).default([]),
-  username: Joi.string().allow('').max(256).pattern(/^[^:\r\n]*$/).messages({ 'string.pattern.base': '{{#label}} must not contain ":" or line breaks' }),
+  username: Joi.string()
+    .allow('')
+    .max(256)
+    .pattern(/^[^:\r\n]*$/)
+    .messages({ 'string.pattern.base': '{{#label}} must not contain ":" or line breaks' }),
   password: secretSchema,
   skip_tls_verify: Joi.boolean().default(false),
-})
-  .custom((v: HttpOptions, h) => {
-    if (v.body !== undefined && v.body !== '' && v.parts.length) return h.message({ custom: '"body" and "parts" cannot both be set' });
-    if (v.method === 'GET' && ((v.body ?? '') !== '' || v.parts.length)) return h.message({ custom: '"method" GET sends no body: remove "body" and "parts" or use POST or PUT' });
-    if (v.parts.length && v.headers.some((x) => x.key.toLowerCase() === 'content-type')) {
-      return h.message({ custom: '"headers" must not set Content-Type with "parts" (multipart/form-data with its boundary is set by the action)' });
-    }
-    if (!v.username && v.password && (v.password as unknown as { payload?: string }).payload) return h.message({ custom: '"password" is set without "username"' });
-    return v;
-  });
+}).custom((v: HttpOptions, h) => {
+  if (v.body !== undefined && v.body !== '' && v.parts.length) return h.message({ custom: '"body" and "parts" cannot both be set' });
+  if (v.method === 'GET' && ((v.body ?? '') !== '' || v.parts.length))
+    return h.message({ custom: '"method" GET sends no body: remove "body" and "parts" or use POST or PUT' });
+  if (v.parts.length && v.headers.some((x) => x.key.toLowerCase() === 'content-type')) {
+    return h.message({ custom: '"headers" must not set Content-Type with "parts" (multipart/form-data with its boundary is set by the action)' });
+  }
+  if (!v.username && v.password && (v.password as unknown as { payload?: string }).payload)
+    return h.message({ custom: '"password" is set without "username"' });
+  return v;
+});
 
 /** Fields rendered by the core's Go-template renderer before the runner is created. */
-export const TEMPLATE_FIELDS = ['endpoint', 'headers[].value', 'query_parameters[].value', 'body', 'parts[].filepath', 'parts[].body', 'parts[].headers[].value'];
+export const TEMPLATE_FIELDS = [
+  'endpoint',
+  'headers[].value',
+  'query_parameters[].value',
+  'body',
+  'parts[].filepath',
+  'parts[].body',
+  'parts[].headers[].value',
+];

@@ -33,7 +33,11 @@ const home = path.join(ta.dataDir, 'homes', 'ann');
 const vault = path.join(ta.dataDir, 'vault');
 mkdirSync(home, { recursive: true });
 mkdirSync(vault, { recursive: true });
-const folder = await post('/api/v2/folders', { name: 'vault', mapped_path: vault, filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'vault-passphrase' } } } });
+const folder = await post('/api/v2/folders', {
+  name: 'vault',
+  mapped_path: vault,
+  filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'vault-passphrase' } } },
+});
 if (folder.statusCode !== 201) throw new Error(`folder not created: ${folder.payload}`);
 const created = await post('/api/v2/users', {
   username: 'ann',
@@ -46,13 +50,25 @@ const created = await post('/api/v2/users', {
 if (created.statusCode !== 201) throw new Error(`user not created: ${created.payload}`);
 const token = await ta.userToken('ann', 'ann-password-1');
 const upload = (p: string, body: Buffer) =>
-  ta.inject('POST', `/api/v2/user/files/upload?path=${encodeURIComponent(p)}&mkdir_parents=true`, { token, payload: body, headers: { 'content-type': 'application/octet-stream' } });
+  ta.inject('POST', `/api/v2/user/files/upload?path=${encodeURIComponent(p)}&mkdir_parents=true`, {
+    token,
+    payload: body,
+    headers: { 'content-type': 'application/octet-stream' },
+  });
 
 t.test('POST /api/v2/eventactions: type 1 accepted, secrets encrypted, bad options refused with the field', async (t) => {
   const ok = await post('/api/v2/eventactions', {
     name: 'hook',
     type: 1,
-    options: { http_config: { endpoint: `${srv.base}/api`, method: 'POST', username: 'u', password: { status: 'Plain', payload: 'pw-123456' }, body: '{{toJson .Name}}' } },
+    options: {
+      http_config: {
+        endpoint: `${srv.base}/api`,
+        method: 'POST',
+        username: 'u',
+        password: { status: 'Plain', payload: 'pw-123456' },
+        body: '{{toJson .Name}}',
+      },
+    },
   });
   t.equal(ok.statusCode, 201, ok.payload);
   const got = json(await ta.inject('GET', '/api/v2/eventactions/hook', { token: admin }));
@@ -63,7 +79,10 @@ t.test('POST /api/v2/eventactions: type 1 accepted, secrets encrypted, bad optio
     [{ endpoint: 'ftp://x/y', method: 'POST' }, 'options.http_config: "endpoint" must be an http:// or https:// URL'],
     [{ endpoint: `${srv.base}/x`, method: 'POST', timeout: 0 }, 'options.http_config: "timeout" must be between 1 and 180 seconds'],
     [{ endpoint: `${srv.base}/x`, method: 'GET', body: 'x' }, 'options.http_config: "method" GET sends no body: remove "body" and "parts" or use POST or PUT'],
-    [{ endpoint: `${srv.base}/x`, method: 'POST', parts: [{ name: 'p' }] }, 'options.http_config: "parts[0]" must have a filepath (a file of the event user) or a body'],
+    [
+      { endpoint: `${srv.base}/x`, method: 'POST', parts: [{ name: 'p' }] },
+      'options.http_config: "parts[0]" must have a filepath (a file of the event user) or a body',
+    ],
     [{ endpoint: `${srv.base}/x`, method: 'POST', body: '{{.Nope' }, /^options\.http_config\.body: invalid template: /],
   ] as const) {
     const r = await post('/api/v2/eventactions', { name: 'bad', type: 1, options: { http_config: cfg } });
@@ -76,23 +95,35 @@ t.test('POST /api/v2/eventactions: type 1 accepted, secrets encrypted, bad optio
 t.test('a rule on upload posts a multipart form with the uploaded file and a file of another backend, byte-exact', async (t) => {
   const key = Buffer.concat([Buffer.from('vault key\r\n--\r\n'), randomBytes(3000)]);
   t.equal((await upload('/vault/key.txt', key)).statusCode, 201);
-  t.equal((await post('/api/v2/eventactions', {
-    name: 'post-form',
-    type: 1,
-    options: {
-      http_config: {
-        endpoint: `${srv.base}/form/{{.Name}}`,
-        method: 'POST',
-        timeout: 30,
-        headers: [{ key: 'X-Rule', value: '{{.Rule}}' }],
-        parts: [
-          { name: 'meta', body: '{"name":{{toJson .Name}},"path":{{toJson .VirtualPath}},"size":{{.FileSize}},"event":"{{toJsonUnquoted .Event}}"}', headers: [{ key: 'Content-Type', value: 'application/json' }, { key: 'X-Part', value: 'meta-{{.Event}}' }] },
-          { name: 'file', filepath: '{{.VirtualPath}}', headers: [{ key: 'X-Part', value: 'file' }] },
-          { name: 'key', filepath: '/vault/key.txt', headers: [{ key: 'Content-Type', value: 'text/plain' }] },
-        ],
-      },
-    },
-  })).statusCode, 201);
+  t.equal(
+    (
+      await post('/api/v2/eventactions', {
+        name: 'post-form',
+        type: 1,
+        options: {
+          http_config: {
+            endpoint: `${srv.base}/form/{{.Name}}`,
+            method: 'POST',
+            timeout: 30,
+            headers: [{ key: 'X-Rule', value: '{{.Rule}}' }],
+            parts: [
+              {
+                name: 'meta',
+                body: '{"name":{{toJson .Name}},"path":{{toJson .VirtualPath}},"size":{{.FileSize}},"event":"{{toJsonUnquoted .Event}}"}',
+                headers: [
+                  { key: 'Content-Type', value: 'application/json' },
+                  { key: 'X-Part', value: 'meta-{{.Event}}' },
+                ],
+              },
+              { name: 'file', filepath: '{{.VirtualPath}}', headers: [{ key: 'X-Part', value: 'file' }] },
+              { name: 'key', filepath: '/vault/key.txt', headers: [{ key: 'Content-Type', value: 'text/plain' }] },
+            ],
+          },
+        },
+      })
+    ).statusCode,
+    201,
+  );
   const rule = await post('/api/v2/eventrules', {
     name: 'csv-form',
     trigger: 1,
@@ -111,15 +142,38 @@ t.test('a rule on upload posts a multipart form with the uploaded file and a fil
   t.equal(parts.length, 3);
   t.same(parts[0]!.headers, { 'content-disposition': 'form-data; name="meta"', 'content-type': 'application/json', 'x-part': 'meta-upload' });
   t.same(JSON.parse(parts[0]!.data.toString()), { name: 'ann', path: '/in/report "q".csv', size: content.length, event: 'upload' });
-  t.same(parts[1]!.headers, { 'content-disposition': 'form-data; name="file"; filename="report %22q%22.csv"', 'x-part': 'file', 'content-type': 'application/octet-stream' });
+  t.same(parts[1]!.headers, {
+    'content-disposition': 'form-data; name="file"; filename="report %22q%22.csv"',
+    'x-part': 'file',
+    'content-type': 'application/octet-stream',
+  });
   t.equal(sha(parts[1]!.data), sha(content), 'the uploaded file, byte-exact');
   t.same(parts[2]!.headers, { 'content-disposition': 'form-data; name="key"; filename="key.txt"', 'content-type': 'text/plain' });
   t.equal(sha(parts[2]!.data), sha(key), 'the file of the fs-crypt folder, decrypted, byte-exact');
 });
 
 t.test('a large file is streamed through', async (t) => {
-  t.equal((await post('/api/v2/eventactions', { name: 'post-big', type: 1, options: { http_config: { endpoint: `${srv.base}/big`, method: 'PUT', parts: [{ name: 'f', filepath: '{{.VirtualPath}}' }] } } })).statusCode, 201);
-  t.equal((await post('/api/v2/eventrules', { name: 'big', trigger: 1, conditions: { fs_events: ['upload'], options: { fs_paths: [{ pattern: '/big/*' }] } }, actions: [{ name: 'post-big', order: 1 }] })).statusCode, 201);
+  t.equal(
+    (
+      await post('/api/v2/eventactions', {
+        name: 'post-big',
+        type: 1,
+        options: { http_config: { endpoint: `${srv.base}/big`, method: 'PUT', parts: [{ name: 'f', filepath: '{{.VirtualPath}}' }] } },
+      })
+    ).statusCode,
+    201,
+  );
+  t.equal(
+    (
+      await post('/api/v2/eventrules', {
+        name: 'big',
+        trigger: 1,
+        conditions: { fs_events: ['upload'], options: { fs_paths: [{ pattern: '/big/*' }] } },
+        actions: [{ name: 'post-big', order: 1 }],
+      })
+    ).statusCode,
+    201,
+  );
   const big = randomBytes(24 * 1024 * 1024);
   t.equal((await upload('/big/blob.bin', big)).statusCode, 201);
   await mgr.idle();
@@ -131,9 +185,40 @@ t.test('a large file is streamed through', async (t) => {
 });
 
 t.test('failures are reported to the rule: a missing file, no event user, a non-2xx answer', async (t) => {
-  t.equal((await post('/api/v2/eventactions', { name: 'missing-file', type: 1, options: { http_config: { endpoint: `${srv.base}/never`, method: 'POST', parts: [{ name: 'f', filepath: '/no/such.txt' }] } } })).statusCode, 201);
-  t.equal((await post('/api/v2/eventactions', { name: 'server-error', type: 1, options: { http_config: { endpoint: `${srv.base}/status/500`, method: 'POST', body: '{{.Event}}' } } })).statusCode, 201);
-  t.equal((await post('/api/v2/eventrules', { name: 'on-txt', trigger: 1, conditions: { fs_events: ['upload'], options: { fs_paths: [{ pattern: '/t/*.txt' }] } }, actions: [{ name: 'missing-file', order: 1 }, { name: 'server-error', order: 2 }] })).statusCode, 201);
+  t.equal(
+    (
+      await post('/api/v2/eventactions', {
+        name: 'missing-file',
+        type: 1,
+        options: { http_config: { endpoint: `${srv.base}/never`, method: 'POST', parts: [{ name: 'f', filepath: '/no/such.txt' }] } },
+      })
+    ).statusCode,
+    201,
+  );
+  t.equal(
+    (
+      await post('/api/v2/eventactions', {
+        name: 'server-error',
+        type: 1,
+        options: { http_config: { endpoint: `${srv.base}/status/500`, method: 'POST', body: '{{.Event}}' } },
+      })
+    ).statusCode,
+    201,
+  );
+  t.equal(
+    (
+      await post('/api/v2/eventrules', {
+        name: 'on-txt',
+        trigger: 1,
+        conditions: { fs_events: ['upload'], options: { fs_paths: [{ pattern: '/t/*.txt' }] } },
+        actions: [
+          { name: 'missing-file', order: 1 },
+          { name: 'server-error', order: 2 },
+        ],
+      })
+    ).statusCode,
+    201,
+  );
   t.equal((await post('/api/v2/eventrules', { name: 'manual', trigger: 6, actions: [{ name: 'post-form', order: 1 }] })).statusCode, 201);
   const before = srv.requests.length;
   execs.length = 0;
@@ -141,7 +226,10 @@ t.test('failures are reported to the rule: a missing file, no event user, a non-
   t.equal((await post('/api/v2/eventrules/run/manual', {})).statusCode, 202);
   await mgr.idle();
   const byAction = Object.fromEntries(execs.map((e) => [e.action, e]));
-  t.match(byAction['missing-file'], { ok: false, error: /^HTTP POST http:\/\/127\.0\.0\.1:\d+\/never: cannot read the file of part "f" \(\/no\/such\.txt\): / });
+  t.match(byAction['missing-file'], {
+    ok: false,
+    error: /^HTTP POST http:\/\/127\.0\.0\.1:\d+\/never: cannot read the file of part "f" \(\/no\/such\.txt\): /,
+  });
   t.match(byAction['server-error'], { ok: false, error: /answered 500 Internal Server Error: failure body 500$/ });
   t.match(byAction['post-form'], { ok: false, error: /file parts need the event's user and this execution has none \(trigger 6\)$/ });
   t.equal(srv.requests.length - before, 1, 'only the 500 request was sent');
@@ -156,7 +244,11 @@ t.test('memory stays flat: a 256 MiB file part is streamed, not buffered', async
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
   try {
-    await runAction(def, { endpoint: `${srv.base}/hash`, method: 'POST', timeout: 120, parts: [{ name: 'f', filepath: '{{.VirtualPath}}' }] }, { event: { username: 'ann', virtual_path: '/huge.bin', file_size: SIZE } });
+    await runAction(
+      def,
+      { endpoint: `${srv.base}/hash`, method: 'POST', timeout: 120, parts: [{ name: 'f', filepath: '{{.VirtualPath}}' }] },
+      { event: { username: 'ann', virtual_path: '/huge.bin', file_size: SIZE } },
+    );
   } finally {
     clearInterval(sampler);
   }

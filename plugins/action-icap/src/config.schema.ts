@@ -18,7 +18,11 @@ export const pluginConfigSchema = Joi.object<IcapPluginConfig>({
   quarantine_dir: Joi.string().allow('').default(''),
   max_connections: Joi.number().integer().min(1).max(64).default(4),
   idle_timeout: Joi.number().integer().min(1).max(3600).default(30),
-  max_preview: Joi.number().integer().min(0).max(16 * 1024 * 1024).default(1024 * 1024),
+  max_preview: Joi.number()
+    .integer()
+    .min(0)
+    .max(16 * 1024 * 1024)
+    .default(1024 * 1024),
 });
 
 /** What to do with a file: the values of block_action, adapt_action and failure_policy. */
@@ -57,11 +61,7 @@ export const icapOptionsSchema = Joi.object<IcapActionOptions>({
         return h.message({ custom: `{{#label}} ${(err as Error).message}` });
       }
     }),
-  method: Joi.string()
-    .uppercase()
-    .valid('RESPMOD', 'REQMOD')
-    .default('RESPMOD')
-    .messages({ 'any.only': '{{#label}} must be RESPMOD or REQMOD' }),
+  method: Joi.string().uppercase().valid('RESPMOD', 'REQMOD').default('RESPMOD').messages({ 'any.only': '{{#label}} must be RESPMOD or REQMOD' }),
   timeout: Joi.number().integer().min(1).max(3600).default(60).messages({
     'number.min': '{{#label}} is in seconds and must be at least 1',
     'number.max': '{{#label}} is in seconds and must be at most 3600',

@@ -105,7 +105,16 @@ class IcapRun {
     try {
       for (const raw of this.o.paths) {
         if (this.ctx.signal.aborted) throw new Error('aborted: the server is stopping');
-        const out: IcapScanOutput = { Username: username, Path: raw, Outcome: 'failed', Threat: '', Disposition: 'kept', QuarantineFile: '', Error: '', Size: 0 };
+        const out: IcapScanOutput = {
+          Username: username,
+          Path: raw,
+          Outcome: 'failed',
+          Threat: '',
+          Disposition: 'kept',
+          QuarantineFile: '',
+          Error: '',
+          Size: 0,
+        };
         this.results.push(out);
         let source: Source | undefined;
         try {

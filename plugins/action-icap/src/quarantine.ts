@@ -27,7 +27,10 @@ function safePart(s: string, max: number): string {
 
 /** `20261125T163300Z-<8 hex>-<base name>`: unique, sortable by time, still saying what the file was. */
 export function quarantineName(vpath: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${crypto.randomBytes(4).toString('hex')}-${safePart(path.posix.basename(vpath) || 'file', 120)}`;
 }
 

@@ -44,7 +44,11 @@ await api('POST', '/api/v2/users', { username: 'alice', password: 'alice-passwor
 const token = await ta.userToken('alice', 'alice-password-1');
 const q = encodeURIComponent;
 const upload = (p: string, body: Buffer | string) =>
-  ta.inject('POST', `/api/v2/user/files/upload?path=${q(p)}&mkdir_parents=true`, { token, payload: body, headers: { 'content-type': 'application/octet-stream' } });
+  ta.inject('POST', `/api/v2/user/files/upload?path=${q(p)}&mkdir_parents=true`, {
+    token,
+    payload: body,
+    headers: { 'content-type': 'application/octet-stream' },
+  });
 
 const usage = async () => {
   const u = await api('GET', '/api/v2/users/alice');
@@ -55,7 +59,11 @@ type Entry = { app: string; rule: string; options: { message: string } };
 const LOG = ((globalThis as any).__ferryActionLog ??= []) as Entry[];
 const reports = (rule: string) => LOG.filter((e) => e.app === 'icap' && e.rule === rule).map((e) => e.options.message);
 for (const name of ['report', 'report-failure']) {
-  await api('POST', '/api/v2/eventactions', { name, type: 101, options: { test_config: { message: '{{.IcapOutcome}}|{{.IcapThreat}}|{{range .IcapScans}}{{.Disposition}} {{.QuarantineFile}}{{end}}' } } });
+  await api('POST', '/api/v2/eventactions', {
+    name,
+    type: 101,
+    options: { test_config: { message: '{{.IcapOutcome}}|{{.IcapThreat}}|{{range .IcapScans}}{{.Disposition}} {{.QuarantineFile}}{{end}}' } },
+  });
 }
 
 let n = 0;
@@ -97,7 +105,10 @@ t.test('save time: clear 400s for bad endpoints and options', async (t) => {
   await bad({ ...ok, paths: [] }, /paths.*at least one file/);
   await bad({ ...ok, paths: ['/a/../../etc'] }, /not a valid virtual path/);
   await bad({ ...ok, paths: ['{{.VirtualPath'] }, /paths/);
-  const r = await ta.inject('POST', '/api/v2/eventactions', { token: admin, payload: { name: 'good', type: 17, options: { icap_config: { ...ok, method: 'reqmod' } } } });
+  const r = await ta.inject('POST', '/api/v2/eventactions', {
+    token: admin,
+    payload: { name: 'good', type: 17, options: { icap_config: { ...ok, method: 'reqmod' } } },
+  });
   t.equal(r.statusCode, 201, r.payload);
   t.match(JSON.parse(r.payload).options.icap_config, { method: 'REQMOD', timeout: 60, block_action: 1, adapt_action: 1, failure_policy: 1 });
 });
@@ -108,7 +119,10 @@ t.test('a clean file passes untouched', async (t) => {
   await mgr.idle();
   t.equal(readFileSync(path.join(home, 'clean/a.txt'), 'utf8'), 'just text');
   t.same(reports('clean'), ['clean||kept '], 'outputs: clean, nothing done');
-  t.ok(cap.lines.some((l) => l.includes('icap scan: clean') && l.includes('/clean/a.txt')), 'logged');
+  t.ok(
+    cap.lines.some((l) => l.includes('icap scan: clean') && l.includes('/clean/a.txt')),
+    'logged',
+  );
 });
 
 for (const [block, expect] of [
@@ -127,7 +141,10 @@ for (const [block, expect] of [
     t.same(await usage(), block === 1 ? { size: used.size + 68, files: used.files + 1 } : used, 'the storage quota follows');
     const [msg] = reports(dir);
     t.match(msg, new RegExp(`^blocked\\|${EICAR_THREAT.replace(/\./g, '\\.')}\\|${expect}`), 'the failure action sees the outcome and threat');
-    t.ok(cap.lines.some((l) => l.includes('icap scan: blocked') && l.includes(EICAR_THREAT)), 'logged with the threat');
+    t.ok(
+      cap.lines.some((l) => l.includes('icap scan: blocked') && l.includes(EICAR_THREAT)),
+      'logged with the threat',
+    );
     if (block === 3) {
       const files = quarantined();
       t.equal(files.length, before + 1);
@@ -188,7 +205,10 @@ t.test('a stopped service: failure_policy ignore, delete, quarantine', async (t)
     t.match(msgs[0], new RegExp(`^failed\\|\\|${disp}`));
     t.equal(existsSync(path.join(home, dir, 'f.txt')), policy === 1);
   }
-  t.ok(cap.lines.some((l) => l.includes('icap scan: failed') && l.includes('ECONNREFUSED')), 'the failure is logged');
+  t.ok(
+    cap.lines.some((l) => l.includes('icap scan: failed') && l.includes('ECONNREFUSED')),
+    'the failure is logged',
+  );
 });
 
 t.test('the timeout: a service that never answers', async (t) => {
@@ -207,7 +227,10 @@ t.test('before publish: a blocked upload is refused and never visible; fail-open
   t.equal(r.statusCode, 403, r.payload);
   t.notOk(existsSync(path.join(home, 'gate/eicar.com')), 'never published');
   await mgr.idle();
-  t.ok(quarantined().some((f) => f.endsWith('-eicar.com')), 'quarantined from the pending upload');
+  t.ok(
+    quarantined().some((f) => f.endsWith('-eicar.com')),
+    'quarantined from the pending upload',
+  );
   t.match(reports('gate'), [/^blocked\|Eicar.*\|rejected alice\//], 'the failure action ran with the outcome');
   t.equal((await upload('/gate/ok.txt', 'fine')).statusCode, 201);
   t.equal(readFileSync(path.join(home, 'gate/ok.txt'), 'utf8'), 'fine');
@@ -236,5 +259,8 @@ t.test('paths[] names other files of the user', async (t) => {
   await mgr.idle();
   t.notOk(existsSync(path.join(home, 'other/virus.com')), 'the named file was scanned and deleted');
   t.match(reports('trigger')[0], /^blocked\|Eicar/);
-  t.ok(cap.lines.some((l) => l.includes('/other/missing.txt') && l.includes('icap scan: failed')), 'a missing file is a failure of that path');
+  t.ok(
+    cap.lines.some((l) => l.includes('/other/missing.txt') && l.includes('icap scan: failed')),
+    'a missing file is a failure of that path',
+  );
 });

@@ -10,7 +10,8 @@ import { cIcap, cIcapMissing, deadPort, EICAR, EICAR_THREAT } from './helpers/c-
 import { startTinyIcapServer } from './helpers/tiny-icap-server.js';
 
 const spoolDir = t.testdir({});
-const newAgent = (max = 4) => new IcapAgent(new IcapPool({ maxConnections: max, idleMs: 5000 }), { userAgent: 'ferry-test', maxPreview: 1 << 20, defaultOptionsTtlMs: 60_000, spoolDir });
+const newAgent = (max = 4) =>
+  new IcapAgent(new IcapPool({ maxConnections: max, idleMs: 5000 }), { userAgent: 'ferry-test', maxPreview: 1 << 20, defaultOptionsTtlMs: 60_000, spoolDir });
 
 /** A body of n bytes made of 64 KiB pieces (never held whole). */
 function pieces(n: number, byte = 0x61): Readable {
@@ -65,7 +66,13 @@ t.test('c-icap', async (t) => {
 
   t.test('EICAR after 3 MiB of clean data is found (the body is streamed past the preview)', async (t) => {
     const size = 3 * 1024 * 1024 + EICAR.length;
-    const open = () => Readable.from((async function* () { yield* pieces(3 * 1024 * 1024); yield EICAR; })());
+    const open = () =>
+      Readable.from(
+        (async function* () {
+          yield* pieces(3 * 1024 * 1024);
+          yield EICAR;
+        })(),
+      );
     const r = await agent.scan(parseIcapUrl(cIcap('avscan')), req('/big.bin', open, { size, contentType: 'application/octet-stream' }), 10_000);
     t.equal(r.outcome, 'blocked');
   });
@@ -76,7 +83,11 @@ t.test('c-icap', async (t) => {
     const seen = new Set<string>();
     for (let i = 0; i < 4; i++) {
       const small = await agent.scan(ep, req('/a.txt', Buffer.from('small')), 5000);
-      const big = await agent.scan(ep, req('/b.bin', () => pieces(200_000), { size: 200_000 }), 5000);
+      const big = await agent.scan(
+        ep,
+        req('/b.bin', () => pieces(200_000), { size: 200_000 }),
+        5000,
+      );
       for (const r of [small, big]) {
         t.equal(r.outcome, 'clean');
         if (r.outcome === 'clean') seen.add(r.echoed ? 'unchanged 200' : '204');
@@ -84,7 +95,11 @@ t.test('c-icap', async (t) => {
     }
     t.same([...seen].sort(), ['204', 'unchanged 200'], 'both answers met');
     // srv_clamav streams big bodies back with 200 (its "percent data" mode): unchanged, so clean
-    const r = await agent.scan(parseIcapUrl(cIcap('srv_clamav')), req('/c.bin', () => pieces(3 << 20), { size: 3 << 20, contentType: 'application/octet-stream' }), 10_000);
+    const r = await agent.scan(
+      parseIcapUrl(cIcap('srv_clamav')),
+      req('/c.bin', () => pieces(3 << 20), { size: 3 << 20, contentType: 'application/octet-stream' }),
+      10_000,
+    );
     t.same(r.outcome, 'clean');
   });
 
@@ -108,7 +123,11 @@ t.test('c-icap', async (t) => {
   t.test('a big clean file is scanned with memory flat', async (t) => {
     const n = 64 * 1024 * 1024;
     const before = process.memoryUsage().rss;
-    const r = await agent.scan(parseIcapUrl(cIcap('avscan')), req('/huge.bin', () => pieces(n), { size: n, contentType: 'application/octet-stream' }), 30_000);
+    const r = await agent.scan(
+      parseIcapUrl(cIcap('avscan')),
+      req('/huge.bin', () => pieces(n), { size: n, contentType: 'application/octet-stream' }),
+      30_000,
+    );
     t.equal(r.outcome, 'clean');
     t.ok(process.memoryUsage().rss - before < 48 * 1024 * 1024, `RSS grew by ${((process.memoryUsage().rss - before) / 1048576).toFixed(1)} MiB`);
   });
@@ -166,7 +185,10 @@ t.test('tiny ICAP server', async (t) => {
     t.teardown(() => fresh.pool.close());
     const before = tiny.connections;
     const outcomes = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => fresh.scan(ep('upper'), req(`/m${i}.txt`, Buffer.from('m')), 5000)));
-    t.same(outcomes.map((o) => o.outcome), Array(6).fill('adapted'));
+    t.same(
+      outcomes.map((o) => o.outcome),
+      Array(6).fill('adapted'),
+    );
     for (const o of outcomes) if (o.outcome === 'adapted') await o.content.dispose();
     t.ok(tiny.connections - before <= 2, `at most 2 connections opened (${tiny.connections - before}): the server's Max-Connections`);
     const other = newAgent(4);
@@ -179,7 +201,11 @@ t.test('tiny ICAP server', async (t) => {
   t.test('a block answered before the body is taken: the rest is not sent, nothing hangs', async (t) => {
     const t0 = Date.now();
     const n = 32 * 1024 * 1024;
-    const r = await agent.scan(ep('early'), req('/big.bin', () => pieces(n), { size: n }), 10_000);
+    const r = await agent.scan(
+      ep('early'),
+      req('/big.bin', () => pieces(n), { size: n }),
+      10_000,
+    );
     t.match(r, { outcome: 'blocked', threat: 'Tiny.Early' });
     t.ok(Date.now() - t0 < 3000, `answered in ${Date.now() - t0} ms`);
     t.equal((await agent.scan(ep('continue'), req('/after.txt', Buffer.from('next')), 5000)).outcome, 'clean', 'the next scan gets a sound connection');
@@ -192,7 +218,14 @@ t.test('tiny ICAP server', async (t) => {
     const before = tiny.connections;
     t.equal((await a.scan(ep('flaky'), req('/2.txt', Buffer.from('two')), 5000)).outcome, 'clean', 'the second scan succeeds');
     t.equal(tiny.connections - before, 1, 'on a new connection');
-    t.equal(tiny.requests.filter((r) => r.service === 'flaky').at(-1)!.body.toString(), 'two', 'with the whole body again');
+    t.equal(
+      tiny.requests
+        .filter((r) => r.service === 'flaky')
+        .at(-1)!
+        .body.toString(),
+      'two',
+      'with the whole body again',
+    );
   });
 
   t.test('errors', async (t) => {
@@ -201,8 +234,16 @@ t.test('tiny ICAP server', async (t) => {
     const t0 = Date.now();
     await t.rejects(agent.scan(ep('silent'), req('/e', Buffer.from('e')), 700), IcapTimeoutError);
     t.ok(Date.now() - t0 < 3000, 'the timeout ends the wait');
-    await t.rejects(agent.scan(parseIcapUrl(`icap://127.0.0.1:${await deadPort()}/x`), req('/e', Buffer.from('e')), 2000), /cannot connect to the ICAP service.*ECONNREFUSED/);
-    const backendFails = () => new Readable({ read() { this.destroy(new Error('backend read failed')); } });
+    await t.rejects(
+      agent.scan(parseIcapUrl(`icap://127.0.0.1:${await deadPort()}/x`), req('/e', Buffer.from('e')), 2000),
+      /cannot connect to the ICAP service.*ECONNREFUSED/,
+    );
+    const backendFails = () =>
+      new Readable({
+        read() {
+          this.destroy(new Error('backend read failed'));
+        },
+      });
     await t.rejects(agent.scan(ep('upper'), req('/e', backendFails, { size: 10 }), 2000), /backend read failed/);
   });
 

@@ -21,7 +21,10 @@ for (const username of ['conformance-user', 'tpl-user']) {
   const home = path.join(ta.dataDir, 'homes', username);
   mkdirSync(home, { recursive: true });
   homes[username] = home;
-  const r = await ta.inject('POST', '/api/v2/users', { token: admin, payload: { username, password: 'password-123', status: 1, home_dir: home, permissions: { '/': ['*'] } } });
+  const r = await ta.inject('POST', '/api/v2/users', {
+    token: admin,
+    payload: { username, password: 'password-123', status: 1, home_dir: home, permissions: { '/': ['*'] } },
+  });
   if (r.statusCode !== 201) throw new Error(r.payload);
 }
 const put = (username: string, vpath: string, body: string) => {

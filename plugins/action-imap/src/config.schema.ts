@@ -40,7 +40,11 @@ export const pluginConfigSchema = Joi.object<ImapPluginConfig>({
   password: Joi.string().allow('').max(1024).default(''),
   skip_tls_verify: Joi.boolean().default(false),
   from: Joi.string().allow('').max(320).default(''),
-  max_attachments_size: Joi.number().integer().min(1).max(1024 * 1024 * 1024).default(DEFAULT_MAX_ATTACHMENTS_SIZE),
+  max_attachments_size: Joi.number()
+    .integer()
+    .min(1)
+    .max(1024 * 1024 * 1024)
+    .default(DEFAULT_MAX_ATTACHMENTS_SIZE),
   timeout: Joi.number().integer().min(1).max(MAX_TIMEOUT).default(60),
 });
 
@@ -82,7 +86,9 @@ const address = Joi.string()
   .trim()
   .min(1)
   .max(320)
-  .custom((v: string, h) => (v.includes('{{') || ADDRESS.test(v) ? v : h.message({ custom: '{{#label}} is not an email address (local@domain) nor a template' })));
+  .custom((v: string, h) =>
+    v.includes('{{') || ADDRESS.test(v) ? v : h.message({ custom: '{{#label}} is not an email address (local@domain) nor a template' }),
+  );
 
 const attachment = Joi.string()
   .trim()
@@ -122,7 +128,10 @@ export function imapOptionsSchema(defaults: ImapPluginConfig): Joi.ObjectSchema<
   return Joi.object<ImapOptions>({
     email: Joi.array().items(address).max(100).default([]),
     subject: Joi.string().trim().min(1).max(998).required(),
-    body: Joi.string().min(1).max(1024 * 1024).required(),
+    body: Joi.string()
+      .min(1)
+      .max(1024 * 1024)
+      .required(),
     content_type: Joi.number().valid(0, 1),
     attachments: Joi.array().items(attachment).max(100).unique().default([]),
     target_folder: Joi.string()

@@ -132,7 +132,17 @@ export function imapActionDef(config: ImapPluginConfig, host: PluginHost): Actio
           }
           client = await open(conn, timeout * 1000, signal);
           const from = config.from || (ADDRESS.test(conn.username) ? conn.username : `ferry@${conn.host}`);
-          const msg = await composeMessage({ from, to, subject: o.subject.replace(/[\r\n]+/g, ' ').trim(), body: o.body, html: (o.content_type ?? contentTypeOf(o.body)) === 1, attachments: paths, files, limit: config.max_attachments_size, signal });
+          const msg = await composeMessage({
+            from,
+            to,
+            subject: o.subject.replace(/[\r\n]+/g, ' ').trim(),
+            body: o.body,
+            html: (o.content_type ?? contentTypeOf(o.body)) === 1,
+            attachments: paths,
+            files,
+            limit: config.max_attachments_size,
+            signal,
+          });
           let created = false;
           if (folder.join('/') !== 'INBOX') {
             created = (await client.mailboxCreate(folder)).created;
@@ -141,7 +151,16 @@ export function imapActionDef(config: ImapPluginConfig, host: PluginHost): Actio
           const res = await client.append(folder, msg.raw, [], new Date());
           if (!res) throw new Error('the server did not accept the APPEND');
           ctx.logger.info(
-            { server: where, username: conn.username, folder: folder.join('/'), folderCreated: created, uid: res.uid, size: msg.raw.length, attachments: msg.names, elapsed: Date.now() - started },
+            {
+              server: where,
+              username: conn.username,
+              folder: folder.join('/'),
+              folderCreated: created,
+              uid: res.uid,
+              size: msg.raw.length,
+              attachments: msg.names,
+              elapsed: Date.now() - started,
+            },
             'message appended to the IMAP folder',
           );
           await client.logout().catch(() => undefined);
@@ -150,7 +169,11 @@ export function imapActionDef(config: ImapPluginConfig, host: PluginHost): Actio
           if (ctx.signal.aborted) throw new Error(`the IMAP action was cancelled: ${(ctx.signal.reason as Error)?.message ?? 'aborted'}`);
           const e = err as Error & { responseText?: string; serverResponseCode?: string };
           const detail = e.responseText && !e.message.includes(e.responseText) ? ` (${e.responseText})` : '';
-          throw new Error(e.message.startsWith('IMAP login') || e.message.startsWith('cannot connect') ? e.message : `IMAP ${where}, folder ${folder.join('/')}: ${e.message}${detail}`);
+          throw new Error(
+            e.message.startsWith('IMAP login') || e.message.startsWith('cannot connect')
+              ? e.message
+              : `IMAP ${where}, folder ${folder.join('/')}: ${e.message}${detail}`,
+          );
         } finally {
           signal.removeEventListener('abort', onAbort);
           run.dispose();

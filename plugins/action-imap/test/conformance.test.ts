@@ -38,7 +38,10 @@ if (await requireDovecot(t)) {
       options: (tpl) => ({ subject: 'template', body: tpl, target_folder: folder }),
       observe: async () => ((await readFolder(folder)).at(-1)?.parsed.text ?? '').replace(/\n$/, ''),
     },
-    failing: { options: { subject: 's', body: 'b', host: HOST, port: PORT, tls: 0, username: USER.user, password: { status: 'Plain', payload: 'wrong' } }, reason: /authentication failed/ },
+    failing: {
+      options: { subject: 's', body: 'b', host: HOST, port: PORT, tls: 0, username: USER.user, password: { status: 'Plain', payload: 'wrong' } },
+      reason: /authentication failed/,
+    },
     // a server that accepts the connection and never greets: only the action's timeout ends the run
     hanging: { options: { ...stalled, timeout: 1, subject: 's', body: 'b' }, within: 4000 },
     longRunning: { ...stalled, timeout: 120, subject: 's', body: 'b' },

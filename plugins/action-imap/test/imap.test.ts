@@ -13,7 +13,19 @@ if (await requireDovecot(t)) {
     plugins: [
       { name: '@ferry/fs-local' },
       { name: '@ferry/fs-crypt' },
-      { name: '@ferry/action-imap', config: { host: HOST, port: PORT, tls: 0, username: USER.user, password: USER.pass, from: 'ferry@ferry.test', max_attachments_size: LIMIT, timeout: 10 } },
+      {
+        name: '@ferry/action-imap',
+        config: {
+          host: HOST,
+          port: PORT,
+          tls: 0,
+          username: USER.user,
+          password: USER.pass,
+          from: 'ferry@ferry.test',
+          max_attachments_size: LIMIT,
+          timeout: 10,
+        },
+      },
     ],
   });
   t.teardown(() => ta.close());
@@ -25,13 +37,24 @@ if (await requireDovecot(t)) {
     const filesystem = provider === 0 ? { provider: 0 } : { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'crypt-passphrase-1' } } };
     const r = await ta.inject('POST', '/api/v2/users', {
       token: admin,
-      payload: { username, password: `${username}-password-1`, status: 1, home_dir: path.join(ta.dataDir, 'homes', username), permissions: { '/': ['*'] }, filesystem },
+      payload: {
+        username,
+        password: `${username}-password-1`,
+        status: 1,
+        home_dir: path.join(ta.dataDir, 'homes', username),
+        permissions: { '/': ['*'] },
+        filesystem,
+      },
     });
     if (r.statusCode !== 201) throw new Error(r.payload);
     return ta.userToken(username, `${username}-password-1`);
   };
   const upload = async (token: string, vpath: string, body: Buffer) => {
-    const r = await ta.inject('POST', `/api/v2/user/files/upload?path=${encodeURIComponent(vpath)}`, { token, payload: body, headers: { 'content-type': 'application/octet-stream' } });
+    const r = await ta.inject('POST', `/api/v2/user/files/upload?path=${encodeURIComponent(vpath)}`, {
+      token,
+      payload: body,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     if (r.statusCode !== 201) throw new Error(`upload ${vpath}: ${r.statusCode} ${r.payload}`);
   };
   const run = (options: Record<string, unknown>, username = 'alice') => runAction(def, options, { event: { username, virtual_path: '/in/data.csv' } });
@@ -65,7 +88,10 @@ if (await requireDovecot(t)) {
     t.same(addrs(m.to), ['ops@ferry.test', 'alice@ferry.test'], 'To: the rendered addresses (an empty one skipped)');
     t.same(addrs(m.from), ['ferry@ferry.test'], 'From: the plugin config');
     t.equal(m.text?.trim(), 'File /in/data.csv (1234 bytes)');
-    t.same(m.attachments.map((a) => a.filename), ['data.bin', 'ünï näme.txt']);
+    t.same(
+      m.attachments.map((a) => a.filename),
+      ['data.bin', 'ünï näme.txt'],
+    );
     t.ok(m.attachments[0]!.content.equals(bin), 'binary attachment byte-exact');
     t.equal(m.attachments[1]!.content.toString('utf8'), 'grüße\n');
     await run({ subject: 'second', body: 'b', target_folder: `${base}/alice` });
@@ -81,7 +107,11 @@ if (await requireDovecot(t)) {
     t.ok(m.parsed.attachments[0]!.content.equals(enc), 'plaintext of the fs-crypt file');
     const detected = `detected-${randomBytes(4).toString('hex')}`;
     await run({ subject: detected, body: '<div>{{.Name}}</div>' });
-    t.equal(((await readFolder('INBOX')).find((x) => x.parsed.subject === detected)?.parsed.html || '').trim(), '<div>alice</div>', 'without content_type a body starting with an HTML tag is HTML');
+    t.equal(
+      ((await readFolder('INBOX')).find((x) => x.parsed.subject === detected)?.parsed.html || '').trim(),
+      '<div>alice</div>',
+      'without content_type a body starting with an HTML tag is HTML',
+    );
   });
 
   t.test('connection of the action: implicit TLS and STARTTLS, certificate checks, another account', async (t) => {
@@ -89,22 +119,38 @@ if (await requireDovecot(t)) {
     const own = { host: HOST, username: OTHER.user, password: plainSecret(OTHER.pass) };
     await run({ ...own, port: TLS_PORT, tls: 1, skip_tls_verify: true, subject: 'implicit', body: 'b', target_folder: folder });
     await run({ ...own, port: PORT, tls: 2, skip_tls_verify: true, subject: 'starttls', body: 'b', target_folder: folder });
-    t.same((await readFolder(folder, OTHER)).map((m) => m.parsed.subject), ['implicit', 'starttls'], "appended to the other account's folder");
+    t.same(
+      (await readFolder(folder, OTHER)).map((m) => m.parsed.subject),
+      ['implicit', 'starttls'],
+      "appended to the other account's folder",
+    );
     t.same(await readFolder(folder), [], 'nothing in the default account');
-    await t.rejects(run({ ...own, port: TLS_PORT, tls: 1, subject: 's', body: 'b' }), /cannot connect to the IMAP server 127\.0\.0\.1:1993: .*self-signed certificate/);
-    await t.rejects(run({ ...own, port: PORT, tls: 2, subject: 's', body: 'b' }), /cannot connect to the IMAP server 127\.0\.0\.1:1143: .*self-signed certificate/);
+    await t.rejects(
+      run({ ...own, port: TLS_PORT, tls: 1, subject: 's', body: 'b' }),
+      /cannot connect to the IMAP server 127\.0\.0\.1:1993: .*self-signed certificate/,
+    );
+    await t.rejects(
+      run({ ...own, port: PORT, tls: 2, subject: 's', body: 'b' }),
+      /cannot connect to the IMAP server 127\.0\.0\.1:1143: .*self-signed certificate/,
+    );
   });
 
   t.test('a wrong password is a clear failure, not a hang', async (t) => {
     const started = Date.now();
-    await t.rejects(run({ host: HOST, port: PORT, tls: 0, username: USER.user, password: plainSecret('wrong-password'), subject: 's', body: 'b' }), /IMAP login of "ferry@imap\.test" on 127\.0\.0\.1:1143 failed: authentication failed/);
+    await t.rejects(
+      run({ host: HOST, port: PORT, tls: 0, username: USER.user, password: plainSecret('wrong-password'), subject: 's', body: 'b' }),
+      /IMAP login of "ferry@imap\.test" on 127\.0\.0\.1:1143 failed: authentication failed/,
+    );
     t.ok(Date.now() - started < 8000, `settled in ${Date.now() - started} ms (Dovecot delays a failed login ~2 s)`);
   });
 
   t.test('attachment limits and failures; nothing appended', async (t) => {
     const folder = uniqueFolder('limit');
     await upload(alice, '/in/big.bin', randomBytes(LIMIT - 512 * 1024));
-    await t.rejects(run({ subject: 's', body: 'b', attachments: ['/in/data.bin', '/in/big.bin'], target_folder: folder }), /exceed the size limit of 3\.00 MiB \(plugin config max_attachments_size\)/);
+    await t.rejects(
+      run({ subject: 's', body: 'b', attachments: ['/in/data.bin', '/in/big.bin'], target_folder: folder }),
+      /exceed the size limit of 3\.00 MiB \(plugin config max_attachments_size\)/,
+    );
     await t.rejects(run({ subject: 's', body: 'b', attachments: ['/in/missing'], target_folder: folder }), /attachment \/in\/missing of user "alice"/);
     await t.rejects(run({ subject: 's', body: 'b', attachments: ['/in'], target_folder: folder }), /is a directory/);
     await t.rejects(run({ subject: 's', body: 'b', target_folder: 'a//{{.Name}}' }), /target_folder rendered to "a\/\/alice", which has an empty level/);
@@ -133,7 +179,20 @@ if (await requireDovecot(t)) {
       payload: {
         name: 'imap-alert',
         type: 16,
-        options: { imap_config: { host: HOST, port: PORT, tls: 0, username: OTHER.user, password: plainSecret(OTHER.pass), email: ['{{.Name}}@ferry.test'], subject: 'Uploaded {{.ObjectName}}', body: '{{.VirtualPath}}', attachments: ['{{.VirtualPath}}'], target_folder: `${folder}/{{.Name}}` } },
+        options: {
+          imap_config: {
+            host: HOST,
+            port: PORT,
+            tls: 0,
+            username: OTHER.user,
+            password: plainSecret(OTHER.pass),
+            email: ['{{.Name}}@ferry.test'],
+            subject: 'Uploaded {{.ObjectName}}',
+            body: '{{.VirtualPath}}',
+            attachments: ['{{.VirtualPath}}'],
+            target_folder: `${folder}/{{.Name}}`,
+          },
+        },
       },
     });
     t.equal(r.statusCode, 201, r.payload);
@@ -145,12 +204,21 @@ if (await requireDovecot(t)) {
     const stored = typeof raw === 'string' ? raw : JSON.stringify(raw);
     t.notOk(stored.includes(OTHER.pass), 'not stored in clear');
     t.match(stored, /"status":"AES-256-GCM"/);
-    const bad = await ta.inject('POST', '/api/v2/eventactions', { token: admin, payload: { name: 'imap-bad', type: 16, options: { imap_config: { host: 'x.example', subject: 's', body: 'b' } } } });
+    const bad = await ta.inject('POST', '/api/v2/eventactions', {
+      token: admin,
+      payload: { name: 'imap-bad', type: 16, options: { imap_config: { host: 'x.example', subject: 's', body: 'b' } } },
+    });
     t.equal(bad.statusCode, 400);
     t.match(JSON.parse(bad.payload).message, /options\.imap_config: "username" is required with "host"/);
     const rule = await ta.inject('POST', '/api/v2/eventrules', {
       token: admin,
-      payload: { name: 'imap-upload', status: 1, trigger: 1, conditions: { fs_events: ['upload'], options: { fs_paths: [{ pattern: '/in/*.csv' }] } }, actions: [{ name: 'imap-alert', order: 1, relation_options: { execute_sync: true } }] },
+      payload: {
+        name: 'imap-upload',
+        status: 1,
+        trigger: 1,
+        conditions: { fs_events: ['upload'], options: { fs_paths: [{ pattern: '/in/*.csv' }] } },
+        actions: [{ name: 'imap-alert', order: 1, relation_options: { execute_sync: true } }],
+      },
     });
     t.equal(rule.statusCode, 201, rule.payload);
     const csv = Buffer.from(`a,b\n${randomBytes(2000).toString('hex')}\n`);

@@ -40,7 +40,24 @@ export interface EventReport {
 }
 
 const COLUMNS: Record<RecordedKind, string[]> = {
-  fs: ['timestamp', 'action', 'username', 'virtual_path', 'virtual_target_path', 'file_size', 'status', 'protocol', 'ip', 'session_id', 'elapsed', 'fs_provider', 'bucket', 'endpoint', 'role', 'instance_id'],
+  fs: [
+    'timestamp',
+    'action',
+    'username',
+    'virtual_path',
+    'virtual_target_path',
+    'file_size',
+    'status',
+    'protocol',
+    'ip',
+    'session_id',
+    'elapsed',
+    'fs_provider',
+    'bucket',
+    'endpoint',
+    'role',
+    'instance_id',
+  ],
   provider: ['timestamp', 'action', 'object_type', 'object_name', 'username', 'ip', 'role', 'instance_id'],
   log: ['timestamp', 'event', 'protocol', 'username', 'ip', 'message', 'role', 'instance_id'],
 };
@@ -126,7 +143,11 @@ export function eventReportAction(s: PluginHost, reportsDir: () => string): Acti
             const csvPath = path.join(work, name);
             csvs.push({ path: csvPath, file: { Type: kind, Name: name, Rows: await writeCsv(csvPath, kind, events) } });
           }
-          if (o.compress) await writeZip(path.join(dir, `${base}.zip`), csvs.map((c) => c.path));
+          if (o.compress)
+            await writeZip(
+              path.join(dir, `${base}.zip`),
+              csvs.map((c) => c.path),
+            );
         } finally {
           if (o.compress) await rm(work, { recursive: true, force: true });
         }
@@ -135,9 +156,29 @@ export function eventReportAction(s: PluginHost, reportsDir: () => string): Acti
         if (o.compress) {
           const zipPath = path.join(dir, `${base}.zip`);
           const files = csvs.map((c) => c.file);
-          reports = [{ Type: o.event_types.join(','), Path: zipPath, Name: path.basename(zipPath), Format: 'zip', Rows: rows(files), Files: files, Start: start, End: end }];
+          reports = [
+            {
+              Type: o.event_types.join(','),
+              Path: zipPath,
+              Name: path.basename(zipPath),
+              Format: 'zip',
+              Rows: rows(files),
+              Files: files,
+              Start: start,
+              End: end,
+            },
+          ];
         } else {
-          reports = csvs.map((c) => ({ Type: c.file.Type, Path: c.path, Name: c.file.Name, Format: 'csv', Rows: c.file.Rows, Files: [c.file], Start: start, End: end }));
+          reports = csvs.map((c) => ({
+            Type: c.file.Type,
+            Path: c.path,
+            Name: c.file.Name,
+            Format: 'csv',
+            Rows: c.file.Rows,
+            Files: [c.file],
+            Start: start,
+            End: end,
+          }));
         }
         ctx.logger.info({ reports: reports.map((r) => ({ type: r.Type, rows: r.Rows, file: r.Name })) }, 'event report written');
         return { outputs: { EventReports: reports } };

@@ -29,19 +29,24 @@ export function passwordExpirationAction(s: PluginHost): ActionTypeDef<{ thresho
           return at > 0 && u.email && u.status === 1 && at - options.threshold * DAY <= now;
         });
         const notified: string[] = [];
-        await forEachCollect(users, (u) => `user "${u.username}"`, async (u) => {
-          const at = passwordExpiresAt(u);
-          const left = Math.max(0, Math.ceil((at - now) / DAY));
-          await s.mail.send({
-            to: [u.email],
-            subject: at <= now ? 'Your password has expired' : `Your password expires in ${left} day${left === 1 ? '' : 's'}`,
-            body:
-              at <= now
-                ? `Hello ${u.username},\n\nthe password of your account expired on ${new Date(at).toISOString()}. Please change it.\n`
-                : `Hello ${u.username},\n\nthe password of your account expires on ${new Date(at).toISOString()}. Please change it before then.\n`,
-          });
-          notified.push(u.username);
-        }, () => ({ NotifiedUsers: notified }));
+        await forEachCollect(
+          users,
+          (u) => `user "${u.username}"`,
+          async (u) => {
+            const at = passwordExpiresAt(u);
+            const left = Math.max(0, Math.ceil((at - now) / DAY));
+            await s.mail.send({
+              to: [u.email],
+              subject: at <= now ? 'Your password has expired' : `Your password expires in ${left} day${left === 1 ? '' : 's'}`,
+              body:
+                at <= now
+                  ? `Hello ${u.username},\n\nthe password of your account expired on ${new Date(at).toISOString()}. Please change it.\n`
+                  : `Hello ${u.username},\n\nthe password of your account expires on ${new Date(at).toISOString()}. Please change it before then.\n`,
+            });
+            notified.push(u.username);
+          },
+          () => ({ NotifiedUsers: notified }),
+        );
         ctx.logger.info({ notified }, 'password expiration check done');
         return { outputs: { NotifiedUsers: notified } };
       },
@@ -101,7 +106,14 @@ export function shareExpirationAction(s: PluginHost): ActionTypeDef<{ advance_no
         const failures: string[] = [];
         for (const sh of shares) {
           const expired = sh.expires_at <= now;
-          const o: ShareOutput = { ShareID: sh.share_id, Name: sh.name, Username: sh.username, ExpiresAt: new Date(sh.expires_at), Expired: expired, Deleted: false };
+          const o: ShareOutput = {
+            ShareID: sh.share_id,
+            Name: sh.name,
+            Username: sh.username,
+            ExpiresAt: new Date(sh.expires_at),
+            Expired: expired,
+            Deleted: false,
+          };
           if (expired && options.delete_after >= 0 && sh.expires_at + options.delete_after * DAY <= now) {
             try {
               await store.delete(sh.share_id);

@@ -24,16 +24,21 @@ export function userInactivityAction(s: PluginHost): ActionTypeDef<{ disable_thr
         const disabled: string[] = [];
         const deleted: string[] = [];
         const users = await targetUsers(ctx, accounts);
-        await forEachCollect(users, (u) => `user "${u.username}"`, async (u) => {
-          const idle = now - (u.last_login || u.created_at);
-          if (o.delete_threshold > 0 && idle >= o.delete_threshold * DAY) {
-            await accounts.deleteUser(u.username);
-            deleted.push(u.username);
-          } else if (o.disable_threshold > 0 && idle >= o.disable_threshold * DAY && u.status === 1) {
-            await accounts.setUserStatus(u.username, 0);
-            disabled.push(u.username);
-          }
-        }, () => ({ DisabledUsers: disabled, DeletedUsers: deleted }));
+        await forEachCollect(
+          users,
+          (u) => `user "${u.username}"`,
+          async (u) => {
+            const idle = now - (u.last_login || u.created_at);
+            if (o.delete_threshold > 0 && idle >= o.delete_threshold * DAY) {
+              await accounts.deleteUser(u.username);
+              deleted.push(u.username);
+            } else if (o.disable_threshold > 0 && idle >= o.disable_threshold * DAY && u.status === 1) {
+              await accounts.setUserStatus(u.username, 0);
+              disabled.push(u.username);
+            }
+          },
+          () => ({ DisabledUsers: disabled, DeletedUsers: deleted }),
+        );
         ctx.logger.info({ disabled, deleted }, 'user inactivity check done');
         return { outputs: { DisabledUsers: disabled, DeletedUsers: deleted } };
       },

@@ -12,10 +12,14 @@ export function userQuotaResetAction(s: PluginHost): ActionTypeDef {
     create: () => ({
       async execute(ctx) {
         const users = await targetUsers(ctx, s.accounts);
-        await forEachCollect(users, (u) => `user "${u.username}"`, async (u) => {
-          const used = await s.accounts.rescanUserQuota(u.username);
-          ctx.logger.info({ username: u.username, ...used }, 'user quota updated');
-        });
+        await forEachCollect(
+          users,
+          (u) => `user "${u.username}"`,
+          async (u) => {
+            const used = await s.accounts.rescanUserQuota(u.username);
+            ctx.logger.info({ username: u.username, ...used }, 'user quota updated');
+          },
+        );
       },
     }),
   };
@@ -34,10 +38,14 @@ export function folderQuotaResetAction(s: PluginHost): ActionTypeDef {
         let names: string[];
         if (ctx.trigger === 2) names = ctx.object?.type === 'folder' ? await accounts.folders({ name: ctx.object.name }) : [];
         else names = await accounts.folders({ names: ctx.conditions?.names });
-        await forEachCollect(names, (n) => `folder "${n}"`, async (n) => {
-          const used = await accounts.rescanFolderQuota(n);
-          ctx.logger.info({ folder: n, ...used }, 'folder quota updated');
-        });
+        await forEachCollect(
+          names,
+          (n) => `folder "${n}"`,
+          async (n) => {
+            const used = await accounts.rescanFolderQuota(n);
+            ctx.logger.info({ folder: n, ...used }, 'folder quota updated');
+          },
+        );
       },
     }),
   };
@@ -53,7 +61,11 @@ export function transferQuotaResetAction(s: PluginHost): ActionTypeDef {
     create: () => ({
       async execute(ctx) {
         const users = await targetUsers(ctx, s.accounts);
-        await forEachCollect(users, (u) => `user "${u.username}"`, (u) => s.accounts.resetTransferQuota(u.username));
+        await forEachCollect(
+          users,
+          (u) => `user "${u.username}"`,
+          (u) => s.accounts.resetTransferQuota(u.username),
+        );
       },
     }),
   };

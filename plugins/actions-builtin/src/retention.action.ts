@@ -144,7 +144,7 @@ export function retentionAction(s: PluginHost): ActionTypeDef<{ folders: FolderR
             out.Results = await run.run();
           } catch (err) {
             out.Error = (err as Error).message;
-            out.Results = ((err as { partial?: RetentionResult[] }).partial ?? out.Results);
+            out.Results = (err as { partial?: RetentionResult[] }).partial ?? out.Results;
             failures.push(`user "${u.username}": ${out.Error}`);
           } finally {
             end?.();
@@ -152,7 +152,8 @@ export function retentionAction(s: PluginHost): ActionTypeDef<{ folders: FolderR
           }
           // quotas follow what was deleted, also by a check that failed part-way
           const deleted = out.Results.reduce((n, x) => n + x.DeletedFiles, 0);
-          if (deleted) await accounts.rescanUserQuota(u.username).catch((err) => ctx.logger.warn({ err, username: u.username }, 'quota update after retention failed'));
+          if (deleted)
+            await accounts.rescanUserQuota(u.username).catch((err) => ctx.logger.warn({ err, username: u.username }, 'quota update after retention failed'));
           // virtual folders keep their own used quota (shared by every user mounting them)
           for (const folder of run?.foldersWithDeletions ?? []) {
             await accounts.rescanFolderQuota(folder).catch((err) => ctx.logger.warn({ err, folder }, 'folder quota update after retention failed'));

@@ -22,7 +22,12 @@ export async function targetUsers(ctx: ActionContext, accounts: EventAccounts): 
  * trying them all. `outputs` (what was done so far) is attached to that error,
  * so later and failure actions still see the items that were processed.
  */
-export async function forEachCollect<T>(items: T[], label: (t: T) => string, fn: (t: T) => Promise<void>, outputs?: () => Record<string, unknown>): Promise<void> {
+export async function forEachCollect<T>(
+  items: T[],
+  label: (t: T) => string,
+  fn: (t: T) => Promise<void>,
+  outputs?: () => Record<string, unknown>,
+): Promise<void> {
   const failures: string[] = [];
   for (const it of items) {
     try {

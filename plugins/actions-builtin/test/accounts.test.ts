@@ -27,7 +27,12 @@ let n = 0;
 /** Runs one action on demand for the users matching `names` and returns its outcome. */
 async function runFor(action: string, names: string[]): Promise<string[]> {
   const rule = `run-${++n}`;
-  await api('POST', '/api/v2/eventrules', { name: rule, trigger: 6, conditions: { options: { names: names.map((pattern) => ({ pattern })) } }, actions: [{ name: action }] });
+  await api('POST', '/api/v2/eventrules', {
+    name: rule,
+    trigger: 6,
+    conditions: { options: { names: names.map((pattern) => ({ pattern })) } },
+    actions: [{ name: action }],
+  });
   const r = await ta.inject('POST', `/api/v2/eventrules/run/${rule}`, { token });
   if (r.statusCode !== 202) throw new Error(r.payload);
   await mgr.idle();
@@ -59,7 +64,11 @@ t.test('retention (8) reaches the virtual folders a user gets from its groups', 
   const old = (Date.now() - 72 * 3_600_000) / 1000;
   writeFileSync(path.join(groupFolder, 'stale.log'), 'old');
   utimesSync(path.join(groupFolder, 'stale.log'), old, old);
-  await api('POST', '/api/v2/eventactions', { name: 'team-retention', type: 8, options: { retention_config: { folders: [{ path: '/team', retention: 24 }] } } });
+  await api('POST', '/api/v2/eventactions', {
+    name: 'team-retention',
+    type: 8,
+    options: { retention_config: { folders: [{ path: '/team', retention: 24 }] } },
+  });
   t.same(await runFor('team-retention', ['member']), ['ok']);
   t.notOk(existsSync(path.join(groupFolder, 'stale.log')), 'old file of the group folder deleted');
   t.ok(existsSync(path.join(groupFolder, 'shared.bin')), 'recent file kept');
@@ -89,7 +98,11 @@ t.test('user inactivity (14): disabling and deleting go through the user service
   const long = Date.now() - 100 * 86_400_000;
   await sql.execute('update users set created_at = ? where username = ?', [long, 'sleepy']);
   await sql.execute('update users set created_at = ? where username = ?', [long - 100 * 86_400_000, 'gone']);
-  await api('POST', '/api/v2/eventactions', { name: 'inactivity', type: 14, options: { user_inactivity_config: { disable_threshold: 50, delete_threshold: 150 } } });
+  await api('POST', '/api/v2/eventactions', {
+    name: 'inactivity',
+    type: 14,
+    options: { user_inactivity_config: { disable_threshold: 50, delete_threshold: 150 } },
+  });
   providerEvents.length = 0;
   t.same(await runFor('inactivity', ['sleepy', 'gone']), ['ok']);
   t.equal((await api('GET', '/api/v2/users/sleepy')).status, 0, 'disabled');

@@ -94,9 +94,16 @@ t.test('changing the type of an action used by rules is checked against those ru
   const rule = `rule-${n}`;
   const bad = await ta.inject('PUT', '/api/v2/eventactions/changing', { token, payload: { name: 'changing', type: 6 } });
   t.equal(bad.statusCode, 400);
-  t.match(json(bad).message, new RegExp(`event action "changing" is used by rule "${rule}": action "changing" \\(type 6, folder-quota-reset\\) cannot run on trigger 1`));
+  t.match(
+    json(bad).message,
+    new RegExp(`event action "changing" is used by rule "${rule}": action "changing" \\(type 6, folder-quota-reset\\) cannot run on trigger 1`),
+  );
   t.equal(json(await ta.inject('GET', '/api/v2/eventactions/changing', { token })).type, 7, 'unchanged');
-  t.equal((await ta.inject('PUT', '/api/v2/eventactions/changing', { token, payload: { name: 'changing', type: 5 } })).statusCode, 200, 'a compatible type is accepted');
+  t.equal(
+    (await ta.inject('PUT', '/api/v2/eventactions/changing', { token, payload: { name: 'changing', type: 5 } })).statusCode,
+    200,
+    'a compatible type is accepted',
+  );
 });
 
 t.test('relation options: sync only on filesystem (upload and pre-*) and IDP rules, never with before publish', async (t) => {
@@ -105,10 +112,20 @@ t.test('relation options: sync only on filesystem (upload and pre-*) and IDP rul
     [1, { fs_events: ['pre-upload', 'pre-delete'] }, { execute_sync: true }, null],
     [7, { idp_login_event: 0 }, { execute_sync: true }, null],
     [1, { fs_events: ['upload'] }, { execute_before_file_publish: true }, null],
-    [1, { fs_events: ['upload'] }, { execute_sync: true, execute_before_file_publish: true }, /execute_sync and execute_before_file_publish are mutually exclusive/],
+    [
+      1,
+      { fs_events: ['upload'] },
+      { execute_sync: true, execute_before_file_publish: true },
+      /execute_sync and execute_before_file_publish are mutually exclusive/,
+    ],
     [1, { fs_events: ['download'] }, { execute_sync: true }, /execute_sync is only supported for the fs_events upload, pre-upload, pre-download, pre-delete/],
     [1, { fs_events: ['pre-download'] }, {}, /fs event "pre-download" decides whether the operation goes on: the rule needs at least one execute_sync action/],
-    [1, { fs_events: ['upload', 'mkdir'] }, { execute_before_file_publish: true }, /execute_before_file_publish is only supported for rules on the upload filesystem event only/],
+    [
+      1,
+      { fs_events: ['upload', 'mkdir'] },
+      { execute_before_file_publish: true },
+      /execute_before_file_publish is only supported for rules on the upload filesystem event only/,
+    ],
     [3, conditionsFor(3, 15), { execute_sync: true }, /execute_sync is only supported for filesystem events and identity-provider logins/],
     [2, { provider_events: ['add'] }, { execute_before_file_publish: true }, /execute_before_file_publish is only supported/],
   ];

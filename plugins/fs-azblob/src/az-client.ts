@@ -1,11 +1,4 @@
-import {
-  AnonymousCredential,
-  ContainerClient,
-  StorageSharedKeyCredential,
-  newPipeline,
-  type Pipeline,
-  type StoragePipelineOptions,
-} from '@azure/storage-blob';
+import { AnonymousCredential, ContainerClient, StorageSharedKeyCredential, newPipeline, type Pipeline, type StoragePipelineOptions } from '@azure/storage-blob';
 import { FsError, FsErrorCode } from '@ferry/core';
 import { DEFAULT_AZ_TIMEOUTS, isHttpUrl, type AzBlobSettings, type AzTimeouts } from './config.schema.js';
 

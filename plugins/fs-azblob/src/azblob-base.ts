@@ -4,7 +4,6 @@ import type { AzBlobSettings } from './config.schema.js';
 import { DIR_MODE, FILE_MODE, MTIME_META } from './constants.js';
 import { isNotFound, mapAzError } from './errors.js';
 
-
 /** Blob-name mapping and the small requests every AzBlobFs operation builds on. */
 export abstract class AzBlobBase {
   /** Normalised key prefix: '' or 'a/b/'. Every blob this Fs touches starts with it. */

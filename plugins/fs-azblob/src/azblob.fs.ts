@@ -49,9 +49,7 @@ export class AzBlobFs extends AzBlobBase implements Fs {
     const prefix = this.dirKey(path);
     const max = Math.min(Math.max(Math.floor(o.pageSize ?? 1000), 1), 5000);
     const base = path === '/' ? '' : path;
-    const pages = this.container
-      .listBlobsByHierarchy('/', { prefix, includeMetadata: true, abortSignal: o.signal })
-      .byPage({ maxPageSize: max });
+    const pages = this.container.listBlobsByHierarchy('/', { prefix, includeMetadata: true, abortSignal: o.signal }).byPage({ maxPageSize: max });
     let seen = false;
     while (true) {
       let res;
@@ -115,10 +113,7 @@ export class AzBlobFs extends AzBlobBase implements Fs {
     const key = this.key(path);
     const parent = parentPath(path);
     try {
-      const [isDir, parentFile] = await Promise.all([
-        this.dirExists(path, o.signal),
-        parent === '/' ? undefined : this.props(this.key(parent), o.signal),
-      ]);
+      const [isDir, parentFile] = await Promise.all([this.dirExists(path, o.signal), parent === '/' ? undefined : this.props(this.key(parent), o.signal)]);
       if (isDir) throw new FsError(FsErrorCode.IsDirectory, `${path}: is a directory`, { path });
       if (parentFile) throw new FsError(FsErrorCode.NotDirectory, `${parent}: not a directory`, { path: parent });
       if (o.overwrite === false && (await this.props(key, o.signal))) throw FsError.exists(path);

@@ -20,8 +20,7 @@ export interface AzBlobOptions {
 
 /** Azurite's well-known development account, used with use_emulator when no account is given. */
 export const EMULATOR_ACCOUNT = 'devstoreaccount1';
-export const EMULATOR_KEY =
-  'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
+export const EMULATOR_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
 export const EMULATOR_ENDPOINT = 'http://127.0.0.1:10000';
 
 const MB = 1024 * 1024;
@@ -60,8 +59,7 @@ export const azBlobOptionsSchema = Joi.object<AzBlobOptions>({
     .messages({
       'any.required': 'azblobconfig.container is required',
       'string.empty': 'azblobconfig.container must not be empty',
-      'string.pattern.base':
-        'container must be 3-63 characters of lowercase letters, digits and single hyphens (Azure naming rules)',
+      'string.pattern.base': 'container must be 3-63 characters of lowercase letters, digits and single hyphens (Azure naming rules)',
     }),
   account_name: Joi.string()
     .allow('')
@@ -81,9 +79,7 @@ export const azBlobOptionsSchema = Joi.object<AzBlobOptions>({
   upload_concurrency: count('upload_concurrency'),
   download_part_size: sizeMb('download_part_size'),
   download_concurrency: count('download_concurrency'),
-  access_tier: Joi.string()
-    .valid('', 'Archive', 'Hot', 'Cool')
-    .messages({ 'any.only': "access_tier must be one of '', 'Archive', 'Hot', 'Cool'" }),
+  access_tier: Joi.string().valid('', 'Archive', 'Hot', 'Cool').messages({ 'any.only': "access_tier must be one of '', 'Archive', 'Hot', 'Cool'" }),
   use_emulator: Joi.boolean(),
 })
   .custom((v: AzBlobOptions, h) => {

@@ -56,13 +56,7 @@ t.test('prefix confinement', async (t) => {
   }
   const everywhere = await allNames();
   const mine = everywhere.filter((k) => k.startsWith(prefix));
-  t.same(mine.sort(), [
-    `${prefix}moved/`,
-    `${prefix}moved/e/f/`,
-    `${prefix}moved/e/f/file.txt`,
-    `${prefix}moved/top`,
-    `${prefix}moved/top-copy`,
-  ]);
+  t.same(mine.sort(), [`${prefix}moved/`, `${prefix}moved/e/f/`, `${prefix}moved/e/f/file.txt`, `${prefix}moved/top`, `${prefix}moved/top-copy`]);
   t.same(
     everywhere.filter((k) => !k.startsWith(prefix) && k.includes(prefix.slice(0, -1))),
     [],

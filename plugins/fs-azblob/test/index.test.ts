@@ -15,11 +15,15 @@ t.test('manifest', async (t) => {
 
 // The build (dist/src/index.js) sits one directory deeper than the sources: its
 // manifest must still find the package's own package.json.
-t.test('the compiled manifest', { skip: process.env.FERRY_TEST_USE_DIST === '1' ? false : 'checks the build: FERRY_TEST_USE_DIST=1 after npm run build' }, async (t) => {
-  const built = (await import(new URL('../dist/src/index.js', import.meta.url).href)) as { default: typeof plugin };
-  t.equal(built.default.name, pkg.name);
-  t.equal(built.default.version, pkg.version);
-});
+t.test(
+  'the compiled manifest',
+  { skip: process.env.FERRY_TEST_USE_DIST === '1' ? false : 'checks the build: FERRY_TEST_USE_DIST=1 after npm run build' },
+  async (t) => {
+    const built = (await import(new URL('../dist/src/index.js', import.meta.url).href)) as { default: typeof plugin };
+    t.equal(built.default.name, pkg.name);
+    t.equal(built.default.version, pkg.version);
+  },
+);
 
 t.test('register()', async (t) => {
   const registered: FsProviderDef[] = [];
@@ -49,17 +53,18 @@ t.test('register()', async (t) => {
     bucket: 'c',
     endpoint: 'https://acct.blob.core.windows.net',
   });
-  t.same(def.describe?.({ container: 'c', sas_url: 'https://acct.blob.core.windows.net/c?sv=1&sig=secret' }), {
-    bucket: 'c',
-    endpoint: 'https://acct.blob.core.windows.net/c',
-  }, 'a SAS URL is described without its token');
+  t.same(
+    def.describe?.({ container: 'c', sas_url: 'https://acct.blob.core.windows.net/c?sv=1&sig=secret' }),
+    {
+      bucket: 'c',
+      endpoint: 'https://acct.blob.core.windows.net/c',
+    },
+    'a SAS URL is described without its token',
+  );
 });
 
 t.test('create()', async (t) => {
-  const fs = await azBlobProvider.create(
-    { container: 'c', key_prefix: '/users//alice/', use_emulator: true },
-    { username: 'alice', dataDir: '/tmp' },
-  );
+  const fs = await azBlobProvider.create({ container: 'c', key_prefix: '/users//alice/', use_emulator: true }, { username: 'alice', dataDir: '/tmp' });
   t.ok(fs instanceof AzBlobFs);
   t.equal((fs as AzBlobFs).prefix, 'users/alice/');
   t.equal((fs as AzBlobFs).key('/x'), 'users/alice/x');

@@ -34,7 +34,10 @@ t.test('optionsSchema', async (t) => {
       t.match(msg, /sas_url must be an http:\/\/ or https:\/\/ URL/, bad);
       t.notMatch(msg, /s3cr3t/, 'the SAS token is not in the message');
     }
-    t.error(azBlobOptionsSchema.validate({ container: 'files', sas_url: { status: 'AES-256-GCM', payload: 'x' } }).error, 'a stored (encrypted) secret is not parsed');
+    t.error(
+      azBlobOptionsSchema.validate({ container: 'files', sas_url: { status: 'AES-256-GCM', payload: 'x' } }).error,
+      'a stored (encrypted) secret is not parsed',
+    );
   });
   t.test('refuses a malformed endpoint', async (t) => {
     t.match(refusal({ ...ok, endpoint: '127.0.0.1:10000' }), /endpoint must be an http/);

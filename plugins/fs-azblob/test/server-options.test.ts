@@ -1,9 +1,5 @@
 import t from 'tap';
-import {
-  ContainerSASPermissions,
-  StorageSharedKeyCredential,
-  generateBlobSASQueryParameters,
-} from '@azure/storage-blob';
+import { ContainerSASPermissions, StorageSharedKeyCredential, generateBlobSASQueryParameters } from '@azure/storage-blob';
 import { FsErrorCode } from '@ferry/core';
 import { createTestApp } from '@ferry/core/testing';
 import { StalledServer, createUserWithFolders, expectFsError, readFile, readUntilError, writeFile } from '@ferry/testkit';
@@ -21,7 +17,12 @@ const cred = new StorageSharedKeyCredential(EMULATOR_ACCOUNT, EMULATOR_KEY);
 /** A container SAS URL signed with Azurite's development account key. */
 function sasUrl(permissions: string, tamper = false): string {
   const sas = generateBlobSASQueryParameters(
-    { containerName: CONTAINER, permissions: ContainerSASPermissions.parse(permissions), startsOn: new Date(Date.now() - 60_000), expiresOn: new Date(Date.now() + 3600_000) },
+    {
+      containerName: CONTAINER,
+      permissions: ContainerSASPermissions.parse(permissions),
+      startsOn: new Date(Date.now() - 60_000),
+      expiresOn: new Date(Date.now() + 3600_000),
+    },
     cred,
   ).toString();
   const url = `${AZ_ENDPOINT}/${EMULATOR_ACCOUNT}/${CONTAINER}?${sas}`;
@@ -92,7 +93,10 @@ t.test('against Azurite', { skip: skip ?? false }, async (t) => {
     const app = await createTestApp({ plugins: [{ name: '@ferry/fs-azblob' }] });
     t.teardown(async () => {
       await app.close();
-      for await (const b of rawContainer().listBlobsFlat({ prefix: run })) await rawContainer().deleteBlob(b.name).catch(() => undefined);
+      for await (const b of rawContainer().listBlobsFlat({ prefix: run }))
+        await rawContainer()
+          .deleteBlob(b.name)
+          .catch(() => undefined);
     });
     const keyed = (prefix: string) => ({ container: CONTAINER, endpoint: AZ_ENDPOINT, use_emulator: true, key_prefix: `${run}${prefix}/` });
     const { call } = await createUserWithFolders(t, app, {
@@ -123,4 +127,3 @@ t.test('against Azurite', { skip: skip ?? false }, async (t) => {
     t.equal((await rawContainer().getBlobClient(`${run}sas/a.txt`).downloadToBuffer()).toString(), 'copied by the server');
   });
 });
-

@@ -23,11 +23,7 @@ export class FsCryptError extends Error {
   }
 
   static passphrase(path: string): FsCryptError {
-    return new FsCryptError(
-      'passphrase',
-      path,
-      'wrong passphrase: the key check in the file header does not match (or the header was altered)',
-    );
+    return new FsCryptError('passphrase', path, 'wrong passphrase: the key check in the file header does not match (or the header was altered)');
   }
 
   static integrity(path: string, what: string): FsCryptError {

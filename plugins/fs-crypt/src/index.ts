@@ -1,11 +1,4 @@
-import {
-  FsError,
-  FsErrorCode,
-  definePlugin,
-  isSecret,
-  packageInfo,
-  type FsProviderDef,
-} from '@ferry/core';
+import { FsError, FsErrorCode, definePlugin, isSecret, packageInfo, type FsProviderDef } from '@ferry/core';
 import { LOCAL_CAPABILITIES, cleanUploadsTmp, localFsOptions, uploadsTmpDir } from '@ferry/fs-local';
 import { cryptFsConfigSchema, pluginConfigSchema, type CryptFsConfig } from './config.schema.js';
 import { CryptFs } from './crypt.fs.js';

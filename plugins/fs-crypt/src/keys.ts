@@ -1,14 +1,6 @@
 import { hkdfSync, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { FsCryptError } from './errors.js';
-import {
-  DEFAULT_SCRYPT,
-  KEY_CHECK_SIZE,
-  NONCE_PREFIX_SIZE,
-  SALT_SIZE,
-  encodeHeader,
-  type Header,
-  type ScryptParams,
-} from './format.js';
+import { DEFAULT_SCRYPT, KEY_CHECK_SIZE, NONCE_PREFIX_SIZE, SALT_SIZE, encodeHeader, type Header, type ScryptParams } from './format.js';
 
 /** Fixed, domain-separating scrypt salt (see the README: per-file uniqueness comes from the HKDF salt). */
 const SCRYPT_SALT = Buffer.from('ferry/fs-crypt/v1/scrypt');
@@ -17,12 +9,8 @@ const HKDF_INFO = Buffer.from('ferry/fs-crypt/v1/file-key');
 function stretch(passphrase: string, params: ScryptParams): Promise<Buffer> {
   const N = 2 ** params.logN;
   return new Promise((resolve, reject) => {
-    scrypt(
-      Buffer.from(passphrase.normalize('NFC'), 'utf8'),
-      SCRYPT_SALT,
-      32,
-      { N, r: params.r, p: params.p, maxmem: 256 * N * params.r },
-      (err, key) => (err ? reject(err) : resolve(key)),
+    scrypt(Buffer.from(passphrase.normalize('NFC'), 'utf8'), SCRYPT_SALT, 32, { N, r: params.r, p: params.p, maxmem: 256 * N * params.r }, (err, key) =>
+      err ? reject(err) : resolve(key),
     );
   });
 }

@@ -63,7 +63,10 @@ t.test('ciphertext on disk contains no plaintext', async (t) => {
   t.equal(storedText.indexOf('quick brown'), -1, 'no fragment of the text');
   const storedRandom = await readFile(path.join(root, 'random.bin'));
   const probes = [0, 1000, C - 16, C, 2 * C + 5, 3 * C];
-  t.ok(probes.every((o) => storedRandom.indexOf(random.subarray(o, o + 16)) === -1), 'no 16-byte window of random plaintext');
+  t.ok(
+    probes.every((o) => storedRandom.indexOf(random.subarray(o, o + 16)) === -1),
+    'no 16-byte window of random plaintext',
+  );
   const storedZeros = await readFile(path.join(root, 'zeros.bin'));
   t.equal(storedZeros.subarray(H).indexOf(Buffer.alloc(32)), -1, 'zeros do not show as zero runs');
   t.ok((await readFsFile(fs, '/text.txt')).equals(text), 'and everything decrypts back');

@@ -23,8 +23,7 @@ mkdirSync(home, { recursive: true });
 const admin = await ta.adminToken();
 const q = encodeURIComponent;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const sql = (query: string, params: unknown[] = []) =>
-  ta.app.orm.em.fork().getConnection().execute(query, params) as Promise<Record<string, unknown>[]>;
+const sql = (query: string, params: unknown[] = []) => ta.app.orm.em.fork().getConnection().execute(query, params) as Promise<Record<string, unknown>[]>;
 
 const created = await ta.inject('POST', '/api/v2/users', {
   token: admin,
@@ -110,7 +109,11 @@ t.test('multipart upload and copy keep files encrypted', async (t) => {
     small,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  const r = await ta.inject('POST', '/api/v2/user/files?path=/', { token, payload: body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+  const r = await ta.inject('POST', '/api/v2/user/files?path=/', {
+    token,
+    payload: body,
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+  });
   t.equal(r.statusCode, 201, r.payload);
   t.notOk(readFileSync(path.join(home, 'm.txt')).includes(MARKER), 'multipart upload stored encrypted');
   const c = await ta.inject('POST', `/api/v2/user/file-actions/copy?path=${q('/big.bin')}&target=${q('/copy.bin')}`, { token });
@@ -144,7 +147,10 @@ t.test('crash leftovers beside the files stay hidden through HTTP', async (t) =>
   const leftover = `.ferry-tmp-${randomUUID()}`;
   writeFileSync(path.join(home, leftover), randomBytes(70_000));
   const list = await ta.inject('GET', '/api/v2/user/dirs?path=/', { token });
-  t.notOk((JSON.parse(list.payload) as { name: string }[]).some((e) => e.name.startsWith('.ferry-tmp-')), 'not listed');
+  t.notOk(
+    (JSON.parse(list.payload) as { name: string }[]).some((e) => e.name.startsWith('.ferry-tmp-')),
+    'not listed',
+  );
   const r = await download(`/${leftover}`);
   t.equal(r.statusCode, 403, 'not downloadable');
   t.match(JSON.parse(r.payload), { message: /reserved/, error: 'Forbidden' });

@@ -67,7 +67,9 @@ function body() {
     at += b.length;
   };
   PARTS.forEach((p, i) => {
-    push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="filenames"; filename="${p.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+    push(
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="filenames"; filename="${p.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    );
     push(Buffer.alloc(p.size, 0x41 + i));
     ends.push(at);
     push(Buffer.from('\r\n'));

@@ -5,6 +5,5 @@ import { CryptFs } from '../src/index.js';
 
 await localRaceConformance(t, {
   name: 'fs-crypt',
-  create: async (root, dataDir) =>
-    new CryptFs({ root, tempDir: path.join(dataDir, 'uploads-tmp'), passphrase: 'p', scrypt: { logN: 10, r: 8, p: 1 } }),
+  create: async (root, dataDir) => new CryptFs({ root, tempDir: path.join(dataDir, 'uploads-tmp'), passphrase: 'p', scrypt: { logN: 10, r: 8, p: 1 } }),
 });

@@ -30,7 +30,11 @@ t.test('a crash leftover of an encrypted upload is invisible, not counted and sw
   await writeFsFile(fs, '/real.txt', 'plaintext');
   const hidden = leftoverName();
   await writeFile(path.join(root, hidden), Buffer.alloc(70_001, 9));
-  t.same((await listAll(fs, '/')).entries.map((e) => [e.name, e.size]), [['real.txt', 9]], 'only the real file, with its plaintext size');
+  t.same(
+    (await listAll(fs, '/')).entries.map((e) => [e.name, e.size]),
+    [['real.txt', 9]],
+    'only the real file, with its plaintext size',
+  );
   t.same(await fs.usedSpace('/'), { size: 9, files: 1 }, 'the leftover is not counted');
   await expectFsError(t, fs.openRead(`/${hidden}`), 'PERMISSION', 'cannot be read');
   await expectFsError(t, fs.openWrite('/.ferry-tmp-new'), 'PERMISSION', 'the prefix cannot be written');

@@ -82,12 +82,10 @@ export function parseCredentials(b64: string, env: NodeJS.ProcessEnv = process.e
   return o;
 }
 
-const secretField = Joi.alternatives()
-  .try(secretSchema, Joi.string().allow(''))
-  .messages({
-    'alternatives.match': '{{#label}} must be a Secret object with a status and a payload',
-    'alternatives.types': '{{#label}} must be a Secret object with a status and a payload',
-  });
+const secretField = Joi.alternatives().try(secretSchema, Joi.string().allow('')).messages({
+  'alternatives.match': '{{#label}} must be a Secret object with a status and a payload',
+  'alternatives.types': '{{#label}} must be a Secret object with a status and a payload',
+});
 
 export const gcsOptionsSchema = Joi.object<GcsOptions>({
   bucket: Joi.string()

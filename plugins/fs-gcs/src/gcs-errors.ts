@@ -44,7 +44,7 @@ export function mapGcsError(err: unknown, op: string, path: string): Error {
   if (isFsError(err)) return err;
   const e = (err ?? {}) as ApiErrorLike;
   const detail = String(e.message ?? err);
-  if (e.name === 'AbortError' || /aborted/i.test(detail) && e.name !== 'ApiError') return FsError.aborted(path);
+  if (e.name === 'AbortError' || (/aborted/i.test(detail) && e.name !== 'ApiError')) return FsError.aborted(path);
   const status = httpStatus(err);
   const code = status === undefined ? undefined : HTTP_TO_CODE[status];
   if (code === FsErrorCode.NotFound) return FsError.notFound(path, err);

@@ -196,7 +196,10 @@ export class GcsFs implements Fs {
     pipeline(src, out, (err) => {
       if (err && !out.destroyed) out.destroy(mapGcsError(err, 'read', p));
     });
-    out.once('close', onAbort(o.signal, () => out.destroy(FsError.aborted(p))));
+    out.once(
+      'close',
+      onAbort(o.signal, () => out.destroy(FsError.aborted(p))),
+    );
     return out;
   }
 

@@ -15,14 +15,7 @@ const MB = 1024 * 1024;
 export { GCS_CAPABILITIES, MTIME_META } from './constants.js';
 export { mapGcsError } from './gcs-errors.js';
 export type { GcsFs } from './gcs.fs.js';
-export {
-  ALLOW_NON_SA_ENV,
-  gcsOptionsSchema,
-  gcsPluginConfigSchema,
-  parseCredentials,
-  type GcsOptions,
-  type GcsPluginConfig,
-} from './config.schema.js';
+export { ALLOW_NON_SA_ENV, gcsOptionsSchema, gcsPluginConfigSchema, parseCredentials, type GcsOptions, type GcsPluginConfig } from './config.schema.js';
 
 /** The SDK half of the plugin, imported once on first use (a failed import is retried next time). */
 const lib = lazyModule<typeof LibModule>(() => import('./lib.js'));

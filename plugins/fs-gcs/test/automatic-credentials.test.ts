@@ -24,7 +24,12 @@ t.test('automatic_credentials through GOOGLE_APPLICATION_CREDENTIALS', async (t)
     return {
       status: 200,
       contentType: 'application/json',
-      body: JSON.stringify({ access_token: 'ferry-adc-access-token', issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: 3600 }),
+      body: JSON.stringify({
+        access_token: 'ferry-adc-access-token',
+        issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+        token_type: 'Bearer',
+        expires_in: 3600,
+      }),
     };
   });
 

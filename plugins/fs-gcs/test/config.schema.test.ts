@@ -34,10 +34,7 @@ t.test('optionsSchema', async (t) => {
       new RegExp(`must be a service-account key \\(type "service_account", got "authorized_user"\\); set ${ALLOW_NON_SA_ENV}=1`),
     );
     t.match(refusal({ ...base, credentials: plain(b64({ type: 'service_account', client_email: 'a@b' })) }), /lacks private_key/);
-    t.match(
-      refusal({ ...base, credentials: plain(b64({ type: 'service_account', client_email: 'a@b', private_key: 'nope' })) }),
-      /no PEM private_key/,
-    );
+    t.match(refusal({ ...base, credentials: plain(b64({ type: 'service_account', client_email: 'a@b', private_key: 'nope' })) }), /no PEM private_key/);
     t.equal(refusal({ ...base, credentials: { status: 'AES-256-GCM', payload: 'xx', key: 'k' } }), '', 'encrypted: checked when first saved');
     t.match(refusal({ ...base, credentials: 5 }), /"credentials" must be a Secret object/);
   });

@@ -9,8 +9,7 @@ if (await requireGcsServer(t)) {
   await fsConformance(t, {
     name: 'gcs',
     // Each create() is a fresh, empty Fs: a new bucket (the emulator makes it on first use) and key prefix.
-    create: async () =>
-      provider.create(gcsOptions({ bucket: freshBucket(), upload_part_size: 4 }), { username: 'conformance', dataDir: '.' }),
+    create: async () => provider.create(gcsOptions({ bucket: freshBucket(), upload_part_size: 4 }), { username: 'conformance', dataDir: '.' }),
     largeFileSize: 16 * 1024 * 1024,
   });
 }

@@ -71,10 +71,27 @@ if (await requireGcsServer(t)) {
       pages.push(page.length);
       names.push(...page.map((e) => (e.isDir ? e.name + '/' : e.name)));
     }
-    t.ok(pages.every((n) => n <= 2), `pages of at most 2 (${pages.join(',')})`);
+    t.ok(
+      pages.every((n) => n <= 2),
+      `pages of at most 2 (${pages.join(',')})`,
+    );
     t.same(names.sort(), ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'e.txt', 'x/', 'y/', 'z/']);
-    t.equal(await code((async () => { for await (const _ of fs.list('/l/a.txt')) void _; })()), 'NOT_DIR');
-    t.equal(await code((async () => { for await (const _ of fs.list('/nope')) void _; })()), 'NOT_FOUND');
+    t.equal(
+      await code(
+        (async () => {
+          for await (const _ of fs.list('/l/a.txt')) void _;
+        })(),
+      ),
+      'NOT_DIR',
+    );
+    t.equal(
+      await code(
+        (async () => {
+          for await (const _ of fs.list('/nope')) void _;
+        })(),
+      ),
+      'NOT_FOUND',
+    );
   });
 
   t.test('resumable uploads in several requests, ranged reads', async (t) => {

@@ -78,8 +78,7 @@ export const httpFsOptionsSchema = Joi.object<HttpFsOptions>({
       'string.empty': `httpconfig.endpoint must not be empty (${ENDPOINT_EXAMPLE})`,
       'string.base': `httpconfig.endpoint must be a string (${ENDPOINT_EXAMPLE})`,
       'httpfs.endpointUrl': `endpoint must be an http:// or https:// URL with a host (${ENDPOINT_EXAMPLE})`,
-      'httpfs.endpointCredentials':
-        'endpoint must not embed credentials: use username/password or api_key, which are stored encrypted',
+      'httpfs.endpointCredentials': 'endpoint must not embed credentials: use username/password or api_key, which are stored encrypted',
       // braces escaped: joi would render {operation} and {name} as (empty) template references
       'httpfs.endpointQuery': 'endpoint must not have a query string or fragment: the client appends /\\{operation\\}/\\{name\\}',
     }),

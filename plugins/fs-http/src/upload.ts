@@ -1,15 +1,5 @@
 import type { Readable } from 'node:stream';
-import {
-  ByteCounter,
-  FsError,
-  FsErrorCode,
-  handled,
-  onAbort,
-  type ReadOptions,
-  type WriteHandle,
-  type WriteOptions,
-  type WriteResult,
-} from '@ferry/core';
+import { ByteCounter, FsError, FsErrorCode, handled, onAbort, type ReadOptions, type WriteHandle, type WriteOptions, type WriteResult } from '@ferry/core';
 import type { HttpFsClient } from './client.js';
 
 /** Linux open(2) flags as the protocol's `flags` parameter carries them (Go's os.O_* on Linux). */
@@ -41,13 +31,7 @@ export interface UploadPeer {
  * Once the rename request is sent the upload is committed: abort() then waits
  * for the outcome instead of cancelling it.
  */
-export function startUpload(
-  client: HttpFsClient,
-  peer: UploadPeer,
-  path: string,
-  tmp: string,
-  o: WriteOptions,
-): WriteHandle {
+export function startUpload(client: HttpFsClient, peer: UploadPeer, path: string, tmp: string, o: WriteOptions): WriteHandle {
   const ac = new AbortController();
   const stream = new ByteCounter();
   /** abort(), the signal or the response timeout: always the reported reason. */
@@ -72,8 +56,7 @@ export function startUpload(
     stop(err);
   };
   const firstFailure = (): unknown => explicit ?? streamError;
-  const interrupted = (cause: unknown) =>
-    new FsError(FsErrorCode.Aborted, `${path}: upload interrupted`, { path, cause });
+  const interrupted = (cause: unknown) => new FsError(FsErrorCode.Aborted, `${path}: upload interrupted`, { path, cause });
 
   // Errors are reported through `done`; the writer destroying the stream
   // (failing source) interrupts the upload.
@@ -85,17 +68,12 @@ export function startUpload(
   stream.on('end', () => {
     const ms = client.settings.requestTimeoutMs;
     responseTimer = setTimeout(
-      () =>
-        failExplicit(
-          new FsError(FsErrorCode.Unavailable, `${path}: httpfs server did not confirm the upload within ${ms} ms`, { path }),
-        ),
+      () => failExplicit(new FsError(FsErrorCode.Unavailable, `${path}: httpfs server did not confirm the upload within ${ms} ms`, { path })),
       ms,
     );
     responseTimer.unref();
   });
-  const stopSignal = onAbort(o.signal, (reason) =>
-    failExplicit(new FsError(FsErrorCode.Aborted, `${path}: operation aborted`, { path, cause: reason })),
-  );
+  const stopSignal = onAbort(o.signal, (reason) => failExplicit(new FsError(FsErrorCode.Aborted, `${path}: operation aborted`, { path, cause: reason })));
 
   async function run(): Promise<WriteResult> {
     try {

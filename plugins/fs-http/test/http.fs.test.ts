@@ -66,7 +66,10 @@ t.test('confinement on the client side', async (t) => {
   const stub = await startStub(t, (req, res) => {
     if (req.url?.startsWith('/api/v1/readdir/')) {
       const names = ['../evil', 'ok', 'a/b', '.', '..', '', 'x\\y', '%2e%2e', '...', 'a\u0000b'];
-      fixed(200, names.map((name) => ({ name, size: 1, mode: 420, last_modified: new Date().toISOString() })))(req, res);
+      fixed(
+        200,
+        names.map((name) => ({ name, size: 1, mode: 420, last_modified: new Date().toISOString() })),
+      )(req, res);
     } else fixed(404, { message: 'no' })(req, res);
   });
   const evil = await testFs(t, { endpoint: stub.url });
@@ -102,11 +105,18 @@ t.test('abort propagation', async (t) => {
     const create = seen.find((s) => s.url.startsWith('/api/v1/create/'));
     t.ok(create, 'the upload reached the server');
     t.ok(await settle(() => create?.reqComplete === false), 'the server saw the body cut short');
-    t.ok(seen.slice(before).some((s) => s.url.startsWith('/api/v1/remove/')), 'the client removed the temporary file');
+    t.ok(
+      seen.slice(before).some((s) => s.url.startsWith('/api/v1/remove/')),
+      'the client removed the temporary file',
+    );
     // The client removes the temporary file; the server also drops a body cut
     // short, possibly a moment later when it was still opening the file.
     const left = async () => (await readdir(srv.root)).filter((n) => n !== 'big.bin');
-    t.same((await readAll(fs.list('/'))).map((e) => e.name), ['big.bin'], 'the listing shows no temporary file');
+    t.same(
+      (await readAll(fs.list('/'))).map((e) => e.name),
+      ['big.bin'],
+      'the listing shows no temporary file',
+    );
     for (let i = 0; i < 100 && (await left()).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
     t.same(await left(), [], 'nothing left on disk');
   });
@@ -255,4 +265,3 @@ async function readAll<T>(it: AsyncIterable<T[]>): Promise<T[]> {
   for await (const page of it) out.push(...page);
   return out;
 }
-

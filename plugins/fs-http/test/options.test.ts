@@ -46,7 +46,11 @@ t.test('optionsSchema', async (t) => {
     }
     t.match(refusal({ endpoint: 'https://u:p@files.example.com/api' }), /must not embed credentials/);
     t.match(refusal({ endpoint: 'https://files.example.com/api?x=1' }), /query string or fragment/);
-    t.match(refusal({ endpoint: 'https://files.example.com/api?x=1' }), 'the client appends /{operation}/{name}', 'the braces are shown, not rendered as joi templates');
+    t.match(
+      refusal({ endpoint: 'https://files.example.com/api?x=1' }),
+      'the client appends /{operation}/{name}',
+      'the braces are shown, not rendered as joi templates',
+    );
     t.match(refusal({ endpoint: 'https://files.example.com/api#frag' }), /query string or fragment/);
   });
   await t.test('refuses incomplete Basic credentials', async (t) => {
@@ -88,7 +92,10 @@ t.test('isSameResource() (equality_check_mode)', async (t) => {
   t.notOk(isSameResource({ endpoint, username: 'a' }, { endpoint, username: 'b' }), 'mode 0: usernames differ');
   t.ok(isSameResource({ endpoint, username: 'a' }, { endpoint, username: 'a' }), 'mode 0: endpoint and username match');
   t.notOk(isSameResource({ endpoint: 'https://h/a' }, { endpoint: 'https://h/b' }), 'different endpoints never match');
-  t.ok(isSameResource({ endpoint, username: 'a', equality_check_mode: 1 }, { endpoint, username: 'b', equality_check_mode: 1 }), 'mode 1 on both: endpoint only');
+  t.ok(
+    isSameResource({ endpoint, username: 'a', equality_check_mode: 1 }, { endpoint, username: 'b', equality_check_mode: 1 }),
+    'mode 1 on both: endpoint only',
+  );
   t.notOk(isSameResource({ endpoint, username: 'a', equality_check_mode: 1 }, { endpoint, username: 'b' }), 'a mode 0 side keeps its username check');
   t.notOk(isSameResource({ endpoint: 'https://h/a', equality_check_mode: 1 }, { endpoint: 'https://h/b', equality_check_mode: 1 }));
 });

@@ -254,9 +254,7 @@ t.test('uploads that do not complete leave nothing', async (t) => {
   await t.test('client disconnect mid-body', async (t) => {
     const sock = net.connect(srv.port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
-    sock.write(
-      `POST /api/v1/create/cut HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Length: 900\r\n\r\n`,
-    );
+    sock.write(`POST /api/v1/create/cut HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Length: 900\r\n\r\n`);
     sock.write(Buffer.alloc(300));
     await new Promise((r) => setTimeout(r, 100));
     sock.destroy();

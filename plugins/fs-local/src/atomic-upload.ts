@@ -289,9 +289,10 @@ export class AtomicUpload {
       // The hook's own error is passed on untouched: `done` rejects with exactly what it threw.
       if (this.opts.beforePublish) await this.opts.beforePublish(this.pending());
       this.checkAborted();
-      if (this.opts.mtime) await utimes(this.tmp, this.opts.mtime, this.opts.mtime).catch((e: unknown) => {
-        throw this.mapped(e);
-      });
+      if (this.opts.mtime)
+        await utimes(this.tmp, this.opts.mtime, this.opts.mtime).catch((e: unknown) => {
+          throw this.mapped(e);
+        });
       this.checkAborted();
       await this.publish();
     } catch (err) {

@@ -190,7 +190,7 @@ export class LocalRoot {
   /** Like locate(), for physical components already known (e.g. an entry found by a listing). */
   async locateComps(comps: readonly string[], mode: ResolveMode, vpath: string): Promise<Located> {
     let pending = [...comps];
-    for (let hops = 0; ; ) {
+    for (let hops = 0; ;) {
       const dir = await this.walk(pending.slice(0, -1), vpath, false, hops);
       hops = dir.hops;
       const name = pending[pending.length - 1] ?? '';

@@ -1,14 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  FsError,
-  FsErrorCode,
-  definePlugin,
-  fsErrorFromNode,
-  packageInfo,
-  type FsProviderDef,
-  type FsScope,
-} from '@ferry/core';
+import { FsError, FsErrorCode, definePlugin, fsErrorFromNode, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
 import { mibToBytes, osFsConfigSchema, pluginConfigSchema, type OsFsConfig } from './config.schema.js';
 import { LOCAL_CAPABILITIES, LocalFs, type LocalFsOptions } from './local.fs.js';
 import { cleanUploadsTmp, uploadsTmpDir } from './temp-area.js';
@@ -37,10 +29,7 @@ const pkg = packageInfo(import.meta.url);
  * for it, creating the root if it does not exist yet (as a home directory is
  * created at first login). Shared with fs-crypt.
  */
-export async function localFsOptions(
-  scope: FsScope,
-  buffers: { read_buffer_size?: number; write_buffer_size?: number },
-): Promise<LocalFsOptions> {
+export async function localFsOptions(scope: FsScope, buffers: { read_buffer_size?: number; write_buffer_size?: number }): Promise<LocalFsOptions> {
   if (!scope.root) {
     throw new FsError(FsErrorCode.Invalid, `a local filesystem needs a root directory (home_dir or mapped_path) for ${scope.username}`);
   }

@@ -5,7 +5,16 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { FsError, fsErrorFromNode, silentLogger, type FsProviderDef, type PluginContext } from '@ferry/core';
-import { expectFsError, listAll, otherDeviceDir, randomStream, readFile as readFsFile, rejectionOf, sha256Stream, writeFile as writeFsFile } from '@ferry/testkit';
+import {
+  expectFsError,
+  listAll,
+  otherDeviceDir,
+  randomStream,
+  readFile as readFsFile,
+  rejectionOf,
+  sha256Stream,
+  writeFile as writeFsFile,
+} from '@ferry/testkit';
 import manifest, { HIDDEN_TMP_PREFIX, LocalFs, localFsProvider } from '../src/index.js';
 
 const base = t.testdir({});
@@ -17,7 +26,6 @@ async function freshDirs(): Promise<{ root: string; data: string; tmp: string }>
   await mkdir(root, { recursive: true });
   return { root, data, tmp: path.join(data, 'uploads-tmp') };
 }
-
 
 t.test('manifest and provider', async (t) => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
@@ -39,7 +47,11 @@ t.test('manifest and provider', async (t) => {
 
 t.test('create()', async (t) => {
   const { data } = await freshDirs();
-  await t.rejects(Promise.resolve().then(() => localFsProvider.create({}, { username: 'u', dataDir: data })), { code: 'INVALID' }, 'a root is required');
+  await t.rejects(
+    Promise.resolve().then(() => localFsProvider.create({}, { username: 'u', dataDir: data })),
+    { code: 'INVALID' },
+    'a root is required',
+  );
   const root = path.join(base, 'created-on-demand', 'home');
   const fs = await localFsProvider.create({ read_buffer_size: 1 }, { username: 'u', root, dataDir: data });
   t.ok((await stat(root)).isDirectory(), 'a missing root is created');
@@ -160,7 +172,11 @@ t.test('rename and remove guards', async (t) => {
   t.ok((await fs.stat('/a')).isDir, 'renaming onto itself is a no-op');
   await writeFsFile(fs, '/file', 'f');
   await expectFsError(t, fs.rename('/file', '/a'), ['IS_DIR', 'EXISTS', 'NOT_EMPTY'], 'a file cannot replace a directory');
-  t.same((await readdir(root)).filter((x) => x.startsWith(HIDDEN_TMP_PREFIX)), [], 'no hidden copies left');
+  t.same(
+    (await readdir(root)).filter((x) => x.startsWith(HIDDEN_TMP_PREFIX)),
+    [],
+    'no hidden copies left',
+  );
 });
 
 t.test('Node error mapping (fsErrorFromNode)', async (t) => {

@@ -47,8 +47,14 @@ t.test('a crash leftover is invisible and not counted, but kept while it may sti
   t.same(await fs.usedSpace('/d/sub'), { size: 0, files: 0 });
   const paged = await listAll(fs, '/d', { pageSize: 1 });
   t.same(paged.entries.map((e) => e.name).sort(), ['kept.txt', 'sub'], 'paging skips it too');
-  t.ok(paged.pages.every((p) => p === 1), 'and pages stay full');
-  t.ok(existsSync(path.join(root, 'd', top)) && existsSync(path.join(root, 'd', 'sub', deep)), 'a fresh one is not removed (it may be another node’s live copy)');
+  t.ok(
+    paged.pages.every((p) => p === 1),
+    'and pages stay full',
+  );
+  t.ok(
+    existsSync(path.join(root, 'd', top)) && existsSync(path.join(root, 'd', 'sub', deep)),
+    'a fresh one is not removed (it may be another node’s live copy)',
+  );
 });
 
 t.test('reserved names cannot be created or addressed', async (t) => {

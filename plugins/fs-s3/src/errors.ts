@@ -64,10 +64,7 @@ export function mapS3Error(err: unknown, path: string, bucket: string): FsError 
     });
   }
   if (isNotFound(err)) return FsError.notFound(path, err);
-  if (
-    status === 403 ||
-    ['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken'].includes(name)
-  ) {
+  if (status === 403 || ['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken'].includes(name)) {
     return new FsError(FsErrorCode.Permission, `${path}: access denied by S3 (${name || status})`, { path, cause: err });
   }
   if (name === 'EntityTooLarge' || name === 'QuotaExceeded') {

@@ -1,22 +1,9 @@
-import {
-  HeadObjectCommand,
-  type HeadObjectCommandOutput,
-  type S3Client,
-} from '@aws-sdk/client-s3';
-import {
-  FsError,
-  FsErrorCode,
-  baseName,
-  normalizePrefix,
-  parentPath,
-  prefixedKey,
-  type FileInfo,
-} from '@ferry/core';
+import { HeadObjectCommand, type HeadObjectCommandOutput, type S3Client } from '@aws-sdk/client-s3';
+import { FsError, FsErrorCode, baseName, normalizePrefix, parentPath, prefixedKey, type FileInfo } from '@ferry/core';
 import type { S3Settings } from './config.schema.js';
 import { DIR_MODE, FILE_MODE, MTIME_META } from './constants.js';
 import { isNotFound, mapS3Error } from './errors.js';
 import { S3Tree } from './s3-tree.js';
-
 
 /** Key mapping and the small requests every S3Fs operation builds on. */
 export abstract class S3Base {

@@ -55,9 +55,7 @@ function assumeRoleProvider(
   let current: AwsCredentialIdentity | undefined;
   let pending: Promise<AwsCredentialIdentity> | undefined;
   const fetch = async (): Promise<AwsCredentialIdentity> => {
-    const out = await sts.send(
-      new AssumeRoleCommand({ RoleArn: s.roleArn, RoleSessionName: sessionName, DurationSeconds: 3600 }),
-    );
+    const out = await sts.send(new AssumeRoleCommand({ RoleArn: s.roleArn, RoleSessionName: sessionName, DurationSeconds: 3600 }));
     const c = out.Credentials;
     if (!c?.AccessKeyId || !c.SecretAccessKey) throw new Error(`STS AssumeRole ${s.roleArn} returned no credentials`);
     return {

@@ -1,10 +1,4 @@
-import {
-  CopyObjectCommand,
-  DeleteObjectsCommand,
-  ListObjectsV2Command,
-  type _Object,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, type _Object, type S3Client } from '@aws-sdk/client-s3';
 import { FsError, FsErrorCode } from '@ferry/core';
 
 /** Operations on every key under a prefix (directories on a flat key space). */
@@ -18,10 +12,9 @@ export class S3Tree {
   async *objects(prefix: string, signal?: AbortSignal, pageSize = 1000): AsyncGenerator<_Object[]> {
     let token: string | undefined;
     do {
-      const out = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: pageSize, ContinuationToken: token }),
-        { abortSignal: signal },
-      );
+      const out = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: pageSize, ContinuationToken: token }), {
+        abortSignal: signal,
+      });
       const page = (out.Contents ?? []).filter((o) => o.Key?.startsWith(prefix));
       if (page.length) yield page;
       token = out.IsTruncated ? out.NextContinuationToken : undefined;

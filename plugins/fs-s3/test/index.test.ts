@@ -15,11 +15,15 @@ t.test('manifest', async (t) => {
 
 // The build (dist/src/index.js) sits one directory deeper than the sources: its
 // manifest must still find the package's own package.json.
-t.test('the compiled manifest', { skip: process.env.FERRY_TEST_USE_DIST === '1' ? false : 'checks the build: FERRY_TEST_USE_DIST=1 after npm run build' }, async (t) => {
-  const built = (await import(new URL('../dist/src/index.js', import.meta.url).href)) as { default: typeof plugin };
-  t.equal(built.default.name, pkg.name);
-  t.equal(built.default.version, pkg.version);
-});
+t.test(
+  'the compiled manifest',
+  { skip: process.env.FERRY_TEST_USE_DIST === '1' ? false : 'checks the build: FERRY_TEST_USE_DIST=1 after npm run build' },
+  async (t) => {
+    const built = (await import(new URL('../dist/src/index.js', import.meta.url).href)) as { default: typeof plugin };
+    t.equal(built.default.name, pkg.name);
+    t.equal(built.default.version, pkg.version);
+  },
+);
 
 t.test('register()', async (t) => {
   const registered: FsProviderDef[] = [];

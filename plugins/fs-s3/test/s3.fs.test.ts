@@ -76,13 +76,7 @@ t.test('prefix confinement', async (t) => {
     mine.every((k) => k.startsWith(prefix)),
     'every key under the prefix',
   );
-  t.same(mine.sort(), [
-    `${prefix}moved/`,
-    `${prefix}moved/e/f/`,
-    `${prefix}moved/e/f/file.txt`,
-    `${prefix}moved/top`,
-    `${prefix}moved/top-copy`,
-  ]);
+  t.same(mine.sort(), [`${prefix}moved/`, `${prefix}moved/e/f/`, `${prefix}moved/e/f/file.txt`, `${prefix}moved/top`, `${prefix}moved/top-copy`]);
   // Another user's Fs with placeholders already interpolated sees nothing of this one.
   const other = await fresh(t, { key_prefix: `${prefix}moved/e` });
   t.same((await other.stat('/f/file.txt')).size, 1, 'a nested prefix is a sub-tree');

@@ -2,7 +2,17 @@ import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { FsErrorCode } from '@ferry/core';
 import { createTestApp } from '@ferry/core/testing';
-import { RecordingRelay, StalledServer, createUserWithFolders, expectFsError, readFile, readUntilError, setEnvForTest, startFormStub, writeFile } from '@ferry/testkit';
+import {
+  RecordingRelay,
+  StalledServer,
+  createUserWithFolders,
+  expectFsError,
+  readFile,
+  readUntilError,
+  setEnvForTest,
+  startFormStub,
+  writeFile,
+} from '@ferry/testkit';
 import { createS3Provider, s3Provider, sameS3Bucket, type S3Fs } from '../src/index.js';
 import { BUCKET, S3_ENDPOINT, S3_PORT, randomPrefix, rawClient, s3Unavailable, scope, testOptions } from './fixtures/server.js';
 
@@ -66,20 +76,31 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
 
     await fs.copy('/a.txt', '/b.txt');
     const copy = relay.matching('PUT', `/${fs.prefix}b.txt`).at(-1);
-    t.match(copy?.headers, {
-      'x-amz-copy-source': `${BUCKET}/${fs.prefix}a.txt`,
-      'x-amz-storage-class': 'STANDARD_IA',
-      'x-amz-acl': 'public-read',
-      'x-amz-copy-source-server-side-encryption-customer-key': b64(SSE_KEY),
-      'x-amz-server-side-encryption-customer-key': b64(SSE_KEY),
-    }, 'a server-side copy keeps class, ACL and key');
+    t.match(
+      copy?.headers,
+      {
+        'x-amz-copy-source': `${BUCKET}/${fs.prefix}a.txt`,
+        'x-amz-storage-class': 'STANDARD_IA',
+        'x-amz-acl': 'public-read',
+        'x-amz-copy-source-server-side-encryption-customer-key': b64(SSE_KEY),
+        'x-amz-server-side-encryption-customer-key': b64(SSE_KEY),
+      },
+      'a server-side copy keeps class, ACL and key',
+    );
 
     await writeFile(fs, '/big.bin', Buffer.alloc(6 * 1024 * 1024, 7), { size: 6 * 1024 * 1024 });
     const create = relay.requests.find((r) => r.method === 'POST' && r.url.includes(`/${fs.prefix}big.bin?uploads`));
-    t.match(create?.headers, { 'x-amz-storage-class': 'STANDARD_IA', 'x-amz-acl': 'public-read', 'x-amz-server-side-encryption-customer-algorithm': 'AES256' }, 'multipart uploads too');
+    t.match(
+      create?.headers,
+      { 'x-amz-storage-class': 'STANDARD_IA', 'x-amz-acl': 'public-read', 'x-amz-server-side-encryption-customer-algorithm': 'AES256' },
+      'multipart uploads too',
+    );
     const parts = relay.requests.filter((r) => r.method === 'PUT' && r.url.includes(`/${fs.prefix}big.bin?`) && r.url.includes('partNumber='));
     t.ok(parts.length >= 2, `${parts.length} parts`);
-    t.ok(parts.every((p) => p.headers['x-amz-server-side-encryption-customer-key'] === b64(SSE_KEY)), 'every part carries the customer key');
+    t.ok(
+      parts.every((p) => p.headers['x-amz-server-side-encryption-customer-key'] === b64(SSE_KEY)),
+      'every part carries the customer key',
+    );
     await fs.close();
   });
 
@@ -120,12 +141,21 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     const relay = await relayed(t);
     const role = 'arn:aws:iam::123456789012:role/ferry-test';
     // the static keys only sign the AssumeRole call; s3rver knows only the assumed key id
-    const fs = (await s3Provider.create(testOptions({ endpoint: relay.endpoint, role_arn: role, access_key: 'BASEKEY', access_secret: 'base-secret' }), scope)) as S3Fs;
+    const fs = (await s3Provider.create(
+      testOptions({ endpoint: relay.endpoint, role_arn: role, access_key: 'BASEKEY', access_secret: 'base-secret' }),
+      scope,
+    )) as S3Fs;
     t.teardown(() => cleanup(fs.prefix));
     await writeFile(fs, '/as-role.txt', 'written with assumed credentials');
     t.equal((await readFile(fs, '/as-role.txt')).toString(), 'written with assumed credentials');
     t.equal(calls.length, 1, 'one AssumeRole call (the credentials are cached)');
-    t.match(Object.fromEntries(calls[0]!.params), { Action: 'AssumeRole', Version: '2011-06-15', RoleArn: role, RoleSessionName: 'ferry-alice', DurationSeconds: '3600' });
+    t.match(Object.fromEntries(calls[0]!.params), {
+      Action: 'AssumeRole',
+      Version: '2011-06-15',
+      RoleArn: role,
+      RoleSessionName: 'ferry-alice',
+      DurationSeconds: '3600',
+    });
     t.match(calls[0]!.authorization, /Credential=BASEKEY\//, 'AssumeRole is signed with the static keys');
     const put = relay.matching('PUT', `/${fs.prefix}as-role.txt`).at(-1);
     t.match(put?.headers, { 'x-amz-security-token': 'stub-session-token', authorization: /Credential=S3RVER\// }, 'S3 requests use the assumed credentials');
@@ -152,7 +182,11 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
   });
 
   t.test('download_part_max_time covers the first part', async (t) => {
-    const stalled = await new StalledServer('mid-body', { bodySize: 1 << 20, sentBytes: 4096, headers: { ETag: '"abc"', 'Content-Range': `bytes 0-${(1 << 20) - 1}/${4 << 20}` } }).start();
+    const stalled = await new StalledServer('mid-body', {
+      bodySize: 1 << 20,
+      sentBytes: 4096,
+      headers: { ETag: '"abc"', 'Content-Range': `bytes 0-${(1 << 20) - 1}/${4 << 20}` },
+    }).start();
     t.teardown(() => stalled.stop());
     // no idle limit to speak of: only the part time limit can end this read
     const fs = await createS3Provider({ idle_timeout: 3600 }).create(
@@ -202,6 +236,9 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     relay.requests.length = 0;
     await call('PATCH', `/api/v2/user/files?path=${q('/same/a.txt')}&target=${q('/direct/a.txt')}`);
     t.equal(relay.matching('GET', key('same/a.txt')).length, 1, 'another endpoint: the source was read through Ferry');
-    t.notOk(relay.requests.some((r) => r.headers['x-amz-copy-source']), 'no CopyObject');
+    t.notOk(
+      relay.requests.some((r) => r.headers['x-amz-copy-source']),
+      'no CopyObject',
+    );
   });
 });

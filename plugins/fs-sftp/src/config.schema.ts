@@ -63,12 +63,10 @@ function filled(v: unknown): boolean {
   return typeof v === 'string' ? v !== '' : !isEmptySecret(v);
 }
 
-const secretField = Joi.alternatives()
-  .try(secretSchema, Joi.string().allow(''))
-  .messages({
-    'alternatives.match': '{{#label}} must be a Secret object with a status and a payload',
-    'alternatives.types': '{{#label}} must be a Secret object with a status and a payload',
-  });
+const secretField = Joi.alternatives().try(secretSchema, Joi.string().allow('')).messages({
+  'alternatives.match': '{{#label}} must be a Secret object with a status and a payload',
+  'alternatives.types': '{{#label}} must be a Secret object with a status and a payload',
+});
 
 export const sftpOptionsSchema = Joi.object<SftpOptions>({
   endpoint: hostPortSchema

@@ -2,14 +2,7 @@
  * @ferry/fs-sftp: filesystem provider 5, a directory on a remote SFTP server.
  */
 import { FsError, FsErrorCode, definePlugin, packageInfo, silentLogger, type FsProviderDef, type Logger, lazyModule } from '@ferry/core';
-import {
-  SECRET_FIELDS,
-  secretText,
-  sftpOptionsSchema,
-  sftpPluginConfigSchema,
-  type SftpOptions,
-  type SftpPluginConfig,
-} from './config.schema.js';
+import { SECRET_FIELDS, secretText, sftpOptionsSchema, sftpPluginConfigSchema, type SftpOptions, type SftpPluginConfig } from './config.schema.js';
 import { SFTP_CAPABILITIES } from './constants.js';
 import type * as LibModule from './lib.js';
 import type { ConnectSettings } from './sftp-pool.js';

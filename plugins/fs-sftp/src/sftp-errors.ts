@@ -31,16 +31,7 @@ const STATUS_TO_CODE: Record<number, FsErrorCode> = {
   [SftpStatus.FileIsADirectory]: FsErrorCode.IsDirectory,
 };
 
-const NET_UNAVAILABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
+const NET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
 
 interface NativeError {
   code?: unknown;
@@ -66,9 +57,7 @@ export function isConnectionError(err: unknown): boolean {
   if (status === SftpStatus.NoConnection || status === SftpStatus.ConnectionLost) return true;
   if (typeof e.code === 'string' && NET_UNAVAILABLE.has(e.code)) return true;
   const msg = String(e.message ?? '');
-  return /No response from server|Not connected|No SFTP connection|Unexpected (end|close)|Channel (not open|closed)|connection (lost|closed)/i.test(
-    msg,
-  );
+  return /No response from server|Not connected|No SFTP connection|Unexpected (end|close)|Channel (not open|closed)|connection (lost|closed)/i.test(msg);
 }
 
 /** Maps an error raised while connecting (TCP, handshake, authentication). */
@@ -77,11 +66,9 @@ export function connectError(err: unknown, endpoint: string, username: string): 
   const e = (err ?? {}) as NativeError;
   const msg = String(e.message ?? err);
   if (e.level === 'client-authentication' || /authentication methods failed/i.test(msg)) {
-    return new FsError(
-      FsErrorCode.Permission,
-      `sftp: authentication failed for user "${username}" at ${endpoint} (check password / private key)`,
-      { cause: err },
-    );
+    return new FsError(FsErrorCode.Permission, `sftp: authentication failed for user "${username}" at ${endpoint} (check password / private key)`, {
+      cause: err,
+    });
   }
   if (/key.*(passphrase|encrypted)|Cannot parse privateKey|Unsupported key format/i.test(msg)) {
     return new FsError(FsErrorCode.Invalid, `sftp: cannot use the private key: ${msg}`, { cause: err });

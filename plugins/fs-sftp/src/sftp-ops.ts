@@ -32,8 +32,7 @@ export const rmdir = (s: SFTPWrapper, p: string): Promise<void> => call(s, (cb) 
 export const unlink = (s: SFTPWrapper, p: string): Promise<void> => call(s, (cb) => s.unlink(p, cb));
 export const rename = (s: SFTPWrapper, from: string, to: string): Promise<void> => call(s, (cb) => s.rename(from, to, cb));
 export const realpath = (s: SFTPWrapper, p: string): Promise<string> => call(s, (cb) => s.realpath(p, cb));
-export const utimes = (s: SFTPWrapper, p: string, mtime: Date): Promise<void> =>
-  call(s, (cb) => s.utimes(p, mtime, mtime, cb));
+export const utimes = (s: SFTPWrapper, p: string, mtime: Date): Promise<void> => call(s, (cb) => s.utimes(p, mtime, mtime, cb));
 
 /** One batch of entries of an open directory ('.' and '..' removed), or null at the end. */
 export async function readdirBatch(s: SFTPWrapper, h: Buffer): Promise<FileEntryWithStats[] | null> {

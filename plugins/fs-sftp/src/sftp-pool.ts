@@ -238,7 +238,9 @@ const pools = new Map<string, SftpPool>();
 /** The shared pool for these settings (one per endpoint, user, credentials and fingerprints). */
 export function poolFor(settings: ConnectSettings, config: SftpPluginConfig, log: Logger): SftpPool {
   const key = createHash('sha256')
-    .update(JSON.stringify([settings.endpoint, settings.username, settings.password, settings.privateKey, settings.passphrase, [...settings.fingerprints].sort()]))
+    .update(
+      JSON.stringify([settings.endpoint, settings.username, settings.password, settings.privateKey, settings.passphrase, [...settings.fingerprints].sort()]),
+    )
     .digest('hex');
   let pool = pools.get(key);
   if (!pool) {

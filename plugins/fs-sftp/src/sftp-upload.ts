@@ -23,13 +23,7 @@ class HookError {
  * SFTP rename when overwrite is false, which refuses an existing target).
  * Failure or abort removes the temporary file.
  */
-export async function startUpload(
-  pool: SftpPool,
-  path: string,
-  remote: string,
-  tuning: TransferTuning,
-  o: WriteOptions,
-): Promise<WriteHandle> {
+export async function startUpload(pool: SftpPool, path: string, remote: string, tuning: TransferTuning, o: WriteOptions): Promise<WriteHandle> {
   const overwrite = o.overwrite !== false;
   const tmp = posix.join(posix.dirname(remote), `${TEMP_PREFIX}${randomUUID()}.tmp`);
   const lease = await pool.acquire(o.signal);
@@ -107,15 +101,12 @@ export async function startUpload(
       if (!writer.writableFinished) fail(FsError.aborted(path));
     });
     writer.on('finish', () => {
-      publish().then(
-        (result) => {
-          if (settled) return;
-          settled = true;
-          lease.release();
-          resolve(result);
-        },
-        fail,
-      );
+      publish().then((result) => {
+        if (settled) return;
+        settled = true;
+        lease.release();
+        resolve(result);
+      }, fail);
     });
   });
   done.catch(() => undefined); // callers that only abort() must not see an unhandled rejection

@@ -79,10 +79,12 @@ export class SftpFs implements Fs {
     if (this.closed) throw new FsError(FsErrorCode.Unavailable, 'sftp: this filesystem is closed');
     const root = this.remotePath('/');
     if (normalizePrefix(this.settings.prefix) === '' || this.pool.knownDirs.has(root)) return;
-    await this.pool.run((s) => this.mkdirp(s, root, '/'), { signal: o?.signal }).catch((err: unknown) => {
-      // e.g. a prefix the SFTP user may not create: a clear FsError, not a bare ssh2 error (a 500)
-      throw mapSftpError(err, 'creating the prefix directory of', '/');
-    });
+    await this.pool
+      .run((s) => this.mkdirp(s, root, '/'), { signal: o?.signal })
+      .catch((err: unknown) => {
+        // e.g. a prefix the SFTP user may not create: a clear FsError, not a bare ssh2 error (a 500)
+        throw mapSftpError(err, 'creating the prefix directory of', '/');
+      });
     this.pool.knownDirs.add(root);
   }
 
@@ -179,7 +181,10 @@ export class SftpFs implements Fs {
           return emptyReadable();
         }
         const reader = new SftpReader(lease.sftp, handle, p, this.tuning, { ...range, onClose: lease.release });
-        reader.once('close', onAbort(o.signal, () => reader.destroy(FsError.aborted(p))));
+        reader.once(
+          'close',
+          onAbort(o.signal, () => reader.destroy(FsError.aborted(p))),
+        );
         return reader;
       } catch (err) {
         if (handle) await closeHandle(lease.sftp, handle);
@@ -215,10 +220,12 @@ export class SftpFs implements Fs {
     await this.ready(o);
     const remote = this.remotePath(p);
     if (remote.startsWith('/')) return remote;
-    this.pool.loginDir ??= this.pool.run((s) => ops.realpath(s, '.'), { signal: o?.signal }).catch((err: unknown) => {
-      this.pool.loginDir = undefined;
-      throw mapSftpError(err, 'realpath', p);
-    });
+    this.pool.loginDir ??= this.pool
+      .run((s) => ops.realpath(s, '.'), { signal: o?.signal })
+      .catch((err: unknown) => {
+        this.pool.loginDir = undefined;
+        throw mapSftpError(err, 'realpath', p);
+      });
     const home = await this.pool.loginDir;
     return remote === '.' ? home : posix.join(home, remote);
   }
@@ -349,9 +356,11 @@ export class SftpFs implements Fs {
   async chtimes(path: string, mtime: Date, o?: OpOptions): Promise<void> {
     const p = normalizeVirtualPath(path);
     await this.ready(o);
-    await this.pool.run((s) => ops.utimes(s, this.remotePath(p), mtime), { signal: o?.signal }).catch((err: unknown) => {
-      throw mapSftpError(err, 'setstat', p);
-    });
+    await this.pool
+      .run((s) => ops.utimes(s, this.remotePath(p), mtime), { signal: o?.signal })
+      .catch((err: unknown) => {
+        throw mapSftpError(err, 'setstat', p);
+      });
   }
 
   async usedSpace(path = '/', o?: OpOptions): Promise<UsedSpace> {

@@ -35,7 +35,10 @@ t.test('against the test server', async (t) => {
     t.match(key, /BEGIN OPENSSH PRIVATE KEY/);
     const provider = sftpProvider();
     const scope = { username: 'u', dataDir: t.testdir() };
-    const fs = (await provider.create({ endpoint: ENDPOINT, username: USER, private_key: key, key_passphrase: KEY_PASSPHRASE, prefix: randomPrefix('pp') }, scope)) as SftpFs;
+    const fs = (await provider.create(
+      { endpoint: ENDPOINT, username: USER, private_key: key, key_passphrase: KEY_PASSPHRASE, prefix: randomPrefix('pp') },
+      scope,
+    )) as SftpFs;
     t.teardown(async () => {
       await fs.remove('/', { recursive: true }).catch(() => undefined);
       await fs.close();
@@ -44,7 +47,10 @@ t.test('against the test server', async (t) => {
     h.stream.end('signed with an encrypted key');
     await h.done;
     t.equal((await fs.stat('/hello.txt')).size, 'signed with an encrypted key'.length, 'logged in with the key and its passphrase');
-    const wrong = (await provider.create({ endpoint: ENDPOINT, username: USER, private_key: key, key_passphrase: 'not-the-passphrase', prefix: randomPrefix('pp') }, scope)) as SftpFs;
+    const wrong = (await provider.create(
+      { endpoint: ENDPOINT, username: USER, private_key: key, key_passphrase: 'not-the-passphrase', prefix: randomPrefix('pp') },
+      scope,
+    )) as SftpFs;
     await t.rejects(wrong.stat('/'), 'a wrong passphrase cannot log in');
     await wrong.close();
     const schema = provider.optionsSchema.validate({ endpoint: ENDPOINT, username: USER, private_key: plain(key), key_passphrase: plain(KEY_PASSPHRASE) });
@@ -56,7 +62,10 @@ t.test('against the test server', async (t) => {
     const app = await createTestApp({ plugins: [{ name: '@ferry/fs-sftp' }] });
     t.teardown(async () => {
       await app.close();
-      const cleaner = (await sftpProvider().create({ endpoint: ENDPOINT, username: USER, password: PASSWORD, prefix: run }, { username: 'c', dataDir: t.testdir() })) as SftpFs;
+      const cleaner = (await sftpProvider().create(
+        { endpoint: ENDPOINT, username: USER, password: PASSWORD, prefix: run },
+        { username: 'c', dataDir: t.testdir() },
+      )) as SftpFs;
       await cleaner.remove('/', { recursive: true }).catch(() => undefined);
       await cleaner.close();
     });
@@ -77,10 +86,12 @@ t.test('against the test server', async (t) => {
       user: { quota_files: 100 },
     });
     const onDisk = (rel: string) => path.join(HOME, run, rel);
-    const upload = (vpath: string, body: string) => call('POST', `/api/v2/user/files/upload?path=${encodeURIComponent(vpath)}&mkdir_parents=true`, Buffer.from(body));
+    const upload = (vpath: string, body: string) =>
+      call('POST', `/api/v2/user/files/upload?path=${encodeURIComponent(vpath)}&mkdir_parents=true`, Buffer.from(body));
 
     await upload('/a.txt', 'moved by the server');
-    const usedFiles = async () => (JSON.parse((await app.inject('GET', '/api/v2/users/mover', { token: admin })).payload) as { used_quota_files: number }).used_quota_files;
+    const usedFiles = async () =>
+      (JSON.parse((await app.inject('GET', '/api/v2/users/mover', { token: admin })).payload) as { used_quota_files: number }).used_quota_files;
     t.equal(await usedFiles(), 1, 'the upload is counted in the home');
     const ino = statSync(onDisk('home/a.txt')).ino;
     await call('PATCH', `/api/v2/user/files?path=/a.txt&target=${encodeURIComponent('/same/a.txt')}`);

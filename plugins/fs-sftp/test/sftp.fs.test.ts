@@ -7,18 +7,7 @@ import SftpClient from 'ssh2-sftp-client';
 import { FsError, type Fs, type FsScope } from '@ferry/core';
 import { closeAllPools, sftpProvider, type SftpOptions } from '../src/index.js';
 import type { SftpFs } from '../src/sftp.fs.js';
-import {
-  ENDPOINT,
-  PASSWORD,
-  Relay,
-  SFTP_DIR,
-  USER,
-  clientKey,
-  hostFingerprint,
-  randomPrefix,
-  requireSftpServer,
-  sftpOptions,
-} from './fixtures/sftp-server.js';
+import { ENDPOINT, PASSWORD, Relay, SFTP_DIR, USER, clientKey, hostFingerprint, randomPrefix, requireSftpServer, sftpOptions } from './fixtures/sftp-server.js';
 
 const scope: FsScope = { username: 'tester', dataDir: os.tmpdir() };
 const provider = sftpProvider({ idle_timeout: 5, connect_timeout: 5 });
@@ -183,7 +172,10 @@ if (await requireSftpServer(t)) {
       t.equal(await code(fs.stat('/big.bin')), 'NOT_FOUND', 'not visible while uploading');
       const listed: string[] = [];
       for await (const page of fs.list('/')) listed.push(...page.map((e) => e.name));
-      t.notOk(listed.some((n) => n.startsWith('.ferry-upload-')), 'temporary file not listed');
+      t.notOk(
+        listed.some((n) => n.startsWith('.ferry-upload-')),
+        'temporary file not listed',
+      );
       h.stream.end(randomBytes(5));
       t.same(await h.done, { size: 100_005 });
       t.equal((await fs.stat('/big.bin')).size, 100_005);
@@ -203,7 +195,10 @@ if (await requireSftpServer(t)) {
       h.stream.end('eicar');
       await t.rejects(h.done, refusal, 'done rejects with the hook error itself');
       t.equal(await code(fs.stat('/bad.txt')), 'NOT_FOUND');
-      t.notOk((await raw.list(dir)).some((e) => e.name.startsWith('.ferry-upload-')), 'no temporary file left');
+      t.notOk(
+        (await raw.list(dir)).some((e) => e.name.startsWith('.ferry-upload-')),
+        'no temporary file left',
+      );
     });
 
     t.test('overwrite: false refuses an existing file; mtime is applied', async (t) => {
@@ -223,7 +218,10 @@ if (await requireSftpServer(t)) {
       await h.abort();
       await t.rejects(h.done, { code: 'ABORTED' });
       t.equal(await code(fs.stat('/aborted.bin')), 'NOT_FOUND');
-      t.notOk((await raw.list(dir)).some((e) => e.name.startsWith('.ferry-upload-')), 'no temporary file left');
+      t.notOk(
+        (await raw.list(dir)).some((e) => e.name.startsWith('.ferry-upload-')),
+        'no temporary file left',
+      );
     });
   });
 

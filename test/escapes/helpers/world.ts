@@ -461,7 +461,20 @@ export function plantedLinks(u: User, dataDir: string): [string, string][] {
 }
 
 /** Links that point outside the home (or dangle): refused, and left out of listings and zips. */
-export const OUTSIDE_LINKS = ['link-dir', 'link-file', 'dangling', 'dangling-dir', 'rel-up', 'rel-file', 'chain1', 'chain2', 'link-root', 'link-data', 'loop-a', 'loop-b'];
+export const OUTSIDE_LINKS = [
+  'link-dir',
+  'link-file',
+  'dangling',
+  'dangling-dir',
+  'rel-up',
+  'rel-file',
+  'chain1',
+  'chain2',
+  'link-root',
+  'link-data',
+  'loop-a',
+  'loop-b',
+];
 
 export const FIXTURE_FILES = ['inside.txt', 'sub/f.txt', 'nest/ok.txt', 'shared/ok.txt', 'shared/sub/x.txt'];
 

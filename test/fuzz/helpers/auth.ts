@@ -9,7 +9,15 @@ const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 export function jwt(header: Record<string, unknown>, claims: Record<string, unknown>, key: string | null): string {
   const head = b64url(JSON.stringify(header));
   const body = b64url(JSON.stringify(claims));
-  const sig = key === null ? '' : b64url(crypto.createHmac(header.alg === 'HS512' ? 'sha512' : 'sha256', key).update(`${head}.${body}`).digest());
+  const sig =
+    key === null
+      ? ''
+      : b64url(
+          crypto
+            .createHmac(header.alg === 'HS512' ? 'sha512' : 'sha256', key)
+            .update(`${head}.${body}`)
+            .digest(),
+        );
   return `${head}.${body}.${sig}`;
 }
 
@@ -37,16 +45,29 @@ export function badCredentials(r: Rng, w: World, strategies: string[], permissio
     ['forged key', () => bearer(jwt({ alg: 'HS256', typ: 'JWT' }, claims(), 'not-the-key'))],
     ['expired', () => bearer(jwt({ alg: 'HS256', typ: 'JWT' }, claims({ iat: now - 7200, exp: now - 3600 }), w.jwtKey))],
     ['not yet valid', () => bearer(jwt({ alg: 'HS256', typ: 'JWT' }, claims({ nbf: now + 3600 }), w.jwtKey))],
-    ['wrong audience', () => bearer(jwt({ alg: 'HS256', typ: 'JWT' }, claims({ aud: admin ? 'user' : 'admin', sub: admin ? w.user : 'admin', uid: admin ? w.userUid : w.adminUid }), w.jwtKey))],
+    [
+      'wrong audience',
+      () =>
+        bearer(
+          jwt(
+            { alg: 'HS256', typ: 'JWT' },
+            claims({ aud: admin ? 'user' : 'admin', sub: admin ? w.user : 'admin', uid: admin ? w.userUid : w.adminUid }),
+            w.jwtKey,
+          ),
+        ),
+    ],
     ['unknown subject', () => bearer(jwt({ alg: 'HS256', typ: 'JWT' }, claims({ sub: 'fz-nobody' }), w.jwtKey))],
     ['other uid', () => bearer(jwt({ alg: 'HS256', typ: 'JWT' }, claims({ uid: uid + 1000 }), w.jwtKey))],
     ['no jti', () => bearer(jwt({ alg: 'HS256', typ: 'JWT' }, { ...claims(), jti: undefined }, w.jwtKey))],
     ['hostile subject', () => bearer(jwt({ alg: 'HS256', typ: 'JWT' }, claims({ sub: hostileString(r) }), w.jwtKey))],
-    ['tampered payload', () => {
-      const good = admin ? w.adminToken : w.userToken;
-      const [h, , s] = good.split('.');
-      return bearer(`${h}.${b64url(JSON.stringify(claims({ sub: 'fz-other' })))}.${s}`);
-    }],
+    [
+      'tampered payload',
+      () => {
+        const good = admin ? w.adminToken : w.userToken;
+        const [h, , s] = good.split('.');
+        return bearer(`${h}.${b64url(JSON.stringify(claims({ sub: 'fz-other' })))}.${s}`);
+      },
+    ],
     ['revoked', () => bearer(admin ? w.revokedAdminToken : w.revokedUserToken)],
     ['other role token', () => bearer(admin ? w.userToken : w.adminToken)],
     ['bogus api key', () => ({ 'x-service-api-key': hostileString(r).replace(/[^\x20-\x7e]/g, '?') || '?' })],

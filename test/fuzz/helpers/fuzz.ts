@@ -202,11 +202,14 @@ function baseQuery(rt: RouteInfo): [string, string][] {
 
 function credentialsFor(r: Rng, w: World, rt: RouteInfo): Record<string, string> {
   const s = rt.strategies;
-  if (s.includes('jwt-admin')) return s.includes('apikey-admin') && r.chance(0.2) ? { 'x-service-api-key': w.adminKey } : { authorization: `Bearer ${w.adminToken}` };
-  if (s.includes('jwt-user')) return s.includes('apikey-user') && r.chance(0.2) ? { 'x-service-api-key': w.userKey } : { authorization: `Bearer ${w.userToken}` };
+  if (s.includes('jwt-admin'))
+    return s.includes('apikey-admin') && r.chance(0.2) ? { 'x-service-api-key': w.adminKey } : { authorization: `Bearer ${w.adminToken}` };
+  if (s.includes('jwt-user'))
+    return s.includes('apikey-user') && r.chance(0.2) ? { 'x-service-api-key': w.userKey } : { authorization: `Bearer ${w.userToken}` };
   if (s.includes('apikey-admin')) return { 'x-service-api-key': w.adminKey };
   if (s.includes('apikey-user')) return { 'x-service-api-key': w.userKey };
-  if (SHARE_ROUTES.test(rt.path) || rt.path.startsWith('/api/v2/shares-chunked-uploads')) return { authorization: 'Basic ' + Buffer.from(`x:${SHARE_PASSWORD}`).toString('base64') };
+  if (SHARE_ROUTES.test(rt.path) || rt.path.startsWith('/api/v2/shares-chunked-uploads'))
+    return { authorization: 'Basic ' + Buffer.from(`x:${SHARE_PASSWORD}`).toString('base64') };
   return {};
 }
 
@@ -214,15 +217,27 @@ export function baseOf(r: Rng, w: World, rt: RouteInfo): Base {
   return { params: baseParams(w, rt), query: baseQuery(rt), body: baseBody(w, rt), headers: credentialsFor(r, w, rt) };
 }
 
-function build(r: Rng, rt: RouteInfo, b: Base, kind: string, o: { payload?: string | Buffer; contentType?: string; status?: number } = {}): Omit<FuzzRequest, 'n'> {
+function build(
+  r: Rng,
+  rt: RouteInfo,
+  b: Base,
+  kind: string,
+  o: { payload?: string | Buffer; contentType?: string; status?: number } = {},
+): Omit<FuzzRequest, 'n'> {
   const path = rt.path.replace(/\{(\w+)\*?\}/g, (_, name: string) => {
     const v = b.params[name] ?? 'fz-x';
-    return name === 'filePath' || name === 'ipornet' ? v.split('/').map((s) => encodeValue(r, s)).join('/') : encodeValue(r, v);
+    return name === 'filePath' || name === 'ipornet'
+      ? v
+          .split('/')
+          .map((s) => encodeValue(r, s))
+          .join('/')
+      : encodeValue(r, v);
   });
   const headers = { ...b.headers };
   let payload = o.payload;
   if (payload === undefined && b.body !== undefined && rt.parsed) payload = JSON.stringify(b.body);
-  if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = o.contentType ?? 'application/json';
+  if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+    headers['content-type'] = o.contentType ?? 'application/json';
   return { kind, route: rt.key, method: rt.method, url: path + queryString(r, b.query), headers, payload, status: o.status };
 }
 
@@ -250,7 +265,8 @@ const genParams: Gen = (r, w, rt) => {
   if (!names.length) return undefined;
   const name = r.pick(names);
   const v = r.chance(0.5) ? hostilePath(r) : hostileString(r);
-  const value = v === '' ? '%20' : name === 'filePath' ? `${v}/fz-missing-${r.int(1e6)}/f` : `fz-missing-${r.int(1e6)}${r.chance(0.5) ? v : ''}`.slice(0, 20_000);
+  const value =
+    v === '' ? '%20' : name === 'filePath' ? `${v}/fz-missing-${r.int(1e6)}/f` : `fz-missing-${r.int(1e6)}${r.chance(0.5) ? v : ''}`.slice(0, 20_000);
   if (rt.path.startsWith('/api/v2/shares/') && name !== 'id') {
     // share routes: a hostile file path on a share the user may not write to
     b.params.id = w.shares.write;
@@ -270,17 +286,21 @@ const genQuery: Gen = (r, w, rt) => {
   const keys = Object.entries(d.keys ?? {});
   const choices: (() => string | undefined)[] = [];
   const dupable = keys.filter(([, k]) => k.type !== 'array' && k.type !== 'alternatives' && k.type !== 'any');
-  if (dupable.length) choices.push(() => {
-    const [k] = r.pick(dupable);
-    b.query = b.query.filter(([x]) => x !== k);
-    b.query.push([k, '1'], [k, '2']);
-    return `${k} twice`;
-  });
-  const typed = keys.filter(([, k]) => ['number', 'boolean'].includes(k.type) || (k.type === 'string' && (k.flags?.only || k.rules?.some((x) => x.name === 'max'))));
+  if (dupable.length)
+    choices.push(() => {
+      const [k] = r.pick(dupable);
+      b.query = b.query.filter(([x]) => x !== k);
+      b.query.push([k, '1'], [k, '2']);
+      return `${k} twice`;
+    });
+  const typed = keys.filter(
+    ([, k]) => ['number', 'boolean'].includes(k.type) || (k.type === 'string' && (k.flags?.only || k.rules?.some((x) => x.name === 'max'))),
+  );
   const badValue = () => {
     const [k, kd] = r.pick(typed);
     let v: string;
-    if (kd.type === 'number') v = r.pick(['abc', '1e400', '99999999999999999999', '-99999999999999999999', '1.5x', '0x10', 'NaN', 'Infinity', '-1', '１', ' ', `${hostileString(r)}`]);
+    if (kd.type === 'number')
+      v = r.pick(['abc', '1e400', '99999999999999999999', '-99999999999999999999', '1.5x', '0x10', 'NaN', 'Infinity', '-1', '１', ' ', `${hostileString(r)}`]);
     else if (kd.type === 'boolean') v = r.pick(['maybe', '2', 'yes', 'TRUE1', '-1', 'on', hostileString(r) + 'x']);
     else if (kd.flags?.only) v = r.pick(['fz-not-valid', 'asc ', 'DESC\u0000', hostileString(r) + 'zz']);
     else {
@@ -298,10 +318,11 @@ const genQuery: Gen = (r, w, rt) => {
   };
   if (typed.length) choices.push(badValue);
   // unknown parameters are ignored (core/src/util/lenient.ts): sent with a refused value, which the answer must name
-  if (closedObject(d) && typed.length) choices.push(() => {
-    b.query.push([r.pick(['fz_unknown', '__proto__', 'constructor', hostileString(r).slice(0, 100) || 'x']), hostileString(r)]);
-    return `unknown key (ignored) and ${badValue()}`;
-  });
+  if (closedObject(d) && typed.length)
+    choices.push(() => {
+      b.query.push([r.pick(['fz_unknown', '__proto__', 'constructor', hostileString(r).slice(0, 100) || 'x']), hostileString(r)]);
+      return `unknown key (ignored) and ${badValue()}`;
+    });
   if (!choices.length) return undefined;
   const label = r.pick(choices)();
   return build(r, rt, b, `query: ${label}`);
@@ -382,7 +403,7 @@ const genShape: Gen = (r, w, rt) => {
     if (!requiredKeys(rt.payload).length) return undefined;
     return build(r, rt, b, 'body: only unknown members (required ones missing)', { payload });
   }
-  if (payload === 'null' && (rt.payload.flags?.presence !== 'required')) {
+  if (payload === 'null' && rt.payload.flags?.presence !== 'required') {
     // hapi treats a null body as no body: only refused when the body is required
     return build(r, rt, b, 'body: not JSON', { payload: brokenJson(r) });
   }
@@ -405,14 +426,25 @@ const genContentType: Gen = (r, w, rt) => {
     return build(r, rt, b, 'content: unsupported encoding', { payload: brokenJson(r) });
   }
   if (pick === 'multipart') {
-    return build(r, rt, b, 'content: broken multipart', { payload: r.pick(['--x\r\nbroken', body, '--fz\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--fz']), contentType: r.pick(['multipart/form-data', 'multipart/form-data; boundary=fz', 'multipart/mixed; boundary="']) });
+    return build(r, rt, b, 'content: broken multipart', {
+      payload: r.pick(['--x\r\nbroken', body, '--fz\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--fz']),
+      contentType: r.pick(['multipart/form-data', 'multipart/form-data; boundary=fz', 'multipart/mixed; boundary="']),
+    });
   }
   if (pick === 'form') {
     // a form body only reaches a schema, which drops its unknown keys: refused for the required ones missing
-    if (!rt.payload || !closedObject(rt.payload) || !requiredKeys(rt.payload).length) return build(r, rt, b, 'content: unsupported type', { payload: body, contentType: 'application/xml' });
-    return build(r, rt, b, 'content: form of unknown keys (required ones missing)', { payload: 'fz_unknown=1&' + encodeValue(r, hostileString(r)) + '=2', contentType: 'application/x-www-form-urlencoded' });
+    if (!rt.payload || !closedObject(rt.payload) || !requiredKeys(rt.payload).length)
+      return build(r, rt, b, 'content: unsupported type', { payload: body, contentType: 'application/xml' });
+    return build(r, rt, b, 'content: form of unknown keys (required ones missing)', {
+      payload: 'fz_unknown=1&' + encodeValue(r, hostileString(r)) + '=2',
+      contentType: 'application/x-www-form-urlencoded',
+    });
   }
-  const type = { xml: 'application/xml', html: 'application/vnd.fz+xml; charset=utf-8', unknown: r.pick(['application/x-fz', 'image/png', 'application/javascript', 'fz', '*/*']) }[pick]!;
+  const type = {
+    xml: 'application/xml',
+    html: 'application/vnd.fz+xml; charset=utf-8',
+    unknown: r.pick(['application/x-fz', 'image/png', 'application/javascript', 'fz', '*/*']),
+  }[pick]!;
   return build(r, rt, b, 'content: unsupported type', { payload: body, contentType: type });
 };
 
@@ -439,7 +471,11 @@ const SEMANTIC: Record<string, ((w: World, b: Record<string, unknown>) => Record
     (_w, b) => ({ ...b, virtual_folders: [{ name: 'fz-no-folder', virtual_path: '/v', quota_size: -1, quota_files: -1 }] }),
     (_w, b) => ({ ...b, role: 'fz-no-role' }),
   ],
-  'POST /api/v2/admins': [(_w, b) => ({ ...b, username: 'admin' }), (_w, b) => ({ ...b, role: 'fz-no-role' }), (_w, b) => ({ ...b, groups: [{ name: 'fz-no-group' }] })],
+  'POST /api/v2/admins': [
+    (_w, b) => ({ ...b, username: 'admin' }),
+    (_w, b) => ({ ...b, role: 'fz-no-role' }),
+    (_w, b) => ({ ...b, groups: [{ name: 'fz-no-group' }] }),
+  ],
   'POST /api/v2/folders': [(_w, b) => ({ ...b, name: 'fz-folder' })],
   'POST /api/v2/groups': [(_w, b) => ({ ...b, name: 'fz-group' }), (_w, b) => ({ ...b, virtual_folders: [{ name: 'fz-no-folder', virtual_path: '/v' }] })],
   'POST /api/v2/roles': [(_w, b) => ({ ...b, name: 'fz-role' })],
@@ -468,7 +504,12 @@ const genMissingTarget: Gen = (r, w, rt) => {
   const names = Object.keys(b.params).filter((n) => n !== 'type');
   if (!names.length) return undefined;
   const name = r.pick(names);
-  return build(r, rt, { ...b, params: { ...b.params, [name]: name === 'ipornet' ? '198.51.100.254' : `fz-missing-${r.int(1e6)}` } }, 'semantic: missing object');
+  return build(
+    r,
+    rt,
+    { ...b, params: { ...b.params, [name]: name === 'ipornet' ? '198.51.100.254' : `fz-missing-${r.int(1e6)}` } },
+    'semantic: missing object',
+  );
 };
 
 /** Every method and path of the table, to find methods a path does not have. */
@@ -479,14 +520,24 @@ export function knowRoutes(routes: RouteInfo[]): void {
 
 /** A method the path has no route for (the router's 404; hapi answers HEAD with GET routes, so no HEAD). */
 const genMethod: Gen = (r, w, rt) => {
-  const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !routeKeys.has(`${m} ${rt.path}`) && !(m === 'GET' && routeKeys.has(`HEAD ${rt.path}`)));
+  const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter(
+    (m) => !routeKeys.has(`${m} ${rt.path}`) && !(m === 'GET' && routeKeys.has(`HEAD ${rt.path}`)),
+  );
   if (!methods.length) return undefined;
   const b = baseOf(r, w, rt);
   const req = build(r, { ...rt, method: r.pick(methods) }, b, 'method: not routed');
   return { ...req, route: rt.key };
 };
 
-export const GENERIC: Record<string, Gen> = { auth: genAuth, params: genParams, query: genQuery, field: genField, shape: genShape, content: genContentType, oversize: genOversize };
+export const GENERIC: Record<string, Gen> = {
+  auth: genAuth,
+  params: genParams,
+  query: genQuery,
+  field: genField,
+  shape: genShape,
+  content: genContentType,
+  oversize: genOversize,
+};
 
 /** Which generators apply to a route, with their weights. */
 export function applicable(rt: RouteInfo): [number, Gen][] {
@@ -519,7 +570,8 @@ export function verdict(req: FuzzRequest, status: number, headers: Record<string
   } else if (status < 400 || status >= 500) return `status ${status}, expected a 4xx`;
   if (STACK.test(body)) return 'stack trace in the body';
   if (status < 400 || req.method === 'HEAD') return undefined;
-  if (!String(headers['content-type'] ?? '').startsWith('application/json')) return `content-type ${String(headers['content-type'])}, expected application/json`;
+  if (!String(headers['content-type'] ?? '').startsWith('application/json'))
+    return `content-type ${String(headers['content-type'])}, expected application/json`;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -577,7 +629,8 @@ export async function runInject(server: Hapi.Server, reqs: FuzzRequest[], concur
       record(res, req, r.statusCode);
       const spent = performance.now() - t0;
       res.time.set(req.route, (res.time.get(req.route) ?? 0) + spent);
-      if (spent > 200 && process.env.FERRY_FUZZ_TIMES) console.error(`slow ${Math.round(spent)} ms #${req.n} ${req.kind} ${req.method} ${req.url.slice(0, 200)} ${r.statusCode}`);
+      if (spent > 200 && process.env.FERRY_FUZZ_TIMES)
+        console.error(`slow ${Math.round(spent)} ms #${req.n} ${req.kind} ${req.method} ${req.url.slice(0, 200)} ${r.statusCode}`);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));

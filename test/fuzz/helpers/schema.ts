@@ -9,7 +9,7 @@
  * (`when`, alternatives, `any`) are never chosen.
  */
 import type { Rng } from './prng.js';
-import { hostileJson, hostileString, jsonString } from './values.js';
+import { hostileString, jsonString } from './values.js';
 
 export interface Desc {
   type: string;

@@ -27,7 +27,8 @@ const basicPw = (pw: string) => ({ authorization: 'Basic ' + Buffer.from(`x:${pw
 function multipart(r: Rng, files: { name: string; data: string }[], o: { field?: string } = {}): { payload: Buffer; headers: Record<string, string> } {
   const boundary = `fzb${r.int(1e9)}`;
   const parts = files.map(
-    (f) => `--${boundary}\r\nContent-Disposition: form-data; name="${o.field ?? 'filenames'}"; filename="${f.name}"\r\nContent-Type: application/octet-stream\r\n\r\n${f.data}\r\n`,
+    (f) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${o.field ?? 'filenames'}"; filename="${f.name}"\r\nContent-Type: application/octet-stream\r\n\r\n${f.data}\r\n`,
   );
   return { payload: Buffer.from(parts.join('') + `--${boundary}--\r\n`, 'utf8'), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
@@ -41,9 +42,19 @@ function brokenMultipart(r: Rng): { payload: Buffer; headers: Record<string, str
     () => ({ ...ok, headers: { 'content-type': 'multipart/form-data; boundary=other' }, label: 'wrong boundary' }),
     () => ({ ...multipart(r, []), label: 'no file' }),
     () => ({ ...multipart(r, [{ name: 'f.txt', data: 'x' }], { field: 'other' }), label: 'other field' }),
-    () => ({ ...multipart(r, [{ name: 'dup.txt', data: 'x' }, { name: 'dup.txt', data: 'y' }]), label: 'duplicate name (missing dir)' }),
+    () => ({
+      ...multipart(r, [
+        { name: 'dup.txt', data: 'x' },
+        { name: 'dup.txt', data: 'y' },
+      ]),
+      label: 'duplicate name (missing dir)',
+    }),
     () => ({ payload: Buffer.from('not multipart'), headers: { 'content-type': 'application/json' }, label: 'not multipart' }),
-    () => ({ payload: Buffer.from('--b\r\nContent-Disposition: form-data; name="filenames"; filename="a"\r\n\r\nx'), headers: { 'content-type': 'multipart/form-data; boundary=b' }, label: 'unterminated part' }),
+    () => ({
+      payload: Buffer.from('--b\r\nContent-Disposition: form-data; name="filenames"; filename="a"\r\n\r\nx'),
+      headers: { 'content-type': 'multipart/form-data; boundary=b' },
+      label: 'unterminated part',
+    }),
   ])();
 }
 
@@ -68,17 +79,43 @@ export function userPaths(r: Rng, w: World, rt: RouteInfo): Req | undefined {
   }
   if (keys.includes('path') && keys.includes('target')) {
     // the source does not exist, or the target is below a directory that does not exist
-    return r.chance(0.5) ? make([['path', hostileMissing(r)], ['target', `/fz-renamed-${r.int(1e6)}`]], {}, 'path: source') : make([['path', existing], ['target', hostileMissing(r, true)]], {}, 'path: target');
+    return r.chance(0.5)
+      ? make(
+          [
+            ['path', hostileMissing(r)],
+            ['target', `/fz-renamed-${r.int(1e6)}`],
+          ],
+          {},
+          'path: source',
+        )
+      : make(
+          [
+            ['path', existing],
+            ['target', hostileMissing(r, true)],
+          ],
+          {},
+          'path: target',
+        );
   }
   if (!keys.includes('path')) return undefined;
   const p = hostileMissing(r);
-  if (rt.path === '/api/v2/user/files' && rt.method === 'POST') return make([['path', p]], multipart(r, [{ name: r.chance(0.5) ? 'up.txt' : hostileString(r).replace(/["\r\n]/g, '_') || 'x', data: 'x' }]), 'path: multipart dir');
+  if (rt.path === '/api/v2/user/files' && rt.method === 'POST')
+    return make(
+      [['path', p]],
+      multipart(r, [{ name: r.chance(0.5) ? 'up.txt' : hostileString(r).replace(/["\r\n]/g, '_') || 'x', data: 'x' }]),
+      'path: multipart dir',
+    );
   if (rt.path === '/api/v2/user/files/upload') {
     const h: Record<string, string> = { 'content-type': 'application/octet-stream' };
     if (r.chance(0.2)) h['x-service-mtime'] = r.pick(['-1', 'abc', '1e20', '9'.repeat(20), '']);
     return make([['path', hostileMissing(r, true)]], { payload: 'raw upload body', headers: h }, 'path: raw upload');
   }
-  if (rt.path === '/api/v2/user/files/metadata') return make([['path', p]], { payload: JSON.stringify({ modification_time: 1_700_000_000_000 }), headers: { 'content-type': 'application/json' } }, 'path: metadata');
+  if (rt.path === '/api/v2/user/files/metadata')
+    return make(
+      [['path', p]],
+      { payload: JSON.stringify({ modification_time: 1_700_000_000_000 }), headers: { 'content-type': 'application/json' } },
+      'path: metadata',
+    );
   if (rt.path === '/api/v2/user/dirs' && rt.method === 'POST') return make([['path', hostileMissing(r, true)]], {}, 'path: mkdir');
   return make([['path', p]]);
 }
@@ -110,21 +147,39 @@ export function sharePublic(r: Rng, w: World, rt: RouteInfo): Req | undefined {
   if (pick === 0) {
     // the password share without its password, or with a wrong one
     const bad = r.chance(0.3) ? { label: 'none', headers: {} } : badBasic(r, 'x', SHARE_PASSWORD, true);
-    const rest = p.endsWith('{filePath*}') ? `/${encodeValue(r, hostilePath(r))}` : p.endsWith('/files') || p.endsWith('/mkdir') ? q(r, [['path', hostileMissing(r)]]) : '';
+    const rest = p.endsWith('{filePath*}')
+      ? `/${encodeValue(r, hostilePath(r))}`
+      : p.endsWith('/files') || p.endsWith('/mkdir')
+        ? q(r, [['path', hostileMissing(r)]])
+        : '';
     return make(s.writePw, rest, bad.headers, `share: password ${bad.label}`, rt.method === 'POST' ? 'body' : undefined);
   }
   if (pick === 1) {
     // a route of the other scope (read share written to, write share read)
     const writeRoute = rt.method === 'POST';
     const id = writeRoute ? r.pick([s.read, s.file]) : s.write;
-    const rest = p.endsWith('{filePath*}') ? `/${encodeValue(r, hostilePath(r))}/f` : p.endsWith('/files') || p.endsWith('/mkdir') || p.endsWith('/dirs') ? q(r, [['path', hostilePath(r)]]) : '';
+    const rest = p.endsWith('{filePath*}')
+      ? `/${encodeValue(r, hostilePath(r))}/f`
+      : p.endsWith('/files') || p.endsWith('/mkdir') || p.endsWith('/dirs')
+        ? q(r, [['path', hostilePath(r)]])
+        : '';
     const body = p === '/api/v2/shares/{id}' && writeRoute ? multipart(r, [{ name: hostilePath(r).replace(/["\r\n]/g, '_'), data: 'x' }]) : undefined;
     return make(id, rest, { ...(body?.headers ?? {}) }, 'share: wrong scope', body?.payload ?? (writeRoute ? 'x' : undefined));
   }
   if (pick === 2 && rt.method === 'POST') {
     // the share whose directory the owner may not write to (/ro): hostile names stay refused
     const name = hostilePath(r);
-    if (p.endsWith('{filePath*}')) return make(s.write, `/${name.split('/').map((x) => encodeValue(r, x)).join('/')}`, { 'content-type': 'application/octet-stream' }, 'share: read-only dir upload', 'data');
+    if (p.endsWith('{filePath*}'))
+      return make(
+        s.write,
+        `/${name
+          .split('/')
+          .map((x) => encodeValue(r, x))
+          .join('/')}`,
+        { 'content-type': 'application/octet-stream' },
+        'share: read-only dir upload',
+        'data',
+      );
     if (p.endsWith('/mkdir')) return make(s.write, q(r, [['path', name === '' || name === '.' ? 'x' : name]]), {}, 'share: read-only dir mkdir');
     if (p === '/api/v2/shares/{id}') {
       const m = multipart(r, [{ name: name.replace(/["\r\n]/g, '_') || 'x', data: 'x' }]);
@@ -136,11 +191,21 @@ export function sharePublic(r: Rng, w: World, rt: RouteInfo): Req | undefined {
   if (p.endsWith('{filePath*}')) {
     const h: Record<string, string> = { ...good, 'content-type': 'application/octet-stream' };
     if (r.chance(0.3)) h['x-service-mtime'] = r.pick(['-1', 'abc', '1e20', '9'.repeat(20)]);
-    return make(s.writePw, `/${missing(r)}/${hostilePath(r).split('/').map((x) => encodeValue(r, x)).join('/')}/f`, h, 'share: upload below missing dir', 'data');
+    return make(
+      s.writePw,
+      `/${missing(r)}/${hostilePath(r)
+        .split('/')
+        .map((x) => encodeValue(r, x))
+        .join('/')}/f`,
+      h,
+      'share: upload below missing dir',
+      'data',
+    );
   }
   if (p.endsWith('/mkdir')) return make(s.writePw, q(r, [['path', hostileMissing(r, true)]]), good, 'share: mkdir below missing dir');
   if (p.endsWith('/files') || p.endsWith('/dirs')) return make(s.read, q(r, [['path', hostileMissing(r)]]), {}, 'share: missing path');
-  if (p === '/api/v2/shares/{id}' && rt.method === 'GET') return make(r.pick([s.write, s.writePw]), r.chance(0.5) ? q(r, [['compress', 'maybe']]) : '', {}, 'share: download refused');
+  if (p === '/api/v2/shares/{id}' && rt.method === 'GET')
+    return make(r.pick([s.write, s.writePw]), r.chance(0.5) ? q(r, [['compress', 'maybe']]) : '', {}, 'share: download refused');
   if (p === '/api/v2/shares/{id}') {
     // a multipart file name is a name, not a path (the part after the last separator is used): broken bodies instead
     const m = brokenMultipart(r);
@@ -158,7 +223,14 @@ export function tus(r: Rng, w: World, rt: RouteInfo): Req | undefined {
   const pw = basicPw(SHARE_PASSWORD);
   if (rt.method === 'OPTIONS') {
     const headers: Record<string, string> = r.chance(0.5) ? { 'tus-resumable': hostileString(r).replace(/[^\x20-\x7e]/g, '?') } : {};
-    return { kind: 'tus: discovery', route: rt.key, method: 'OPTIONS', url: TUS + (r.chance(0.3) ? `?${wellFormed(hostileString(r))}=1` : ''), headers, status: 200 };
+    return {
+      kind: 'tus: discovery',
+      route: rt.key,
+      method: 'OPTIONS',
+      url: TUS + (r.chance(0.3) ? `?${wellFormed(hostileString(r))}=1` : ''),
+      headers,
+      status: 200,
+    };
   }
   if (rt.method === 'POST') {
     const meta: Record<string, string | undefined> = { share_id: b64(s.writePw), path: b64(`fz-tus-${r.int(1e6)}.bin`) };
@@ -228,7 +300,11 @@ export function tus(r: Rng, w: World, rt: RouteInfo): Req | undefined {
     }
     return finish({ kind: `tus: create ${label}`, route: rt.key, method: 'POST', url: TUS, headers });
     function finish(req: Req): Req {
-      if (!('upload-metadata' in headers)) headers['upload-metadata'] = Object.entries(meta).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ${v}`).join(',');
+      if (!('upload-metadata' in headers))
+        headers['upload-metadata'] = Object.entries(meta)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(',');
       return req;
     }
   }
@@ -236,7 +312,14 @@ export function tus(r: Rng, w: World, rt: RouteInfo): Req | undefined {
   if (rt.method === 'GET') {
     // HEAD of an upload (GET answers it too): unknown ids, wrong credentials
     const method = r.chance(0.7) ? 'HEAD' : 'GET';
-    if (r.chance(0.5)) return { kind: 'tus: unknown upload', route: rt.key, method, url: `${TUS}/${encodeValue(r, r.chance(0.5) ? hostilePath(r) : `fz${r.int(1e9)}`)}`, headers: { ...pw, 'tus-resumable': '1.0.0' } };
+    if (r.chance(0.5))
+      return {
+        kind: 'tus: unknown upload',
+        route: rt.key,
+        method,
+        url: `${TUS}/${encodeValue(r, r.chance(0.5) ? hostilePath(r) : `fz${r.int(1e9)}`)}`,
+        headers: { ...pw, 'tus-resumable': '1.0.0' },
+      };
     const bad = badBasic(r, 'x', SHARE_PASSWORD, true);
     return { kind: `tus: head ${bad.label}`, route: rt.key, method, url: upload, headers: { ...bad.headers, 'tus-resumable': '1.0.0' } };
   }
@@ -257,7 +340,13 @@ export function tus(r: Rng, w: World, rt: RouteInfo): Req | undefined {
         break;
       case 2:
         label = 'content type';
-        headers['content-type'] = r.pick(['application/octet-stream', 'text/plain', 'application/json', 'application/offset+octet-streamx', 'multipart/form-data; boundary=x']);
+        headers['content-type'] = r.pick([
+          'application/octet-stream',
+          'text/plain',
+          'application/json',
+          'application/offset+octet-streamx',
+          'multipart/form-data; boundary=x',
+        ]);
         if (r.chance(0.2)) delete headers['content-type'];
         break;
       case 3:
@@ -292,5 +381,12 @@ export function health(r: Rng, _w: World, rt: RouteInfo): Req {
   const headers: Record<string, string> = {};
   if (r.chance(0.5)) headers.authorization = r.pick(['Bearer x', 'Basic !!!', 'Bearer ' + 'a.'.repeat(100)]);
   if (r.chance(0.3)) headers['x-service-api-key'] = 'junk';
-  return { kind: 'health', route: rt.key, method: 'GET', url: rt.path + (r.chance(0.5) ? `?${wellFormed(hostileString(r).slice(0, 2000))}=${wellFormed(hostilePath(r))}` : ''), headers, status: 200 };
+  return {
+    kind: 'health',
+    route: rt.key,
+    method: 'GET',
+    url: rt.path + (r.chance(0.5) ? `?${wellFormed(hostileString(r).slice(0, 2000))}=${wellFormed(hostilePath(r))}` : ''),
+    headers,
+    status: 200,
+  };
 }

@@ -85,7 +85,8 @@ async function run(t: Test, o: { name: string; seed: number; perRoute: number; r
   const cpuMs = Math.round((used.user + used.system) / 1000);
   const after = await snapshot(w);
   t.comment(`${summary(res)} (${ms} ms, ${cpuMs} ms of CPU in this process)`);
-  if (process.env.FERRY_FUZZ_TIMES) for (const [k, v] of [...res.time.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15)) t.comment(`${Math.round(v)} ms ${k}`);
+  if (process.env.FERRY_FUZZ_TIMES)
+    for (const [k, v] of [...res.time.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15)) t.comment(`${Math.round(v)} ms ${k}`);
 
   t.test('every answer is a 4xx ApiResponse: no 5xx, no stack trace', async (t) => {
     const groups = new Map<string, number>();

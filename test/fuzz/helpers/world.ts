@@ -72,7 +72,8 @@ export async function createWorld(): Promise<World> {
   const root = path.join(ta.dataDir, 'homes');
   const home = path.join(root, 'fz-user');
   const otherHome = path.join(root, 'fz-other');
-  for (const d of [path.join(home, 'docs', 'sub'), path.join(home, 'ro'), otherHome, path.join(ta.dataDir, 'folders', 'fz-folder')]) mkdirSync(d, { recursive: true });
+  for (const d of [path.join(home, 'docs', 'sub'), path.join(home, 'ro'), otherHome, path.join(ta.dataDir, 'folders', 'fz-folder')])
+    mkdirSync(d, { recursive: true });
   writeFileSync(path.join(home, 'top.txt'), 'top file\n');
   writeFileSync(path.join(home, 'docs', 'a.txt'), 'a file in docs\n');
   writeFileSync(path.join(home, 'docs', 'sub', 'b.bin'), crypto.randomBytes(300));

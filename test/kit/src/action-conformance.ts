@@ -136,7 +136,13 @@ export async function saveActionOptions(def: ActionTypeDef<any>, options: Obj): 
 export async function runAction(def: ActionTypeDef<any>, options: Obj, o: RunActionOptions = {}): Promise<ActionResult | void> {
   const stored = await saveActionOptions(def, options);
   const fs: FsEvent = { ...defaultEvent(), ...o.event };
-  const ev: TriggerEvent = { trigger: 1, timestamp: fs.timestamp, fs, initiator: { user: { username: fs.username, role: fs.role ?? '' } }, username: fs.username };
+  const ev: TriggerEvent = {
+    trigger: 1,
+    timestamp: fs.timestamp,
+    fs,
+    initiator: { user: { username: fs.username, role: fs.role ?? '' } },
+    username: fs.username,
+  };
   const rule: LoadedRule = {
     id: 1,
     name: o.rule?.name ?? 'conformance-rule',
@@ -205,7 +211,10 @@ interface JoiDescription {
 
 /** True when a templateFields / secretFields path ('a.b', 'list[].value') names a key of the schema. */
 function schemaReaches(desc: JoiDescription | undefined, path: string): boolean {
-  const segs = path.split('.').flatMap((x) => (x.endsWith('[]') ? [x.slice(0, -2), '[]'] : [x])).filter(Boolean);
+  const segs = path
+    .split('.')
+    .flatMap((x) => (x.endsWith('[]') ? [x.slice(0, -2), '[]'] : [x]))
+    .filter(Boolean);
   const walk = (d: JoiDescription | undefined, i: number): boolean => {
     if (!d) return false;
     if (i === segs.length) return true;

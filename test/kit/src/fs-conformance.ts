@@ -34,14 +34,7 @@ export interface CaseGroup {
   run(t: Test, ctx: SuiteContext): Promise<void>;
 }
 
-const CAPABILITY_NAMES: CapabilityName[] = [
-  'rangeRead',
-  'atomicRename',
-  'serverSideCopy',
-  'realDirectories',
-  'settableMtime',
-  'atomicUpload',
-];
+const CAPABILITY_NAMES: CapabilityName[] = ['rangeRead', 'atomicRename', 'serverSideCopy', 'realDirectories', 'settableMtime', 'atomicUpload'];
 
 export const DEFAULT_LARGE_FILE_SIZE = 32 * 1024 * 1024;
 
@@ -79,9 +72,7 @@ export async function fsConformance(t: Test, opts: FsConformanceOptions): Promis
       requires(...need) {
         const missing = need.filter((c) => !caps[c]);
         return {
-          skip: missing.length
-            ? `${opts.name} declares ${missing.map((c) => `capabilities.${c} = false`).join(', ')}`
-            : false,
+          skip: missing.length ? `${opts.name} declares ${missing.map((c) => `capabilities.${c} = false`).join(', ')}` : false,
         };
       },
     };

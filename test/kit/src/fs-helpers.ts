@@ -10,12 +10,7 @@ import type { FileInfo, Fs, FsErrorCode, ListOptions, ReadOptions, WriteOptions,
  * `done` resolves. The first failure wins: a rejection of `done` (the
  * backend's verdict) is preferred over the pipeline's own error.
  */
-export async function writeFile(
-  fs: Fs,
-  path: string,
-  data: Buffer | string | Readable,
-  opts: WriteOptions = {},
-): Promise<WriteResult> {
+export async function writeFile(fs: Fs, path: string, data: Buffer | string | Readable, opts: WriteOptions = {}): Promise<WriteResult> {
   const buf = typeof data === 'string' ? Buffer.from(data) : data;
   const size = Buffer.isBuffer(buf) ? buf.length : undefined;
   const handle = await fs.openWrite(path, { size, ...opts });
@@ -91,12 +86,7 @@ function describe(err: unknown): unknown {
 }
 
 /** Asserts that `p` rejects with an FsError carrying one of `codes`. */
-export async function expectFsError(
-  t: Test,
-  p: Promise<unknown>,
-  codes: FsErrorCode | FsErrorCode[],
-  message: string,
-): Promise<unknown> {
+export async function expectFsError(t: Test, p: Promise<unknown>, codes: FsErrorCode | FsErrorCode[], message: string): Promise<unknown> {
   const list = Array.isArray(codes) ? codes : [codes];
   const err = await rejectionOf(p);
   if (err === undefined) {

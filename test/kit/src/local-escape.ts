@@ -54,7 +54,10 @@ async function snapshot(dir: string, skip: string[] = []): Promise<Record<string
       else if (st.isDirectory()) {
         out[rel] = `dir:${st.mtimeMs}`;
         await walk(full);
-      } else out[rel] = `file:${st.mtimeMs}:${createHash('sha256').update(await readFile(full)).digest('hex')}`;
+      } else
+        out[rel] = `file:${st.mtimeMs}:${createHash('sha256')
+          .update(await readFile(full))
+          .digest('hex')}`;
     }
   };
   await walk(dir);

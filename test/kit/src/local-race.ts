@@ -51,7 +51,9 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
     const full = path.join(dir, name);
     const st = await lstat(full);
     out[name] = st.isFile()
-      ? `file:${st.mtimeMs}:${st.ctimeMs}:${createHash('sha256').update(await readFile(full)).digest('hex')}`
+      ? `file:${st.mtimeMs}:${st.ctimeMs}:${createHash('sha256')
+          .update(await readFile(full))
+          .digest('hex')}`
       : `${st.isDirectory() ? 'dir' : 'other'}:${st.mtimeMs}`;
   }
   return out;
@@ -104,22 +106,31 @@ export async function localRaceConformance(t: Test, opts: LocalRaceOptions): Pro
       ['read race/secret.txt', async () => drain(await fs.openRead('/race/secret.txt'))],
       ['read race/a.txt', async () => drain(await fs.openRead('/race/a.txt', { start: 0, end: 9 }))],
       ['stat race/secret.txt', () => fs.stat('/race/secret.txt')],
-      ['list race', async () => {
-        const names: string[] = [];
-        for await (const page of fs.list('/race')) names.push(...page.map((e) => e.name));
-        return names;
-      }],
-      ['list race/sub', async () => {
-        const names: string[] = [];
-        for await (const page of fs.list('/race/sub')) names.push(...page.map((e) => e.name));
-        return names;
-      }],
+      [
+        'list race',
+        async () => {
+          const names: string[] = [];
+          for await (const page of fs.list('/race')) names.push(...page.map((e) => e.name));
+          return names;
+        },
+      ],
+      [
+        'list race/sub',
+        async () => {
+          const names: string[] = [];
+          for await (const page of fs.list('/race/sub')) names.push(...page.map((e) => e.name));
+          return names;
+        },
+      ],
       ['copy from race', (i) => fs.copy!('/race/secret.txt', `/copied-${i % 5}.txt`)],
       ['copy into race', () => fs.copy!('/inside.txt', '/race/copied.txt')],
-      ['rename into race', async (i) => {
-        await write(fs, `/m-${i}.txt`, 'moved');
-        await fs.rename(`/m-${i}.txt`, `/race/moved-${i}.txt`);
-      }],
+      [
+        'rename into race',
+        async (i) => {
+          await write(fs, `/m-${i}.txt`, 'moved');
+          await fs.rename(`/m-${i}.txt`, `/race/moved-${i}.txt`);
+        },
+      ],
       ['rename from race', (i) => fs.rename('/race/a.txt', `/taken-${i}.txt`)],
       ['mkdir race/dir', (i) => fs.mkdir(`/race/dir-${i}`)],
       ['mkdir -p race/a/b', (i) => fs.mkdir(`/race/p-${i}/b`, { recursive: true })],

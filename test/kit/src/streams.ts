@@ -4,7 +4,9 @@ import { Readable } from 'node:stream';
 const DEFAULT_CHUNK = 64 * 1024;
 
 function keystream(seed: string | number): (bytes: Buffer) => Buffer {
-  const key = createHash('sha256').update(`ferry-testkit:${String(seed)}`).digest();
+  const key = createHash('sha256')
+    .update(`ferry-testkit:${String(seed)}`)
+    .digest();
   const cipher = createCipheriv('aes-256-ctr', key, Buffer.alloc(16));
   return (zeros) => cipher.update(zeros);
 }
@@ -52,12 +54,7 @@ export async function sha256Stream(stream: Readable): Promise<{ sha256: string; 
 }
 
 /** sha256 of bytes [start, end] (inclusive) of randomStream(size, seed), computed by streaming. */
-export async function randomSliceSha256(
-  size: number,
-  seed: string | number,
-  start: number,
-  end: number,
-): Promise<{ sha256: string; size: number }> {
+export async function randomSliceSha256(size: number, seed: string | number, start: number, end: number): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
   let pos = 0;
   for await (const chunk of randomStream(Math.min(size, end + 1), seed)) {

@@ -20,7 +20,13 @@ t.test('randomStream', async (t) => {
 
 t.test('randomSliceSha256', async (t) => {
   const whole = randomBytesSeeded(200_000, 's');
-  for (const [start, end] of [[0, 0], [65_535, 65_536], [100, 199_999], [199_999, 199_999], [150_000, 300_000]] as const) {
+  for (const [start, end] of [
+    [0, 0],
+    [65_535, 65_536],
+    [100, 199_999],
+    [199_999, 199_999],
+    [150_000, 300_000],
+  ] as const) {
     const want = whole.subarray(start, end + 1);
     t.same(await randomSliceSha256(200_000, 's', start, end), { sha256: sha(want), size: want.length }, `${start}-${end}`);
   }

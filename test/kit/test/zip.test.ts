@@ -47,7 +47,13 @@ function makeZip(entries: Entry[]): Buffer {
 
 t.test('unzip reads stored and deflated entries and directories', async (t) => {
   const big = Buffer.alloc(100_000, 'abc');
-  const entries = unzip(makeZip([{ name: 'dir/', data: Buffer.alloc(0) }, { name: 'dir/é.txt', data: Buffer.from('stored') }, { name: 'big.bin', data: big, deflate: true }]));
+  const entries = unzip(
+    makeZip([
+      { name: 'dir/', data: Buffer.alloc(0) },
+      { name: 'dir/é.txt', data: Buffer.from('stored') },
+      { name: 'big.bin', data: big, deflate: true },
+    ]),
+  );
   t.same([...entries.keys()], ['dir/', 'dir/é.txt', 'big.bin']);
   t.equal(entries.get('dir/')?.length, 0);
   t.equal(entries.get('dir/é.txt')?.toString(), 'stored');
@@ -58,7 +64,16 @@ t.test('unzip reads stored and deflated entries and directories', async (t) => {
 t.test('unzip throws on what it cannot check', async (t) => {
   t.throws(() => unzip(Buffer.from('not a zip at all, just some text')), /not a zip/);
   t.throws(() => unzip(makeZip([{ name: 'a', data: Buffer.from('abc'), size: 4 }])), /a: 3 bytes, central directory says 4/);
-  t.throws(() => unzip(makeZip([{ name: 'a', data: Buffer.from('1') }, { name: 'a', data: Buffer.from('2') }])), /two entries/);
+  t.throws(
+    () =>
+      unzip(
+        makeZip([
+          { name: 'a', data: Buffer.from('1') },
+          { name: 'a', data: Buffer.from('2') },
+        ]),
+      ),
+    /two entries/,
+  );
   const bad = makeZip([{ name: 'a', data: Buffer.from('abc') }]);
   bad.writeUInt16LE(12, bad.length - 22 - 47 + 10); // compression method of the central directory entry: bzip2
   t.throws(() => unzip(bad), /unsupported compression method 12/);

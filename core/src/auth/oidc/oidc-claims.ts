@@ -35,7 +35,11 @@ export function isAdminRole(roles: string[], adminRoles: string[]): boolean {
  * Admin or user login: with implicit_roles the requested target decides,
  * otherwise the role claim (admin when it holds an admin role value).
  */
-export function loginKind(o: Pick<OidcBindingConfig, 'implicit_roles' | 'role_field' | 'admin_roles'>, claims: Record<string, unknown>, target: OidcLoginKind): OidcLoginKind {
+export function loginKind(
+  o: Pick<OidcBindingConfig, 'implicit_roles' | 'role_field' | 'admin_roles'>,
+  claims: Record<string, unknown>,
+  target: OidcLoginKind,
+): OidcLoginKind {
   if (o.implicit_roles) return target;
   return isAdminRole(roleValues(claims, o.role_field), o.admin_roles) ? 'admin' : 'user';
 }

@@ -144,7 +144,10 @@ export class OidcService {
     }
     const kind = loginKind(o, claims, pending.target);
     if (pending.target !== kind) {
-      throw new OidcLoginError(403, `the identity provider's role claim makes "${username}" ${kind === 'admin' ? 'an admin' : 'a user'}, not ${pending.target === 'admin' ? 'an admin' : 'a user'}`);
+      throw new OidcLoginError(
+        403,
+        `the identity provider's role claim makes "${username}" ${kind === 'admin' ? 'an admin' : 'a user'}, not ${pending.target === 'admin' ? 'an admin' : 'a user'}`,
+      );
     }
     const email = claimAt(claims, 'email');
     const event: IdpLoginEvent = {

@@ -11,12 +11,7 @@ import { IpListEntrySchema } from './ip-list.entity.js';
 import { DefenderEventSchema, DefenderHostSchema } from './defender.entity.js';
 import { TransferUsageSchema } from './usage.entity.js';
 import { PasswordResetCodeSchema } from './password-reset.entity.js';
-import {
-  AdminGroupSchema,
-  GroupFolderSchema,
-  UserFolderSchema,
-  UserGroupSchema,
-} from './mappings.entity.js';
+import { AdminGroupSchema, GroupFolderSchema, UserFolderSchema, UserGroupSchema } from './mappings.entity.js';
 
 export * from './role.entity.js';
 export * from './admin.entity.js';

@@ -65,7 +65,12 @@ function operation(route: Hapi.RequestRoute): Operation {
   const validate = settings.validate as { params?: unknown; query?: unknown; payload?: unknown; headers?: unknown } | undefined;
   const op: Operation = {
     operationId: `${route.method}_${route.path}`.replace(/[^A-Za-z0-9]+/g, '_').replace(/_+$/, ''),
-    tags: [route.path.replace(/^\/api\/v2/, '').split('/')[1]?.replace(/[{}?*]/g, '') || 'root'],
+    tags: [
+      route.path
+        .replace(/^\/api\/v2/, '')
+        .split('/')[1]
+        ?.replace(/[{}?*]/g, '') || 'root',
+    ],
   };
   if (typeof settings.description === 'string') op.summary = settings.description;
   if (typeof settings.notes === 'string') op.description = settings.notes;
@@ -143,7 +148,10 @@ export function openApiDocument(server: Hapi.Server, info: OpenApiInfo): Record<
 
   const errorCodes = [400, 401, 403, 404, 409, 413, 415, 416, 429, 500, 503];
   const responses = Object.fromEntries(
-    errorCodes.map((c) => [`Error${c}`, { description: ERROR_TEXT[c] ?? `error ${c}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiError' } } } }]),
+    errorCodes.map((c) => [
+      `Error${c}`,
+      { description: ERROR_TEXT[c] ?? `error ${c}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/ApiError' } } } },
+    ]),
   );
 
   const schemas: Record<string, JsonSchema> = {

@@ -72,7 +72,16 @@ export function openApiRoutes(c: DependencyContainer): ServerRoute[] {
       options: {
         auth: false,
         description: 'The OpenAPI 3.1 document of this server',
-        plugins: { ferry: { responses: { 200: { description: 'the OpenAPI document', schema: Joi.object({ openapi: Joi.string().required(), paths: Joi.object().required() }).unknown(true) } } } },
+        plugins: {
+          ferry: {
+            responses: {
+              200: {
+                description: 'the OpenAPI document',
+                schema: Joi.object({ openapi: Joi.string().required(), paths: Joi.object().required() }).unknown(true),
+              },
+            },
+          },
+        },
       },
       handler: (request, h) => {
         let doc = documents.get(request.server);
@@ -99,7 +108,13 @@ export function openApiRoutes(c: DependencyContainer): ServerRoute[] {
       options: {
         auth: false,
         description: 'The files of swagger-ui',
-        validate: { params: Joi.object({ file: Joi.string().valid('initializer.js', ...Object.keys(UI_FILES)).required() }) },
+        validate: {
+          params: Joi.object({
+            file: Joi.string()
+              .valid('initializer.js', ...Object.keys(UI_FILES))
+              .required(),
+          }),
+        },
         plugins: { ferry: { responses: { 200: { description: 'a static file of swagger-ui', type: 'application/octet-stream', schema: Joi.binary() } } } },
       },
       handler: (request, h) => {

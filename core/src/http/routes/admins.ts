@@ -42,10 +42,7 @@ export function adminRoutes(c: DependencyContainer): ServerRoute[] {
           () => admins.render(admin),
           () => admins.delete(admin.username, caller, actorOf(request)),
         );
-        return h
-          .response(body)
-          .code(201)
-          .header('Location', locationOf('/api/v2/admins', admin.username));
+        return h.response(body).code(201).header('Location', locationOf('/api/v2/admins', admin.username));
       },
     },
     {

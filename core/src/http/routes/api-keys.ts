@@ -8,7 +8,11 @@ import { listQuery, listParams, pathParam } from '../../util/common.input.js';
 import { apiKeyInput } from '../../accounts/api-key.input.js';
 import { locationOf } from '../location.js';
 
-const idParam = Joi.object({ id: Joi.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).required() });
+const idParam = Joi.object({
+  id: Joi.string()
+    .pattern(/^[A-Za-z0-9_-]{1,64}$/)
+    .required(),
+});
 
 /**
  * /apikeys: bearer token only (an API key cannot manage API keys), `*` required;

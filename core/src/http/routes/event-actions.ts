@@ -35,10 +35,7 @@ export function eventActionRoutes(c: DependencyContainer): ServerRoute[] {
           () => actions.render(a, confidential(request)),
           () => actions.delete(a.name, actorOf(request)),
         );
-        return h
-          .response(body)
-          .code(201)
-          .header('Location', locationOf('/api/v2/eventactions', a.name));
+        return h.response(body).code(201).header('Location', locationOf('/api/v2/eventactions', a.name));
       },
     },
     {

@@ -37,10 +37,7 @@ export function eventRuleRoutes(c: DependencyContainer): ServerRoute[] {
           () => rules.render(r, confidential(request)),
           () => rules.delete(r.name, actorOf(request)),
         );
-        return h
-          .response(body)
-          .code(201)
-          .header('Location', locationOf('/api/v2/eventrules', r.name));
+        return h.response(body).code(201).header('Location', locationOf('/api/v2/eventrules', r.name));
       },
     },
     {

@@ -35,10 +35,7 @@ export function folderRoutes(c: DependencyContainer): ServerRoute[] {
           () => folders.render(folder, { confidential: wantsConfidential(request) }),
           () => folders.delete(folder.name, actorOf(request)),
         );
-        return h
-          .response(body)
-          .code(201)
-          .header('Location', locationOf('/api/v2/folders', folder.name));
+        return h.response(body).code(201).header('Location', locationOf('/api/v2/folders', folder.name));
       },
     },
     {

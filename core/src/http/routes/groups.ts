@@ -35,10 +35,7 @@ export function groupRoutes(c: DependencyContainer): ServerRoute[] {
           () => groups.render(group, { confidential: wantsConfidential(request), caller: adminOf(request).admin }),
           () => groups.delete(group.name, actorOf(request)),
         );
-        return h
-          .response(body)
-          .code(201)
-          .header('Location', locationOf('/api/v2/groups', group.name));
+        return h.response(body).code(201).header('Location', locationOf('/api/v2/groups', group.name));
       },
     },
     {

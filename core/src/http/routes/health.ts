@@ -40,7 +40,10 @@ export function healthRoutes(c: DependencyContainer): ServerRoute[] {
       // Liveness: the process is up and serving HTTP (it answers even while the database is down).
       method: 'GET',
       path: '/healthz',
-      options: { auth: false, plugins: { ferry: { responses: { 200: { description: 'the word ok', type: 'text/plain', schema: Joi.string().valid('ok') } } } } },
+      options: {
+        auth: false,
+        plugins: { ferry: { responses: { 200: { description: 'the word ok', type: 'text/plain', schema: Joi.string().valid('ok') } } } },
+      },
       handler: (_req, h) => h.response('ok').type('text/plain'),
     },
     {

@@ -31,4 +31,35 @@ import { twoFactorRoutes } from './two-factor.js';
 import { passwordResetRoutes } from './password-reset.js';
 
 /** Every route file of the core, one per resource. */
-export const coreRoutes: RouteFactory[] = [healthRoutes, tokenRoutes, adminRoutes, roleRoutes, apiKeyRoutes, eventActionRoutes, eventRuleRoutes, retentionRoutes, userFileRoutes, userDirRoutes, userActionRoutes, userProfileRoutes, connectionRoutes, userRoutes, groupRoutes, folderRoutes, quotaRoutes, backupRoutes, userShareRoutes, publicShareRoutes, tusRoutes, ipListRoutes, oidcRoutes, defenderRoutes, eventRoutes, twoFactorRoutes, passwordResetRoutes, operationRoutes, metricsRoutes, openApiRoutes];
+export const coreRoutes: RouteFactory[] = [
+  healthRoutes,
+  tokenRoutes,
+  adminRoutes,
+  roleRoutes,
+  apiKeyRoutes,
+  eventActionRoutes,
+  eventRuleRoutes,
+  retentionRoutes,
+  userFileRoutes,
+  userDirRoutes,
+  userActionRoutes,
+  userProfileRoutes,
+  connectionRoutes,
+  userRoutes,
+  groupRoutes,
+  folderRoutes,
+  quotaRoutes,
+  backupRoutes,
+  userShareRoutes,
+  publicShareRoutes,
+  tusRoutes,
+  ipListRoutes,
+  oidcRoutes,
+  defenderRoutes,
+  eventRoutes,
+  twoFactorRoutes,
+  passwordResetRoutes,
+  operationRoutes,
+  metricsRoutes,
+  openApiRoutes,
+];

@@ -36,7 +36,9 @@ export function metricsRoutes(c: DependencyContainer): ServerRoute[] {
       options: {
         auth: false,
         description: 'Prometheus metrics of this node (bindings with enable_metrics)',
-        plugins: { ferry: { responses: { 200: { description: 'Prometheus text exposition format', type: 'text/plain', schema: Joi.string() } }, errors: [401, 404] } },
+        plugins: {
+          ferry: { responses: { 200: { description: 'Prometheus text exposition format', type: 'text/plain', schema: Joi.string() } }, errors: [401, 404] },
+        },
       },
       handler: async (request, h) => {
         const b = (request.server.settings.app as { binding?: HttpBinding } | undefined)?.binding;

@@ -50,13 +50,20 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
   const service = c.resolve(OidcService);
   const tokens = c.resolve(TokenService);
   const defender = c.resolve(DefenderService);
-  const browserMark = async (state: string) => crypto.createHmac('sha256', await tokens.signingKey()).update(`oidc-browser\n${state}`).digest('base64url');
+  const browserMark = async (state: string) =>
+    crypto
+      .createHmac('sha256', await tokens.signingKey())
+      .update(`oidc-browser\n${state}`)
+      .digest('base64url');
   /** The callback must come from the browser the login started in (login CSRF): its cookie is the state's mark. */
   const checkBrowser = async (request: Request, state: string) => {
     const got = (request.state as Record<string, unknown> | null)?.[BROWSER_COOKIE];
     const want = Buffer.from(await browserMark(state));
     if (typeof got !== 'string' || got.length !== want.length || !crypto.timingSafeEqual(Buffer.from(got), want)) {
-      throw new OidcLoginError(400, `this callback does not come from the browser that started the login (cookie ${BROWSER_COOKIE} missing or for another login): start the login again`);
+      throw new OidcLoginError(
+        400,
+        `this callback does not come from the browser that started the login (cookie ${BROWSER_COOKIE} missing or for another login): start the login again`,
+      );
     }
   };
   return [
@@ -93,7 +100,9 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
           query: Joi.object({
             state: Joi.string().min(1).max(512).required(),
             code: Joi.string().min(1).max(4096),
-            error: Joi.string().max(256).pattern(/^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/),
+            error: Joi.string()
+              .max(256)
+              .pattern(/^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/),
           }).unknown(true),
         },
       },

@@ -11,8 +11,14 @@ import { CHECKSUM_ALGOS, fileChecksum, type ChecksumAlgo } from '../../vfs/check
 import { pathQuery, withUserSession } from '../user-session.js';
 import { objectName } from '../../util/common.input.js';
 
-const logLevelBody = Joi.object({ level: Joi.string().valid(...LOG_LEVELS).required() });
-const level = Joi.string().valid(...LOG_LEVELS).required();
+const logLevelBody = Joi.object({
+  level: Joi.string()
+    .valid(...LOG_LEVELS)
+    .required(),
+});
+const level = Joi.string()
+  .valid(...LOG_LEVELS)
+  .required();
 
 /** Answers of these routes, declared for the OpenAPI document (http/openapi/). */
 const enabled = (extra: Record<string, Joi.Schema> = {}) => Joi.object({ is_active: Joi.boolean().required(), ...extra });
@@ -20,7 +26,10 @@ const statusAnswer = Joi.object({
   ssh: enabled({ bindings: Joi.array().allow(null).required(), host_keys: Joi.array().allow(null).required() }).required(),
   ftp: enabled({ bindings: Joi.array().allow(null).required() }).required(),
   webdav: enabled({ bindings: Joi.array().allow(null).required() }).required(),
-  data_provider: enabled({ driver: Joi.string().valid('sqlite', 'postgresql').required(), error: Joi.string().description('why the database did not answer') }).required(),
+  data_provider: enabled({
+    driver: Joi.string().valid('sqlite', 'postgresql').required(),
+    error: Joi.string().description('why the database did not answer'),
+  }).required(),
   defender: enabled().required(),
   mfa: enabled({
     totp_configs: Joi.array()
@@ -84,12 +93,17 @@ const checksumQuery = Joi.object({
     .default('sha256'),
 });
 
-const day = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).messages({ 'string.pattern.base': '{{#label}} must be a date as YYYY-MM-DD' });
+const day = Joi.string()
+  .pattern(/^\d{4}-\d{2}-\d{2}$/)
+  .messages({ 'string.pattern.base': '{{#label}} must be a date as YYYY-MM-DD' });
 const usageQuery = Joi.object({
   from: day,
   to: day,
   usernames: Joi.string().custom((v: string, h) => {
-    const names = v.split(',').map((n) => n.trim()).filter(Boolean);
+    const names = v
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
     for (const n of names) {
       const r = objectName.validate(n);
       if (r.error) return h.message({ custom: `"usernames" holds an invalid username: ${r.error.message}` });
@@ -137,7 +151,9 @@ export function operationRoutes(c: DependencyContainer): ServerRoute[] {
       options: {
         auth: ADMIN_AUTH,
         description: 'Changes the log level of this node until it restarts',
-        plugins: { ferry: { permission: '*', responses: { 200: { description: 'the new and the previous level', schema: Joi.object({ level, previous: level }) } } } },
+        plugins: {
+          ferry: { permission: '*', responses: { 200: { description: 'the new and the previous level', schema: Joi.object({ level, previous: level }) } } },
+        },
         validate: { payload: logLevelBody },
       },
       handler: (request) => {

@@ -33,7 +33,11 @@ export function passwordResetRoutes(c: DependencyContainer): ServerRoute[] {
     {
       method: 'POST',
       path: `/api/v2/${kind}s/{username}/reset-password`,
-      options: { auth: false, plugins: { ferry: { responses: { 200: apiResponse }, errors: [403] } }, validate: { params: usernameParam, payload: resetInput } },
+      options: {
+        auth: false,
+        plugins: { ferry: { responses: { 200: apiResponse }, errors: [403] } },
+        validate: { params: usernameParam, payload: resetInput },
+      },
       handler: async (request) => {
         const p = request.payload as { code: string; password: string };
         const username = pathParam(request, 'username');

@@ -37,7 +37,12 @@ export function publicShareRoutes(c: DependencyContainer): ServerRoute[] {
     access.open(request, pathParam(request, 'id'), scopeOk, command);
 
   /** Runs `fn` in a public session closed when it returns. */
-  const withShare = async <T>(request: Request, scopeOk: (scope: number) => boolean, command: string, fn: (share: Share, s: FileSession) => Promise<T>): Promise<T> => {
+  const withShare = async <T>(
+    request: Request,
+    scopeOk: (scope: number) => boolean,
+    command: string,
+    fn: (share: Share, s: FileSession) => Promise<T>,
+  ): Promise<T> => {
     const { share, s } = await publicSession(request, scopeOk, command);
     try {
       return await fn(share, s);
@@ -72,10 +77,7 @@ export function publicShareRoutes(c: DependencyContainer): ServerRoute[] {
       destroyOnDisconnect(request, zip.stream);
       closeAfter(s, zip.stream, zip.done);
       sendAsStored(request);
-      return h
-        .response(zip.stream)
-        .type('application/zip')
-        .header('Content-Disposition', disposition);
+      return h.response(zip.stream).type('application/zip').header('Content-Disposition', disposition);
     } catch (err) {
       await s.close();
       throw err;
@@ -211,7 +213,8 @@ export function publicShareRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth: false, validate: { params: idParams } },
       handler: async (request) => {
         const creds = basicCredentials(request);
-        if (creds.bearer !== undefined) throw Boom.badRequest('a share token is obtained with basic credentials (the share password, or an address and its one-time code)');
+        if (creds.bearer !== undefined)
+          throw Boom.badRequest('a share token is obtained with basic credentials (the share password, or an address and its one-time code)');
         const { share, email } = await shares.authorize(pathParam(request, 'id'), clientIp(request), creds, () => true, { ignoreTokens: true });
         if (!share.password_hash && !share.emails.length) throw Boom.badRequest('this share has no password: it needs no token');
         return codes.issueToken(share, email);

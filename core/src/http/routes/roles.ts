@@ -35,7 +35,10 @@ export function roleRoutes(c: DependencyContainer): ServerRoute[] {
       handler: async (request, h) => {
         superOnly(request);
         const role = await roles.create(request.payload as RoleInput, actorOf(request));
-        const body = await renderCreated(() => roles.render(role), () => roles.delete(role.name, actorOf(request)));
+        const body = await renderCreated(
+          () => roles.render(role),
+          () => roles.delete(role.name, actorOf(request)),
+        );
         return h.response(body).code(201).header('Location', locationOf('/api/v2/roles', role.name));
       },
     },
@@ -45,7 +48,7 @@ export function roleRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth: ADMIN_AUTH, validate: { params: nameParam } },
       handler: async (request) => {
         superOnly(request);
-        return roles.render(await roles.get(pathParam(request, "name")));
+        return roles.render(await roles.get(pathParam(request, 'name')));
       },
     },
     {
@@ -54,7 +57,7 @@ export function roleRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth: ADMIN_AUTH, validate: { params: nameParam, payload: roleInput } },
       handler: async (request) => {
         superOnly(request);
-        await roles.update(pathParam(request, "name"), request.payload as RoleInput, actorOf(request));
+        await roles.update(pathParam(request, 'name'), request.payload as RoleInput, actorOf(request));
         return { message: 'role updated' };
       },
     },
@@ -64,7 +67,7 @@ export function roleRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth: ADMIN_AUTH, validate: { params: nameParam } },
       handler: async (request) => {
         superOnly(request);
-        await roles.delete(pathParam(request, "name"), actorOf(request));
+        await roles.delete(pathParam(request, 'name'), actorOf(request));
         return { message: 'role deleted' };
       },
     },

@@ -6,7 +6,6 @@ import { UserAuthService } from '../../auth/user-auth.service.js';
 import type { FerryCredentials } from '../../auth/credentials.js';
 import { Errors } from '../errors.js';
 
-
 export function tokenRoutes(c: DependencyContainer): ServerRoute[] {
   const tokens = c.resolve(TokenService);
   const admins = c.resolve(AdminService);

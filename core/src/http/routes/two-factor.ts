@@ -12,7 +12,10 @@ const usernameParam = Joi.object({ username: objectName.required() });
 // answers, for the OpenAPI document (reference.yaml TOTPConfig, RecoveryCode, ApiResponse)
 type Answer = { description: string; schema: Joi.Schema };
 const apiResponse: Answer = { description: 'ApiResponse', schema: Joi.object({ message: Joi.string() }) };
-const totpConfigs = { description: 'array of TOTPConfig', schema: Joi.array().items(Joi.object({ name: Joi.string(), issuer: Joi.string(), algo: Joi.string().valid('sha1', 'sha256', 'sha512') })) };
+const totpConfigs = {
+  description: 'array of TOTPConfig',
+  schema: Joi.array().items(Joi.object({ name: Joi.string(), issuer: Joi.string(), algo: Joi.string().valid('sha1', 'sha256', 'sha512') })),
+};
 const generated = {
   description: 'a new secret, its otpauth URL and QR code (PNG, base64)',
   schema: Joi.object({ config_name: Joi.string(), issuer: Joi.string(), secret: Joi.string(), url: Joi.string(), qr_code: Joi.string().base64() }),

@@ -12,16 +12,7 @@ import type { FileSession } from '../../vfs/file-session.js';
 import { QuotaBatch } from '../../vfs/quota-guard.js';
 import { openDownload, prepareDownload, uploadFile } from '../../vfs/transfers.js';
 import { entityTag, ifRangeMatches, noneMatch, notModifiedSince, parseRange } from '../range-header.js';
-import {
-  boolQuery,
-  closeAfter,
-  contentDisposition,
-  destroyOnDisconnect,
-  openUserSession,
-  pathQuery,
-  sendAsStored,
-  withUserSession,
-} from '../user-session.js';
+import { boolQuery, closeAfter, contentDisposition, destroyOnDisconnect, openUserSession, pathQuery, sendAsStored, withUserSession } from '../user-session.js';
 
 /** Streamed request bodies: hapi never buffers them; sizes are enforced while streaming. */
 export const STREAMED_PAYLOAD = {
@@ -69,13 +60,7 @@ async function download(sessions: FileSessions, request: Request, h: ResponseToo
  * before anything is sent (a refusal there is the answer). The session is
  * closed when the response is done (or at once on failure).
  */
-export async function sendFile(
-  request: Request,
-  h: ResponseToolkit,
-  s: FileSession,
-  vpath: string,
-  o: { inline?: boolean; ready?: () => Promise<void> } = {},
-) {
+export async function sendFile(request: Request, h: ResponseToolkit, s: FileSession, vpath: string, o: { inline?: boolean; ready?: () => Promise<void> } = {}) {
   try {
     const p = await prepareDownload(s, vpath);
     await o.ready?.();
@@ -84,11 +69,7 @@ export async function sendFile(
     const lastModified = info.mtime.toUTCString();
     const type = (request.server.mime.path(info.name) as { type?: string }).type || 'application/octet-stream';
     const common = (r: ReturnType<ResponseToolkit['response']>) =>
-      r
-        .header('ETag', etag)
-        .header('Last-Modified', lastModified)
-        .header('Accept-Ranges', 'bytes')
-        .header('Cache-Control', 'private, no-cache');
+      r.header('ETag', etag).header('Last-Modified', lastModified).header('Accept-Ranges', 'bytes').header('Cache-Control', 'private, no-cache');
     const header = (name: string): string | undefined => {
       const v = request.headers[name] as string | string[] | undefined;
       return Array.isArray(v) ? v[0] : v;
@@ -111,7 +92,10 @@ export async function sendFile(
     const disposition = contentDisposition(o.inline ? 'inline' : 'attachment', baseName(vpath));
     if (request.method === 'head') {
       await s.close();
-      const r = common(h.response().code(part ? 206 : 200)).type(type).header('Content-Disposition', disposition).header('Content-Length', String(length));
+      const r = common(h.response().code(part ? 206 : 200))
+        .type(type)
+        .header('Content-Disposition', disposition)
+        .header('Content-Length', String(length));
       if (part) r.header('Content-Range', `bytes ${part.start}-${part.end}/${info.size}`);
       return r;
     }

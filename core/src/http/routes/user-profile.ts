@@ -9,7 +9,10 @@ import { actorOf } from '../server.js';
 const publicKey = Joi.string()
   .trim()
   .max(16384)
-  .pattern(/^(ssh-(rsa|dss|ed25519)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)(-cert-v01@openssh\.com)? [A-Za-z0-9+/]+={0,3}( .*)?$/, 'an OpenSSH public key');
+  .pattern(
+    /^(ssh-(rsa|dss|ed25519)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)(-cert-v01@openssh\.com)? [A-Za-z0-9+/]+={0,3}( .*)?$/,
+    'an OpenSSH public key',
+  );
 
 const profileInput = Joi.object({
   email: Joi.string().email({ tlds: false }).allow(''),

@@ -39,10 +39,7 @@ export function userRoutes(c: DependencyContainer): ServerRoute[] {
           () => users.render(user, { confidential: wantsConfidential(request) }),
           () => users.delete(user.username, null, actorOf(request)),
         );
-        return h
-          .response(body)
-          .code(201)
-          .header('Location', locationOf('/api/v2/users', user.username));
+        return h.response(body).code(201).header('Location', locationOf('/api/v2/users', user.username));
       },
     },
     {
@@ -57,7 +54,11 @@ export function userRoutes(c: DependencyContainer): ServerRoute[] {
     {
       method: 'PUT',
       path: '/api/v2/users/{username}',
-      options: { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'edit_users' } }, validate: { params: usernameParam, payload: userUpdateInput, query: disconnectQuery } },
+      options: {
+        auth: ADMIN_AUTH,
+        plugins: { ferry: { permission: 'edit_users' } },
+        validate: { params: usernameParam, payload: userUpdateInput, query: disconnectQuery },
+      },
       handler: async (request) => {
         const disconnect = (request.query as { disconnect: number }).disconnect === 1;
         await users.update(pathParam(request, 'username'), request.payload as UserInput, adminOf(request).admin, actorOf(request), disconnect);

@@ -33,7 +33,10 @@ export function tusChunkSize(request: Request): number {
 export function requireTusVersion(request: Request, status: 400 | 412): void {
   const sent = header(request, 'tus-resumable');
   if (sent === TUS_VERSION) return;
-  const message = sent === undefined ? `"Tus-Resumable" is required (${TUS_VERSION})` : `"Tus-Resumable" ${JSON.stringify(sent)} is not supported: this server speaks ${TUS_VERSION}`;
+  const message =
+    sent === undefined
+      ? `"Tus-Resumable" is required (${TUS_VERSION})`
+      : `"Tus-Resumable" ${JSON.stringify(sent)} is not supported: this server speaks ${TUS_VERSION}`;
   const err = status === 412 ? Boom.preconditionFailed(message) : Boom.badRequest(message);
   err.output.headers['Tus-Version'] = TUS_VERSION;
   throw err;

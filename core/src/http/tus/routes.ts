@@ -85,7 +85,8 @@ export function tusRoutes(c: DependencyContainer): ServerRoute[] {
     const mtimeRaw = meta.get('mtime');
     if (mtimeRaw !== undefined && !/^\d{1,15}$/.test(mtimeRaw)) throw Boom.badRequest('"Upload-Metadata": "mtime" must be unix time in milliseconds');
     const parents = meta.get('mkdir_parents');
-    if (parents !== undefined && !['', 'true', 'false', '1', '0'].includes(parents)) throw Boom.badRequest('"Upload-Metadata": "mkdir_parents" must be true or false');
+    if (parents !== undefined && !['', 'true', 'false', '1', '0'].includes(parents))
+      throw Boom.badRequest('"Upload-Metadata": "mkdir_parents" must be true or false');
     const withBody = (declaredLength(request) ?? 1) > 0 && request.headers['content-type'] !== undefined;
     if (withBody) requireChunkBody(request);
     const { share, s } = await access.open(request, id, canWrite, 'upload');

@@ -60,7 +60,10 @@ export class IcapConnection {
   static connect(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<IcapConnection> {
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host, port, noDelay: true });
-      const timer = setTimeout(() => done(new IcapTimeoutError(`timed out: cannot connect to the ICAP service at ${host}:${port} within ${timeoutMs / 1000} s`)), timeoutMs);
+      const timer = setTimeout(
+        () => done(new IcapTimeoutError(`timed out: cannot connect to the ICAP service at ${host}:${port} within ${timeoutMs / 1000} s`)),
+        timeoutMs,
+      );
       const onAbort = () => done(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
       const done = (err?: Error) => {
         clearTimeout(timer);
@@ -72,7 +75,8 @@ export class IcapConnection {
           reject(err);
         } else resolve(new IcapConnection(socket, `${host}:${port}`, timeoutMs));
       };
-      const onError = (err: Error) => done(new Error(`cannot connect to the ICAP service at ${host}:${port}: ${(err as NodeJS.ErrnoException).code ?? err.message}`));
+      const onError = (err: Error) =>
+        done(new Error(`cannot connect to the ICAP service at ${host}:${port}: ${(err as NodeJS.ErrnoException).code ?? err.message}`));
       const onConnect = () => done();
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -150,7 +154,10 @@ export class IcapConnection {
     for (;;) {
       const all = this.flat();
       const end = all.indexOf(CRLF2);
-      if (end >= 0) return this.take(end + 4).subarray(0, end).toString('latin1');
+      if (end >= 0)
+        return this.take(end + 4)
+          .subarray(0, end)
+          .toString('latin1');
       if (all.length > MAX_HEAD_BYTES) throw new IcapProtocolError(`ICAP response head larger than ${MAX_HEAD_BYTES} bytes`);
       await this.more();
     }
@@ -166,7 +173,10 @@ export class IcapConnection {
     for (;;) {
       const all = this.flat();
       const end = all.indexOf('\r\n');
-      if (end >= 0) return this.take(end + 2).subarray(0, end).toString('latin1');
+      if (end >= 0)
+        return this.take(end + 2)
+          .subarray(0, end)
+          .toString('latin1');
       if (all.length > max) throw new IcapProtocolError('chunk size line too long');
       await this.more();
     }

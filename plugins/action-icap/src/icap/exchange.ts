@@ -106,7 +106,12 @@ function requestHead(ep: IcapEndpoint, req: ScanRequest, o: ExchangeOptions): Bu
  * read: a service may answer (and stream its message back) before it has
  * everything. Returns whether the connection can carry another request.
  */
-export async function exchange(conn: IcapConnection, ep: IcapEndpoint, req: ScanRequest, o: ExchangeOptions): Promise<{ result: ScanResult; reusable: boolean }> {
+export async function exchange(
+  conn: IcapConnection,
+  ep: IcapEndpoint,
+  req: ScanRequest,
+  o: ExchangeOptions,
+): Promise<{ result: ScanResult; reusable: boolean }> {
   await conn.write(requestHead(ep, req, o));
   const body = new BodyReader(await req.open());
   let sentAll = false;

@@ -92,7 +92,10 @@ export class IcapPool {
         timeoutMs,
         signal,
       };
-      const timer = setTimeout(() => entry.w.reject(new IcapTimeoutError(`timed out: no ICAP connection to ${host}:${port} became free within ${timeoutMs / 1000} s`)), timeoutMs);
+      const timer = setTimeout(
+        () => entry.w.reject(new IcapTimeoutError(`timed out: no ICAP connection to ${host}:${port} became free within ${timeoutMs / 1000} s`)),
+        timeoutMs,
+      );
       const onAbort = () => entry.w.reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
       const cleanup = () => {
         clearTimeout(timer);

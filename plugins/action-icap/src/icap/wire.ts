@@ -121,7 +121,8 @@ export function parseEncapsulated(value: string): EncapsulatedPart[] {
     const m = /^\s*([a-z-]+)\s*=\s*(\d+)\s*$/i.exec(item);
     if (!m || !PART_NAMES.has(m[1]!.toLowerCase())) throw new IcapProtocolError(`malformed Encapsulated header: ${JSON.stringify(value)}`);
     const offset = Number(m[2]);
-    if (parts.length && offset < parts[parts.length - 1]!.offset) throw new IcapProtocolError(`Encapsulated offsets are not ascending: ${JSON.stringify(value)}`);
+    if (parts.length && offset < parts[parts.length - 1]!.offset)
+      throw new IcapProtocolError(`Encapsulated offsets are not ascending: ${JSON.stringify(value)}`);
     parts.push({ name: m[1]!.toLowerCase() as EncapsulatedPart['name'], offset });
   }
   if (!parts.length) throw new IcapProtocolError('empty Encapsulated header');

@@ -139,7 +139,15 @@ async function serve(sock: net.Socket, rd: Reader, requests: TinyRequest[]): Pro
     const preview = service === 'continue' || service === 'close' ? 8 : undefined;
     if (method === 'OPTIONS') {
       const methods = service === 'nomethod' ? 'REQMOD' : 'RESPMOD, REQMOD';
-      const opts = [`ICAP/1.0 200 OK`, `Methods: ${methods}`, `Allow: 204`, `ISTag: "tiny-1"`, `Options-TTL: 60`, `Max-Connections: 2`, `Encapsulated: null-body=0`];
+      const opts = [
+        `ICAP/1.0 200 OK`,
+        `Methods: ${methods}`,
+        `Allow: 204`,
+        `ISTag: "tiny-1"`,
+        `Options-TTL: 60`,
+        `Max-Connections: 2`,
+        `Encapsulated: null-body=0`,
+      ];
       if (preview !== undefined) opts.push(`Preview: ${preview}`);
       sock.write(`${opts.join('\r\n')}\r\n\r\n`);
       continue;

@@ -3,15 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Test } from 'tap';
 import type { Fs, PendingUpload, WriteHandle } from '@ferry/core';
 import type { CaseGroup, SuiteContext } from '../fs-conformance.js';
-import {
-  expectMissing,
-  namesIn,
-  readFile,
-  rejectionOf,
-  withTimeout,
-  writeFile,
-  writeSome,
-} from '../fs-helpers.js';
+import { expectMissing, namesIn, readFile, rejectionOf, withTimeout, writeFile, writeSome } from '../fs-helpers.js';
 import { failingStream, randomBytesSeeded, sha256Stream } from '../streams.js';
 
 const SETTLE_MS = 30_000;
@@ -64,9 +56,7 @@ async function interruptedWriteCases(t: Test, ctx: SuiteContext): Promise<void> 
     await expectMissing(t, fs, '/up/nothing.bin');
   });
   await t.test('signal already aborted', async (t) => {
-    const err = await rejectionOf(
-      fs.openWrite('/up/never.bin', { signal: AbortSignal.abort() }).then((h) => withTimeout(h.done, SETTLE_MS, 'done')),
-    );
+    const err = await rejectionOf(fs.openWrite('/up/never.bin', { signal: AbortSignal.abort() }).then((h) => withTimeout(h.done, SETTLE_MS, 'done')));
     t.match(err, { code: 'ABORTED' }, 'openWrite (or done) fails with ABORTED');
     await expectMissing(t, fs, '/up/never.bin');
   });
@@ -115,9 +105,7 @@ async function beforePublishCases(t: Test, ctx: SuiteContext): Promise<void> {
   });
   await t.test('a throwing hook on overwrite keeps the old file', async (t) => {
     await writeFile(fs, '/keep.txt', OLD);
-    const err = await rejectionOf(
-      writeFile(fs, '/keep.txt', 'never published', { beforePublish: () => Promise.reject(new Error('veto')) }),
-    );
+    const err = await rejectionOf(writeFile(fs, '/keep.txt', 'never published', { beforePublish: () => Promise.reject(new Error('veto')) }));
     t.match(err, { message: 'veto' }, 'done rejects');
     t.equal((await readFile(fs, '/keep.txt')).toString(), OLD, 'the old content is intact');
   });

@@ -65,7 +65,11 @@ async function mkdirCases(t: Test, ctx: SuiteContext): Promise<void> {
     await fs.mkdir('/a');
     t.equal((await fs.stat('/a')).isDir, true, '/a is a directory');
     const { entries } = await listAll(fs, '/');
-    t.same(entries.map((e) => [e.name, e.isDir]), [['a', true]], 'the root lists /a as a directory');
+    t.same(
+      entries.map((e) => [e.name, e.isDir]),
+      [['a', true]],
+      'the root lists /a as a directory',
+    );
     t.same((await listAll(fs, '/a')).entries, [], 'a new directory is empty');
   });
   await t.test('existing directory', async (t) => {
@@ -97,7 +101,11 @@ async function zeroByteCases(t: Test, ctx: SuiteContext): Promise<void> {
   t.equal((await fs.stat('/empty')).isDir, false, 'an empty file is a file');
   t.equal((await readFile(fs, '/empty')).length, 0, 'reading yields nothing');
   const { entries } = await listAll(fs, '/');
-  t.same(entries.map((e) => [e.name, e.size, e.isDir]), [['empty', 0, false]], 'listed with size 0');
+  t.same(
+    entries.map((e) => [e.name, e.size, e.isDir]),
+    [['empty', 0, false]],
+    'listed with size 0',
+  );
   await writeFile(fs, '/shrink', 'not empty yet');
   await writeFile(fs, '/shrink', '');
   t.equal((await fs.stat('/shrink')).size, 0, 'overwriting with zero bytes truncates');
@@ -135,11 +143,7 @@ async function nestedCases(t: Test, ctx: SuiteContext): Promise<void> {
     const { entries } = await listAll(fs, dir);
     const expected: [string, boolean][] = [[`file${i}.txt`, false]];
     if (i < levels.length - 1) expected.push([`n${i + 2}`, true]);
-    t.same(
-      entries.map((e): [string, boolean] => [e.name, e.isDir]).sort(),
-      expected.sort(),
-      `${dir} lists only its own children`,
-    );
+    t.same(entries.map((e): [string, boolean] => [e.name, e.isDir]).sort(), expected.sort(), `${dir} lists only its own children`);
     for (const e of entries) t.equal(e.path, `${dir}/${e.name}`, `${dir}/${e.name}: listed path`);
   }
   const deep = '/n1/n2/n3/n4/n5/file4.txt';

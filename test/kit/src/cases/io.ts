@@ -93,7 +93,12 @@ async function overwriteCases(t: Test, ctx: SuiteContext): Promise<void> {
     t.equal((await fs.stat('/d')).isDir, true, 'the directory is still there');
   });
   await t.test('read of a directory', async (t) => {
-    await expectFsError(t, fs.openRead('/d').then((s) => readFileFrom(s)), 'IS_DIR', 'openRead of a directory');
+    await expectFsError(
+      t,
+      fs.openRead('/d').then((s) => readFileFrom(s)),
+      'IS_DIR',
+      'openRead of a directory',
+    );
   });
 }
 

@@ -22,19 +22,23 @@ async function listCases(t: Test, ctx: SuiteContext): Promise<void> {
 
   await t.test('1,001 entries with pageSize 100', async (t) => {
     const { entries, pages } = await listAll(fs, '/many', { pageSize: 100 });
-    t.ok(pages.every((n) => n <= 100), `no page holds more than 100 entries (pages: ${pages.join(',')})`);
+    t.ok(
+      pages.every((n) => n <= 100),
+      `no page holds more than 100 entries (pages: ${pages.join(',')})`,
+    );
     t.ok(pages.length >= 11, `at least 11 pages (${pages.length})`);
     const names = entries.map((e) => e.name).sort();
     t.equal(names.length, 1001, '1,001 entries in total');
     t.same(names, expected, 'every name exactly once');
-    const bad = entries.filter((e) =>
-      e.name === 'zz-subdir' ? !e.isDir : e.isDir || e.size !== Buffer.byteLength(e.name) || e.path !== `/many/${e.name}`,
-    );
+    const bad = entries.filter((e) => (e.name === 'zz-subdir' ? !e.isDir : e.isDir || e.size !== Buffer.byteLength(e.name) || e.path !== `/many/${e.name}`));
     t.same(bad, [], 'every entry has the right path, type and size');
   });
   await t.test('default page size', async (t) => {
     const { entries, pages } = await listAll(fs, '/many');
-    t.ok(pages.every((n) => n <= 1000), 'pages hold at most 1000 entries by default');
+    t.ok(
+      pages.every((n) => n <= 1000),
+      'pages hold at most 1000 entries by default',
+    );
     t.same(entries.map((e) => e.name).sort(), expected, 'every name exactly once');
   });
   await t.test('stopping early', async (t) => {
