@@ -89,7 +89,8 @@ await actionConformance(t, {
       },
       field: 'env_vars',
     },
-    { options: { cmd: '/bin/true', shell: true }, field: 'shell' },
+    // an unknown member (shell) is dropped, never used: refused here for the known one
+    { options: { cmd: '/bin/true', shell: true, timeout: 0 }, field: 'timeout' },
   ],
   template: {
     options: (tpl) => ({ cmd: writeArg, args: [tpl], env_vars: [{ key: 'OUT', value: out('tpl') }] }),

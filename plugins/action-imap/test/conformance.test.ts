@@ -32,7 +32,8 @@ if (await requireDovecot(t)) {
       { options: { subject: 's', body: 'b', port: 70000 }, field: 'port' },
       { options: { subject: 's', body: 'b', tls: 5 }, field: 'tls' },
       { options: { subject: 's', body: 'b', timeout: 0 }, field: 'timeout' },
-      { options: { subject: 's', body: 'b', flags: ['\\Seen'] }, field: 'flags' },
+      // an unknown member (flags) is dropped, never used: refused here for the known one
+      { options: { subject: 's', body: 'b', flags: ['\\Seen'], port: 70001 }, field: 'port' },
     ],
     template: {
       options: (tpl) => ({ subject: 'template', body: tpl, target_folder: folder }),
