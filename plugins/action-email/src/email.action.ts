@@ -1,7 +1,7 @@
 import type { ActionTypeDef, PluginHost } from '@ferry/core';
+import { runSignal } from '@ferry/core';
 import { ADDRESS, contentTypeOf, emailOptionsSchema, type EmailOptions, type EmailPluginConfig } from './config.schema.js';
 import { AttachmentSet, humanBytes } from './attachments.js';
-import { runSignal } from './run-signal.js';
 
 /** Why email actions cannot be saved on this server, or undefined when a mail server is configured. */
 export function mailUnavailable(host: Pick<PluginHost, 'mail'>): string | undefined {

@@ -1,8 +1,8 @@
 import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { ActionTypeDef, PluginHost, UserFiles } from '@ferry/core';
+import { runSignal } from '@ferry/core';
 import { ADDRESS, contentTypeOf, folderPath, imapOptionsSchema, type ImapOptions, type ImapPluginConfig, type TlsMode } from './config.schema.js';
 import { composeMessage } from './message.js';
-import { runSignal } from './run-signal.js';
 
 /** Where and as whom an action connects, after the plugin config's defaults are applied. */
 export interface ImapConnection {
