@@ -28,21 +28,25 @@ const basic = (u) => 'Basic ' + Buffer.from(`${u.username}:${u.password}`).toStr
 /**
  * Writes `<dir>/ferry.yaml` for a benchmark server: SQLite in `<dir>/data`,
  * one binding on 127.0.0.1:`port` (0: any free port), logs in
- * `<dir>/ferry.log`, the bench admin, `plugins` ({name, config?}). Returns
- * the file's path.
+ * `<dir>/ferry.log`, the bench admin, `plugins` ({name, config?}; null: the
+ * shipped list of config/default.yaml). `pgUrl`: PostgreSQL instead of SQLite
+ * (nodes of one cluster share it); `instanceId`: the node's name. Returns the
+ * file's path.
  */
-export function writeFerryConfig(dir, { port = 0, plugins = [{ name: '@ferry/fs-local' }] } = {}) {
+export function writeFerryConfig(dir, { port = 0, plugins = [{ name: '@ferry/fs-local' }], pgUrl = '', instanceId = '' } = {}) {
   mkdirSync(path.join(dir, 'data'), { recursive: true });
   const config = path.join(dir, 'ferry.yaml');
-  const pluginLines = plugins.flatMap((p) => [`  - name: "${p.name}"`, ...(p.config ? [`    config: ${JSON.stringify(p.config)}`] : [])]);
+  const pluginLines = plugins
+    ? ['plugins:', ...plugins.flatMap((p) => [`  - name: "${p.name}"`, ...(p.config ? [`    config: ${JSON.stringify(p.config)}`] : [])])]
+    : [];
   writeFileSync(
     config,
     [
       'common:',
       `  data_dir: "${path.join(dir, 'data')}"`,
+      ...(instanceId ? [`  instance_id: ${instanceId}`] : []),
       'data_provider:',
-      '  driver: sqlite',
-      '  name: ferry.db',
+      ...(pgUrl ? ['  driver: postgresql', `  url: "${pgUrl}"`] : ['  driver: sqlite', '  name: ferry.db']),
       'httpd:',
       '  bindings:',
       '    - address: 127.0.0.1',
@@ -52,7 +56,6 @@ export function writeFerryConfig(dir, { port = 0, plugins = [{ name: '@ferry/fs-
       'log:',
       '  level: info',
       `  file: "${path.join(dir, 'ferry.log')}"`,
-      'plugins:',
       ...pluginLines,
       'defaults:',
       `  admin_username: ${ADMIN.username}`,
@@ -63,8 +66,8 @@ export function writeFerryConfig(dir, { port = 0, plugins = [{ name: '@ferry/fs-
   return config;
 }
 
-export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }], env = {}, nodeArgs = [], children = [] }) {
-  const config = writeFerryConfig(dir, { plugins });
+export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }], env = {}, nodeArgs = [], children = [], pgUrl = '', instanceId = '' }) {
+  const config = writeFerryConfig(dir, { plugins, pgUrl, instanceId });
   // through core/bin/ferry, as `npm start` does: its memory defaults are part of what is measured
   // (FERRY_NODE_OPTIONS replaces the launcher's node options, so extra ones keep its default)
   const nodeOptions = nodeArgs.length ? { FERRY_NODE_OPTIONS: ['--max-semi-space-size=2', ...nodeArgs].join(' ') } : {};
