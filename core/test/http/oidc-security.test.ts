@@ -1,10 +1,8 @@
 import t from 'tap';
-import crypto from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createTestApp } from '../../src/testing.js';
 import { DefenderService, defenderHostId } from '../../src/security/defender.service.js';
 import { insertUserRow } from '../helpers/user-rows.js';
+import { startOidcProvider } from '../helpers/oidc-provider.js';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,79 +16,18 @@ const ACCOUNTS: Record<string, { role: string; email?: string; department?: stri
   newbie: { role: 'user', email: 'newbie@example.test', department: 'sales' },
   chief: { role: 'admin', email: 'chief@example.test', department: 'board' },
 };
-const CLIENT = { client_id: 'ferry', client_secret: 'ferry-client-secret' };
 const REDIRECT_BASE = 'http://127.0.0.1:18081';
-const CALLBACK = `${REDIRECT_BASE}/api/v2/oidc/callback`;
-
-type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-let handle: RequestHandler = (_q, s) => s.writeHead(503).end();
-const op = http.createServer((q, s) => handle(q, s));
-await new Promise<void>((r) => op.listen(0, '127.0.0.1', r));
-const ISSUER = `http://127.0.0.1:${(op.address() as AddressInfo).port}`;
-t.teardown(() => new Promise<void>((r) => op.close(() => r())));
-{
-  const key = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const modName = 'oidc-provider';
-  const { default: Provider } = (await import(modName)) as { default: new (issuer: string, conf: unknown) => { callback(): RequestHandler } };
-  const provider = new Provider(ISSUER, {
-    clients: [
-      {
-        ...CLIENT,
-        redirect_uris: [CALLBACK],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
-      },
-    ],
+const op = await startOidcProvider(
+  {
+    accounts: ACCOUNTS,
+    redirectBase: REDIRECT_BASE,
     claims: { openid: ['sub'], email: ['email'], profile: ['preferred_username'], role: ['role'], org: ['department'] },
-    scopes: ['openid', 'email', 'profile', 'role', 'org'],
     conformIdTokenClaims: true,
-    features: { devInteractions: { enabled: true }, userinfo: { enabled: true } },
-    cookies: { keys: ['oidc-test-cookie-key'] },
-    jwks: { keys: [{ ...(key.privateKey.export({ format: 'jwk' }) as Record<string, unknown>), kid: 'k1', use: 'sig', alg: 'RS256' }] },
-    pkce: { required: () => true },
-    findAccount: async (_ctx: unknown, id: string) => ({
-      accountId: id,
-      claims: async () => ({ sub: id, preferred_username: id, ...(ACCOUNTS[id] ?? {}) }),
-    }),
-  });
-  handle = provider.callback();
-}
-
-/** Plays the browser at the provider (dev login and consent) until it redirects to Ferry's callback. */
-async function driveProvider(authUrl: string, login: string): Promise<URL> {
-  const jar = new Map<string, string>();
-  let url = authUrl;
-  let method = 'GET';
-  let body: string | undefined;
-  for (let hop = 0; hop < 12; hop++) {
-    const res = await fetch(url, {
-      method,
-      body,
-      redirect: 'manual',
-      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const i = pair!.indexOf('=');
-      jar.set(pair!.slice(0, i), pair!.slice(i + 1));
-    }
-    const location = res.headers.get('location');
-    if (location) {
-      const next = new URL(location, url);
-      if (next.href.startsWith(CALLBACK)) return next;
-      [url, method, body] = [next.href, 'GET', undefined];
-      continue;
-    }
-    const html = await res.text();
-    const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1];
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (res.status !== 200 || !prompt || !action) throw new Error(`unexpected provider answer ${res.status}: ${html.slice(0, 300)}`);
-    [url, method] = [new URL(action, url).href, 'POST'];
-    body = prompt === 'login' ? new URLSearchParams({ prompt, login, password: 'any' }).toString() : new URLSearchParams({ prompt }).toString();
-  }
-  throw new Error('too many redirects at the provider');
-}
+  },
+  (fn) => t.teardown(fn),
+);
+const { issuer: ISSUER, client: CLIENT } = op;
+const driveProvider = op.drive;
 
 const ta = await createTestApp({
   plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/actions-builtin' }],

@@ -1,7 +1,5 @@
 import t from 'tap';
 import crypto from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createTestApp } from '../../src/testing.js';
 import { TOKENS } from '../../src/tokens.js';
 import { User } from '../../src/data/entities/index.js';
@@ -13,16 +11,11 @@ import { Setting } from '../../src/data/entities/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { claimAt, customFields, loginKind, roleValues } from '../../src/auth/oidc/oidc-claims.js';
 import { insertUserRow } from '../helpers/user-rows.js';
+import { rsaJwk, startOidcProvider } from '../helpers/oidc-provider.js';
 
-// ---- a real OpenID provider (oidc-provider), in process on 127.0.0.1 ----
+// ---- a real OpenID provider (oidc-provider), in process on 127.0.0.1 (helpers/oidc-provider.ts) ----
 
-interface Account {
-  role?: string | string[];
-  email?: string;
-  department?: string;
-  employee_id?: string;
-}
-const ACCOUNTS: Record<string, Account> = {
+const ACCOUNTS: Record<string, Record<string, unknown>> = {
   alice: { role: 'user', email: 'alice@example.test', department: 'it', employee_id: 'e-1' },
   boss: { role: 'ADMIN', email: 'boss@example.test', department: 'board' },
   multi: { role: ['staff', 'Admin'] },
@@ -31,96 +24,19 @@ const ACCOUNTS: Record<string, Account> = {
   blocked: { role: 'user' },
   newbie: { role: 'user', department: 'sales' },
 };
-const CLIENT = { client_id: 'ferry', client_secret: 'ferry-client-secret' };
 const REDIRECT_BASE = 'http://127.0.0.1:18080';
-const CALLBACK = `${REDIRECT_BASE}/api/v2/oidc/callback`;
-
-type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-let handle: RequestHandler = (_q, s) => s.writeHead(503).end();
-/** When set, the provider's JWKS endpoint answers this key set instead (signature check test). */
-let fakeJwks: string | undefined;
-const op = http.createServer((q, s) => {
-  if (fakeJwks && q.url?.startsWith('/jwks')) return void s.writeHead(200, { 'content-type': 'application/json' }).end(fakeJwks);
-  handle(q, s);
-});
-await new Promise<void>((r) => op.listen(0, '127.0.0.1', r));
-const ISSUER = `http://127.0.0.1:${(op.address() as AddressInfo).port}`;
-t.teardown(() => new Promise<void>((r) => op.close(() => r())));
-
-const jwk = (k: crypto.KeyObject, kid: string) => ({ ...(k.export({ format: 'jwk' }) as Record<string, unknown>), kid, use: 'sig', alg: 'RS256' });
-const signingKey = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-const otherKey = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-
-{
-  // oidc-provider is ESM-only and ships no types: its constructor and Koa callback are all the test uses
-  const modName = 'oidc-provider';
-  const { default: Provider } = (await import(modName)) as { default: new (issuer: string, conf: unknown) => { callback(): RequestHandler } };
-  const provider = new Provider(ISSUER, {
-    clients: [
-      {
-        ...CLIENT,
-        redirect_uris: [CALLBACK],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
-      },
-    ],
+const op = await startOidcProvider(
+  {
+    accounts: ACCOUNTS,
+    redirectBase: REDIRECT_BASE,
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username'], role: ['role'], org: ['department', 'employee_id'] },
-    scopes: ['openid', 'email', 'profile', 'role', 'org'],
-    conformIdTokenClaims: false,
-    features: { devInteractions: { enabled: true } },
-    cookies: { keys: ['oidc-test-cookie-key'] },
-    jwks: { keys: [jwk(signingKey.privateKey, 'k1')] },
-    pkce: { required: () => true },
-    findAccount: async (_ctx: unknown, id: string) => ({
-      accountId: id,
-      claims: async () => ({ sub: id, preferred_username: id, email_verified: true, ...(ACCOUNTS[id] ?? {}) }),
-    }),
-  });
-  handle = provider.callback();
-}
-
-/**
- * Plays the browser at the provider: follows redirects with a cookie jar and
- * submits the development login (any password; the login is the account id)
- * and consent forms, until the provider redirects to Ferry's callback.
- */
-async function driveProvider(authUrl: string, login: string): Promise<URL> {
-  const jar = new Map<string, string>();
-  let url = authUrl;
-  let method = 'GET';
-  let body: string | undefined;
-  for (let hop = 0; hop < 12; hop++) {
-    const res = await fetch(url, {
-      method,
-      body,
-      redirect: 'manual',
-      headers: {
-        cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const i = pair!.indexOf('=');
-      jar.set(pair!.slice(0, i), pair!.slice(i + 1));
-    }
-    const location = res.headers.get('location');
-    if (location) {
-      const next = new URL(location, url);
-      if (next.href.startsWith(CALLBACK)) return next;
-      [url, method, body] = [next.href, 'GET', undefined];
-      continue;
-    }
-    const html = await res.text();
-    const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1];
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (res.status !== 200 || !prompt || !action) throw new Error(`unexpected provider answer ${res.status}: ${html.slice(0, 300)}`);
-    [url, method] = [new URL(action, url).href, 'POST'];
-    body = prompt === 'login' ? new URLSearchParams({ prompt, login, password: 'any' }).toString() : new URLSearchParams({ prompt }).toString();
-  }
-  throw new Error('too many redirects at the provider');
-}
+    commonClaims: { email_verified: true },
+  },
+  (fn) => t.teardown(fn),
+);
+const { issuer: ISSUER, client: CLIENT, callback: CALLBACK } = op;
+const driveProvider = op.drive;
+const otherKey = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
 
 // ---- Ferry with OIDC on its bindings ----
 
@@ -358,8 +274,8 @@ t.test('the provider refusing the login, and a wrong nonce, are 401', async (t) 
 });
 
 t.test('the ID token signature is checked against the provider JWKS', async (t) => {
-  fakeJwks = JSON.stringify({ keys: [jwk(otherKey.publicKey, 'k1')] });
-  t.teardown(() => void (fakeJwks = undefined));
+  op.overrideJwks(JSON.stringify({ keys: [rsaJwk(otherKey.publicKey, 'k1')] }));
+  t.teardown(() => op.overrideJwks(undefined));
   const r = await oidcLogin('alice', 'user', sigCheck);
   t.equal(r.statusCode, 401, r.payload);
   t.match(JSON.parse(r.payload), { message: /failed validation/, error: 'Unauthorized' });
