@@ -75,6 +75,46 @@ function markFromDatabase(err: unknown): void {
   }
 }
 
+/** Errors of a connection lost while a query ran (as opposed to one that could not be obtained). */
+const LOST_CODES = new Set(['ECONNRESET', 'EPIPE', '57P01', '57P02', '08003', '08006']);
+const LOST_MESSAGES = [/Connection terminated/i, /Connection ended unexpectedly/i, /terminating connection due to administrator command/i];
+
+/**
+ * True when `err` says the connection a query ran on was lost under it (the
+ * server restarted or the link was cut): another connection from the pool
+ * may well work. Not for a pool that cannot connect at all (a retry would
+ * only wait again).
+ */
+export function isConnectionLost(err: unknown): boolean {
+  if (!isDatabaseUnavailable(err)) return false;
+  for (const e of chain(err)) {
+    if (typeof e.code === 'string' && LOST_CODES.has(e.code)) return true;
+    if (typeof e.message === 'string' && LOST_MESSAGES.some((m) => m.test(e.message as string))) return true;
+  }
+  return false;
+}
+
+/** A statement that only reads (no data-modifying statement anywhere in it, no row locks). */
+const READ_ONLY = /^\s*select\b/i;
+const WRITES = /\b(insert|update|delete|merge|truncate|nextval|setval|for\s+(update|share|no\s+key\s+update|key\s+share))\b/i;
+
+/**
+ * The SQL of an `execute()` call when it is a plain read outside any
+ * transaction, which may run again without changing anything; null otherwise.
+ */
+function retriableRead(args: unknown[]): string | null {
+  const [q, , , ctx] = args as [unknown, unknown, unknown, unknown];
+  if (ctx) return null;
+  let sql: unknown = q;
+  if (q && typeof q === 'object') {
+    const k = q as { client?: { transacting?: unknown }; toSQL?: () => { sql?: unknown } };
+    if (k.client?.transacting || typeof k.toSQL !== 'function') return null;
+    sql = k.toSQL().sql;
+  }
+  if (typeof sql !== 'string' || !READ_ONLY.test(sql) || WRITES.test(sql)) return null;
+  return sql;
+}
+
 type ConnectionClass = new (...args: any[]) => {
   execute(...a: any[]): Promise<any>;
   begin(...a: any[]): Promise<any>;
@@ -91,7 +131,20 @@ type ConnectionClass = new (...args: any[]) => {
  */
 export function withUnavailableMarking<T extends ConnectionClass>(Base: T): T {
   abstract class MarkingConnection extends Base {
+    /**
+     * A read outside a transaction interrupted by a lost connection runs once
+     * more (on another connection of the pool: the lost one is discarded),
+     * so a database restart or a cut link costs a GET nothing when the
+     * database answers again at once. Writes and statements of a transaction
+     * are never run again: they fail (503 at the HTTP layer).
+     */
     override async execute(...a: any[]): Promise<any> {
+      try {
+        return await super.execute(...a);
+      } catch (err) {
+        markFromDatabase(err);
+        if (!isConnectionLost(err) || retriableRead(a) === null) throw err;
+      }
       return super.execute(...a).catch(rethrowMarked);
     }
     override async begin(...a: any[]): Promise<any> {

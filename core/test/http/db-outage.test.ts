@@ -11,13 +11,22 @@ import { DriverException } from '@mikro-orm/core';
 import { pino } from 'pino';
 import t from 'tap';
 import { createPgDatabase, createTestApp } from '../../src/testing.js';
-import { isDatabaseUnavailable } from '../../src/data/db-errors.js';
+import { isConnectionLost, isDatabaseUnavailable } from '../../src/data/db-errors.js';
 
 /** A TCP relay to PostgreSQL on 127.0.0.1:5432 that can be cut (every connection reset) and restored on the same port. */
 class PgRelay {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
   port = 0;
+  /** When set, the next client message whose bytes match it cuts its connection instead of reaching PostgreSQL. */
+  private dropWhen?: RegExp;
+  /** Connections cut by dropWhen. */
+  dropped = 0;
+
+  /** Cuts the connection that sends the next statement matching `re` (the statement never reaches the server). */
+  dropNext(re: RegExp): void {
+    this.dropWhen = re;
+  }
 
   async start(): Promise<void> {
     const server = net.createServer((client) => {
@@ -27,7 +36,18 @@ class PgRelay {
         s.on('error', () => undefined);
         s.on('close', () => this.sockets.delete(s));
       }
-      client.pipe(upstream).pipe(client);
+      client.on('data', (chunk: Buffer) => {
+        if (this.dropWhen?.test(chunk.toString('latin1'))) {
+          this.dropWhen = undefined;
+          this.dropped++;
+          client.destroy();
+          upstream.destroy();
+          return;
+        }
+        if (!upstream.write(chunk)) client.pause();
+      });
+      upstream.on('drain', () => client.resume());
+      upstream.pipe(client);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -119,6 +139,40 @@ t.test('database outage: 503 with Retry-After on every route, readiness, recover
   );
 });
 
+t.test('a read cut by a lost connection runs again once; a write fails with 503 and stores nothing', async (t) => {
+  const db = await createPgDatabase();
+  t.teardown(() => db.drop());
+  const relay = new PgRelay();
+  await relay.start();
+  t.teardown(() => relay.cut());
+  const url = new URL(db.url);
+  url.port = String(relay.port);
+  const ta = await createTestApp({ databaseUrl: url.toString() });
+  t.teardown(() => ta.close());
+  const token = await ta.adminToken();
+
+  relay.dropNext(/select[^]*from "?users"?/i);
+  const list = await ta.inject('GET', '/api/v2/users', { token });
+  t.equal(relay.dropped, 1, 'the listing query was cut');
+  t.equal(list.statusCode, 200, `GET answered after one retry: ${list.payload}`);
+
+  relay.dropNext(/insert into "?users"?/i);
+  const created = await ta.inject('POST', '/api/v2/users', {
+    token,
+    payload: { username: 'cut1', password: 'password-1', status: 1, home_dir: '/tmp/cut1', permissions: { '/': ['*'] } },
+  });
+  t.equal(relay.dropped, 2, 'the insert was cut');
+  t.equal(created.statusCode, 503, `a cut write is not run again: ${created.payload}`);
+  t.equal(created.headers['retry-after'], '5');
+  t.equal((await ta.inject('GET', '/api/v2/users/cut1', { token })).statusCode, 404, 'nothing was stored');
+
+  const again = await ta.inject('POST', '/api/v2/users', {
+    token,
+    payload: { username: 'cut1', password: 'password-1', status: 1, home_dir: '/tmp/cut1', permissions: { '/': ['*'] } },
+  });
+  t.equal(again.statusCode, 201, `the client's retry succeeds: ${again.payload}`);
+});
+
 t.test('isDatabaseUnavailable tells database errors from others', async (t) => {
   const marked = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
   Object.defineProperty(marked, Symbol.for('ferry.fromDatabase'), { value: true });
@@ -139,4 +193,8 @@ t.test('isDatabaseUnavailable tells database errors from others', async (t) => {
   );
   t.notOk(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' })), 'a constraint violation is not an outage');
   t.notOk(isDatabaseUnavailable(new Error('Connection terminated')), 'a connection message not from the database');
+  const lost = Object.assign(new Error('Connection terminated unexpectedly'), {});
+  Object.defineProperty(lost, Symbol.for('ferry.fromDatabase'), { value: true });
+  t.ok(isConnectionLost(lost), 'a connection lost under a query');
+  t.notOk(isConnectionLost(marked), 'a refused connection is unavailable, not lost (no immediate retry)');
 });
