@@ -1,9 +1,42 @@
 import argon2 from 'argon2';
 import crypto from 'node:crypto';
+import os from 'node:os';
+
+/**
+ * argon2 runs on libuv's thread pool (UV_THREADPOOL_SIZE threads, 4 by
+ * default), the pool that also serves file system calls, DNS lookups and
+ * zlib. A login storm with a hash on every thread would hold each file read of
+ * every transfer, and each request needing the pool, behind a ~100 ms hash, and
+ * would give the event loop's thread a fifth of the CPU on a small machine. So
+ * at most HASHING_SLOTS hashes or verifications run at once (half the pool, no
+ * more than the cores, at least 1); the others wait their turn in order. On 2
+ * cores two hashes at once already use both, so the rate of logins is the same.
+ */
+export const HASHING_SLOTS = Math.max(1, Math.min(Math.floor((Number(process.env.UV_THREADPOOL_SIZE) || 4) / 2), os.availableParallelism()));
+let hashing = 0;
+const waiting: (() => void)[] = [];
+
+/** Runs `fn` in one of the HASHING_SLOTS slots (a freed slot goes to the first waiter). */
+async function inSlot<T>(fn: () => Promise<T>): Promise<T> {
+  if (hashing < HASHING_SLOTS) hashing++;
+  else await new Promise<void>((resolve) => waiting.push(resolve));
+  try {
+    return await fn();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else hashing--;
+  }
+}
+
+/** Hashes running and waiting for a slot (for tests and metrics). */
+export function hashingLoad(): { running: number; waiting: number } {
+  return { running: hashing, waiting: waiting.length };
+}
 
 /** argon2id hashing for passwords (never stored or returned in clear). */
 export async function hashPassword(password: string): Promise<string> {
-  return argon2.hash(password, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+  return inSlot(() => argon2.hash(password, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 }));
 }
 
 /** True for a stored argon2 hash (as backups carry them), which is kept as is rather than hashed again. */
@@ -14,7 +47,7 @@ export function isPasswordHash(value: string): boolean {
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
   if (!hash) return false;
   try {
-    return await argon2.verify(hash, password);
+    return await inSlot(() => argon2.verify(hash, password));
   } catch {
     return false;
   }
