@@ -22,6 +22,8 @@ interface Common {
   apiKeyId?: string;
   /** Set when the account must have two-factor authentication and has none: every route but the setup ones answers 403 with it. */
   mfaSetupRequired?: string;
+  /** Authenticated with the token of an identity-provider (OIDC) login (docs/two-factor.md). */
+  idpLogin?: boolean;
 }
 
 export interface AdminCredentials extends Common {

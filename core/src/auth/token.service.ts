@@ -19,6 +19,8 @@ export interface TokenClaims {
   uid: number;
   /** Issue time in milliseconds: compared with the account's tokens_valid_after (a password reset revokes earlier tokens). */
   iat_ms?: number;
+  /** Set on tokens of an identity-provider (OIDC) login: the provider ran the second factor, Ferry's 2FA is not asked or required. */
+  idp?: true;
 }
 
 /** True when a token issued at `claims` time predates the account's revocation time. */
@@ -49,11 +51,20 @@ export class TokenService {
     return this.key;
   }
 
-  async issue(aud: TokenAudience, username: string, uid: number): Promise<IssuedToken> {
+  async issue(aud: TokenAudience, username: string, uid: number, o: { idp?: boolean } = {}): Promise<IssuedToken> {
     const nowMs = Date.now();
     const now = Math.floor(nowMs / 1000);
     const exp = now + this.config.httpd.token_lifetime * 60;
-    const claims: TokenClaims = { sub: username, aud, jti: crypto.randomBytes(16).toString('hex'), iat: now, exp, uid, iat_ms: nowMs };
+    const claims: TokenClaims = {
+      sub: username,
+      aud,
+      jti: crypto.randomBytes(16).toString('hex'),
+      iat: now,
+      exp,
+      uid,
+      iat_ms: nowMs,
+      ...(o.idp ? { idp: true as const } : {}),
+    };
     const access_token = jwt.sign(claims, await this.signingKey(), { algorithm: 'HS256', noTimestamp: true });
     return { access_token, expires_at: new Date(exp * 1000).toISOString() };
   }

@@ -181,12 +181,13 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       if (!admin || admin.id !== decoded.uid || admin.status !== AccountStatus.Enabled) return { isValid: false };
       if (!adminAllowedFrom(admin, ip)) return { isValid: false, errorMessage: `access from ${ip} is not allowed` };
       if (issuedBeforeRevocation(decoded, admin.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
+      // an OIDC login's token: the provider ran the second factor, Ferry's 2FA requirement does not apply
       const credentials: AdminCredentials = {
         kind: 'admin',
         admin: admins.identity(admin),
         jti: decoded.jti,
         exp: decoded.exp,
-        ...mfaSetup('admin', admin.filters),
+        ...(decoded.idp === true ? { idpLogin: true } : mfaSetup('admin', admin.filters)),
       };
       return { isValid: true, credentials };
     }
@@ -199,7 +200,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       user: users.identity(user),
       jti: decoded.jti,
       exp: decoded.exp,
-      ...mfaSetup('user', user.filters, view.filters),
+      ...(decoded.idp === true ? { idpLogin: true } : mfaSetup('user', user.filters, view.filters)),
     };
     return { isValid: true, credentials };
   };

@@ -181,7 +181,7 @@ export class OidcService {
     if (allow.length && !ipMatcher(allow)(ip)) this.refuse(1, username, ip, 403, `login from ${ip} is not allowed for this admin`);
     await this.admins.touchLogin(admin.id);
     this.logLogin(username, ip, 'admin OIDC login', admin.role?.name ?? '');
-    return this.tokens.issue('admin', admin.username, admin.id);
+    return this.tokens.issue('admin', admin.username, admin.id, { idp: true });
   }
 
   private async userToken(username: string, ip: string): Promise<IssuedToken> {
@@ -191,7 +191,7 @@ export class OidcService {
     if (refusal) this.refuse(1, username, ip, 403, refusal);
     await this.users.touchLogin(user.id);
     this.logLogin(username, ip, 'user OIDC login', user.role?.name ?? '');
-    return this.tokens.issue('user', user.username, user.id);
+    return this.tokens.issue('user', user.username, user.id, { idp: true });
   }
 
   /** A refused login of a known username: log event 1 (refused) or 2 (no such account), then the client's error. */

@@ -3,6 +3,7 @@ import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { ADMIN_AUTH, ADMIN_BEARER_ONLY, adminOf, userOf } from '../auth-strategies.js';
 import { actorOf } from '../server.js';
+import { Errors } from '../errors.js';
 import { objectName, pathParam } from '../../util/common.input.js';
 import { TwoFactorService, type AccountKind } from '../../auth/two-factor.service.js';
 import { adminTotpSaveInput, totpGenerateInput, totpValidateInput, userTotpSaveInput, type TotpSaveInput } from '../../auth/two-factor.input.js';
@@ -35,7 +36,20 @@ const newCodes = { description: 'the new recovery codes', schema: Joi.array().it
  */
 export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
   const mfa = c.resolve(TwoFactorService);
-  const self = (kind: AccountKind, request: Request) => (kind === 'admin' ? adminOf(request).admin.username : userOf(request).user.username);
+  /**
+   * The caller's username. 2FA settings protect the password logins: a token
+   * of an identity-provider (OIDC) login, which no Ferry code was asked for,
+   * may not read or change them (recovery codes, secret, disable).
+   */
+  const self = (kind: AccountKind, request: Request) => {
+    const c = kind === 'admin' ? adminOf(request) : userOf(request);
+    if (c.idpLogin) {
+      throw Errors.forbidden(
+        `two-factor settings cannot be read or changed with the token of an identity-provider (OIDC) login: get a token with the password and code (GET /api/v2/${kind === 'admin' ? '' : 'user/'}token)`,
+      );
+    }
+    return c.kind === 'admin' ? c.admin.username : c.user.username;
+  };
 
   const selfRoutes = (kind: AccountKind): ServerRoute[] => {
     const auth = kind === 'admin' ? ADMIN_BEARER_ONLY : { strategies: ['jwt-user'] };
@@ -55,6 +69,7 @@ export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
         path: `${base}/totp/validate`,
         options: { ...setup(apiResponse), validate: { payload: totpValidateInput } },
         handler: (request) => {
+          self(kind, request);
           const p = request.payload as { config_name: string; passcode: string; secret: string };
           mfa.validate(p.config_name, p.passcode, p.secret);
           return { message: 'the passcode is valid' };
