@@ -50,6 +50,8 @@ export interface FerryConfig {
     max_pending: number;
     rules_cache_ttl: number;
     recorder_size: number;
+    /** Estimated bytes the recorder may hold per kind (0 disables it). */
+    recorder_max_bytes: number;
     scheduler: boolean;
   };
   /** Mail server for notifications (services/mailer.ts); empty host disables mail. */
@@ -317,6 +319,7 @@ export const configSchema = Joi.object<FerryConfig>({
     max_pending: Joi.number().integer().min(0).default(1000),
     rules_cache_ttl: Joi.number().integer().min(0).max(3600).default(10),
     recorder_size: Joi.number().integer().min(0).max(1_000_000).default(10000),
+    recorder_max_bytes: Joi.number().integer().min(0).default(16 * 1024 * 1024),
     scheduler: Joi.boolean().default(true),
   }).default(),
   smtp: Joi.object({

@@ -31,6 +31,8 @@ export interface EventManagerConfig {
   rules_cache_ttl: number;
   /** Bus events kept in memory for event reports (0 disables the recorder). */
   recorder_size: number;
+  /** Estimated bytes of events the recorder keeps per kind (0 disables it). */
+  recorder_max_bytes: number;
   /** Evaluate scheduled rules on this node. */
   scheduler: boolean;
 }
@@ -40,6 +42,7 @@ export const DEFAULT_EVENT_MANAGER_CONFIG: EventManagerConfig = {
   max_pending: 1000,
   rules_cache_ttl: 10,
   recorder_size: 10000,
+  recorder_max_bytes: 16 * 1024 * 1024,
   scheduler: true,
 };
 

@@ -12,36 +12,90 @@ export interface RecordedEvents {
   log: LogEvent[];
 }
 
+/** Bytes an event is taken to hold besides its strings (object, numbers, hidden classes). */
+const EVENT_OVERHEAD = 256;
+
+/**
+ * An estimate of the memory an event holds: a fixed overhead plus two bytes
+ * per character of its string fields, one level of nested objects included
+ * (provider events' object_data). Cheap (no serialisation) and on the large
+ * side, which is what a bound wants.
+ */
+export function estimateEventBytes(e: object): number {
+  let n = EVENT_OVERHEAD;
+  for (const v of Object.values(e)) {
+    if (typeof v === 'string') n += 2 * v.length;
+    else if (v && typeof v === 'object') {
+      for (const w of Object.values(v as object)) n += typeof w === 'string' ? 2 * w.length + 16 : 16;
+    }
+  }
+  return n;
+}
+
+interface Ring<E> {
+  events: E[];
+  sizes: number[];
+  bytes: number;
+}
+
 /**
  * Keeps the most recent filesystem, provider and log events of this node in
- * memory (a ring of `event_manager.recorder_size` entries per kind) for
- * event reports, until a persistent event search store exists. Lost on
- * restart and per node.
+ * memory for event reports when no persistent event store is loaded (the
+ * events-search plugin replaces it). Bounded twice per kind: at most
+ * `event_manager.recorder_size` events and at most `recorder_max_bytes` of
+ * estimated memory (estimateEventBytes), so events with long paths or large
+ * object data cannot make it grow past its budget. Lost on restart and per
+ * node.
  */
 @injectable()
 export class EventRecorder {
   private readonly size: number;
-  private readonly rings: RecordedEvents = { fs: [], provider: [], log: [] };
+  private readonly maxBytes: number;
+  private readonly rings: { [K in RecordedKind]: Ring<RecordedEvents[K][number]> } = {
+    fs: { events: [], sizes: [], bytes: 0 },
+    provider: { events: [], sizes: [], bytes: 0 },
+    log: { events: [], sizes: [], bytes: 0 },
+  };
   private unsubscribe: (() => void)[] = [];
 
   constructor(
     @inject(TOKENS.EventBus) private readonly bus: EventBus,
     @inject(TOKENS.Config) config: FerryConfig,
   ) {
-    const em = (config as unknown as { event_manager?: { recorder_size?: number } }).event_manager;
+    const em = (config as unknown as { event_manager?: { recorder_size?: number; recorder_max_bytes?: number } }).event_manager;
     this.size = em?.recorder_size ?? 10000;
+    this.maxBytes = em?.recorder_max_bytes ?? 16 * 1024 * 1024;
   }
 
   get capacity(): number {
     return this.size;
   }
 
+  /** Events and estimated bytes held per kind. */
+  usage(): Record<RecordedKind, { events: number; bytes: number }> {
+    const u = (k: RecordedKind) => ({ events: this.rings[k].events.length, bytes: this.rings[k].bytes });
+    return { fs: u('fs'), provider: u('provider'), log: u('log') };
+  }
+
   start(): void {
-    if (this.size <= 0 || this.unsubscribe.length) return;
+    if (this.size <= 0 || this.maxBytes <= 0 || this.unsubscribe.length) return;
     const push = <K extends RecordedKind>(k: K, e: RecordedEvents[K][number]) => {
-      const ring = this.rings[k] as RecordedEvents[K][number][];
-      ring.push(e);
-      if (ring.length > this.size) ring.splice(0, ring.length - this.size);
+      const ring = this.rings[k] as Ring<RecordedEvents[K][number]>;
+      const bytes = estimateEventBytes(e);
+      ring.events.push(e);
+      ring.sizes.push(bytes);
+      ring.bytes += bytes;
+      let drop = 0;
+      let freed = 0;
+      while (ring.events.length - drop > this.size || (ring.bytes - freed > this.maxBytes && ring.events.length - drop > 1)) {
+        freed += ring.sizes[drop]!;
+        drop++;
+      }
+      if (drop) {
+        ring.events.splice(0, drop);
+        ring.sizes.splice(0, drop);
+        ring.bytes -= freed;
+      }
     };
     this.unsubscribe.push(
       this.bus.on('fs', (e) => push('fs', e)),
@@ -57,6 +111,7 @@ export class EventRecorder {
 
   /** Recorded events of a kind with start <= timestamp (ns) <= end, oldest first. */
   query<K extends RecordedKind>(kind: K, startNs: number, endNs: number): RecordedEvents[K] {
-    return (this.rings[kind] as RecordedEvents[K][number][]).filter((e) => e.timestamp >= startNs && e.timestamp <= endNs) as RecordedEvents[K];
+    const ring = this.rings[kind] as Ring<RecordedEvents[K][number]>;
+    return ring.events.filter((e) => e.timestamp >= startNs && e.timestamp <= endNs) as RecordedEvents[K];
   }
 }
