@@ -134,12 +134,15 @@ export class TwoFactorService {
     return { config_name: c.name, issuer: c.issuer, secret, url, qr_code: png.toString('base64') };
   }
 
-  /** POST .../totp/validate: whether `passcode` is the current code of `secret` (before saving it). */
-  validate(configName: string, passcode: string, secret: string): void {
+  /**
+   * POST .../totp/validate: whether `passcode` is the current code of
+   * `secret` (before saving it). An unknown configuration or a malformed
+   * secret is an InvalidError; a wrong passcode is `false` (the route scores it).
+   */
+  validate(configName: string, passcode: string, secret: string): boolean {
     const c = this.configNamed(configName);
     if (!isValidTotpSecret(secret)) throw new InvalidError('"secret" must be a base32 TOTP secret of at least 80 bits');
-    if (matchTotp(secret.toUpperCase(), passcode, c.algo) === null)
-      throw new InvalidError('"passcode" does not match the secret: check the device clock and try the next code');
+    return matchTotp(secret.toUpperCase(), passcode, c.algo) !== null;
   }
 
   /** POST .../totp/save: enables (secret encrypted at rest, recovery codes made when there are none) or disables 2FA. */

@@ -1,7 +1,8 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { ADMIN_AUTH, ADMIN_BEARER_ONLY, adminOf, userOf } from '../auth-strategies.js';
+import { ADMIN_AUTH, ADMIN_BEARER_ONLY, adminOf, clientIp, userOf } from '../auth-strategies.js';
+import { DefenderService } from '../../security/defender.service.js';
 import { actorOf } from '../server.js';
 import { Errors } from '../errors.js';
 import { objectName, pathParam } from '../../util/common.input.js';
@@ -36,6 +37,7 @@ const newCodes = { description: 'the new recovery codes', schema: Joi.array().it
  */
 export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
   const mfa = c.resolve(TwoFactorService);
+  const defender = c.resolve(DefenderService);
   /**
    * The caller's username. 2FA settings protect the password logins: a token
    * of an identity-provider (OIDC) login, which no Ferry code was asked for,
@@ -68,10 +70,14 @@ export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
         method: 'POST',
         path: `${base}/totp/validate`,
         options: { ...setup(apiResponse), validate: { payload: totpValidateInput } },
-        handler: (request) => {
+        handler: async (request) => {
           self(kind, request);
           const p = request.payload as { config_name: string; passcode: string; secret: string };
-          mfa.validate(p.config_name, p.passcode, p.secret);
+          if (!mfa.validate(p.config_name, p.passcode, p.secret)) {
+            // a wrong code scores the host like a wrong code at login (an existing account's failure)
+            await defender.addEvent(clientIp(request), 'valid');
+            throw Errors.badRequest('"passcode" does not match the secret: check the device clock and try the next code');
+          }
           return { message: 'the passcode is valid' };
         },
       },
