@@ -9,6 +9,8 @@ import type { AdminIdentity } from '../auth/credentials.js';
 import { isSuperAdmin } from './permissions.js';
 import { hashPassword, verifyPassword, burnPasswordCheck } from './password.js';
 import { PasswordCache } from './password-cache.js';
+import { passwordStrengthProblem } from './password-policy.js';
+import type { FerryConfig } from '../config/schema.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 
 /** Admin accounts: CRUD with role scoping, self-service profile and password. */
@@ -18,7 +20,18 @@ export class AdminService {
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(ProviderEventsService) private readonly events: ProviderEventsService,
     @inject(PasswordCache) private readonly passwords: PasswordCache,
+    @inject(TOKENS.Config) private readonly config: FerryConfig,
   ) {}
+
+  /**
+   * The admins' password strength rule (admin_password_policy.min_entropy):
+   * an InvalidError naming `field` and the rule when `password` is weaker.
+   */
+  assertPasswordPolicy(password: string, field = 'password'): void {
+    const min = this.config.admin_password_policy?.min_entropy ?? 0;
+    const weak = passwordStrengthProblem(password, min);
+    if (weak) throw new InvalidError(`"${field}": ${weak} (admin_password_policy.min_entropy)`);
+  }
 
   em(): EntityManager {
     return this.orm.em.fork();
@@ -113,6 +126,8 @@ export class AdminService {
       throw new InvalidError('"password" is required unless password login is disabled (filters.disable_password_auth)');
     }
     this.checkGrant(input, caller);
+    // the first admin made at startup (no caller) takes the configured or generated password as it is
+    if (input.password && caller) this.assertPasswordPolicy(input.password);
     const now = Date.now();
     const password_hash = input.password ? await hashPassword(input.password) : '';
     // one transaction: an unknown group refuses the create with nothing stored
@@ -154,7 +169,10 @@ export class AdminService {
       if ((input.role || '') !== currentRole) throw new InvalidError('you cannot change your own role');
     }
     const keepTotp = { totp_config: admin.filters.totp_config, recovery_codes: admin.filters.recovery_codes };
-    if (input.password) admin.password_hash = await hashPassword(input.password);
+    if (input.password) {
+      this.assertPasswordPolicy(input.password);
+      admin.password_hash = await hashPassword(input.password);
+    }
     if (!admin.password_hash && !input.filters.disable_password_auth) {
       throw new InvalidError('"password" is required unless password login is disabled (filters.disable_password_auth)');
     }
@@ -201,6 +219,7 @@ export class AdminService {
     if (!admin) throw new NotFoundError(`admin "${username}" not found`);
     if (!(await verifyPassword(admin.password_hash, current))) throw new ForbiddenError('the current password does not match');
     if (current === next) throw new InvalidError('the new password must differ from the current one');
+    this.assertPasswordPolicy(next, 'new_password');
     admin.password_hash = await hashPassword(next);
     admin.filters = { ...admin.filters, require_password_change: false };
     admin.updated_at = Date.now();

@@ -184,6 +184,8 @@ export class PasswordResetService {
       minEntropy = eff?.filters.password_strength as number | undefined;
     } else if ((account as Admin).filters.disable_password_auth) {
       throw new ForbiddenError('password login is disabled for this admin: its password cannot be reset');
+    } else {
+      this.admins.assertPasswordPolicy(password); // admin_password_policy.min_entropy
     }
     const weak = passwordStrengthProblem(password, minEntropy);
     if (weak) throw new InvalidError(`"password": ${weak}`);

@@ -70,6 +70,8 @@ export interface FerryConfig {
   mfa: { totp: TotpConfigEntry[] };
   /** Forgot/reset password by mailed code (auth/password-reset.service.ts, docs/two-factor.md). */
   password_reset: PasswordResetConfig;
+  /** Password strength of admins (users have filters.password_strength): accounts/admin.service.ts, docs/accounts.md. */
+  admin_password_policy: AdminPasswordPolicyConfig;
   /** Bans hosts that keep failing to authenticate (services/defender.service.ts, docs/defender.md). Times in minutes. */
   defender: DefenderConfig;
   /** Token-bucket rate limits per request scope (security/rate-limiter.service.ts, docs/rate-limits.md). */
@@ -123,6 +125,11 @@ export interface TotpConfigEntry {
   name: string;
   issuer: string;
   algo: 'sha1' | 'sha256' | 'sha512';
+}
+
+export interface AdminPasswordPolicyConfig {
+  /** Minimum estimated entropy in bits of an admin password (accounts/password-policy.ts); 0: no minimum. */
+  min_entropy: number;
 }
 
 export interface PasswordResetConfig {
@@ -351,6 +358,9 @@ export const configSchema = Joi.object<FerryConfig>({
     max_requests_per_host: Joi.number().integer().min(1).max(100_000).default(20),
     window: Joi.number().integer().min(1).max(1440).default(60),
     max_attempts: Joi.number().integer().min(1).max(100).default(5),
+  }).default(),
+  admin_password_policy: Joi.object<AdminPasswordPolicyConfig>({
+    min_entropy: Joi.number().integer().min(0).max(100).default(0),
   }).default(),
   defender: Joi.object<DefenderConfig>({
     enabled: Joi.boolean().default(false),
