@@ -242,3 +242,26 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     );
   });
 });
+
+t.test('a listing asks S3 for the next page only when its consumer wants it', { skip: skip ?? false }, async (t) => {
+  const relay = await relayed(t);
+  const fs = (await s3Provider.create(testOptions({ endpoint: relay.endpoint }), scope)) as S3Fs;
+  t.teardown(() => cleanup(fs.prefix));
+  for (const name of ['a', 'b', 'c', 'd', 'e']) await writeFile(fs, `/dir/${name}.txt`, name);
+  const pages = () => relay.matching('GET', 'list-type=2').filter((r) => r.url.includes('max-keys=2'));
+  const it = fs.list('/dir', { pageSize: 2 })[Symbol.asyncIterator]();
+  t.same(pages(), [], 'nothing is asked before the first page is wanted');
+  const names: string[] = [];
+  for (let i = 1; i <= 3; i++) {
+    const page = await it.next();
+    t.notOk(page.done, `page ${i}`);
+    names.push(...(page.value as { name: string }[]).map((e) => e.name));
+    t.equal(pages().length, i, `${i} ListObjectsV2 request(s) once page ${i} is read`);
+  }
+  t.ok((await it.next()).done, 'the listing ends after the last page');
+  t.equal(pages().length, 3, 'no request after the last page');
+  t.same(names, ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'e.txt']);
+  const tokens = pages().map((r) => new URL(r.url, 'http://x').searchParams.get('continuation-token'));
+  t.equal(tokens[0], null, 'the first request has no continuation token');
+  t.ok(tokens[1] && tokens[2] && tokens[1] !== tokens[2], "later requests carry the previous page's token");
+});
