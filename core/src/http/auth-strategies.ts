@@ -10,7 +10,7 @@ import { nowNanos, type LogEventType } from '../events/event-types.js';
 import { AdminService } from '../accounts/admin.service.js';
 import { UserAuthService, loginRefusal } from '../auth/user-auth.service.js';
 import { TokenService, issuedBeforeRevocation, type TokenClaims, type TokenAudience } from '../auth/token.service.js';
-import { ApiKeyService, API_KEY_SCOPE } from '../accounts/api-key.service.js';
+import { ApiKeyService, API_KEY_SCOPE, parseApiKeyHeader } from '../accounts/api-key.service.js';
 import { DefenderService } from '../security/defender.service.js';
 import { ipMatcher } from '../util/ip.js';
 import { TwoFactorService, type AccountKind } from '../auth/two-factor.service.js';
@@ -244,45 +244,61 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     await defender.addEvent(clientIp(request), kind);
   };
 
+  /**
+   * A refused API key is a log event (protocol HTTP), published once per
+   * request though both API key strategies may see the key: 2 for a key that
+   * matches no key or no account (the username the key names, if any), 1 for
+   * a key of an existing account refused (disabled account, API key login not
+   * enabled, address not allowed, key bound to another account) or sent to a
+   * binding without API key authentication. A key let in is not a login event:
+   * like a bearer token, it is used on every request.
+   */
+  const apiKeyRefused = async (request: Request, event: 1 | 2, username: string, message: string, role = '', score?: 'valid' | 'invalid'): Promise<never> => {
+    const app = request.app as { apiKeyLogged?: boolean };
+    if (!app.apiKeyLogged) {
+      app.apiKeyLogged = true;
+      bus.publish('log', { timestamp: nowNanos(), event, protocol: 'HTTP', username, ip: clientIp(request), message, role, instance_id: instanceId });
+    }
+    if (score) await scoreApiKeyFailure(request, score);
+    throw Boom.unauthorized(message, 'APIKey');
+  };
+
   server.auth.scheme('apikey', (_server: Server, options?: { scope?: number }) => ({
     authenticate: async (request: Request, h: ResponseToolkit) => {
       const header = request.headers['x-service-api-key'];
       if (!header) throw Boom.unauthorized(null, 'APIKey');
+      const named = parseApiKeyHeader(String(header))?.username ?? '';
       if (bindingOf(request)?.enable_api_key_auth === false) {
-        throw Boom.unauthorized('API key authentication is disabled on this binding', 'APIKey');
+        return apiKeyRefused(request, 1, named, 'API key authentication is disabled on this binding');
       }
       const found = await apiKeys.authenticate(String(header));
       const scope = options?.scope;
-      if (!found) {
-        await scoreApiKeyFailure(request, 'invalid');
-        throw Boom.unauthorized('invalid API key', 'APIKey');
-      }
+      if (!found) return apiKeyRefused(request, 2, named, 'invalid API key', '', 'invalid');
       // a key of the other scope is "no credentials" for this strategy, so the next one may accept it
       if (found.key.scope !== scope) throw Boom.unauthorized(null, 'APIKey');
       const ip = clientIp(request);
       if (scope === API_KEY_SCOPE.Admin) {
         const username = found.key.admin?.username ?? found.username;
-        if (found.key.admin && found.username) throw Boom.unauthorized('this API key is bound to an admin', 'APIKey');
+        if (found.key.admin && found.username) return apiKeyRefused(request, 1, found.key.admin.username, 'this API key is bound to an admin');
         const admin = username ? await admins.findByUsername(username) : null;
         if (!admin || admin.status !== AccountStatus.Enabled) {
-          await scoreApiKeyFailure(request, admin ? 'valid' : 'invalid');
-          throw Boom.unauthorized('invalid API key', 'APIKey');
+          return apiKeyRefused(request, admin ? 1 : 2, username ?? '', 'invalid API key', admin?.role?.name ?? '', admin ? 'valid' : 'invalid');
         }
-        if (!admin.filters.allow_api_key_auth) throw Boom.unauthorized('API key authentication is not enabled for this admin', 'APIKey');
-        if (!adminAllowedFrom(admin, ip)) throw Boom.unauthorized(`access from ${ip} is not allowed`, 'APIKey');
+        const role = admin.role?.name ?? '';
+        if (!admin.filters.allow_api_key_auth) return apiKeyRefused(request, 1, admin.username, 'API key authentication is not enabled for this admin', role);
+        if (!adminAllowedFrom(admin, ip)) return apiKeyRefused(request, 1, admin.username, `access from ${ip} is not allowed`, role);
         const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), apiKeyId: found.key.key_id, ...mfaSetup('admin', admin.filters) };
         return h.authenticated({ credentials: credentials as never });
       }
       const username = found.key.user?.username ?? found.username;
-      if (found.key.user && found.username) throw Boom.unauthorized('this API key is bound to a user', 'APIKey');
+      if (found.key.user && found.username) return apiKeyRefused(request, 1, found.key.user.username, 'this API key is bound to a user');
       const user = username ? await users.findByUsername(username) : null;
       const view = user ? await users.loginView(user) : null;
       if (!user || !view || loginRefusal(view, ip)) {
-        await scoreApiKeyFailure(request, user ? 'valid' : 'invalid');
-        throw Boom.unauthorized('invalid API key', 'APIKey');
+        return apiKeyRefused(request, user ? 1 : 2, username ?? '', 'invalid API key', user?.role?.name ?? '', user ? 'valid' : 'invalid');
       }
       if (!(user.filters as { allow_api_key_auth?: boolean }).allow_api_key_auth) {
-        throw Boom.unauthorized('API key authentication is not enabled for this user', 'APIKey');
+        return apiKeyRefused(request, 1, user.username, 'API key authentication is not enabled for this user', user.role?.name ?? '');
       }
       const credentials: UserCredentials = {
         kind: 'user',

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
-import { Share, User } from '../data/entities/index.js';
+import { Share, User, type Role } from '../data/entities/index.js';
 import type { EventShares, ShareInfo } from '../event-manager/accounts.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { isSubPath, parentPath } from '../fs/path.js';
@@ -18,6 +18,8 @@ import { PasswordCache } from '../accounts/password-cache.js';
 import { DefenderService } from '../security/defender.service.js';
 import { ShareCodesService } from './share-codes.service.js';
 import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../events/provider-events.service.js';
+import type { EventBus } from '../events/event-bus.js';
+import { nowNanos, type LogEventType } from '../events/event-types.js';
 
 const DAY = 86_400_000;
 
@@ -48,6 +50,9 @@ export function sharePasswordRequired(u: EffectiveUser): boolean {
 export const canRead = (scope: number) => scope === ShareScope.Read || scope === ShareScope.ReadWrite;
 export const canWrite = (scope: number) => scope === ShareScope.Write || scope === ShareScope.ReadWrite;
 
+/** How a request on a share was let in: no credentials needed, the share password, a one-time code or a share token. */
+type ShareLogin = 'none' | 'password' | 'code' | 'token';
+
 /** Credentials a public share request carries: HTTP basic (password, or address and one-time code) or a share token. */
 export interface ShareCredentials {
   username?: string;
@@ -71,6 +76,8 @@ export class ShareService implements EventShares {
     @inject(PasswordCache) private readonly passwords: PasswordCache,
     @inject(DefenderService) private readonly defender: DefenderService,
     @inject(ShareCodesService) private readonly codes: ShareCodesService,
+    @inject(TOKENS.EventBus) private readonly bus: EventBus,
+    @inject(TOKENS.InstanceId) private readonly instanceId: string,
   ) {}
 
   private em(): EntityManager {
@@ -256,6 +263,14 @@ export class ShareService implements EventShares {
    * the route's scope is granted (403), the share is not expired and has
    * uses left (403; `ignoreTokens` for the next requests of a resumable
    * upload, which took its use when created), and its owner may still share (403).
+   *
+   * Logins on protected shares are log events (protocol HTTPShare, the share
+   * id as username, the owner's role): 5 for a request let in by the share
+   * password or a one-time code (not for a share token: like a bearer token,
+   * its use is not a login), 1 for a refused one (wrong password, code or
+   * token, or refused after them: address, scope, expiration, uses, owner),
+   * 3 when it carried no credentials, and 2 for credentials sent to a share
+   * that does not exist.
    */
   async authorize(
     id: string,
@@ -264,19 +279,41 @@ export class ShareService implements EventShares {
     scopeOk: (scope: number) => boolean,
     o: { ignoreTokens?: boolean } = {},
   ): Promise<{ share: Share; owner: EffectiveUser; email: string }> {
-    const share = await this.em().findOne(Share, { share_id: id }, { populate: ['user'] });
-    if (!share) throw new NotFoundError(`share "${id}" not found`);
-    if (share.allow_from.length && !ipMatcher(share.allow_from)(ip)) throw new ForbiddenError(`the share is not accessible from ${ip}`);
-    const email = await this.authenticate(share, ip, creds);
-    if (!scopeOk(share.scope)) throw new ForbiddenError('the scope of this share does not allow this operation');
-    if (share.expires_at && share.expires_at <= Date.now()) throw new ForbiddenError('the share has expired');
-    if (!o.ignoreTokens && share.max_tokens && share.used_tokens >= share.max_tokens)
-      throw new ForbiddenError('the share has reached its maximum number of uses');
-    const owner = await this.sessions.effectiveUser((share.user as User).username);
-    if (!owner) throw new NotFoundError(`share "${id}" not found`);
-    if (!canShare(owner)) throw new ForbiddenError('sharing is disabled for the owner of this share');
-    if (!share.password_hash && sharePasswordRequired(owner)) throw new ForbiddenError('the owner of this share may only share with a password');
-    return { share, owner, email };
+    const share = await this.em().findOne(Share, { share_id: id }, { populate: ['user', 'user.role'] });
+    const sent = creds.bearer !== undefined || creds.password !== undefined;
+    if (!share) {
+      if (sent) this.loginEvent(2, id, ip, `login to share "${id}": no such share`, '');
+      throw new NotFoundError(`share "${id}" not found`);
+    }
+    const role = ((share.user as User).role as Role | null | undefined)?.name ?? '';
+    const guarded = !!(share.password_hash || share.emails.length);
+    let how: ShareLogin = 'none';
+    try {
+      if (share.allow_from.length && !ipMatcher(share.allow_from)(ip)) throw new ForbiddenError(`the share is not accessible from ${ip}`);
+      const auth = await this.authenticate(share, ip, creds);
+      how = auth.how;
+      if (!scopeOk(share.scope)) throw new ForbiddenError('the scope of this share does not allow this operation');
+      if (share.expires_at && share.expires_at <= Date.now()) throw new ForbiddenError('the share has expired');
+      if (!o.ignoreTokens && share.max_tokens && share.used_tokens >= share.max_tokens)
+        throw new ForbiddenError('the share has reached its maximum number of uses');
+      const owner = await this.sessions.effectiveUser((share.user as User).username);
+      if (!owner) throw new NotFoundError(`share "${id}" not found`);
+      if (!canShare(owner)) throw new ForbiddenError('sharing is disabled for the owner of this share');
+      if (!share.password_hash && sharePasswordRequired(owner)) throw new ForbiddenError('the owner of this share may only share with a password');
+      if (how === 'password' || how === 'code') this.loginEvent(5, id, ip, `share login with ${auth.what}`, role);
+      return { share, owner, email: auth.email };
+    } catch (err) {
+      const refused = err instanceof UnauthorizedError || err instanceof ForbiddenError || err instanceof NotFoundError;
+      if (guarded && refused) {
+        if (!sent) this.loginEvent(3, id, ip, `no login tried: ${err.message}`, role);
+        else this.loginEvent(1, id, ip, `share login refused: ${err.message}${creds.username ? ` (user name "${creds.username}")` : ''}`, role);
+      }
+      throw err;
+    }
+  }
+
+  private loginEvent(event: LogEventType, shareId: string, ip: string, message: string, role: string): void {
+    this.bus.publish('log', { timestamp: nowNanos(), event, protocol: 'HTTPShare', username: shareId, ip, message, role, instance_id: this.instanceId });
   }
 
   /**
@@ -284,11 +321,11 @@ export class ShareService implements EventShares {
    * email addresses or both): a share token (Bearer), the share password, or
    * for an email-restricted share a listed address with one of its one-time
    * codes (basic auth, spent by this request). Failures are 401 and score
-   * score_valid in the defender. Returns the address a code or token was for
-   * ('' otherwise).
+   * score_valid in the defender. Returns how the request was let in and the
+   * address a code or token was for ('' otherwise).
    */
-  private async authenticate(share: Share, ip: string, creds: ShareCredentials): Promise<string> {
-    if (!share.password_hash && !share.emails.length) return '';
+  private async authenticate(share: Share, ip: string, creds: ShareCredentials): Promise<{ email: string; how: ShareLogin; what: string }> {
+    if (!share.password_hash && !share.emails.length) return { email: '', how: 'none', what: '' };
     const challenge = { scheme: 'Basic', attributes: { realm: 'Ferry share' } };
     const fail = async (message: string): Promise<never> => {
       await this.defender.addEvent(ip, 'valid', 'HTTPShare');
@@ -296,7 +333,8 @@ export class ShareService implements EventShares {
     };
     if (creds.bearer !== undefined) {
       const email = await this.codes.verifyToken(share, creds.bearer);
-      return email ?? fail('invalid or expired share token: authenticate with the share password or a one-time code again');
+      if (email === null) return fail('invalid or expired share token: authenticate with the share password or a one-time code again');
+      return { email, how: 'token', what: 'a share token' };
     }
     if (creds.password === undefined) {
       throw new UnauthorizedError(
@@ -305,10 +343,11 @@ export class ShareService implements EventShares {
       );
     }
     // a password verified for this share (same id, same last update, same hash) within auth_cache.ttl is not hashed again
-    if (share.password_hash && (await this.passwords.verify('share', `${share.share_id}:${share.updated_at}`, share.password_hash, creds.password))) return '';
+    if (share.password_hash && (await this.passwords.verify('share', `${share.share_id}:${share.updated_at}`, share.password_hash, creds.password)))
+      return { email: '', how: 'password', what: 'the share password' };
     const email = (creds.username ?? '').trim().toLowerCase();
     if (share.emails.length && share.emails.includes(email)) {
-      if (await this.codes.spend(share, email, creds.password)) return email;
+      if (await this.codes.spend(share, email, creds.password)) return { email, how: 'code', what: `a one-time code of ${email}` };
       return fail('invalid, expired or already used one-time code');
     }
     // a wrong share password is a failed login for the defender
