@@ -54,6 +54,21 @@ export interface ReadOptions extends OpOptions {
   start?: number;
   /** Last byte to read, inclusive. */
   end?: number;
+  /**
+   * Buffers to read into, reused once the consumer gave them back (an HTTP
+   * download: the chunk was written to the socket). A backend that reads
+   * blocks itself may read into `take()` buffers and push views of them;
+   * others ignore it (their chunks are then their own).
+   */
+  buffers?: ReadBuffers;
+}
+
+/** Read buffers lent for one read (ReadOptions.buffers, sdk/read-buffers.ts). */
+export interface ReadBuffers {
+  /** Bytes per buffer: the read size to use. */
+  readonly size: number;
+  /** A buffer of `size` bytes to read into (may wait until the consumer gave one back). */
+  take(): Buffer | Promise<Buffer>;
 }
 
 export interface WriteOptions extends OpOptions {

@@ -7,6 +7,7 @@ export * from './package-info.js';
 export * from './write-handle.js';
 export * from './signals.js';
 export * from './range-reader.js';
+export * from './read-buffers.js';
 export * from './host.js';
 export * from './lazy-module.js';
 export * from './event-search.js';

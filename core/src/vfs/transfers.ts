@@ -9,6 +9,7 @@ import { hookError, type FileSession } from './file-session.js';
 import { quotaScope, StorageReservation, TransferReservation, type QuotaBatch } from './quota-guard.js';
 import type { PathWrite } from './quota-tracker.js';
 import { bandwidthFor, Throttle } from './throttle.js';
+import { readBufferPool, writeRecycling, type ReadBufferLease } from '../sdk/read-buffers.js';
 import type { Resolved } from './vfs.js';
 
 export const STAGE_HWM = 256 * 1024;
@@ -337,6 +338,31 @@ export interface DownloadStream {
   done: Promise<void>;
 }
 
+export interface DownloadOptions {
+  /**
+   * The stream goes to an HTTP response through hapi, which hands the
+   * response to a stream's writeToStream(): read buffers are then lent from
+   * the pool and reused once the socket took their bytes (sdk/read-buffers.ts).
+   * Only for streams written by hapi (nothing else gives the chunks back).
+   */
+  recycle?: boolean;
+}
+
+/**
+ * The Meter of a download; with a lease, writeToStream() (what hapi calls to
+ * send a stream payload) writes the chunks itself and gives each back to the
+ * lease once the socket has it.
+ */
+class DownloadMeter extends Meter {
+  constructor(
+    private readonly lease: ReadBufferLease | undefined,
+    onChunk: (n: number) => Error | null,
+  ) {
+    super(onChunk);
+    if (lease) (this as unknown as { writeToStream: (dest: Writable) => void }).writeToStream = (dest) => writeRecycling(this, dest, lease);
+  }
+}
+
 function downloadQuotaError(): FsError {
   return new FsError(FsErrorCode.Permission, 'download transfer quota exceeded');
 }
@@ -352,7 +378,8 @@ export async function meteredDownload(
   target: Resolved,
   label: string,
   declared: number,
-  open: (signal: AbortSignal) => Promise<Readable>,
+  open: (signal: AbortSignal, buffers?: ReadBufferLease) => Promise<Readable>,
+  o: DownloadOptions = {},
 ): Promise<DownloadStream> {
   const startedAt = Date.now();
   const xfer = new TransferReservation(s.deps.tracker, s.deps.usage, s.deps.quota, s.user, 'download');
@@ -370,7 +397,10 @@ export async function meteredDownload(
     throw err;
   }
   let quotaHit = false;
-  const meter = new Meter((n) => {
+  const bw = bandwidthFor(s.user, s.ip).download;
+  // (a throttle cuts chunks into slices: its chunks could not be given back whole)
+  const lease = o.recycle && bw === 0 ? readBufferPool.lease() : undefined;
+  const meter = new DownloadMeter(lease, (n) => {
     if (!xfer.take(n)) {
       quotaHit = true;
       return downloadQuotaError();
@@ -381,13 +411,13 @@ export async function meteredDownload(
   });
   let source: Readable;
   try {
-    source = await open(s.signal);
+    source = await open(s.signal, lease);
   } catch (err) {
+    lease?.close();
     s.deps.connections.endTransfer(s.conn, transfer);
     await xfer.commit();
     throw err;
   }
-  const bw = bandwidthFor(s.user, s.ip).download;
   const stages: Transform[] = bw > 0 ? [meter, new Throttle(bw * 1024)] : [meter];
   const out = stages[stages.length - 1]!;
   pipeline([source, ...stages] as unknown as [Readable, Transform], { signal: s.signal }).catch((err: unknown) => {
@@ -401,6 +431,7 @@ export async function meteredDownload(
       error = err ?? new Error('download interrupted');
     }
     if (!source.destroyed) source.destroy();
+    lease?.close();
     s.deps.connections.endTransfer(s.conn, transfer);
     await xfer.commit().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
     if (error !== undefined) {
@@ -417,16 +448,28 @@ export async function meteredDownload(
 }
 
 /** Opens a prepared download, optionally a byte range (inclusive bounds), after the pre-download hooks. */
-export async function openDownload(s: FileSession, p: PreparedDownload, range?: { start: number; end: number }): Promise<DownloadStream> {
+export async function openDownload(
+  s: FileSession,
+  p: PreparedDownload,
+  range?: { start: number; end: number },
+  o: DownloadOptions = {},
+): Promise<DownloadStream> {
   await s.before('pre-download', p.r, p.info.size);
   const length = range ? range.end - range.start + 1 : p.info.size;
-  return meteredDownload(s, p.r, p.vpath, length, async (signal) => {
-    const fs = await s.vfs.fs(p.r.mount);
-    if (length === 0) {
-      const empty = new PassThrough();
-      empty.end();
-      return empty;
-    }
-    return fs.openRead(p.r.fsPath, range ? { start: range.start, end: range.end, signal } : { signal });
-  });
+  return meteredDownload(
+    s,
+    p.r,
+    p.vpath,
+    length,
+    async (signal, buffers) => {
+      const fs = await s.vfs.fs(p.r.mount);
+      if (length === 0) {
+        const empty = new PassThrough();
+        empty.end();
+        return empty;
+      }
+      return fs.openRead(p.r.fsPath, range ? { start: range.start, end: range.end, signal, buffers } : { signal, buffers });
+    },
+    o,
+  );
 }

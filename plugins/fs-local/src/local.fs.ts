@@ -32,6 +32,7 @@ import {
   type WriteOptions,
 } from '@ferry/core';
 import { AtomicUpload, type WriteEncoder } from './atomic-upload.js';
+import { LentBufferFileReader } from './file-reader.js';
 import { LocalRoot, type DirHandle, type Located, type ResolveMode } from './confine.js';
 import { HIDDEN_TMP_STALE_MS, claimHiddenTmp, isReservedName, sweepHiddenTmp } from './temp-area.js';
 
@@ -301,7 +302,9 @@ export class LocalFs implements Fs {
       await fh.close();
       return emptyReadable();
     }
-    const stream = fh.createReadStream({ start: range.start, end: range.end, highWaterMark: this.readBufferSize });
+    const stream = o.buffers
+      ? new LentBufferFileReader(fh, range.start, range.end, o.buffers)
+      : fh.createReadStream({ start: range.start, end: range.end, highWaterMark: this.readBufferSize });
     return destroyOnAbort(stream, o.signal, vpath);
   }
 

@@ -99,7 +99,8 @@ export async function sendFile(request: Request, h: ResponseToolkit, s: FileSess
       if (part) r.header('Content-Range', `bytes ${part.start}-${part.end}/${info.size}`);
       return r;
     }
-    const dl = await openDownload(s, p, part);
+    // hapi writes the stream through its writeToStream(), which gives the read buffers back for reuse
+    const dl = await openDownload(s, p, part, { recycle: true });
     destroyOnDisconnect(request, dl.stream);
     closeAfter(s, dl.stream, dl.done);
     const r = common(h.response(dl.stream).code(part ? 206 : 200))
