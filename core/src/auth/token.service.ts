@@ -69,8 +69,10 @@ export class TokenService {
     return { access_token, expires_at: new Date(exp * 1000).toISOString() };
   }
 
+  /** Asked on every bearer request (all nodes share the table): one primary-key probe, without building an ORM query. */
   async isRevoked(jti: string): Promise<boolean> {
-    return (await this.orm.em.fork().count(RevokedToken, { jti })) > 0;
+    const rows = (await this.orm.em.getConnection().execute('select 1 as revoked from revoked_tokens where jti = ? limit 1', [jti])) as unknown[];
+    return rows.length > 0;
   }
 
   async revoke(jti: string, expSeconds: number): Promise<void> {

@@ -1,4 +1,5 @@
 import Boom from '@hapi/boom';
+import { createSecretKey } from 'node:crypto';
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import Basic from '@hapi/basic';
 import * as HapiJwt from 'hapi-auth-jwt2';
@@ -204,8 +205,10 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     };
     return { isValid: true, credentials };
   };
+  // a KeyObject: given a string, jsonwebtoken first tries (and fails) to parse it as a PEM public key on every verification
+  const verificationKey = createSecretKey(Buffer.from(key));
   const jwtStrategy = (aud: TokenAudience) => ({
-    key,
+    key: verificationKey,
     tokenType: 'Bearer',
     urlKey: false,
     cookieKey: false,
