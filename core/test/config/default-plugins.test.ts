@@ -1,12 +1,13 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
 import type { PluginRegistry } from '../../src/plugins/registry.js';
 import { TOKENS } from '../../src/tokens.js';
 import { createTestApp } from '../../src/testing.js';
+import { filesystemOfEachProvider, remoteProviderOptions, userOn } from '../helpers/provider-options.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -33,31 +34,7 @@ const BUNDLED = [
 ];
 
 const plain = (payload: string) => ({ status: 'Plain', payload });
-const serviceAccount = Buffer.from(
-  JSON.stringify({
-    type: 'service_account',
-    project_id: 'p',
-    client_email: 'ferry@p.iam.gserviceaccount.com',
-    private_key: generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
-  }),
-).toString('base64');
-
-/** Valid options of every remote plugin (checked when saved; nothing is contacted). */
-const REMOTE: Record<string, { provider: number; configKey: string; options: Record<string, unknown> }> = {
-  '@ferry/fs-s3': {
-    provider: 1,
-    configKey: 's3config',
-    options: { bucket: 'b', region: 'us-east-1', endpoint: 'http://127.0.0.1:1', access_key: 'AK', access_secret: plain('s') },
-  },
-  '@ferry/fs-gcs': { provider: 2, configKey: 'gcsconfig', options: { bucket: 'ferry-test', credentials: plain(serviceAccount) } },
-  '@ferry/fs-azblob': {
-    provider: 3,
-    configKey: 'azblobconfig',
-    options: { container: 'ferry-test', account_name: 'devstoreaccount1', account_key: plain('a2V5') },
-  },
-  '@ferry/fs-sftp': { provider: 5, configKey: 'sftpconfig', options: { endpoint: '127.0.0.1:1', username: 'u', password: plain('p') } },
-  '@ferry/fs-http': { provider: 6, configKey: 'httpconfig', options: { endpoint: 'https://127.0.0.1:1/api/v1', username: 'u', password: plain('p') } },
-};
+const REMOTE = remoteProviderOptions();
 
 t.test('the shipped configuration loads every bundled plugin', async (t) => {
   const { config } = loadConfig({ env: {} });
@@ -100,24 +77,31 @@ t.test('the shipped configuration loads every bundled plugin', async (t) => {
   );
 
   const token = await ta.adminToken();
-  const filesystems: [string, Record<string, unknown>][] = [
-    ['local', { provider: 0 }],
-    ['crypt', { provider: 4, cryptconfig: { passphrase: plain('pass') } }],
-    ...Object.entries(REMOTE).map(([name, r]): [string, Record<string, unknown>] => [
-      name.slice('@ferry/fs-'.length),
-      { provider: r.provider, [r.configKey]: r.options },
-    ]),
-  ];
-  for (const [kind, filesystem] of filesystems) {
-    const username = `on-${kind}`;
-    const r = await ta.inject('POST', '/api/v2/users', {
-      token,
-      payload: { username, password: 'default-plugins-1', home_dir: path.join(ta.dataDir, 'homes', username), permissions: { '/': ['*'] }, filesystem },
-    });
+  for (const [kind, filesystem] of filesystemOfEachProvider(REMOTE)) {
+    const payload = userOn(kind, filesystem, path.join(ta.dataDir, 'homes'));
+    const username = payload.username as string;
+    const r = await ta.inject('POST', '/api/v2/users', { token, payload });
     t.equal(r.statusCode, 201, `a user on provider ${String(filesystem.provider)} (${kind}) is created${r.statusCode === 201 ? '' : `: ${r.payload}`}`);
     const back = await ta.inject('GET', `/api/v2/users/${username}`, { token });
     t.match(JSON.parse(back.payload), { filesystem: { provider: filesystem.provider } }, `${username} is stored on provider ${String(filesystem.provider)}`);
   }
+});
+
+t.test('every package under plugins/ is in the shipped plugin list (a new plugin is on by default)', async (t) => {
+  const packages = readdirSync(path.join(ROOT, 'plugins'), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) => {
+      try {
+        return [(JSON.parse(readFileSync(path.join(ROOT, 'plugins', d.name, 'package.json'), 'utf8')) as { name: string }).name];
+      } catch {
+        return [];
+      }
+    })
+    .sort();
+  t.ok(packages.length >= BUNDLED.length, `${packages.length} bundled plugin packages`);
+  const { config } = loadConfig({ env: {} });
+  t.same(config.plugins.map((p) => p.name).sort(), packages, 'config/default.yaml loads every package of plugins/, and nothing else');
+  t.same([...BUNDLED].sort(), packages, 'and this test knows each of them');
 });
 
 /** Resolved modules of these packages are the SDKs (and their own dependencies). */
