@@ -2,7 +2,8 @@
 // Runs every benchmark of bench/ (files named *.bench.mjs), one after the
 // other, each in its own process with the output passed through; each one
 // prints its own figures and ratios against a baseline measured in the same
-// run. `npm run bench` runs them all; names (or parts of names) select some:
+// run. At the end, the lines of each benchmark that name an aim are printed
+// again together (a benchmark that printed none is named). `npm run bench` runs them all; names (or parts of names) select some:
 //
 //   node bench/run.mjs                  all
 //   node bench/run.mjs http-transfer    bench/http-transfer.bench.mjs only
@@ -13,7 +14,7 @@
 // selected benchmarks need are started when they are down (the same scripts
 // as scripts/servers/up.sh, under its lock); a benchmark whose server cannot
 // be started is reported as FAILED with the reason, and the others still run.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +64,27 @@ if (wanted.length) {
 }
 
 const summary = [];
+/** [file, the lines it printed that name an aim]: repeated at the end, so every figure is seen with its aim. */
+const figures = [];
+
+/** Runs one benchmark, its output passed through; resolves to its exit status and the lines naming an aim. */
+function runBench(f) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(here, f)], { stdio: ['inherit', 'pipe', 'inherit'], cwd: path.resolve(here, '..') });
+    const aims = [];
+    let partial = '';
+    child.stdout.on('data', (d) => {
+      process.stdout.write(d);
+      const lines = (partial + d).split('\n');
+      partial = lines.pop();
+      for (const l of lines) if (/\baims?\b/i.test(l)) aims.push(l.trim());
+    });
+    child.on('close', (code, signal) => {
+      if (/\baims?\b/i.test(partial)) aims.push(partial.trim());
+      resolve({ status: code ?? signal, aims });
+    });
+  });
+}
 for (const f of chosen) {
   const missing = needs.get(f).filter((n) => unavailable.has(n));
   if (missing.length) {
@@ -72,9 +94,15 @@ for (const f of chosen) {
   }
   console.log(`\n=== ${f}`);
   const started = Date.now();
-  const r = spawnSync(process.execPath, [path.join(here, f)], { stdio: 'inherit', cwd: path.resolve(here, '..') });
+  const { status, aims } = await runBench(f);
   const secs = ((Date.now() - started) / 1000).toFixed(0);
-  summary.push(`${r.status === 0 ? 'ok    ' : 'FAILED'} ${f} (${secs} s)`);
+  summary.push(`${status === 0 ? 'ok    ' : 'FAILED'} ${f} (${secs} s)`);
+  figures.push([f, aims]);
+}
+console.log('\n=== figures with their aims (the lines of each benchmark naming an aim)');
+for (const [f, aims] of figures) {
+  console.log(`--- ${f}${aims.length ? '' : ': printed no aim'}`);
+  for (const line of aims) console.log(`    ${line}`);
 }
 console.log('\n=== benchmarks');
 for (const line of summary) console.log(line);

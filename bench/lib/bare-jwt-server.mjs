@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A bare Hapi server, the reference of bench/api-throughput.bench.mjs for
 // "what an authenticated JSON route costs at least": the same JWT check as
-// Ferry's bearer strategies (hapi-auth-jwt2, HS256, audience "admin"), then
+// Ferry's bearer strategies (hapi-auth-jwt2, HS256 with a secret KeyObject, audience "admin"), then
 // the answer, an object serialised by Hapi on every request. No database, no
 // revocation or account checks, no logging.
 //
@@ -9,6 +9,7 @@
 //
 // GET <path> answers bodies[<path>] (the path without its query string is
 // looked up too); prints { port } once listening; stops on SIGTERM.
+import { createSecretKey } from 'node:crypto';
 import Hapi from '@hapi/hapi';
 import * as HapiJwt from 'hapi-auth-jwt2';
 
@@ -19,7 +20,8 @@ const { key, bodies } = JSON.parse(input);
 const server = Hapi.server({ host: '127.0.0.1', port: 0 });
 await server.register(HapiJwt);
 server.auth.strategy('jwt', 'jwt', {
-  key,
+  // a KeyObject, as Ferry gives it (a string is first tried as a PEM public key on every verification)
+  key: createSecretKey(Buffer.from(key)),
   tokenType: 'Bearer',
   urlKey: false,
   cookieKey: false,

@@ -82,7 +82,8 @@ export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }],
   proc.stdout.resume();
   const logFile = path.join(dir, 'ferry.log');
   let url;
-  for (let i = 0; i < 600 && !url; i++) {
+  for (let i = 0; i < 2400 && !url; i++) {
+    // up to 2 minutes: a start takes long on a busy machine
     await sleep(50);
     if (proc.exitCode !== null) throw new Error(`ferry exited: ${err}`);
     let text = '';
