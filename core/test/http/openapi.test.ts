@@ -14,7 +14,7 @@ import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
+import { addUser, fileApp, multipart, PASSWORD } from '../helpers/user-files.js';
 import { openApiPath } from '../../src/http/openapi/document.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
@@ -26,7 +26,9 @@ const ta = await fileApp({
     { name: '@ferry/fs-sftp' },
     { name: '@ferry/action-http' },
     { name: '@ferry/actions-builtin' },
+    { name: '@ferry/events-search', config: { flush_interval: 20 } },
   ],
+  config: { defender: { enabled: true } },
 });
 t.teardown(() => ta.close());
 const admin = await ta.adminToken();
@@ -243,4 +245,128 @@ t.test('GET /openapi: swagger-ui from swagger-ui-dist, no network access', async
   const bad = await ta.inject('GET', '/openapi/ui/..%2Fpackage.json');
   t.equal(bad.statusCode, 400, 'only the listed files');
   t.match(JSON.parse(bad.payload), { message: /"file" must be one of/, error: 'Bad Request' });
+});
+
+t.test('every operation declares its success answers (no "any JSON" answer left)', async (t) => {
+  const undeclared: string[] = [];
+  for (const [p, ops] of Object.entries(doc.paths)) {
+    for (const [m, op] of Object.entries(ops)) {
+      const codes = Object.keys(op.responses).filter((c) => /^[23]/.test(c));
+      if (!codes.length || codes.includes('2XX')) undeclared.push(`${m} ${p}`);
+    }
+  }
+  t.same(undeclared, []);
+});
+
+t.test('real answers of every resource match the schema the document declares for their route and status', async (t) => {
+  const home = await addUser(ta, { username: 'oa2' });
+  t.ok(home);
+  const user = await ta.userToken('oa2', PASSWORD);
+  const seen = new Map<string, number>();
+  /** Sends the request, validates the answer against the document; returns it. */
+  const check = async (method: string, url: string, o: Parameters<typeof ta.inject>[2], template: string, want: number) => {
+    const res = await ta.inject(method, url, o);
+    t.equal(res.statusCode, want, `${method} ${url}: ${res.payload.slice(0, 300)}`);
+    const { schema, type } = declared(template, method.toLowerCase(), res.statusCode);
+    // */*: a file, with its own type
+    if (type !== '*/*') t.match(res.headers['content-type'], new RegExp(`^${type.replace('/', '\\/')}`), `${method} ${url}: content type`);
+    const body = type.startsWith('application/json') ? JSON.parse(res.payload) : res.payload;
+    const validate = ajv.compile(schema);
+    t.ok(validate(body), `${method} ${url} (${res.statusCode}) matches the declared schema: ${JSON.stringify(validate.errors)}`);
+    if (Array.isArray(body)) seen.set(`${method} ${template}`, body.length);
+    return res;
+  };
+  const A = { token: admin };
+  const U = { token: user };
+  // tokens and the admin's own account
+  await check('GET', '/api/v2/token', { basic: { username: 'admin', password: 'admin-password-1' } }, '/api/v2/token', 200);
+  await check('GET', '/api/v2/user/token', { basic: { username: 'oa2', password: PASSWORD } }, '/api/v2/user/token', 200);
+  await check('GET', '/readyz', {}, '/readyz', 200);
+  await check('GET', '/api/v2/admin/profile', A, '/api/v2/admin/profile', 200);
+  // each resource: create, list, get
+  const resources: [string, string, string, Record<string, unknown>][] = [
+    ['/api/v2/roles', 'oa-role', '{name}', { name: 'oa-role', description: 'a role' }],
+    ['/api/v2/admins', 'oa-admin', '{username}', { username: 'oa-admin', password: 'oa-admin-pw1', permissions: ['*'], filters: { allow_api_key_auth: true } }],
+    ['/api/v2/folders', 'oa-folder', '{name}', { name: 'oa-folder', mapped_path: path.join(ta.root, 'oa-folder') }],
+    ['/api/v2/groups', 'oa-group', '{name}', { name: 'oa-group', virtual_folders: [{ name: 'oa-folder', virtual_path: '/shared' }] }],
+    ['/api/v2/eventactions', 'oa-action', '{name}', { name: 'oa-action', type: 4 }],
+    ['/api/v2/eventrules', 'oa-rule', '{name}', { name: 'oa-rule', trigger: 6, actions: [{ name: 'oa-action', order: 1 }] }],
+    [
+      '/api/v2/users',
+      'oa-user',
+      '{username}',
+      {
+        username: 'oa-user',
+        password: 'oa-user-pw1',
+        status: 1,
+        home_dir: path.join(ta.root, 'oa-user'),
+        permissions: { '/': ['*'] },
+        groups: [{ name: 'oa-group', type: 2 }],
+        role: 'oa-role',
+      },
+    ],
+  ];
+  for (const [base, name, item, payload] of resources) {
+    await check('POST', base, { ...A, payload }, base, 201);
+    await check('GET', base, A, base, 200);
+    await check('GET', `${base}/${name}`, A, `${base}/${item}`, 200);
+  }
+  await check('PUT', '/api/v2/roles/oa-role', { ...A, payload: { name: 'oa-role', description: 'changed' } }, '/api/v2/roles/{name}', 200);
+  const key = await check('POST', '/api/v2/apikeys', { ...A, payload: { name: 'oa-key', scope: 1, admin: 'oa-admin' } }, '/api/v2/apikeys', 201);
+  const keyId = String(key.headers['x-object-id']);
+  await check('GET', '/api/v2/apikeys', A, '/api/v2/apikeys', 200);
+  await check('GET', `/api/v2/apikeys/${keyId}`, A, '/api/v2/apikeys/{id}', 200);
+  await check(
+    'POST',
+    '/api/v2/iplists/2',
+    { ...A, payload: { ipornet: '203.0.113.0/24', description: 'a denied net', mode: 1 } },
+    '/api/v2/iplists/{type}',
+    201,
+  );
+  await check('GET', '/api/v2/iplists/2', A, '/api/v2/iplists/{type}', 200);
+  await check('GET', '/api/v2/iplists/2/203.0.113.0%2F24', A, '/api/v2/iplists/{type}/{ipornet}', 200);
+  for (const p of ['/api/v2/connections', '/api/v2/quotas/users/scans', '/api/v2/quotas/folders/scans', '/api/v2/retention/users/checks'])
+    await check('GET', p, A, p, 200);
+  await check('POST', '/api/v2/quotas/users/oa2/scan', A, '/api/v2/quotas/users/{username}/scan', 202);
+  await check('GET', '/api/v2/defender/hosts', A, '/api/v2/defender/hosts', 200);
+  await check('GET', '/api/v2/dumpdata?output-data=1', A, '/api/v2/dumpdata', 200);
+  await check('POST', '/api/v2/eventrules/run/oa-rule', A, '/api/v2/eventrules/run/{name}', 202);
+
+  // the user's side: profile, files, directories, shares, public share routes
+  await check('GET', '/api/v2/user/profile', U, '/api/v2/user/profile', 200);
+  await check('POST', '/api/v2/user/dirs?path=%2Fdocs', U, '/api/v2/user/dirs', 201);
+  const mp = multipart([{ name: 'b.txt', data: 'B' }]);
+  await check('POST', '/api/v2/user/files?path=%2Fdocs', { ...U, payload: mp.payload, headers: mp.headers }, '/api/v2/user/files', 201);
+  await check('GET', '/api/v2/user/dirs?path=%2Fdocs', U, '/api/v2/user/dirs', 200);
+  await check('GET', '/api/v2/user/files?path=%2Fdocs%2Fb.txt', U, '/api/v2/user/files', 200);
+  await check('POST', '/api/v2/user/file-actions/copy?path=%2Fdocs%2Fb.txt&target=%2Fdocs%2Fc.txt', U, '/api/v2/user/file-actions/copy', 200);
+  const share = await check(
+    'POST',
+    '/api/v2/user/shares',
+    { ...U, payload: { name: 'docs', scope: 1, paths: ['/docs'], password: 'share-pw' } },
+    '/api/v2/user/shares',
+    201,
+  );
+  const id = String(share.headers['x-object-id']);
+  await check('GET', '/api/v2/user/shares', U, '/api/v2/user/shares', 200);
+  await check('GET', `/api/v2/user/shares/${id}`, U, '/api/v2/user/shares/{id}', 200);
+  const pw = { basic: { username: 'x', password: 'share-pw' } };
+  await check('GET', `/api/v2/shares/${id}/dirs`, pw, '/api/v2/shares/{id}/dirs', 200);
+  await check('POST', `/api/v2/shares/${id}/token`, pw, '/api/v2/shares/{id}/token', 200);
+  await check('GET', `/api/v2/shares/${id}/files?path=b.txt`, pw, '/api/v2/shares/{id}/files', 200);
+
+  // the events of all this, once written
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const r = JSON.parse((await ta.inject('GET', '/api/v2/events/fs', A)).payload) as unknown[];
+    if (r.length) break;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  for (const k of ['fs', 'provider', 'logs']) await check('GET', `/api/v2/events/${k}`, A, `/api/v2/events/${k}`, 200);
+
+  // the lists were not empty: their items were checked too
+  for (const [op, n] of seen) {
+    if (/scans|checks|connections|defender/.test(op)) continue;
+    t.ok(n > 0, `${op}: ${n} items checked`);
+  }
 });

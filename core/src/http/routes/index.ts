@@ -29,8 +29,9 @@ import { openApiRoutes } from '../openapi/routes.js';
 import { eventRoutes } from './events.js';
 import { twoFactorRoutes } from './two-factor.js';
 import { passwordResetRoutes } from './password-reset.js';
+import { declareAnswers } from '../openapi/answers.js';
 
-/** Every route file of the core, one per resource. */
+/** Every route file of the core, one per resource (answers the routes do not declare are added from openapi/answers.ts). */
 export const coreRoutes: RouteFactory[] = [
   healthRoutes,
   tokenRoutes,
@@ -62,4 +63,4 @@ export const coreRoutes: RouteFactory[] = [
   operationRoutes,
   metricsRoutes,
   openApiRoutes,
-];
+].map(declareAnswers);

@@ -1,0 +1,437 @@
+/**
+ * The success answers of the core's routes for the OpenAPI document, in
+ * joi, with the names and types of reference.yaml (User, Admin, Group,
+ * BaseVirtualFolder, Role, APIKey, EventAction, EventRule, Share,
+ * IPListEntry, DefenderEntry, ConnectionStatus, QuotaScan, RetentionCheck,
+ * DirEntry, Token, ApiResponse, BackupData, FsEvent, ProviderEvent,
+ * LogEvent). Objects list what the spec declares and, like the spec, do not
+ * forbid other members; nested settings objects (filters, filesystem,
+ * options, conditions) are described by the request schemas of the routes
+ * that take them.
+ *
+ * `declareAnswers` puts them on each route as `plugins.ferry.responses` when
+ * the route does not declare its answers itself. Never checked at run time:
+ * core/test/http/openapi-answers.test.ts checks real answers against them.
+ */
+import type { ServerRoute } from '@hapi/hapi';
+import Joi from 'joi';
+import type { FerryRouteOptions, RouteFactory } from '../server.js';
+import { EVENT_PROTOCOLS, FS_EVENT_ACTIONS, LOG_EVENT_TYPES, PROVIDER_EVENT_ACTIONS, PROVIDER_OBJECT_TYPES } from '../../events/event-search.input.js';
+
+type Answers = NonNullable<FerryRouteOptions['responses']>;
+
+const int = () => Joi.number().integer();
+const str = () => Joi.string().allow('');
+const names = () => Joi.array().items(Joi.string());
+const settings = () => Joi.object().unknown(true);
+const millis = () => int().min(0).description('Unix time in milliseconds (0: never)');
+
+export const ApiResponse = Joi.object({ message: Joi.string().required(), error: Joi.string() }).description('ApiResponse');
+export const Token = Joi.object({ access_token: Joi.string().required(), expires_at: Joi.string().isoDate().required() }).description('Token');
+
+const virtualFolder = Joi.object({
+  id: int(),
+  name: Joi.string().required(),
+  description: str(),
+  mapped_path: str(),
+  used_quota_size: int(),
+  used_quota_files: int(),
+  last_quota_update: int(),
+  users: names(),
+  filesystem: settings(),
+  virtual_path: Joi.string(),
+  quota_size: int(),
+  quota_files: int(),
+});
+
+export const User = Joi.object({
+  id: int().required(),
+  status: int().valid(0, 1).required(),
+  username: Joi.string().required(),
+  description: str(),
+  email: str(),
+  expiration_date: millis(),
+  password: str(),
+  public_keys: names(),
+  has_password: Joi.boolean(),
+  home_dir: str(),
+  virtual_folders: Joi.array().items(virtualFolder),
+  uid: int(),
+  gid: int(),
+  max_sessions: int(),
+  quota_size: int(),
+  quota_files: int(),
+  permissions: Joi.object().pattern(Joi.string(), Joi.array().items(Joi.string())).required(),
+  used_quota_size: int(),
+  used_quota_files: int(),
+  last_quota_update: int(),
+  upload_bandwidth: int(),
+  download_bandwidth: int(),
+  upload_data_transfer: int(),
+  download_data_transfer: int(),
+  total_data_transfer: int(),
+  used_upload_data_transfer: int(),
+  used_download_data_transfer: int(),
+  created_at: millis(),
+  updated_at: millis(),
+  last_login: millis(),
+  first_download: millis(),
+  first_upload: millis(),
+  last_password_change: millis(),
+  filters: settings(),
+  filesystem: settings(),
+  additional_info: str(),
+  groups: Joi.array().items(Joi.object({ name: Joi.string().required(), type: int().valid(1, 2, 3).required() })),
+  oidc_custom_fields: settings(),
+  role: str(),
+}).description('User');
+
+export const Admin = Joi.object({
+  id: int().required(),
+  status: int().valid(0, 1).required(),
+  username: Joi.string().required(),
+  description: str(),
+  password: str(),
+  email: str(),
+  permissions: names().required(),
+  filters: settings(),
+  additional_info: str(),
+  groups: Joi.array().items(Joi.object({ name: Joi.string().required(), options: settings() })),
+  created_at: millis(),
+  updated_at: millis(),
+  last_login: millis(),
+  role: str(),
+}).description('Admin');
+
+export const Group = Joi.object({
+  id: int().required(),
+  name: Joi.string().required(),
+  description: str(),
+  created_at: millis(),
+  updated_at: millis(),
+  user_settings: settings(),
+  virtual_folders: Joi.array().items(virtualFolder),
+  users: names(),
+  admins: names(),
+}).description('Group');
+
+export const Folder = Joi.object({
+  id: int().required(),
+  name: Joi.string().required(),
+  description: str(),
+  mapped_path: str(),
+  used_quota_size: int(),
+  used_quota_files: int(),
+  last_quota_update: int(),
+  users: names(),
+  groups: names(),
+  filesystem: settings(),
+}).description('BaseVirtualFolder');
+
+export const Role = Joi.object({
+  id: int().required(),
+  name: Joi.string().required(),
+  description: str(),
+  created_at: millis(),
+  updated_at: millis(),
+  users: names(),
+  admins: names(),
+}).description('Role');
+
+export const ApiKey = Joi.object({
+  id: Joi.string().required(),
+  name: Joi.string().required(),
+  description: str(),
+  key: str(),
+  scope: int().valid(1, 2).required(),
+  created_at: millis(),
+  updated_at: millis(),
+  last_use_at: millis(),
+  expires_at: millis(),
+  user: str(),
+  admin: str(),
+}).description('APIKey');
+
+export const EventAction = Joi.object({
+  id: int().required(),
+  name: Joi.string().required(),
+  description: str(),
+  type: int().required(),
+  options: settings(),
+  rules: names(),
+}).description('BaseEventAction');
+
+export const EventRule = Joi.object({
+  id: int().required(),
+  name: Joi.string().required(),
+  description: str(),
+  status: int().valid(0, 1),
+  created_at: millis(),
+  updated_at: millis(),
+  trigger: int().min(1).max(7).required(),
+  conditions: settings(),
+  // the rule's actions with their order and options (a dump lists name, order and options only)
+  actions: Joi.array().items(EventAction.keys({ id: int(), type: int(), order: int(), relation_options: settings() })),
+}).description('EventRule');
+
+export const Share = Joi.object({
+  id: Joi.string().required(),
+  name: Joi.string().required(),
+  description: str(),
+  scope: int().valid(1, 2, 3).required(),
+  paths: names().required(),
+  username: Joi.string().required(),
+  created_at: millis(),
+  updated_at: millis(),
+  last_use_at: millis(),
+  expires_at: millis(),
+  password: str(),
+  max_tokens: int(),
+  used_tokens: int(),
+  allow_from: names(),
+  emails: names(),
+}).description('Share');
+
+export const IpListEntry = Joi.object({
+  ipornet: Joi.string().required(),
+  description: str(),
+  type: int().valid(1, 2, 3).required(),
+  mode: int().valid(1, 2).required(),
+  protocols: int(),
+  created_at: millis(),
+  updated_at: millis(),
+}).description('IPListEntry');
+
+export const DefenderEntry = Joi.object({
+  id: Joi.string().required(),
+  ip: Joi.string().required(),
+  score: int(),
+  ban_time: Joi.string().isoDate().allow(''),
+}).description('DefenderEntry');
+
+export const ConnectionStatus = Joi.object({
+  username: Joi.string().required(),
+  connection_id: Joi.string().required(),
+  client_version: str(),
+  remote_address: str(),
+  connection_time: int(),
+  command: str(),
+  last_activity: int(),
+  // reference.yaml lists the protocols of file transfer servers; Ferry's connections are HTTP ones
+  protocol: Joi.string(),
+  active_transfers: Joi.array().items(
+    Joi.object({ operation_type: Joi.string().valid('upload', 'download'), path: Joi.string(), start_time: int(), size: int() }),
+  ),
+  node: str(),
+}).description('ConnectionStatus');
+
+export const QuotaScan = Joi.object({ username: Joi.string().required(), start_time: int().required() }).description('QuotaScan');
+export const FolderQuotaScan = Joi.object({ name: Joi.string().required(), start_time: int().required() }).description('FolderQuotaScan');
+export const RetentionCheck = Joi.object({
+  username: Joi.string().required(),
+  folders: Joi.array().items(Joi.object({ path: Joi.string(), retention: int(), delete_empty_dirs: Joi.boolean() })),
+  start_time: int().required(),
+}).description('RetentionCheck');
+
+export const DirEntry = Joi.object({
+  name: Joi.string().required(),
+  size: int().min(0).required(),
+  mode: int().required(),
+  last_modified: Joi.string().isoDate().required(),
+}).description('DirEntry');
+
+export const AdminProfile = Joi.object({ description: str(), email: str(), allow_api_key_auth: Joi.boolean() }).description('AdminProfile');
+export const UserProfile = Joi.object({ description: str(), email: str(), allow_api_key_auth: Joi.boolean(), public_keys: names() }).description('UserProfile');
+
+/** An object as a dump holds it: without its database id (ids are not carried from one server to another). */
+const dumped = (o: Joi.ObjectSchema) => o.fork(['id'], (k) => k.optional());
+
+export const BackupData = Joi.object({
+  users: Joi.array().items(dumped(User)),
+  folders: Joi.array().items(dumped(Folder)),
+  groups: Joi.array().items(dumped(Group)),
+  admins: Joi.array().items(dumped(Admin)),
+  api_keys: Joi.array().items(ApiKey),
+  shares: Joi.array().items(Share),
+  event_actions: Joi.array().items(dumped(EventAction)),
+  event_rules: Joi.array().items(dumped(EventRule)),
+  roles: Joi.array().items(dumped(Role)),
+  version: int(),
+}).description('BackupData');
+
+const eventBase = { id: Joi.string().required(), timestamp: int().required(), username: str(), ip: str(), role: str(), instance_id: str() };
+export const FsEvent = Joi.object({
+  ...eventBase,
+  action: Joi.string()
+    .valid(...FS_EVENT_ACTIONS)
+    .required(),
+  fs_path: str(),
+  fs_target_path: str(),
+  virtual_path: str(),
+  virtual_target_path: str(),
+  ssh_cmd: str(),
+  file_size: int(),
+  elapsed: int(),
+  status: int().valid(1, 2, 3),
+  protocol: Joi.string().valid(...EVENT_PROTOCOLS),
+  session_id: str(),
+  fs_provider: int(),
+  bucket: str(),
+  endpoint: str(),
+  open_flags: str(),
+}).description('FsEvent');
+export const ProviderEvent = Joi.object({
+  ...eventBase,
+  action: Joi.string()
+    .valid(...PROVIDER_EVENT_ACTIONS)
+    .required(),
+  object_type: Joi.string().valid(...PROVIDER_OBJECT_TYPES),
+  object_name: str(),
+  object_data: Joi.alternatives(settings(), Joi.string()),
+}).description('ProviderEvent');
+export const LogEvent = Joi.object({
+  ...eventBase,
+  event: int()
+    .valid(...LOG_EVENT_TYPES)
+    .required(),
+  protocol: Joi.string().valid(...EVENT_PROTOCOLS),
+  message: str(),
+}).description('LogEvent');
+
+const ok = (description: string, schema: Joi.Schema = ApiResponse): Answers => ({ 200: { description, schema } });
+const created = (description: string, schema: Joi.Schema = ApiResponse): Answers => ({ 201: { description, schema } });
+const accepted = (description: string): Answers => ({ 202: { description, schema: ApiResponse } });
+const list = (of: Joi.ObjectSchema): Answers => ({
+  200: { description: `array of ${String(of.describe().flags?.description ?? 'objects')}`, schema: Joi.array().items(of) },
+});
+const one = (of: Joi.ObjectSchema): Answers => ({ 200: { description: String(of.describe().flags?.description ?? 'the object'), schema: of } });
+/** A file as stored: its type is the file's (by its name), any type. */
+const bytes = (description: string, type = '*/*'): Answers => ({ 200: { description, type, schema: Joi.binary() } });
+const empty = (code: number, description: string): Answers => ({ [code]: { description } });
+const csvOr = (of: Joi.ObjectSchema): Answers => ({
+  200: { description: `array of ${String(of.describe().flags?.description)} (text/csv with csv_export=true)`, schema: Joi.array().items(of) },
+});
+
+/** CRUD answers of a resource: list, create (201, the object or a message), get, update, delete. */
+function crud(base: string, item: string, of: Joi.ObjectSchema, createdBody: Joi.Schema = of): Record<string, Answers> {
+  return {
+    [`get ${base}`]: list(of),
+    [`post ${base}`]: created('the created object', createdBody),
+    [`get ${base}/${item}`]: one(of),
+    [`put ${base}/${item}`]: ok('ApiResponse'),
+    [`delete ${base}/${item}`]: ok('ApiResponse'),
+  };
+}
+
+/** `method path` (hapi's lower-case method and path template) → answers. */
+export const ROUTE_ANSWERS: Record<string, Answers> = {
+  'get /readyz': ok('the server is ready', Joi.object({ status: Joi.string().valid('ready').required(), database: Joi.string().required() })),
+  'get /api/v2/token': one(Token),
+  'get /api/v2/user/token': one(Token),
+  'get /api/v2/logout': ok('ApiResponse'),
+  'get /api/v2/user/logout': ok('ApiResponse'),
+  ...crud('/api/v2/admins', '{username}', Admin),
+  'get /api/v2/admin/profile': one(AdminProfile),
+  'put /api/v2/admin/profile': ok('ApiResponse'),
+  'put /api/v2/admin/changepwd': ok('ApiResponse'),
+  ...crud('/api/v2/roles', '{name}', Role),
+  ...crud(
+    '/api/v2/apikeys',
+    '{id}',
+    ApiKey,
+    // reference.yaml spells the member "mesage"
+    Joi.object({ mesage: Joi.string().required(), key: Joi.string().required() }),
+  ),
+  ...crud('/api/v2/eventactions', '{name}', EventAction),
+  ...crud('/api/v2/eventrules', '{name}', EventRule),
+  'post /api/v2/eventrules/run/{name}': accepted('the rule was started'),
+  ...crud('/api/v2/users', '{username}', User),
+  ...crud('/api/v2/groups', '{name}', Group),
+  ...crud('/api/v2/folders', '{name}', Folder),
+  ...crud('/api/v2/user/shares', '{id}', Share, ApiResponse),
+  'get /api/v2/iplists/{type}': list(IpListEntry),
+  'post /api/v2/iplists/{type}': created('ApiResponse'),
+  'get /api/v2/iplists/{type}/{ipornet*}': one(IpListEntry),
+  'put /api/v2/iplists/{type}/{ipornet*}': ok('ApiResponse'),
+  'delete /api/v2/iplists/{type}/{ipornet*}': ok('ApiResponse'),
+  'get /api/v2/defender/hosts': list(DefenderEntry),
+  'get /api/v2/defender/hosts/{id}': one(DefenderEntry),
+  'delete /api/v2/defender/hosts/{id}': ok('ApiResponse'),
+  'get /api/v2/connections': list(ConnectionStatus),
+  'delete /api/v2/connections/{connectionID}': ok('ApiResponse'),
+  'get /api/v2/quotas/users/scans': list(QuotaScan),
+  'post /api/v2/quotas/users/{username}/scan': accepted('the scan was started'),
+  'put /api/v2/quotas/users/{username}/usage': ok('ApiResponse'),
+  'put /api/v2/quotas/users/{username}/transfer-usage': ok('ApiResponse'),
+  'get /api/v2/quotas/folders/scans': list(FolderQuotaScan),
+  'post /api/v2/quotas/folders/{name}/scan': accepted('the scan was started'),
+  'put /api/v2/quotas/folders/{name}/usage': ok('ApiResponse'),
+  'get /api/v2/retention/users/checks': list(RetentionCheck),
+  'get /api/v2/dumpdata': {
+    200: { description: 'BackupData with output-data=1, else ApiResponse naming the file', schema: Joi.alternatives(BackupData, ApiResponse) },
+  },
+  'get /api/v2/loaddata': ok('ApiResponse'),
+  'post /api/v2/loaddata': ok('ApiResponse'),
+  'get /api/v2/events/fs': csvOr(FsEvent),
+  'get /api/v2/events/provider': csvOr(ProviderEvent),
+  'get /api/v2/events/logs': csvOr(LogEvent),
+  'get /api/v2/user/profile': one(UserProfile),
+  'put /api/v2/user/profile': ok('ApiResponse'),
+  'put /api/v2/user/changepwd': ok('ApiResponse'),
+  'get /api/v2/user/dirs': list(DirEntry),
+  'post /api/v2/user/dirs': created('ApiResponse'),
+  'patch /api/v2/user/dirs': ok('ApiResponse'),
+  'delete /api/v2/user/dirs': ok('ApiResponse'),
+  'get /api/v2/user/files': {
+    ...bytes('the file (206 with a Range)'),
+    206: { description: 'part of the file', type: '*/*', schema: Joi.binary() },
+  },
+  'post /api/v2/user/files': created('ApiResponse'),
+  'post /api/v2/user/files/upload': created('ApiResponse'),
+  'patch /api/v2/user/files': ok('ApiResponse'),
+  'delete /api/v2/user/files': ok('ApiResponse'),
+  'patch /api/v2/user/files/metadata': ok('ApiResponse'),
+  'post /api/v2/user/file-actions/copy': ok('ApiResponse'),
+  'post /api/v2/user/file-actions/move': ok('ApiResponse'),
+  'post /api/v2/user/streamzip': bytes('a zip of the files', 'application/zip'),
+  'get /api/v2/shares/{id}': bytes('a zip of the shared files (application/zip), or the shared file with compress=false'),
+  'post /api/v2/shares/{id}': created('ApiResponse'),
+  'get /api/v2/shares/{id}/dirs': list(DirEntry),
+  'get /api/v2/shares/{id}/files': {
+    ...bytes('the file (206 with a Range)'),
+    206: { description: 'part of the file', type: '*/*', schema: Joi.binary() },
+  },
+  'post /api/v2/shares/{id}/files/{filePath*}': created('ApiResponse'),
+  'post /api/v2/shares/{id}/actions/mkdir': created('ApiResponse'),
+  'post /api/v2/shares/{id}/codes': ok('ApiResponse'),
+  'post /api/v2/shares/{id}/token': one(Token),
+  'options /api/v2/shares-chunked-uploads': empty(200, 'TUS discovery (Tus-* headers, no body)'),
+  'post /api/v2/shares-chunked-uploads': empty(201, 'the upload was created (Location, Upload-Offset; no body)'),
+  'get /api/v2/shares-chunked-uploads/{id}': empty(200, 'HEAD only: the offset of the upload (Upload-Offset, Upload-Length; no body)'),
+  'patch /api/v2/shares-chunked-uploads/{id}': empty(204, 'the chunk was stored (Upload-Offset; no body)'),
+  'get /api/v2/oidc/login': empty(302, 'a redirect to the identity provider'),
+  'get /api/v2/oidc/callback': one(Token),
+};
+
+/** Error statuses that the document cannot derive from a route's options. */
+export const ROUTE_ERRORS: Record<string, number[]> = {
+  // 404 while the defender is not enabled
+  'get /api/v2/defender/hosts': [404],
+};
+
+/** Puts ROUTE_ANSWERS (and ROUTE_ERRORS) on the routes of a factory that declare no answers themselves. */
+export function declareAnswers(factory: RouteFactory): RouteFactory {
+  return (c) =>
+    factory(c).map((route: ServerRoute) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      const answers = ROUTE_ANSWERS[`${String(methods[0]).toLowerCase()} ${route.path}`];
+      const options = (typeof route.options === 'object' ? route.options : {}) as Exclude<ServerRoute['options'], (...a: never[]) => unknown> & object;
+      const errors = ROUTE_ERRORS[`${String(methods[0]).toLowerCase()} ${route.path}`];
+      const ferry = options.plugins?.ferry;
+      if ((!answers || ferry?.responses) && !errors) return route;
+      const add: FerryRouteOptions = {};
+      if (answers && !ferry?.responses) add.responses = answers;
+      if (errors) add.errors = [...new Set([...(ferry?.errors ?? []), ...errors])];
+      return { ...route, options: { ...options, plugins: { ...options.plugins, ferry: { ...ferry, ...add } } } };
+    });
+}
