@@ -29,6 +29,7 @@ import { PasswordResetService } from './auth/password-reset.service.js';
 import { QuotaScanService } from './vfs/quota-scan.service.js';
 import { UsageService } from './ops/usage.service.js';
 import { MetricsService } from './ops/metrics.service.js';
+import { ClusterNodes, serverUrl } from './ops/cluster-nodes.service.js';
 import { installPluginEntities } from './data/plugin-entities.js';
 import type { EventSearchRegistry } from './events/event-search.registry.js';
 
@@ -161,11 +162,15 @@ export async function createApp(o: AppOptions): Promise<App> {
       async start() {
         for (const s of servers) await s.start();
         for (const s of servers) logger.info({ uri: s.info.uri }, 'listening');
+        // the other nodes of a cluster find this one here (connections held in memory: docs/cluster.md)
+        const api = servers.find((_, i) => config.httpd.bindings[i]?.enable_rest_api !== false) ?? servers[0];
+        if (api) await container.resolve(ClusterNodes).start(serverUrl(api.info));
         eventServicesLifecycle.startScheduler(container);
       },
       async stop() {
         if (stopped) return;
         stopped = true;
+        await container.resolve(ClusterNodes).stop();
         for (const s of servers) await s.stop({ timeout: 5000 });
         // forgot-password codes being mailed finish first (at most a few seconds), the mailer closes with the event services
         await container.resolve(PasswordResetService).stop();

@@ -7,7 +7,11 @@ export interface FerryConfig {
   common: {
     data_dir: string;
     instance_id: string;
+    /** Base URL the other nodes of a cluster reach this node's REST API at (empty: its first REST binding). */
+    node_url: string;
     temp_dir: string;
+    /** Directory every node of a cluster sees (resumable share uploads); empty: temp_dir, uploads stay on their node. */
+    shared_dir: string;
     backups_dir: string;
     /** 0: write uploads in place; 1: atomic (temporary file, renamed when complete). */
     upload_mode: 0 | 1;
@@ -262,7 +266,12 @@ export const configSchema = Joi.object<FerryConfig>({
   common: Joi.object({
     data_dir: Joi.string().default('data'),
     instance_id: Joi.string().allow('').default(''),
+    node_url: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .allow('')
+      .default(''),
     temp_dir: Joi.string().allow('').default(''),
+    shared_dir: Joi.string().allow('').default(''),
     backups_dir: Joi.string().allow('').default(''),
     upload_mode: Joi.number().valid(0, 1).default(1),
     max_total_transfers: Joi.number().integer().min(0).default(0),

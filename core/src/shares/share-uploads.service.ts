@@ -1,7 +1,7 @@
 import { ConflictError, DomainError, NotFoundError, TooLargeError } from '../errors.js';
 import crypto from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rm, stat, truncate } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,78 +13,135 @@ import type { Logger } from '../logger.js';
 /** Incomplete uploads are dropped after this long without a chunk. */
 const UPLOAD_TTL = 24 * 3600_000;
 
-/** A resumable (TUS) upload to a share, its bytes kept in a local temporary file until complete. */
+/** A lock older than this is left by a node that died while it held it. */
+const LOCK_STALE = 3600_000;
+/** Upload ids: 16 random bytes in base64url (they name files). */
+const ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+
+/** A resumable (TUS) upload to a share, its bytes kept in a temporary file until complete. */
 export interface ShareUpload {
   id: string;
   shareId: string;
   /** The target inside the share's directory, as the client sent it (normalised later). */
   path: string;
   length: number;
+  /** Bytes received: the size of the file (any node may have appended to it). */
   offset: number;
   mtime?: Date;
   mkdirParents: boolean;
   file: string;
-  lastActivity: number;
-  /** A chunk is being received. */
-  busy: boolean;
+}
+
+interface StoredUpload {
+  shareId: string;
+  path: string;
+  length: number;
+  mtime?: number;
+  mkdirParents: boolean;
 }
 
 /**
- * State of the TUS uploads to shares on this node: an in-memory table and
- * one temporary file per upload under `<temp_dir>/share-uploads`. A chunk
- * is appended as it streams in; when the last byte arrives the file is
- * uploaded into the share like any other upload (permissions, quotas,
- * atomic publication, events), then removed. Uploads idle for a day, and
- * files left by a previous process, are removed.
+ * State of the TUS uploads to shares: under `<dir>/share-uploads`, one file
+ * of bytes per upload (`<id>`), its description (`<id>.json`) and, while a
+ * chunk is written or the complete file is stored, a lock (`<id>.lock`,
+ * created exclusively). Nothing is held in memory, so with
+ * `common.shared_dir` on storage every node sees, any node continues an
+ * upload another node started (docs/cluster.md); without it the directory is
+ * under `temp_dir`. A chunk is appended as it streams in; when the last byte
+ * arrives the file is uploaded into the share like any other upload
+ * (permissions, quotas, atomic publication, events), then removed. Uploads
+ * idle for a day are removed.
  */
 @scoped(Lifecycle.ContainerScoped)
 export class ShareUploads {
-  private readonly uploads = new Map<string, ShareUpload>();
   private readonly dir: string;
   private ready?: Promise<void>;
+  private lastSweep = 0;
 
   constructor(
     @inject(TOKENS.Config) config: FerryConfig,
     @inject(TOKENS.Logger) private readonly logger: Logger,
   ) {
-    this.dir = path.resolve(config.common.temp_dir, 'share-uploads');
+    this.dir = path.resolve(config.common.shared_dir || config.common.temp_dir, 'share-uploads');
   }
 
-  /** Creates the directory and removes stale files (once), then drops idle uploads. */
+  private paths(id: string) {
+    const file = path.join(this.dir, id);
+    return { file, meta: `${file}.json`, lock: `${file}.lock` };
+  }
+
+  /** Creates the directory, then removes idle uploads (at most once an hour). */
   private async prepare(): Promise<void> {
-    this.ready ??= (async () => {
-      await mkdir(this.dir, { recursive: true, mode: 0o700 });
-      const now = Date.now();
-      for (const name of await readdir(this.dir)) {
-        const f = path.join(this.dir, name);
-        const st = await stat(f).catch(() => null);
-        if (st && now - st.mtimeMs > UPLOAD_TTL) await rm(f, { force: true });
-      }
-    })();
+    this.ready ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).then(() => undefined);
     await this.ready;
     const now = Date.now();
-    for (const u of this.uploads.values()) {
-      if (!u.busy && now - u.lastActivity > UPLOAD_TTL) await this.drop(u);
+    if (now - this.lastSweep < 3600_000) return;
+    this.lastSweep = now;
+    for (const name of await readdir(this.dir)) {
+      const f = path.join(this.dir, name);
+      const st = await stat(f).catch(() => null);
+      if (!st) continue;
+      // an upload's age is its bytes' (the description is written once); a lock its own
+      const bytes = name.endsWith('.json') ? await stat(f.slice(0, -5)).catch(() => null) : st;
+      const age = now - (bytes ?? st).mtimeMs;
+      if (age > (name.endsWith('.lock') ? LOCK_STALE : UPLOAD_TTL)) await rm(f, { force: true });
     }
   }
 
   async create(o: { shareId: string; path: string; length: number; mtime?: Date; mkdirParents: boolean }): Promise<ShareUpload> {
     await this.prepare();
     const id = crypto.randomBytes(16).toString('base64url');
-    const file = path.join(this.dir, id);
-    const fh = await open(file, 'wx', 0o600);
+    const p = this.paths(id);
+    const fh = await open(p.file, 'wx', 0o600);
     await fh.close();
-    const u: ShareUpload = { id, file, offset: 0, busy: false, lastActivity: Date.now(), ...o };
-    this.uploads.set(id, u);
-    return u;
+    const stored: StoredUpload = { shareId: o.shareId, path: o.path, length: o.length, mtime: o.mtime?.getTime(), mkdirParents: o.mkdirParents };
+    await writeFile(p.meta, JSON.stringify(stored), { mode: 0o600, flag: 'wx' });
+    return { id, file: p.file, offset: 0, ...o };
   }
 
-  /** The upload with this id (404 when unknown or expired). */
+  /** The upload with this id as stored now (404 when unknown or expired). */
   async get(id: string): Promise<ShareUpload> {
     await this.prepare();
-    const u = this.uploads.get(id);
-    if (!u) throw new NotFoundError('unknown or expired upload');
-    return u;
+    if (!ID_PATTERN.test(id)) throw new NotFoundError('unknown or expired upload');
+    const p = this.paths(id);
+    let stored: StoredUpload;
+    let size: number;
+    try {
+      stored = JSON.parse(await readFile(p.meta, 'utf8')) as StoredUpload;
+      size = (await stat(p.file)).size;
+    } catch {
+      throw new NotFoundError('unknown or expired upload');
+    }
+    return {
+      id,
+      file: p.file,
+      shareId: stored.shareId,
+      path: stored.path,
+      length: stored.length,
+      offset: Math.min(size, stored.length),
+      mtime: stored.mtime === undefined ? undefined : new Date(stored.mtime),
+      mkdirParents: stored.mkdirParents,
+    };
+  }
+
+  /** Takes the upload's lock (409 while a chunk of it is received, on any node). */
+  async lock(u: ShareUpload): Promise<void> {
+    const { lock } = this.paths(u.id);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await writeFile(lock, '', { flag: 'wx', mode: 0o600 });
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw new ConflictError('another chunk of this upload is being received');
+        const st = await stat(lock).catch(() => null);
+        if (st && Date.now() - st.mtimeMs < LOCK_STALE) throw new ConflictError('another chunk of this upload is being received');
+        await rm(lock, { force: true });
+      }
+    }
+  }
+
+  async unlock(u: ShareUpload): Promise<void> {
+    await rm(this.paths(u.id).lock, { force: true });
   }
 
   /**
@@ -93,8 +150,18 @@ export class ShareUploads {
    * cut short keeps what arrived, as TUS allows.
    */
   async append(u: ShareUpload, body: Readable, maxChunk: number): Promise<void> {
-    if (u.busy) throw new ConflictError('another chunk of this upload is being received');
-    u.busy = true;
+    await this.lock(u);
+    try {
+      // what another node appended before the lock was taken
+      const now = await this.get(u.id);
+      if (now.offset !== u.offset) throw new ConflictError(`the upload is at ${now.offset}, not ${u.offset}`);
+      await this.write(u, body, maxChunk);
+    } finally {
+      await this.unlock(u);
+    }
+  }
+
+  private async write(u: ShareUpload, body: Readable, maxChunk: number): Promise<void> {
     const start = u.offset;
     let tooLarge: DomainError | undefined;
     let n = 0;
@@ -129,8 +196,6 @@ export class ShareUploads {
       body.off('error', gone);
       body.off('aborted', gone);
       body.off('close', gone);
-      u.busy = false;
-      u.lastActivity = Date.now();
     }
     // what reached the file counts, also when the client went away mid-chunk
     const size = (await stat(u.file)).size;
@@ -142,8 +207,10 @@ export class ShareUploads {
     return createReadStream(u.file);
   }
 
+  /** Forgets the upload on every node (its description first: from then on it is unknown). */
   async drop(u: ShareUpload): Promise<void> {
-    this.uploads.delete(u.id);
-    await rm(u.file, { force: true });
+    const p = this.paths(u.id);
+    await rm(p.meta, { force: true });
+    await rm(p.file, { force: true });
   }
 }

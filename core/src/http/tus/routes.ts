@@ -59,16 +59,19 @@ export function tusRoutes(c: DependencyContainer): ServerRoute[] {
 
   /** Stores a complete TUS upload into the share (permissions, quotas and events as any upload), then forgets it. */
   const finish = async (s: FileSession, share: Share, u: ShareUpload) => {
-    // no other chunk while the file is stored (it would find the upload complete)
-    u.busy = true;
+    // no other chunk, on any node, while the file is stored (it would find the upload complete)
+    await uploads.lock(u);
     let source: Readable | undefined;
     try {
+      // another node may have stored and forgotten it in the meantime (404 then)
+      await uploads.get(u.id);
       const vpath = insideShare(await shareDir(s, share), u.path);
       source = uploads.read(u);
       await uploadFile(s, vpath, source, { size: u.length, mtime: u.mtime, mkdirParents: u.mkdirParents });
     } finally {
       source?.destroy();
       await uploads.drop(u);
+      await uploads.unlock(u);
     }
   };
 
