@@ -298,18 +298,20 @@ export const LogEvent = Joi.object({
   message: str(),
 }).description('LogEvent');
 
+/** The reference.yaml name a schema carries as its description. */
+const nameOf = (of: Joi.ObjectSchema): string => (of.describe().flags as { description?: string } | undefined)?.description ?? 'objects';
 const ok = (description: string, schema: Joi.Schema = ApiResponse): Answers => ({ 200: { description, schema } });
 const created = (description: string, schema: Joi.Schema = ApiResponse): Answers => ({ 201: { description, schema } });
 const accepted = (description: string): Answers => ({ 202: { description, schema: ApiResponse } });
 const list = (of: Joi.ObjectSchema): Answers => ({
-  200: { description: `array of ${String(of.describe().flags?.description ?? 'objects')}`, schema: Joi.array().items(of) },
+  200: { description: `array of ${nameOf(of)}`, schema: Joi.array().items(of) },
 });
-const one = (of: Joi.ObjectSchema): Answers => ({ 200: { description: String(of.describe().flags?.description ?? 'the object'), schema: of } });
+const one = (of: Joi.ObjectSchema): Answers => ({ 200: { description: nameOf(of), schema: of } });
 /** A file as stored: its type is the file's (by its name), any type. */
 const bytes = (description: string, type = '*/*'): Answers => ({ 200: { description, type, schema: Joi.binary() } });
 const empty = (code: number, description: string): Answers => ({ [code]: { description } });
 const csvOr = (of: Joi.ObjectSchema): Answers => ({
-  200: { description: `array of ${String(of.describe().flags?.description)} (text/csv with csv_export=true)`, schema: Joi.array().items(of) },
+  200: { description: `array of ${nameOf(of)} (text/csv with csv_export=true)`, schema: Joi.array().items(of) },
 });
 
 /** CRUD answers of a resource: list, create (201, the object or a message), get, update, delete. */
