@@ -11,6 +11,8 @@ const PREFIX = 'node:';
 const HEARTBEAT_MS = 30_000;
 /** ...and counts as gone when its row is older than this. */
 const ALIVE_MS = 3 * HEARTBEAT_MS;
+/** At most this long at shutdown to remove this node's row. */
+const STOP_WAIT_MS = 2000;
 /** Rows of nodes gone this long are deleted. */
 const FORGET_MS = 24 * 3600_000;
 
@@ -68,10 +70,14 @@ export class ClusterNodes {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     if (!this.url) return;
-    await this.orm.em
+    // a database that does not answer must not hold the shutdown: the row then ages out
+    const removed = this.orm.em
       .fork()
       .nativeDelete(Setting, { key: PREFIX + this.self })
       .catch((err: unknown) => this.logger.warn({ err }, 'cannot remove this node from the cluster list'));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([removed, new Promise((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   /** The other nodes alive (heartbeat within the last 90 seconds). */
