@@ -2,53 +2,17 @@
  * skip_tls_verify against an HTTPS recorder with a self-signed certificate
  * made at test time by openssl (skipped, saying why, when openssl is missing).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
-import { runAction } from '@ferry/testkit';
+import { opensslMissing, runAction, selfSignedCert } from '@ferry/testkit';
 import { httpActionDef } from '../src/index.js';
 import { startRecorder } from './recorder.js';
 
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-if (!hasOpenssl()) {
-  t.plan(0, 'openssl is not installed: cannot create a self-signed certificate for the HTTPS tests');
+const missing = opensslMissing();
+if (missing) {
+  t.plan(0, missing);
 } else {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-action-http-tls-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const key = path.join(dir, 'key.pem');
-  const cert = path.join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  const srv = await startRecorder({ key: await readFile(key), cert: await readFile(cert) });
+  const tls = await selfSignedCert();
+  const srv = await startRecorder(tls);
   t.teardown(() => srv.close());
   const def = httpActionDef({ allowLinkLocal: false, files: () => ({ open: () => Promise.reject(new Error('unused')) }) });
 

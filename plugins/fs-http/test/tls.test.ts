@@ -3,53 +3,18 @@
  * certificate generated at test time by openssl (skipped, saying why, when
  * openssl is not installed: node:crypto cannot build X.509 certificates).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { FsErrorCode } from '@ferry/core';
-import { readFile as readFsFile, rejectionOf, writeFile } from '@ferry/testkit';
+import { opensslMissing, readFile as readFsFile, rejectionOf, selfSignedCert, writeFile } from '@ferry/testkit';
 import { basicOptions, startServer, testFs, testProvider } from './fixtures/server.js';
 
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-if (!hasOpenssl()) {
-  t.plan(0, 'openssl is not installed: cannot create a self-signed certificate for the HTTPS tests');
+const missing = opensslMissing();
+if (missing) {
+  t.plan(0, missing);
 } else {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'ferry-httpfs-tls-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const key = path.join(dir, 'key.pem');
-  const cert = path.join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  const srv = await startServer(t, { tls: { key: await readFile(key), cert: await readFile(cert) } });
+  const tls = await selfSignedCert();
+  const srv = await startServer(t, { tls });
 
   t.test('the endpoint is https', async (t) => {
     t.match(srv.url, /^https:\/\/127\.0\.0\.1:\d+\/api\/v1$/);

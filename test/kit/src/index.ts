@@ -9,6 +9,7 @@ export { otherDeviceDir } from './other-device.js';
 export { writeFile, readFile, listAll, namesIn, writeSome, rejectionOf, withTimeout, expectFsError, expectMissing, isFsErrorLike } from './fs-helpers.js';
 export { AWKWARD_NAMES } from './cases/basics.js';
 export { RecordingRelay, StalledServer, type RecordedRequest } from './relay.js';
+export { opensslMissing, selfSignedCert } from './tls.js';
 export { localEscapeConformance, craftedPaths } from './local-escape.js';
 export { localRaceConformance, type LocalRaceOptions } from './local-race.js';
 export { unzip } from './zip.js';
