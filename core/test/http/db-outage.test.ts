@@ -5,65 +5,13 @@
  * /readyz says not ready while /healthz stays up, knex's own messages go
  * through Ferry's JSON logger only, and the node recovers by itself.
  */
-import net from 'node:net';
 import { Writable } from 'node:stream';
 import { DriverException } from '@mikro-orm/core';
 import { pino } from 'pino';
 import t from 'tap';
 import { createPgDatabase, createTestApp } from '../../src/testing.js';
 import { isConnectionLost, isDatabaseUnavailable } from '../../src/data/db-errors.js';
-
-/** A TCP relay to PostgreSQL on 127.0.0.1:5432 that can be cut (every connection reset) and restored on the same port. */
-class PgRelay {
-  private server?: net.Server;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-  /** When set, the next client message whose bytes match it cuts its connection instead of reaching PostgreSQL. */
-  private dropWhen?: RegExp;
-  /** Connections cut by dropWhen. */
-  dropped = 0;
-
-  /** Cuts the connection that sends the next statement matching `re` (the statement never reaches the server). */
-  dropNext(re: RegExp): void {
-    this.dropWhen = re;
-  }
-
-  async start(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(5432, '127.0.0.1');
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('error', () => undefined);
-        s.on('close', () => this.sockets.delete(s));
-      }
-      client.on('data', (chunk: Buffer) => {
-        if (this.dropWhen?.test(chunk.toString('latin1'))) {
-          this.dropWhen = undefined;
-          this.dropped++;
-          client.destroy();
-          upstream.destroy();
-          return;
-        }
-        if (!upstream.write(chunk)) client.pause();
-      });
-      upstream.on('drain', () => client.resume());
-      upstream.pipe(client);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-}
+import { PgRelay } from '../helpers/pg-relay.js';
 
 t.test('database outage: 503 with Retry-After on every route, readiness, recovery', async (t) => {
   const db = await createPgDatabase();

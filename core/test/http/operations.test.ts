@@ -4,7 +4,6 @@
  * (GET /saas/usage), through HTTP on SQLite or PostgreSQL (FERRY_TEST_DB).
  */
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import t from 'tap';
@@ -14,6 +13,7 @@ import { TOKENS } from '../../src/tokens.js';
 import type { Logger } from '../../src/logger.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import { UsageService } from '../../src/ops/usage.service.js';
+import { PgRelay } from '../helpers/pg-relay.js';
 
 const lines: Record<string, unknown>[] = [];
 const sink = new Writable({
@@ -99,38 +99,6 @@ t.test('GET /status reads TOTP configs, rate limits and the allow list from the 
   t.same(body.allow_list, { is_active: true });
   t.same(body.defender, { is_active: false });
 });
-
-/** A TCP relay to PostgreSQL on 127.0.0.1:5432 that can be cut (every connection reset) and restored on the same port. */
-class PgRelay {
-  private server?: net.Server;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  async start(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(5432, '127.0.0.1');
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('error', () => undefined);
-        s.on('close', () => this.sockets.delete(s));
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-}
 
 t.test('GET /status: a stopped PostgreSQL is reported inactive with its error, then active again', async (t) => {
   const db = await createPgDatabase();
