@@ -1,6 +1,8 @@
 import t from 'tap';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { addUser, fileApp, PASSWORD, updateUser } from '../helpers/user-files.js';
 import { Share } from '../../src/data/entities/index.js';
 
@@ -311,4 +313,47 @@ t.test('tus-js-client uploads, aborts mid-chunk and resumes against Ferry', asyn
   t.equal(statSync(path.join(home, 'in', 'client.bin')).mtimeMs, 1700000000000, 'mtime from the metadata');
   t.equal(await used(id), 1, 'one use for the whole upload');
   t.same(tmpFiles(), pending, 'no temporary data left by this upload');
+});
+
+t.test('upload ids name files: the description or lock of an upload is no upload', async (t) => {
+  const id = await mkShare({ name: 'ids', scope: 2, paths: ['/in'] });
+  const r = await create(10, { share_id: id, path: 'ids.bin' });
+  t.equal(r.statusCode, 201, r.payload);
+  const loc = String(r.headers.location);
+  for (const other of [`${loc}.json`, `${loc}.lock`, `${loc.slice(0, -1)}%2E`]) t.equal((await head(other)).statusCode, 404, other);
+  t.equal((await patch(loc, 0, Buffer.alloc(10, 1))).statusCode, 204);
+  t.same(readFileSync(path.join(home, 'in', 'ids.bin')), Buffer.alloc(10, 1));
+});
+
+t.test('one chunk at a time: a chunk sent while another is received is 409 and changes nothing', async (t) => {
+  const id = await mkShare({ name: 'one-at-a-time', scope: 2, paths: ['/in'] });
+  const r = await create(10, { share_id: id, path: 'one-at-a-time.bin' });
+  t.equal(r.statusCode, 201, r.payload);
+  const loc = String(r.headers.location);
+  const lock = path.join(ta.config.common.temp_dir, 'share-uploads', `${loc.split('/').pop()}.lock`);
+  // a real socket (the server listens since the tus-js-client test): the first chunk's request stays open
+  await ta.server.start();
+  const req = http.request(`http://127.0.0.1:${ta.server.info.port}${loc}`, {
+    method: 'PATCH',
+    headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream', 'content-length': '10' },
+  });
+  const first = new Promise<number>((resolve, reject) => {
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+  });
+  req.write(Buffer.alloc(4, 2));
+  // the first chunk's bytes are on disk, its request still open
+  const until = Date.now() + 30_000;
+  while ((await head(loc)).headers['upload-offset'] !== '4' && Date.now() < until) await sleep(10);
+  t.ok(existsSync(lock), 'the upload is locked');
+  const second = await patch(loc, 4, Buffer.alloc(1, 3));
+  t.equal(second.statusCode, 409, second.payload);
+  t.match(json(second).message, /another chunk of this upload is being received/);
+  req.end(Buffer.alloc(6, 2));
+  t.equal(await first, 204);
+  t.same(readFileSync(path.join(home, 'in', 'one-at-a-time.bin')), Buffer.alloc(10, 2), 'only the first chunk was kept');
+  t.notOk(existsSync(lock), 'the lock is gone with the upload');
 });
