@@ -17,6 +17,9 @@ if (!usePostgres()) {
   process.exit(0);
 }
 
+// the whole suite is bounded (most of it waits for the scheduler's next minute): a hang fails it here
+t.setTimeout(180_000);
+
 const IP_TTL = 1; // common.ip_lists_cache_ttl of the nodes, seconds
 const PASSWORD = 'cluster-user-password-1';
 
