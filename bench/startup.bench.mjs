@@ -203,7 +203,7 @@ try {
         `  idle RSS ${s.idle_rss_mb.best.toFixed(1)} MB (${s.idle_rss_mb.median.toFixed(1)})  peak RSS ${s.peak_rss_mb.best.toFixed(1)} MB (${s.peak_rss_mb.median.toFixed(1)})`,
     );
   }
-  const verdict = (r) => (r <= AIM ? 'ok' : `over the ${AIM}x aim`);
+  const verdict = (r) => (r <= AIM ? `ok (aim <= ${AIM}x)` : `over the ${AIM}x aim`);
   console.log(`  bundled / local: start ${ratios.start.best.toFixed(3)}x (${ratios.start.median.toFixed(3)}x) ${verdict(ratios.start.best)}`);
   console.log(`                   start CPU ${ratios.start_cpu.best.toFixed(3)}x (${ratios.start_cpu.median.toFixed(3)}x) ${verdict(ratios.start_cpu.best)}`);
   console.log(`                   idle RSS ${ratios.idle_rss.best.toFixed(3)}x (${ratios.idle_rss.median.toFixed(3)}x) ${verdict(ratios.idle_rss.best)}`);
