@@ -27,6 +27,7 @@ import type { SecretsService } from './secrets/secret.js';
 import { eventServicesLifecycle } from './event-manager/register.js';
 import { PasswordResetService } from './auth/password-reset.service.js';
 import { QuotaScanService } from './vfs/quota-scan.service.js';
+import { UploadJournal } from './vfs/upload-journal.js';
 import { UsageService } from './ops/usage.service.js';
 import { MetricsService } from './ops/metrics.service.js';
 import { ClusterNodes, serverUrl } from './ops/cluster-nodes.service.js';
@@ -103,6 +104,21 @@ async function ensureFirstAdmin(c: DependencyContainer, config: FerryConfig, log
   else logger.warn({ username, generated_password: password }, 'created the first admin with a generated password: change it now, it is shown only this once');
 }
 
+/**
+ * Brings the quota counters of the users and folders that uploads
+ * interrupted by a crash were writing to back in line with storage (a scan
+ * of each, before the server takes requests; see UploadJournal). A target
+ * that cannot be scanned (gone since, a template folder) is logged.
+ */
+async function recoverInterruptedUploads(container: DependencyContainer, logger: Logger): Promise<void> {
+  const scans = container.resolve(QuotaScanService);
+  const found = await container.resolve(UploadJournal).recover(async ({ users, folders }) => {
+    for (const username of users) await scans.scanUser(username).catch((err: unknown) => logger.warn({ err, username }, 'cannot rescan the quota of a user'));
+    for (const folder of folders) await scans.scanFolder(folder).catch((err: unknown) => logger.warn({ err, folder }, 'cannot rescan the quota of a folder'));
+  });
+  if (found.users.length || found.folders.length) logger.info(found, 'quota counters touched by uploads interrupted by a crash rescanned');
+}
+
 /** Boot order: config → logger → ORM + migrations → container → plugins → first admin → HTTP servers. */
 export async function createApp(o: AppOptions): Promise<App> {
   const config = o.config;
@@ -141,6 +157,7 @@ export async function createApp(o: AppOptions): Promise<App> {
       }),
     });
     await ensureFirstAdmin(container, config, logger);
+    await recoverInterruptedUploads(container, logger);
     eventServicesLifecycle.attach(container);
     // daily transfer counters of GET /api/v2/saas/usage
     container.resolve(UsageService).start();

@@ -67,10 +67,15 @@ async function until<T>(read: () => T, ok: (v: T) => boolean): Promise<T> {
   return v;
 }
 
+/** Files in the temp area: each process writes in its own folder there (`<pid>-<start time>`). */
+function tmpFiles(tmpArea: string): string[] {
+  if (!existsSync(tmpArea)) return [];
+  return readdirSync(tmpArea).flatMap((d) => readdirSync(path.join(tmpArea, d)).map((f) => path.join(tmpArea, d, f)));
+}
+
 /** Bytes in the temp area (0 when missing). */
 function pendingBytes(tmpArea: string): number {
-  if (!existsSync(tmpArea)) return 0;
-  return readdirSync(tmpArea).reduce((sum, f) => sum + (statSync(path.join(tmpArea, f), { throwIfNoEntry: false })?.size ?? 0), 0);
+  return tmpFiles(tmpArea).reduce((sum, f) => sum + (statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
 }
 
 /** Starts a request that announces `total` bytes, sends `sendBytes` of them (after `head`), and leaves it open. */
@@ -110,7 +115,7 @@ t.test('a server killed with SIGKILL mid-upload leaves no visible partial file',
       1024 * 1024,
     'the server wrote part of it to its temporary area',
   );
-  t.equal(readdirSync(x.tmpArea).length, 1, 'the upload in progress sits in the temporary area');
+  t.equal(tmpFiles(x.tmpArea).length, 1, 'the upload in progress sits in the temporary area');
   await x.srv.kill('SIGKILL');
   raw.req.destroy();
 
@@ -156,7 +161,7 @@ t.test('an fs-crypt user: a client cut mid-multipart and a SIGKILL mid-upload le
   mp.req.destroy();
   t.equal(
     await until(
-      () => readdirSync(x.tmpArea).length,
+      () => tmpFiles(x.tmpArea).length,
       (n) => n === 0,
     ),
     0,

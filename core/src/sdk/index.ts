@@ -11,5 +11,6 @@ export * from './read-buffers.js';
 export * from './host.js';
 export * from './lazy-module.js';
 export * from './event-search.js';
+export * from './process-tag.js';
 export type { PluginDatabase, PluginEntitiesDef, PluginMigration } from '../data/plugin-entities.js';
 export { redactSecrets } from '../secrets/redact.js';

@@ -17,6 +17,7 @@ import { PermissionSet, type FilePermission } from './permissions.js';
 import { quotaScope, StorageReservation } from './quota-guard.js';
 import type { PathWrites, QuotaTracker } from './quota-tracker.js';
 import type { UsageStore } from './usage-store.js';
+import type { UploadJournal } from './upload-journal.js';
 import type { QuotaService } from './quota.service.js';
 import { VirtualFs, type Resolved } from './vfs.js';
 
@@ -25,6 +26,7 @@ export interface FileSessionDeps {
   factory: FsFactory;
   tracker: QuotaTracker;
   pathWrites: PathWrites;
+  journal: UploadJournal;
   usage: UsageStore;
   quota: QuotaService;
   bus: EventBus;

@@ -14,6 +14,7 @@ import { ConnectionManager } from './connection-manager.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { FileSession } from './file-session.js';
 import { PathWrites, QuotaTracker } from './quota-tracker.js';
+import { UploadJournal } from './upload-journal.js';
 import { UsageStore } from './usage-store.js';
 import { QuotaService } from './quota.service.js';
 import { UserService } from '../accounts/user.service.js';
@@ -52,6 +53,7 @@ export class FileSessions {
     @inject(FsFactory) private readonly factory: FsFactory,
     @inject(QuotaTracker) private readonly tracker: QuotaTracker,
     @inject(PathWrites) private readonly pathWrites: PathWrites,
+    @inject(UploadJournal) private readonly journal: UploadJournal,
     @inject(TOKENS.EventBus) private readonly bus: EventBus,
     @inject(TOKENS.FsHooks) private readonly hooks: FsHooks,
     @inject(ConnectionManager) private readonly connections: ConnectionManager,
@@ -92,6 +94,7 @@ export class FileSessions {
         factory: this.factory,
         tracker: this.tracker,
         pathWrites: this.pathWrites,
+        journal: this.journal,
         usage: this.usage,
         quota: this.quota,
         bus: this.bus,

@@ -244,6 +244,12 @@ export class TransferReservation {
 export class QuotaBatch {
   private readonly byKey = new Map<string, { tracker: QuotaTracker; items: CommitItem[]; write: (a: number, b: number) => Promise<void> }>();
   private readonly onceResults = new Map<string, Promise<boolean>>();
+  private readonly flushed: (() => void)[] = [];
+
+  /** Runs `fn` once the next flush() is over (stored or failed): the upload journal forgets the batch's uploads then. */
+  afterFlush(fn: () => void): void {
+    this.flushed.push(fn);
+  }
 
   /** Adds a commit (the writes of one key all go through the first `write` given for it). */
   add(tracker: QuotaTracker, item: CommitItem, write: (a: number, b: number) => Promise<void>): void {
@@ -276,6 +282,7 @@ export class QuotaBatch {
       }
       await g.tracker.commit(g.items, () => g.write(sum[0], sum[1])).catch((err: unknown) => (failure ??= err));
     }
+    for (const fn of this.flushed.splice(0)) fn();
     if (failure !== undefined) throw failure;
   }
 }

@@ -8,6 +8,7 @@ import { FS_STATUS } from './fs-events.js';
 import { hookError, type FileSession } from './file-session.js';
 import { quotaScope, StorageReservation, TransferReservation, type QuotaBatch } from './quota-guard.js';
 import type { PathWrite } from './quota-tracker.js';
+import type { JournalEntry } from './upload-journal.js';
 import { bandwidthFor, Throttle } from './throttle.js';
 import { readBufferPool, writeRecycling, type ReadBufferLease } from '../sdk/read-buffers.js';
 import type { Resolved } from './vfs.js';
@@ -144,6 +145,8 @@ async function uploadToPath(
   };
   const hold = o.hold;
   const held = hold
+  // recorded until the quota counters are stored, so a crash in between is repaired at start-up (upload-journal.ts)
+  let journal: JournalEntry | undefined;
     ? async () => {
         endTransfer();
         await hold();
@@ -163,6 +166,7 @@ async function uploadToPath(
       overwrite: true,
       signal: s.signal,
       beforePublish: atomic
+    journal = await s.deps.journal.begin({ username: s.user.username, folder: r.mount.folder?.name });
         ? async (pending: PendingUpload) => {
             await held?.();
             try {
@@ -244,6 +248,12 @@ async function uploadToPath(
  * Moves a client stream into a write handle (through the throttle when
  * there is one), calling `onChunk` for every chunk first: a returned error
  * stops the transfer. Data is pumped by hand (no extra stream stage) with
+    const entry = journal;
+    if (entry) {
+      // with a batch, the storage counters are stored when the request's batch is flushed
+      if (o.batch) o.batch.afterFlush(() => entry.end());
+      else entry.end();
+    }
  * backpressure. The source is only paused on failure, never destroyed, so
  * the caller can still answer the client.
  */

@@ -36,9 +36,11 @@ export interface AtomicUploadTarget {
    * directory (`/proc/self/fd/N/name`, see confine.ts): valid until `release`.
    */
   dest: string;
+  /** The destination's parent by its real path (see DirHandle.realPath), recorded for crash recovery. */
+  destDir?: string;
   /** Called once when the upload is over (published or discarded): closes the parent's descriptor. */
   release?: () => Promise<void>;
-  /** Directory for the temporary file (`<dataDir>/uploads-tmp`). */
+  /** Directory for the temporary file (this process's folder in `<dataDir>/uploads-tmp`). */
   tmpDir: string;
   writeBufferSize: number;
   readBufferSize: number;
@@ -324,10 +326,12 @@ export class AtomicUpload {
     // The temp area is on another device: copy into a hidden file beside the
     // destination, then rename that (same device, so still atomic). A crash
     // during the copy leaves the hidden file behind: listings and quota scans
-    // skip it and LocalFs sweeps it later (see temp-area.ts).
+    // skip it; it is recorded in the temp area, so a restart removes it at
+    // once (LocalFs also sweeps unrecorded ones later, see temp-area.ts).
     const hidden = claimHiddenTmp(path.dirname(dest));
     this.hiddenTmp = hidden;
     try {
+      if (this.target.destDir) await hidden.record(this.target.tmpDir, this.target.destDir);
       await pipeline(
         createReadStream(this.tmp, { highWaterMark: this.target.readBufferSize }),
         createWriteStream(hidden.path, { flags: 'wx', mode: 0o666, highWaterMark: this.target.writeBufferSize }),

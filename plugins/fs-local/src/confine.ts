@@ -47,6 +47,15 @@ export class DirHandle {
     private readonly rootPath: string,
   ) {}
 
+  /**
+   * The directory's path from the filesystem root, without descriptors: what
+   * it was when located (a rename since then is not followed). Only for
+   * records that outlive the process (see temp-area.ts), never to open it.
+   */
+  get realPath(): string {
+    return path.join(this.rootPath, ...this.comps);
+  }
+
   /** The directory itself, as a path valid while the handle is open. */
   get path(): string {
     return this.fd === undefined ? this.rootPath : `${PROC_FD}/${this.fd}`;

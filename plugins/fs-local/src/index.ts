@@ -3,7 +3,7 @@ import path from 'node:path';
 import { FsError, FsErrorCode, definePlugin, fsErrorFromNode, packageInfo, type FsProviderDef, type FsScope } from '@ferry/core';
 import { mibToBytes, osFsConfigSchema, pluginConfigSchema, type OsFsConfig } from './config.schema.js';
 import { LOCAL_CAPABILITIES, LocalFs, type LocalFsOptions } from './local.fs.js';
-import { cleanUploadsTmp, uploadsTmpDir } from './temp-area.js';
+import { cleanUploadsTmp, processUploadsTmpDir, uploadsTmpDir } from './temp-area.js';
 
 export { LocalFs, LOCAL_CAPABILITIES, DEFAULT_BUFFER_SIZE } from './local.fs.js';
 export type { LocalFsOptions, OpenedFile } from './local.fs.js';
@@ -12,6 +12,7 @@ export { type WriteEncoder } from './atomic-upload.js';
 export {
   UPLOADS_TMP_DIR,
   uploadsTmpDir,
+  processUploadsTmpDir,
   cleanUploadsTmp,
   HIDDEN_TMP_PREFIX,
   HIDDEN_TMP_STALE_MS,
@@ -39,7 +40,7 @@ export async function localFsOptions(scope: FsScope, buffers: { read_buffer_size
   });
   return {
     root,
-    tempDir: uploadsTmpDir(scope.dataDir),
+    tempDir: processUploadsTmpDir(scope.dataDir),
     readBufferSize: mibToBytes(buffers.read_buffer_size),
     writeBufferSize: mibToBytes(buffers.write_buffer_size),
     logger: scope.logger,
@@ -67,7 +68,7 @@ export default definePlugin<Record<string, never>>({
   configSchema: pluginConfigSchema,
   async register(ctx) {
     const removed = await cleanUploadsTmp(ctx.dataDir);
-    if (removed > 0) ctx.logger.info({ removed, dir: uploadsTmpDir(ctx.dataDir) }, 'removed stale uploads');
+    if (removed > 0) ctx.logger.info({ removed, dir: uploadsTmpDir(ctx.dataDir) }, 'removed what uploads interrupted by a crash left');
     ctx.registerFsProvider(localFsProvider);
   },
 });

@@ -364,6 +364,7 @@ export class LocalFs implements Fs {
   async rename(from: string, to: string, o: RenameOptions = {}): Promise<void> {
     const vf = normalizeVirtualPath(from);
     const vt = normalizeVirtualPath(to);
+          destDir: loc.dir.realPath,
     throwIfFsAborted(o.signal, vf);
     if (vf === '/' || vt === '/') throw new FsError(FsErrorCode.Invalid, 'the root cannot be renamed', { path: vf });
     if (vf !== vt && isSubPath(vf, vt)) {
@@ -559,6 +560,8 @@ export class LocalFs implements Fs {
       const fh = await open(loc.target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: unknown) => {
         if (hasNodeCode(err, 'ELOOP')) throw err;
         throw fsErrorFromNode(err, vpath);
+          await this.ensureTempDir(vt);
+          await hidden.record(this.tempDir, dst.dir.realPath);
       });
       try {
         const st = await fh.stat();

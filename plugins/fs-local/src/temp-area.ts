@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { lstat, mkdir, opendir, rm, unlink } from 'node:fs/promises';
+import { lstat, mkdir, opendir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { isProcessTag, processTag, processTagAlive } from '@ferry/core';
 
 /** Folder under the node's data directory where uploads in progress are written. */
 export const UPLOADS_TMP_DIR = 'uploads-tmp';
@@ -10,17 +11,61 @@ export function uploadsTmpDir(dataDir: string): string {
 }
 
 /**
- * Empties `<dataDir>/uploads-tmp` (creating it if needed, mode 0700). Run
- * when the plugin registers, before any upload can start: whatever is there
- * was left by a process that died mid-upload. Returns how many entries were
- * removed.
+ * This process's own folder in the temp area, `<dataDir>/uploads-tmp/<pid>-<start time>`
+ * (see processTag): uploads in progress are written there, with the records
+ * of the hidden copies being written beside their destinations. Another
+ * process sharing the data directory (a second node, a command run while the
+ * server runs) can tell it from the folder of a process that died.
+ */
+export function processUploadsTmpDir(dataDir: string): string {
+  return path.join(uploadsTmpDir(dataDir), processTag());
+}
+
+/** Suffix of the record of a hidden copy in the temp area (its content: the hidden file's absolute path). */
+const HIDDEN_RECORD_SUFFIX = '.hidden';
+
+/**
+ * Removes what a process that died mid-upload left: the hidden copies its
+ * records name (beside their destinations, on the destination's device),
+ * then its temp folder with the uploads in progress. Returns how many files
+ * were removed.
+ */
+async function recoverDeadTmp(dir: string): Promise<number> {
+  let removed = 0;
+  for await (const entry of await opendir(dir)) {
+    if (!entry.name.endsWith(HIDDEN_RECORD_SUFFIX)) {
+      if (entry.isFile()) removed++;
+      continue;
+    }
+    const hidden = await readFile(path.join(dir, entry.name), 'utf8').catch(() => '');
+    if (!path.isAbsolute(hidden)) continue;
+    removed += await sweepHiddenTmp(path.dirname(hidden), [path.basename(hidden)], 0);
+  }
+  await rm(dir, { recursive: true, force: true });
+  return removed;
+}
+
+/**
+ * Start-up recovery of `<dataDir>/uploads-tmp` (created if needed, mode
+ * 0700), run when the plugin registers, before any upload can start: the
+ * folders of processes that are gone (see processUploadsTmpDir) are removed
+ * at once with the hidden copies they record; the folders of live processes
+ * (this one, another node on the same data directory) are left alone. Loose
+ * entries (left by versions without per-process folders) are removed.
+ * Returns how many files were removed.
  */
 export async function cleanUploadsTmp(dataDir: string): Promise<number> {
   const dir = uploadsTmpDir(dataDir);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   let removed = 0;
   for await (const entry of await opendir(dir)) {
-    await rm(path.join(dir, entry.name), { recursive: true, force: true });
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory() && isProcessTag(entry.name)) {
+      if (processTagAlive(entry.name)) continue;
+      removed += await recoverDeadTmp(full).catch(() => 0);
+      continue;
+    }
+    await rm(full, { recursive: true, force: true });
     removed++;
   }
   return removed;
@@ -61,7 +106,13 @@ const live = new Set<string>();
 export interface HiddenTmp {
   /** Absolute path of the hidden file, in `dir`. */
   path: string;
-  /** Forgets the file (call once it was renamed or removed). */
+  /**
+   * Records the hidden file in this process's temp folder (`tmpDir`), under
+   * its real path (`realDir`: the directory named without descriptors), so a
+   * restart after a crash removes it at once. Call before creating the file.
+   */
+  record(tmpDir: string, realDir: string): Promise<void>;
+  /** Forgets the file and its record (call once it was renamed or removed). */
   release(): void;
 }
 
@@ -69,7 +120,19 @@ export interface HiddenTmp {
 export function claimHiddenTmp(dir: string): HiddenTmp {
   const name = `${HIDDEN_TMP_PREFIX}${randomUUID()}`;
   live.add(name);
-  return { path: path.join(dir, name), release: () => void live.delete(name) };
+  let recordPath: string | undefined;
+  return {
+    path: path.join(dir, name),
+    record: async (tmpDir, realDir) => {
+      recordPath = path.join(tmpDir, `${name}${HIDDEN_RECORD_SUFFIX}`);
+      await writeFile(recordPath, path.join(realDir, name), { flag: 'wx', mode: 0o600 });
+    },
+    release: () => {
+      live.delete(name);
+      if (recordPath) void unlink(recordPath).catch(() => undefined);
+      recordPath = undefined;
+    },
+  };
 }
 
 /**

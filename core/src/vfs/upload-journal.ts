@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, opendir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { inject, Lifecycle, scoped } from 'tsyringe';
+import type { FerryConfig } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import { TOKENS } from '../tokens.js';
+import { isProcessTag, processTag, processTagAlive } from '../sdk/process-tag.js';
+
+/** Folder under the data directory holding the journal, one sub-folder per process (see processTag). */
+export const UPLOAD_JOURNAL_DIR = 'uploads-journal';
+
+/** The quota counters an upload moves: its user's, and its virtual folder's when it writes into one. */
+export interface JournalTarget {
+  username: string;
+  /** Name of the virtual folder written into, if any. */
+  folder?: string;
+}
+
+/** One upload in flight, recorded until its quota counters are stored (or it failed). */
+export interface JournalEntry {
+  /** Forgets the upload (idempotent; errors are ignored: a stale entry only costs a rescan at start-up). */
+  end(): void;
+}
+
+/** What start-up recovery found: the users and folders rescanned. */
+export interface JournalRecovery {
+  users: string[];
+  folders: string[];
+}
+
+/**
+ * Journal of uploads in flight, so that a restart after a crash can bring
+ * the quota counters they were about to move back in line with storage.
+ * An upload is recorded (one small file in this process's folder of
+ * `<data_dir>/uploads-journal`) before any byte reaches the destination and
+ * forgotten once its counters are stored or it failed: a process killed in
+ * between (mid-write on a backend that writes in place, or between the
+ * publication and the counter update) leaves the entry behind. At start-up,
+ * recover() rescans the users and folders named by the entries of processes
+ * that are gone (see processTagAlive: the folders of live processes sharing
+ * the data directory are left alone) and removes them.
+ *
+ * The entries are written without fsync: they outlive the process (SIGKILL,
+ * out of memory), not a power cut.
+ */
+@scoped(Lifecycle.ContainerScoped)
+export class UploadJournal {
+  private readonly root: string;
+  private readonly dir: string;
+  private ready?: Promise<void>;
+
+  constructor(
+    @inject(TOKENS.Config) config: FerryConfig,
+    @inject(TOKENS.Logger) private readonly logger: Logger,
+  ) {
+    this.root = path.join(config.common.data_dir, UPLOAD_JOURNAL_DIR);
+    this.dir = path.join(this.root, processTag());
+  }
+
+  private ensureDir(): Promise<void> {
+    this.ready ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).then(
+      () => undefined,
+      (err: unknown) => {
+        this.ready = undefined;
+        throw err;
+      },
+    );
+    return this.ready;
+  }
+
+  /** Records an upload about to write; resolves once the entry is on disk. */
+  async begin(target: JournalTarget): Promise<JournalEntry> {
+    await this.ensureDir();
+    const file = path.join(this.dir, randomUUID());
+    await writeFile(file, JSON.stringify(target), { flag: 'wx', mode: 0o600 });
+    let ended = false;
+    return {
+      end: () => {
+        if (ended) return;
+        ended = true;
+        void unlink(file).catch((err: unknown) => this.logger.warn({ err, file }, 'cannot remove an upload journal entry'));
+      },
+    };
+  }
+
+  /**
+   * The users and folders named by the entries of processes that are gone
+   * (their folders are removed once `rescan` has run for every target).
+   */
+  async recover(rescan: (targets: JournalRecovery) => Promise<void>): Promise<JournalRecovery> {
+    const users = new Set<string>();
+    const folders = new Set<string>();
+    const dead: string[] = [];
+    let dir;
+    try {
+      dir = await opendir(this.root);
+    } catch {
+      return { users: [], folders: [] }; // no journal yet
+    }
+    for await (const proc of dir) {
+      if (!proc.isDirectory() || !isProcessTag(proc.name) || processTagAlive(proc.name)) continue;
+      const procDir = path.join(this.root, proc.name);
+      dead.push(procDir);
+      for await (const entry of await opendir(procDir)) {
+        try {
+          const t = JSON.parse(await readFile(path.join(procDir, entry.name), 'utf8')) as Partial<JournalTarget>;
+          if (typeof t.username === 'string' && t.username) users.add(t.username);
+          if (typeof t.folder === 'string' && t.folder) folders.add(t.folder);
+        } catch {
+          // an entry cut by the crash while it was written: its upload had not started
+        }
+      }
+    }
+    const found = { users: [...users].sort(), folders: [...folders].sort() };
+    if (dead.length === 0) return found;
+    await rescan(found);
+    for (const d of dead) await rm(d, { recursive: true, force: true });
+    return found;
+  }
+}
