@@ -1,4 +1,4 @@
-import { ImapFlow, type ImapFlowOptions } from 'imapflow';
+import type { ImapFlow, ImapFlowOptions } from 'imapflow';
 import type { ActionTypeDef, PluginHost, UserFiles } from '@ferry/core';
 import { runSignal } from '@ferry/core';
 import { ADDRESS, contentTypeOf, folderPath, imapOptionsSchema, type ImapOptions, type ImapPluginConfig, type TlsMode } from './config.schema.js';
@@ -46,6 +46,13 @@ function addresses(list: string[]): string[] {
   return out;
 }
 
+/**
+ * imapflow and its dependencies keep about 15 MB resident once imported: loaded
+ * on the first run of an IMAP action, not when the plugin (on by default) loads.
+ */
+let imapflow: Promise<typeof import('imapflow')> | undefined;
+const loadImapFlow = () => (imapflow ??= import('imapflow'));
+
 /** Connects and logs in; a failed connect closes the client (else its socket would hold the process until the server's timeout). */
 async function open(c: ImapConnection, timeoutMs: number, signal: AbortSignal): Promise<ImapFlow> {
   const options: ImapFlowOptions = {
@@ -61,6 +68,7 @@ async function open(c: ImapConnection, timeoutMs: number, signal: AbortSignal): 
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs,
   };
+  const { ImapFlow } = await loadImapFlow();
   const client = new ImapFlow(options);
   // errors after a failed command are reported by the command; an unhandled 'error' event would crash the process
   client.on('error', () => undefined);
