@@ -75,9 +75,17 @@ export function writeNodeConfig(
   return file;
 }
 
+// every node started is killed when the test process exits, also when it fails before its teardown
+// (a node that did not start, an uncaught error): no node outlives its test
+const started = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+});
+
 /** Starts `ferry serve --config <file>` and resolves once it listens. */
 export function startNode(name: string, config: string): Promise<Node> {
   const proc = spawn(process.execPath, [...CLI, 'serve', '--config', config], { cwd: ROOT, env: cleanEnv() });
+  started.add(proc);
   let out = '';
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
