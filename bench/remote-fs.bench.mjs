@@ -1,20 +1,22 @@
 #!/usr/bin/env node
 // Remote filesystem throughput: 256 MB upload and download through the Ferry
-// Fs of @ferry/fs-s3 and @ferry/fs-azblob (openWrite / openRead) against the
-// SDK used directly on the same server, in the same run. Starts the test
-// servers (s3rver, Azurite) with the project's scripts when they are down.
+// Fs of @ferry/fs-s3, @ferry/fs-azblob and @ferry/fs-gcs (openWrite /
+// openRead) against the SDK used directly on the same server, in the same
+// run. Starts the test servers (s3rver, Azurite, the GCS emulator) with the
+// project's scripts when they are down. Through Ferry's HTTP API (the second
+// hop included): bench/remote-http.bench.mjs.
 //
 //   node bench/remote-fs.bench.mjs
 //
-// bench-servers: s3 azurite
+// bench-servers: s3 azurite gcs
 //
 // Env: FERRY_BENCH_MB (default 256), FERRY_BENCH_ROUNDS (default 2, best of),
-// FERRY_BENCH_ONLY=s3|azblob, FERRY_BENCH_FS_OPTS='{"download_concurrency":1}' (extra
+// FERRY_BENCH_ONLY=s3|azblob|gcs, FERRY_BENCH_FS_OPTS='{"download_concurrency":1}' (extra
 // plugin options, e.g. to compare part sizes). Prints MB/s per path, the Fs/SDK ratio (aim >= 0.8)
 // and the peak RSS sampled during each phase; writes bench/results/remote-fs.json.
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
-import { AZURITE, S3, azContainer, azRemovePrefix, s3Client, s3RemovePrefix } from './lib/backends.mjs';
+import { AZURITE, GCS, S3, azContainer, azRemovePrefix, gcsBucket, gcsRemovePrefix, gcsServiceAccountB64, s3Client, s3RemovePrefix } from './lib/backends.mjs';
 import { MB, drain, ensureServers, envNumber, patternSource, reexecWithTypeScript, timed, withPeakRss, writeResults } from './lib/common.mjs';
 
 // The plugins are TypeScript sources (exports condition "ferry-src"): re-run
@@ -95,11 +97,42 @@ async function azCases() {
   };
 }
 
+async function gcsCases() {
+  const { gcsProvider } = await import('@ferry/fs-gcs');
+  const bucket = await gcsBucket();
+  const prefix = `bench-${randomUUID()}/`;
+  const fs = await gcsProvider(GCS.pluginConfig).create(
+    { bucket: GCS.bucket, credentials: gcsServiceAccountB64(), ...FS_OPTS, key_prefix: prefix },
+    { username: 'bench', dataDir: '/nonexistent' },
+  );
+  return {
+    name: 'gcs (emulator)',
+    sdkUpload: async () => {
+      // Same chunk size as the Fs default (16 MB, one request at a time), crc32c as the Fs.
+      await pipeline(source(), bucket.file(`${prefix}sdk.bin`).createWriteStream({ resumable: true, chunkSize: 16 * MB, validation: 'crc32c' }));
+      return SIZE;
+    },
+    fsUpload: async () => {
+      const h = await fs.openWrite('/fs.bin', { size: SIZE });
+      await pipeline(source(), h.stream);
+      return (await h.done).size;
+    },
+    sdkDownload: async () => drain(bucket.file(`${prefix}sdk.bin`).createReadStream({ validation: 'crc32c', decompress: false })),
+    fsDownload: async () => drain(await fs.openRead('/fs.bin')),
+    async cleanup() {
+      await gcsRemovePrefix(bucket, prefix);
+      await fs.close();
+    },
+  };
+}
+
+const SERVER_OF = { s3: S3, azblob: AZURITE, gcs: GCS };
 const backends = [
   ['s3', s3Cases],
   ['azblob', azCases],
+  ['gcs', gcsCases],
 ].filter(([k]) => !ONLY || ONLY === k);
-await ensureServers(backends.map(([k]) => (k === 's3' ? S3 : AZURITE)));
+await ensureServers(backends.map(([k]) => SERVER_OF[k]));
 const results = [];
 console.log(`remote-fs bench: ${SIZE / MB} MB per transfer, best of ${ROUNDS} round(s), Node ${process.version}`);
 for (const [, make] of backends) {

@@ -4,11 +4,12 @@
 //
 //   node bench/remote-http.bench.mjs          (or: node bench/run.mjs remote-http)
 //
-// bench-servers: s3 azurite sftp
+// bench-servers: s3 azurite gcs sftp
 //
 // A real `ferry serve` process (compiled CLI, SQLite) gets one user per
 // backend, created through the admin API: S3 on s3rver, Azure Blob on
-// Azurite, SFTP on the sshd of scripts/servers (started when down). For each
+// Azurite, GCS on firebase-tools' storage emulator, SFTP on the sshd of
+// scripts/servers (started when down). For each
 // backend and direction, FERRY_BENCH_MB (default 256) MiB are moved:
 //
 //   ferry upload    POST /api/v2/user/files/upload (raw body with Content-Length,
@@ -16,8 +17,9 @@
 //   ferry download  GET /api/v2/user/files
 //   sdk   upload    s3: @aws-sdk/lib-storage Upload (5 MiB parts, 5 in flight: the plugin's defaults)
 //                   azblob: BlockBlobClient.uploadStream (5 MiB blocks, 5 in flight: the plugin's defaults)
+//                   gcs: File.createWriteStream, resumable, 16 MiB chunks (the plugin's default), crc32c
 //                   sftp: ssh2-sftp-client put(Readable) and fastPut(local file), the faster is the baseline
-//   sdk   download  s3: GetObject; azblob: BlobClient.download();
+//   sdk   download  s3: GetObject; azblob: BlobClient.download(); gcs: File.createReadStream (crc32c checked);
 //                   sftp: ssh2-sftp-client get(path, Writable) and fastGet(remote, local file), the faster is the baseline
 //
 //   bare proxy      s3 and azblob: a plain node:http server (bench/lib/bare-proxy.mjs)
@@ -28,14 +30,16 @@
 // Everything runs on loopback; the client side of every path is this process
 // (node:http for Ferry and the proxy). Rounds alternate the order of the
 // paths; the best of FERRY_BENCH_ROUNDS (default 2) is kept and the worst is
-// printed too. Ratio = Ferry MB/s / SDK MB/s (aim >= 0.8x). The resident
-// memory of the Ferry process and of the proxy is sampled every 20 ms during
-// their transfers (peak per direction); Ferry's kernel-recorded peak (VmHWM)
-// is printed at the end. "CPU ferry/proxy" is the CPU time (user + system) the
+// printed too. Ratio = Ferry MB/s / SDK MB/s (aims: S3 >= 0.8x, Azure and
+// GCS >= 0.85x, SFTP >= 0.8x). The resident memory of the Ferry process and
+// of the proxy is sampled every 20 ms during their transfers (peak per
+// direction; aim for Ferry: under 150 MB with the plugins' default part sizes
+// and concurrency); Ferry's kernel-recorded peak (VmHWM) is printed at the
+// end. "CPU ferry/proxy" is the CPU time (user + system) the
 // Ferry process and the proxy used for one transfer (the least over the
 // rounds): their own cost, whatever the load of the machine.
 //
-// Env: FERRY_BENCH_MB, FERRY_BENCH_ROUNDS, FERRY_BENCH_ONLY=s3,azblob,sftp (a
+// Env: FERRY_BENCH_MB, FERRY_BENCH_ROUNDS, FERRY_BENCH_ONLY=s3,azblob,gcs,sftp (a
 // subset), FERRY_BENCH_FS_OPTS='{"s3":{"download_concurrency":4}}' (extra
 // filesystem options of the Ferry users, per backend), FERRY_BENCH_NODE_ARGS
 // (node options of the Ferry process, e.g. "--cpu-prof --cpu-prof-dir=DIR";
@@ -52,12 +56,15 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import {
   AZURITE,
+  GCS,
   S3,
   SFTP,
   azContainer,
   azRemovePrefix,
   benchPrefix,
   ferryFilesystem,
+  gcsBucket,
+  gcsRemovePrefix,
   s3Client,
   s3RemovePrefix,
   sftpClient,
@@ -85,14 +92,17 @@ import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 const SIZE_MB = envNumber('FERRY_BENCH_MB', 256);
 const SIZE = Math.round(SIZE_MB * MB);
 const ROUNDS = Math.max(1, envNumber('FERRY_BENCH_ROUNDS', 2));
-const ALL = ['s3', 'azblob', 'sftp'];
+const ALL = ['s3', 'azblob', 'gcs', 'sftp'];
+/** Ferry/SDK throughput aims per backend, and the resident-memory budget of the Ferry process during one transfer. */
+const AIMS = { s3: 0.8, azblob: 0.85, gcs: 0.85, sftp: 0.8 };
+const RSS_BUDGET_MB = 150;
 const ONLY = (process.env.FERRY_BENCH_ONLY ?? '').split(',').filter(Boolean);
 for (const b of ONLY) if (!ALL.includes(b)) throw new Error(`FERRY_BENCH_ONLY: unknown backend ${b} (have ${ALL.join(', ')})`);
 const BACKENDS = ONLY.length ? ALL.filter((b) => ONLY.includes(b)) : ALL;
 const FS_OPTS = JSON.parse(process.env.FERRY_BENCH_FS_OPTS ?? '{}');
 const NODE_ARGS = (process.env.FERRY_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const PASSWORD = 'bench-user-password-1';
-const SERVERS = { s3: S3, azblob: AZURITE, sftp: SFTP };
+const SERVERS = { s3: S3, azblob: AZURITE, gcs: GCS, sftp: SFTP };
 
 // monotonic clock in µs, the clock of --cpu-prof timestamps: lets a profile be cut into phases
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
@@ -176,6 +186,21 @@ async function sdkCases(backend, prefix) {
       cleanup: () => azRemovePrefix(container, `${prefix}/`),
     };
   }
+  if (backend === 'gcs') {
+    const bucket = await gcsBucket();
+    const file = bucket.file(`${prefix}/sdk.bin`);
+    return {
+      label: 'gcs (emulator)',
+      upload: {
+        createWriteStream: async () => {
+          await pipeline(patternSource(SIZE), file.createWriteStream({ resumable: true, chunkSize: 16 * MB, validation: 'crc32c' }));
+          return SIZE;
+        },
+      },
+      download: { createReadStream: async () => drain(file.createReadStream({ validation: 'crc32c', decompress: false })) },
+      cleanup: () => gcsRemovePrefix(bucket, `${prefix}/`),
+    };
+  }
   // sftp: one connection for the direct paths, made before timing (Ferry's pool is warm too after the first round)
   const c = await sftpClient();
   const dir = sftpDir(prefix);
@@ -235,7 +260,7 @@ async function benchBackend(ferry, backend) {
     filesystem: ferryFilesystem(backend, prefix, FS_OPTS[backend] ?? {}),
   });
   const sdk = await sdkCases(backend, prefix);
-  const proxy = backend === 'sftp' ? undefined : await startProxy(backend, prefix);
+  const proxy = backend === 's3' || backend === 'azblob' ? await startProxy(backend, prefix) : undefined;
   const auth = { authorization: `Bearer ${token}` };
   const paths = {
     ferry: {
@@ -251,10 +276,11 @@ async function benchBackend(ferry, backend) {
       for (const dir of ['upload', 'download']) {
         const ferryRun = async () => {
           const cpu0 = cpuSecondsOf(ferry.proc.pid);
+          const rssBefore = rssOf(ferry.proc.pid);
           const t0 = monotonicMicros();
           const { value, peakRssMb } = await withPeakRss(() => timed(SIZE, paths.ferry[dir]), ferry.proc.pid);
           if (NODE_ARGS.length) phases.push({ backend, dir, round, start_us: t0, end_us: monotonicMicros() });
-          add(`ferry ${dir}`, { ...value, serverPeakRssMb: peakRssMb, serverCpuSecs: cpuSecondsOf(ferry.proc.pid) - cpu0 });
+          add(`ferry ${dir}`, { ...value, serverPeakRssMb: peakRssMb, serverRssBeforeMb: rssBefore, serverCpuSecs: cpuSecondsOf(ferry.proc.pid) - cpu0 });
           progress(round, `ferry ${dir}`, value);
         };
         const proxyRun = async () => {
@@ -280,7 +306,7 @@ async function benchBackend(ferry, backend) {
   }
   const best = (name) => Math.max(...runs[name].map((r) => r.mbps));
   const worst = (name) => Math.min(...runs[name].map((r) => r.mbps));
-  const out = { backend: sdk.label, rounds: ROUNDS, directions: {} };
+  const out = { key: backend, backend: sdk.label, rounds: ROUNDS, aim: AIMS[backend], rss_budget_mb: RSS_BUDGET_MB, directions: {} };
   for (const dir of ['upload', 'download']) {
     const sdkNames = Object.keys(sdk[dir]);
     const baseline = sdkNames.reduce((a, b) => (best(`sdk ${dir} ${b}`) >= best(`sdk ${dir} ${a}`) ? b : a));
@@ -301,6 +327,8 @@ async function benchBackend(ferry, backend) {
           }
         : {}),
       server_peak_rss_mb: Math.max(...runs[f].map((r) => r.serverPeakRssMb)),
+      // the most a transfer added to the RSS Ferry had just before it (SDK loaded, earlier transfers' memory kept)
+      server_rss_growth_mb: Math.max(...runs[f].map((r) => r.serverPeakRssMb - r.serverRssBeforeMb)),
       server_cpu_secs: Math.min(...runs[f].map((r) => r.serverCpuSecs)),
     };
   }
@@ -312,7 +340,13 @@ async function main() {
   buildFerry(log);
   const ferry = await startFerry({
     dir: path.join(scratch, 'ferry'),
-    plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-s3' }, { name: '@ferry/fs-azblob' }, { name: '@ferry/fs-sftp' }],
+    plugins: [
+      { name: '@ferry/fs-local' },
+      { name: '@ferry/fs-s3' },
+      { name: '@ferry/fs-azblob' },
+      { name: '@ferry/fs-gcs', config: GCS.pluginConfig },
+      { name: '@ferry/fs-sftp' },
+    ],
     nodeArgs: NODE_ARGS,
     children,
   });
@@ -327,14 +361,19 @@ async function main() {
   const pad = (s, w) => String(s).padEnd(w);
   console.log('');
   console.log(`Remote backends through Ferry's HTTP file API vs their SDK direct, ${SIZE_MB} MiB, best of ${ROUNDS} round(s)`);
-  console.log('MB/s, best (worst..); ratio = Ferry / SDK, aim >= 0.80x; bare proxy = a plain node:http hop in front of the same SDK calls');
+  console.log(
+    `MB/s, best (worst..); ratio = Ferry / SDK, aim >= 0.80x (Azure, GCS 0.85x); Ferry RSS aim < ${RSS_BUDGET_MB} MB; bare proxy = a plain node:http hop in front of the same SDK calls`,
+  );
   console.log(
     `${pad('backend', 18)}${pad('op', 10)}${pad('SDK direct', 34)}${pad('ferry', 17)}${pad('ratio', 8)}${pad('bare proxy', 17)}${pad('ratio', 8)}${pad('CPU ferry/proxy', 17)}RSS peak ferry/proxy`,
   );
   for (const r of results) {
     for (const [dir, d] of Object.entries(r.directions)) {
       const base = d.sdk[d.baseline];
-      const flag = d.ratio >= 0.8 ? '' : '  (below 0.8x)';
+      const flags = [];
+      if (d.ratio < r.aim) flags.push(`below ${r.aim}x`);
+      if (d.server_peak_rss_mb >= RSS_BUDGET_MB) flags.push(`RSS over ${RSS_BUDGET_MB} MB`);
+      const flag = flags.length ? `  (${flags.join(', ')})` : '';
       console.log(
         pad(r.backend, 18) +
           pad(dir, 10) +
@@ -344,7 +383,7 @@ async function main() {
           pad(d.proxy_mbps ? spread(d.proxy_mbps, d.proxy_worst_mbps) : '-', 17) +
           pad(d.proxy_mbps ? d.proxy_ratio.toFixed(2) + 'x' : '', 8) +
           pad(`${d.server_cpu_secs.toFixed(2)}/${d.proxy_mbps ? d.proxy_cpu_secs.toFixed(2) : '-'} s`, 17) +
-          `${d.server_peak_rss_mb.toFixed(0)}/${d.proxy_mbps ? d.proxy_peak_rss_mb.toFixed(0) : '-'} MB${flag}`,
+          `${d.server_peak_rss_mb.toFixed(0)}/${d.proxy_mbps ? d.proxy_peak_rss_mb.toFixed(0) : '-'} MB (ferry +${d.server_rss_growth_mb.toFixed(0)})${flag}`,
       );
       for (const [k, v] of Object.entries(d.sdk))
         if (k !== d.baseline) console.log(`${pad('', 28)}${spread(v.mbps, v.worst_mbps)} ${k} (not the baseline: slower)`);

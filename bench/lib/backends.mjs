@@ -1,7 +1,7 @@
-// The test servers of scripts/servers (s3rver, Azurite, sshd) as benchmarks
+// The test servers of scripts/servers (s3rver, Azurite, GCS emulator, sshd) as benchmarks
 // use them: where they listen, their well-known credentials, SDK clients made
 // the way the plugins make theirs, and a Ferry `filesystem` object per backend.
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 
 const S3_PORT = Number(process.env.FERRY_S3_PORT ?? 19000);
 const AZURITE_PORT = Number(process.env.FERRY_AZURITE_PORT ?? 19001);
@@ -25,6 +25,19 @@ export const AZURITE = {
   script: 'start-azurite.sh',
 };
 
+export const GCS = {
+  port: Number(process.env.FERRY_GCS_PORT ?? 19002),
+  get endpoint() {
+    return `http://127.0.0.1:${this.port}`;
+  },
+  bucket: 'ferry-test',
+  script: 'start-gcs.sh',
+  /** The plugin config of @ferry/fs-gcs for the emulator (the endpoint is a plugin setting, not a user's). */
+  get pluginConfig() {
+    return { endpoint: this.endpoint };
+  },
+};
+
 export const SFTP = {
   host: '127.0.0.1',
   port: Number(process.env.FERRY_SFTP_PORT ?? 19022),
@@ -39,7 +52,7 @@ export const SFTP = {
  * The servers by the names benchmarks declare in a `// bench-servers:` line
  * of their header (read by bench/run.mjs, which starts them first).
  */
-export const SERVERS = { s3: S3, azurite: AZURITE, sftp: SFTP };
+export const SERVERS = { s3: S3, azurite: AZURITE, gcs: GCS, sftp: SFTP };
 
 /** The remote directory of a benchmark's files on the SFTP server. */
 export const sftpDir = (name) => (SFTP.baseDir ? `${SFTP.baseDir}/${name}` : name);
@@ -83,6 +96,41 @@ export async function azRemovePrefix(container, prefix) {
   for await (const b of container.listBlobsFlat({ prefix })) await container.deleteBlob(b.name);
 }
 
+let serviceAccount;
+/**
+ * Base64 of a service-account key that parses (a fresh RSA key): the plugin requires
+ * credentials, the emulator checks none and is sent none (endpoint_auth off).
+ */
+export function gcsServiceAccountB64() {
+  if (!serviceAccount) {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const json = {
+      type: 'service_account',
+      project_id: 'demo-ferry',
+      private_key_id: randomBytes(20).toString('hex'),
+      private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      client_email: 'ferry-bench@demo-ferry.iam.gserviceaccount.com',
+      client_id: '1234567890',
+      token_uri: 'https://oauth2.googleapis.com/token',
+    };
+    serviceAccount = Buffer.from(JSON.stringify(json)).toString('base64');
+  }
+  return serviceAccount;
+}
+
+/** The emulator's bucket through @google-cloud/storage, without credentials (as the plugin talks to an emulator). */
+export async function gcsBucket() {
+  process.env.METADATA_SERVER_DETECTION ??= 'none'; // never probe the GCE metadata server
+  const { Storage } = await import('@google-cloud/storage');
+  return new Storage({ apiEndpoint: GCS.endpoint, projectId: 'ferry', useAuthWithCustomEndpoint: false }).bucket(GCS.bucket);
+}
+
+/** Deletes every object under `prefix` in the GCS bucket. */
+export async function gcsRemovePrefix(bucket, prefix) {
+  const [files] = await bucket.getFiles({ prefix });
+  for (const f of files) await f.delete({ ignoreNotFound: true });
+}
+
 /** A connected ssh2-sftp-client. */
 export async function sftpClient(name = 'bench') {
   const { default: SftpClient } = await import('ssh2-sftp-client');
@@ -113,6 +161,11 @@ export function ferryFilesystem(backend, prefix, extra = {}) {
       return {
         provider: 3,
         azblobconfig: { container: AZURITE.container, use_emulator: true, endpoint: AZURITE.endpoint, key_prefix: `${prefix}/`, ...extra },
+      };
+    case 'gcs':
+      return {
+        provider: 2,
+        gcsconfig: { bucket: GCS.bucket, credentials: plain(gcsServiceAccountB64()), key_prefix: `${prefix}/`, ...extra },
       };
     case 'sftp':
       return {
