@@ -139,7 +139,8 @@ export interface AzBlobSettings {
   idleTimeoutMs: number;
 }
 
-export const DEFAULTS = { uploadPartSizeMb: 5, uploadConcurrency: 5, downloadPartSizeMb: 5, downloadConcurrency: 1 };
+/** Upload buffers at the defaults: 5 MB × 2 = 10 MB per upload (the SDK reuses its block buffers). */
+export const DEFAULTS = { uploadPartSizeMb: 5, uploadConcurrency: 2, downloadPartSizeMb: 5, downloadConcurrency: 1 };
 
 export function resolveSettings(o: AzBlobOptions): AzBlobSettings {
   const emulator = o.use_emulator ?? false;

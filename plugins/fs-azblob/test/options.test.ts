@@ -63,7 +63,7 @@ t.test('resolveSettings()', async (t) => {
   t.equal(s.serviceUrl, 'https://acct.blob.core.windows.net');
   t.equal(s.accountKey, 'decrypted');
   t.equal(s.uploadPartSize, 5 * 1024 * 1024);
-  t.equal(s.uploadConcurrency, 5);
+  t.equal(s.uploadConcurrency, 2, 'two blocks in flight: 10 MB of block buffers per upload');
   t.equal(s.downloadPartSize, 5 * 1024 * 1024);
   t.equal(s.downloadConcurrency, 1, 'one streamed GET per read by default');
   const e = resolveSettings({ container: 'c', use_emulator: true });

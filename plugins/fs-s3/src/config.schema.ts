@@ -150,7 +150,8 @@ export interface S3Settings {
 export const DEFAULTS = {
   region: 'us-east-1',
   uploadPartSizeMb: 5,
-  uploadConcurrency: 5,
+  /** With 5 MB parts: 15 MB of part buffers per upload (part size × (concurrency + 1)). */
+  uploadConcurrency: 2,
   downloadPartSizeMb: 5,
   downloadConcurrency: 1,
 };

@@ -71,7 +71,7 @@ t.test('resolveSettings()', async (t) => {
   const s = resolveSettings({ bucket: 'b', access_key: 'a', access_secret: 'decrypted' });
   t.equal(s.accessSecret, 'decrypted', 'create() receives decrypted secrets as strings');
   t.equal(s.uploadPartSize, 5 * 1024 * 1024, 'default part size 5 MB');
-  t.equal(s.uploadConcurrency, 5);
+  t.equal(s.uploadConcurrency, 2, 'two parts in flight: 15 MB of part buffers per upload');
   t.equal(s.downloadPartSize, 5 * 1024 * 1024);
   t.equal(s.downloadConcurrency, 1, 'one streamed GET per read by default');
   t.equal(s.uploadPartMaxTimeMs, 0);
