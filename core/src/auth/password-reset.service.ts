@@ -46,6 +46,9 @@ const INVALID_CODE = 'the code is not valid for this account, or it has expired 
  * SHA-256 hashes, expire after code_lifetime minutes, are spent by one reset
  * (or by max_attempts wrong tries), and a reset revokes the account's tokens.
  */
+/** Milliseconds (plus as much at random) between a forgot-password answer and the start of its account's work. */
+const DELIVERY_DELAY_MS = 100;
+
 @injectable()
 export class PasswordResetService {
   private readonly pending = new Set<Promise<void>>();
@@ -68,8 +71,12 @@ export class PasswordResetService {
     return this.config.password_reset;
   }
 
-  /** POST /admins|users/{username}/forgot-password. */
-  async forgot(kind: AccountKind, username: string, ip: string): Promise<void> {
+  /**
+   * POST /admins|users/{username}/forgot-password. `answered` resolves once
+   * the answer has been written (the route's response finish): the account's
+   * work waits for it.
+   */
+  async forgot(kind: AccountKind, username: string, ip: string, answered: Promise<unknown> = Promise.resolve()): Promise<void> {
     if (!this.mailer.configured) throw new ForbiddenError('password reset by email is not available: no mail server is configured (config section smtp)');
     const now = Date.now();
     const em = this.orm.em.fork();
@@ -93,9 +100,12 @@ export class PasswordResetService {
       attempts: 0,
     });
     await em.flush();
-    // started on a later turn of the event loop, once the answer is on its way: none of the
-    // account's work (lookups, the mail) runs before the response, whatever the account
-    this.track(new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.deliver(row.id, kind, username, ip, now)));
+    // none of the account's work (lookups, the mail) runs before the answer is written, whatever the
+    // account: it starts once the response has finished (the SQLite driver is synchronous: a lookup
+    // started earlier would hold the answer of a known account), and DELIVERY_DELAY_MS later, so the
+    // mail's CPU does not compete with the client reading the answer on the same machine either
+    const later = () => new Promise<void>((resolve) => setTimeout(resolve, DELIVERY_DELAY_MS + crypto.randomInt(DELIVERY_DELAY_MS)));
+    this.track(answered.then(later).then(() => this.deliver(row.id, kind, username, ip, now)));
   }
 
   private track(p: Promise<void>): void {

@@ -26,7 +26,13 @@ export function passwordResetRoutes(c: DependencyContainer): ServerRoute[] {
       path: `/api/v2/${kind}s/{username}/forgot-password`,
       options: { auth: false, plugins: { ferry: { responses: { 200: apiResponse }, errors: [403, 429] } }, validate: { params: usernameParam } },
       handler: async (request) => {
-        await resets.forgot(kind, pathParam(request, 'username'), clientIp(request));
+        // the account's work starts once this answer is written (finish), or the client went away (close)
+        const res = request.raw.res;
+        const answered = new Promise<void>((resolve) => {
+          res.once('finish', resolve);
+          res.once('close', resolve);
+        });
+        await resets.forgot(kind, pathParam(request, 'username'), clientIp(request), answered);
         return SENT;
       },
     },
