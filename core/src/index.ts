@@ -6,6 +6,7 @@ import 'reflect-metadata';
 
 export * from './fs/fs-error.js';
 export * from './fs/fs.contract.js';
+export * from './fs/fs-batch.js';
 export * from './fs/path.js';
 export * from './fs/providers.js';
 export * from './errors.js';

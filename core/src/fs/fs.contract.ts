@@ -42,6 +42,30 @@ export interface FileInfo {
 export interface OpOptions {
   /** Aborts the operation (client disconnect, connection closed by an admin, timeout). */
   signal?: AbortSignal;
+  /**
+   * The operation is one of a batch (the files of one multipart request):
+   * a backend may keep what it opened for one of them (local backends: the
+   * checked descriptor of the parent directory) and use it for the others
+   * until the batch is closed. Backends may ignore it.
+   */
+  batch?: FsBatch;
+}
+
+/**
+ * Resources shared by the operations of one batch, closed together when the
+ * batch is closed (by whoever created it, once every operation that used it
+ * is over, published or discarded).
+ */
+export interface FsBatch {
+  /** True once closed: nothing is held any more, operations take their usual path. */
+  readonly closed: boolean;
+  /**
+   * What `open` gives for `key` of `owner` (a backend instance), opened once
+   * per batch and handed to every operation that asks; `close` runs when the
+   * batch is closed. An `open` that fails is not kept (the next caller opens
+   * again).
+   */
+  hold<T>(owner: object, key: string, open: () => Promise<T>, close: (value: T) => Promise<void>): Promise<T>;
 }
 
 export interface ListOptions extends OpOptions {

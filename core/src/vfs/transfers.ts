@@ -1,6 +1,6 @@
 import { PassThrough, Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import type { FileInfo, Fs, PendingUpload, WriteHandle } from '../fs/fs.contract.js';
+import type { FileInfo, Fs, FsBatch, PendingUpload, WriteHandle } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { parentPath } from '../fs/path.js';
 import type { ActiveTransfer } from './connection-manager.js';
@@ -65,6 +65,12 @@ export interface UploadOptions {
    */
   batch?: QuotaBatch;
   /**
+   * Backend resources shared with the other uploads of the same request
+   * (local backends: the checked parent directory, opened once); the caller
+   * closes it once they are all over.
+   */
+  fsBatch?: FsBatch;
+  /**
    * The caller already made sure the parent directory exists in this
    * request (the files of one multipart upload share it): neither created
    * nor checked again. Should it be gone, the backend's own error answers.
@@ -95,7 +101,7 @@ export async function uploadFile(s: FileSession, vpath: string, source: Readable
   const pending = s.deps.pathWrites.begin(`${r.mount.folder ? `f:${r.mount.folder.folder_id}` : `u:${s.user.id}`}\0${r.fsPath}`);
   let existing: FileInfo | null;
   try {
-    existing = await s.vfs.statOrNull(vpath, { signal: s.signal });
+    existing = await s.vfs.statOrNull(vpath, { signal: s.signal, batch: o.fsBatch });
   } catch (err) {
     pending.seen({ size: 0, existed: false }).end();
     throw err;
@@ -165,6 +171,7 @@ async function uploadToPath(
       mtime: o.mtime,
       overwrite: true,
       signal: s.signal,
+      batch: o.fsBatch,
       beforePublish: atomic
     journal = await s.deps.journal.begin({ username: s.user.username, folder: r.mount.folder?.name });
         ? async (pending: PendingUpload) => {

@@ -45,7 +45,19 @@ export class DirHandle {
     /** Physical components from the root to this directory (no links, no '..'). */
     readonly comps: readonly string[],
     private readonly rootPath: string,
+    /** False for a view of a descriptor someone else closes (see shared()). */
+    private readonly owned = true,
   ) {}
+
+  /**
+   * The same descriptor, for an operation that must not close it: its
+   * close() does nothing. The owner keeps the descriptor open until every
+   * such view is done with it (an FsBatch holds the parent directory of a
+   * request's uploads this way).
+   */
+  shared(): DirHandle {
+    return new DirHandle(this.fd, this.comps, this.rootPath, false);
+  }
 
   /**
    * The directory's path from the filesystem root, without descriptors: what
@@ -79,7 +91,7 @@ export class DirHandle {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.fd !== undefined) await closeFd(this.fd).catch(() => undefined);
+    if (this.fd !== undefined && this.owned) await closeFd(this.fd).catch(() => undefined);
   }
 }
 
@@ -217,6 +229,26 @@ export class LocalRoot {
       await dir.dir.close();
       if (++hops > MAX_LINK_HOPS) throw tooManyLinks(vpath);
       pending = await this.splice(dir.dir.comps, target, [], vpath);
+    }
+  }
+
+  /**
+   * Locates the entry `name` of a directory already open and verified (a
+   * held parent, see FsBatch): the same answer locate() gives for the path
+   * of that entry, without opening the parent again. In `follow` mode an
+   * entry that is a symbolic link is not resolved here: undefined, and the
+   * caller locates the whole path (the link is checked as always).
+   */
+  async locateIn(dir: DirHandle, name: string, mode: ResolveMode, vpath: string): Promise<Located | undefined> {
+    if (!name || name === '.' || name === '..' || name.includes('/')) return undefined;
+    refuseReserved(vpath);
+    if (mode === 'entry') return located(dir, name);
+    try {
+      const st = await lstat(dir.entry(name));
+      return st.isSymbolicLink() ? undefined : located(dir, name, st);
+    } catch (err) {
+      if (hasNodeCode(err, 'ENOENT')) return located(dir, name, null);
+      throw fsErrorFromNode(err, vpath);
     }
   }
 

@@ -18,6 +18,7 @@ import {
   resolveReadRange,
   throwIfFsAborted,
   type FileInfo,
+  type FsBatch,
   type FsLogger,
   type Fs,
   type FsCapabilities,
@@ -151,7 +152,7 @@ export class LocalFs implements Fs {
   async stat(p: string, o: OpOptions = {}): Promise<FileInfo> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
-    const loc = await this.confine.locate(vpath, 'follow');
+    const loc = await this.locateFor(vpath, 'follow', o.batch);
     try {
       return this.toInfo(vpath, await statLocated(loc));
     } catch (err) {
@@ -240,6 +241,34 @@ export class LocalFs implements Fs {
   }
 
   /**
+   * locate(), or, in a batch (the files of one multipart request), the entry
+   * located in its parent directory opened and checked once for the whole
+   * batch and held until the batch is closed: the same descriptor an
+   * operation would open and check itself, kept for the request, as an
+   * upload keeps its parent for its whole duration (docs/confinement.md).
+   * The Located's directory is then a view its user's close() leaves open.
+   * A link as the entry, or a parent that cannot be opened, takes the usual
+   * path (which checks the link, or gives the precise error).
+   */
+  private async locateFor(vpath: string, mode: ResolveMode, batch: FsBatch | undefined): Promise<Located> {
+    if (batch && !batch.closed && vpath !== '/') {
+      const parent = parentPath(vpath);
+      const dir = await batch
+        .hold(
+          this,
+          parent,
+          () => this.confine.openDir(parent),
+          (d) => d.close(),
+        )
+        .catch(() => undefined);
+      // (a batch is closed only once its operations are over; one closed meanwhile holds nothing)
+      const loc = dir && !batch.closed ? await this.confine.locateIn(dir.shared(), baseName(vpath), mode, vpath) : undefined;
+      if (loc) return loc;
+    }
+    return this.confine.locate(vpath, mode);
+  }
+
+  /**
    * Runs `op` on the located path; when the entry turned into a symbolic
    * link between locating and using it (ELOOP from an O_NOFOLLOW open),
    * locates it again, a few times, then refuses with ESCAPE.
@@ -323,7 +352,7 @@ export class LocalFs implements Fs {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
     if (vpath === '/') throw new FsError(FsErrorCode.IsDirectory, '/: is a directory', { path: vpath });
-    const loc = await this.confine.locate(vpath, 'follow');
+    const loc = await this.locateFor(vpath, 'follow', o.batch);
     let handedOver = false;
     try {
       if (!loc.name) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });

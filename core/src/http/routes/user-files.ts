@@ -5,6 +5,7 @@ import Joi from 'joi';
 import type { Readable } from 'node:stream';
 import type { DependencyContainer } from 'tsyringe';
 import { USER_AUTH } from '../auth-strategies.js';
+import { RequestFsBatch } from '../../fs/fs-batch.js';
 import { FsError, FsErrorCode } from '../../fs/fs-error.js';
 import { baseName, joinVirtualPath } from '../../fs/path.js';
 import { FileSessions } from '../../vfs/file-sessions.service.js';
@@ -171,7 +172,13 @@ export function receiveMultipart(
     const storing: Promise<void>[] = [];
     // the quota changes of all the files, stored once they are all over (one write per counter)
     const batch = new QuotaBatch();
-    const flush = () => batch.flush().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store the usage of a multipart upload'));
+    // what the backend opens once for all the files (the checked parent directory), closed once they are all over
+    const fsBatch = new RequestFsBatch();
+    const flush = () =>
+      Promise.all([
+        batch.flush().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store the usage of a multipart upload')),
+        fsBatch.close(),
+      ]);
     const settled = () => chain.then(() => Promise.allSettled(uploads)).then(flush);
     const fail = (err: unknown) => {
       if (failed) return;
@@ -244,6 +251,7 @@ export function receiveMultipart(
             mkdirParents,
             parentReady,
             batch,
+            fsBatch,
             hold: async () => {
               parentReady = true;
               stored();

@@ -1,0 +1,108 @@
+// Operations of one batch (OpOptions.batch: the files of one multipart request) share
+// the parent directory's descriptor, opened and checked once: the same confinement as
+// without a batch, one open and check fewer per file, and nothing left open once the
+// batch is closed.
+import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import t from 'tap';
+import { FsErrorCode, RequestFsBatch } from '@ferry/core';
+import { expectFsError, readFile as readFsFile, writeFile as writeFsFile } from '@ferry/testkit';
+import { LocalFs } from '../src/index.js';
+
+const base = t.testdir({});
+let n = 0;
+async function fresh(): Promise<{ fs: LocalFs; root: string; outside: string }> {
+  const dir = path.join(base, `d${n++}`);
+  const root = path.join(dir, 'root');
+  const outside = path.join(dir, 'outside');
+  await mkdir(path.join(root, 'up'), { recursive: true });
+  await mkdir(outside);
+  await writeFile(path.join(outside, 'canary.txt'), 'canary');
+  return { fs: new LocalFs({ root, tempDir: path.join(dir, 'data', 'uploads-tmp') }), root, outside };
+}
+
+/** Descriptors of this process open on `dir` or under it. */
+function openDirsUnder(dir: string): number {
+  const real = realpathSync(dir);
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target === real || target.startsWith(real + '/')) count++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return count;
+}
+
+t.test('files of a batch are written through one held parent, released by close()', async (t) => {
+  const { fs, root } = await fresh();
+  const batch = new RequestFsBatch();
+  const before = openDirsUnder(root);
+  for (let i = 0; i < 20; i++) {
+    const vpath = `/up/f${i}.txt`;
+    t.equal(
+      await fs.stat(vpath, { batch }).then(
+        () => 'found',
+        (err: { code?: string }) => err.code,
+      ),
+      FsErrorCode.NotFound,
+      `${vpath} is missing at first`,
+    );
+    await writeFsFile(fs, vpath, `file ${i}`, { batch });
+  }
+  t.equal(openDirsUnder(root), before + 1, 'one descriptor of the parent is held for the whole batch, not one per file');
+  t.equal((await fs.stat('/up/f3.txt', { batch })).size, 6, 'stat in the batch sees a published file');
+  await batch.close();
+  t.equal(openDirsUnder(root), before, 'closing the batch closes the held descriptor');
+  t.equal((await readdir(path.join(root, 'up'))).length, 20, 'every file is in place');
+  t.equal(await readFile(path.join(root, 'up', 'f7.txt'), 'utf8'), 'file 7');
+  await writeFsFile(fs, '/up/after.txt', 'after', { batch });
+  t.equal(await readFile(path.join(root, 'up', 'after.txt'), 'utf8'), 'after', 'a closed batch holds nothing: the usual path');
+  t.equal(openDirsUnder(root), before, 'and leaves nothing open');
+});
+
+t.test('a parent swapped for a link to the outside during a batch: files go to the checked directory, never outside', async (t) => {
+  const { fs, root, outside } = await fresh();
+  const batch = new RequestFsBatch();
+  await writeFsFile(fs, '/up/first.txt', 'first', { batch });
+  // another process moves the directory away and puts a link to the outside in its place
+  await rename(path.join(root, 'up'), path.join(root, 'moved'));
+  await symlink(outside, path.join(root, 'up'));
+  await writeFsFile(fs, '/up/second.txt', 'second', { batch });
+  await writeFsFile(fs, '/up/canary.txt', 'overwritten?', { batch });
+  await batch.close();
+  t.same((await readdir(outside)).sort(), ['canary.txt'], 'nothing was created outside');
+  t.equal(await readFile(path.join(outside, 'canary.txt'), 'utf8'), 'canary', 'the outside file is untouched');
+  t.same((await readdir(path.join(root, 'moved'))).sort(), ['canary.txt', 'first.txt', 'second.txt'], 'the files are in the directory that was checked');
+  // without the batch, the link is refused as always
+  await expectFsError(t, writeFsFile(fs, '/up/third.txt', 'third'), FsErrorCode.Escape, 'a new upload through the link');
+});
+
+t.test('links as entries of a held directory are checked as without a batch', async (t) => {
+  const { fs, root, outside } = await fresh();
+  await writeFile(path.join(root, 'target.txt'), 'target');
+  await symlink(path.join(outside, 'canary.txt'), path.join(root, 'up', 'out.txt'));
+  await symlink('../target.txt', path.join(root, 'up', 'in.txt'));
+  const batch = new RequestFsBatch();
+  await writeFsFile(fs, '/up/plain.txt', 'plain', { batch });
+  await expectFsError(t, fs.stat('/up/out.txt', { batch }), FsErrorCode.Escape, 'stat of a link leading outside');
+  await expectFsError(t, writeFsFile(fs, '/up/out.txt', 'x', { batch }), FsErrorCode.Escape, 'a write through a link leading outside');
+  await writeFsFile(fs, '/up/in.txt', 'through the link', { batch });
+  t.equal(await readFile(path.join(root, 'target.txt'), 'utf8'), 'through the link', 'a link inside the root is followed, as without a batch');
+  await expectFsError(t, fs.stat('/up/.ferry-tmp-x', { batch }), FsErrorCode.Permission, 'the reserved namespace');
+  await batch.close();
+  t.equal(await readFile(path.join(outside, 'canary.txt'), 'utf8'), 'canary', 'the outside file is untouched');
+});
+
+t.test('a parent that cannot be opened is not kept: the precise error, then the next file opens it', async (t) => {
+  const { fs, root } = await fresh();
+  const batch = new RequestFsBatch();
+  await expectFsError(t, writeFsFile(fs, '/later/a.txt', 'a', { batch }), FsErrorCode.NotFound, 'the parent does not exist yet');
+  await mkdir(path.join(root, 'later'));
+  await writeFsFile(fs, '/later/a.txt', 'a', { batch });
+  t.equal(await readFsFile(fs, '/later/a.txt').then(String), 'a', 'written once the parent exists');
+  await batch.close();
+});
