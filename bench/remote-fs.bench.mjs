@@ -108,8 +108,8 @@ async function gcsCases() {
   return {
     name: 'gcs (emulator)',
     sdkUpload: async () => {
-      // Same chunk size as the Fs default (16 MB, one request at a time), crc32c as the Fs.
-      await pipeline(source(), bucket.file(`${prefix}sdk.bin`).createWriteStream({ resumable: true, chunkSize: 16 * MB, validation: 'crc32c' }));
+      // Same chunk size as the Fs default (8 MB, one request at a time), crc32c as the Fs.
+      await pipeline(source(), bucket.file(`${prefix}sdk.bin`).createWriteStream({ resumable: true, chunkSize: 8 * MB, validation: 'crc32c' }));
       return SIZE;
     },
     fsUpload: async () => {

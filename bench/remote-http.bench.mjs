@@ -17,7 +17,7 @@
 //   ferry download  GET /api/v2/user/files
 //   sdk   upload    s3: @aws-sdk/lib-storage Upload (5 MiB parts, 5 in flight: the plugin's defaults)
 //                   azblob: BlockBlobClient.uploadStream (5 MiB blocks, 5 in flight: the plugin's defaults)
-//                   gcs: File.createWriteStream, resumable, 16 MiB chunks (the plugin's default), crc32c
+//                   gcs: File.createWriteStream, resumable, 8 MiB chunks (the plugin's default), crc32c
 //                   sftp: ssh2-sftp-client put(Readable) and fastPut(local file), the faster is the baseline
 //   sdk   download  s3: GetObject; azblob: BlobClient.download(); gcs: File.createReadStream (crc32c checked);
 //                   sftp: ssh2-sftp-client get(path, Writable) and fastGet(remote, local file), the faster is the baseline
@@ -193,7 +193,7 @@ async function sdkCases(backend, prefix) {
       label: 'gcs (emulator)',
       upload: {
         createWriteStream: async () => {
-          await pipeline(patternSource(SIZE), file.createWriteStream({ resumable: true, chunkSize: 16 * MB, validation: 'crc32c' }));
+          await pipeline(patternSource(SIZE), file.createWriteStream({ resumable: true, chunkSize: 8 * MB, validation: 'crc32c' }));
           return SIZE;
         },
       },

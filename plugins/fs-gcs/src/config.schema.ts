@@ -17,7 +17,7 @@ export interface GcsOptions {
   acl?: string;
   /** Every key lives under this prefix. */
   key_prefix?: string;
-  /** MB per resumable-upload request (0 = 16). */
+  /** MB per resumable-upload request (0 = 8: one chunk held per upload). */
   upload_part_size?: number;
   /** Seconds one upload request may take (0 = no limit). */
   upload_part_max_time?: number;
@@ -111,8 +111,8 @@ export const gcsOptionsSchema = Joi.object<GcsOptions>({
     .messages({ 'any.only': `"acl" must be empty or a predefined ACL: ${ACLS.join(', ')}` }),
   key_prefix: keyPrefixSchema.default('').messages({ 'any.invalid': '"key_prefix" must not contain ".." segments' }),
   upload_part_size: Joi.number().integer().min(0).max(1024).default(0).messages({
-    'number.min': '"upload_part_size" is in MB, between 0 (default 16) and 1024',
-    'number.max': '"upload_part_size" is in MB, between 0 (default 16) and 1024',
+    'number.min': '"upload_part_size" is in MB, between 0 (default 8) and 1024',
+    'number.max': '"upload_part_size" is in MB, between 0 (default 8) and 1024',
   }),
   upload_part_max_time: Joi.number().integer().min(0).default(0),
 })

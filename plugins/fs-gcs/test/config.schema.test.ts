@@ -57,7 +57,7 @@ t.test('optionsSchema', async (t) => {
     t.equal(gcsOptionsSchema.validate({ ...base, storage_class: 'nearline' }).value?.storage_class, 'NEARLINE');
     t.match(refusal({ ...base, storage_class: 'FAST' }), /"storage_class" must be empty or one of STANDARD, NEARLINE/);
     t.match(refusal({ ...base, acl: 'everyone' }), /"acl" must be empty or a predefined ACL: authenticatedRead/);
-    t.match(refusal({ ...base, upload_part_size: 2048 }), /"upload_part_size" is in MB, between 0 \(default 16\) and 1024/);
+    t.match(refusal({ ...base, upload_part_size: 2048 }), /"upload_part_size" is in MB, between 0 \(default 8\) and 1024/);
     t.match(refusal({ ...base, upload_part_max_time: -1 }), /"upload_part_max_time" must be greater than or equal to 0/);
     t.match(refusal({ ...base, key_prefix: '../x' }), /"key_prefix" must not contain ".." segments/);
     t.equal(refusal({ ...base, key_prefix: 'users/%username%/' }), '');
