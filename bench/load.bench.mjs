@@ -26,21 +26,21 @@
 // (sqlite, pg-1 or pg-3), BENCH_SOAK_MINUTES, FERRY_TEST_PG_URL (default
 // postgresql://postgres@127.0.0.1:5432/postgres; a fresh database is created
 // and dropped), FERRY_BENCH_DIR (scratch directory), FERRY_BENCH_NO_BUILD=1.
-// nginx comes from bench/setup-nginx.sh. Writes bench/results/load.json.
-import { spawn, spawnSync } from 'node:child_process';
+// nginx comes from bench/setup-nginx.sh, configured by bench/nginx/balancer.conf. Writes bench/results/load.json.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { MB, benchDir as here, envNumber, freePort, rssOf, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
+import { MB, benchDir as here, envNumber, rssOf, scratchWorkspace, writeResults } from './lib/common.mjs';
 import { ADMIN, buildFerry, startFerry } from './lib/ferry-server.mjs';
+import { startNginx } from './lib/nginx.mjs';
+import { createBenchDatabase } from './lib/pg.mjs';
 
 const SECONDS = envNumber('BENCH_SECONDS', 45);
 const CLIENTS = envNumber('BENCH_CLIENTS', 16);
 const SOAK_MINUTES = envNumber('BENCH_SOAK_MINUTES', 0);
 const ONLY = process.env.BENCH_ONLY ?? '';
-const PG_ADMIN_URL = process.env.FERRY_TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const FILE_BYTES = MB;
 const USERS = 4;
 const SEED_FILES = 8;
@@ -52,66 +52,15 @@ buildFerry(log);
 const { dir: scratch, children } = scratchWorkspace(2048, 'ferry-load-');
 
 async function createDatabase() {
-  const name = `ferry_load_${randomBytes(5).toString('hex')}`;
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await c.connect();
-  await c.query(`create database ${name}`);
-  await c.end();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  cleanups.push(async () => {
-    const d = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await d.connect();
-    await d.query(`drop database if exists ${name} with (force)`);
-    await d.end();
-  });
-  return url.toString();
+  const db = await createBenchDatabase('ferry_load');
+  cleanups.push(() => db.drop());
+  return db.url;
 }
 
 async function startBalancer(ports) {
-  const setup = spawnSync('bash', [path.join(here, 'setup-nginx.sh')], { stdio: 'inherit' });
-  if (setup.status !== 0) throw new Error('nginx could not be installed (bench/setup-nginx.sh)');
-  const port = await freePort();
-  const prefix = path.join(scratch, `nginx-${port}`);
-  mkdirSync(prefix, { recursive: true });
-  const conf = `worker_processes 1;
-daemon off;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${prefix}/client_body;
-  proxy_temp_path ${prefix}/proxy;
-  fastcgi_temp_path ${prefix}/fastcgi;
-  uwsgi_temp_path ${prefix}/uwsgi;
-  scgi_temp_path ${prefix}/scgi;
-  upstream ferry {
-    least_conn;
-${ports.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
-    keepalive 64;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 0;
-    location / {
-      proxy_pass http://ferry;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_request_buffering off;
-      proxy_buffering off;
-      proxy_read_timeout 120s;
-    }
-  }
-}
-`;
-  const confFile = path.join(prefix, 'nginx.conf');
-  writeFileSync(confFile, conf);
-  const bin = spawnSync('bash', ['-c', 'command -v nginx || echo /usr/sbin/nginx'], { encoding: 'utf8' }).stdout.trim();
-  const p = spawn(bin, ['-c', confFile, '-p', prefix, '-e', path.join(prefix, 'error.log')], { stdio: 'ignore' });
-  children.push(p);
-  await waitPort(port);
-  return { url: `http://127.0.0.1:${port}`, proc: p };
+  const conf = readFileSync(path.join(here, 'nginx', 'balancer.conf'), 'utf8');
+  const upstreams = ports.map((p) => `    server 127.0.0.1:${p};`).join('\n');
+  return startNginx({ conf, scratch, children, vars: { UPSTREAMS: upstreams } });
 }
 
 /** Starts `count` nodes (on `pgUrl`, or one on SQLite when it is empty) sharing the homes of `dir`. */
