@@ -265,3 +265,31 @@ t.test('a listing asks S3 for the next page only when its consumer wants it', { 
   t.equal(tokens[0], null, 'the first request has no continuation token');
   t.ok(tokens[1] && tokens[2] && tokens[1] !== tokens[2], "later requests carry the previous page's token");
 });
+
+t.test('an upload holds at most upload_concurrency + 1 parts: the writer waits while they are all in flight', { skip: skip ?? false }, async (t) => {
+  const MiB = 1024 * 1024;
+  const relay = await relayed(t);
+  // UploadPart requests never get an answer: every part sent stays in flight
+  relay.stall = (method, url) => method === 'PUT' && url.includes('partNumber=');
+  const fs = (await s3Provider.create(testOptions({ endpoint: relay.endpoint, upload_part_size: 5, upload_concurrency: 1 }), scope)) as S3Fs;
+  t.teardown(() => cleanup(fs.prefix));
+  const h = await fs.openWrite('/big.bin', { size: 40 * MiB });
+  const chunk = Buffer.alloc(64 * 1024, 7);
+  let accepted = 0;
+  let stop = false;
+  const writing = (async () => {
+    while (!stop && accepted < 40 * MiB) {
+      await new Promise<void>((resolve, reject) => h.stream.write(chunk, (err) => (err ? reject(err) : resolve())));
+      accepted += chunk.length;
+    }
+  })().catch(() => undefined);
+  // two parts (10 MiB) fit in the buffers of a 5 MB x (1 + 1) upload: wait for them, then give the writer time to take more
+  while (accepted < 10 * MiB) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 1000));
+  t.ok(accepted <= 10 * MiB + 256 * 1024 + chunk.length, `the stream stopped accepting at ${accepted} bytes (2 parts + its 256 KiB buffer)`);
+  stop = true;
+  await h.abort();
+  await writing;
+  await t.rejects(h.done, { code: 'ABORTED' }, 'abort() ends the stalled upload');
+  await t.rejects(fs.stat('/big.bin'), { code: 'NOT_FOUND' }, 'no object was created');
+});
