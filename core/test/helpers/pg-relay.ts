@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { createPgDatabase } from '../../src/testing.js';
 
 /**
  * A TCP relay to PostgreSQL on 127.0.0.1:5432 for database outage tests: a test
@@ -55,4 +56,19 @@ export class PgRelay {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   }
+}
+
+/**
+ * A fresh PostgreSQL database reached through a started PgRelay, both undone
+ * by `teardown` (tap's t.teardown): the relay and the database URL through it.
+ */
+export async function pgBehindRelay(teardown: (fn: () => unknown) => void): Promise<{ relay: PgRelay; url: string }> {
+  const db = await createPgDatabase();
+  teardown(() => db.drop());
+  const relay = new PgRelay();
+  await relay.start();
+  teardown(() => relay.cut());
+  const url = new URL(db.url);
+  url.port = String(relay.port);
+  return { relay, url: url.toString() };
 }

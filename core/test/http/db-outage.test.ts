@@ -9,18 +9,12 @@ import { Writable } from 'node:stream';
 import { DriverException } from '@mikro-orm/core';
 import { pino } from 'pino';
 import t from 'tap';
-import { createPgDatabase, createTestApp } from '../../src/testing.js';
+import { createTestApp } from '../../src/testing.js';
 import { isConnectionLost, isDatabaseUnavailable } from '../../src/data/db-errors.js';
-import { PgRelay } from '../helpers/pg-relay.js';
+import { pgBehindRelay } from '../helpers/pg-relay.js';
 
 t.test('database outage: 503 with Retry-After on every route, readiness, recovery', async (t) => {
-  const db = await createPgDatabase();
-  t.teardown(() => db.drop());
-  const relay = new PgRelay();
-  await relay.start();
-  t.teardown(() => relay.cut());
-  const url = new URL(db.url);
-  url.port = String(relay.port);
+  const { relay, url } = await pgBehindRelay((fn) => t.teardown(fn));
 
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
@@ -36,7 +30,7 @@ t.test('database outage: 503 with Retry-After on every route, readiness, recover
     console.warn = warn;
   });
 
-  const ta = await createTestApp({ databaseUrl: url.toString(), logger: pino({ level: 'debug' }, sink) });
+  const ta = await createTestApp({ databaseUrl: url, logger: pino({ level: 'debug' }, sink) });
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
   const ready = await ta.inject('GET', '/readyz');
@@ -88,14 +82,8 @@ t.test('database outage: 503 with Retry-After on every route, readiness, recover
 });
 
 t.test('a read cut by a lost connection runs again once; a write fails with 503 and stores nothing', async (t) => {
-  const db = await createPgDatabase();
-  t.teardown(() => db.drop());
-  const relay = new PgRelay();
-  await relay.start();
-  t.teardown(() => relay.cut());
-  const url = new URL(db.url);
-  url.port = String(relay.port);
-  const ta = await createTestApp({ databaseUrl: url.toString() });
+  const { relay, url } = await pgBehindRelay((fn) => t.teardown(fn));
+  const ta = await createTestApp({ databaseUrl: url });
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
 
@@ -139,6 +127,9 @@ t.test('isDatabaseUnavailable tells database errors from others', async (t) => {
     isDatabaseUnavailable(new Error('wrapped', { cause: Object.assign(new Error('x'), { name: 'KnexTimeoutError' }) })),
     'a pool timeout in the cause chain',
   );
+  const noConnection = new Error('Unable to acquire a connection');
+  Object.defineProperty(noConnection, Symbol.for('ferry.fromDatabase'), { value: true });
+  t.ok(isDatabaseUnavailable(noConnection), 'knex could not get a connection (pool being destroyed, SQLite file not openable)');
   t.notOk(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' })), 'a constraint violation is not an outage');
   t.notOk(isDatabaseUnavailable(new Error('Connection terminated')), 'a connection message not from the database');
   const lost = Object.assign(new Error('Connection terminated unexpectedly'), {});

@@ -8,12 +8,12 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import t from 'tap';
 import { addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
-import { createPgDatabase, createTestApp } from '../../src/testing.js';
+import { createTestApp } from '../../src/testing.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { Logger } from '../../src/logger.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import { UsageService } from '../../src/ops/usage.service.js';
-import { PgRelay } from '../helpers/pg-relay.js';
+import { pgBehindRelay } from '../helpers/pg-relay.js';
 
 const lines: Record<string, unknown>[] = [];
 const sink = new Writable({
@@ -101,14 +101,8 @@ t.test('GET /status reads TOTP configs, rate limits and the allow list from the 
 });
 
 t.test('GET /status: a stopped PostgreSQL is reported inactive with its error, then active again', async (t) => {
-  const db = await createPgDatabase();
-  t.teardown(() => db.drop());
-  const relay = new PgRelay();
-  await relay.start();
-  t.teardown(() => relay.cut());
-  const url = new URL(db.url);
-  url.port = String(relay.port);
-  const pg = await createTestApp({ databaseUrl: url.toString() });
+  const { relay, url } = await pgBehindRelay((fn) => t.teardown(fn));
+  const pg = await createTestApp({ databaseUrl: url });
   t.teardown(() => pg.close());
   const token = await pg.adminToken();
   const up = await pg.inject('GET', '/api/v2/status', { token });
