@@ -52,6 +52,8 @@ const DELIVERY_DELAY_MS = 100;
 @injectable()
 export class PasswordResetService {
   private readonly pending = new Set<Promise<void>>();
+  /** The tail of the deliveries' serial steps on this node. */
+  private chain: Promise<void> = Promise.resolve();
   private readonly log: Logger;
 
   constructor(
@@ -143,18 +145,36 @@ export class PasswordResetService {
     return { id: account.id, email: account.email };
   }
 
+  /**
+   * Runs `fn` after the ones queued before it on this node: two deliveries for
+   * one account cannot both count the codes mailed and then both add one.
+   */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
   private async deliver(rowId: number, kind: AccountKind, username: string, ip: string, now: number): Promise<void> {
-    const em = this.orm.em.fork();
-    const t = await this.target(kind, username, now - this.cfg.window * 60_000);
-    if ('refusal' in t) {
-      this.log.info({ kind, username, ip, reason: t.refusal }, 'password reset requested: no code mailed');
+    // the per-account limit's count and the code's row are one step (serial); the mail is sent outside it
+    const claimed = await this.serial(async () => {
+      const t = await this.target(kind, username, now - this.cfg.window * 60_000);
+      if ('refusal' in t) return t;
+      const code = newCode();
+      await this.orm.em.fork().nativeUpdate(PasswordResetCode, { id: rowId }, { account_id: t.id, code_hash: hashCode(code) });
+      return { ...t, code };
+    });
+    if ('refusal' in claimed) {
+      this.log.info({ kind, username, ip, reason: claimed.refusal }, 'password reset requested: no code mailed');
       return;
     }
-    const code = newCode();
-    await em.nativeUpdate(PasswordResetCode, { id: rowId }, { account_id: t.id, code_hash: hashCode(code) });
+    const { code, email } = claimed;
     const minutes = this.cfg.code_lifetime;
     await this.mailer.send({
-      to: [t.email],
+      to: [email],
       subject: 'Ferry password reset code',
       body: [
         `A password reset was requested for the ${kind} account "${username}" (from ${ip}).`,
