@@ -23,3 +23,4 @@ export const keyPrefixSchema = Joi.string()
   .allow('')
   .pattern(/^[^\\]*$/, 'no backslashes')
   .custom((v: string, h) => (v.split('/').includes('..') ? h.error('any.invalid') : v));
+export * from './mail-options.js';

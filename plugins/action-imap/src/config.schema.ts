@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { normalizeVirtualPath, secretSchema, type Secret } from '@ferry/core';
+import { EMAIL_ADDRESS, emailRecipientSchema, mailAttachmentSchema, mailContentTypeOf, secretSchema, type Secret } from '@ferry/core';
 
 /** How the connection is secured: 0 none (plaintext, no STARTTLS), 1 implicit TLS (IMAPS), 2 STARTTLS required. */
 export type TlsMode = 0 | 1 | 2;
@@ -71,38 +71,11 @@ export interface ImapOptions {
   timeout?: number;
 }
 
-/**
- * The content type a body gets when `content_type` is not set: HTML (1) when
- * it starts with an HTML tag (`<!doctype html>`, `<html>`, `<p>`, `<div>`,
- * `<table>`...), text (0) otherwise. Decided at save time and stored.
- */
-export function contentTypeOf(body: string): 0 | 1 {
-  return /^\s*(<!doctype\s+html|<(html|head|body|p|div|table|h[1-6]|ul|ol|span|a|b|strong|em|br|img|pre)[\s>/])/i.test(body) ? 1 : 0;
-}
-
-export const ADDRESS = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/;
-
-const address = Joi.string()
-  .trim()
-  .min(1)
-  .max(320)
-  .custom((v: string, h) =>
-    v.includes('{{') || ADDRESS.test(v) ? v : h.message({ custom: '{{#label}} is not an email address (local@domain) nor a template' }),
-  );
-
-const attachment = Joi.string()
-  .trim()
-  .min(1)
-  .max(4096)
-  .custom((v: string, h) => {
-    if (v.includes('{{')) return v;
-    try {
-      normalizeVirtualPath(v);
-    } catch (err) {
-      return h.message({ custom: `{{#label}} is not a valid virtual path: ${(err as Error).message}` });
-    }
-    return v;
-  });
+/** The shared mail option schemas of core's SDK (sdk/mail-options.ts), under this plugin's names. */
+export const contentTypeOf = mailContentTypeOf;
+export const ADDRESS = EMAIL_ADDRESS;
+const address = emailRecipientSchema;
+const attachment = mailAttachmentSchema();
 
 /** Mailbox names: `/` separates levels; no empty level, no control characters, no IMAP wildcards. */
 export function folderPath(v: string): string[] {
