@@ -27,7 +27,12 @@ function aads(header: Header): [Buffer, Buffer] {
 export class RecordEncoder implements WriteEncoder {
   /** Plaintext bytes consumed so far. */
   plainBytes = 0;
-  private readonly staging = Buffer.allocUnsafe(CHUNK_SIZE);
+  /**
+   * Plaintext of the record being filled: grown as bytes come, up to one
+   * chunk, so a small file (most files of a multipart upload) costs a small
+   * buffer from Node's pool rather than 64 KiB of its own.
+   */
+  private staging = Buffer.alloc(0);
   private fill = 0;
   private index = 0;
   private headerSent = false;
@@ -71,6 +76,7 @@ export class RecordEncoder implements WriteEncoder {
         continue;
       }
       const n = Math.min(CHUNK_SIZE - this.fill, chunk.length - off);
+      this.reserve(this.fill + n);
       chunk.copy(this.staging, this.fill, off, off + n);
       this.fill += n;
       off += n;
@@ -80,6 +86,14 @@ export class RecordEncoder implements WriteEncoder {
       }
     }
     return out;
+  }
+
+  /** Makes room for `size` bytes of staged plaintext (at most one chunk), keeping what is staged. */
+  private reserve(size: number): void {
+    if (size <= this.staging.length) return;
+    const grown = Buffer.allocUnsafe(Math.min(CHUNK_SIZE, Math.max(size, this.staging.length * 2)));
+    this.staging.copy(grown, 0, 0, this.fill);
+    this.staging = grown;
   }
 
   finish(): Buffer[] {
