@@ -5,6 +5,7 @@ import path from 'node:path';
 import { addUser, fileApp, multipart, PASSWORD } from '../helpers/user-files.js';
 import { unzip } from '@ferry/testkit';
 import { EventManager } from '../../src/event-manager/event-manager.js';
+import { processTag } from '../../src/sdk/process-tag.js';
 
 // Execution rules of event rules on real file operations: everything goes
 // through the HTTP user file API and the admin API, with the test action
@@ -28,7 +29,7 @@ const mgr = ta.app.container.resolve(EventManager);
 const admin = await ta.adminToken();
 const home = await addUser(ta, { username: 'alice', quota_size: 1_000_000, quota_files: 100 });
 const token = await ta.userToken('alice', PASSWORD);
-const tmpDir = path.join(ta.dataDir, 'uploads-tmp');
+const tmpDir = path.join(ta.dataDir, 'uploads-tmp', processTag());
 
 type Entry = { app: string; rule: string; action: string; params: Record<string, any>; hasPending: boolean; failedActions?: string[] };
 const LOG = ((globalThis as any).__ferryActionLog ??= []) as Entry[];

@@ -4,6 +4,7 @@ import path from 'node:path';
 import http from 'node:http';
 import { once } from 'node:events';
 import { addUser, eventually, fileApp, listen, PASSWORD, slowUpload, socketDownload, updateUser } from '../helpers/user-files.js';
+import { processTag } from '../../src/sdk/process-tag.js';
 
 interface ConnStatus {
   username: string;
@@ -33,7 +34,7 @@ const conns = async (tok = admin): Promise<ConnStatus[]> => {
   return JSON.parse(r.payload) as ConnStatus[];
 };
 const withTransfer = (op: string) => async () => (await conns()).filter((c) => c.active_transfers.some((x) => x.operation_type === op));
-const uploadsTmp = () => readdirSync(path.join(ta.dataDir, 'uploads-tmp'));
+const uploadsTmp = () => readdirSync(path.join(ta.dataDir, 'uploads-tmp', processTag()));
 
 t.test('an upload in progress is a connection with an active transfer', async (t) => {
   t.same(await conns(), []);

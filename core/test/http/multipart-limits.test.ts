@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { addUser, fileApp, listen, multipart, PASSWORD, updateUser, userRow } from '../helpers/user-files.js';
+import { processTag } from '../../src/sdk/process-tag.js';
 
 // Multipart uploads (POST /api/v2/user/files): at most httpd.max_multipart_files
 // file parts per request; a request past the limit is refused with 413 and,
@@ -15,7 +16,7 @@ const ta = await fileApp({ config: { httpd: { max_multipart_files: LIMIT } } });
 t.teardown(() => ta.close());
 const home = await addUser(ta, { username: 'mona' });
 const token = await ta.userToken('mona', PASSWORD);
-const tmpArea = path.join(ta.dataDir, 'uploads-tmp');
+const tmpArea = path.join(ta.dataDir, 'uploads-tmp', processTag());
 const q = encodeURIComponent;
 
 const files = (n: number, prefix = 'f') =>
@@ -140,7 +141,7 @@ t.test('the default limit: 1,000 parts accepted with every file correct, 1,001 r
   const refused = await send('/too-many', 1001);
   t.equal(refused.statusCode, 413, refused.payload);
   t.same(readdirSync(path.join(bigHome, 'too-many')), []);
-  t.same(readdirSync(path.join(big.dataDir, 'uploads-tmp')), []);
+  t.same(readdirSync(path.join(big.dataDir, 'uploads-tmp', processTag())), []);
   t.equal(Number((await userRow(big, 'mass')).used_quota_files), 1000);
   t.notOk(existsSync(path.join(bigHome, 'too-many', 'm0.txt')));
   // over a real socket the body arrives in pieces: the limit is passed while the first file is
@@ -155,7 +156,7 @@ t.test('the default limit: 1,000 parts accepted with every file correct, 1,001 r
   t.equal(r.status, 413, 'the answer comes');
   await r.arrayBuffer();
   t.same(readdirSync(path.join(bigHome, 'socket')), []);
-  t.same(readdirSync(path.join(big.dataDir, 'uploads-tmp')), []);
+  t.same(readdirSync(path.join(big.dataDir, 'uploads-tmp', processTag())), []);
 });
 
 t.test('over a real socket, a client that sends its whole body before reading gets the 413', async (t) => {

@@ -8,6 +8,7 @@ import type { EventBus } from '../../src/events/event-bus.js';
 import type { FsEvent } from '../../src/events/event-types.js';
 import { Share } from '../../src/data/entities/index.js';
 import { ConnectionManager } from '../../src/vfs/connection-manager.js';
+import { processTag } from '../../src/sdk/process-tag.js';
 
 const ta = await fileApp();
 t.teardown(() => ta.close());
@@ -279,7 +280,7 @@ t.test("uploads are the owner's: quota (413, nothing left), upload size, write-d
   r = await ta.inject('POST', `/api/v2/shares/${id}`, multipart([{ name: 'mp.bin', data: Buffer.alloc(550) }]));
   t.equal(r.statusCode, 413, r.payload);
   t.same(readdirSync(path.join(h, 'in')).sort(), ['first.bin'], 'no partial file left');
-  t.equal(readdirSync(path.join(ta.dataDir, 'uploads-tmp')).length, 0, 'no temporary upload left');
+  t.equal(readdirSync(path.join(ta.dataDir, 'uploads-tmp', processTag())).length, 0, 'no temporary upload left');
 
   await updateUser(ta, 'quota', { filters: { web_client: ['write-disabled'] } });
   r = await raw('wd.bin', 10);

@@ -7,6 +7,7 @@ import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { FsEvent } from '../../src/events/event-types.js';
 import type { FsHooks } from '../../src/events/fs-hooks.js';
+import { processTag } from '../../src/sdk/process-tag.js';
 
 const ta = await fileApp({ config: { common: { instance_id: 'events-node' } } });
 t.teardown(() => ta.close());
@@ -142,7 +143,7 @@ t.test('before-publish hooks read the pending upload and can reject it', async (
   t.equal(r.statusCode, 403, r.payload);
   t.match(JSON.parse(r.payload), { message: 'virus found by the scanner', error: 'Forbidden' });
   t.notOk(existsSync(path.join(home, 'pub-reject.txt')), 'never visible');
-  t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp')), [], 'temporary data removed');
+  t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp', processTag())), [], 'temporary data removed');
   const got = await take(2);
   t.match(
     got.find((e) => e.virtual_path === '/pub-reject.txt'),
@@ -229,7 +230,7 @@ t.test('a per-source bandwidth override can tighten the user limit (downloads an
   t.ok(got > 0, 'the download makes progress');
   t.ok(got <= maxDl, `download throttled to the source limit: ${got} bytes, at most ${Math.round(maxDl)} allowed`);
 
-  const tmp = path.join(ta.dataDir, 'uploads-tmp');
+  const tmp = path.join(ta.dataDir, 'uploads-tmp', processTag());
   const stored = () => readdirSync(tmp).reduce((sum, f) => sum + statSync(path.join(tmp, f)).size, 0);
   const startedUl = performance.now();
   const ul = slowUpload(base, token, '/tight-up.bin', { chunks: 16, size: 256 * 1024, delayMs: 0 });

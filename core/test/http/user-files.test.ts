@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { addUser, fileApp, multipart, PASSWORD, updateUser } from '../helpers/user-files.js';
+import { processTag } from '../../src/sdk/process-tag.js';
 
 const ta = await fileApp();
 t.teardown(() => ta.close());
@@ -16,7 +17,7 @@ const up = (p: string, body: string | Buffer | Readable, headers: Record<string,
     headers: { 'content-type': 'application/octet-stream', ...headers },
   });
 const get = (p: string, headers: Record<string, string> = {}, extra = '') => ta.inject('GET', `/api/v2/user/files?path=${q(p)}${extra}`, { token, headers });
-const uploadsTmp = () => readdirSync(path.join(ta.dataDir, 'uploads-tmp'));
+const uploadsTmp = () => readdirSync(path.join(ta.dataDir, 'uploads-tmp', processTag()));
 
 t.test('raw upload: stored, mtime from X-SERVICE-MTIME, overwrite, 201 ApiResponse', async (t) => {
   const r = await up('/hello.txt', 'hello world', { 'x-service-mtime': '1700000000000' });

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from 'node:path';
 import { addUser, fileApp, multipart, PASSWORD, updateUser } from '../helpers/user-files.js';
 import { unzip } from '@ferry/testkit';
+import { processTag } from '../../src/sdk/process-tag.js';
 
 const ta = await fileApp();
 t.teardown(() => ta.close());
@@ -246,7 +247,7 @@ t.test('web client "write-disabled" refuses every change', async (t) => {
   });
   expect403(t, mp, 'multipart POST /user/files', /write operations are disabled/);
   t.notOk(existsSync(path.join(eh, 'm1.txt')) || existsSync(path.join(eh, 'm2.txt')), 'no multipart file stored');
-  t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp')), [], 'nothing left in the temp area');
+  t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp', processTag())), [], 'nothing left in the temp area');
   t.ok(existsSync(path.join(eh, 'f.txt')) && existsSync(path.join(eh, 'd')) && !existsSync(path.join(eh, 'g.txt')) && !existsSync(path.join(eh, 'n.txt')));
   t.equal((await ta.inject('GET', `/api/v2/user/files?path=${q('/f.txt')}`, { token: et })).statusCode, 200, 'reads still work');
 });

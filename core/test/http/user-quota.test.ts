@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { addFolder, addUser, fileApp, folderRow, PASSWORD, updateUser, userRow } from '../helpers/user-files.js';
+import { processTag } from '../../src/sdk/process-tag.js';
 
 const ta = await fileApp();
 t.teardown(() => ta.close());
@@ -40,7 +41,7 @@ async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean): Pro
   }
   return v;
 }
-const noTemp = () => readdirSync(path.join(ta.dataDir, 'uploads-tmp')).length === 0;
+const noTemp = () => readdirSync(path.join(ta.dataDir, 'uploads-tmp', processTag())).length === 0;
 
 t.test('size and file quotas: uploads, overwrites and deletes move the counters', async (t) => {
   const u = await login('q1', { username: 'q1', quota_size: 1000, quota_files: 3 });

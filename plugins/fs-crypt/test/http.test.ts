@@ -6,6 +6,7 @@ import t from 'tap';
 import { createTestApp } from '@ferry/core/testing';
 import { listAll, readFile as readFsFile, rejectionOf } from '@ferry/testkit';
 import { CryptFs, format } from '../src/index.js';
+import { processTag } from '@ferry/core';
 
 // A real user on provider 4 through the HTTP file API, with both local-root
 // plugins loaded by the core's plugin loader: what the client sees is
@@ -62,7 +63,7 @@ t.test('upload through /user/files/upload stores ciphertext only', async (t) => 
   t.notOk(stored.includes(MARKER), 'the plaintext appears nowhere on disk');
   t.notOk(stored.includes(big.subarray(big.length - 4096)), 'not even the random tail');
   t.notOk(readFileSync(path.join(home, 'small.txt')).includes(MARKER));
-  t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp')), [], 'nothing left in the temp area');
+  t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp', processTag())), [], 'nothing left in the temp area');
 });
 
 t.test('listing reports plaintext sizes', async (t) => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { createTestApp } from '@ferry/core/testing';
+import { processTag } from '@ferry/core';
 
 // A multipart upload cut by the client at many points of its body (inside a
 // part header, at the start of a part's data, mid-part, on a boundary,
@@ -20,7 +21,7 @@ await ta.server.start();
 const base = ta.server.info.uri;
 const admin = await ta.adminToken();
 const PASSWORD = 'cut-user-password-1';
-const tmpArea = path.join(ta.dataDir, 'uploads-tmp');
+const tmpArea = path.join(ta.dataDir, 'uploads-tmp', processTag());
 
 async function user(username: string, filesystem?: unknown): Promise<{ home: string; token: string }> {
   const home = path.join(ta.dataDir, 'homes', username);
