@@ -11,9 +11,13 @@ export function throwIfFsAborted(signal: AbortSignal | undefined, path?: string)
  * duplicates, so a long-lived signal shared by many operations (a request's,
  * with 1,000 uploads of a multipart body held on it) made each registration
  * cost as much as the listeners already there; a Set adds and removes in
- * constant time.
+ * constant time. The real listener is removed with the last callback: a
+ * listener left on a composite or timeout signal (AbortSignal.any,
+ * AbortSignal.timeout) would keep that signal, and everything its listeners
+ * reach, in Node's set of signals that must outlive collection until it
+ * aborts, which a signal fed by a long-lived one may never do.
  */
-const waiting = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+const waiting = new WeakMap<AbortSignal, { callbacks: Set<(reason: unknown) => void>; listener: () => void }>();
 
 /**
  * Runs `onAbort` once when `signal` fires (immediately if it already has).
@@ -26,25 +30,43 @@ export function onAbort(signal: AbortSignal | undefined, onAbort: (reason: unkno
     onAbort(signal.reason);
     return () => undefined;
   }
-  let set = waiting.get(signal);
-  if (!set) {
+  let entry = waiting.get(signal);
+  if (!entry) {
     const callbacks = new Set<(reason: unknown) => void>();
-    set = callbacks;
-    waiting.set(signal, callbacks);
-    signal.addEventListener(
-      'abort',
-      () => {
-        waiting.delete(signal);
-        for (const cb of [...callbacks]) if (callbacks.has(cb)) cb(signal.reason);
-      },
-      { once: true },
-    );
+    const listener = (): void => {
+      waiting.delete(signal);
+      for (const cb of [...callbacks]) if (callbacks.has(cb)) cb(signal.reason);
+    };
+    entry = { callbacks, listener };
+    waiting.set(signal, entry);
+    signal.addEventListener('abort', listener, { once: true });
   }
   // a wrapper per registration: the same function registered twice runs twice, as before
-  const entry = (reason: unknown): void => onAbort(reason);
-  set.add(entry);
-  const callbacks = set;
-  return () => void callbacks.delete(entry);
+  const cb = (reason: unknown): void => onAbort(reason);
+  entry.callbacks.add(cb);
+  const registered = entry;
+  return () => {
+    if (!registered.callbacks.delete(cb) || registered.callbacks.size > 0) return;
+    if (waiting.get(signal) === registered) waiting.delete(signal);
+    signal.removeEventListener('abort', registered.listener);
+  };
+}
+
+/**
+ * A signal that fires when any of `sources` does, with every registration on
+ * the sources removed by dispose(): unlike AbortSignal.any, nothing is left
+ * on a long-lived source (a connection's, an execution's) once the operation
+ * that needed the signal is over.
+ */
+export function linkedSignal(...sources: (AbortSignal | undefined)[]): { signal: AbortSignal; dispose(): void } {
+  const ac = new AbortController();
+  const offs = sources.map((s) => onAbort(s, (reason) => ac.abort(reason)));
+  return {
+    signal: ac.signal,
+    dispose() {
+      for (const off of offs) off();
+    },
+  };
 }
 
 /**

@@ -43,6 +43,8 @@ export interface FileSessionInit {
   conn: Connection;
   /** Fires when the request is gone (client disconnect) or the connection is closed by an admin. */
   signal: AbortSignal;
+  /** Removes what feeds `signal` from its sources (called by close()). */
+  disposeSignal?: () => void;
 }
 
 /** A DirEntry as the REST API renders it. */
@@ -95,6 +97,7 @@ export class FileSession {
   readonly signal: AbortSignal;
   readonly deps: FileSessionDeps;
   private readonly eventSource: FsEventSource;
+  private readonly disposeSignal: () => void;
   private closed = false;
 
   constructor(deps: FileSessionDeps, init: FileSessionInit) {
@@ -103,6 +106,7 @@ export class FileSession {
     this.ip = init.ip;
     this.conn = init.conn;
     this.signal = init.signal;
+    this.disposeSignal = init.disposeSignal ?? (() => undefined);
     this.vfs = new VirtualFs(init.user, deps.factory, init.conn.connection_id);
     this.perms = new PermissionSet(init.user.permissions);
     this.patterns = new PatternFilters(init.user.filters.file_patterns as PatternsFilter[] | undefined);
@@ -527,6 +531,7 @@ export class FileSession {
     try {
       await this.vfs.close();
     } finally {
+      this.disposeSignal();
       this.deps.connections.release(this.conn);
     }
   }

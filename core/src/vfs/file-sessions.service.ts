@@ -13,6 +13,7 @@ import { accountRefusal } from '../accounts/account-access.js';
 import { ConnectionManager } from './connection-manager.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { FileSession } from './file-session.js';
+import { linkedSignal } from '../sdk/signals.js';
 import { PathWrites, QuotaTracker } from './quota-tracker.js';
 import { UploadJournal } from './upload-journal.js';
 import { UsageStore } from './usage-store.js';
@@ -87,7 +88,8 @@ export class FileSessions {
       },
       user.max_sessions,
     );
-    const signal = o.signal ? AbortSignal.any([o.signal, conn.controller.signal]) : conn.controller.signal;
+    // not AbortSignal.any: its listeners would keep every finished session alive (sdk/signals.ts)
+    const linked = linkedSignal(o.signal, conn.controller.signal);
     return new FileSession(
       {
         config: this.config,
@@ -103,7 +105,7 @@ export class FileSessions {
         instanceId: this.instanceId,
         logger: this.logger,
       },
-      { user, ip: o.ip, protocol, conn, signal },
+      { user, ip: o.ip, protocol, conn, signal: linked.signal, disposeSignal: linked.dispose },
     );
   }
 
