@@ -26,6 +26,7 @@ const MESSAGES = [
   /Client has encountered a connection error/i,
   /timeout exceeded when trying to connect/i,
   /Timeout acquiring a connection/i,
+  /Unable to acquire a connection/i,
   /Connection ended unexpectedly/i,
   /the database system is (starting up|shutting down|in recovery mode)/i,
   /terminating connection due to administrator command/i,
