@@ -33,11 +33,12 @@
 // core/bin/ferry, whose glibc and V8 defaults keep its memory small.
 // Writes bench/results/http-transfer.json.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MB, benchDir as here, freePort, makeFile, scratchWorkspace, waitPort, withPeakRss, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry as startFerryServer } from './lib/ferry-server.mjs';
+import { startNginx as startNginxServer } from './lib/nginx.mjs';
 
 const SIZE_MB = Number(process.env.BENCH_MB ?? 1024);
 const RSS_MB = Number(process.env.BENCH_RSS_MB ?? 4096);
@@ -65,22 +66,8 @@ function curl(args) {
 const mbps = (bytes, secs) => bytes / MB / secs;
 
 async function startNginx(www) {
-  const setup = spawnSync('bash', [path.join(here, 'setup-nginx.sh')], { stdio: 'inherit' });
-  if (setup.status !== 0) throw new Error('nginx could not be installed (bench/setup-nginx.sh)');
-  const port = await freePort();
-  const prefix = path.join(scratch, 'nginx');
-  mkdirSync(prefix, { recursive: true });
-  const conf = readFileSync(path.join(here, 'nginx', 'nginx.conf'), 'utf8')
-    .replaceAll('{{PORT}}', String(port))
-    .replaceAll('{{ROOT}}', www)
-    .replaceAll('{{PREFIX}}', prefix);
-  const confFile = path.join(prefix, 'nginx.conf');
-  writeFileSync(confFile, conf);
-  const bin = spawnSync('bash', ['-c', 'command -v nginx || echo /usr/sbin/nginx'], { encoding: 'utf8' }).stdout.trim();
-  const p = spawn(bin, ['-c', confFile, '-p', prefix, '-e', path.join(prefix, 'error.log')], { stdio: 'ignore' });
-  children.push(p);
-  await waitPort(port);
-  return { url: `http://127.0.0.1:${port}`, proc: p };
+  const conf = readFileSync(path.join(here, 'nginx', 'nginx.conf'), 'utf8');
+  return startNginxServer({ conf, scratch, children, vars: { ROOT: www } });
 }
 
 async function startBareServer(target) {
