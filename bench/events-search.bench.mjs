@@ -27,11 +27,11 @@
 // only), FERRY_BENCH_NO_BUILD=1 (use the dist folders as they are).
 // Writes bench/results/events-search.json.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { createBenchDatabase } from './lib/pg.mjs';
 import { cpuSecondsOf, root, scratchWorkspace, writeResults } from './lib/common.mjs';
 import { ADMIN, buildFerry } from './lib/ferry-server.mjs';
 
@@ -41,7 +41,6 @@ const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CHUNK = Number(process.env.BENCH_CHUNK ?? 50);
-const PG_ADMIN_URL = process.env.FERRY_TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const USERS = 1000;
 const DAY_NS = 86_400n * 1_000_000_000n;
 
@@ -130,13 +129,8 @@ async function timedGet(url, token) {
 
 // ---------------------------------------------------------------- search over 1,000,000 events (PostgreSQL)
 async function searchBench() {
-  const dbName = `ferry_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  await admin.end();
-  const dbUrl = new URL(PG_ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
+  const database = await createBenchDatabase();
+  const dbUrl = database.url;
   const out = {};
   let server;
   try {
@@ -145,7 +139,7 @@ async function searchBench() {
       ['driver: postgresql', `url: "${dbUrl}"`],
       [{ name: '@ferry/fs-local' }, { name: '@ferry/events-search', config: { retention_days: 0 } }],
     );
-    const db = new pg.Client({ connectionString: dbUrl.toString() });
+    const db = new pg.Client({ connectionString: dbUrl });
     await db.connect();
     // 30 days of events ending now, evenly spaced; ids as the plugin builds them (16 hex of ns, node, counter)
     const endNs = BigInt(Date.now()) * 1_000_000n;
@@ -213,10 +207,7 @@ async function searchBench() {
     }
   } finally {
     await server?.stop();
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await c.connect();
-    await c.query(`drop database if exists ${dbName} with (force)`);
-    await c.end();
+    await database.drop();
   }
   return out;
 }
