@@ -13,6 +13,31 @@ import { passwordStrengthProblem } from './password-policy.js';
 import type { FerryConfig } from '../config/schema.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+/** JSON columns: text on SQLite, already parsed on PostgreSQL. */
+const json = <T>(v: unknown, dflt: T): T => (v === null || v === undefined ? dflt : ((typeof v === 'string' ? JSON.parse(v) : v) as T));
+
+/** An admins row (with `role_name` from the roles join) as a read-only Admin. */
+function mapAdminRow(r: Record<string, unknown>): Admin {
+  return {
+    id: num(r.id),
+    username: String(r.username),
+    password_hash: (r.password_hash as string | null) ?? '',
+    email: (r.email as string | null) ?? '',
+    status: num(r.status),
+    description: (r.description as string | null) ?? '',
+    additional_info: (r.additional_info as string | null) ?? '',
+    permissions: json<string[]>(r.permissions, []),
+    filters: json(r.filters, {}),
+    role: r.role_name ? ({ id: num(r.role_id), name: String(r.role_name) } as Role) : null,
+    created_at: num(r.created_at),
+    updated_at: num(r.updated_at),
+    last_login: num(r.last_login),
+    totp_last_step: num(r.totp_last_step),
+    tokens_valid_after: num(r.tokens_valid_after),
+  } as Admin;
+}
+
 /** Admin accounts: CRUD with role scoping, self-service profile and password. */
 @injectable()
 export class AdminService {
@@ -82,6 +107,21 @@ export class AdminService {
 
   async findByUsername(username: string, em: EntityManager = this.em()): Promise<Admin | null> {
     return em.findOne(Admin, { username }, { populate: ['role'] });
+  }
+
+  /**
+   * The admin (with its role's name) as a read-only object, for the checks of
+   * every authenticated request (token, API key): one indexed query in plain
+   * SQL, read fresh on each call, without hydrating entities. Never flush it.
+   */
+  async findForAuth(username: string): Promise<Admin | null> {
+    const rows = (await this.orm.em
+      .getConnection()
+      .execute('select a.*, r.name as role_name from admins a left join roles r on r.id = a.role_id where a.username = ? limit 1', [username])) as Record<
+      string,
+      unknown
+    >[];
+    return rows.length ? mapAdminRow(rows[0]!) : null;
   }
 
   async get(username: string, caller: AdminIdentity, em: EntityManager = this.em()): Promise<Admin> {

@@ -155,6 +155,56 @@ function splice(sql: string, params: readonly unknown[], dialect: SqlDialect, pl
 
 type SqlConnectionClass = new (...args: any[]) => AbstractSqlConnection;
 
+/** Prepared statements kept per SQLite connection (least recently used dropped first). */
+export const PREPARED_STATEMENTS_PER_CONNECTION = 256;
+const STATEMENT_CACHE = Symbol('ferry prepared statement cache');
+
+interface Preparer {
+  prepare(sql: string): unknown;
+  [STATEMENT_CACHE]?: Map<string, unknown>;
+}
+
+/**
+ * Makes `conn.prepare` (a libsql / better-sqlite3 database) answer the statement
+ * it prepared before for the same SQL text, from a bounded LRU cache of
+ * `max` statements: the driver compiles the SQL once per connection instead of
+ * on every query. A statement is run to its end synchronously by knex's dialect
+ * (`all`, `get`, `run`), so sharing it between queries is safe; SQLite
+ * recompiles a prepared statement itself after a schema change.
+ */
+export function cacheStatements(conn: Preparer, max = PREPARED_STATEMENTS_PER_CONNECTION): Map<string, unknown> {
+  const existing = conn[STATEMENT_CACHE];
+  if (existing) return existing;
+  const prepare = conn.prepare.bind(conn);
+  const cache = new Map<string, unknown>();
+  conn.prepare = (sql: string) => {
+    let st = cache.get(sql);
+    if (st !== undefined) {
+      cache.delete(sql);
+      cache.set(sql, st);
+      return st;
+    }
+    st = prepare(sql);
+    cache.set(sql, st);
+    if (cache.size > max) cache.delete(cache.keys().next().value!);
+    return st;
+  };
+  Object.defineProperty(conn, STATEMENT_CACHE, { value: cache });
+  return cache;
+}
+
+/** Every connection the knex client hands out (queries and transactions alike) caches its statements. */
+function cacheStatementsOfClient(client: { acquireConnection(): Promise<unknown>; [STATEMENT_CACHE]?: true }): void {
+  if (client[STATEMENT_CACHE]) return;
+  const acquire = client.acquireConnection.bind(client);
+  client.acquireConnection = async () => {
+    const conn = (await acquire()) as Preparer;
+    if (typeof conn?.prepare === 'function') cacheStatements(conn);
+    return conn;
+  };
+  Object.defineProperty(client, STATEMENT_CACHE, { value: true });
+}
+
 /**
  * A connection class like `Base` whose `execute` passes the parameters as bindings
  * (see bindParameters) instead of formatting them into the SQL text. Logging,
@@ -188,6 +238,7 @@ export function withBoundParameters<T extends SqlConnectionClass>(Base: T, diale
       query = self.config.get('onQuery')(query, params);
       const bound = params.length ? bindParameters(query, params, dialect, self.platform) : { sql: query, bindings: [] };
       const knex = this.getKnex();
+      if (dialect === 'sqlite') cacheStatementsOfClient(knex.client as never);
       // what the query log shows, as MikroORM logs it (values in the text only with `query-params`)
       const logger = self.config.getLogger();
       let logged = query;

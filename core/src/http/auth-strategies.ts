@@ -178,7 +178,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     if (await tokens.isRevoked(decoded.jti)) return { isValid: false, errorMessage: 'the token has been revoked' };
     const ip = clientIp(request);
     if (aud === 'admin') {
-      const admin = await admins.findByUsername(decoded.sub);
+      const admin = await admins.findForAuth(decoded.sub);
       if (!admin || admin.id !== decoded.uid || admin.status !== AccountStatus.Enabled) return { isValid: false };
       if (!adminAllowedFrom(admin, ip)) return { isValid: false, errorMessage: `access from ${ip} is not allowed` };
       if (issuedBeforeRevocation(decoded, admin.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
@@ -283,7 +283,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       if (scope === API_KEY_SCOPE.Admin) {
         const username = found.key.admin?.username ?? found.username;
         if (found.key.admin && found.username) return apiKeyRefused(request, 1, found.key.admin.username, 'this API key is bound to an admin');
-        const admin = username ? await admins.findByUsername(username) : null;
+        const admin = username ? await admins.findForAuth(username) : null;
         if (!admin || admin.status !== AccountStatus.Enabled) {
           return apiKeyRefused(request, admin ? 1 : 2, username ?? '', 'invalid API key', admin?.role?.name ?? '', admin ? 'valid' : 'invalid');
         }
