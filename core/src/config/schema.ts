@@ -335,7 +335,10 @@ export const configSchema = Joi.object<FerryConfig>({
     max_pending: Joi.number().integer().min(0).default(1000),
     rules_cache_ttl: Joi.number().integer().min(0).max(3600).default(10),
     recorder_size: Joi.number().integer().min(0).max(1_000_000).default(10000),
-    recorder_max_bytes: Joi.number().integer().min(0).default(16 * 1024 * 1024),
+    recorder_max_bytes: Joi.number()
+      .integer()
+      .min(0)
+      .default(16 * 1024 * 1024),
     scheduler: Joi.boolean().default(true),
   }).default(),
   smtp: Joi.object({

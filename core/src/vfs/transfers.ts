@@ -145,14 +145,14 @@ async function uploadToPath(
   let transfer: ActiveTransfer | undefined;
   let handle: WriteHandle | undefined;
   let committed = false;
+  // recorded until the quota counters are stored, so a crash in between is repaired at start-up (upload-journal.ts)
+  let journal: JournalEntry | undefined;
   const endTransfer = () => {
     if (transfer) s.deps.connections.endTransfer(s.conn, transfer);
     transfer = undefined;
   };
   const hold = o.hold;
   const held = hold
-  // recorded until the quota counters are stored, so a crash in between is repaired at start-up (upload-journal.ts)
-  let journal: JournalEntry | undefined;
     ? async () => {
         endTransfer();
         await hold();
@@ -166,6 +166,7 @@ async function uploadToPath(
     const bw = bandwidthFor(s.user, s.ip).upload;
     const atomic = s.deps.config.common.upload_mode === 1 && fs.capabilities.atomicUpload;
     const preview = (size: number) => s.event('upload', r, { startedAt, size });
+    journal = await s.deps.journal.begin({ username: s.user.username, folder: r.mount.folder?.name });
     handle = await fs.openWrite(r.fsPath, {
       size: o.size,
       mtime: o.mtime,
@@ -173,7 +174,6 @@ async function uploadToPath(
       signal: s.signal,
       batch: o.fsBatch,
       beforePublish: atomic
-    journal = await s.deps.journal.begin({ username: s.user.username, folder: r.mount.folder?.name });
         ? async (pending: PendingUpload) => {
             await held?.();
             try {
@@ -248,6 +248,12 @@ async function uploadToPath(
   } finally {
     await xfer.commit(o.batch).catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
     endTransfer();
+    const entry = journal;
+    if (entry) {
+      // with a batch, the storage counters are stored when the request's batch is flushed
+      if (o.batch) o.batch.afterFlush(() => entry.end());
+      else entry.end();
+    }
   }
 }
 
@@ -255,12 +261,6 @@ async function uploadToPath(
  * Moves a client stream into a write handle (through the throttle when
  * there is one), calling `onChunk` for every chunk first: a returned error
  * stops the transfer. Data is pumped by hand (no extra stream stage) with
-    const entry = journal;
-    if (entry) {
-      // with a batch, the storage counters are stored when the request's batch is flushed
-      if (o.batch) o.batch.afterFlush(() => entry.end());
-      else entry.end();
-    }
  * backpressure. The source is only paused on failure, never destroyed, so
  * the caller can still answer the client.
  */

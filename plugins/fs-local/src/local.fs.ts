@@ -364,6 +364,7 @@ export class LocalFs implements Fs {
         {
           vpath,
           dest: loc.target,
+          destDir: loc.dir.realPath,
           release: () => loc.dir.close(),
           tmpDir: this.tempDir,
           writeBufferSize: this.writeBufferSize,
@@ -393,7 +394,6 @@ export class LocalFs implements Fs {
   async rename(from: string, to: string, o: RenameOptions = {}): Promise<void> {
     const vf = normalizeVirtualPath(from);
     const vt = normalizeVirtualPath(to);
-          destDir: loc.dir.realPath,
     throwIfFsAborted(o.signal, vf);
     if (vf === '/' || vt === '/') throw new FsError(FsErrorCode.Invalid, 'the root cannot be renamed', { path: vf });
     if (vf !== vt && isSubPath(vf, vt)) {
@@ -560,6 +560,8 @@ export class LocalFs implements Fs {
         // source is the open descriptor, the destination its parent's.
         const hidden = claimHiddenTmp(dst.dir.path);
         try {
+          await this.ensureTempDir(vt);
+          await hidden.record(this.tempDir, dst.dir.realPath);
           await copyFile(`/proc/self/fd/${src.fh.fd}`, hidden.path, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
           throwIfFsAborted(o.signal, vf);
           await rename(hidden.path, dst.target);
@@ -589,8 +591,6 @@ export class LocalFs implements Fs {
       const fh = await open(loc.target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: unknown) => {
         if (hasNodeCode(err, 'ELOOP')) throw err;
         throw fsErrorFromNode(err, vpath);
-          await this.ensureTempDir(vt);
-          await hidden.record(this.tempDir, dst.dir.realPath);
       });
       try {
         const st = await fh.stat();

@@ -175,10 +175,7 @@ export function receiveMultipart(
     // what the backend opens once for all the files (the checked parent directory), closed once they are all over
     const fsBatch = new RequestFsBatch();
     const flush = () =>
-      Promise.all([
-        batch.flush().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store the usage of a multipart upload')),
-        fsBatch.close(),
-      ]);
+      Promise.all([batch.flush().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store the usage of a multipart upload')), fsBatch.close()]);
     const settled = () => chain.then(() => Promise.allSettled(uploads)).then(flush);
     const fail = (err: unknown) => {
       if (failed) return;
