@@ -1,4 +1,5 @@
 import t from 'tap';
+import type { SqlEntityManager } from '@mikro-orm/knex';
 import { createTestApp, usePostgres } from '../../src/testing.js';
 import { cacheStatements } from '../../src/data/bound-sql.js';
 
@@ -26,7 +27,7 @@ t.test('a bounded LRU of prepared statements', async (t) => {
 t.test('queries through the ORM on the real driver', { skip: usePostgres() && 'SQLite only' }, async (t) => {
   const ta = await createTestApp({ plugins: [] });
   t.teardown(() => ta.close());
-  const c = ta.app.orm.em.getConnection();
+  const c = (ta.app.orm.em.fork() as unknown as SqlEntityManager).getConnection();
   await c.execute('create table sc_probe (id integer primary key, v text not null unique)');
   const insert = 'insert into sc_probe (id, v) values (?, ?)';
   for (let i = 1; i <= 3; i++) await c.execute(insert, [i, `v${i}`], 'run');
