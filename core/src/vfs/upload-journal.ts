@@ -24,6 +24,11 @@ export interface JournalEntry {
 }
 
 /** What start-up recovery found: the users and folders rescanned. */
+interface InFlight {
+  count: number;
+  file: Promise<string>;
+}
+
 export interface JournalRecovery {
   users: string[];
   folders: string[];
@@ -49,6 +54,8 @@ export class UploadJournal {
   private readonly root: string;
   private readonly dir: string;
   private ready?: Promise<void>;
+  /** Targets with uploads in flight: their journal file and how many uploads hold it. */
+  private readonly inFlight = new Map<string, InFlight>();
 
   constructor(
     @inject(TOKENS.Config) config: FerryConfig,
@@ -69,19 +76,48 @@ export class UploadJournal {
     return this.ready;
   }
 
-  /** Records an upload about to write; resolves once the entry is on disk. */
+  /**
+   * Records an upload about to write; resolves once the entry is on disk.
+   * One entry per target (user, folder) while any upload to it is in flight
+   * in this process: uploads to a target already recorded only count, so the
+   * files of one multipart request (or concurrent uploads of one user) cost
+   * one journal file, not one each. The file goes when the last of them ends.
+   */
   async begin(target: JournalTarget): Promise<JournalEntry> {
-    await this.ensureDir();
-    const file = path.join(this.dir, randomUUID());
-    await writeFile(file, JSON.stringify(target), { flag: 'wx', mode: 0o600 });
+    const key = `${target.username}\u0000${target.folder ?? ''}`;
+    let rec = this.inFlight.get(key);
+    if (!rec) {
+      const created: InFlight = { count: 0, file: this.write(target) };
+      rec = created;
+      this.inFlight.set(key, created);
+      // a failed write records nothing: the next upload to the target tries again
+      created.file.catch(() => this.inFlight.get(key) === created && this.inFlight.delete(key));
+    }
+    const held = rec;
+    held.count++;
+    try {
+      await held.file;
+    } catch (err) {
+      held.count--;
+      throw err;
+    }
     let ended = false;
     return {
       end: () => {
         if (ended) return;
         ended = true;
-        void unlink(file).catch((err: unknown) => this.logger.warn({ err, file }, 'cannot remove an upload journal entry'));
+        if (--held.count > 0) return;
+        if (this.inFlight.get(key) === held) this.inFlight.delete(key);
+        void held.file.then((file) => unlink(file)).catch((err: unknown) => this.logger.warn({ err }, 'cannot remove an upload journal entry'));
       },
     };
+  }
+
+  private async write(target: JournalTarget): Promise<string> {
+    await this.ensureDir();
+    const file = path.join(this.dir, randomUUID());
+    await writeFile(file, JSON.stringify({ username: target.username, ...(target.folder ? { folder: target.folder } : {}) }), { flag: 'wx', mode: 0o600 });
+    return file;
   }
 
   /**
