@@ -52,7 +52,7 @@ buildFerry(log);
 const { dir: scratch, children } = scratchWorkspace(2048, 'ferry-load-');
 
 async function createDatabase() {
-  const db = await createBenchDatabase('ferry_load');
+  const db = await createBenchDatabase();
   cleanups.push(() => db.drop());
   return db.url;
 }
