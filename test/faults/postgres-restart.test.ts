@@ -99,6 +99,15 @@ t.test('PostgreSQL restart under load: 503 during the outage, no acknowledged wr
   t.ok(before > 0, `writes acknowledged before the outage (${before})`);
   t.ok(unavailable > 0, `clients were answered 503 with Retry-After during the outage (${unavailable})`);
   t.same(wrong, [], 'every answer was 201 or 503 (never a 500, never a cut connection)');
+  // on a failure, the server's error lines say which error was not recognised as an outage
+  if (wrong.length)
+    t.comment(
+      server
+        .output()
+        .split('\n')
+        .filter((l) => /"level":50/.test(l))
+        .join('\n'),
+    );
   t.ok(accounts.length + files.length > afterRestart, 'writes are acknowledged again after the restart');
 
   const admin2 = await token(server.url, 'admin', ADMIN.username, ADMIN.password);

@@ -27,6 +27,8 @@ const MESSAGES = [
   /timeout exceeded when trying to connect/i,
   /Timeout acquiring a connection/i,
   /Unable to acquire a connection/i,
+  // knex, for a statement of a transaction its lost connection already ended (rolled back)
+  /Transaction query already complete/i,
   /Connection ended unexpectedly/i,
   /the database system is (starting up|shutting down|in recovery mode)/i,
   /terminating connection due to administrator command/i,
@@ -64,6 +66,8 @@ function looksUnavailable(err: unknown, fromDatabase: boolean): boolean {
 
 /** True when `err` (or an error in its `cause` chain) says the database is unavailable. */
 export function isDatabaseUnavailable(err: unknown): boolean {
+  // several failures at once (e.g. a create whose answer and whose undo both failed): any outage among them
+  if (err instanceof AggregateError && err.errors.some((e) => isDatabaseUnavailable(e))) return true;
   // MikroORM wraps what the driver throws in a DriverException (code and message copied).
   const fromDatabase = [...chain(err)].some((e) => e instanceof DriverException || (e as Record<symbol, unknown>)[FROM_DATABASE] === true);
   return looksUnavailable(err, fromDatabase);

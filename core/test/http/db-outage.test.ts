@@ -130,6 +130,14 @@ t.test('isDatabaseUnavailable tells database errors from others', async (t) => {
   const noConnection = new Error('Unable to acquire a connection');
   Object.defineProperty(noConnection, Symbol.for('ferry.fromDatabase'), { value: true });
   t.ok(isDatabaseUnavailable(noConnection), 'knex could not get a connection (pool being destroyed, SQLite file not openable)');
+  const endedTransaction = new Error('Transaction query already complete, run with DEBUG=knex:tx for more info');
+  Object.defineProperty(endedTransaction, Symbol.for('ferry.fromDatabase'), { value: true });
+  t.ok(isDatabaseUnavailable(endedTransaction), 'a statement of a transaction its lost connection ended');
+  t.ok(
+    isDatabaseUnavailable(new AggregateError([new Error('render failed'), endedTransaction], 'the answer to a create failed, and removing it failed too')),
+    'an outage among several failures (a create whose answer and undo both failed)',
+  );
+  t.notOk(isDatabaseUnavailable(new AggregateError([new Error('a'), new Error('b')])), 'several failures, none an outage');
   t.notOk(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' })), 'a constraint violation is not an outage');
   t.notOk(isDatabaseUnavailable(new Error('Connection terminated')), 'a connection message not from the database');
   const lost = Object.assign(new Error('Connection terminated unexpectedly'), {});
