@@ -23,7 +23,7 @@ t.setTimeout(180_000);
 const IP_TTL = 1; // common.ip_lists_cache_ttl of the nodes, seconds
 const PASSWORD = 'cluster-user-password-1';
 
-// --- an HTTP stub receiving the scheduled rule's calls
+// --- a real HTTP server in this process receiving the scheduled rule's calls (the HTTP action's target)
 const hookCalls: string[] = [];
 const hook = http.createServer((req, res) => {
   let body = '';
