@@ -1,29 +1,10 @@
-import { createRequire } from 'node:module';
 import t from 'tap';
+import { manifestTests } from '@ferry/testkit';
 import type { FsProviderDef, PluginContext } from '@ferry/core';
 import plugin, { s3Provider } from '../src/index.js';
 import { S3Fs } from '../src/lib.js';
 
-const pkg = createRequire(import.meta.url)('../package.json') as { name: string; version: string };
-
-t.test('manifest', async (t) => {
-  t.equal(plugin.name, '@ferry/fs-s3');
-  t.equal(plugin.name, pkg.name);
-  t.equal(plugin.version, pkg.version);
-  t.equal(plugin.apiVersion, 1);
-});
-
-// The build (dist/src/index.js) sits one directory deeper than the sources: its
-// manifest must still find the package's own package.json.
-t.test(
-  'the compiled manifest',
-  { skip: process.env.FERRY_TEST_USE_DIST === '1' ? false : 'checks the build: FERRY_TEST_USE_DIST=1 after npm run build' },
-  async (t) => {
-    const built = (await import(new URL('../dist/src/index.js', import.meta.url).href)) as { default: typeof plugin };
-    t.equal(built.default.name, pkg.name);
-    t.equal(built.default.version, pkg.version);
-  },
-);
+manifestTests(t, plugin, '@ferry/fs-s3', import.meta.url);
 
 t.test('register()', async (t) => {
   const registered: FsProviderDef[] = [];

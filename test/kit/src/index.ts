@@ -26,3 +26,4 @@ export {
   type ActionConformanceOptions,
   type RunActionOptions,
 } from './action-conformance.js';
+export { manifestTests } from './manifest.js';
