@@ -17,7 +17,9 @@ const FS_STATUS: Record<FsErrorCode, number> = {
   [FsErrorCode.NotDirectory]: 400,
   [FsErrorCode.NotEmpty]: 409,
   [FsErrorCode.Aborted]: 400,
-  [FsErrorCode.Unavailable]: 500,
+  // a backend that cannot be reached or stopped answering: try again later,
+  // as for the database (503 with Retry-After)
+  [FsErrorCode.Unavailable]: 503,
   [FsErrorCode.Escape]: 403,
 };
 
@@ -63,6 +65,7 @@ export function toBoom(err: unknown): Boom.Boom {
     const status = FS_STATUS[err.code] ?? 500;
     const b = new Boom.Boom(err.message, { statusCode: status });
     (b as Boom.Boom & { fsCode?: string }).fsCode = err.code;
+    if (status === 503) b.output.headers['Retry-After'] = String(DB_RETRY_AFTER_SECONDS);
     return keepHeaders(err, b);
   }
   // before isBoom, for the same reason

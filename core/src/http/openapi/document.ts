@@ -44,7 +44,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: 'authenticated but not permitted',
   404: 'not found',
   500: 'internal error',
-  503: 'the database is unavailable (Retry-After)',
+  503: 'the database or a storage backend is unavailable (Retry-After)',
 };
 
 function objectKeys(schema: unknown): Record<string, JoiDescription> | undefined {
