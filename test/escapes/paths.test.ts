@@ -1,3 +1,5 @@
+// @ferry-test database-independent: the accounts and shares live in the database only as
+// settings; what is checked is the filesystem's confinement (runs once in CI, on SQLite).
 import t from 'tap';
 import path from 'node:path';
 import { craftedPaths, inQuery, inUrlPath, sharePaths, type Crafted } from './helpers/crafted.js';

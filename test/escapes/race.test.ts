@@ -1,3 +1,5 @@
+// @ferry-test database-independent: the accounts and shares live in the database only as
+// settings; what is checked is the filesystem's confinement (runs once in CI, on SQLite).
 import t from 'tap';
 import { lstat, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
