@@ -69,6 +69,14 @@ type OpenInfo = Omit<Connection, 'connection_id' | 'controller' | 'transfers' | 
 export class ConnectionManager implements AccountSessions {
   private readonly conns = new Map<string, Connection>();
   private readonly bySession = new Map<string, Connection>();
+  /**
+   * Transfers in progress on the registered connections (those in `conns`),
+   * in all and by client address: what the transfer limits compare with,
+   * kept up to date by startTransfer, endTransfer and forget, so checking a
+   * limit costs the same whatever the number of connections.
+   */
+  private totalTransfers = 0;
+  private readonly hostTransfers = new Map<string, number>();
 
   constructor(@inject(TOKENS.InstanceId) readonly node: string) {}
 
@@ -116,19 +124,18 @@ export class ConnectionManager implements AccountSessions {
   }
 
   private forget(conn: Connection): void {
-    if (this.conns.get(conn.connection_id) === conn) this.conns.delete(conn.connection_id);
+    if (this.registered(conn)) {
+      this.count(conn, -conn.transfers.size);
+      this.conns.delete(conn.connection_id);
+    }
     if (conn.session_key && this.bySession.get(conn.session_key) === conn) this.bySession.delete(conn.session_key);
   }
 
   /** Registers a transfer on a connection, enforcing the node's transfer limits. */
   startTransfer(conn: Connection, t: Omit<ActiveTransfer, 'id' | 'start_time' | 'size'>, limits: TransferLimits): ActiveTransfer {
     if (conn.controller.signal.aborted) throw new InvalidError('the connection was closed');
-    let total = 0;
-    let host = 0;
-    for (const c of this.conns.values()) {
-      total += c.transfers.size;
-      if (c.remote_address === conn.remote_address) host += c.transfers.size;
-    }
+    const total = this.totalTransfers;
+    const host = this.hostTransfers.get(conn.remote_address) ?? 0;
     if (limits.maxTotal > 0 && total >= limits.maxTotal) {
       throw new TooManyRequestsError(`too many transfers in progress on this server (maximum ${limits.maxTotal})`);
     }
@@ -137,14 +144,33 @@ export class ConnectionManager implements AccountSessions {
     }
     const transfer: ActiveTransfer = { ...t, id: crypto.randomBytes(8).toString('hex'), start_time: Date.now(), size: 0 };
     conn.transfers.set(transfer.id, transfer);
+    if (this.registered(conn)) this.count(conn, 1);
     conn.last_activity = Date.now();
     return transfer;
   }
 
   endTransfer(conn: Connection, transfer: ActiveTransfer): void {
-    conn.transfers.delete(transfer.id);
+    if (conn.transfers.delete(transfer.id) && this.registered(conn)) this.count(conn, -1);
     conn.last_activity = Date.now();
     if ((conn.refs ?? 0) === 0 && conn.transfers.size === 0) this.forget(conn);
+  }
+
+  /** Transfers in progress on this node, and from one client address (what the limits compare with). */
+  transferCounts(remoteAddress: string): { total: number; host: number } {
+    return { total: this.totalTransfers, host: this.hostTransfers.get(remoteAddress) ?? 0 };
+  }
+
+  private registered(conn: Connection): boolean {
+    return this.conns.get(conn.connection_id) === conn;
+  }
+
+  /** Moves the transfer counters by `n` transfers of `conn`. */
+  private count(conn: Connection, n: number): void {
+    if (n === 0) return;
+    this.totalTransfers += n;
+    const host = (this.hostTransfers.get(conn.remote_address) ?? 0) + n;
+    if (host > 0) this.hostTransfers.set(conn.remote_address, host);
+    else this.hostTransfers.delete(conn.remote_address);
   }
 
   get(id: string): Connection | undefined {

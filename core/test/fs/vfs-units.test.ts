@@ -266,3 +266,72 @@ t.test('ConnectionManager: sessions share a connection; limits', async (t) => {
   const d = cm.acquire('s1', info);
   t.not(d, c, 'a closed connection is never reused');
 });
+
+t.test('ConnectionManager: transfer counters match a count over the connections, whatever happens to them', async (t) => {
+  const cm = new ConnectionManager('n1');
+  const info = (ip: string) => ({ username: `u-${ip}`, protocol: 'HTTP' as const, remote_address: ip, client_version: '', command: '', role: '' });
+  const recount = (ip: string) => {
+    let total = 0;
+    let host = 0;
+    for (const c of cm.list()) {
+      total += c.transfers.size;
+      if (c.remote_address === ip) host += c.transfers.size;
+    }
+    return { total, host };
+  };
+  const ips = ['10.0.0.1', '10.0.0.2', '10.0.0.3'];
+  const none = { maxTotal: 0, maxPerHost: 0 };
+  // a deterministic mix of opens, transfers, ends, releases, removals and admin closes
+  let seed = 7;
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const live: { conn: ReturnType<ConnectionManager['acquire']>; transfers: ReturnType<ConnectionManager['startTransfer']>[] }[] = [];
+  for (let step = 0; step < 2000; step++) {
+    const op = rnd(7);
+    const ip = ips[rnd(ips.length)]!;
+    if (op === 0 || live.length === 0) {
+      live.push({ conn: cm.acquire(`s${step}`, info(ip)), transfers: [] });
+      continue;
+    }
+    const e = live[rnd(live.length)]!;
+    if (op <= 2) {
+      if (!e.conn.controller.signal.aborted) e.transfers.push(cm.startTransfer(e.conn, { operation_type: 'upload', path: `/f${step}` }, none));
+    } else if (op === 3 && e.transfers.length) {
+      cm.endTransfer(e.conn, e.transfers.shift()!);
+    } else if (op === 4) {
+      cm.release(e.conn);
+    } else if (op === 5) {
+      cm.remove(e.conn.connection_id);
+    } else {
+      cm.close(e.conn.connection_id);
+    }
+    for (const x of ips) {
+      const want = recount(x);
+      const got = cm.transferCounts(x);
+      if (got.total !== want.total || got.host !== want.host) {
+        t.fail(`step ${step}: counters ${JSON.stringify(got)} but the connections hold ${JSON.stringify(want)} for ${x}`);
+        return;
+      }
+    }
+  }
+  t.ok(cm.transferCounts(ips[0]!).total > 0, 'transfers were in progress at the end');
+  // the limits read the counters: exactly maxPerHost transfers from one address, then 429
+  const fresh = new ConnectionManager('n2');
+  const a = fresh.acquire('a', info('10.9.9.9'));
+  const b = fresh.acquire('b', info('10.9.9.9'));
+  const limits = { maxTotal: 3, maxPerHost: 2 };
+  const t1 = fresh.startTransfer(a, { operation_type: 'upload', path: '/1' }, limits);
+  fresh.startTransfer(b, { operation_type: 'download', path: '/2' }, limits);
+  t.throws(() => fresh.startTransfer(a, { operation_type: 'upload', path: '/3' }, limits), { message: /from 10.9.9.9/ });
+  const c = fresh.acquire('c', info('10.8.8.8'));
+  fresh.startTransfer(c, { operation_type: 'upload', path: '/4' }, limits);
+  t.throws(() => fresh.startTransfer(c, { operation_type: 'upload', path: '/5' }, limits), { message: /on this server \(maximum 3\)/ });
+  fresh.endTransfer(a, t1);
+  fresh.endTransfer(a, t1);
+  t.same(fresh.transferCounts('10.9.9.9'), { total: 2, host: 1 }, 'ending a transfer twice counts once');
+  t.ok(fresh.startTransfer(a, { operation_type: 'upload', path: '/6' }, limits), 'a slot freed by an end is usable');
+  fresh.close(b.connection_id);
+  t.same(fresh.transferCounts('10.9.9.9'), { total: 2, host: 1 }, "a closed connection's transfers no longer count");
+});
