@@ -1,5 +1,7 @@
 import t from 'tap';
 import path from 'node:path';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { SqlEntityManager } from '@mikro-orm/knex';
 import { createTestApp, type TestApp } from '../../src/testing.js';
 import { PasswordResetCode, User } from '../../src/data/entities/index.js';
 import { PasswordResetService } from '../../src/auth/password-reset.service.js';
@@ -21,14 +23,14 @@ const json = (r: { payload: string }) => JSON.parse(r.payload) as Record<string,
 const resets = ta.app.container.resolve(PasswordResetService);
 const codeOf = (m: ReceivedMail) => /Code: ([A-Z0-9]+)/.exec(m.parsed.text ?? '')?.[1] ?? '';
 
-async function createUser(username: string, extra: Record<string, unknown> = {}) {
-  const r = await ta.inject('POST', '/api/v2/users', {
-    token: adminToken,
+async function createUser(username: string, extra: Record<string, unknown> = {}, on = { app: ta, token: adminToken }) {
+  const r = await on.app.inject('POST', '/api/v2/users', {
+    token: on.token,
     payload: {
       username,
       password: `${username}-pass-1`,
       email: `${username}@example.com`,
-      home_dir: path.join(ta.dataDir, username),
+      home_dir: path.join(on.app.dataDir, username),
       permissions: { '/': ['*'] },
       ...extra,
     },
@@ -101,6 +103,70 @@ t.test('unknown accounts are indistinguishable; refused accounts get no mail', a
   t.equal(badCode.payload, badKnown.payload, 'reset answers alike for unknown accounts');
   const slash = await ta.inject('POST', '/api/v2/users/a%5Cb/forgot-password');
   t.equal(slash.statusCode, 400, 'a name with a backslash is refused');
+});
+
+t.test('forgot-password: the same queries before the answer whatever the account', async (t) => {
+  // every request checks the IP lists' version (one settings read), not only those after the cache's ttl
+  const app = await createTestApp({
+    config: { common: { ip_lists_cache_ttl: 0 }, smtp: { host: '127.0.0.1', port: smtp.port }, password_reset: { max_requests_per_host: 1000 } },
+  });
+  t.teardown(() => app.close());
+  const admin = await app.adminToken();
+  await createUser('present', {}, { app, token: admin });
+  await createUser('restricted', { filters: { web_client: ['password-reset-disabled'] } }, { app, token: admin });
+  await createUser('no-address', { email: '' }, { app, token: admin });
+  t.equal(
+    (
+      await app.inject('POST', '/api/v2/admins', {
+        token: admin,
+        payload: { username: 'present-admin', password: 'present-admin-pass', email: 'pa@example.com', permissions: ['*'] },
+      })
+    ).statusCode,
+    201,
+  );
+  const appResets = app.app.container.resolve(PasswordResetService);
+
+  // each query is counted for the request whose work ran it (the async context of its inject, the
+  // deferred work included): before the answer was written, or after
+  const traced = new AsyncLocalStorage<{ answered: boolean; before: string[]; after: string[] }>();
+  const knex = (app.app.orm.em as unknown as SqlEntityManager).getConnection().getKnex();
+  const onQuery = (q: { sql: string }) => {
+    const r = traced.getStore();
+    if (r) (r.answered ? r.after : r.before).push(q.sql);
+  };
+  knex.on('query', onQuery);
+  t.teardown(() => void knex.off('query', onQuery));
+  const queries = async (kind: 'admins' | 'users', username: string) => {
+    const r = { answered: false, before: [] as string[], after: [] as string[] };
+    const res = await traced.run(r, () => forgot(app, kind, username));
+    r.answered = true;
+    t.equal(res.statusCode, 200, `${kind}/${username}`);
+    await appResets.idle();
+    return r;
+  };
+  const accountTable = /\b(from|join|into|update)\s+["`]?(users|admins|groups|users_groups|roles)\b/i;
+  for (const kind of ['users', 'admins'] as const) {
+    const unknown = await queries(kind, `nobody-${kind}`);
+    t.ok(unknown.before.length > 0, 'the listener sees the queries before the answer');
+    t.notOk(
+      unknown.before.some((sql) => accountTable.test(sql)),
+      'no account table is read before the answer',
+    );
+    t.ok(
+      unknown.after.some((sql) => accountTable.test(sql)),
+      'the account lookup runs after the answer (and the listener sees it)',
+    );
+    for (const username of kind === 'users' ? ['present', 'restricted', 'no-address'] : ['present-admin']) {
+      const known = await queries(kind, username);
+      t.same(known.before, unknown.before, `${kind}/${username}: the same statements before the answer as an unknown account`);
+      if (username.startsWith('present')) {
+        t.ok(
+          known.after.some((sql) => /^update\s+["`]?password_reset_codes/i.test(sql)),
+          `${kind}/${username}: the code is stored after the answer`,
+        );
+      }
+    }
+  }
 });
 
 t.test('users: password_strength applies, expiration restarts, per-account limit, wrong tries spend the code', async (t) => {
