@@ -23,20 +23,33 @@ type Answers = NonNullable<FerryRouteOptions['responses']>;
 const int = () => Joi.number().integer();
 const str = () => Joi.string().allow('');
 const names = () => Joi.array().items(Joi.string());
+const arrayOf = (of: Joi.Schema) => Joi.array().items(of);
 const settings = () => Joi.object().unknown(true);
 const millis = () => int().min(0).description('Unix time in milliseconds (0: never)');
+/** A string, one of `values`. */
+const oneOf = (values: readonly string[]) => Joi.string().valid(...values);
+
+// members that several objects share, spread into them in the spec's order
+const nameAndDescription = { name: Joi.string().required(), description: str() };
+const stamps = { created_at: millis(), updated_at: millis() };
+/** Creation, update, last use and expiry (API keys, shares). */
+const useStamps = { ...stamps, last_use_at: millis(), expires_at: millis() };
+const quotaUsage = { used_quota_size: int(), used_quota_files: int(), last_quota_update: int() };
+const members = { users: names(), admins: names() };
+const account = { id: int().required(), status: int().valid(0, 1).required(), username: Joi.string().required(), description: str() };
+const profile = { description: str(), email: str(), allow_api_key_auth: Joi.boolean() };
+
+/** An object with a database id, a name and a description, then `keys`, named `name` (reference.yaml). */
+const named = (name: string, keys: Joi.PartialSchemaMap) => Joi.object({ id: int().required(), ...nameAndDescription, ...keys }).description(name);
 
 export const ApiResponse = Joi.object({ message: Joi.string().required(), error: Joi.string() }).description('ApiResponse');
 export const Token = Joi.object({ access_token: Joi.string().required(), expires_at: Joi.string().isoDate().required() }).description('Token');
 
 const virtualFolder = Joi.object({
   id: int(),
-  name: Joi.string().required(),
-  description: str(),
+  ...nameAndDescription,
   mapped_path: str(),
-  used_quota_size: int(),
-  used_quota_files: int(),
-  last_quota_update: int(),
+  ...quotaUsage,
   users: names(),
   filesystem: settings(),
   virtual_path: Joi.string(),
@@ -45,26 +58,21 @@ const virtualFolder = Joi.object({
 });
 
 export const User = Joi.object({
-  id: int().required(),
-  status: int().valid(0, 1).required(),
-  username: Joi.string().required(),
-  description: str(),
+  ...account,
   email: str(),
   expiration_date: millis(),
   password: str(),
   public_keys: names(),
   has_password: Joi.boolean(),
   home_dir: str(),
-  virtual_folders: Joi.array().items(virtualFolder),
+  virtual_folders: arrayOf(virtualFolder),
   uid: int(),
   gid: int(),
   max_sessions: int(),
   quota_size: int(),
   quota_files: int(),
-  permissions: Joi.object().pattern(Joi.string(), Joi.array().items(Joi.string())).required(),
-  used_quota_size: int(),
-  used_quota_files: int(),
-  last_quota_update: int(),
+  permissions: Joi.object().pattern(Joi.string(), names()).required(),
+  ...quotaUsage,
   upload_bandwidth: int(),
   download_bandwidth: int(),
   upload_data_transfer: int(),
@@ -72,8 +80,7 @@ export const User = Joi.object({
   total_data_transfer: int(),
   used_upload_data_transfer: int(),
   used_download_data_transfer: int(),
-  created_at: millis(),
-  updated_at: millis(),
+  ...stamps,
   last_login: millis(),
   first_download: millis(),
   first_upload: millis(),
@@ -81,110 +88,56 @@ export const User = Joi.object({
   filters: settings(),
   filesystem: settings(),
   additional_info: str(),
-  groups: Joi.array().items(Joi.object({ name: Joi.string().required(), type: int().valid(1, 2, 3).required() })),
+  groups: arrayOf(Joi.object({ name: Joi.string().required(), type: int().valid(1, 2, 3).required() })),
   oidc_custom_fields: settings(),
   role: str(),
 }).description('User');
 
 export const Admin = Joi.object({
-  id: int().required(),
-  status: int().valid(0, 1).required(),
-  username: Joi.string().required(),
-  description: str(),
+  ...account,
   password: str(),
   email: str(),
   permissions: names().required(),
   filters: settings(),
   additional_info: str(),
-  groups: Joi.array().items(Joi.object({ name: Joi.string().required(), options: settings() })),
-  created_at: millis(),
-  updated_at: millis(),
+  groups: arrayOf(Joi.object({ name: Joi.string().required(), options: settings() })),
+  ...stamps,
   last_login: millis(),
   role: str(),
 }).description('Admin');
 
-export const Group = Joi.object({
-  id: int().required(),
-  name: Joi.string().required(),
-  description: str(),
-  created_at: millis(),
-  updated_at: millis(),
-  user_settings: settings(),
-  virtual_folders: Joi.array().items(virtualFolder),
-  users: names(),
-  admins: names(),
-}).description('Group');
-
-export const Folder = Joi.object({
-  id: int().required(),
-  name: Joi.string().required(),
-  description: str(),
-  mapped_path: str(),
-  used_quota_size: int(),
-  used_quota_files: int(),
-  last_quota_update: int(),
-  users: names(),
-  groups: names(),
-  filesystem: settings(),
-}).description('BaseVirtualFolder');
-
-export const Role = Joi.object({
-  id: int().required(),
-  name: Joi.string().required(),
-  description: str(),
-  created_at: millis(),
-  updated_at: millis(),
-  users: names(),
-  admins: names(),
-}).description('Role');
+export const Group = named('Group', { ...stamps, user_settings: settings(), virtual_folders: arrayOf(virtualFolder), ...members });
+export const Folder = named('BaseVirtualFolder', { mapped_path: str(), ...quotaUsage, users: names(), groups: names(), filesystem: settings() });
+export const Role = named('Role', { ...stamps, ...members });
 
 export const ApiKey = Joi.object({
   id: Joi.string().required(),
-  name: Joi.string().required(),
-  description: str(),
+  ...nameAndDescription,
   key: str(),
   scope: int().valid(1, 2).required(),
-  created_at: millis(),
-  updated_at: millis(),
-  last_use_at: millis(),
-  expires_at: millis(),
+  ...useStamps,
   user: str(),
   admin: str(),
 }).description('APIKey');
 
-export const EventAction = Joi.object({
-  id: int().required(),
-  name: Joi.string().required(),
-  description: str(),
-  type: int().required(),
-  options: settings(),
-  rules: names(),
-}).description('BaseEventAction');
+export const EventAction = named('BaseEventAction', { type: int().required(), options: settings(), rules: names() });
 
-export const EventRule = Joi.object({
-  id: int().required(),
-  name: Joi.string().required(),
-  description: str(),
+export const EventRule = named('EventRule', {
   status: int().valid(0, 1),
-  created_at: millis(),
-  updated_at: millis(),
+  ...stamps,
   trigger: int().min(1).max(7).required(),
   conditions: settings(),
   // the rule's actions with their order and options (a dump lists name, order and options only)
-  actions: Joi.array().items(EventAction.keys({ id: int(), type: int(), order: int(), relation_options: settings() })),
-}).description('EventRule');
+  actions: arrayOf(EventAction.keys({ id: int(), type: int(), order: int(), relation_options: settings() })),
+});
 
 export const Share = Joi.object({
   id: Joi.string().required(),
-  name: Joi.string().required(),
-  description: str(),
+  ...nameAndDescription,
   scope: int().valid(1, 2, 3).required(),
   paths: names().required(),
   username: Joi.string().required(),
-  created_at: millis(),
-  updated_at: millis(),
-  last_use_at: millis(),
-  expires_at: millis(),
+  ...useStamps,
   password: str(),
   max_tokens: int(),
   used_tokens: int(),
@@ -198,8 +151,7 @@ export const IpListEntry = Joi.object({
   type: int().valid(1, 2, 3).required(),
   mode: int().valid(1, 2).required(),
   protocols: int(),
-  created_at: millis(),
-  updated_at: millis(),
+  ...stamps,
 }).description('IPListEntry');
 
 export const DefenderEntry = Joi.object({
@@ -219,17 +171,17 @@ export const ConnectionStatus = Joi.object({
   last_activity: int(),
   // reference.yaml lists the protocols of file transfer servers; Ferry's connections are HTTP ones
   protocol: Joi.string(),
-  active_transfers: Joi.array().items(
-    Joi.object({ operation_type: Joi.string().valid('upload', 'download'), path: Joi.string(), start_time: int(), size: int() }),
-  ),
+  active_transfers: arrayOf(Joi.object({ operation_type: oneOf(['upload', 'download']), path: Joi.string(), start_time: int(), size: int() })),
   node: str(),
 }).description('ConnectionStatus');
 
-export const QuotaScan = Joi.object({ username: Joi.string().required(), start_time: int().required() }).description('QuotaScan');
-export const FolderQuotaScan = Joi.object({ name: Joi.string().required(), start_time: int().required() }).description('FolderQuotaScan');
+/** A scan started for the object named by `key` (a user's username, a folder's name). */
+const scan = (key: string, name: string) => Joi.object({ [key]: Joi.string().required(), start_time: int().required() }).description(name);
+export const QuotaScan = scan('username', 'QuotaScan');
+export const FolderQuotaScan = scan('name', 'FolderQuotaScan');
 export const RetentionCheck = Joi.object({
   username: Joi.string().required(),
-  folders: Joi.array().items(Joi.object({ path: Joi.string(), retention: int(), delete_empty_dirs: Joi.boolean() })),
+  folders: arrayOf(Joi.object({ path: Joi.string(), retention: int(), delete_empty_dirs: Joi.boolean() })),
   start_time: int().required(),
 }).description('RetentionCheck');
 
@@ -240,31 +192,32 @@ export const DirEntry = Joi.object({
   last_modified: Joi.string().isoDate().required(),
 }).description('DirEntry');
 
-export const AdminProfile = Joi.object({ description: str(), email: str(), allow_api_key_auth: Joi.boolean() }).description('AdminProfile');
-export const UserProfile = Joi.object({ description: str(), email: str(), allow_api_key_auth: Joi.boolean(), public_keys: names() }).description('UserProfile');
+export const AdminProfile = Joi.object(profile).description('AdminProfile');
+export const UserProfile = Joi.object({ ...profile, public_keys: names() }).description('UserProfile');
 
-/** An object as a dump holds it: without its database id (ids are not carried from one server to another). */
-const dumped = (o: Joi.ObjectSchema) => o.fork(['id'], (k) => k.optional());
+/** Objects as a dump holds them: without their database id (ids are not carried from one server to another). */
+const dumped = (o: Joi.ObjectSchema) => arrayOf(o.fork(['id'], (k) => k.optional()));
 
 export const BackupData = Joi.object({
-  users: Joi.array().items(dumped(User)),
-  folders: Joi.array().items(dumped(Folder)),
-  groups: Joi.array().items(dumped(Group)),
-  admins: Joi.array().items(dumped(Admin)),
-  api_keys: Joi.array().items(ApiKey),
-  shares: Joi.array().items(Share),
-  event_actions: Joi.array().items(dumped(EventAction)),
-  event_rules: Joi.array().items(dumped(EventRule)),
-  roles: Joi.array().items(dumped(Role)),
+  users: dumped(User),
+  folders: dumped(Folder),
+  groups: dumped(Group),
+  admins: dumped(Admin),
+  api_keys: arrayOf(ApiKey),
+  shares: arrayOf(Share),
+  event_actions: dumped(EventAction),
+  event_rules: dumped(EventRule),
+  roles: dumped(Role),
   version: int(),
 }).description('BackupData');
 
-const eventBase = { id: Joi.string().required(), timestamp: int().required(), username: str(), ip: str(), role: str(), instance_id: str() };
-export const FsEvent = Joi.object({
-  ...eventBase,
-  action: Joi.string()
-    .valid(...FS_EVENT_ACTIONS)
-    .required(),
+/** An event of the event search: the members all kinds have, then `keys`. */
+const event = (name: string, keys: Joi.PartialSchemaMap) =>
+  Joi.object({ id: Joi.string().required(), timestamp: int().required(), username: str(), ip: str(), role: str(), instance_id: str(), ...keys }).description(
+    name,
+  );
+export const FsEvent = event('FsEvent', {
+  action: oneOf(FS_EVENT_ACTIONS).required(),
   fs_path: str(),
   fs_target_path: str(),
   virtual_path: str(),
@@ -273,52 +226,53 @@ export const FsEvent = Joi.object({
   file_size: int(),
   elapsed: int(),
   status: int().valid(1, 2, 3),
-  protocol: Joi.string().valid(...EVENT_PROTOCOLS),
+  protocol: oneOf(EVENT_PROTOCOLS),
   session_id: str(),
   fs_provider: int(),
   bucket: str(),
   endpoint: str(),
   open_flags: str(),
-}).description('FsEvent');
-export const ProviderEvent = Joi.object({
-  ...eventBase,
-  action: Joi.string()
-    .valid(...PROVIDER_EVENT_ACTIONS)
-    .required(),
-  object_type: Joi.string().valid(...PROVIDER_OBJECT_TYPES),
+});
+export const ProviderEvent = event('ProviderEvent', {
+  action: oneOf(PROVIDER_EVENT_ACTIONS).required(),
+  object_type: oneOf(PROVIDER_OBJECT_TYPES),
   object_name: str(),
   object_data: Joi.alternatives(settings(), Joi.string()),
-}).description('ProviderEvent');
-export const LogEvent = Joi.object({
-  ...eventBase,
+});
+export const LogEvent = event('LogEvent', {
   event: int()
     .valid(...LOG_EVENT_TYPES)
     .required(),
-  protocol: Joi.string().valid(...EVENT_PROTOCOLS),
+  protocol: oneOf(EVENT_PROTOCOLS),
   message: str(),
-}).description('LogEvent');
+});
 
 /** The reference.yaml name a schema carries as its description. */
 const nameOf = (of: Joi.ObjectSchema): string => (of.describe().flags as { description?: string } | undefined)?.description ?? 'objects';
 const ok = (description: string, schema: Joi.Schema = ApiResponse): Answers => ({ 200: { description, schema } });
 const created = (description: string, schema: Joi.Schema = ApiResponse): Answers => ({ 201: { description, schema } });
 const accepted = (description: string): Answers => ({ 202: { description, schema: ApiResponse } });
-const list = (of: Joi.ObjectSchema): Answers => ({
-  200: { description: `array of ${nameOf(of)}`, schema: Joi.array().items(of) },
-});
+/** An array of `of` (`note`: what the description adds). */
+const list = (of: Joi.ObjectSchema, note = ''): Answers => ({ 200: { description: `array of ${nameOf(of)}${note}`, schema: arrayOf(of) } });
 const one = (of: Joi.ObjectSchema): Answers => ({ 200: { description: nameOf(of), schema: of } });
 /** A file as stored: its type is the file's (by its name), any type. */
 const bytes = (description: string, type = '*/*'): Answers => ({ 200: { description, type, schema: Joi.binary() } });
 const empty = (code: number, description: string): Answers => ({ [code]: { description } });
-const csvOr = (of: Joi.ObjectSchema): Answers => ({
-  200: { description: `array of ${nameOf(of)} (text/csv with csv_export=true)`, schema: Joi.array().items(of) },
-});
+const csvOr = (of: Joi.ObjectSchema): Answers => list(of, ' (text/csv with csv_export=true)');
+/** A file, whole or (206) the part a Range asks for. */
+const file = (): Answers => ({ ...bytes('the file (206 with a Range)'), 206: { description: 'part of the file', type: '*/*', schema: Joi.binary() } });
 
 /** CRUD answers of a resource: list, create (201, the object or a message), get, update, delete. */
-function crud(base: string, item: string, of: Joi.ObjectSchema, createdBody: Joi.Schema = of): Record<string, Answers> {
+function crud(
+  base: string,
+  item: string,
+  of: Joi.ObjectSchema,
+  createdBody: Joi.Schema = of,
+  createdDescription = 'the created object',
+): Record<string, Answers> {
   return {
     [`get ${base}`]: list(of),
-    [`post ${base}`]: created('the created object', createdBody),
+    [`post ${base}`]: created(createdDescription, createdBody),
     [`get ${base}/${item}`]: one(of),
     [`put ${base}/${item}`]: ok('ApiResponse'),
     [`delete ${base}/${item}`]: ok('ApiResponse'),
@@ -351,11 +305,7 @@ export const ROUTE_ANSWERS: Record<string, Answers> = {
   ...crud('/api/v2/groups', '{name}', Group),
   ...crud('/api/v2/folders', '{name}', Folder),
   ...crud('/api/v2/user/shares', '{id}', Share, ApiResponse),
-  'get /api/v2/iplists/{type}': list(IpListEntry),
-  'post /api/v2/iplists/{type}': created('ApiResponse'),
-  'get /api/v2/iplists/{type}/{ipornet*}': one(IpListEntry),
-  'put /api/v2/iplists/{type}/{ipornet*}': ok('ApiResponse'),
-  'delete /api/v2/iplists/{type}/{ipornet*}': ok('ApiResponse'),
+  ...crud('/api/v2/iplists/{type}', '{ipornet*}', IpListEntry, ApiResponse, 'ApiResponse'),
   'get /api/v2/defender/hosts': list(DefenderEntry),
   'get /api/v2/defender/hosts/{id}': one(DefenderEntry),
   'delete /api/v2/defender/hosts/{id}': ok('ApiResponse'),
@@ -384,10 +334,7 @@ export const ROUTE_ANSWERS: Record<string, Answers> = {
   'post /api/v2/user/dirs': created('ApiResponse'),
   'patch /api/v2/user/dirs': ok('ApiResponse'),
   'delete /api/v2/user/dirs': ok('ApiResponse'),
-  'get /api/v2/user/files': {
-    ...bytes('the file (206 with a Range)'),
-    206: { description: 'part of the file', type: '*/*', schema: Joi.binary() },
-  },
+  'get /api/v2/user/files': file(),
   'post /api/v2/user/files': created('ApiResponse'),
   'post /api/v2/user/files/upload': created('ApiResponse'),
   'patch /api/v2/user/files': ok('ApiResponse'),
@@ -399,10 +346,7 @@ export const ROUTE_ANSWERS: Record<string, Answers> = {
   'get /api/v2/shares/{id}': bytes('a zip of the shared files (application/zip), or the shared file with compress=false'),
   'post /api/v2/shares/{id}': created('ApiResponse'),
   'get /api/v2/shares/{id}/dirs': list(DirEntry),
-  'get /api/v2/shares/{id}/files': {
-    ...bytes('the file (206 with a Range)'),
-    206: { description: 'part of the file', type: '*/*', schema: Joi.binary() },
-  },
+  'get /api/v2/shares/{id}/files': file(),
   'post /api/v2/shares/{id}/files/{filePath*}': created('ApiResponse'),
   'post /api/v2/shares/{id}/actions/mkdir': created('ApiResponse'),
   'post /api/v2/shares/{id}/codes': ok('ApiResponse'),
