@@ -35,13 +35,6 @@ export function isNotFound(err: unknown): boolean {
   return e.name === 'NoSuchKey' || e.name === 'NotFound' || statusOf(e) === 404;
 }
 
-/** AbortMultipartUpload answers that mean there is nothing left to clean (s3rver: 405, not implemented). */
-export function isTolerableAbortFailure(err: unknown): boolean {
-  const e = err as AwsLikeError;
-  const status = statusOf(e);
-  return status === 405 || status === 404 || e?.name === 'MethodNotAllowed' || e?.name === 'NoSuchUpload';
-}
-
 export function isInvalidRange(err: unknown): boolean {
   const e = err as AwsLikeError;
   return e?.name === 'InvalidRange' || statusOf(e) === 416;
