@@ -1,7 +1,8 @@
 // The test servers of scripts/servers (s3rver, Azurite, GCS emulator, sshd) as benchmarks
 // use them: where they listen, their well-known credentials, SDK clients made
 // the way the plugins make theirs, and a Ferry `filesystem` object per backend.
-import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { fakeGcsServiceAccountB64 } from '@ferry/testkit/gcs-service-account';
 
 const S3_PORT = Number(process.env.FERRY_S3_PORT ?? 19000);
 const AZURITE_PORT = Number(process.env.FERRY_AZURITE_PORT ?? 19001);
@@ -96,27 +97,11 @@ export async function azRemovePrefix(container, prefix) {
   for await (const b of container.listBlobsFlat({ prefix })) await container.deleteBlob(b.name);
 }
 
-let serviceAccount;
 /**
- * Base64 of a service-account key that parses (a fresh RSA key): the plugin requires
- * credentials, the emulator checks none and is sent none (endpoint_auth off).
+ * Base64 of a service-account key that parses: the plugin requires credentials, the emulator
+ * checks none and is sent none (endpoint_auth off). The fs-gcs tests use the same one.
  */
-export function gcsServiceAccountB64() {
-  if (!serviceAccount) {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const json = {
-      type: 'service_account',
-      project_id: 'demo-ferry',
-      private_key_id: randomBytes(20).toString('hex'),
-      private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-      client_email: 'ferry-bench@demo-ferry.iam.gserviceaccount.com',
-      client_id: '1234567890',
-      token_uri: 'https://oauth2.googleapis.com/token',
-    };
-    serviceAccount = Buffer.from(JSON.stringify(json)).toString('base64');
-  }
-  return serviceAccount;
-}
+export const gcsServiceAccountB64 = () => fakeGcsServiceAccountB64();
 
 /** The emulator's bucket through @google-cloud/storage, without credentials (as the plugin talks to an emulator). */
 export async function gcsBucket() {
