@@ -1,4 +1,5 @@
-import archiver from 'archiver';
+import type { Readable } from 'node:stream';
+import { ONE_SHOT_MAX, ZipWriter } from '@ferry/zip-writer';
 import type { FileInfo } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { baseName, parentPath } from '../fs/path.js';
@@ -9,6 +10,77 @@ import { STAGE_HWM, meteredDownload, type DownloadStream } from './transfers.js'
 function isRegularMode(mode: number): boolean {
   const type = mode & 0o170000;
   return type === 0 || type === 0o100000;
+}
+
+/** Files up to this size are read whole before their entry is written (and read ahead). */
+const SMALL_FILE = ONE_SHOT_MAX;
+/** Entries prepared ahead of the one being written (small files read in the meantime). */
+const PREFETCH = 8;
+
+/**
+ * A small file's bytes (`head`), or, for a file that turned out larger than
+ * listed or was too large to read ahead, its first bytes and the open stream
+ * of the rest.
+ */
+interface SmallBody {
+  head: Buffer[];
+  rest?: Readable;
+  /** The iterator that read `head` from `rest`, to go on with. */
+  more?: AsyncIterator<unknown>;
+}
+
+type Settled<T> = { ok: T } | { err: unknown };
+
+/** A promise that never rejects (one read ahead may fail long before it is awaited). */
+function settle<T>(p: Promise<T>): Promise<Settled<T>> {
+  return p.then(
+    (ok) => ({ ok }),
+    (err: unknown) => ({ err }),
+  );
+}
+
+/**
+ * Reads an opened file whole, up to SMALL_FILE bytes; a larger one (grown
+ * since it was listed) keeps its first chunks and the stream of the rest.
+ */
+async function readSmall(opening: Promise<Readable>): Promise<SmallBody> {
+  const rs = await opening;
+  const it = rs[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
+  let n = 0;
+  try {
+    for (;;) {
+      const r = await it.next();
+      if (r.done) return { head };
+      const chunk = r.value as Buffer;
+      head.push(chunk);
+      n += chunk.length;
+      if (n > SMALL_FILE) return { head, rest: rs, more: it };
+    }
+  } catch (err) {
+    rs.destroy();
+    throw err;
+  }
+}
+
+/** The chunks of `head`, then the rest of the iterator that read them. */
+async function* prepend(head: Buffer[], more: AsyncIterator<unknown>): AsyncGenerator<Buffer> {
+  yield* head;
+  for (;;) {
+    const r = await more.next();
+    if (r.done) return;
+    yield r.value as Buffer;
+  }
+}
+
+interface ZipJob {
+  vpath: string;
+  info: FileInfo;
+  /** Name inside the archive (without the trailing slash of a directory). */
+  name: string;
+  isDir: boolean;
+  /** A small file's bytes, read ahead. */
+  body?: Promise<Settled<SmallBody>>;
 }
 
 interface ZipItem {
@@ -23,7 +95,9 @@ interface ZipItem {
  * requested path is checked (and every requested file through the
  * pre-download hooks) before the first byte; inside directories,
  * names hidden or denied by the file patterns, or without download
- * permission, are left out. Entries are read one at a time.
+ * permission, are left out. Entries are written in order, one at a time;
+ * small files are read whole, up to PREFETCH of them ahead of the one
+ * being written; larger ones are streamed when their turn comes.
  */
 export async function streamZip(s: FileSession, paths: string[]): Promise<DownloadStream> {
   const items: ZipItem[] = [];
@@ -39,77 +113,109 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
   const label = paths.length === 1 ? paths[0]! : parentPath(paths[0]!);
   const target = s.vfs.resolve(paths[0]!);
   return meteredDownload(s, target, label, 0, async (signal) => {
-    const archive = archiver('zip', { zlib: { level: 1 }, highWaterMark: STAGE_HWM });
+    const zip = new ZipWriter({ level: 1, highWaterMark: STAGE_HWM });
     const fail = (err: unknown) => {
-      if (!archive.destroyed) archive.destroy(err instanceof Error ? err : new Error(String(err)));
+      if (!zip.destroyed) zip.destroy(err instanceof Error ? err : new Error(String(err)));
     };
     signal.addEventListener('abort', () => fail(FsError.aborted()), { once: true });
-    const addFile = async (vpath: string, name: string, info: FileInfo) => {
-      const r = s.vfs.resolve(vpath);
-      const fs = await s.vfs.fs(r.mount);
-      const rs = info.size > 0 ? await fs.openRead(r.fsPath, { signal }) : null;
-      const entry = new Promise<void>((resolve, reject) => {
-        const onEntry = () => {
-          archive.off('error', onError);
-          resolve();
-        };
-        const onError = (e: unknown) => {
-          archive.off('entry', onEntry);
-          reject(e);
-        };
-        archive.once('entry', onEntry);
-        archive.once('error', onError);
-        rs?.once('error', onError);
-      });
-      archive.append(rs ?? Buffer.alloc(0), { name, date: info.mtime });
-      await entry;
-    };
     /** An entry met inside a requested directory that cannot be read is left out of the archive, with a log line. */
     const skip = (vpath: string, reason: string) => s.deps.logger.warn({ path: vpath, user: s.user.username, reason }, 'left out of a zip');
     /**
      * Once the answer has started, an entry that cannot be read any more (a
      * link leading outside, a directory swapped or removed since it was
-     * checked) can no longer turn into an error answer: it is left out, with
-     * a log line, and the archive stays complete and valid. Only an abort
-     * (or a failure that is not the storage's refusal) ends the archive.
+     * checked, a read failing midway) can no longer turn into an error
+     * answer: it is left out, with a log line, and the archive stays
+     * complete and valid. Only an abort (or a failure that is not the
+     * storage's refusal) ends the archive.
      */
     const leftOut = (vpath: string, err: unknown): void => {
       if (!isFsError(err) || err.code === FsErrorCode.Aborted) throw err;
       skip(vpath, err.message);
     };
-    const addFoundFile = async (vpath: string, name: string, info: FileInfo) => {
-      if (!isRegularMode(info.mode)) return skip(vpath, 'not a regular file');
-      try {
-        await addFile(vpath, name, info);
-      } catch (err) {
-        // Refused or gone before its first byte was added (a link leading outside, a concurrent removal).
-        leftOut(vpath, err);
-      }
+    const open = async (vpath: string): Promise<Readable> => {
+      const r = s.vfs.resolve(vpath);
+      const fs = await s.vfs.fs(r.mount);
+      return fs.openRead(r.fsPath, { signal });
     };
-    const addDir = async (vpath: string, name: string, info: FileInfo): Promise<void> => {
-      archive.append(Buffer.alloc(0), { name: `${name}/`, type: 'directory', date: info.mtime } as archiver.EntryData);
+    const fileJob = (vpath: string, name: string, info: FileInfo): ZipJob | null => {
+      if (!isRegularMode(info.mode)) {
+        skip(vpath, 'not a regular file');
+        return null;
+      }
+      const job: ZipJob = { vpath, name, info, isDir: false };
+      // small files are read whole, ahead of their turn (PREFETCH at a time)
+      if (info.size <= SMALL_FILE) job.body = settle(info.size === 0 ? Promise.resolve({ head: [] }) : readSmall(open(vpath)));
+      return job;
+    };
+    /** The entries of a requested directory, depth first; names hidden or not permitted are left out. */
+    async function* walk(vpath: string, name: string, info: FileInfo): AsyncGenerator<ZipJob> {
+      yield { vpath, name, info, isDir: true };
       try {
         for await (const page of s.vfs.list(vpath, { signal })) {
           for (const e of page) {
             if (!s.patterns.check(e.path).allowed) continue;
             if (e.isDir) {
-              if (s.perms.has(e.path, 'list')) await addDir(e.path, `${name}/${e.name}`, e);
+              if (s.perms.has(e.path, 'list')) yield* walk(e.path, `${name}/${e.name}`, e);
             } else if (s.perms.has(vpath, 'download')) {
-              await addFoundFile(e.path, `${name}/${e.name}`, e);
+              const job = fileJob(e.path, `${name}/${e.name}`, e);
+              if (job) yield job;
             }
           }
         }
       } catch (err) {
         leftOut(vpath, err);
       }
+    }
+    async function* jobs(): AsyncGenerator<ZipJob> {
+      for (const it of items) {
+        if (it.info.isDir) yield* walk(it.vpath, it.name, it.info);
+        else {
+          const job = fileJob(it.vpath, it.name, it.info);
+          if (job) yield job;
+        }
+      }
+    }
+    const write = async (job: ZipJob): Promise<void> => {
+      const { vpath, name, info } = job;
+      if (job.isDir) return zip.addDirectory(name, { mtime: info.mtime });
+      let body: SmallBody;
+      if (job.body) {
+        const got = await job.body;
+        // refused or gone before its first byte was added (a link leading outside, a concurrent removal)
+        if ('err' in got) return leftOut(vpath, got.err);
+        body = got.ok;
+      } else {
+        try {
+          body = { head: [], rest: await open(vpath) };
+        } catch (err) {
+          return leftOut(vpath, err);
+        }
+      }
+      const { head, rest, more } = body;
+      if (!rest) return zip.addBuffer(name, head.length === 1 ? head[0]! : Buffer.concat(head), { mtime: info.mtime });
+      try {
+        await zip.addStream(name, more ? prepend(head, more) : rest, { mtime: info.mtime, size: info.size });
+      } catch (err) {
+        if (zip.destroyed) throw err;
+        leftOut(vpath, err);
+      } finally {
+        rest.destroy();
+      }
     };
     void (async () => {
-      for (const it of items) {
-        if (it.info.isDir) await addDir(it.vpath, it.name, it.info);
-        else await addFoundFile(it.vpath, it.name, it.info);
+      const ahead: ZipJob[] = [];
+      try {
+        for await (const job of jobs()) {
+          ahead.push(job);
+          if (ahead.length > PREFETCH) await write(ahead.shift()!);
+        }
+        while (ahead.length > 0) await write(ahead.shift()!);
+        await zip.finalize();
+      } finally {
+        // files read ahead and never written: close what is still open
+        for (const job of ahead) void job.body?.then((got) => ('ok' in got ? got.ok.rest?.destroy() : undefined));
       }
-      await archive.finalize();
     })().catch(fail);
-    return archive;
+    return zip;
   });
 }
