@@ -1,4 +1,5 @@
 import t from 'tap';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { addFolder, addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
@@ -190,4 +191,39 @@ t.test('streamzip: files and directories, recursively', async (t) => {
     const res = await ta.inject('POST', '/api/v2/user/streamzip', { token, payload: payload as never });
     t.equal(res.statusCode, status, `${JSON.stringify(payload)}: ${res.payload}`);
   }
+});
+
+t.test('streamzip: many files of every size, read ahead and streamed, each whole and in listing order', async (t) => {
+  // empty, small (read whole, ahead), around the 64 KiB limit, and large (streamed), interleaved
+  const sizes = [0, 1, 300, 65_535, 65_536, 65_537, 200_000, 5, 0, 1_500_000, 40, 70_000, 3];
+  const want = new Map<string, Buffer>();
+  mkdirSync(path.join(home, 'zmany/sub'), { recursive: true });
+  for (let i = 0; i < 40; i++) {
+    const size = sizes[i % sizes.length]!;
+    const body = randomBytes(size);
+    if (i % 3 === 0) body.fill(i, 0, size >> 1); // some compress, some do not
+    const rel = `${i % 2 ? 'sub/' : ''}f${i}.bin`;
+    writeFileSync(path.join(home, 'zmany', rel), body);
+    want.set(`zmany/${rel}`, body);
+  }
+  const r = await ta.inject('POST', '/api/v2/user/streamzip', { token, payload: ['/zmany'] });
+  t.equal(r.statusCode, 200, r.payload);
+  const got = unzip(r.rawPayload);
+  for (const [name, body] of want) t.ok(got.get(name)?.equals(body), `${name} (${body.length} bytes)`);
+  t.equal(got.size, want.size + 2, 'the files and the two directories, nothing more');
+  const listed = async (dir: string) => {
+    const l = await ta.inject('GET', `/api/v2/user/dirs?path=${encodeURIComponent(dir)}`, { token });
+    return (JSON.parse(l.payload) as { name: string }[]).map((e) => e.name);
+  };
+  // entries follow the listing: each directory's entry, then its files and subdirectories as listed
+  const top = (await listed('/zmany')).map((n) => `zmany/${n}`);
+  const names = [...got.keys()];
+  t.same(
+    names.filter((n) => !n.startsWith('zmany/sub/')),
+    ['zmany/', ...top.map((n) => (n === 'zmany/sub' ? 'zmany/sub/' : n))],
+  );
+  t.same(
+    names.filter((n) => n.startsWith('zmany/sub/') && n !== 'zmany/sub/'),
+    (await listed('/zmany/sub')).map((n) => `zmany/sub/${n}`),
+  );
 });
