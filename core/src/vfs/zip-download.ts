@@ -25,8 +25,6 @@ const PREFETCH = 8;
 interface SmallBody {
   head: Buffer[];
   rest?: Readable;
-  /** The iterator that read `head` from `rest`, to go on with. */
-  more?: AsyncIterator<unknown>;
 }
 
 type Settled<T> = { ok: T } | { err: unknown };
@@ -41,36 +39,46 @@ function settle<T>(p: Promise<T>): Promise<Settled<T>> {
 
 /**
  * Reads an opened file whole, up to SMALL_FILE bytes; a larger one (grown
- * since it was listed) keeps its first chunks and the stream of the rest.
+ * since it was listed) keeps its first chunks and the (paused) stream of the
+ * rest. Events, not an async iterator: this runs for every small file.
  */
 async function readSmall(opening: Promise<Readable>): Promise<SmallBody> {
   const rs = await opening;
-  const it = rs[Symbol.asyncIterator]();
-  const head: Buffer[] = [];
-  let n = 0;
-  try {
-    for (;;) {
-      const r = await it.next();
-      if (r.done) return { head };
-      const chunk = r.value as Buffer;
+  return new Promise<SmallBody>((resolve, reject) => {
+    const head: Buffer[] = [];
+    let n = 0;
+    // (the error listener stays: a stream handed on, or closing after its end, may still fail; the reader of the rest sees that too)
+    const done = () => {
+      rs.off('data', onData);
+      rs.off('end', onEnd);
+    };
+    const onData = (chunk: Buffer) => {
       head.push(chunk);
       n += chunk.length;
-      if (n > SMALL_FILE) return { head, rest: rs, more: it };
-    }
-  } catch (err) {
-    rs.destroy();
-    throw err;
-  }
+      if (n <= SMALL_FILE) return;
+      done();
+      rs.pause();
+      resolve({ head, rest: rs });
+    };
+    const onEnd = () => {
+      done();
+      resolve({ head });
+    };
+    const onError = (err: unknown) => {
+      done();
+      rs.destroy();
+      reject(err);
+    };
+    rs.on('data', onData);
+    rs.once('end', onEnd);
+    rs.on('error', onError);
+  });
 }
 
-/** The chunks of `head`, then the rest of the iterator that read them. */
-async function* prepend(head: Buffer[], more: AsyncIterator<unknown>): AsyncGenerator<Buffer> {
+/** The chunks of `head`, then those of `rest`. */
+async function* prepend(head: Buffer[], rest: Readable): AsyncGenerator<Buffer> {
   yield* head;
-  for (;;) {
-    const r = await more.next();
-    if (r.done) return;
-    yield r.value as Buffer;
-  }
+  for await (const chunk of rest) yield chunk as Buffer;
 }
 
 interface ZipJob {
@@ -191,10 +199,10 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
           return leftOut(vpath, err);
         }
       }
-      const { head, rest, more } = body;
+      const { head, rest } = body;
       if (!rest) return zip.addBuffer(name, head.length === 1 ? head[0]! : Buffer.concat(head), { mtime: info.mtime });
       try {
-        await zip.addStream(name, more ? prepend(head, more) : rest, { mtime: info.mtime, size: info.size });
+        await zip.addStream(name, head.length > 0 ? prepend(head, rest) : rest, { mtime: info.mtime, size: info.size });
       } catch (err) {
         if (zip.destroyed) throw err;
         leftOut(vpath, err);
