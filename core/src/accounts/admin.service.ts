@@ -12,6 +12,7 @@ import { PasswordCache } from './password-cache.js';
 import { passwordStrengthProblem } from './password-policy.js';
 import type { FerryConfig } from '../config/schema.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
+import { REVOKED_JTI_SQL, revokedValue } from '../data/revoked-tokens.js';
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 /** JSON columns: text on SQLite, already parsed on PostgreSQL. */
@@ -122,6 +123,24 @@ export class AdminService {
       unknown
     >[];
     return rows.length ? mapAdminRow(rows[0]!) : null;
+  }
+
+  /**
+   * What a bearer request of an admin checks, in one query: whether its token
+   * `jti` is revoked, and the admin as findForAuth reads it (null when there is
+   * none). Both are read fresh on each call: a revocation or a change of the
+   * admin on any node applies to the next request.
+   */
+  async findForToken(username: string, jti: string): Promise<{ revoked: boolean; admin: Admin | null }> {
+    const rows = (await this.orm.em
+      .getConnection()
+      .execute(
+        `select t.revoked, a.*, r.name as role_name from (select ${REVOKED_JTI_SQL} as revoked) t left join admins a on a.username = ? left join roles r on r.id = a.role_id limit 1`,
+        [jti, username],
+      )) as Record<string, unknown>[];
+    const row = rows[0];
+    if (!row) return { revoked: false, admin: null };
+    return { revoked: revokedValue(row.revoked), admin: row.id === null || row.id === undefined ? null : mapAdminRow(row) };
   }
 
   async get(username: string, caller: AdminIdentity, em: EntityManager = this.em()): Promise<Admin> {

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { Folder, Role, User } from '../data/entities/index.js';
 import type { StoredGroupSettings } from './account-lookup.js';
+import { sqlDialectOf, type SqlDialect } from '../data/bound-sql.js';
 
 /**
  * Read paths of users that run for every list page, lookup and login: plain
@@ -100,8 +101,73 @@ const exec = (em: EntityManager, sql: string, params: unknown[]) => em.getConnec
 
 const USER_SELECT = 'select u.*, r.name as role_name from users u left join roles r on r.id = u.role_id';
 
-/** One page of users ordered by username; `role` limits it to the users of a role. */
-export async function selectUserPage(em: EntityManager, q: { offset: number; limit: number; order: 'ASC' | 'DESC' }, role?: string): Promise<User[]> {
+/** A user with its group and folder mappings (read in one statement, see mappingColumns). */
+export interface UserWithMappings {
+  user: User;
+  groups: GroupMappingRow[];
+  folders: FolderMappingRow[];
+}
+
+/**
+ * Two columns for a query over users aliased `u`: `groups_json` and
+ * `folders_json`, the user's group and folder mappings as JSON arrays of
+ * arrays (correlated subqueries on the user_id indexes), so a user and what
+ * renders it come in one statement instead of three.
+ */
+function mappingColumns(dialect: SqlDialect): string {
+  const sqlite = dialect === 'sqlite';
+  const arr = sqlite ? 'json_array' : 'json_build_array';
+  const agg = (e: string) => (sqlite ? `json_group_array(${e})` : `coalesce(json_agg(${e}), '[]'::json)`);
+  // JSON columns: text on SQLite (json() embeds it as JSON), jsonb on PostgreSQL
+  const js = (col: string) => (sqlite ? `json(${col})` : col);
+  const groups = `${arr}(ug.type, g.id, g.name, ${js('g.user_settings')})`;
+  const folders = `${arr}(uf.virtual_path, uf.quota_size, uf.quota_files, f.id, f.name, f.description, f.mapped_path, ${js('f.filesystem')}, f.used_quota_size, f.used_quota_files, f.last_quota_update, f.created_at, f.updated_at)`;
+  return (
+    `(select ${agg(groups)} from users_groups ug join groups g on g.id = ug.group_id where ug.user_id = u.id) as groups_json, ` +
+    `(select ${agg(folders)} from users_folders uf join folders f on f.id = uf.folder_id where uf.user_id = u.id) as folders_json`
+  );
+}
+
+/** A row of a query with mappingColumns as a user and its mappings. */
+function mapUserWithMappings(r: Row): UserWithMappings {
+  const user = mapUserRow(r);
+  const groups = json<unknown[][]>(r.groups_json, []).map(([type, id, name, settings]) => ({
+    user: user.id,
+    type: num(type),
+    id: num(id),
+    name: String(name),
+    settings: json<StoredGroupSettings>(settings, {}),
+  }));
+  const folders = json<unknown[][]>(r.folders_json, []).map((f) => ({
+    owner: user.id,
+    virtual_path: String(f[0]),
+    quota_size: num(f[1]),
+    quota_files: num(f[2]),
+    folder: {
+      id: num(f[3]),
+      name: String(f[4]),
+      description: (f[5] as string) ?? '',
+      mapped_path: (f[6] as string) ?? '',
+      filesystem: json(f[7], { provider: 0 }),
+      used_quota_size: num(f[8]),
+      used_quota_files: num(f[9]),
+      last_quota_update: num(f[10]),
+      created_at: num(f[11]),
+      updated_at: num(f[12]),
+    } as Folder,
+  }));
+  return { user, groups, folders };
+}
+
+/**
+ * One page of users ordered by username (`role`: the users of a role only),
+ * with their group and folder mappings, in one statement.
+ */
+export async function selectUserPageWithMappings(
+  em: EntityManager,
+  q: { offset: number; limit: number; order: 'ASC' | 'DESC' },
+  role?: string,
+): Promise<UserWithMappings[]> {
   const order = q.order === 'DESC' ? 'desc' : 'asc';
   // the page is cut on the username index alone, then joined: deep offsets skip rows without joining them.
   // Without a role, only usernames are read while skipping (an index-only walk of the unique index on
@@ -109,18 +175,26 @@ export async function selectUserPage(em: EntityManager, q: { offset: number; lim
   const page = role
     ? `select * from users where role_id = (select id from roles where name = ?) order by username ${order} limit ? offset ?`
     : `select u2.* from (select username from users order by username ${order} limit ? offset ?) p join users u2 on u2.username = p.username`;
-  const rows = await exec(em, `select u.*, r.name as role_name from (${page}) u left join roles r on r.id = u.role_id order by u.username ${order}`, [
+  const columns = `u.*, r.name as role_name, ${mappingColumns(sqlDialectOf(em))}`;
+  const rows = await exec(em, `select ${columns} from (${page}) u left join roles r on r.id = u.role_id order by u.username ${order}`, [
     ...(role ? [role] : []),
     q.limit,
     q.offset,
   ]);
-  return rows.map(mapUserRow);
+  return rows.map(mapUserWithMappings);
 }
 
 /** A user by username (with its role name), or null. */
 export async function selectUser(em: EntityManager, username: string, role?: string): Promise<User | null> {
   const rows = await exec(em, `${USER_SELECT} where u.username = ?${role ? ' and r.name = ?' : ''}`, role ? [username, role] : [username]);
   return rows.length ? mapUserRow(rows[0]!) : null;
+}
+
+/** A user by username (as selectUser) with its group and folder mappings, in one statement; or null. */
+export async function selectUserWithMappings(em: EntityManager, username: string, role?: string): Promise<UserWithMappings | null> {
+  const sql = `select u.*, r.name as role_name, ${mappingColumns(sqlDialectOf(em))} from users u left join roles r on r.id = u.role_id where u.username = ?${role ? ' and r.name = ?' : ''}`;
+  const rows = await exec(em, sql, role ? [username, role] : [username]);
+  return rows.length ? mapUserWithMappings(rows[0]!) : null;
 }
 
 /** Group mappings of users, by user id or by the username of one user. */

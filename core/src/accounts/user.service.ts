@@ -13,7 +13,15 @@ import { ACCOUNT_SESSIONS, type AccountSessions } from './account-sessions.js';
 import { FilesystemConfigService } from './filesystem-config.js';
 import { dbLookup, type AccountLookup, type StoredGroupSettings } from './account-lookup.js';
 import { mergeEffectiveUser, type MergeFolderMapping } from './effective-merge.js';
-import { selectFolderMappings, selectUser, selectUserGroups, selectUserPage, type FolderMappingRow, type GroupMappingRow } from './user-rows.js';
+import {
+  selectFolderMappings,
+  selectUser,
+  selectUserGroups,
+  selectUserPageWithMappings,
+  selectUserWithMappings,
+  type FolderMappingRow,
+  type GroupMappingRow,
+} from './user-rows.js';
 import type { EffectiveUser } from './effective-user.js';
 import { AccountStatus, GroupType } from './account-numbers.js';
 import { renderUser, type RenderOptions } from './user-render.js';
@@ -64,16 +72,19 @@ export class UserService {
     return caller?.role ? { role: { name: caller.role } } : {};
   }
 
-  /** One page of users (read-only objects: render them, do not modify them). */
-  async list(q: ListQuery, caller: AdminIdentity, em: EntityManager = this.em()): Promise<User[]> {
-    return selectUserPage(em, q, caller.role || undefined);
+  /**
+   * One page of users as the API shows them: the users and their group and folder mappings in one statement
+   * (plain SQL on the connection: no EntityManager fork needed, `em` only names the database).
+   */
+  async listRendered(q: ListQuery, caller: AdminIdentity, o: RenderOptions = {}, em: EntityManager = this.orm.em): Promise<Obj[]> {
+    return (await selectUserPageWithMappings(em, q, caller.role || undefined)).map((r) => this.renderOne(r.user, r.groups, r.folders, o));
   }
 
-  /** A user to render (read-only object), scoped to the caller's role; 404 when not visible. */
-  async view(username: string, caller: AdminIdentity | null, em: EntityManager = this.em()): Promise<User> {
-    const user = await selectUser(em, username, caller?.role || undefined);
-    if (!user) throw new NotFoundError(`user "${username}" not found`);
-    return user;
+  /** A user as the API shows it (one statement), scoped to the caller's role; 404 when not visible. */
+  async viewRendered(username: string, caller: AdminIdentity | null, o: RenderOptions = {}, em: EntityManager = this.orm.em): Promise<Obj> {
+    const r = await selectUserWithMappings(em, username, caller?.role || undefined);
+    if (!r) throw new NotFoundError(`user "${username}" not found`);
+    return this.renderOne(r.user, r.groups, r.folders, o);
   }
 
   async get(username: string, caller: AdminIdentity | null, em: EntityManager = this.em()): Promise<User> {

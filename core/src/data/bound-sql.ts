@@ -155,6 +155,15 @@ function splice(sql: string, params: readonly unknown[], dialect: SqlDialect, pl
 
 type SqlConnectionClass = new (...args: any[]) => AbstractSqlConnection;
 
+const SQL_DIALECT = Symbol('ferry SQL dialect');
+
+/** The dialect of an EntityManager's database (its connection was made by withBoundParameters). */
+export function sqlDialectOf(em: { getConnection(): unknown }): SqlDialect {
+  const d = (em.getConnection() as { [SQL_DIALECT]?: SqlDialect })[SQL_DIALECT];
+  if (!d) throw new Error('not a connection of openOrm (no SQL dialect)');
+  return d;
+}
+
 /** Prepared statements kept per SQLite connection (least recently used dropped first). */
 export const PREPARED_STATEMENTS_PER_CONNECTION = 256;
 const STATEMENT_CACHE = Symbol('ferry prepared statement cache');
@@ -212,6 +221,9 @@ function cacheStatementsOfClient(client: { acquireConnection(): Promise<unknown>
  */
 export function withBoundParameters<T extends SqlConnectionClass>(Base: T, dialect: SqlDialect): T {
   abstract class BoundParametersConnection extends Base {
+    /** The SQL dialect of this connection (see sqlDialectOf). */
+    readonly [SQL_DIALECT]: SqlDialect = dialect;
+
     override async execute<R>(
       queryOrKnex: unknown,
       params: unknown[] = [],

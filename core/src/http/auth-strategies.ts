@@ -175,10 +175,11 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   const validateToken = async (aud: TokenAudience, decoded: TokenClaims, request: Request): Promise<TokenCheck> => {
     // a signed token is still input: its strings never reach a query unless well formed
     if (typeof decoded.sub !== 'string' || stringProblem(decoded.sub) || stringProblem(decoded.jti)) return { isValid: false };
-    if (await tokens.isRevoked(decoded.jti)) return { isValid: false, errorMessage: 'the token has been revoked' };
     const ip = clientIp(request);
     if (aud === 'admin') {
-      const admin = await admins.findForAuth(decoded.sub);
+      // the revocation list and the admin in one query, both read fresh (a change on any node applies at once)
+      const { revoked, admin } = await admins.findForToken(decoded.sub, decoded.jti);
+      if (revoked) return { isValid: false, errorMessage: 'the token has been revoked' };
       if (!admin || admin.id !== decoded.uid || admin.status !== AccountStatus.Enabled) return { isValid: false };
       if (!adminAllowedFrom(admin, ip)) return { isValid: false, errorMessage: `access from ${ip} is not allowed` };
       if (issuedBeforeRevocation(decoded, admin.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
@@ -192,6 +193,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       };
       return { isValid: true, credentials };
     }
+    if (await tokens.isRevoked(decoded.jti)) return { isValid: false, errorMessage: 'the token has been revoked' };
     const user = await users.findByUsername(decoded.sub);
     const view = user && user.id === decoded.uid ? await users.loginView(user) : null;
     if (!user || !view || loginRefusal(view, ip)) return { isValid: false };

@@ -356,3 +356,55 @@ t.test("an admin's groups are given to the users it creates", async (t) => {
   const explicit = await post(user('manual', { groups: [] }), gt);
   t.same(ta.json(explicit).groups.length, 2, 'no groups given: the defaults apply');
 });
+
+t.test('GET /users/{name} and the list render groups and folders as a create does', async (t) => {
+  // read in one statement (JSON subqueries) on both databases: strings with quotes, backslashes and
+  // non-ASCII, secrets of a folder's filesystem, quotas and both group types must come out as the batch render shows them
+  for (const f of [
+    { name: 'mf-b', mapped_path: '/srv/mf "b"', description: 'quote " backslash \\ ü €' },
+    { name: 'mf-a', mapped_path: '/srv/mf-a', filesystem: { provider: 4, cryptconfig: { passphrase: { status: 'Plain', payload: 'mf-secret' } } } },
+  ])
+    t.equal((await ta.inject('POST', '/api/v2/folders', { token, payload: f })).statusCode, 201, f.name);
+  for (const name of ['mg-p', 'mg-s']) t.equal((await ta.inject('POST', '/api/v2/groups', { token, payload: { name } })).statusCode, 201, name);
+  const c = await post(
+    user('mapped', {
+      virtual_folders: [
+        { name: 'mf-b', virtual_path: '/b', quota_size: 100, quota_files: 10 },
+        { name: 'mf-a', virtual_path: '/a', quota_size: -1, quota_files: -1 },
+      ],
+      groups: [
+        { name: 'mg-s', type: 2 },
+        { name: 'mg-p', type: 1 },
+      ],
+    }),
+  );
+  t.equal(c.statusCode, 201, c.payload);
+  const created = ta.json(c);
+  t.same(
+    created.virtual_folders.map((v: { virtual_path: string; name: string }) => [v.virtual_path, v.name]),
+    [
+      ['/a', 'mf-a'],
+      ['/b', 'mf-b'],
+    ],
+  );
+  t.equal(created.virtual_folders[1].description, 'quote " backslash \\ ü €');
+  t.match(created.virtual_folders[0].filesystem.cryptconfig.passphrase, { status: 'AES-256-GCM' });
+  t.notOk('payload' in created.virtual_folders[0].filesystem.cryptconfig.passphrase, 'secrets redacted');
+  t.same(created.groups, [
+    { name: 'mg-p', type: 1 },
+    { name: 'mg-s', type: 2 },
+  ]);
+  t.strictSame(ta.json(await get('mapped')), created, 'GET /users/{name}');
+  const page = ta.json(await ta.inject('GET', '/api/v2/users?limit=500', { token }));
+  t.strictSame(
+    page.find((u: { username: string }) => u.username === 'mapped'),
+    created,
+    'the list',
+  );
+  const plain = ta.json(await post(user('unmapped')));
+  t.strictSame(ta.json(await get('unmapped')), plain, 'a user without mappings');
+  t.strictSame(
+    ta.json(await ta.inject('GET', '/api/v2/users?limit=500', { token })).find((u: { username: string }) => u.username === 'unmapped'),
+    plain,
+  );
+});

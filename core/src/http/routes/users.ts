@@ -25,8 +25,7 @@ export function userRoutes(c: DependencyContainer): ServerRoute[] {
       path: '/api/v2/users',
       options: { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'view_users' } }, validate: { query: listQuery } },
       handler: async (request) => {
-        const em = users.em();
-        return users.renderMany(await users.list(listParams(request), adminOf(request).admin, em), {}, em);
+        return users.listRendered(listParams(request), adminOf(request).admin);
       },
     },
     {
@@ -47,8 +46,7 @@ export function userRoutes(c: DependencyContainer): ServerRoute[] {
       path: '/api/v2/users/{username}',
       options: { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'view_users' } }, validate: { params: usernameParam, query: confidentialQuery } },
       handler: async (request) => {
-        const em = users.em();
-        return users.render(await users.view(pathParam(request, 'username'), adminOf(request).admin, em), { confidential: wantsConfidential(request) }, em);
+        return users.viewRendered(pathParam(request, 'username'), adminOf(request).admin, { confidential: wantsConfidential(request) });
       },
     },
     {
