@@ -4,27 +4,14 @@
  * directory, start, SIGKILL and start again on the same state, and the few
  * HTTP calls the tests make.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ferryCall as call, ferryToken as token, startFerry, writeFerryConfig, type FerryAnswer, type FerryProcess } from '@ferry/testkit';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const ADMIN = { username: 'admin', password: 'faults-admin-password-1' };
-
-/** The compiled CLI when FERRY_TEST_USE_DIST=1 (CI builds first), else the sources through tap's TypeScript loader. */
-const CLI =
-  process.env.FERRY_TEST_USE_DIST === '1'
-    ? ['core/dist/src/cli.js']
-    : ['--conditions=ferry-src', '--no-warnings', '--import=@tapjs/typescript/import', 'core/src/cli.ts'];
-
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TAP')) env[k] = v;
-  return env;
-}
 
 export interface ConfigOptions {
   /** Where the node keeps its state (SQLite database, temp area, journal); default `<dir>/data`. */
@@ -33,95 +20,36 @@ export interface ConfigOptions {
   databaseUrl?: string;
   /** Extra YAML appended at the top level. */
   extra?: string;
-  /** Extra YAML lines of the `common` section (indented by two spaces). */
-  common?: string;
+  /** Extra lines of the `common` section (not indented). */
+  common?: string[];
   plugins?: string[];
 }
 
 /** Writes `<dir>/ferry.yaml` and returns its path. */
 export function writeConfig(dir: string, o: ConfigOptions = {}): string {
-  const dataDir = o.dataDir ?? path.join(dir, 'data');
-  mkdirSync(dataDir, { recursive: true });
-  const db = o.databaseUrl ? `data_provider:\n  driver: postgresql\n  url: "${o.databaseUrl}"\n` : 'data_provider:\n  driver: sqlite\n  name: ferry.db\n';
-  const plugins = (o.plugins ?? ['@ferry/fs-local']).map((p) => `  - name: "${p}"\n`).join('');
-  const file = path.join(dir, 'ferry.yaml');
-  writeFileSync(
-    file,
-    `common:\n  data_dir: "${dataDir}"\n  max_per_host_transfers: 0\n${o.common ?? ''}${db}httpd:\n  bindings:\n    - address: 127.0.0.1\n      port: 0\nkms:\n  master_key: faults-master-key-0123456789abcdef\nlog:\n  level: info\nplugins:\n${plugins}defaults:\n  admin_username: ${ADMIN.username}\n  admin_password: ${ADMIN.password}\n${o.extra ?? ''}`,
-  );
-  return file;
-}
-
-export interface Server {
-  url: string;
-  proc: ChildProcess;
-  /** Everything the process wrote so far (JSON log lines). */
-  output(): string;
-  /** Sends a signal (SIGTERM by default) and waits for the exit. */
-  kill(signal?: NodeJS.Signals): Promise<void>;
-}
-
-/** Starts `ferry serve --config <file>` and resolves once it listens. */
-export function serve(config: string): Promise<Server> {
-  const proc = spawn(process.execPath, [...CLI, 'serve', '--config', config], { cwd: ROOT, env: cleanEnv() });
-  let out = '';
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 120_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /"uri":"(http:\/\/[^"]+)"[^\n]*"msg":"listening"/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        proc.stdout!.off('data', onData);
-        proc.stdout!.on('data', (x: Buffer) => (out += x.toString()));
-        resolve({
-          url: m[1]!,
-          proc,
-          output: () => out,
-          async kill(signal: NodeJS.Signals = 'SIGTERM') {
-            if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
-            await exited;
-          },
-        });
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}) before listening: ${out}`));
-    });
+  return writeFerryConfig(path.join(dir, 'ferry.yaml'), {
+    dataDir: o.dataDir ?? path.join(dir, 'data'),
+    databaseUrl: o.databaseUrl,
+    common: ['max_per_host_transfers: 0', ...(o.common ?? [])],
+    masterKey: 'faults-master-key-0123456789abcdef',
+    admin: ADMIN,
+    logLevel: 'info',
+    plugins: o.plugins,
+    extra: o.extra,
   });
 }
 
-export interface Answer {
-  status: number;
-  text: string;
-  headers: Headers;
-  json<T = Record<string, unknown>>(): T;
+export type Server = FerryProcess;
+
+/** Starts `ferry serve --config <file>` and resolves once it listens. */
+export function serve(config: string): Promise<Server> {
+  return startFerry(config, { cwd: ROOT, timeoutMs: 120_000 });
 }
 
-/** A JSON request with basic or bearer credentials. */
-export async function call(
-  url: string,
-  method: string,
-  o: { token?: string; basic?: { username: string; password: string }; body?: unknown; signal?: AbortSignal } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.basic) headers.authorization = 'Basic ' + Buffer.from(`${o.basic.username}:${o.basic.password}`).toString('base64');
-  if (o.body !== undefined) headers['content-type'] = 'application/json';
-  const r = await fetch(url, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body), signal: o.signal });
-  const text = await r.text();
-  return { status: r.status, text, headers: r.headers, json: <T>() => JSON.parse(text) as T };
-}
+export type Answer = FerryAnswer;
 
-export async function token(base: string, kind: 'admin' | 'user', username: string, password: string): Promise<string> {
-  const r = await call(`${base}/api/v2/${kind === 'admin' ? 'token' : 'user/token'}`, 'GET', { basic: { username, password } });
-  if (r.status !== 200) throw new Error(`token: ${r.status} ${r.text}`);
-  return r.json<{ access_token: string }>().access_token;
-}
+/** A JSON request with basic or bearer credentials; a token (admin or user). */
+export { call, token };
 
 /** Answer of a streamed upload, or the error that ended it (the server went away). */
 export type UploadOutcome = { status: number; body: string } | { error: string };

@@ -27,3 +27,16 @@ export {
   type RunActionOptions,
 } from './action-conformance.js';
 export { manifestTests } from './manifest.js';
+export {
+  FERRY_CLI,
+  ferryEnv,
+  writeFerryConfig,
+  startFerry,
+  ferryCall,
+  ferryToken,
+  type FerryConfigOptions,
+  type FerryProcess,
+  type StartFerryOptions,
+  type FerryAnswer,
+  type FerryCallOptions,
+} from './ferry-serve.js';
