@@ -113,7 +113,8 @@ export class AtomicUpload {
         this.finalizing.then(() => cb(), cb);
       },
       destroy: (err, cb) => {
-        this.fail(err ?? FsError.aborted(target.vpath)).then(() => cb(err));
+        // (a published upload's stream is destroyed too, once finished: nothing to do, no error to build)
+        this.fail(err ?? undefined).then(() => cb(err));
       },
     });
     // Failures are reported through `done`; a writer that only awaits it must not crash on 'error'.
@@ -231,7 +232,7 @@ export class AtomicUpload {
     }
   }
 
-  /** A failure reported from outside (destroy, abort, signal). */
+  /** A failure reported from outside (destroy, abort, signal); undefined: aborted. */
   private fail(err: unknown): Promise<void> {
     if (this.state === 'finalizing') {
       this.abortError ??= err instanceof Error ? err : FsError.aborted(this.target.vpath);
@@ -242,7 +243,7 @@ export class AtomicUpload {
       );
     }
     if (this.state === 'published') return Promise.resolve();
-    return this.discard(err);
+    return this.discard(err ?? FsError.aborted(this.target.vpath));
   }
 
   /** Rejects `done` and removes the temporary data (idempotent). */

@@ -238,11 +238,14 @@ export class LocalRoot {
    * of that entry, without opening the parent again. In `follow` mode an
    * entry that is a symbolic link is not resolved here: undefined, and the
    * caller locates the whole path (the link is checked as always).
+   * `known`: the lstat of that entry read earlier through this same
+   * descriptor (or null: it was missing), used instead of asking again.
    */
-  async locateIn(dir: DirHandle, name: string, mode: ResolveMode, vpath: string): Promise<Located | undefined> {
+  async locateIn(dir: DirHandle, name: string, mode: ResolveMode, vpath: string, known?: Stats | null): Promise<Located | undefined> {
     if (!name || name === '.' || name === '..' || name.includes('/')) return undefined;
     refuseReserved(vpath);
     if (mode === 'entry') return located(dir, name);
+    if (known !== undefined) return known?.isSymbolicLink() ? undefined : located(dir, name, known);
     try {
       const st = await lstat(dir.entry(name));
       return st.isSymbolicLink() ? undefined : located(dir, name, st);

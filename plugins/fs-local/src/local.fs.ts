@@ -117,6 +117,18 @@ export class LocalFs implements Fs {
   private tempReady?: Promise<void>;
   private readonly hiddenTmpMaxAgeMs: number;
   private readonly logger?: FsLogger;
+  /**
+   * In a batch, what stat() learnt of an entry through the batch's held
+   * parent descriptor, by virtual path, taken once by the write of that
+   * path (an upload stats its destination, then opens it for writing): the
+   * write looks at the same entry through the same descriptor, so it does
+   * not ask the kernel again. What it checks with it (not a directory, and
+   * overwrite: false) is enforced again when the file is placed (a rename
+   * onto a directory fails, link() refuses an existing file), so an entry
+   * changed in between is still refused. Entries go when taken, or with
+   * their batch.
+   */
+  private readonly batchStats = new WeakMap<FsBatch, Map<string, Stats | null>>();
 
   constructor(opts: LocalFsOptions) {
     this.confine = new LocalRoot(opts.root);
@@ -152,8 +164,10 @@ export class LocalFs implements Fs {
   async stat(p: string, o: OpOptions = {}): Promise<FileInfo> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
-    const loc = await this.locateFor(vpath, 'follow', o.batch);
+    const loc = await this.locateFor(vpath, 'follow', o.batch, 'record');
     try {
+      // (a missing entry is common here: every new upload stats its destination first)
+      if (loc.entryStat === null) throw FsError.notFound(vpath);
       return this.toInfo(vpath, await statLocated(loc));
     } catch (err) {
       throw fsErrorFromNode(err, vpath);
@@ -249,8 +263,10 @@ export class LocalFs implements Fs {
    * The Located's directory is then a view its user's close() leaves open.
    * A link as the entry, or a parent that cannot be opened, takes the usual
    * path (which checks the link, or gives the precise error).
+   * `memo`: 'record' keeps what was learnt of the entry for the batch's
+   * next write of the path, 'take' uses it (see batchStats).
    */
-  private async locateFor(vpath: string, mode: ResolveMode, batch: FsBatch | undefined): Promise<Located> {
+  private async locateFor(vpath: string, mode: ResolveMode, batch: FsBatch | undefined, memo?: 'record' | 'take'): Promise<Located> {
     if (batch && !batch.closed && vpath !== '/') {
       const parent = parentPath(vpath);
       const dir = await batch
@@ -262,8 +278,17 @@ export class LocalFs implements Fs {
         )
         .catch(() => undefined);
       // (a batch is closed only once its operations are over; one closed meanwhile holds nothing)
-      const loc = dir && !batch.closed ? await this.confine.locateIn(dir.shared(), baseName(vpath), mode, vpath) : undefined;
-      if (loc) return loc;
+      if (dir && !batch.closed) {
+        let seen = this.batchStats.get(batch);
+        const known = memo === 'take' ? seen?.get(vpath) : undefined;
+        if (memo === 'take') seen?.delete(vpath);
+        const loc = await this.confine.locateIn(dir.shared(), baseName(vpath), mode, vpath, known);
+        if (loc && memo === 'record' && loc.entryStat !== undefined) {
+          if (!seen) this.batchStats.set(batch, (seen = new Map()));
+          seen.set(vpath, loc.entryStat);
+        }
+        if (loc) return loc;
+      }
     }
     return this.confine.locate(vpath, mode);
   }
@@ -352,7 +377,7 @@ export class LocalFs implements Fs {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
     if (vpath === '/') throw new FsError(FsErrorCode.IsDirectory, '/: is a directory', { path: vpath });
-    const loc = await this.locateFor(vpath, 'follow', o.batch);
+    const loc = await this.locateFor(vpath, 'follow', o.batch, 'take');
     let handedOver = false;
     try {
       if (!loc.name) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });

@@ -2,8 +2,10 @@
 // the parent directory's descriptor, opened and checked once: the same confinement as
 // without a batch, one open and check fewer per file, and nothing left open once the
 // batch is closed.
-import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { readdirSync, readlinkSync, realpathSync, type PathLike } from 'node:fs';
+import fsPromises from 'node:fs/promises';
 import { mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import t from 'tap';
 import { FsErrorCode, RequestFsBatch } from '@ferry/core';
@@ -105,4 +107,49 @@ t.test('a parent that cannot be opened is not kept: the precise error, then the 
   await writeFsFile(fs, '/later/a.txt', 'a', { batch });
   t.equal(await readFsFile(fs, '/later/a.txt').then(String), 'a', 'written once the parent exists');
   await batch.close();
+});
+
+t.test('in a batch, a write takes what the stat of its path just learnt (one lstat per file), and stays confined when the entry changed since', async (t) => {
+  const { fs, root, outside } = await fresh();
+  // count the lstat calls on each entry (the named import of confine.ts follows the builtin once synced)
+  const calls = new Map<string, number>();
+  const original = fsPromises.lstat;
+  fsPromises.lstat = ((p: PathLike, ...rest: unknown[]) => {
+    const name = path.basename(String(p));
+    calls.set(name, (calls.get(name) ?? 0) + 1);
+    return (original as (...a: unknown[]) => Promise<unknown>)(p, ...rest);
+  }) as typeof fsPromises.lstat;
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    fsPromises.lstat = original;
+    syncBuiltinESMExports();
+  });
+  const batch = new RequestFsBatch();
+  await writeFile(path.join(root, 'up', 'old.txt'), 'old');
+  for (const name of ['new.txt', 'old.txt']) {
+    await fs.stat(`/up/${name}`, { batch }).catch(() => undefined);
+    await writeFsFile(fs, `/up/${name}`, `content of ${name}`, { batch });
+    t.equal(calls.get(name), 1, `${name}: one lstat for the stat and the write`);
+    t.equal(await readFile(path.join(root, 'up', name), 'utf8'), `content of ${name}`);
+  }
+  // the next write of a path does not reuse what was taken already
+  await writeFsFile(fs, '/up/new.txt', 'again', { batch });
+  t.equal(calls.get('new.txt'), 2, 'a write without a stat before it asks itself');
+
+  // a directory created after the stat: the write is refused, the directory untouched
+  await expectFsError(t, fs.stat('/up/dir', { batch }), FsErrorCode.NotFound, 'missing at the stat');
+  await mkdir(path.join(root, 'up', 'dir'));
+  await writeFile(path.join(root, 'up', 'dir', 'inner.txt'), 'inner');
+  await expectFsError(t, writeFsFile(fs, '/up/dir', 'x', { batch }), FsErrorCode.IsDirectory, 'a directory where the file goes');
+  t.same(await readdir(path.join(root, 'up', 'dir')), ['inner.txt'], 'the directory is untouched');
+
+  // a link to the outside planted after the stat: the upload replaces the link (as when it is
+  // planted during an upload), nothing outside is touched
+  await fs.stat('/up/planted.txt', { batch }).catch(() => undefined);
+  await symlink(path.join(outside, 'canary.txt'), path.join(root, 'up', 'planted.txt'));
+  await writeFsFile(fs, '/up/planted.txt', 'upload', { batch });
+  await batch.close();
+  t.equal(await readFile(path.join(outside, 'canary.txt'), 'utf8'), 'canary', 'the outside file is untouched');
+  t.same(await readdir(outside), ['canary.txt'], 'nothing was created outside');
+  t.equal(await readFile(path.join(root, 'up', 'planted.txt'), 'utf8'), 'upload', 'the link was replaced by the file, inside the root');
 });
