@@ -76,6 +76,7 @@ export class ConnectionManager implements AccountSessions {
    * limit costs the same whatever the number of connections.
    */
   private totalTransfers = 0;
+  private transferSeq = 0;
   private readonly hostTransfers = new Map<string, number>();
 
   constructor(@inject(TOKENS.InstanceId) readonly node: string) {}
@@ -142,7 +143,8 @@ export class ConnectionManager implements AccountSessions {
     if (limits.maxPerHost > 0 && host >= limits.maxPerHost) {
       throw new TooManyRequestsError(`too many transfers in progress from ${conn.remote_address} (maximum ${limits.maxPerHost})`);
     }
-    const transfer: ActiveTransfer = { ...t, id: crypto.randomBytes(8).toString('hex'), start_time: Date.now(), size: 0 };
+    // (the id only keys the connection's map, it is never shown: a counter of this node is enough)
+    const transfer: ActiveTransfer = { ...t, id: String(++this.transferSeq), start_time: Date.now(), size: 0 };
     conn.transfers.set(transfer.id, transfer);
     if (this.registered(conn)) this.count(conn, 1);
     conn.last_activity = Date.now();

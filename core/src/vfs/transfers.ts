@@ -4,6 +4,7 @@ import type { FileInfo, Fs, FsBatch, PendingUpload, WriteHandle } from '../fs/fs
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { parentPath } from '../fs/path.js';
 import type { ActiveTransfer } from './connection-manager.js';
+import { nowNanos, type FsEvent } from '../events/event-types.js';
 import { FS_STATUS } from './fs-events.js';
 import { hookError, type FileSession } from './file-session.js';
 import { quotaScope, StorageReservation, TransferReservation, type QuotaBatch } from './quota-guard.js';
@@ -165,7 +166,13 @@ async function uploadToPath(
     const t = transfer;
     const bw = bandwidthFor(s.user, s.ip).upload;
     const atomic = s.deps.config.common.upload_mode === 1 && fs.capabilities.atomicUpload;
-    const preview = (size: number) => s.event('upload', r, { startedAt, size });
+    // the upload event, built once: the before-publish hooks and the bus get copies with their times as of then
+    let uploadTemplate: FsEvent | undefined;
+    const uploadEvent = async (size: number): Promise<FsEvent> => {
+      if (uploadTemplate?.file_size !== size) uploadTemplate = await s.event('upload', r, { startedAt, size });
+      const t = uploadTemplate;
+      return { ...t, timestamp: nowNanos(), elapsed: Math.max(0, Date.now() - startedAt), groups: t.groups && [...t.groups] };
+    };
     journal = await s.deps.journal.begin({ username: s.user.username, folder: r.mount.folder?.name });
     handle = await fs.openWrite(r.fsPath, {
       size: o.size,
@@ -177,7 +184,7 @@ async function uploadToPath(
         ? async (pending: PendingUpload) => {
             await held?.();
             try {
-              await s.deps.hooks.runBeforePublish({ event: await preview(pending.size), fs, fsPath: r.fsPath, pending });
+              await s.deps.hooks.runBeforePublish({ event: await uploadEvent(pending.size), fs, fsPath: r.fsPath, pending });
             } catch (err) {
               throw hookError(err);
             }
@@ -218,14 +225,14 @@ async function uploadToPath(
     if (!atomic && s.deps.hooks.hasBeforePublish) {
       try {
         const pending: PendingUpload = { size, openRead: () => fs.openRead(r.fsPath, { signal: s.signal }) };
-        await s.deps.hooks.runBeforePublish({ event: await preview(size), fs, fsPath: r.fsPath, pending });
+        await s.deps.hooks.runBeforePublish({ event: await uploadEvent(size), fs, fsPath: r.fsPath, pending });
       } catch (err) {
         await fs.remove(r.fsPath).catch(() => undefined);
         await discard();
         throw hookError(err);
       }
     }
-    const ev = await s.event('upload', r, { startedAt, size });
+    const ev = await uploadEvent(size);
     try {
       await s.deps.hooks.runSync({ event: ev, fs, fsPath: r.fsPath });
     } catch (err) {
