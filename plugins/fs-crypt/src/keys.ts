@@ -58,9 +58,11 @@ export class KeyRing {
   /** A fresh salt and nonce prefix, the derived key and the header for a new file. */
   async newFile(): Promise<FileKey> {
     const master = await this.master(this.params);
-    const salt = randomBytes(SALT_SIZE);
+    // one draw for both (a call to the random generator per file, not two)
+    const random = randomBytes(SALT_SIZE + NONCE_PREFIX_SIZE);
+    const salt = random.subarray(0, SALT_SIZE);
     const { key, check } = KeyRing.derive(master, salt);
-    return { key, header: encodeHeader(this.params, salt, randomBytes(NONCE_PREFIX_SIZE), check) };
+    return { key, header: encodeHeader(this.params, salt, random.subarray(SALT_SIZE), check) };
   }
 
   /** The key of an existing file; fails with a clear error when the passphrase is not the one it was written with. */

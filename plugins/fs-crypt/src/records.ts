@@ -48,6 +48,11 @@ export class RecordEncoder implements WriteEncoder {
 
   private seal(plain: Buffer, final: boolean, out: Buffer[]): void {
     if (this.index >= MAX_RECORDS) throw new Error('fs-crypt: file too large for the 32-bit record counter');
+    // the header goes out with the first record: a small file is stored with one write, not two
+    if (!this.headerSent) {
+      this.headerSent = true;
+      out.push(this.header.bytes);
+    }
     const cipher = createCipheriv('aes-256-gcm', this.key, nonce(this.header, this.index), { authTagLength: TAG_SIZE });
     cipher.setAAD(this.aad[final ? 1 : 0]);
     const sealed = cipher.update(plain);
@@ -57,16 +62,9 @@ export class RecordEncoder implements WriteEncoder {
     this.index++;
   }
 
-  private start(out: Buffer[]): void {
-    if (this.headerSent) return;
-    this.headerSent = true;
-    out.push(this.header.bytes);
-  }
-
   encode(chunk: Buffer): Buffer[] {
     if (this.finished) throw new Error('fs-crypt: write after the final record');
     const out: Buffer[] = [];
-    this.start(out);
     this.plainBytes += chunk.length;
     let off = 0;
     while (off < chunk.length) {
@@ -100,7 +98,6 @@ export class RecordEncoder implements WriteEncoder {
     if (this.finished) return [];
     this.finished = true;
     const out: Buffer[] = [];
-    this.start(out);
     this.seal(this.staging.subarray(0, this.fill), true, out);
     return out;
   }

@@ -50,13 +50,16 @@ async function storedReaches(tmp: string, size: number): Promise<number> {
 const write = (h: WriteHandle, b: Buffer) => new Promise<void>((resolve, reject) => h.stream.write(b, (err) => (err ? reject(err) : resolve())));
 
 /**
- * Opens an upload and brings it to the state of the window: the header is on
- * disk and the pump idle, then a chunk that completes no record is written.
+ * Opens an upload and brings it to the state of the window: the header and
+ * the first record (`first`, one whole chunk) are on disk and the pump idle,
+ * then a chunk that completes no record is written. (The header goes out
+ * with the first record: a file of less than a chunk is stored by one
+ * write, at the end.)
  */
 async function idleThenSmallChunk(t: Test, fs: CryptFs, tmp: string, name: string, first: Buffer, small: Buffer) {
   const h = await fs.openWrite(name, {});
   await write(h, first);
-  t.equal(await storedReaches(tmp, H), H, 'the header is written, the pump is idle');
+  t.equal(await storedReaches(tmp, H + R), H + R, 'the header and the first record are written, the pump is idle');
   await sleep(20);
   await write(h, small);
   return h;
@@ -65,11 +68,11 @@ async function idleThenSmallChunk(t: Test, fs: CryptFs, tmp: string, name: strin
 t.test('a chunk that completes no record, written while the pump is idle, does not stop later writes', { timeout: 60_000 }, async (t) => {
   const { fs, root, tmp } = await fresh();
   const data = randomBytesSeeded(3 * C + 500, 7);
-  const h = await idleThenSmallChunk(t, fs, tmp, '/f.bin', data.subarray(0, 10), data.subarray(10, 20));
+  const h = await idleThenSmallChunk(t, fs, tmp, '/f.bin', data.subarray(0, C), data.subarray(C, C + 10));
   // two full records' worth: both must reach the temporary file while the upload is still open
-  await write(h, data.subarray(20, 2 * C + 20));
-  t.equal(await storedReaches(tmp, H + 2 * R), H + 2 * R, 'the records after the small chunk are written to the temporary file');
-  await write(h, data.subarray(2 * C + 20));
+  await write(h, data.subarray(C + 10, 3 * C + 10));
+  t.equal(await storedReaches(tmp, H + 3 * R), H + 3 * R, 'the records after the small chunk are written to the temporary file');
+  await write(h, data.subarray(3 * C + 10));
   h.stream.end();
   t.same(await h.done, { size: data.length }, 'the upload completes');
   const onDisk = await readFile(path.join(root, 'f.bin'));
@@ -82,7 +85,7 @@ t.test('a chunk that completes no record, written while the pump is idle, does n
 
 t.test('more than the write buffer after such a chunk: the writer is not held back for ever', { timeout: 60_000 }, async (t) => {
   const { fs, tmp } = await fresh();
-  const h = await idleThenSmallChunk(t, fs, tmp, '/big.bin', Buffer.alloc(10, 1), Buffer.alloc(10, 2));
+  const h = await idleThenSmallChunk(t, fs, tmp, '/big.bin', Buffer.alloc(C, 1), Buffer.alloc(10, 2));
   // 3 MiB, three times fs-crypt's default 1 MiB write buffer: every write's callback must come
   const chunk = Buffer.alloc(C, 3);
   for (let i = 0; i < 48; i++) await write(h, chunk);
@@ -94,7 +97,7 @@ t.test('more than the write buffer after such a chunk: the writer is not held ba
 
 t.test('an abort right after such a chunk removes the temporary file', { timeout: 60_000 }, async (t) => {
   const { fs, root, tmp } = await fresh();
-  const h = await idleThenSmallChunk(t, fs, tmp, '/cut.bin', Buffer.alloc(10, 1), Buffer.alloc(10, 2));
+  const h = await idleThenSmallChunk(t, fs, tmp, '/cut.bin', Buffer.alloc(C, 1), Buffer.alloc(10, 2));
   await write(h, Buffer.alloc(C, 3));
   await h.abort(new Error('client gone'));
   t.same(await readdir(tmp), [], 'no temporary file');
