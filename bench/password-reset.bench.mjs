@@ -20,9 +20,13 @@
 // requests are served, slowing whichever request comes next). Prints median,
 // p90 and mean per kind and the ratios known / unknown (aim for isolated:
 // 1.00 within noise), the same for the server's own time of each answer
-// (arrival to the response's finish, both phases: free of the client's
-// scheduling on a shared machine; aim 1.00), the load average, the mails received (one per known request) and writes
-// bench/results/password-reset.json.
+// (arrival to the response's finish, both phases together and each: free of
+// the client's scheduling on a shared machine; aim 1.00) and the server's CPU
+// time for each answer of the isolated phase (cpu_isolated: the work before
+// the answer, the figure least moved by a busy machine), with each ratio of
+// medians a bootstrap 95% interval (ratio_median_95: how far noise alone
+// moves it), the load average, the mails received (one per known request)
+// and writes bench/results/password-reset.json.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,12 +68,17 @@ if (process.argv.includes('--serve')) {
   await ta.app.start();
   // server-side time of each forgot-password answer: from the request's arrival to the response's finish
   // (the answer written), free of the client's scheduling; printed as JSON when stdin closes
-  const serverMs = { known: [], unknown: [] };
+  // in arrival order (the requests are sequential): the client splits them by phase
+  const serverMs = [];
   ta.server.ext('onRequest', (request, h) => {
     const m = /^\/api\/v2\/users\/([^/]+)\/forgot-password$/.exec(request.path);
     if (m) {
       const t0 = process.hrtime.bigint();
-      request.raw.res.once('finish', () => serverMs[m[1].startsWith('known-') ? 'known' : 'unknown'].push(Number(process.hrtime.bigint() - t0) / 1e6));
+      const cpu0 = process.cpuUsage();
+      request.raw.res.once('finish', () => {
+        const cpu = process.cpuUsage(cpu0);
+        serverMs.push({ known: m[1].startsWith('known-'), ms: Number(process.hrtime.bigint() - t0) / 1e6, cpuMs: (cpu.user + cpu.system) / 1000 });
+      });
     }
     return h.continue;
   });
@@ -164,6 +173,13 @@ const stats = (a) => {
   const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
   return { median: +q(0.5).toFixed(3), p90: +q(0.9).toFixed(3), mean: +(s.reduce((x, y) => x + y, 0) / s.length).toFixed(3) };
 };
+const medianOf = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+/** 95% interval of the ratio of the medians (bootstrap, 1000 resamples of each kind): what noise alone moves it by. */
+const ratioInterval = (known, unknown) => {
+  const pick = (a) => Array.from(a, () => a[Math.floor(Math.random() * a.length)]);
+  const r = Array.from({ length: 1000 }, () => medianOf(pick(known)) / medianOf(pick(unknown))).sort((x, y) => x - y);
+  return [+r[25].toFixed(3), +r[974].toFixed(3)];
+};
 const summary = (times) => {
   const known = stats(times.known);
   const unknown = stats(times.unknown);
@@ -171,18 +187,34 @@ const summary = (times) => {
     known_ms: known,
     unknown_ms: unknown,
     ratio_median: +(known.median / unknown.median).toFixed(3),
+    ratio_median_95: ratioInterval(times.known, times.unknown),
     ratio_mean: +(known.mean / unknown.mean).toFixed(3),
   };
 };
 child.stdin.end();
 await new Promise((r) => child.once('exit', r));
-// the server's own times, both phases (the first WARMUP rounds of each phase included)
+// the server's own times per phase, in arrival order: each phase's first WARMUP rounds left out
 const { serverMs } = JSON.parse(childOut.split('\n').find((l) => l.startsWith('{"serverMs"')));
-const server = summary(serverMs);
+const perPhase = 2 * (WARMUP + ROUNDS);
+const serverTimes = (from) => {
+  const measured = serverMs.slice(from + 2 * WARMUP, from + perPhase);
+  const of = (known, key) => measured.filter((x) => x.known === known).map((x) => x[key]);
+  return { known: of(true, 'ms'), unknown: of(false, 'ms'), cpu: { known: of(true, 'cpuMs'), unknown: of(false, 'cpuMs') } };
+};
+const serverIsolated = serverTimes(0);
+const serverBackToBack = serverTimes(perPhase);
+const server = {
+  ...summary({ known: [...serverIsolated.known, ...serverBackToBack.known], unknown: [...serverIsolated.unknown, ...serverBackToBack.unknown] }),
+  isolated: summary(serverIsolated),
+  back_to_back: summary(serverBackToBack),
+  // the server process's CPU time (user + system, all its threads) from arrival to finish, isolated phase: nothing else
+  // runs in it then, so this is the work done before the answer, much less moved by other processes than the clock
+  cpu_isolated: summary(serverIsolated.cpu),
+};
 const result = {
   rounds: ROUNDS,
   load_average: (await import('node:os')).loadavg().map((n) => +n.toFixed(2)),
-  // arrival to finish of each answer in the server (no client scheduling): the aim is a ratio of 1.00 within noise
+  // arrival to finish of each answer in the server (no client scheduling), both phases and each: the aim is a ratio of 1.00 within noise
   server_side: server,
   // each request sent once the previous one's background work is done: the work done before answering
   isolated: summary(isolated),
