@@ -89,9 +89,9 @@ export interface ReadOptions extends OpOptions {
 
 /** Read buffers lent for one read (ReadOptions.buffers, sdk/read-buffers.ts). */
 export interface ReadBuffers {
-  /** Bytes per buffer: the read size to use. */
+  /** Bytes per buffer now: the read size to use (may grow along a long transfer; a taken buffer's length is what to read). */
   readonly size: number;
-  /** A buffer of `size` bytes to read into (may wait until the consumer gave one back). */
+  /** A buffer to read into, of about `size` bytes (may wait until the consumer gave one back). */
   take(): Buffer | Promise<Buffer>;
 }
 

@@ -15,14 +15,34 @@ import type { ReadBuffers } from '../fs/fs.contract.js';
  * new buffers, as before: nothing waits for another transfer's buffers.
  */
 
-/** Bytes per pooled read buffer. */
+/** Bytes per pooled read buffer while a download starts (and for every download once many run at once). */
 export const READ_BUFFER_SIZE = 256 * 1024;
 /** Buffers one download may hold: read ahead, in the stream stages, in the socket. */
 export const READ_BUFFERS_PER_TRANSFER = 6;
 /** Bound on the memory of the pool: buffers lent plus buffers kept free (32 MiB: 21 downloads at full speed). */
 export const READ_POOL_MAX_BYTES = 32 * 1024 * 1024;
+/**
+ * A long sequential download moves on to larger buffers: each read and each
+ * socket write is one hand-over between the event loop, a thread-pool thread
+ * and the kernel, whose wake-ups (not the copying) set the speed on an idle
+ * machine, so 1 MiB reads move a file about twice as fast as 256 KiB ones.
+ * Only while few downloads run (`size * perTransfer` per download fits half
+ * the pool for all of them): with many, every download keeps small buffers and
+ * the memory stays that of the pool.
+ */
+export const READ_BUFFER_GROWTH: ReadBufferGrowth = { size: 1024 * 1024, perTransfer: 5, after: 2 * 1024 * 1024 };
 /** Free buffers are given back to the allocator after this long without a download asking for one. */
 const IDLE_TRIM_MS = 30_000;
+
+/** Larger buffers for a long download (ReadBufferPool). */
+export interface ReadBufferGrowth {
+  /** Bytes per buffer once grown. */
+  size: number;
+  /** Buffers of that size one download may hold. */
+  perTransfer: number;
+  /** Bytes a download reads in small buffers before it may grow. */
+  after: number;
+}
 
 export interface ReadBufferPoolStats {
   /** Bytes of the buffers that exist (lent or free). */
@@ -37,9 +57,13 @@ export interface ReadBufferPoolStats {
 
 /** The process-wide bounded set of read buffers; leases hand them to one download each. */
 export class ReadBufferPool {
-  private readonly free: Buffer[] = [];
-  /** Buffers that exist (lent or free). */
-  private count = 0;
+  /** Free buffers by their size. */
+  private readonly free = new Map<number, Buffer[]>();
+  /** Bytes of the buffers that exist (lent or free). */
+  private bytes = 0;
+  private freeBytes = 0;
+  /** Leases not closed yet. */
+  private leases = 0;
   private trimTimer?: NodeJS.Timeout;
   readonly stats = { reused: 0, unpooled: 0 };
 
@@ -47,46 +71,74 @@ export class ReadBufferPool {
     readonly bufferSize = READ_BUFFER_SIZE,
     readonly maxBytes = READ_POOL_MAX_BYTES,
     readonly perTransfer = READ_BUFFERS_PER_TRANSFER,
+    /** Larger buffers for long downloads while few run (none when undefined). */
+    readonly growth?: ReadBufferGrowth,
   ) {}
 
   /** Buffers for one download (closed by the caller once the download is over). */
   lease(): ReadBufferLease {
+    this.leases++;
     return new ReadBufferLease(this);
   }
 
-  snapshot(): ReadBufferPoolStats {
-    return {
-      bytes: this.count * this.bufferSize,
-      freeBytes: this.free.length * this.bufferSize,
-      reused: this.stats.reused,
-      unpooled: this.stats.unpooled,
-    };
+  /** A lease was closed. */
+  leaseClosed(): void {
+    this.leases--;
   }
 
-  /** A pooled buffer, or undefined when the bound is reached. */
-  acquire(): Buffer | undefined {
-    const b = this.free.pop();
-    if (b) return b;
-    if ((this.count + 1) * this.bufferSize > this.maxBytes) return undefined;
-    this.count++;
-    return Buffer.allocUnsafeSlow(this.bufferSize);
+  /** True when every open lease could hold its grown buffers within half the bound (the rest for small ones). */
+  mayGrow(): boolean {
+    const g = this.growth;
+    return g !== undefined && this.leases * g.size * g.perTransfer <= this.maxBytes / 2;
+  }
+
+  snapshot(): ReadBufferPoolStats {
+    return { bytes: this.bytes, freeBytes: this.freeBytes, reused: this.stats.reused, unpooled: this.stats.unpooled };
+  }
+
+  /**
+   * A pooled buffer of `size` bytes; at the bound, a free buffer of the other
+   * size (pooled memory is never dropped to make room: dropped buffers would
+   * be garbage on top of the pool until collected); undefined when none is free.
+   */
+  acquire(size = this.bufferSize): Buffer | undefined {
+    const b = this.free.get(size)?.pop();
+    if (b) {
+      this.freeBytes -= size;
+      return b;
+    }
+    if (this.bytes + size <= this.maxBytes) {
+      this.bytes += size;
+      return Buffer.allocUnsafeSlow(size);
+    }
+    for (const [other, list] of this.free) {
+      const o = list.pop();
+      if (o) {
+        this.freeBytes -= other;
+        return o;
+      }
+    }
+    return undefined;
   }
 
   /** Takes back a buffer of acquire(). */
   release(b: Buffer): void {
-    this.free.push(b);
+    let list = this.free.get(b.length);
+    if (!list) this.free.set(b.length, (list = []));
+    list.push(b);
+    this.freeBytes += b.length;
     this.scheduleTrim();
   }
 
   /** A buffer of acquire() that may never come back (its lease closed while a consumer held it): no longer counted. */
-  forget(): void {
-    this.count--;
+  forget(b: Buffer): void {
+    this.bytes -= b.length;
   }
 
   /** A forgotten buffer given back after all: kept if the bound allows. */
   adopt(b: Buffer): void {
-    if ((this.count + 1) * this.bufferSize > this.maxBytes) return;
-    this.count++;
+    if (this.bytes + b.length > this.maxBytes) return;
+    this.bytes += b.length;
     this.release(b);
   }
 
@@ -95,8 +147,9 @@ export class ReadBufferPool {
     else {
       this.trimTimer = setTimeout(() => {
         this.trimTimer = undefined;
-        this.count -= this.free.length;
-        this.free.length = 0;
+        this.bytes -= this.freeBytes;
+        this.freeBytes = 0;
+        this.free.clear();
       }, IDLE_TRIM_MS);
       this.trimTimer.unref();
     }
@@ -104,20 +157,30 @@ export class ReadBufferPool {
 }
 
 /**
- * The buffers of one download. `take()` gives a buffer to read into: one of
- * the lease's free buffers, a new one from the pool while the lease holds
- * fewer than `perTransfer`, else (once a consumer gives chunks back, see
- * {@link ReadBufferLease.recycling}) the next one given back, else a new
- * buffer outside the pool. `give(chunk)` takes back a chunk (a view of a
- * taken buffer) once its bytes are no longer needed.
+ * The buffers of one download. `take()` gives a buffer to read into (of
+ * `size` bytes: the pool's buffer size, the grown size once the download is
+ * long and few run): one of the lease's free buffers, a new one from the
+ * pool while the lease holds fewer than its share, else (once a consumer
+ * gives chunks back, see {@link ReadBufferLease.recycling}) the next one
+ * given back, else a new buffer outside the pool (of the small size).
+ * `give(chunk)` takes back a chunk (a view of a taken buffer) once its bytes
+ * are no longer needed.
  */
 export class ReadBufferLease implements ReadBuffers {
-  readonly size: number;
   /** Pooled buffers of this lease by their memory. */
   private readonly owned = new Map<ArrayBufferLike, Buffer>();
+  /** Free buffers of the current size. */
   private readonly free: Buffer[] = [];
   private waiting?: (b: Buffer) => void;
   private closed = false;
+  /** Bytes handed out by take(). */
+  private taken = 0;
+  /** Owned buffers taken for the current size (others go back to the pool when given back). */
+  private readonly current = new Set<ArrayBufferLike>();
+  /** Bytes of `current`. */
+  private currentBytes = 0;
+  /** Size of the buffers take() gives now. */
+  size: number;
   /**
    * True once a consumer gives every chunk back (writeRecycling): `take()`
    * then waits for a buffer of this lease rather than allocating.
@@ -129,23 +192,55 @@ export class ReadBufferLease implements ReadBuffers {
   }
 
   take(): Buffer | Promise<Buffer> {
-    const b = this.free.pop();
+    this.resize();
+    let b = this.free.pop();
+    if (b) this.pool.stats.reused++;
+    else b = this.fresh();
     if (b) {
-      this.pool.stats.reused++;
+      this.taken += b.length;
       return b;
     }
-    if (!this.closed && this.owned.size < this.pool.perTransfer) {
-      const fresh = this.pool.acquire();
-      if (fresh) {
-        this.owned.set(fresh.buffer, fresh);
-        return fresh;
-      }
-    }
-    if (this.recycling && !this.closed && this.owned.size > 0 && !this.waiting) {
-      return new Promise<Buffer>((resolve) => (this.waiting = resolve));
+    if (this.recycling && !this.closed && this.current.size > 0 && !this.waiting) {
+      return new Promise<Buffer>((resolve) => (this.waiting = resolve)).then((w) => {
+        this.taken += w.length;
+        return w;
+      });
     }
     this.pool.stats.unpooled++;
-    return Buffer.allocUnsafeSlow(this.size);
+    this.taken += this.pool.bufferSize;
+    return Buffer.allocUnsafeSlow(this.pool.bufferSize);
+  }
+
+  /** A new pooled buffer while the lease holds fewer than its share. */
+  private fresh(): Buffer | undefined {
+    // the share in bytes: a free buffer of the other size lent at the bound counts for what it holds
+    const share = this.size === this.pool.bufferSize ? this.pool.perTransfer * this.size : this.pool.growth!.perTransfer * this.size;
+    if (this.closed || this.currentBytes >= share) return undefined;
+    const b = this.pool.acquire(this.size);
+    if (!b) return undefined;
+    this.owned.set(b.buffer, b);
+    this.current.add(b.buffer);
+    this.currentBytes += b.length;
+    return b;
+  }
+
+  /** Grows (a long download while few run) or shrinks back (many run): buffers of the former size go back to the pool. */
+  private resize(): void {
+    const g = this.pool.growth;
+    if (!g || g.size === this.pool.bufferSize) return;
+    const want = this.taken >= g.after && this.pool.mayGrow() ? g.size : this.pool.bufferSize;
+    if (want === this.size) return;
+    this.size = want;
+    for (const b of this.free) this.returnToPool(b);
+    this.free.length = 0;
+    this.current.clear();
+    this.currentBytes = 0;
+  }
+
+  private returnToPool(b: Buffer): void {
+    this.owned.delete(b.buffer);
+    if (this.current.delete(b.buffer)) this.currentBytes -= b.length;
+    this.pool.release(b);
   }
 
   /** Takes back a chunk read into a buffer of take() (other chunks are ignored). */
@@ -155,6 +250,11 @@ export class ReadBufferLease implements ReadBuffers {
     if (this.closed) {
       this.owned.delete(chunk.buffer);
       this.pool.adopt(b);
+      return;
+    }
+    if (!this.current.has(b.buffer)) {
+      // taken for the size this lease no longer reads with
+      this.returnToPool(b);
       return;
     }
     const w = this.waiting;
@@ -172,35 +272,50 @@ export class ReadBufferLease implements ReadBuffers {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const b of this.free) {
-      this.owned.delete(b.buffer);
-      this.pool.release(b);
-    }
+    this.pool.leaseClosed();
+    for (const b of this.free) this.returnToPool(b);
     this.free.length = 0;
     // the others are in a consumer's hands, or were dropped with a stream's buffered chunks:
     // counted again only if they come back
-    for (let i = 0; i < this.owned.size; i++) this.pool.forget();
+    for (const b of this.owned.values()) this.pool.forget(b);
     const w = this.waiting;
     this.waiting = undefined;
-    if (w) w(Buffer.allocUnsafeSlow(this.size));
+    if (w) w(Buffer.allocUnsafeSlow(this.pool.bufferSize));
   }
 }
 
 /** The pool of the process. */
-export const readBufferPool = new ReadBufferPool();
+export const readBufferPool = new ReadBufferPool(READ_BUFFER_SIZE, READ_POOL_MAX_BYTES, READ_BUFFERS_PER_TRANSFER, READ_BUFFER_GROWTH);
 
 /**
  * Writes `source` to `dest` as pipe() does (backpressure, end), giving each
  * chunk back to `lease` once `dest` has written it (the write callback: the
- * socket no longer holds it). An error of the source destroys `dest`; `dest`
- * closing first destroys the source.
+ * socket no longer holds it). Backpressure counts the bytes written and not
+ * yet called back rather than waiting for `drain` after each chunk: up to two
+ * chunks of the lease's size are queued on the socket, so the next one is
+ * there when the kernel takes more, without a trip through the event loop.
+ * An error of the source destroys `dest`; `dest` closing first destroys the
+ * source.
  */
 export function writeRecycling(source: Readable, dest: Writable, lease: ReadBufferLease): void {
   lease.recycling = true;
+  let queued = 0;
+  let paused = false;
   const onData = (chunk: Buffer) => {
-    if (!dest.write(chunk, () => lease.give(chunk))) source.pause();
+    queued += chunk.length;
+    dest.write(chunk, () => {
+      queued -= chunk.length;
+      lease.give(chunk);
+      if (paused && queued < 2 * lease.size) {
+        paused = false;
+        source.resume();
+      }
+    });
+    if (queued >= 2 * lease.size) {
+      paused = true;
+      source.pause();
+    }
   };
-  const onDrain = () => source.resume();
   const onEnd = () => dest.end();
   const onError = (err: Error) => dest.destroy(err);
   // destroyed without an error (the transfer was stopped): the response must not look complete
@@ -209,14 +324,12 @@ export function writeRecycling(source: Readable, dest: Writable, lease: ReadBuff
   };
   const onClose = () => {
     source.off('data', onData);
-    dest.off('drain', onDrain);
     if (!source.destroyed) source.destroy();
   };
   source.on('data', onData);
   source.once('end', onEnd);
   source.once('error', onError);
   source.once('close', onSourceClose);
-  dest.on('drain', onDrain);
   dest.once('close', onClose);
   source.resume();
 }

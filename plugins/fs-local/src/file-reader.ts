@@ -4,8 +4,8 @@ import type { ReadBuffers } from '@ferry/core';
 
 /**
  * Reads bytes `start`..`end` (inclusive) of an open file into lent buffers
- * (ReadOptions.buffers) and pushes views of them: one read of `buffers.size`
- * bytes at a time, at most one chunk read ahead. Owns `fh` and closes it when
+ * (ReadOptions.buffers) and pushes views of them: one read of a lent buffer's
+ * size at a time, at most one chunk read ahead. Owns `fh` and closes it when
  * it ends or is destroyed. A file that shrinks meanwhile ends the stream
  * early, as fs.createReadStream does.
  */
@@ -37,13 +37,15 @@ export class LentBufferFileReader extends Readable {
   /** Reads until the consumer has enough (push() false) or the range is read. */
   private async readChunks(): Promise<void> {
     for (;;) {
-      const want = Math.min(this.buffers.size, this.end + 1 - this.position);
-      if (want <= 0) {
+      const left = this.end + 1 - this.position;
+      if (left <= 0) {
         this.push(null);
         return;
       }
       const buf = await this.buffers.take();
       if (this.destroyed) return;
+      // the lent size may change along the transfer (larger buffers for a long download)
+      const want = Math.min(buf.length, left);
       const { bytesRead } = await this.fh.read(buf, 0, want, this.position);
       if (this.destroyed) return;
       if (bytesRead === 0) {
