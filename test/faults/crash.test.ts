@@ -14,7 +14,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { createPgDatabase, usePostgres } from '@ferry/core/testing';
 import { otherDeviceDir } from '@ferry/testkit';
-import { ADMIN, call, serve, streamUpload, token, walk, writeConfig, type Server, type UploadOutcome } from './helpers/ferry.js';
+import { ADMIN, call, createUser, serve, streamUpload, token, walk, writeConfig, type Server, type UploadOutcome } from './helpers/ferry.js';
 
 const UPLOADS = 50;
 /** Uploads sent whole (the others stop half-way). */
@@ -52,20 +52,13 @@ async function scenario(t: Test, crossDevice: boolean): Promise<void> {
   t.teardown(() => server.kill('SIGKILL'));
   const admin = await token(server.url, 'admin', ADMIN.username, ADMIN.password);
   t.equal((await call(`${server.url}/api/v2/folders`, 'POST', { token: admin, body: { name: 'vf', mapped_path: folderDir } })).status, 201);
-  const created = await call(`${server.url}/api/v2/users`, 'POST', {
-    token: admin,
-    body: {
-      username: 'u1',
-      password: PASSWORD,
-      status: 1,
-      home_dir: home,
-      permissions: { '/': ['*'] },
-      // the folder has its own (unlimited) quota: its counters move, the user's do not
-      virtual_folders: [{ name: 'vf', virtual_path: '/vf', quota_size: 0, quota_files: 0 }],
-    },
+  const userToken = await createUser(t, server.url, admin, {
+    username: 'u1',
+    password: PASSWORD,
+    home,
+    // the folder has its own (unlimited) quota: its counters move, the user's do not
+    more: { virtual_folders: [{ name: 'vf', virtual_path: '/vf', quota_size: 0, quota_files: 0 }] },
   });
-  t.equal(created.status, 201, created.text);
-  const userToken = await token(server.url, 'user', 'u1', PASSWORD);
 
   // 50 uploads, 30 to the home and 20 to the virtual folder
   const vpath = (i: number) => (i % 5 < 3 ? `/f${i}` : `/vf/f${i}`);

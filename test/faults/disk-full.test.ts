@@ -14,7 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { createPgDatabase, usePostgres } from '@ferry/core/testing';
-import { ADMIN, call, serve, streamUpload, token, writeConfig } from './helpers/ferry.js';
+import { ADMIN, call, createUser, serve, streamUpload, token, writeConfig } from './helpers/ferry.js';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -46,12 +46,7 @@ t.test('disk full during an upload: clean 4xx JSON, nothing half-written, quota 
   const server = await serve(writeConfig(base, { databaseUrl }));
   t.teardown(() => server.kill('SIGKILL'));
   const admin = await token(server.url, 'admin', ADMIN.username, ADMIN.password);
-  const created = await call(`${server.url}/api/v2/users`, 'POST', {
-    token: admin,
-    body: { username: 'u1', password: PASSWORD, status: 1, home_dir: home, permissions: { '/': ['*'] } },
-  });
-  t.equal(created.status, 201, created.text);
-  const userToken = await token(server.url, 'user', 'u1', PASSWORD);
+  const userToken = await createUser(t, server.url, admin, { username: 'u1', password: PASSWORD, home });
   const usage = async () => {
     const u = (await call(`${server.url}/api/v2/users/u1`, 'GET', { token: admin })).json<{ used_quota_size: number; used_quota_files: number }>();
     return [u.used_quota_size, u.used_quota_files];

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { ADMIN, call, serve, streamUpload, token, writeConfig, type Server } from './helpers/ferry.js';
+import { ADMIN, call, createUser, serve, streamUpload, token, writeConfig, type Server } from './helpers/ferry.js';
 import { PrivatePostgres, postgresBinDir } from './helpers/private-pg.js';
 
 const CLIENTS = 12;
@@ -30,12 +30,7 @@ t.test('PostgreSQL restart under load: 503 during the outage, no acknowledged wr
   const server: Server = await serve(writeConfig(base, { databaseUrl: pg.url }));
   t.teardown(() => server.kill('SIGKILL'));
   const admin = await token(server.url, 'admin', ADMIN.username, ADMIN.password);
-  const created = await call(`${server.url}/api/v2/users`, 'POST', {
-    token: admin,
-    body: { username: 'u1', password: PASSWORD, status: 1, home_dir: home, permissions: { '/': ['*'] } },
-  });
-  t.equal(created.status, 201, created.text);
-  const userToken = await token(server.url, 'user', 'u1', PASSWORD);
+  const userToken = await createUser(t, server.url, admin, { username: 'u1', password: PASSWORD, home });
 
   const accounts: string[] = [];
   const files: string[] = [];

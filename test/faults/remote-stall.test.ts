@@ -17,7 +17,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { createPgDatabase, usePostgres } from '@ferry/core/testing';
-import { ADMIN, call, serve, streamUpload, token, writeConfig } from './helpers/ferry.js';
+import { ADMIN, createUser, serve, streamUpload, token, writeConfig } from './helpers/ferry.js';
 
 const S3_PORT = Number(process.env.FERRY_S3_PORT ?? 19000);
 const MiB = 1024 * 1024;
@@ -100,14 +100,11 @@ t.test('a remote backend that stops answering mid-transfer: requests end, no con
   const server = await serve(config);
   t.teardown(() => server.kill('SIGKILL'));
   const admin = await token(server.url, 'admin', ADMIN.username, ADMIN.password);
-  const created = await call(`${server.url}/api/v2/users`, 'POST', {
-    token: admin,
-    body: {
-      username: 'u1',
-      password: PASSWORD,
-      status: 1,
-      home_dir: path.join(base, 'homes', 'u1'),
-      permissions: { '/': ['*'] },
+  const userToken = await createUser(t, server.url, admin, {
+    username: 'u1',
+    password: PASSWORD,
+    home: path.join(base, 'homes', 'u1'),
+    more: {
       filesystem: {
         provider: 1,
         s3config: {
@@ -122,8 +119,6 @@ t.test('a remote backend that stops answering mid-transfer: requests end, no con
       },
     },
   });
-  t.equal(created.status, 201, created.text);
-  const userToken = await token(server.url, 'user', 'u1', PASSWORD);
 
   // a file to download later, stored while the relay forwards
   const stored = streamUpload(server.url, userToken, '/stored.bin', 24 * MiB);

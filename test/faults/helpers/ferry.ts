@@ -8,6 +8,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Test } from 'tap';
 import { ferryCall as call, ferryToken as token, startFerry, writeFerryConfig, type FerryAnswer, type FerryProcess } from '@ferry/testkit';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -50,6 +51,25 @@ export type Answer = FerryAnswer;
 
 /** A JSON request with basic or bearer credentials; a token (admin or user). */
 export { call, token };
+
+/**
+ * Creates user `username` through the admin API (status 1, every permission,
+ * home `home`; `more`: other members, e.g. virtual folders or a filesystem),
+ * checks the 201 (one assertion) and returns the user's token.
+ */
+export async function createUser(
+  t: Test,
+  base: string,
+  admin: string,
+  user: { username: string; password: string; home: string; more?: Record<string, unknown> },
+): Promise<string> {
+  const created = await call(`${base}/api/v2/users`, 'POST', {
+    token: admin,
+    body: { username: user.username, password: user.password, status: 1, home_dir: user.home, permissions: { '/': ['*'] }, ...user.more },
+  });
+  t.equal(created.status, 201, created.text);
+  return token(base, 'user', user.username, user.password);
+}
 
 /** Answer of a streamed upload, or the error that ended it (the server went away). */
 export type UploadOutcome = { status: number; body: string } | { error: string };
