@@ -4,18 +4,13 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { addUser, appWithSearch, search, settled } from './helpers.js';
+import type { LogEventRow } from '../src/entities.js';
 
 // Log events of the logins that are not the token routes': share passwords, one-time codes and
 // share tokens on the public share routes and TUS uploads (protocol HTTPShare), refused API keys.
 
-interface Logged {
-  event: number;
-  protocol: string;
-  username: string;
-  ip: string;
-  message: string;
-  role: string;
-}
+/** A log event as the search answers it (the members these tests read). */
+type Logged = Omit<LogEventRow, 'id' | 'instance_id'>;
 
 // a real SMTP server in this process for the one-time codes (the raw messages: the code is a plain text line)
 const mails: string[] = [];
