@@ -48,7 +48,7 @@ export function writeNodeConfig(
  * node outlives its test.
  */
 export async function startNode(name: string, config: string): Promise<Node> {
-  return { name, ...(await startFerry(config, { cwd: ROOT, timeoutMs: 90_000, label: `node ${name}`, killOnExit: true })) };
+  return { name, ...(await startFerry(config, { cwd: ROOT, timeoutMs: 90_000, label: `node ${name}` })) };
 }
 
 export type Reply = FerryAnswer;

@@ -88,7 +88,11 @@ export interface StartFerryOptions {
   label?: string;
   /** Node options before the CLI (e.g. --inspect). */
   nodeArgs?: string[];
-  /** SIGKILL the process when the test process exits, also when a test fails before its teardown. */
+  /**
+   * SIGKILL the process when the test process exits, also when a test fails
+   * before its teardown or tap ends the file at its time limit (default true:
+   * a server left behind loads the machine for the suites that follow).
+   */
   killOnExit?: boolean;
 }
 
@@ -99,7 +103,7 @@ let exitHook = false;
 export function startFerry(config: string, o: StartFerryOptions): Promise<FerryProcess> {
   const label = o.label ?? 'server';
   const proc = spawn(process.execPath, [...(o.nodeArgs ?? []), ...FERRY_CLI, 'serve', '--config', config], { cwd: o.cwd, env: ferryEnv() });
-  if (o.killOnExit) {
+  if (o.killOnExit !== false) {
     killOnExit.add(proc);
     if (!exitHook) {
       exitHook = true;
@@ -111,7 +115,11 @@ export function startFerry(config: string, o: StartFerryOptions): Promise<FerryP
   let out = '';
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label} did not start: ${out}`)), o.timeoutMs);
+    const timer = setTimeout(() => {
+      // a server that did not start in time is not left running
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      reject(new Error(`${label} did not start within ${o.timeoutMs} ms: ${out}`));
+    }, o.timeoutMs);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /"uri":"(http:\/\/[^"]+)"[^\n]*"msg":"listening"/.exec(out);
