@@ -43,7 +43,33 @@ export interface AtomicUploadTarget {
   /** Directory for the temporary file (this process's folder in `<dataDir>/uploads-tmp`). */
   tmpDir: string;
   writeBufferSize: number;
+  /**
+   * The write buffer size is the default, not the operator's: the queue of a
+   * long upload may grow to GROWN_WRITE_QUEUE while all uploads together
+   * hold less than WRITE_QUEUE_BUDGET (see `queueLimit`).
+   */
+  adaptiveWrites?: boolean;
   readBufferSize: number;
+}
+
+/**
+ * Adaptive write queues. A write per socket chunk (64 KiB) costs a thread-pool
+ * round trip each: an upload whose queue may hold 256 KiB writes batches of
+ * up to 256 KiB with one writev, 1.4x the throughput of 64 KiB queues (692
+ * against 477 MB/s for 1 GiB in bench/http-transfer; 512 KiB gave 860 MB/s
+ * but the 4 GiB upload's peak RSS rose from 140 to 148 MB, too close to the
+ * 150 MB budget). Memory stays bounded: an upload grows past the default
+ * only while the queues of every upload of the process hold less than the
+ * budget, so all of them together hold at most the budget plus one default
+ * buffer and one chunk each.
+ */
+export const GROWN_WRITE_QUEUE = 256 * 1024;
+export const WRITE_QUEUE_BUDGET = 16 * 1024 * 1024;
+/** Bytes queued by every upload of the process, not yet written. */
+const writeQueues = { total: 0 };
+/** Bytes queued by every upload of the process (for tests and metrics). */
+export function queuedUploadBytes(): number {
+  return writeQueues.total;
 }
 
 /** Filesystems without hard links answer link() with one of these; overwrite:false then falls back to a checked rename. */
@@ -80,6 +106,16 @@ export class AtomicUpload {
   /** Stored bytes waiting for the pump, and their total (including the batch being written). */
   private queue: Buffer[] = [];
   private queuedBytes = 0;
+  /** Sets queuedBytes, keeping the process's total in line. */
+  private setQueued(n: number): void {
+    writeQueues.total += n - this.queuedBytes;
+    this.queuedBytes = n;
+  }
+  /** How much may be queued before the writer is held back. */
+  private queueLimit(): number {
+    const base = this.target.writeBufferSize;
+    return this.target.adaptiveWrites && writeQueues.total < WRITE_QUEUE_BUDGET ? Math.max(base, GROWN_WRITE_QUEUE) : base;
+  }
   /** The pump writing the queue, while it runs. */
   private pumping?: Promise<void>;
   private writeError?: Error;
@@ -165,7 +201,7 @@ export class AtomicUpload {
     }
     this.received += chunk.length;
     this.enqueue(stored);
-    if (this.queuedBytes < this.target.writeBufferSize) cb();
+    if (this.queuedBytes < this.queueLimit()) cb();
     else this.waiting = cb;
   }
 
@@ -173,7 +209,7 @@ export class AtomicUpload {
     for (const b of stored) {
       if (b.length === 0) continue;
       this.queue.push(b);
-      this.queuedBytes += b.length;
+      this.setQueued(this.queuedBytes + b.length);
     }
     // (an encoder may return nothing for a chunk: no pump is needed then)
     if (!this.pumping && this.queue.length > 0) this.pumping = this.pump();
@@ -193,9 +229,9 @@ export class AtomicUpload {
         let size = 0;
         for (const b of batch) size += b.length;
         await this.store(batch);
-        this.queuedBytes -= size;
+        this.setQueued(this.queuedBytes - size);
         const cb = this.waiting;
-        if (cb && this.queuedBytes < this.target.writeBufferSize) {
+        if (cb && this.queuedBytes < this.queueLimit()) {
           this.waiting = undefined;
           cb();
         }
@@ -257,6 +293,7 @@ export class AtomicUpload {
       this.waiting = undefined;
       cb?.(err instanceof Error ? err : FsError.aborted(this.target.vpath));
       while (this.pumping) await this.pumping;
+      this.setQueued(0);
       await this.fh?.close().catch(() => undefined);
       this.fh = undefined;
       await unlink(this.tmp).catch(() => undefined);

@@ -113,6 +113,8 @@ export class LocalFs implements Fs {
   protected readonly confine: LocalRoot;
   protected readonly readBufferSize: number;
   protected readonly writeBufferSize: number;
+  /** No write buffer size configured: upload queues adapt (see atomic-upload.ts). */
+  protected readonly adaptiveWrites: boolean;
   private readonly tempDir: string;
   private tempReady?: Promise<void>;
   private readonly hiddenTmpMaxAgeMs: number;
@@ -135,6 +137,7 @@ export class LocalFs implements Fs {
     this.tempDir = path.resolve(opts.tempDir);
     this.readBufferSize = opts.readBufferSize || DEFAULT_BUFFER_SIZE;
     this.writeBufferSize = opts.writeBufferSize || DEFAULT_BUFFER_SIZE;
+    this.adaptiveWrites = !opts.writeBufferSize;
     this.hiddenTmpMaxAgeMs = opts.hiddenTmpMaxAgeMs ?? HIDDEN_TMP_STALE_MS;
     this.logger = opts.logger;
   }
@@ -393,6 +396,7 @@ export class LocalFs implements Fs {
           release: () => loc.dir.close(),
           tmpDir: this.tempDir,
           writeBufferSize: this.writeBufferSize,
+          adaptiveWrites: this.adaptiveWrites,
           readBufferSize: this.readBufferSize,
         },
         o,
