@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { ONE_SHOT_MAX, ZipWriter } from '@ferry/zip-writer';
 import type { FileInfo } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
+import { RequestFsBatch } from '../fs/fs-batch.js';
 import { baseName, parentPath } from '../fs/path.js';
 import type { FileSession } from './file-session.js';
 import { STAGE_HWM, meteredDownload, type DownloadStream } from './transfers.js';
@@ -89,6 +90,42 @@ interface ZipJob {
   isDir: boolean;
   /** A small file's bytes, read ahead. */
   body?: Promise<Settled<SmallBody>>;
+  /** The batch of the file's directory, while the file is still to be opened. */
+  dir?: DirBatch;
+}
+
+/**
+ * The files of one directory are opened through one descriptor of it, opened
+ * and checked once (local backends, see OpOptions.batch), held while any of
+ * them is still to be opened: at most the directories of the entries read
+ * ahead, whatever the size of the tree.
+ */
+class DirBatch {
+  readonly batch = new RequestFsBatch();
+  private pending = 0;
+  private listed = false;
+  constructor(private readonly all: Set<DirBatch>) {
+    all.add(this);
+  }
+  acquire(): void {
+    this.pending++;
+  }
+  /** One file of the directory is opened (or failed, or will not be). */
+  release(): void {
+    this.pending--;
+    this.closeIfDone();
+  }
+  /** Every entry of the directory was listed. */
+  done(): void {
+    this.listed = true;
+    this.closeIfDone();
+  }
+  private closeIfDone(): void {
+    if (this.listed && this.pending === 0) {
+      this.all.delete(this);
+      void this.batch.close();
+    }
+  }
 }
 
 interface ZipItem {
@@ -140,24 +177,36 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
       if (!isFsError(err) || err.code === FsErrorCode.Aborted) throw err;
       skip(vpath, err.message);
     };
-    const open = async (vpath: string): Promise<Readable> => {
-      const r = s.vfs.resolve(vpath);
-      const fs = await s.vfs.fs(r.mount);
-      return fs.openRead(r.fsPath, { signal });
+    const dirBatches = new Set<DirBatch>();
+    /** Opens a file (in its directory's batch, which it then releases). */
+    const open = async (vpath: string, dir?: DirBatch): Promise<Readable> => {
+      try {
+        const r = s.vfs.resolve(vpath);
+        const fs = await s.vfs.fs(r.mount);
+        return await fs.openRead(r.fsPath, { signal, batch: dir?.batch });
+      } finally {
+        dir?.release();
+      }
     };
-    const fileJob = (vpath: string, name: string, info: FileInfo): ZipJob | null => {
+    const fileJob = (vpath: string, name: string, info: FileInfo, dir?: DirBatch): ZipJob | null => {
       if (!isRegularMode(info.mode)) {
         skip(vpath, 'not a regular file');
         return null;
       }
       const job: ZipJob = { vpath, name, info, isDir: false };
-      // small files are read whole, ahead of their turn (PREFETCH at a time)
-      if (info.size <= SMALL_FILE) job.body = settle(info.size === 0 ? Promise.resolve({ head: [] }) : readSmall(open(vpath)));
+      if (info.size === 0) job.body = settle(Promise.resolve({ head: [] }));
+      else {
+        dir?.acquire();
+        // small files are read whole, ahead of their turn (PREFETCH at a time); larger ones are opened at their turn
+        if (info.size <= SMALL_FILE) job.body = settle(readSmall(open(vpath, dir)));
+        else job.dir = dir;
+      }
       return job;
     };
     /** The entries of a requested directory, depth first; names hidden or not permitted are left out. */
     async function* walk(vpath: string, name: string, info: FileInfo): AsyncGenerator<ZipJob> {
       yield { vpath, name, info, isDir: true };
+      const dir = new DirBatch(dirBatches);
       try {
         for await (const page of s.vfs.list(vpath, { signal })) {
           for (const e of page) {
@@ -165,13 +214,15 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
             if (e.isDir) {
               if (s.perms.has(e.path, 'list')) yield* walk(e.path, `${name}/${e.name}`, e);
             } else if (s.perms.has(vpath, 'download')) {
-              const job = fileJob(e.path, `${name}/${e.name}`, e);
+              const job = fileJob(e.path, `${name}/${e.name}`, e, dir);
               if (job) yield job;
             }
           }
         }
       } catch (err) {
         leftOut(vpath, err);
+      } finally {
+        dir.done();
       }
     }
     async function* jobs(): AsyncGenerator<ZipJob> {
@@ -193,8 +244,10 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
         if ('err' in got) return leftOut(vpath, got.err);
         body = got.ok;
       } else {
+        const dir = job.dir;
+        job.dir = undefined;
         try {
-          body = { head: [], rest: await open(vpath) };
+          body = { head: [], rest: await open(vpath, dir) };
         } catch (err) {
           return leftOut(vpath, err);
         }
@@ -222,6 +275,9 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
       } finally {
         // files read ahead and never written: close what is still open
         for (const job of ahead) void job.body?.then((got) => ('ok' in got ? got.ok.rest?.destroy() : undefined));
+        // the directories of files never opened (files already open keep their own descriptors)
+        for (const job of ahead) job.dir?.release();
+        await Promise.all([...dirBatches].map((d) => d.batch.close()));
       }
     })().catch(fail);
     return zip;

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { addFolder, addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
 import { unzip } from '@ferry/testkit';
@@ -219,4 +219,23 @@ t.test('streamzip: many files of every size, read ahead and streamed, each whole
   const sub = (await listed('/zmany/sub')).map((n) => `zmany/sub/${n}`);
   const expected = ['zmany/', ...(await listed('/zmany')).flatMap((n) => (n === 'sub' ? ['zmany/sub/', ...sub] : [`zmany/${n}`]))];
   t.same([...got.keys()], expected);
+});
+
+t.test('streamzip of many directories holds a descriptor per directory only while its files are being opened', async (t) => {
+  const fds = () => readdirSync('/proc/self/fd').length;
+  for (let d = 0; d < 300; d++) {
+    mkdirSync(path.join(home, `ztree/d${d}`), { recursive: true });
+    for (let f = 0; f < 3; f++) writeFileSync(path.join(home, `ztree/d${d}/f${f}.txt`), `${d}/${f}`);
+  }
+  const before = fds();
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, fds())), 1);
+  const r = await ta.inject('POST', '/api/v2/user/streamzip', { token, payload: ['/ztree'] });
+  clearInterval(sampler);
+  t.equal(r.statusCode, 200, r.payload);
+  const got = unzip(r.rawPayload);
+  t.equal(got.size, 1 + 300 + 900, 'every directory and file');
+  t.equal(got.get('ztree/d299/f2.txt')?.toString(), '299/2');
+  t.ok(peak - before < 100, `far fewer descriptors at once than directories (${peak - before} more at most)`);
+  t.ok(fds() <= before, `every descriptor closed afterwards (${fds()} open, ${before} before)`);
 });

@@ -72,7 +72,7 @@ export class CryptFs extends LocalFs {
   }
 
   override async openRead(p: string, o: ReadOptions = {}): Promise<Readable> {
-    const file = await this.openFile(p, o.signal);
+    const file = await this.openFile(p, o.signal, o.batch);
     const { fh, vpath } = file;
     let handedOver = false;
     try {

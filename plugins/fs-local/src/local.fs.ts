@@ -299,11 +299,13 @@ export class LocalFs implements Fs {
   /**
    * Runs `op` on the located path; when the entry turned into a symbolic
    * link between locating and using it (ELOOP from an O_NOFOLLOW open),
-   * locates it again, a few times, then refuses with ESCAPE.
+   * locates it again, a few times, then refuses with ESCAPE. In a batch the
+   * first attempt locates through the batch's held parent (see locateFor),
+   * the others the usual way.
    */
-  private async withLocated<T>(vpath: string, mode: ResolveMode, op: (loc: Located) => Promise<T>): Promise<T> {
+  private async withLocated<T>(vpath: string, mode: ResolveMode, op: (loc: Located) => Promise<T>, batch?: FsBatch): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      const loc = await this.confine.locate(vpath, mode);
+      const loc = attempt === 0 && batch ? await this.locateFor(vpath, mode, batch) : await this.confine.locate(vpath, mode);
       try {
         return await op(loc);
       } catch (err) {
@@ -323,17 +325,23 @@ export class LocalFs implements Fs {
    * in meanwhile is never followed) and O_NONBLOCK (a FIFO planted in the
    * tree cannot hang a worker thread).
    */
-  protected async openFile(p: string, signal?: AbortSignal): Promise<OpenedFile> {
+  /** Opens a regular file for reading (in a batch, through its held parent: the files of one zip). */
+  protected async openFile(p: string, signal?: AbortSignal, batch?: FsBatch): Promise<OpenedFile> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(signal, vpath);
     const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-    const fh = await this.withLocated(vpath, 'follow', async (loc) => {
-      if (!loc.name) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
-      return open(loc.target, flags).catch((err: unknown) => {
-        if (hasNodeCode(err, 'ELOOP')) throw err;
-        throw fsErrorFromNode(err, vpath);
-      });
-    });
+    const fh = await this.withLocated(
+      vpath,
+      'follow',
+      async (loc) => {
+        if (!loc.name) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
+        return open(loc.target, flags).catch((err: unknown) => {
+          if (hasNodeCode(err, 'ELOOP')) throw err;
+          throw fsErrorFromNode(err, vpath);
+        });
+      },
+      batch,
+    );
     try {
       const st = await fh.stat();
       if (st.isDirectory()) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
@@ -347,7 +355,7 @@ export class LocalFs implements Fs {
   }
 
   async openRead(p: string, o: ReadOptions = {}): Promise<Readable> {
-    const { fh, size, vpath } = await this.openFile(p, o.signal);
+    const { fh, size, vpath } = await this.openFile(p, o.signal, o.batch);
     let range;
     try {
       range = resolveReadRange(o, size, vpath);
