@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { Folder, Role, User } from '../data/entities/index.js';
 import type { StoredGroupSettings } from './account-lookup.js';
-import { sqlDialectOf, type SqlDialect } from '../data/bound-sql.js';
+import { selectRows, sqlDialectOf, type SqlDialect } from '../data/bound-sql.js';
+import { REVOKED_JTI_SQL, revokedValue } from '../data/revoked-tokens.js';
 
 /**
  * Read paths of users that run for every list page, lookup and login: plain
@@ -44,6 +45,8 @@ const USER_NUMBERS = [
   'first_download',
   'first_upload',
   'last_password_change',
+  'totp_last_step',
+  'tokens_valid_after',
 ] as const;
 const USER_STRINGS = ['username', 'email', 'password_hash', 'home_dir', 'description', 'additional_info'] as const;
 
@@ -97,9 +100,7 @@ export interface GroupMappingRow {
   settings: StoredGroupSettings;
 }
 
-const exec = (em: EntityManager, sql: string, params: unknown[]) => em.getConnection().execute(sql, params) as Promise<Row[]>;
-
-const USER_SELECT = 'select u.*, r.name as role_name from users u left join roles r on r.id = u.role_id';
+const exec = (em: EntityManager, sql: string, params: unknown[]) => selectRows<Row>(em, sql, params);
 
 /** A user with its group and folder mappings (read in one statement, see mappingColumns). */
 export interface UserWithMappings {
@@ -184,17 +185,25 @@ export async function selectUserPageWithMappings(
   return rows.map(mapUserWithMappings);
 }
 
-/** A user by username (with its role name), or null. */
-export async function selectUser(em: EntityManager, username: string, role?: string): Promise<User | null> {
-  const rows = await exec(em, `${USER_SELECT} where u.username = ?${role ? ' and r.name = ?' : ''}`, role ? [username, role] : [username]);
-  return rows.length ? mapUserRow(rows[0]!) : null;
-}
-
-/** A user by username (as selectUser) with its group and folder mappings, in one statement; or null. */
+/** A user by username (with its role name) and its group and folder mappings, in one statement; or null. */
 export async function selectUserWithMappings(em: EntityManager, username: string, role?: string): Promise<UserWithMappings | null> {
   const sql = `select u.*, r.name as role_name, ${mappingColumns(sqlDialectOf(em))} from users u left join roles r on r.id = u.role_id where u.username = ?${role ? ' and r.name = ?' : ''}`;
   const rows = await exec(em, sql, role ? [username, role] : [username]);
   return rows.length ? mapUserWithMappings(rows[0]!) : null;
+}
+
+/**
+ * For a user's bearer token, in one statement: whether the token `jti` is
+ * revoked, and the user `username` with its role and mappings (null when it
+ * does not exist). Both are read fresh on every request.
+ */
+export async function selectUserForToken(em: EntityManager, username: string, jti: string): Promise<{ revoked: boolean; user: UserWithMappings | null }> {
+  const sql =
+    `select t.revoked, u.*, r.name as role_name, ${mappingColumns(sqlDialectOf(em))} ` +
+    `from (select ${REVOKED_JTI_SQL} as revoked) t left join users u on u.username = ? left join roles r on r.id = u.role_id`;
+  const row = (await exec(em, sql, [jti, username]))[0];
+  if (!row) return { revoked: false, user: null };
+  return { revoked: revokedValue(row.revoked), user: row.id === null || row.id === undefined ? null : mapUserWithMappings(row) };
 }
 
 /** Group mappings of users, by user id or by the username of one user. */

@@ -15,12 +15,12 @@ import { dbLookup, type AccountLookup, type StoredGroupSettings } from './accoun
 import { mergeEffectiveUser, type MergeFolderMapping } from './effective-merge.js';
 import {
   selectFolderMappings,
-  selectUser,
   selectUserGroups,
   selectUserPageWithMappings,
   selectUserWithMappings,
   type FolderMappingRow,
   type GroupMappingRow,
+  type UserWithMappings,
 } from './user-rows.js';
 import type { EffectiveUser } from './effective-user.js';
 import { AccountStatus, GroupType } from './account-numbers.js';
@@ -330,22 +330,24 @@ export class UserService {
   /**
    * The user as it logs in and works: its settings merged with its groups'
    * (see mergeEffectiveUser) and placeholders interpolated. Called by the
-   * token path and for every file-operation session: a lookup by the unique
-   * username plus indexed mapping queries (three in parallel, then one for
-   * the groups' folders). 404 when the user does not exist.
+   * token path and for every file-operation session: one statement (the user
+   * by its unique username, its role and mappings, see selectUserWithMappings),
+   * then one for the groups' folders when it has groups. 404 when the user
+   * does not exist.
    *
    * `folders: false` skips the virtual folders (login checks need only the
    * merged filters, limits and expiration).
    */
   async effectiveUser(username: string, o: { folders?: boolean } = {}, em: EntityManager = this.em()): Promise<EffectiveUser> {
+    const r = await selectUserWithMappings(em, username);
+    if (!r) throw new NotFoundError(`user "${username}" not found`);
+    return this.effectiveOfMappings(r, o, em);
+  }
+
+  /** effectiveUser() of a user read with its mappings (selectUserWithMappings, selectUserForToken). */
+  async effectiveOfMappings(r: UserWithMappings, o: { folders?: boolean } = {}, em: EntityManager = this.em()): Promise<EffectiveUser> {
     const withFolders = o.folders !== false;
-    const [user, groups, userFolders] = await Promise.all([
-      selectUser(em, username),
-      selectUserGroups(em, { username }),
-      withFolders ? selectFolderMappings(em, { username }) : Promise.resolve([] as FolderMappingRow[]),
-    ]);
-    if (!user) throw new NotFoundError(`user "${username}" not found`);
-    return this.merge(user, groups, userFolders, withFolders, em);
+    return this.merge(r.user, r.groups, withFolders ? r.folders : [], withFolders, em);
   }
 
   /** effectiveUser(), or null when the user does not exist. */

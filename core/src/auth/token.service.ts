@@ -6,7 +6,6 @@ import { TOKENS } from '../tokens.js';
 import type { FerryConfig } from '../config/schema.js';
 import { RevokedToken } from '../data/entities/index.js';
 import { SettingsService } from '../ops/settings.service.js';
-import { REVOKED_JTI_SQL, revokedValue } from '../data/revoked-tokens.js';
 
 export type TokenAudience = 'admin' | 'user';
 
@@ -68,12 +67,6 @@ export class TokenService {
     };
     const access_token = jwt.sign(claims, await this.signingKey(), { algorithm: 'HS256', noTimestamp: true });
     return { access_token, expires_at: new Date(exp * 1000).toISOString() };
-  }
-
-  /** Asked on every user bearer request (all nodes share the table): one primary-key probe, without building an ORM query. */
-  async isRevoked(jti: string): Promise<boolean> {
-    const rows = (await this.orm.em.getConnection().execute(`select ${REVOKED_JTI_SQL} as revoked`, [jti])) as { revoked: unknown }[];
-    return revokedValue(rows[0]?.revoked);
   }
 
   async revoke(jti: string, expSeconds: number): Promise<void> {

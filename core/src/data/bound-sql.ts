@@ -9,6 +9,7 @@
  * as bindings instead; only identifiers (`??`) and raw SQL fragments are still
  * written into the text, as MikroORM does.
  */
+import { createHash } from 'node:crypto';
 import { JsonProperty, Utils, type Configuration } from '@mikro-orm/core';
 import type { AbstractSqlConnection, AbstractSqlPlatform } from '@mikro-orm/knex';
 
@@ -271,4 +272,121 @@ export function withBoundParameters<T extends SqlConnectionClass>(Base: T, diale
     }
   }
   return BoundParametersConnection as unknown as T;
+}
+
+interface IdleSqlitePool {
+  numUsed(): number;
+  numPendingAcquires(): number;
+  numPendingCreates(): number;
+  free: { resource: Preparer & { open?: boolean } }[];
+}
+
+/** A statement that only reads (a write through selectRows would skip MikroORM's bookkeeping). */
+const READ_ONLY = /^\s*select\s/i;
+
+interface SqliteStatement {
+  all(bindings: unknown[]): Record<string, unknown>[];
+}
+
+/**
+ * The idle SQLite connection of `em`, when one can run a read at once: the
+ * pool's only connection is free (so no transaction is open on it: a
+ * transaction holds its connection until it ends), nobody waits for it, and
+ * MikroORM's query log is off (the direct path logs nothing).
+ */
+function idleSqliteConnection(em: { getConnection(): unknown }): Preparer | null {
+  const conn = em.getConnection() as AbstractSqlConnection & { [SQL_DIALECT]?: SqlDialect };
+  if (conn[SQL_DIALECT] !== 'sqlite') return null;
+  if (queryLogged(conn)) return null;
+  const client = conn.getKnex().client as { pool?: IdleSqlitePool };
+  const pool = client.pool;
+  if (!pool || pool.numUsed() !== 0 || pool.numPendingAcquires() !== 0 || pool.numPendingCreates() !== 0) return null;
+  const db = pool.free[0]?.resource;
+  if (!db || typeof db.prepare !== 'function' || db.open === false) return null;
+  return db;
+}
+
+/**
+ * The rows of one read-only statement (`select ...`, MikroORM placeholders,
+ * see bindParameters), as `connection.execute(sql, params)` answers them.
+ *
+ * On SQLite, when the connection is idle, the statement runs at once on it,
+ * synchronously, from its prepared-statement cache: no pool acquisition, no
+ * query builder, no promise chain per query. The read is still a fresh read of
+ * committed data: nothing else runs on the connection while it does, and no
+ * transaction is open on an idle connection. Otherwise (PostgreSQL, a busy
+ * connection, the query log on) it is `execute` as usual.
+ */
+export function selectRows<R = Record<string, unknown>>(em: { getConnection(): unknown }, sql: string, params: readonly unknown[] = []): Promise<R[]> {
+  const connection = em.getConnection() as AbstractSqlConnection & { [SQL_DIALECT]?: SqlDialect };
+  if (!READ_ONLY.test(sql)) throw new Error(`selectRows runs reads only: ${sql.slice(0, 40)}`);
+  const db = idleSqliteConnection(em);
+  if (db) {
+    const platform = (connection as unknown as { platform: AbstractSqlPlatform }).platform;
+    const bound = params.length ? bindParameters(sql, params, 'sqlite', platform) : { sql, bindings: [] };
+    // a literal `?` is knex's business (it unescapes `\?`); such statements take the usual path
+    if (!bound.sql.includes('\\?')) {
+      cacheStatements(db);
+      const bindings = bound.bindings.map((b) => (typeof b === 'boolean' ? Number(b) : b));
+      try {
+        return Promise.resolve((db.prepare(bound.sql) as SqliteStatement).all(bindings) as R[]);
+      } catch {
+        // the usual path runs it again and reports the error as every query's error is reported
+      }
+    }
+  }
+  if (connection[SQL_DIALECT] === 'postgresql' && !queryLogged(connection)) return selectPostgres<R>(connection, sql, params);
+  return connection.execute(sql, params as unknown[]) as Promise<R[]>;
+}
+
+function queryLogged(connection: AbstractSqlConnection): boolean {
+  return (connection as unknown as { config: Configuration }).config.getLogger().isEnabled('query');
+}
+
+interface PgClient {
+  query(q: { text: string; values: unknown[]; name?: string }): Promise<{ rows: unknown[] }>;
+}
+
+interface PgKnexClient {
+  positionBindings(sql: string): string;
+  acquireConnection(): Promise<PgClient>;
+  releaseConnection(c: PgClient): Promise<unknown>;
+}
+
+/**
+ * selectRows on PostgreSQL: the statement goes to a pooled client as it is,
+ * without the query builder, and a statement whose text is fixed (no list
+ * parameter, whose length would change it) is a named prepared statement of
+ * that connection: the server parses and plans it once per connection.
+ * Any failure runs it again the usual way, which reports it as every query's
+ * failure is reported (and retries a read cut by a lost connection).
+ */
+async function selectPostgres<R>(connection: AbstractSqlConnection & { [SQL_DIALECT]?: SqlDialect }, sql: string, params: readonly unknown[]): Promise<R[]> {
+  const platform = (connection as unknown as { platform: AbstractSqlPlatform }).platform;
+  const client = connection.getKnex().client as unknown as PgKnexClient;
+  let pg: PgClient | undefined;
+  try {
+    const bound = params.length ? bindParameters(sql, params, 'postgresql', platform) : { sql, bindings: [] };
+    const text = client.positionBindings(bound.sql);
+    const fixed = !params.some((p) => Array.isArray(p));
+    pg = await client.acquireConnection();
+    const res = await pg.query({ text, values: bound.bindings, ...(fixed ? { name: statementName(text) } : {}) });
+    return res.rows as R[];
+  } catch {
+    // below
+  } finally {
+    if (pg) await client.releaseConnection(pg);
+  }
+  return connection.execute(sql, params as unknown[]) as Promise<R[]>;
+}
+
+const statementNames = new Map<string, string>();
+/** A stable name per statement text (PostgreSQL prepared statement names are per connection). */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = 'ferry_' + createHash('sha1').update(text).digest('hex').slice(0, 20);
+    if (statementNames.size < 1000) statementNames.set(text, name);
+  }
+  return name;
 }

@@ -193,10 +193,10 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       };
       return { isValid: true, credentials };
     }
-    if (await tokens.isRevoked(decoded.jti)) return { isValid: false, errorMessage: 'the token has been revoked' };
-    const user = await users.findByUsername(decoded.sub);
-    const view = user && user.id === decoded.uid ? await users.loginView(user) : null;
-    if (!user || !view || loginRefusal(view, ip)) return { isValid: false };
+    // the revocation list, the user and its groups in one query, read fresh (a change on any node applies at once)
+    const { revoked, user, view } = await users.findForToken(decoded.sub, decoded.jti);
+    if (revoked) return { isValid: false, errorMessage: 'the token has been revoked' };
+    if (!user || !view || user.id !== decoded.uid || loginRefusal(view, ip)) return { isValid: false };
     if (issuedBeforeRevocation(decoded, user.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
     const credentials: UserCredentials = {
       kind: 'user',

@@ -1,0 +1,92 @@
+import t from 'tap';
+import type { SqlEntityManager } from '@mikro-orm/knex';
+import { createTestApp, usePostgres } from '../../src/testing.js';
+import { selectRows } from '../../src/data/bound-sql.js';
+
+/**
+ * selectRows (core/src/data/bound-sql.ts): the hot reads (token checks, user
+ * lookups) answer what `connection.execute` answers. On SQLite an idle
+ * connection runs them at once, without the pool; a connection held by a
+ * transaction is never read through, so no read sees uncommitted data.
+ */
+t.test('same rows as execute, on both databases', async (t) => {
+  const ta = await createTestApp({ plugins: [] });
+  t.teardown(() => ta.close());
+  const em = ta.app.orm.em.fork() as unknown as SqlEntityManager;
+  const c = em.getConnection();
+  await c.execute('create table sr_probe (id integer primary key, v text not null, flag boolean not null)');
+  for (let i = 1; i <= 5; i++) await c.execute('insert into sr_probe (id, v, flag) values (?, ?, ?)', [i, `v${i}`, i % 2 === 0], 'run');
+  t.teardown(() => c.execute('drop table sr_probe'));
+
+  const cases: [string, unknown[]][] = [
+    ['select id, v from sr_probe where id = ?', [3]],
+    ['select id from sr_probe where id in (?) order by id', [[1, 4, 5]]],
+    ['select count(*) as n from sr_probe where flag = ?', [true]],
+    ['select id from sr_probe where v = ?', ["it's a ? in a value"]],
+    ["select id, '?' as mark from sr_probe where id = ?", [2]],
+    ['select id from sr_probe order by id desc', []],
+  ];
+  for (const [sql, params] of cases) {
+    const expected = await c.execute(sql, params);
+    t.same(await selectRows(em, sql, params), expected, sql);
+  }
+  t.same(await selectRows(em, 'select id from sr_probe where id = ?', [99]), [], 'no row: an empty list');
+  await t.rejects(selectRows(em, 'select nope from sr_probe', []), 'an invalid statement fails as with execute');
+  t.throws(() => selectRows(em, 'delete from sr_probe', []), /reads only/, 'a write is refused before it runs');
+  t.same(await selectRows(em, 'select count(*) as n from sr_probe', []), [{ n: usePostgres() ? '5' : 5 }], 'nothing was deleted');
+});
+
+t.test('SQLite: an idle connection is read at once, a held one never', { skip: usePostgres() && 'SQLite only' }, async (t) => {
+  const ta = await createTestApp({ plugins: [] });
+  t.teardown(() => ta.close());
+  const orm = ta.app.orm;
+  const c = (orm.em.fork() as unknown as SqlEntityManager).getConnection();
+  await c.execute('create table sr_tx (id integer primary key)');
+  const client = c.getKnex().client as { acquireConnection(): Promise<unknown> };
+  const acquire = client.acquireConnection.bind(client);
+  let acquired = 0;
+  client.acquireConnection = () => (acquired++, acquire());
+  t.teardown(() => {
+    client.acquireConnection = acquire;
+  });
+
+  acquired = 0;
+  t.same(await selectRows(orm.em, 'select count(*) as n from sr_tx', []), [{ n: 0 }]);
+  t.equal(acquired, 0, 'idle connection: read without a pool acquisition');
+
+  // a transaction holds the only connection: a read waits for it and sees committed data only
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let inserted!: () => void;
+  const insertedP = new Promise<void>((r) => (inserted = r));
+  const tx = orm.em
+    .fork()
+    .transactional(async (em) => {
+      await em.getConnection().execute('insert into sr_tx (id) values (?)', [1], 'run', em.getTransactionContext());
+      inserted();
+      await held;
+      throw new Error('roll back');
+    })
+    .catch((err: Error) => err.message);
+  await insertedP;
+  let settled = false;
+  const read = selectRows<{ n: number }>(orm.em, 'select count(*) as n from sr_tx', []).then((rows) => {
+    settled = true;
+    return rows;
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(settled, false, 'the read waits while the transaction holds the connection');
+  release();
+  t.equal(await tx, 'roll back');
+  t.same(await read, [{ n: 0 }], 'the uncommitted row was never seen');
+
+  // with MikroORM's query log on, reads take the logged path
+  const logger = (orm.config as unknown as { getLogger(): { isEnabled(ns: string): boolean } }).getLogger();
+  const isEnabled = logger.isEnabled.bind(logger);
+  logger.isEnabled = (ns: string) => ns === 'query' || isEnabled(ns);
+  acquired = 0;
+  t.same(await selectRows(orm.em, 'select count(*) as n from sr_tx', []), [{ n: 0 }]);
+  logger.isEnabled = isEnabled;
+  t.equal(acquired, 1, 'query log on: the usual (logged) path');
+  await c.execute('drop table sr_tx');
+});
