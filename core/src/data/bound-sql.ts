@@ -369,15 +369,29 @@ async function selectPostgres<R>(connection: AbstractSqlConnection & { [SQL_DIAL
     const bound = params.length ? bindParameters(sql, params, 'postgresql', platform) : { sql, bindings: [] };
     const text = client.positionBindings(bound.sql);
     const fixed = !params.some((p) => Array.isArray(p));
+    const name = fixed ? statementName(text) : undefined;
     pg = await client.acquireConnection();
-    const res = await pg.query({ text, values: bound.bindings, ...(fixed ? { name: statementName(text) } : {}) });
-    return res.rows as R[];
+    try {
+      const res = await pg.query({ text, values: bound.bindings, ...(name ? { name } : {}) });
+      return res.rows as R[];
+    } catch (err) {
+      // a prepared statement the server no longer accepts (e.g. its tables changed shape): prepared again next time
+      if (name) await forgetStatement(pg, name);
+      throw err;
+    }
   } catch {
     // below
   } finally {
     if (pg) await client.releaseConnection(pg);
   }
   return connection.execute(sql, params as unknown[]) as Promise<R[]>;
+}
+
+/** Drops a named statement on the server and in the client's list of parsed statements. */
+async function forgetStatement(pg: PgClient, name: string): Promise<void> {
+  await pg.query({ text: `deallocate ${name}`, values: [] }).catch(() => undefined);
+  const parsed = (pg as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
+  if (parsed) delete parsed[name];
 }
 
 const statementNames = new Map<string, string>();

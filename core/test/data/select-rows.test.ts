@@ -90,3 +90,24 @@ t.test('SQLite: an idle connection is read at once, a held one never', { skip: u
   t.equal(acquired, 1, 'query log on: the usual (logged) path');
   await c.execute('drop table sr_tx');
 });
+
+t.test('PostgreSQL: a prepared statement whose table changed shape is prepared again', { skip: !usePostgres() && 'PostgreSQL only' }, async (t) => {
+  const ta = await createTestApp({ plugins: [] });
+  t.teardown(() => ta.close());
+  const em = ta.app.orm.em.fork() as unknown as SqlEntityManager;
+  const c = em.getConnection();
+  await c.execute('create table sr_shape (id integer primary key, v text)');
+  t.teardown(() => c.execute('drop table sr_shape'));
+  await c.execute('insert into sr_shape (id, v) values (?, ?)', [1, 'a'], 'run');
+  const sql = 'select * from sr_shape where id = ?';
+  t.same(await selectRows(em, sql, [1]), [{ id: 1, v: 'a' }]);
+  await c.execute('alter table sr_shape add column w text');
+  await c.execute("update sr_shape set w = 'b'", [], 'run');
+  // the usual path answers the run that found the old statement, and only that one
+  const execute = c.execute.bind(c);
+  let fallbacks = 0;
+  c.execute = ((...a: Parameters<typeof execute>) => (fallbacks++, execute(...a))) as typeof c.execute;
+  for (let i = 0; i < 6; i++) t.same(await selectRows(em, sql, [1]), [{ id: 1, v: 'a', w: 'b' }], `run ${i + 1} after the change`);
+  c.execute = execute;
+  t.ok(fallbacks >= 1 && fallbacks <= 2, `the old statement failed once per connection that held it (${fallbacks})`);
+});
