@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { link, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { once } from 'node:events';
-import { finished, pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { ZipWriter } from '@ferry/zip-writer';
 import type { ActionTypeDef, RecordedKind } from '@ferry/core';
 import { eventReportConfigSchema } from './config.schema.js';
@@ -73,25 +73,82 @@ export function csvCell(v: unknown): string {
 const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, '').slice(0, 15);
 const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
 
+/**
+ * Streams `source` into a new file (mode 0600) at `file`; resolves once the
+ * file is closed, and rejects, after it is closed, when the source or a
+ * write fails: the caller can remove the file right away.
+ */
+async function writeFileFrom(file: string, source: Readable): Promise<void> {
+  const out = createWriteStream(file, { mode: 0o600 });
+  const closed = new Promise<void>((resolve) => out.once('close', () => resolve()));
+  try {
+    await pipeline(source, out);
+    await closed;
+  } catch (err) {
+    // a failure before the file was opened closes it once open: never create it behind the caller
+    out.destroy();
+    source.destroy();
+    await closed;
+    throw err;
+  }
+}
+
+/**
+ * Publishes files whole: `write` writes each file at its `tmp` path (out of
+ * sight, on the same filesystem: the run's hidden working directory), then
+ * each is renamed to its `final` path, so a user never sees a partial file.
+ * A file already at a final name is replaced, as when written in place. If
+ * `write` or a rename fails, the temporary files are removed and the files
+ * published so far taken back (a file one replaced is put back, through a
+ * hard link kept in the working directory until the last file is
+ * published), then the error is thrown: the run leaves nothing.
+ */
+export async function publishFiles<T>(files: { tmp: string; final: string }[], write: () => Promise<T>): Promise<T> {
+  const published: { final: string; kept: string | undefined }[] = [];
+  try {
+    const result = await write();
+    for (const [i, f] of files.entries()) {
+      // the last rename never needs undoing: only the files before it keep what they replace
+      const kept = i < files.length - 1 ? `${f.tmp}.earlier` : undefined;
+      const keeps =
+        kept !== undefined &&
+        (await link(f.final, kept).then(
+          () => true,
+          (e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? false : Promise.reject(e)),
+        ));
+      try {
+        await rename(f.tmp, f.final);
+      } catch (err) {
+        if (keeps) await rm(kept, { force: true });
+        throw err;
+      }
+      published.push({ final: f.final, kept: keeps ? kept : undefined });
+    }
+    await Promise.all(published.map((p) => p.kept && rm(p.kept, { force: true })));
+    return result;
+  } catch (err) {
+    for (const p of published.reverse()) {
+      // best effort: the first error is the one thrown
+      await (p.kept ? rename(p.kept, p.final) : rm(p.final, { force: true })).catch(() => undefined);
+    }
+    await Promise.all(files.map((f) => rm(f.tmp, { force: true })));
+    throw err;
+  }
+}
+
 /** Writes the CSV of the recorded events of one kind, as they come; returns the number of rows. */
 async function writeCsv(file: string, kind: RecordedKind, events: AsyncIterable<object>): Promise<number> {
-  const out = createWriteStream(file, { mode: 0o600 });
-  const write = async (line: string) => {
-    if (!out.write(line)) await once(out, 'drain');
-  };
   let rows = 0;
-  try {
-    await write(COLUMNS[kind].join(',') + '\r\n');
+  async function* lines() {
+    yield COLUMNS[kind].join(',') + '\r\n';
     for await (const event of events) {
       const e = event as Record<string, unknown>;
       const row = COLUMNS[kind].map((c) => (c === 'timestamp' ? new Date(Math.floor(Number(e.timestamp) / 1_000_000)).toISOString() : e[c]));
-      await write(row.map(csvCell).join(',') + '\r\n');
+      yield row.map(csvCell).join(',') + '\r\n';
       rows++;
     }
-  } finally {
-    out.end();
   }
-  await finished(out);
+  await writeFileFrom(file, Readable.from(lines(), { objectMode: false }));
   return rows;
 }
 
@@ -105,39 +162,38 @@ export const REPORT_ZIP_LEVEL = 6;
 /**
  * Zips `files` (local paths) under their base names, with their mode and
  * modification time, into `zipPath`. The archive is written to `tmpPath`
- * (on the same filesystem, out of sight) and renamed to `zipPath` once
- * complete: a file that cannot be read, or a read or write failing midway,
- * removes it and leaves nothing at `zipPath`. Files are streamed, never
- * held whole.
+ * (on the same filesystem, out of sight) and published by publishFiles: a
+ * file that cannot be read, or a read or write failing midway, removes it
+ * and leaves `zipPath` as it was. Files are streamed, never held whole.
  */
 export async function writeZip(zipPath: string, files: string[], tmpPath: string): Promise<void> {
-  const zip = new ZipWriter({ level: REPORT_ZIP_LEVEL });
-  const writing = pipeline(zip, createWriteStream(tmpPath, { mode: 0o600 }));
-  writing.catch(() => undefined);
-  try {
-    for (const f of files) {
-      const st = await stat(f);
-      const rs = createReadStream(f);
-      try {
-        await zip.addStream(path.basename(f), rs, { size: st.size, mtime: st.mtime, mode: st.mode & 0o7777 });
-      } finally {
-        rs.destroy();
+  await publishFiles([{ tmp: tmpPath, final: zipPath }], async () => {
+    const zip = new ZipWriter({ level: REPORT_ZIP_LEVEL });
+    const writing = writeFileFrom(tmpPath, zip);
+    writing.catch(() => undefined);
+    try {
+      for (const f of files) {
+        const st = await stat(f);
+        const rs = createReadStream(f);
+        try {
+          await zip.addStream(path.basename(f), rs, { size: st.size, mtime: st.mtime, mode: st.mode & 0o7777 });
+        } finally {
+          rs.destroy();
+        }
       }
+      await zip.finalize();
+      await writing;
+    } catch (err) {
+      // destroyed already: the write failed first, and its error is the cause
+      const byWrite = zip.destroyed;
+      if (!zip.destroyed) zip.destroy(err instanceof Error ? err : new Error(String(err)));
+      const writeErr = await writing.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      throw byWrite && writeErr !== undefined ? writeErr : err;
     }
-    await zip.finalize();
-    await writing;
-    await rename(tmpPath, zipPath);
-  } catch (err) {
-    // destroyed already: the write failed first, and its error is the cause
-    const byWrite = zip.destroyed;
-    if (!zip.destroyed) zip.destroy(err instanceof Error ? err : new Error(String(err)));
-    const writeErr = await writing.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    await rm(tmpPath, { force: true });
-    throw byWrite && writeErr !== undefined ? writeErr : err;
-  }
+  });
 }
 
 /**
@@ -167,26 +223,33 @@ export function eventReportAction(s: PluginHost, reportsDir: () => string): Acti
         const base = `${safe(ctx.ruleName)}-${safe(ctx.actionName)}-${stamp(end)}-${randomBytes(4).toString('hex')}`;
         // a scheduled rule fires at a whole minute: include the events of that minute
         const endNs = end.getTime() * 1_000_000 + 59_999_999_999;
-        // a zip's members (<kind>.csv) are written to a working directory of their own
-        const work = o.compress ? path.join(dir, `.${base}`) : dir;
-        if (o.compress) await mkdir(work, { recursive: true, mode: 0o700 });
-        const csvs: { path: string; file: EventReportFile }[] = [];
+        // every file is written in a working directory of its own, hidden, and renamed into place once complete
+        const work = path.join(dir, `.${base}`);
+        await mkdir(work, { recursive: true, mode: 0o700 });
+        const csvs = o.event_types.map((kind) => ({
+          kind,
+          tmp: path.join(work, `${kind}.csv`),
+          final: path.join(dir, `${base}-${kind}.csv`),
+          file: { Type: kind, Name: o.compress ? `${kind}.csv` : `${base}-${kind}.csv`, Rows: 0 } as EventReportFile,
+        }));
+        const writeCsvs = async () => {
+          for (const c of csvs) c.file.Rows = await writeCsv(c.tmp, c.kind, s.eventHistory.events(c.kind, start.getTime() * 1_000_000, endNs));
+        };
         try {
-          for (const kind of o.event_types) {
-            const events = s.eventHistory.events(kind, start.getTime() * 1_000_000, endNs);
-            const name = o.compress ? `${kind}.csv` : `${base}-${kind}.csv`;
-            const csvPath = path.join(work, name);
-            csvs.push({ path: csvPath, file: { Type: kind, Name: name, Rows: await writeCsv(csvPath, kind, events) } });
-          }
-          // the zip is written in the working directory and renamed into place once complete
-          if (o.compress)
+          if (o.compress) {
+            // the CSVs stay in the working directory: the zip holds them
+            await writeCsvs();
             await writeZip(
               path.join(dir, `${base}.zip`),
-              csvs.map((c) => c.path),
+              csvs.map((c) => c.tmp),
               path.join(work, `${base}.zip`),
             );
+          } else {
+            // every CSV complete before any is published: a failed run leaves no report of its own
+            await publishFiles(csvs, writeCsvs);
+          }
         } finally {
-          if (o.compress) await rm(work, { recursive: true, force: true });
+          await rm(work, { recursive: true, force: true });
         }
         const rows = (files: EventReportFile[]) => files.reduce((n, f) => n + f.Rows, 0);
         let reports: EventReport[];
@@ -208,7 +271,7 @@ export function eventReportAction(s: PluginHost, reportsDir: () => string): Acti
         } else {
           reports = csvs.map((c) => ({
             Type: c.file.Type,
-            Path: c.path,
+            Path: c.final,
             Name: c.file.Name,
             Format: 'csv',
             Rows: c.file.Rows,
