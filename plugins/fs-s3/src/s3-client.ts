@@ -3,6 +3,7 @@ import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@aws-sdk/types';
 import type { S3Settings } from './config.schema.js';
 import { DEFAULT_S3_TIMEOUTS, type S3Timeouts } from './constants.js';
+import { sharedSocketReads } from './socket-reads.js';
 
 /** Renew assumed-role credentials this long before they expire. */
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
@@ -14,10 +15,17 @@ const REFRESH_MARGIN_MS = 5 * 60 * 1000;
  * S3-compatible servers (s3rver) store verbatim, corrupting the object.
  * Every request has a connection timeout and a socket inactivity timeout
  * (the SDK sets neither by default, so a server that stops answering would
- * hang a transfer forever).
+ * hang a transfer forever). The sockets of the SDK's agents (given as
+ * options, so the SDK keeps its own agent handling: keep-alive, 50 sockets)
+ * read into a buffer shared by the process (socket-reads.ts).
  */
 export function createS3Client(s: S3Settings, sessionName: string, timeouts: S3Timeouts = DEFAULT_S3_TIMEOUTS): S3Client {
-  const requestHandler = { connectionTimeout: timeouts.connectTimeoutMs, socketTimeout: timeouts.idleTimeoutMs };
+  const requestHandler = {
+    connectionTimeout: timeouts.connectTimeoutMs,
+    socketTimeout: timeouts.idleTimeoutMs,
+    httpAgent: { onread: sharedSocketReads() },
+    httpsAgent: { onread: sharedSocketReads() },
+  };
   const base: AwsCredentialIdentity | undefined = s.accessKey
     ? {
         accessKeyId: s.accessKey,
@@ -48,7 +56,7 @@ function assumeRoleProvider(
   s: S3Settings,
   base: AwsCredentialIdentity | undefined,
   sessionName: string,
-  requestHandler: { connectionTimeout: number; socketTimeout: number },
+  requestHandler: S3ClientConfig['requestHandler'],
 ): AwsCredentialIdentityProvider {
   // the STS endpoint: the SDK's own resolution (AWS_ENDPOINT_URL_STS or the regional one)
   const sts = new STSClient({ region: s.region, requestHandler, maxAttempts: 3, ...(base ? { credentials: base } : {}) });
