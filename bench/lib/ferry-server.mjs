@@ -70,7 +70,7 @@ export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }],
   const config = writeFerryConfig(dir, { plugins, pgUrl, instanceId });
   // through core/bin/ferry, as `npm start` does: its memory defaults are part of what is measured
   // (FERRY_NODE_OPTIONS replaces the launcher's node options, so extra ones keep its default)
-  const nodeOptions = nodeArgs.length ? { FERRY_NODE_OPTIONS: ['--max-semi-space-size=2', ...nodeArgs].join(' ') } : {};
+  const nodeOptions = nodeArgs.length ? { FERRY_NODE_OPTIONS: ['--max-semi-space-size=2', '--expose-gc', ...nodeArgs].join(' ') } : {};
   const proc = spawn(path.join(root, 'core/bin/ferry'), ['serve', '--config', config], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,6 +8,7 @@ export * from './write-handle.js';
 export * from './signals.js';
 export * from './range-reader.js';
 export * from './read-buffers.js';
+export * from './gc-pacer.js';
 export * from './host.js';
 export * from './lazy-module.js';
 export * from './event-search.js';

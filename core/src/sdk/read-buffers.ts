@@ -243,6 +243,11 @@ export class ReadBufferLease implements ReadBuffers {
     this.pool.release(b);
   }
 
+  /** True when `chunk` is a view of one of this lease's buffers. */
+  owns(chunk: Buffer): boolean {
+    return this.owned.has(chunk.buffer);
+  }
+
   /** Takes back a chunk read into a buffer of take() (other chunks are ignored). */
   give(chunk: Buffer): void {
     const b = this.owned.get(chunk.buffer);

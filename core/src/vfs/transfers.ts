@@ -11,7 +11,9 @@ import { quotaScope, StorageReservation, TransferReservation, type QuotaBatch } 
 import type { PathWrite } from './quota-tracker.js';
 import type { JournalEntry } from './upload-journal.js';
 import { bandwidthFor, Throttle } from './throttle.js';
+import { pump } from './pump.js';
 import { readBufferPool, writeRecycling, type ReadBufferLease } from '../sdk/read-buffers.js';
+import { noteShortLived } from '../sdk/gc-pacer.js';
 import type { Resolved } from './vfs.js';
 
 export const STAGE_HWM = 256 * 1024;
@@ -19,11 +21,11 @@ export const STAGE_HWM = 256 * 1024;
 /** Counts the bytes of a transfer as they pass; `onChunk` may refuse a chunk by returning an error. */
 export class Meter extends Transform {
   bytes = 0;
-  constructor(private readonly onChunk: (n: number) => Error | null) {
+  constructor(private readonly onChunk: (n: number, chunk: Buffer) => Error | null) {
     super({ highWaterMark: STAGE_HWM });
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    const err = this.onChunk(chunk.length);
+    const err = this.onChunk(chunk.length, chunk);
     if (err) return cb(err);
     this.bytes += chunk.length;
     cb(null, chunk);
@@ -264,82 +266,6 @@ async function uploadToPath(
   }
 }
 
-/**
- * Moves a client stream into a write handle (through the throttle when
- * there is one), calling `onChunk` for every chunk first: a returned error
- * stops the transfer. Data is pumped by hand (no extra stream stage) with
- * backpressure. The source is only paused on failure, never destroyed, so
- * the caller can still answer the client.
- */
-async function pump(
-  source: Readable,
-  onChunk: (n: number) => Error | null,
-  throttle: Throttle | undefined,
-  handle: WriteHandle,
-  signal: AbortSignal,
-): Promise<void> {
-  const dest: Writable = throttle ?? handle.stream;
-  const tail = throttle ? pipeline(throttle, handle.stream) : finished(handle.stream);
-  tail.catch(() => undefined);
-  let failure: Error | undefined;
-  const detach = () => {
-    source.off('data', onData);
-    source.off('end', onEnd);
-    source.off('error', onError);
-    source.off('aborted', onAborted);
-    source.off('close', onClose);
-    dest.off('drain', onDrain);
-    signal.removeEventListener('abort', onAborted);
-  };
-  const stop = (err: Error) => {
-    if (failure) return;
-    failure = err;
-    detach();
-    source.pause();
-    if (!dest.destroyed) dest.destroy(err);
-  };
-  function onData(chunk: Buffer) {
-    const err = onChunk(chunk.length);
-    if (err) return stop(err);
-    if (!dest.write(chunk)) source.pause();
-  }
-  function onDrain() {
-    if (!failure) source.resume();
-  }
-  function onEnd() {
-    detach();
-    dest.end();
-  }
-  function onError(err: unknown) {
-    stop(err instanceof Error ? err : FsError.aborted());
-  }
-  function onAborted() {
-    stop(FsError.aborted());
-  }
-  function onClose() {
-    if (!source.readableEnded) stop(FsError.aborted());
-  }
-  if (signal.aborted) throw FsError.aborted();
-  source.on('data', onData);
-  source.on('end', onEnd);
-  source.on('error', onError);
-  source.on('aborted', onAborted);
-  source.on('close', onClose);
-  dest.on('drain', onDrain);
-  signal.addEventListener('abort', onAborted, { once: true });
-  // A source destroyed before the listeners were attached (a multipart part ended with the
-  // request's error while this upload was still opening its file) sends no event any more:
-  // without this the transfer would wait for ever with its temporary file.
-  if (source.destroyed && !source.readableEnded) stop(source.errored ?? FsError.aborted());
-  source.resume();
-  try {
-    await tail;
-  } catch (err) {
-    throw failure ?? err;
-  }
-  if (failure) throw failure;
-}
-
 /** A file checked for download. */
 export interface PreparedDownload {
   vpath: string;
@@ -380,7 +306,7 @@ export interface DownloadOptions {
 class DownloadMeter extends Meter {
   constructor(
     private readonly lease: ReadBufferLease | undefined,
-    onChunk: (n: number) => Error | null,
+    onChunk: (n: number, chunk: Buffer) => Error | null,
   ) {
     super(onChunk);
     if (lease) (this as unknown as { writeToStream: (dest: Writable) => void }).writeToStream = (dest) => writeRecycling(this, dest, lease);
@@ -424,7 +350,8 @@ export async function meteredDownload(
   const bw = bandwidthFor(s.user, s.ip).download;
   // (a throttle cuts chunks into slices: its chunks could not be given back whole)
   const lease = o.recycle && bw === 0 ? readBufferPool.lease() : undefined;
-  const meter = new DownloadMeter(lease, (n) => {
+  const meter = new DownloadMeter(lease, (n, chunk) => {
+    if (!lease?.owns(chunk)) noteShortLived(n); // garbage once sent (the lease's buffers are read into again)
     if (!xfer.take(n)) {
       quotaHit = true;
       return downloadQuotaError();

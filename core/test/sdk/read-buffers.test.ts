@@ -121,3 +121,13 @@ t.test('writeRecycling: at most two lease-sized chunks queued on a slow destinat
   const snap = pool.snapshot();
   t.equal(snap.freeBytes, snap.bytes, 'every pooled chunk came back');
 });
+
+t.test('owns(): a chunk read into one of the lease buffers, and nothing else', async (t) => {
+  const pool = new ReadBufferPool(64 * KIB, 1024 * KIB, 3);
+  const lease = pool.lease();
+  const b = await lease.take();
+  t.ok(lease.owns(b.subarray(10, 20)), 'a view of a taken buffer');
+  t.notOk(lease.owns(Buffer.alloc(10)), 'another buffer');
+  t.notOk(pool.lease().owns(b), "another lease's buffer");
+  lease.close();
+});
