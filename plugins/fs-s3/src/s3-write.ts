@@ -8,7 +8,7 @@ import {
   type CompletedPart,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { FsError, FsErrorCode, type WriteHandle, type WriteResult } from '@ferry/core';
+import { FsError, FsErrorCode, noteShortLived, type WriteHandle, type WriteResult } from '@ferry/core';
 import { mapS3Error } from './errors.js';
 
 /** S3 allows at most 10,000 parts per multipart upload. */
@@ -34,7 +34,7 @@ export interface S3WriteParams {
  * on first need and reused, so an upload holds `size × max` bytes at most
  * and leaves no garbage for the collector to catch up with.
  */
-class PartBuffers {
+export class PartBuffers {
   private readonly free: Buffer[] = [];
   private readonly waiting: Array<(b: Buffer) => void> = [];
   private created = 0;
@@ -57,6 +57,30 @@ class PartBuffers {
     const w = this.waiting.shift();
     if (w) w(b);
     else this.free.push(b);
+  }
+
+  /**
+   * The upload succeeded: the free buffers (and `last`, the body of a single
+   * PutObject) are given back now rather than at the next full collection.
+   * They lived through the upload, so V8 has moved them to the old
+   * generation, which it collects only after tens of MB more; detached, each
+   * backing store belongs to a new ArrayBuffer dropped at once, which the
+   * next young collection frees (core's gc-pacer runs one soon: the bytes
+   * are counted there). Only after a success: the server then has every byte,
+   * so no socket write still reads from these buffers (a failed upload may
+   * leave a request writing, its buffers are left to the collector).
+   */
+  dispose(last?: Buffer): number {
+    let bytes = 0;
+    for (const b of last ? [...this.free, last] : this.free) {
+      const ab = b.buffer as ArrayBuffer;
+      if (ab.byteLength === 0) continue;
+      bytes += ab.byteLength;
+      structuredClone(ab, { transfer: [ab] });
+    }
+    this.free.length = 0;
+    if (bytes) noteShortLived(bytes);
+    return bytes;
   }
 }
 
@@ -160,6 +184,8 @@ export function startS3Upload(p: S3WriteParams): WriteHandle {
       // everything fits in one part: a single PutObject
       const body = current ? current.subarray(0, filled) : Buffer.alloc(0);
       const out = await p.client.send(new PutObjectCommand({ ...base, Body: body, ContentLength: body.length } as never), { abortSignal: ctrl.signal });
+      buffers.dispose(current);
+      current = undefined;
       const etag = out.ETag;
       return { size: bytes, ...(etag ? { etag: etag.replace(/"/g, '') } : {}) };
     }
@@ -172,6 +198,7 @@ export function startS3Upload(p: S3WriteParams): WriteHandle {
     const out = await p.client.send(new CompleteMultipartUploadCommand({ ...base, UploadId: id, MultipartUpload: { Parts: parts } } as never), {
       abortSignal: ctrl.signal,
     });
+    buffers.dispose();
     const etag = out.ETag;
     return { size: bytes, ...(etag ? { etag: etag.replace(/"/g, '') } : {}) };
   };
