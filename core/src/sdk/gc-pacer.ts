@@ -19,25 +19,34 @@
  * collection runs there and then. Not later (setImmediate): libuv hands
  * over every read that is ready before it runs immediates, tens of MB when
  * a fast backend sends to a slow client. A young collection with a small
- * semi-space costs about a millisecond, 64 per 256 MiB. It needs V8's gc()
- * (node's --expose-gc, which core/bin/ferry gives): without it nothing is
- * counted and V8 keeps its own schedule.
+ * semi-space costs about a millisecond, 64 per 256 MiB; at most one runs per
+ * {@link GC_PACE_MIN_INTERVAL_MS}, so a transfer at hundreds of MB/s (a
+ * local disk) pays 50 a second at most and keeps a few more MB of dead
+ * chunks (one every 4 MiB, every 6 ms, cost local uploads up to a third of
+ * their speed). It needs V8's gc() (node's --expose-gc, which core/bin/ferry
+ * gives): without it nothing is counted and V8 keeps its own schedule.
  */
 
 /** Bytes of short-lived buffers after which a young collection runs. */
 export const GC_PACE_BYTES = 4 * 1024 * 1024;
+
+/** Least time between two paced collections. */
+export const GC_PACE_MIN_INTERVAL_MS = 20;
 
 /** The young-generation collection of V8's gc extension. */
 export type MinorGc = (options: { type: 'minor' }) => void;
 
 export class GcPacer {
   private pending = 0;
+  private last = -Infinity;
   /** Young collections run so far. */
   runs = 0;
 
   constructor(
     private readonly gc: MinorGc | undefined,
     readonly paceBytes = GC_PACE_BYTES,
+    readonly minIntervalMs = GC_PACE_MIN_INTERVAL_MS,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** False when V8's gc() is not exposed: note() does nothing. */
@@ -50,6 +59,9 @@ export class GcPacer {
     if (!this.gc) return;
     this.pending += bytes;
     if (this.pending < this.paceBytes) return;
+    const now = this.now();
+    if (now - this.last < this.minIntervalMs) return;
+    this.last = now;
     this.pending = 0;
     this.runs++;
     this.gc({ type: 'minor' });

@@ -6,7 +6,7 @@ import type { WriteHandle } from '../../src/fs/fs.contract.js';
 
 t.test('a young collection per paceBytes of short-lived buffers', async (t) => {
   const runs: string[] = [];
-  const pacer = new GcPacer((o) => void runs.push(o.type), 100);
+  const pacer = new GcPacer((o) => void runs.push(o.type), 100, 0);
   t.ok(pacer.active);
   pacer.note(60);
   t.equal(runs.length, 0, 'not yet');
@@ -19,6 +19,27 @@ t.test('a young collection per paceBytes of short-lived buffers', async (t) => {
   pacer.note(99);
   t.equal(runs.length, 2);
   t.equal(pacer.runs, 2);
+});
+
+t.test('at most one collection per minIntervalMs, however fast the bytes come', async (t) => {
+  let clock = 1000;
+  let runs = 0;
+  const pacer = new GcPacer(
+    () => void runs++,
+    100,
+    20,
+    () => clock,
+  );
+  pacer.note(100);
+  t.equal(runs, 1);
+  clock += 5;
+  pacer.note(300);
+  t.equal(runs, 1, '5 ms later: not yet, the bytes are kept');
+  clock += 15;
+  pacer.note(1);
+  t.equal(runs, 2, '20 ms after the last one');
+  pacer.note(99);
+  t.equal(runs, 2, 'the count started again');
 });
 
 t.test('without an exposed gc() nothing happens', async (t) => {
