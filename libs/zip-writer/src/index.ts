@@ -1,2 +1,3 @@
 export { ZipWriter, ONE_SHOT_MAX, type EntryOptions, type StreamEntryOptions, type ZipWriterOptions } from './zip-writer.js';
 export { crc32, crc32js } from './crc32.js';
+export { fillZip } from './fill-zip.js';

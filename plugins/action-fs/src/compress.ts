@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ZipWriter } from '@ferry/zip-writer';
+import { fillZip, ZipWriter } from '@ferry/zip-writer';
 import { FsError, FsErrorCode, isSubPath, normalizeVirtualPath, parentPath, type FileInfo } from '@ferry/core';
 import { ensureParent, type FsRun } from './ops.js';
 import type { CompressConfig } from './schema.js';
@@ -57,11 +57,10 @@ export async function compress(r: FsRun, cfg: CompressConfig): Promise<{ size: n
   // failures are read from the calls' promises and from the write; the archive
   // may be destroyed before the write reads it, so its error event needs a listener
   zip.on('error', () => undefined);
-  // the write ends with an error when the archive is destroyed (by the catch
-  // below), and destroys the archive when it fails itself (quota, storage,
+  // the write ends with an error when the archive is destroyed (by fillZip,
+  // on a failure), and destroys the archive when it fails itself (quota, storage,
   // abort): the entry being added then fails too
   const writing = r.files.write(target, zip, { signal: r.signal });
-  writing.catch(() => undefined);
   let entries = 0;
 
   const add = async (vp: string, info: FileInfo): Promise<void> => {
@@ -88,19 +87,9 @@ export async function compress(r: FsRun, cfg: CompressConfig): Promise<{ size: n
     entries++;
   };
 
-  try {
+  // a write failing first (the quota...) is reported as the cause
+  const { size } = await fillZip(zip, writing, async () => {
     for (const s of sources) await add(s, infos.get(s)!);
-    await zip.finalize();
-    const { size } = await writing;
-    return { size, entries };
-  } catch (err) {
-    // destroyed already: the write failed first, and its error (the quota...) is the cause
-    const byWrite = zip.destroyed;
-    if (!zip.destroyed) zip.destroy(err instanceof Error ? err : new Error(String(err)));
-    const writeErr = await writing.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    throw byWrite && writeErr !== undefined ? writeErr : err;
-  }
+  });
+  return { size, entries };
 }

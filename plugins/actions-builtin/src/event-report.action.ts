@@ -4,7 +4,7 @@ import { link, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ZipWriter } from '@ferry/zip-writer';
+import { fillZip, ZipWriter } from '@ferry/zip-writer';
 import type { ActionTypeDef, RecordedKind } from '@ferry/core';
 import { eventReportConfigSchema } from './config.schema.js';
 import type { PluginHost } from '@ferry/core';
@@ -169,9 +169,8 @@ export const REPORT_ZIP_LEVEL = 6;
 export async function writeZip(zipPath: string, files: string[], tmpPath: string): Promise<void> {
   await publishFiles([{ tmp: tmpPath, final: zipPath }], async () => {
     const zip = new ZipWriter({ level: REPORT_ZIP_LEVEL });
-    const writing = writeFileFrom(tmpPath, zip);
-    writing.catch(() => undefined);
-    try {
+    // a write failing first (a full disk) is reported as the cause
+    await fillZip(zip, writeFileFrom(tmpPath, zip), async () => {
       for (const f of files) {
         const st = await stat(f);
         const rs = createReadStream(f);
@@ -181,18 +180,7 @@ export async function writeZip(zipPath: string, files: string[], tmpPath: string
           rs.destroy();
         }
       }
-      await zip.finalize();
-      await writing;
-    } catch (err) {
-      // destroyed already: the write failed first, and its error is the cause
-      const byWrite = zip.destroyed;
-      if (!zip.destroyed) zip.destroy(err instanceof Error ? err : new Error(String(err)));
-      const writeErr = await writing.then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      throw byWrite && writeErr !== undefined ? writeErr : err;
-    }
+    });
   });
 }
 
