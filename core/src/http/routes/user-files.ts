@@ -294,6 +294,12 @@ export function receiveMultipart(
     });
     s.signal.addEventListener('abort', () => fail(FsError.aborted()), { once: true });
     src.on('error', (err) => fail(err));
+    // A request cut while its session was being opened sent its events already (the abort, the
+    // body's error): nothing would end the parse, and the session would stay open for ever.
+    if (s.signal.aborted || (src.destroyed && !src.readableEnded)) {
+      fail(FsError.aborted());
+      return;
+    }
     src.pipe(bb);
   });
 }
