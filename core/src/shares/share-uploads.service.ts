@@ -182,6 +182,8 @@ export class ShareUploads {
     body.once('aborted', gone);
     body.once('close', gone);
     body.pipe(meter);
+    // cut while the lock was taken: its abort and close were sent before anyone listened
+    if (body.destroyed && !body.readableEnded) gone();
     try {
       await done;
     } catch (err) {

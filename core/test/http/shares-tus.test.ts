@@ -2,9 +2,11 @@ import t from 'tap';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import http from 'node:http';
+import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { addUser, fileApp, PASSWORD, updateUser } from '../helpers/user-files.js';
 import { Share } from '../../src/data/entities/index.js';
+import { ShareUploads } from '../../src/shares/share-uploads.service.js';
 
 const ta = await fileApp({ config: { httpd: { bindings: [{ address: '127.0.0.1', port: 0, upload_chunk_size: 1 }] } } });
 t.teardown(() => ta.close());
@@ -356,4 +358,25 @@ t.test('one chunk at a time: a chunk sent while another is received is 409 and c
   t.equal(await first, 204);
   t.same(readFileSync(path.join(home, 'in', 'one-at-a-time.bin')), Buffer.alloc(10, 2), 'only the first chunk was kept');
   t.notOk(existsSync(lock), 'the lock is gone with the upload');
+});
+
+t.test('a chunk cut before it is read (its close sent while the lock was taken) ends at once, keeps nothing and frees the lock', async (t) => {
+  const uploads = ta.app.container.resolve(ShareUploads);
+  const id = await mkShare({ name: 'cut-early', scope: 2, paths: ['/in'] });
+  const r = await create(10, { share_id: id, path: 'cut-early.bin' });
+  t.equal(r.statusCode, 201, r.payload);
+  const uploadId = String(r.headers.location).split('/').pop() ?? '';
+  const u = await uploads.get(uploadId);
+  const body = new PassThrough();
+  body.write(Buffer.alloc(4, 7));
+  body.destroy();
+  // its close has been emitted: nobody listened yet
+  await new Promise((resolve) => setImmediate(resolve));
+  const hung = sleep(15_000, 'hung', { ref: false });
+  t.equal(await Promise.race([uploads.append(u, body, 0).then(() => 'ended'), hung]), 'ended');
+  t.equal(u.offset, 0, 'nothing was kept');
+  t.equal((await uploads.get(uploadId)).offset, 0);
+  t.notOk(existsSync(path.join(ta.config.common.temp_dir, 'share-uploads', `${uploadId}.lock`)), 'the lock is gone');
+  t.equal((await patch(String(r.headers.location), 0, Buffer.alloc(10, 8))).statusCode, 204, 'the upload goes on');
+  t.same(readFileSync(path.join(home, 'in', 'cut-early.bin')), Buffer.alloc(10, 8));
 });
