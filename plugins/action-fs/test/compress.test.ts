@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { deflateRawSync } from 'node:zlib';
 import t from 'tap';
+import { liveBufferGrowth, writeRandomHex } from '@ferry/testkit';
 import { silentLogger, type UserFiles } from '@ferry/core';
 import { COMPRESS_LEVEL, compress, entryName } from '../src/compress.js';
 import type { FsRun } from '../src/ops.js';
@@ -109,27 +108,8 @@ t.test('a large file is streamed: buffer memory stays flat (neither the file nor
   // 48 MiB of random hex digits: deflate halves it, so holding either the file (48 MiB) or the archive (26 MiB) shows
   const size = 48 << 20;
   mkdirSync(path.join(home, 'big'), { recursive: true });
-  const fd = openSync(path.join(home, 'big/hex.txt'), 'w');
-  for (let left = size; left > 0; left -= 1 << 20) writeSync(fd, Buffer.from(randomBytes(1 << 19).toString('hex')));
-  closeSync(fd);
-  // what stays referenced, measured after a full collection (the garbage of a streamed read is not held)
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  gc();
-  const before = process.memoryUsage().arrayBuffers;
-  let peak = before;
-  let samples = 0;
-  const sampler = setInterval(() => {
-    gc();
-    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
-    samples++;
-  }, 200);
-  try {
-    await run({ name: '/big/hex.zip', paths: ['/big/hex.txt'] });
-  } finally {
-    clearInterval(sampler);
-  }
-  const grew = peak - before;
+  writeRandomHex(path.join(home, 'big/hex.txt'), size);
+  const { grew, samples } = await liveBufferGrowth(() => run({ name: '/big/hex.zip', paths: ['/big/hex.txt'] }), 200);
   t.comment(`live buffers grew by ${(grew / 2 ** 20).toFixed(1)} MiB at most (${samples} samples)`);
   t.ok(samples >= 5, `${samples} samples taken while zipping`);
   t.ok(grew < 12 << 20, `live buffer memory grew by ${grew} bytes while zipping ${size} bytes`);

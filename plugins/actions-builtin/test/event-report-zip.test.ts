@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { deflateRawSync } from 'node:zlib';
 import t from 'tap';
+import { liveBufferGrowth, writeRandomHex } from '@ferry/testkit';
 import { REPORT_ZIP_LEVEL, writeZip } from '../src/event-report.action.js';
 
 // The zip of a compressed event report (type 19), written with
@@ -84,28 +83,9 @@ t.test('a large report is streamed: live buffer memory stays flat', async (t) =>
   mkdirSync(path.join(dir, 'work'));
   // 32 MiB of random hex digits: deflate halves it, so holding the file (32 MiB) or the archive (17 MiB) shows
   const size = 32 << 20;
-  const fd = openSync(path.join(dir, 'work/fs.csv'), 'w');
-  for (let left = size; left > 0; left -= 1 << 20) writeSync(fd, Buffer.from(randomBytes(1 << 19).toString('hex')));
-  closeSync(fd);
-  // what stays referenced, after a full collection (the garbage of a streamed read is not held)
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  gc();
-  const before = process.memoryUsage().arrayBuffers;
-  let peak = before;
-  let samples = 0;
-  const sampler = setInterval(() => {
-    gc();
-    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
-    samples++;
-  }, 100);
+  writeRandomHex(path.join(dir, 'work/fs.csv'), size);
   const zipPath = path.join(dir, 'report.zip');
-  try {
-    await writeZip(zipPath, [path.join(dir, 'work/fs.csv')], path.join(dir, 'work/report.zip'));
-  } finally {
-    clearInterval(sampler);
-  }
-  const grew = peak - before;
+  const { grew, samples } = await liveBufferGrowth(() => writeZip(zipPath, [path.join(dir, 'work/fs.csv')], path.join(dir, 'work/report.zip')));
   t.comment(`live buffers grew by ${(grew / 2 ** 20).toFixed(1)} MiB at most (${samples} samples)`);
   t.ok(samples >= 5, `${samples} samples taken while zipping`);
   t.ok(grew < 8 << 20, `live buffer memory grew by ${grew} bytes while zipping ${size} bytes`);
