@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Configuration, EntitySchema, MikroORM, Options } from '@mikro-orm/core';
-import { Migration, Migrator } from '@mikro-orm/migrations';
 import { coreEntities } from './entities/index.js';
 import type { FerryConfig } from '../config/schema.js';
-import { withBoundParameters } from './bound-sql.js';
+import { sqlDialectOf, withBoundParameters } from './bound-sql.js';
 import { withUnavailableMarking } from './db-errors.js';
+import { MIGRATIONS_TABLE, runMigrations, type NamedMigration } from './migrate.js';
 import type { Logger } from '../logger.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
@@ -52,21 +52,10 @@ export function ormOptionsFromConfig(cfg: FerryConfig): OrmOptions {
   };
 }
 
-async function migrationsFor(dialect: Dialect): Promise<{ name: string; class: new (...a: any[]) => Migration }[]> {
+/** The core's migrations for a dialect. */
+async function migrationsFor(dialect: Dialect): Promise<NamedMigration[]> {
   const mod = dialect === 'sqlite' ? await import('./migrations/sqlite/index.js') : await import('./migrations/postgresql/index.js');
-  return migrationClasses(mod.statements);
-}
-
-/** MikroORM migrations from named lists of SQL statements. */
-export function migrationClasses(list: { name: string; statements: string[] }[]): { name: string; class: new (...a: any[]) => Migration }[] {
-  return list.map((m) => ({
-    name: m.name,
-    class: class extends Migration {
-      override async up(): Promise<void> {
-        for (const sql of m.statements) this.addSql(sql);
-      }
-    },
-  }));
+  return mod.statements;
 }
 
 /**
@@ -78,13 +67,12 @@ export async function openOrm(o: OrmOptions): Promise<MikroORM> {
   const base: Options = {
     entities: [...coreEntities, ...(o.entities ?? [])],
     discovery: { warnWhenNoEntities: false },
-    extensions: [Migrator],
+    // the migrator is imported by runMigrations, only when a migration is pending
     migrations: {
-      migrationsList: await migrationsFor(o.driver),
       snapshot: false,
       transactional: true,
       allOrNothing: true,
-      tableName: 'ferry_migrations',
+      tableName: MIGRATIONS_TABLE,
       silent: true,
     },
     debug: false,
@@ -117,6 +105,5 @@ export async function openOrm(o: OrmOptions): Promise<MikroORM> {
 
 /** Runs pending migrations; returns the names applied. */
 export async function migrate(orm: MikroORM): Promise<string[]> {
-  const applied = await orm.getMigrator().up();
-  return applied.map((m) => m.name);
+  return runMigrations(orm, await migrationsFor(sqlDialectOf(orm.em)));
 }

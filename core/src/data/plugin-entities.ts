@@ -1,14 +1,13 @@
 import type { EntitySchema, MikroORM } from '@mikro-orm/core';
 import type { SqlEntityManager } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
-import { migrationClasses, type Dialect } from './orm.js';
+import type { Dialect } from './orm.js';
+import { runMigrations, type NamedMigration } from './migrate.js';
 import type { Logger } from '../logger.js';
 
 /** A migration of a plugin's tables: SQL statements run in order, once (recorded by name). */
-export interface PluginMigration {
+export interface PluginMigration extends NamedMigration {
   /** Unique among every migration, e.g. `Migration20261125170000_events_search`. */
   name: string;
-  statements: string[];
 }
 
 /** Entities a plugin owns in the core database, with their migrations for both dialects. */
@@ -33,15 +32,7 @@ export interface PluginDatabase {
  */
 export async function installPluginEntities(orm: MikroORM, dialect: Dialect, plugin: string, def: PluginEntitiesDef, logger: Logger): Promise<PluginDatabase> {
   if (def.entities.length) orm.discoverEntity(def.entities);
-  const list = def.migrations[dialect];
-  const original = orm.config.get('migrations');
-  // the Migrator reads its list when built: a short-lived one over this plugin's migrations only
-  orm.config.set('migrations', { ...original, migrationsList: migrationClasses(list) });
-  try {
-    const applied = await new Migrator(orm.em as ConstructorParameters<typeof Migrator>[0]).up();
-    if (applied.length) logger.info({ plugin, migrations: applied.map((m) => m.name) }, 'plugin tables migrated');
-  } finally {
-    orm.config.set('migrations', original);
-  }
+  const applied = await runMigrations(orm, def.migrations[dialect]);
+  if (applied.length) logger.info({ plugin, migrations: applied }, 'plugin tables migrated');
   return Object.freeze({ dialect, em: () => orm.em.fork() as unknown as SqlEntityManager });
 }
