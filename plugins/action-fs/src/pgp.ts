@@ -1,11 +1,17 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import * as openpgp from 'openpgp';
-import { FsError, FsErrorCode, type FileInfo } from '@ferry/core';
+import type * as openpgp from 'openpgp';
+import { FsError, FsErrorCode, lazyModule, type FileInfo } from '@ferry/core';
 import { ensureParent, type FsRun } from './ops.js';
 import { PgpMode, type PgpConfig } from './schema.js';
 
 const ARMOR_START = '-----BEGIN PGP';
+
+/**
+ * openpgp (about 2.3 MB of source, 5-8 MB of memory once compiled), imported
+ * when a PGP action first runs: a server that never runs one never loads it.
+ */
+const openpgpModule = lazyModule<typeof openpgp>(() => import('openpgp'));
 
 /**
  * openpgp settings of every call: the data of a non-AEAD (SEIPDv1) message
@@ -19,10 +25,11 @@ const CONFIG: openpgp.PartialConfig = { allowUnauthenticatedStream: true };
 
 /** The keys of every armored block (one block may hold several keys). */
 export async function readPublicKeys(armored: string[]): Promise<openpgp.Key[]> {
+  const pgp = await openpgpModule.load();
   const out: openpgp.Key[] = [];
   for (const [i, a] of armored.entries()) {
     try {
-      out.push(...(await openpgp.readKeys({ armoredKeys: a })));
+      out.push(...(await pgp.readKeys({ armoredKeys: a })));
     } catch (err) {
       throw new Error(`public_keys[${i}]: not a readable public key (${(err as Error).message})`, { cause: err });
     }
@@ -32,16 +39,17 @@ export async function readPublicKeys(armored: string[]): Promise<openpgp.Key[]> 
 
 /** The private key, decrypted with its passphrase when it is protected. */
 export async function unlockPrivateKey(armored: string, passphrase: string | undefined): Promise<openpgp.PrivateKey> {
+  const pgp = await openpgpModule.load();
   let key: openpgp.PrivateKey;
   try {
-    key = await openpgp.readPrivateKey({ armoredKey: armored });
+    key = await pgp.readPrivateKey({ armoredKey: armored });
   } catch (err) {
     throw new Error(`private_key: not a readable private key (${(err as Error).message})`, { cause: err });
   }
   if (key.isDecrypted()) return key;
   if (!passphrase) throw new Error('private_key is protected by a passphrase and no passphrase is set');
   try {
-    return await openpgp.decryptKey({ privateKey: key, passphrase });
+    return await pgp.decryptKey({ privateKey: key, passphrase });
   } catch (err) {
     // openpgp's text ("Incorrect key passphrase") never contains the passphrase
     throw new Error(`private_key: cannot unlock it with the passphrase (${(err as Error).message})`, { cause: err });
@@ -113,26 +121,28 @@ export async function encryptStream(
   source: Readable,
   o: { keys: openpgp.Key[]; password?: string; armor: boolean; filename?: string; date?: Date },
 ): Promise<Readable> {
-  const message = await openpgp.createMessage({ binary: toWeb(source), filename: o.filename, date: o.date });
+  const pgp = await openpgpModule.load();
+  const message = await pgp.createMessage({ binary: toWeb(source), filename: o.filename, date: o.date });
   const common = {
     message,
     ...(o.keys.length ? { encryptionKeys: o.keys } : {}),
     ...(o.password ? { passwords: [o.password] } : {}),
     config: CONFIG,
   };
-  const out = o.armor ? await openpgp.encrypt({ ...common, format: 'armored' }) : await openpgp.encrypt({ ...common, format: 'binary' });
+  const out = o.armor ? await pgp.encrypt({ ...common, format: 'armored' }) : await pgp.encrypt({ ...common, format: 'binary' });
   return fromWeb(out as ReadableStream<Uint8Array> | ReadableStream<string>);
 }
 
 /** The plaintext of an encrypted stream, armored or binary (found from its first bytes). */
 export async function decryptStream(source: Readable, o: { key?: openpgp.PrivateKey; password?: string }): Promise<Readable> {
+  const pgp = await openpgpModule.load();
   const { head, stream } = await peek(source);
   const armored = head.subarray(0, 64).toString('latin1').trimStart().startsWith(ARMOR_START);
   const web = toWeb(stream);
   const message = armored
-    ? await openpgp.readMessage({ armoredMessage: web.pipeThrough(new TextDecoderStream()) as ReadableStream<string>, config: CONFIG })
-    : await openpgp.readMessage({ binaryMessage: web, config: CONFIG });
-  const { data } = await openpgp.decrypt({
+    ? await pgp.readMessage({ armoredMessage: web.pipeThrough(new TextDecoderStream()) as ReadableStream<string>, config: CONFIG })
+    : await pgp.readMessage({ binaryMessage: web, config: CONFIG });
+  const { data } = await pgp.decrypt({
     message,
     ...(o.key ? { decryptionKeys: o.key } : {}),
     ...(o.password ? { passwords: [o.password] } : {}),
