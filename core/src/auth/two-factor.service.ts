@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import { inject, injectable } from 'tsyringe';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
-import QRCode from 'qrcode';
 import { TOKENS } from '../tokens.js';
 import type { FerryConfig, TotpConfigEntry } from '../config/schema.js';
 import { Admin, User } from '../data/entities/index.js';
@@ -13,6 +12,10 @@ import { AdminService } from '../accounts/admin.service.js';
 import type { AdminIdentity } from './credentials.js';
 import { isValidTotpSecret, matchTotp, newTotpSecret, totpUrl, type TotpAlgo } from './totp.js';
 import { MFA_PROTOCOLS, type TotpSaveInput } from './two-factor.input.js';
+import { lazyModule } from '../sdk/lazy-module.js';
+
+/** qrcode and its PNG encoder, imported when a TOTP secret is first generated. */
+const qrcodeModule = lazyModule(() => import('qrcode'));
 
 export type AccountKind = 'admin' | 'user';
 type Account = Admin | User;
@@ -130,7 +133,7 @@ export class TwoFactorService {
     const c = this.configNamed(configName);
     const secret = newTotpSecret(c.algo);
     const url = totpUrl(secret, c.algo, c.issuer, username);
-    const png = await QRCode.toBuffer(url, { type: 'png', errorCorrectionLevel: 'M', margin: 2, width: 256 });
+    const png = await (await qrcodeModule.load()).default.toBuffer(url, { type: 'png', errorCorrectionLevel: 'M', margin: 2, width: 256 });
     return { config_name: c.name, issuer: c.issuer, secret, url, qr_code: png.toString('base64') };
   }
 

@@ -1,9 +1,10 @@
 import net from 'node:net';
 import type { Readable } from 'node:stream';
 import { inject, injectable } from 'tsyringe';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { TOKENS } from '../tokens.js';
+import { lazyModule } from '../sdk/lazy-module.js';
 import type { FerryConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 
@@ -66,6 +67,9 @@ export interface MailResult {
  * Sends mail through the configured SMTP server (nodemailer). One transport
  * per app, created on first use.
  */
+/** nodemailer (about 650 KB of modules), imported when the first mail is sent. */
+const nodemailerModule = lazyModule(() => import('nodemailer'));
+
 @injectable()
 export class Mailer {
   private readonly cfg: SmtpConfig;
@@ -102,8 +106,9 @@ export class Mailer {
     };
   }
 
-  private getTransport(): Transporter<SMTPTransport.SentMessageInfo> {
+  private async getTransport(): Promise<Transporter<SMTPTransport.SentMessageInfo>> {
     if (!this.cfg.host) throw new Error('no SMTP server is configured (config section smtp)');
+    const nodemailer = (await nodemailerModule.load()).default;
     this.transport ??= nodemailer.createTransport(this.transportOptions());
     return this.transport;
   }
@@ -118,12 +123,13 @@ export class Mailer {
     const signal = o.signal;
     const reason = () => (signal?.reason instanceof Error ? signal.reason : new Error('mail sending aborted'));
     if (signal?.aborted) throw reason();
-    let transport: Transporter<SMTPTransport.SentMessageInfo> = this.getTransport();
+    let transport: Transporter<SMTPTransport.SentMessageInfo> = await this.getTransport();
     let socket: net.Socket | undefined;
     const onAbort = () => socket?.destroy(reason());
     if (signal) {
+      if (signal.aborted) throw reason();
       socket = new net.Socket();
-      transport = nodemailer.createTransport(this.transportOptions(socket));
+      transport = (await nodemailerModule.load()).default.createTransport(this.transportOptions(socket));
       signal.addEventListener('abort', onAbort, { once: true });
     }
     let info: SMTPTransport.SentMessageInfo;

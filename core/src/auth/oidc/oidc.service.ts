@@ -1,5 +1,5 @@
 import { inject, injectable } from 'tsyringe';
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
 import { TOKENS } from '../../tokens.js';
 import type { OidcBindingConfig } from '../../config/oidc.schema.js';
 import type { Logger } from '../../logger.js';
@@ -13,6 +13,10 @@ import { TokenService, type IssuedToken } from '../token.service.js';
 import { OidcStateStore } from './oidc-state.service.js';
 import { claimAt, customFields, loginKind, roleValues, type OidcLoginKind } from './oidc-claims.js';
 import { AccountStatus } from '../../accounts/account-numbers.js';
+import { lazyModule } from '../../sdk/lazy-module.js';
+
+/** openid-client (with oauth4webapi and jose), imported when an OIDC login first starts. */
+const openidClient = lazyModule<typeof oidc>(() => import('openid-client'));
 
 export const OIDC_CALLBACK_PATH = '/api/v2/oidc/callback';
 
@@ -71,11 +75,13 @@ export class OidcService {
     const key = JSON.stringify([o.config_url, o.client_id, o.client_secret, o.allow_insecure_http, o.insecure_skip_signature_check]);
     let p = this.configs.get(key);
     if (!p) {
-      const execute: ((c: oidc.Configuration) => void)[] = [];
-      if (o.allow_insecure_http) execute.push(oidc.allowInsecureRequests);
-      if (!o.insecure_skip_signature_check) execute.push(oidc.enableNonRepudiationChecks);
-      const auth = o.client_secret ? oidc.ClientSecretBasic(o.client_secret) : oidc.None();
-      p = oidc.discovery(new URL(o.config_url), o.client_id, undefined, auth, { execute, timeout: 15 });
+      p = openidClient.load().then((client) => {
+        const execute: ((c: oidc.Configuration) => void)[] = [];
+        if (o.allow_insecure_http) execute.push(client.allowInsecureRequests);
+        if (!o.insecure_skip_signature_check) execute.push(client.enableNonRepudiationChecks);
+        const auth = o.client_secret ? client.ClientSecretBasic(o.client_secret) : client.None();
+        return client.discovery(new URL(o.config_url), o.client_id, undefined, auth, { execute, timeout: 15 });
+      });
       p.catch((err: unknown) => {
         this.configs.delete(key);
         this.log.warn({ err: errText(err), issuer: o.config_url }, 'OIDC discovery failed');
@@ -90,9 +96,10 @@ export class OidcService {
   /** Starts a login: stores state, nonce and PKCE verifier, returns the provider's authorization URL. */
   async start(o: OidcBindingConfig, target: OidcLoginKind): Promise<URL> {
     const cfg = await this.configuration(o);
-    const state = oidc.randomState();
-    const nonce = oidc.randomNonce();
-    const verifier = oidc.randomPKCECodeVerifier();
+    const client = await openidClient.load();
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    const verifier = client.randomPKCECodeVerifier();
     await this.states.put(state, {
       nonce,
       pkce_verifier: verifier,
@@ -100,12 +107,12 @@ export class OidcService {
       client: clientKey(o),
       expires_at: Date.now() + o.state_ttl * 1000,
     });
-    return oidc.buildAuthorizationUrl(cfg, {
+    return client.buildAuthorizationUrl(cfg, {
       redirect_uri: callbackUrl(o).href,
       scope: o.scopes.join(' '),
       state,
       nonce,
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
     });
   }
@@ -119,11 +126,12 @@ export class OidcService {
     if (!query.code) throw new OidcLoginError(400, '"code" is required');
 
     const cfg = await this.configuration(o);
+    const client = await openidClient.load();
     const current = callbackUrl(o);
     current.search = rawSearch;
     let claims: Record<string, unknown>;
     try {
-      const res = await oidc.authorizationCodeGrant(cfg, current, {
+      const res = await client.authorizationCodeGrant(cfg, current, {
         pkceCodeVerifier: pending.pkce_verifier,
         expectedState: query.state,
         expectedNonce: pending.nonce,
@@ -131,7 +139,7 @@ export class OidcService {
       claims = (res.claims() ?? {}) as Record<string, unknown>;
       // claims the provider serves only from its userinfo endpoint complete the ID token's (which win: they are signed)
       if (cfg.serverMetadata().userinfo_endpoint && typeof claims.sub === 'string') {
-        const info = (await oidc.fetchUserInfo(cfg, res.access_token, claims.sub)) as Record<string, unknown>;
+        const info = (await client.fetchUserInfo(cfg, res.access_token, claims.sub)) as Record<string, unknown>;
         claims = { ...info, ...claims };
       }
     } catch (err) {
@@ -206,13 +214,15 @@ export class OidcService {
 
   /** Maps an openid-client failure to a client answer (the provider's own error texts are codes, not secrets). */
   private grantError(err: unknown, o: OidcBindingConfig): OidcLoginError {
-    if (err instanceof oidc.AuthorizationResponseError) return new OidcLoginError(401, `the identity provider refused the login: ${err.error}`);
-    if (err instanceof oidc.ResponseBodyError) {
+    // loaded: the grant that failed came from it
+    const client = openidClient.loaded();
+    if (client && err instanceof client.AuthorizationResponseError) return new OidcLoginError(401, `the identity provider refused the login: ${err.error}`);
+    if (client && err instanceof client.ResponseBodyError) {
       return new OidcLoginError(401, `the identity provider refused the code exchange: ${err.error}`);
     }
     const code = (err as { code?: string }).code;
     this.log.warn({ err: errText(err), code, issuer: o.config_url }, 'OIDC code exchange failed');
-    if (!(err instanceof oidc.ClientError) || !code || GATEWAY_CODES.has(code)) {
+    if (!client || !(err instanceof client.ClientError) || !code || GATEWAY_CODES.has(code)) {
       return new OidcLoginError(502, `the identity provider at ${o.config_url} could not be reached or answered an invalid response`);
     }
     return new OidcLoginError(401, `the identity provider's response failed validation: ${errText(err)}`);
