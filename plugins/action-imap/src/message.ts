@@ -1,8 +1,10 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
-import type { UserFiles } from '@ferry/core';
+import { lazyModule, type UserFiles } from '@ferry/core';
+
+/** nodemailer's MIME composer, imported when the first message is composed (not when the plugin loads). */
+const mailComposer = lazyModule(() => import('nodemailer/lib/mail-composer'));
 
 /** `1.5 MiB`: sizes in messages. */
 export function humanBytes(n: number): string {
@@ -62,6 +64,7 @@ export interface MessageInput {
  * bounded by the attachment limit (base64: 4/3 of it) plus the body.
  */
 export async function composeMessage(m: MessageInput): Promise<{ raw: Buffer; names: string[] }> {
+  const MailComposer = (await mailComposer.load()).default;
   const atts: Mail.Attachment[] = [];
   let total = 0;
   let streamed = 0;

@@ -1,0 +1,92 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// What a `ferry serve` on the shipped configuration (every bundled plugin)
+// loads before anyone uses a feature: the modules of features used rarely or
+// only when configured are imported on first use, so an idle server does not
+// hold them. A preload (core/test/fixtures/module-trace.mjs) lists every
+// module the process loaded.
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const CLI =
+  process.env.FERRY_TEST_USE_DIST === '1'
+    ? ['core/dist/src/cli.js']
+    : ['--conditions=ferry-src', '--no-warnings', '--import=@tapjs/typescript/import', 'core/src/cli.ts'];
+const TRACE = path.join(root, 'core/test/fixtures/module-trace.mjs');
+
+/** Loaded on first use only: the feature, and the packages that must not be loaded before it. */
+const ON_FIRST_USE: Record<string, string[]> = {
+  'a pending migration': ['@mikro-orm/migrations', 'umzug', '@rushstack/ts-command-line'],
+  'a mail': ['nodemailer'],
+  'a TOTP secret': ['qrcode', 'pngjs'],
+  'an OIDC login': ['openid-client', 'oauth4webapi', 'jose'],
+  'a PGP action': ['openpgp'],
+  'an IMAP action': ['imapflow'],
+  'a remote storage user': ['@aws-sdk/client-s3', '@azure/storage-blob', '@google-cloud/storage', 'ssh2-sftp-client', 'ssh2'],
+};
+
+/** Starts `ferry serve` on `dataDir`, gets an admin token and checks /healthz, stops it; the packages it loaded. */
+async function serveOnce(t: Tap.Test, dataDir: string, trace: string): Promise<Set<string>> {
+  rmSync(`${trace}.esm`, { force: true });
+  rmSync(`${trace}.cjs`, { force: true });
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TAP')) env[k] = v;
+  const p = spawn(process.execPath, [`--import=${TRACE}`, ...CLI, 'serve'], {
+    cwd: root,
+    env: {
+      ...env,
+      FERRY_MODULE_TRACE: trace,
+      SERVICE_COMMON__DATA_DIR: dataDir,
+      SERVICE_HTTPD__BINDINGS__0__PORT: '0',
+      SERVICE_DEFAULT_ADMIN_USERNAME: 'admin',
+      SERVICE_DEFAULT_ADMIN_PASSWORD: 'Idle-Modules-Pw-1',
+    },
+  });
+  let out = '';
+  p.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => p.on('close', resolve));
+  t.teardown(async () => {
+    if (p.exitCode === null) p.kill('SIGTERM');
+    await exited;
+  });
+  const base = await new Promise<string>((resolve, reject) => {
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = /"uri":"(http:\/\/[^"]+)"[^\n]*"msg":"listening"/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then((code) => reject(new Error(`ferry exited ${code}: ${out}`)));
+  });
+  const tok = await fetch(`${base}/api/v2/token`, { headers: { authorization: 'Basic ' + Buffer.from('admin:Idle-Modules-Pw-1').toString('base64') } });
+  t.equal(tok.status, 200, 'the admin gets a token');
+  t.equal((await fetch(`${base}/healthz`)).status, 200, 'healthy');
+  p.kill('SIGTERM');
+  t.equal(await exited, 0, 'stops cleanly');
+  const lines = [readFileSync(`${trace}.esm`, 'utf8'), readFileSync(`${trace}.cjs`, 'utf8')].join('\n').split('\n');
+  const packages = new Set<string>();
+  for (const l of lines) {
+    // code only: MikroORM reads the package.json of every @mikro-orm package at start
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\/.*\.(?:c|m)?js$/.exec(l);
+    if (m) packages.add(m[1]!);
+  }
+  return packages;
+}
+
+t.test('an idle server on an up-to-date database loads no module of a feature before its first use', async (t) => {
+  const dir = t.testdir({});
+  const dataDir = path.join(dir, 'data');
+  const first = await serveOnce(t, dataDir, path.join(dir, 'first'));
+  t.ok(first.has('@hapi/hapi') && first.has('umzug'), 'the trace sees what loads (the first start migrates a new database)');
+  const again = await serveOnce(t, dataDir, path.join(dir, 'again'));
+  t.ok(again.has('@hapi/hapi') && again.has('argon2'), 'the trace of the second start');
+  for (const [feature, packages] of Object.entries(ON_FIRST_USE)) {
+    t.same(
+      packages.filter((p) => again.has(p)),
+      [],
+      `nothing of ${packages.join(', ')} before ${feature}`,
+    );
+  }
+});
