@@ -67,14 +67,8 @@ export async function openOrm(o: OrmOptions): Promise<MikroORM> {
   const base: Options = {
     entities: [...coreEntities, ...(o.entities ?? [])],
     discovery: { warnWhenNoEntities: false },
-    // the migrator is imported by runMigrations, only when a migration is pending
-    migrations: {
-      snapshot: false,
-      transactional: true,
-      allOrNothing: true,
-      tableName: MIGRATIONS_TABLE,
-      silent: true,
-    },
+    // ferry_migrations is runMigrations' (migrate.ts): the schema generator leaves it alone
+    migrations: { tableName: MIGRATIONS_TABLE },
     debug: false,
     ...ormLogging(o.logger),
     allowGlobalContext: false,

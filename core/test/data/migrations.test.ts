@@ -1,11 +1,8 @@
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createTestApp, usePostgres } from '../../src/testing.js';
-import { migrate } from '../../src/data/orm.js';
+import type { MikroORM } from '@mikro-orm/core';
+import type { AbstractSqlConnection } from '@mikro-orm/knex';
+import { createPgDatabase, createTestApp, usePostgres } from '../../src/testing.js';
+import { migrate, openOrm } from '../../src/data/orm.js';
 import { MIGRATIONS_TABLE, runMigrations } from '../../src/data/migrate.js';
 
 t.test(`migrations create exactly the schema the entities describe (${usePostgres() ? 'postgresql' : 'sqlite'})`, async (t) => {
@@ -16,44 +13,66 @@ t.test(`migrations create exactly the schema the entities describe (${usePostgre
   t.same(await migrate(ta.app.orm), [], 'a second run applies nothing');
 });
 
-t.test('runMigrations runs what is not recorded, once, records it, and leaves the migrations option as it was', async (t) => {
+const conn = (orm: MikroORM) => orm.em.getConnection() as AbstractSqlConnection;
+const recorded = async (orm: MikroORM, name: string) => (await conn(orm).execute(`select name from ${MIGRATIONS_TABLE} where name = ?`, [name])) as unknown[];
+
+t.test('runMigrations runs what is not recorded, once, and records it; a failing one leaves nothing', async (t) => {
   const ta = await createTestApp({ plugins: [] });
   t.teardown(() => ta.close());
   const orm = ta.app.orm;
-  const before = orm.config.get('migrations');
   const name = 'Migration20991231000000_probe';
   const list = [{ name, statements: ['create table migration_probe (id integer primary key, note varchar(20))'] }];
   t.same(await runMigrations(orm, list), [name]);
   t.same(await runMigrations(orm, list), [], 'recorded: not run again');
-  const conn = orm.em.getConnection();
-  t.same(await conn.execute(`select name from ${MIGRATIONS_TABLE} where name = ?`, [name]), [{ name }]);
-  await conn.execute(`insert into migration_probe (id, note) values (1, 'here')`);
-  t.same(await conn.execute('select note from migration_probe'), [{ note: 'here' }], 'its table exists');
-  t.equal(orm.config.get('migrations'), before);
-  // a failing migration runs in a transaction: nothing of it stays, nothing is recorded
-  const bad = [{ name: 'Migration20991231000001_bad', statements: ['create table migration_bad (id integer primary key)', 'this is not sql'] }];
+  t.same(await recorded(orm, name), [{ name }]);
+  await conn(orm).execute(`insert into migration_probe (id, note) values (1, 'here')`);
+  t.same(await conn(orm).execute('select note from migration_probe'), [{ note: 'here' }], 'its table exists');
+  // all pending ones in one transaction: a failing statement undoes the migrations before it too
+  const bad = [
+    { name: 'Migration20991231000001_good', statements: ['create table migration_good (id integer primary key)'] },
+    { name: 'Migration20991231000002_bad', statements: ['create table migration_bad (id integer primary key)', 'this is not sql'] },
+  ];
   await t.rejects(runMigrations(orm, bad));
-  t.same(await conn.execute(`select name from ${MIGRATIONS_TABLE} where name = ?`, [bad[0]!.name]), []);
-  await t.rejects(conn.execute('select * from migration_bad'), 'its first statement was rolled back');
+  for (const m of bad) t.same(await recorded(orm, m.name), [], `${m.name} not recorded`);
+  await t.rejects(conn(orm).execute('select * from migration_good'), 'the first migration was rolled back');
+  await t.rejects(conn(orm).execute('select * from migration_bad'), 'the failing one too');
 });
 
-t.test('a server started on an up-to-date database does not load the migrator', { skip: usePostgres() ? 'run on a SQLite file' : false }, async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ferry-migrate-probe-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const core = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-  const probe = () =>
-    JSON.parse(
-      execFileSync(
-        process.execPath,
-        ['--conditions=ferry-src', '--no-warnings', '--import=@tapjs/typescript/import', 'test/fixtures/migrate-probe.ts', path.join(dir, 'f.db')],
-        {
-          cwd: core,
-          encoding: 'utf8',
-        },
-      ),
-    ) as { applied: number; migratorLoaded: boolean };
-  const first = probe();
-  t.ok(first.applied > 0, 'a new database is migrated');
-  t.equal(first.migratorLoaded, true, 'by the migrator');
-  t.same(probe(), { applied: 0, migratorLoaded: false }, 'up to date: nothing run, the migrator never imported');
+t.test("a database migrated by MikroORM's migrator (its table, its records) is taken as it is", async (t) => {
+  const ta = await createTestApp({ plugins: [] });
+  t.teardown(() => ta.close());
+  const orm = ta.app.orm;
+  const knex = conn(orm).getKnex();
+  const names = ((await conn(orm).execute(`select name from ${MIGRATIONS_TABLE} order by id`)) as { name: string }[]).map((r) => r.name);
+  t.ok(names.length >= 6, 'the core migrations are recorded');
+  // the table as @mikro-orm/migrations' storage created it (knex's increments, string and dateTime)
+  await knex.schema.dropTable(MIGRATIONS_TABLE);
+  await knex.schema.createTable(MIGRATIONS_TABLE, (tb) => {
+    tb.increments();
+    tb.string('name');
+    tb.dateTime('executed_at').defaultTo(knex.fn.now());
+  });
+  for (const name of names) await knex(MIGRATIONS_TABLE).insert({ name });
+  t.same(await migrate(orm), [], 'nothing runs again');
+  const name = 'Migration20991231000003_after_upgrade';
+  t.same(await runMigrations(orm, [{ name, statements: ['create table migration_after (id integer primary key)'] }]), [name]);
+  const rows = (await conn(orm).execute(`select name, executed_at from ${MIGRATIONS_TABLE} where name = ?`, [name])) as { executed_at: unknown }[];
+  t.equal(rows.length, 1);
+  t.ok(rows[0]!.executed_at, 'executed_at filled by the default');
+});
+
+t.test('nodes starting together on PostgreSQL run a pending migration once', { skip: usePostgres() ? false : 'PostgreSQL only' }, async (t) => {
+  const pg = await createPgDatabase();
+  const orms = await Promise.all([1, 2, 3].map(() => openOrm({ driver: 'postgresql', url: pg.url })));
+  t.teardown(async () => {
+    for (const o of orms) await o.close(true);
+    await pg.drop();
+  });
+  const name = 'Migration20991231000004_together';
+  // a migration that fails when it runs twice (its table exists), slow enough for the others to arrive meanwhile
+  const list = [{ name, statements: ['create table migration_together (id integer primary key)', 'select pg_sleep(0.3)'] }];
+  const results = await Promise.all(orms.map((o) => migrate(o).then(() => runMigrations(o, list))));
+  t.same(results.filter((r) => r.length).length, 1, 'one node ran it');
+  t.same(results.flat(), [name]);
+  t.same(await recorded(orms[0]!, name), [{ name }], 'recorded once');
 });
