@@ -136,12 +136,13 @@ export async function publishFiles<T>(files: { tmp: string; final: string }[], w
   }
 }
 
-/** Writes the CSV of the recorded events of one kind, as they come; returns the number of rows. */
-async function writeCsv(file: string, kind: RecordedKind, events: AsyncIterable<object>): Promise<number> {
+/** Writes the CSV of the recorded events of one kind, as they come, until `signal` aborts; returns the number of rows. */
+async function writeCsv(file: string, kind: RecordedKind, events: AsyncIterable<object>, signal: AbortSignal): Promise<number> {
   let rows = 0;
   async function* lines() {
     yield COLUMNS[kind].join(',') + '\r\n';
     for await (const event of events) {
+      signal.throwIfAborted();
       const e = event as Record<string, unknown>;
       const row = COLUMNS[kind].map((c) => (c === 'timestamp' ? new Date(Math.floor(Number(e.timestamp) / 1_000_000)).toISOString() : e[c]));
       yield row.map(csvCell).join(',') + '\r\n';
@@ -221,12 +222,13 @@ export function eventReportAction(s: PluginHost, reportsDir: () => string): Acti
           file: { Type: kind, Name: o.compress ? `${kind}.csv` : `${base}-${kind}.csv`, Rows: 0 } as EventReportFile,
         }));
         const writeCsvs = async () => {
-          for (const c of csvs) c.file.Rows = await writeCsv(c.tmp, c.kind, s.eventHistory.events(c.kind, start.getTime() * 1_000_000, endNs));
+          for (const c of csvs) c.file.Rows = await writeCsv(c.tmp, c.kind, s.eventHistory.events(c.kind, start.getTime() * 1_000_000, endNs), ctx.signal);
         };
         try {
           if (o.compress) {
             // the CSVs stay in the working directory: the zip holds them
             await writeCsvs();
+            ctx.signal.throwIfAborted();
             await writeZip(
               path.join(dir, `${base}.zip`),
               csvs.map((c) => c.tmp),

@@ -69,7 +69,7 @@ interface Source {
 async function run(
   t: Test,
   dir: string,
-  o: { event_types: RecordedKind[]; compress?: boolean; failAfter?: number },
+  o: { event_types: RecordedKind[]; compress?: boolean; failAfter?: number; signal?: AbortSignal },
   sources: Partial<Record<RecordedKind, Source>>,
 ): Promise<EventReport[]> {
   const { eventReportAction } = await load(t, o.failAfter);
@@ -95,7 +95,7 @@ async function run(
     actionName: ACTION,
     params: {},
     render: (s: string) => s,
-    signal: new AbortController().signal,
+    signal: o.signal ?? new AbortController().signal,
     logger: { info: noop, warn: noop, error: noop, debug: noop },
     firedAt: FIRED.getTime(),
   } as unknown as ActionContext;
@@ -208,4 +208,33 @@ t.test('a CSV that cannot be published undoes the ones published before it, and 
   t.same(readdirSync(dir).sort(), [`${BASE}-fs.csv`, `${BASE}-log.csv`], 'no temporary file or working directory left');
   t.equal(readFileSync(path.join(dir, `${BASE}-fs.csv`), 'utf8'), 'earlier fs report\r\n', 'the earlier fs report is back');
   t.same(readdirSync(path.join(dir, `${BASE}-log.csv`)), [], 'the directory in the way untouched');
+});
+
+t.test('a run cancelled midway (its signal aborted: the action timed out, the server stops) stops reading and leaves nothing', async (t) => {
+  for (const compress of [false, true]) {
+    const dir = scratch(t);
+    const ac = new AbortController();
+    let read = 0;
+    const err = await run(
+      t,
+      dir,
+      { event_types: ['fs', 'log'], compress, signal: ac.signal },
+      {
+        fs: {
+          rows: 100_000,
+          each: (i) => {
+            read = i + 1;
+            if (i === 500) ac.abort(new Error('the action timed out'));
+          },
+        },
+        log: { rows: 3 },
+      },
+    ).then(
+      () => null,
+      (e: Error) => e,
+    );
+    t.match(err?.message, /the action timed out/, `compress ${compress}: the run fails with the signal's reason`);
+    t.ok(read <= 502, `compress ${compress}: reading stopped (${read} events read of 100000)`);
+    t.same(existsSync(dir) ? readdirSync(dir) : [], [], `compress ${compress}: no report, no working directory`);
+  }
 });
