@@ -1,5 +1,4 @@
 import Boom from '@hapi/boom';
-import { createSecretKey } from 'node:crypto';
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import Basic from '@hapi/basic';
 import * as HapiJwt from 'hapi-auth-jwt2';
@@ -169,7 +168,6 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     },
   });
 
-  const key = await tokens.signingKey();
   const lastKnownAdmins = new KnownAdmins();
   type TokenCheck = { isValid: false; errorMessage?: string } | { isValid: true; credentials: AdminCredentials | UserCredentials };
   const validateToken = async (aud: TokenAudience, decoded: TokenClaims, request: Request): Promise<TokenCheck> => {
@@ -208,7 +206,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     return { isValid: true, credentials };
   };
   // a KeyObject: given a string, jsonwebtoken first tries (and fails) to parse it as a PEM public key on every verification
-  const verificationKey = createSecretKey(Buffer.from(key));
+  const verificationKey = await tokens.signingKeyObject();
   const jwtStrategy = (aud: TokenAudience) => ({
     key: verificationKey,
     tokenType: 'Bearer',

@@ -168,7 +168,7 @@ export class ShareCodesService {
     const now = Math.floor(Date.now() / 1000);
     const exp = now + this.config.httpd.token_lifetime * 60;
     const claims: ShareTokenClaims = { aud: SHARE_AUDIENCE, sub: share.share_id, email, iat: now, exp };
-    const access_token = jwt.sign(claims, await this.tokens.signingKey(), { algorithm: 'HS256' });
+    const access_token = jwt.sign(claims, await this.tokens.signingKeyObject(), { algorithm: 'HS256' });
     return { access_token, expires_at: new Date(exp * 1000).toISOString() };
   }
 
@@ -176,7 +176,7 @@ export class ShareCodesService {
   async verifyToken(share: Share, token: string): Promise<string | null> {
     let claims: ShareTokenClaims;
     try {
-      claims = jwt.verify(token, await this.tokens.signingKey(), { algorithms: ['HS256'], audience: SHARE_AUDIENCE }) as ShareTokenClaims;
+      claims = jwt.verify(token, await this.tokens.signingKeyObject(), { algorithms: ['HS256'], audience: SHARE_AUDIENCE }) as ShareTokenClaims;
     } catch {
       return null;
     }
