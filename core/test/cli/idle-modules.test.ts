@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startServe } from '../helpers/serve.js';
 
 // What a `ferry serve` on the shipped configuration (every bundled plugin)
 // loads before anyone uses a feature: the modules of features used rarely or
@@ -11,12 +11,7 @@ import { fileURLToPath } from 'node:url';
 // core/src/data/migrate.ts, a few statements). A preload (core/test/fixtures/module-trace.mjs) lists every
 // module the process loaded.
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const CLI =
-  process.env.FERRY_TEST_USE_DIST === '1'
-    ? ['core/dist/src/cli.js']
-    : ['--conditions=ferry-src', '--no-warnings', '--import=@tapjs/typescript/import', 'core/src/cli.ts'];
-const TRACE = path.join(root, 'core/test/fixtures/module-trace.mjs');
+const TRACE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/module-trace.mjs');
 
 /** Loaded on first use only: the feature, and the packages that must not be loaded before it. */
 const ON_FIRST_USE: Record<string, string[]> = {
@@ -32,39 +27,21 @@ const ON_FIRST_USE: Record<string, string[]> = {
 async function serveOnce(t: Test, dataDir: string, trace: string): Promise<Set<string>> {
   rmSync(`${trace}.esm`, { force: true });
   rmSync(`${trace}.cjs`, { force: true });
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TAP')) env[k] = v;
-  const p = spawn(process.execPath, [`--import=${TRACE}`, ...CLI, 'serve'], {
-    cwd: root,
-    env: {
-      ...env,
+  const { base, stop } = await startServe(
+    t,
+    {
       FERRY_MODULE_TRACE: trace,
       SERVICE_COMMON__DATA_DIR: dataDir,
       SERVICE_HTTPD__BINDINGS__0__PORT: '0',
       SERVICE_DEFAULT_ADMIN_USERNAME: 'admin',
       SERVICE_DEFAULT_ADMIN_PASSWORD: 'Idle-Modules-Pw-1',
     },
-  });
-  let out = '';
-  p.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => p.on('close', resolve));
-  t.teardown(async () => {
-    if (p.exitCode === null) p.kill('SIGTERM');
-    await exited;
-  });
-  const base = await new Promise<string>((resolve, reject) => {
-    p.stdout.on('data', (d) => {
-      out += d;
-      const m = /"uri":"(http:\/\/[^"]+)"[^\n]*"msg":"listening"/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    void exited.then((code) => reject(new Error(`ferry exited ${code}: ${out}`)));
-  });
+    [`--import=${TRACE}`],
+  );
   const tok = await fetch(`${base}/api/v2/token`, { headers: { authorization: 'Basic ' + Buffer.from('admin:Idle-Modules-Pw-1').toString('base64') } });
   t.equal(tok.status, 200, 'the admin gets a token');
   t.equal((await fetch(`${base}/healthz`)).status, 200, 'healthy');
-  p.kill('SIGTERM');
-  t.equal(await exited, 0, 'stops cleanly');
+  t.equal(await stop(), 0, 'stops cleanly');
   const lines = [readFileSync(`${trace}.esm`, 'utf8'), readFileSync(`${trace}.cjs`, 'utf8')].join('\n').split('\n');
   const packages = new Set<string>();
   for (const l of lines) {
