@@ -111,3 +111,31 @@ t.test('PostgreSQL: a prepared statement whose table changed shape is prepared a
   c.execute = execute;
   t.ok(fallbacks >= 1 && fallbacks <= 2, `the old statement failed once per connection that held it (${fallbacks})`);
 });
+
+t.test(
+  'SQLite: rows of the direct path are named by the statement, also after the table changes shape',
+  { skip: usePostgres() && 'SQLite only' },
+  async (t) => {
+    const ta = await createTestApp({ plugins: [] });
+    t.teardown(() => ta.close());
+    const orm = ta.app.orm;
+    const c = (orm.em.fork() as unknown as SqlEntityManager).getConnection();
+    await c.execute('create table sr_shape (id integer primary key, a text, b text)');
+    await c.execute(`insert into sr_shape (id, a, b) values (1, 'a1', 'b1')`);
+    const sql = 'select *, a as again, b as a from sr_shape where id = ?';
+    const before = await selectRows(orm.em, sql, [1]);
+    t.same(before, await c.execute(sql, [1]), 'as execute answers (a column named twice keeps its last value)');
+    t.same(before, [{ id: 1, a: 'b1', b: 'b1', again: 'a1' }]);
+    // through execute (as migrations run): the cached statement's names are read again
+    await c.execute('alter table sr_shape add column c text');
+    await c.execute(`update sr_shape set c = 'c1'`);
+    t.same(await selectRows(orm.em, 'select * from sr_shape where id = ?', [1]), [{ id: 1, a: 'a1', b: 'b1', c: 'c1' }], 'the new column');
+    t.same(await selectRows(orm.em, sql, [1]), [{ id: 1, a: 'b1', b: 'b1', c: 'c1', again: 'a1' }]);
+    // behind its back (another process, knex's schema builder): a row of another length is noticed
+    await c.getKnex().schema.alterTable('sr_shape', (tb) => tb.text('d'));
+    await c.execute(`update sr_shape set d = 'd1'`, [], 'run');
+    const after = await selectRows(orm.em, 'select * from sr_shape where id = ?', [1]);
+    t.same(after, [{ id: 1, a: 'a1', b: 'b1', c: 'c1', d: 'd1' }], 'every column, named');
+    t.same(after, await c.execute('select * from sr_shape where id = ?', [1]));
+  },
+);
