@@ -112,7 +112,9 @@ t.test('a large file is streamed: buffer memory stays flat (neither the file nor
   const { grew, samples } = await liveBufferGrowth(() => run({ name: '/big/hex.zip', paths: ['/big/hex.txt'] }), 200);
   t.comment(`live buffers grew by ${(grew / 2 ** 20).toFixed(1)} MiB at most (${samples} samples)`);
   t.ok(samples >= 5, `${samples} samples taken while zipping`);
-  t.ok(grew < 12 << 20, `live buffer memory grew by ${grew} bytes while zipping ${size} bytes`);
+  // Bounded well below the archive (26 MB) and the file (48 MiB), either of which held would show. In flight
+  // meanwhile: 0-8 MiB here (0 from the sources, 6-8 MiB from the build), once 15.1 MiB on a loaded CI machine.
+  t.ok(grew < 20 << 20, `live buffer memory grew by ${grew} bytes while zipping ${size} bytes`);
   const file = path.join(home, 'big/hex.zip');
   t.match(unzipTest(file), /No errors detected/);
   const { entries } = pyList(file);
