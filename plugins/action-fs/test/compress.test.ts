@@ -112,9 +112,10 @@ t.test('a large file is streamed: buffer memory stays flat (neither the file nor
   const { grew, samples } = await liveBufferGrowth(() => run({ name: '/big/hex.zip', paths: ['/big/hex.txt'] }), 200);
   t.comment(`live buffers grew by ${(grew / 2 ** 20).toFixed(1)} MiB at most (${samples} samples)`);
   t.ok(samples >= 5, `${samples} samples taken while zipping`);
-  // Bounded well below the archive (26 MB) and the file (48 MiB), either of which held would show. In flight
-  // meanwhile, more the busier the machine: 0-8 MiB on a quiet one, 11-12 MiB beside a CI run, once 15.1 MiB in CI.
-  t.ok(grew < 20 << 20, `live buffer memory grew by ${grew} bytes while zipping ${size} bytes`);
+  // Far below the archive (26 MB) and the file (48 MiB), either of which held would show: 0.3-0.4 MiB is in
+  // flight (measured beside other tests). Counted after one collection, dead buffers not yet swept by V8's
+  // background thread showed as up to 15 MiB on busy machines: liveBufferGrowth now collects twice.
+  t.ok(grew < 4 << 20, `live buffer memory grew by ${grew} bytes while zipping ${size} bytes`);
   const file = path.join(home, 'big/hex.zip');
   t.match(unzipTest(file), /No errors detected/);
   const { entries } = pyList(file);

@@ -6,7 +6,7 @@ export { fsConformance, DEFAULT_LARGE_FILE_SIZE } from './fs-conformance.js';
 export type { FsConformanceOptions, CaseGroup, SuiteContext, CapabilityName } from './fs-conformance.js';
 export { randomStream, randomBytesSeeded, randomSliceSha256, sha256Stream, failingStream, readUntilError } from './streams.js';
 export { otherDeviceDir } from './other-device.js';
-export { liveBufferGrowth, writeRandomHex, type BufferGrowth } from './memory.js';
+export { liveBufferBytes, liveBufferGrowth, writeRandomHex, type BufferGrowth } from './memory.js';
 export { writeFile, readFile, listAll, namesIn, writeSome, rejectionOf, withTimeout, expectFsError, expectMissing, isFsErrorLike } from './fs-helpers.js';
 export { AWKWARD_NAMES } from './cases/basics.js';
 export { RecordingRelay, StalledServer, type RecordedRequest } from './relay.js';
