@@ -27,7 +27,7 @@ if (process.env.FERRY_SKIP_SERVERS !== '1' && existsSync('scripts/servers/up.sh'
 
 let targets = process.argv.slice(2);
 if (targets.length === 0) {
-  targets = ['core/test', 'test/e2e', 'test/fuzz', 'test/escapes', 'test/cluster', 'test/faults'];
+  targets = ['core/test', 'test/kit/test', 'test/e2e', 'test/fuzz', 'test/escapes', 'test/cluster', 'test/faults'];
   for (const kind of ['libs', 'plugins']) {
     for (const p of readdirSync(kind)) if (existsSync(`${kind}/${p}/test`)) targets.push(`${kind}/${p}/test`);
   }

@@ -263,6 +263,12 @@ export async function actionConformance(t: Test, o: ActionConformanceOptions): P
     await t.test('save-time validation', async (t) => {
       await t.resolves(saveActionOptions(def, o.valid), 'valid options are accepted');
       await t.resolves(saveActionOptions(def, o.template.options('{{.Name}}')), 'the template options are accepted');
+      // clients of other API revisions send members this one lacks: dropped, not refused
+      const stored = await saveActionOptions(def, { ...o.valid, ferry_conformance_unknown: 1 }).catch((e: unknown) => e);
+      t.notOk(stored instanceof Error, `an unknown member is accepted${stored instanceof Error ? `: ${stored.message}` : ''}`);
+      if (!(stored instanceof Error) && def.optionsKey) {
+        t.notOk('ferry_conformance_unknown' in ((stored as Obj)[def.optionsKey] as Obj), 'and dropped from what is stored');
+      }
       for (const bad of o.invalid) {
         const r = await settle(saveActionOptions(def, bad.options));
         t.notOk(r.ok, `refused: ${JSON.stringify(bad.options)}`);

@@ -62,7 +62,6 @@ await actionConformance(t, {
   invalid: [
     { options: { wait: -1 }, field: 'wait' },
     { options: { timeout: 0 }, field: 'timeout' },
-    { options: { unknown: 1 }, field: 'unknown' },
   ],
   template: { options: (tpl) => ({ note: tpl }), observe: async () => last },
   failing: { options: { fail: true }, reason: /fail is set/ },
