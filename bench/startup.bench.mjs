@@ -34,7 +34,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { cpuSecondsOf, envNumber, freePort, root, rssOf, scratchWorkspace, writeResults } from './lib/common.mjs';
-import { buildFerry, writeFerryConfig } from './lib/ferry-server.mjs';
+import { buildFerry, launcherNodeOptions, writeFerryConfig } from './lib/ferry-server.mjs';
 
 const ROUNDS = envNumber('BENCH_ROUNDS', 6);
 const IDLE_MS = envNumber('BENCH_IDLE_MS', 1000);
@@ -67,7 +67,7 @@ function nodeOptions(name) {
     preload,
     REMOTE.map((p) => `await import(${JSON.stringify(pathToFileURL(path.join(root, 'plugins', p, 'dist/src/lib.js')).href)});`).join('\n') + '\n',
   );
-  return { FERRY_NODE_OPTIONS: `--max-semi-space-size=2 --import=${pathToFileURL(preload).href}` };
+  return { FERRY_NODE_OPTIONS: [...launcherNodeOptions(), `--import=${pathToFileURL(preload).href}`].join(' ') };
 }
 
 /** Writes the configuration of one side: its own data directory and port; `plugins` listed explicitly. */

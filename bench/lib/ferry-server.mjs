@@ -26,6 +26,17 @@ const basic = (u) => 'Basic ' + Buffer.from(`${u.username}:${u.password}`).toStr
  * `env`: extra environment; `nodeArgs`: extra node options (e.g. --cpu-prof).
  */
 /**
+ * The node options core/bin/ferry gives by default (FERRY_NODE_OPTIONS
+ * replaces them all): a benchmark that adds options of its own keeps them.
+ */
+export function launcherNodeOptions() {
+  const launcher = readFileSync(path.join(root, 'core/bin/ferry'), 'utf8');
+  const m = /\$\{FERRY_NODE_OPTIONS-([^}]*)\}/.exec(launcher);
+  if (!m) throw new Error('core/bin/ferry: default node options not found');
+  return m[1].split(/\s+/).filter(Boolean);
+}
+
+/**
  * Writes `<dir>/ferry.yaml` for a benchmark server: SQLite in `<dir>/data`,
  * one binding on 127.0.0.1:`port` (0: any free port), logs in
  * `<dir>/ferry.log`, the bench admin, `plugins` ({name, config?}; null: the
@@ -70,7 +81,7 @@ export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }],
   const config = writeFerryConfig(dir, { plugins, pgUrl, instanceId });
   // through core/bin/ferry, as `npm start` does: its memory defaults are part of what is measured
   // (FERRY_NODE_OPTIONS replaces the launcher's node options, so extra ones keep its default)
-  const nodeOptions = nodeArgs.length ? { FERRY_NODE_OPTIONS: ['--max-semi-space-size=2', '--expose-gc', ...nodeArgs].join(' ') } : {};
+  const nodeOptions = nodeArgs.length ? { FERRY_NODE_OPTIONS: [...launcherNodeOptions(), ...nodeArgs].join(' ') } : {};
   const proc = spawn(path.join(root, 'core/bin/ferry'), ['serve', '--config', config], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],

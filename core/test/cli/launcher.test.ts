@@ -58,6 +58,7 @@ t.test('core/bin/ferry', { skip: compiled ? false : 'core/dist is not built (npm
     t.ok(environ.includes('MALLOC_MMAP_THRESHOLD_=4194304'), 'fixed mmap threshold');
     t.ok(environ.includes('MALLOC_ARENA_MAX=2'), 'bounded arenas');
     t.ok(argv.includes('--max-semi-space-size=2'), 'small young generation');
+    t.ok(argv.includes('--expose-gc'), 'paced young collections (core/src/sdk/gc-pacer.ts)');
     t.ok(
       argv.some((a) => a.endsWith('core/dist/src/cli.js')),
       'runs the compiled CLI',
