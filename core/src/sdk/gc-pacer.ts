@@ -1,3 +1,5 @@
+import { getHeapStatistics } from 'node:v8';
+
 /**
  * Young-generation collections paced by the bytes transfers move through
  * buffers of their own.
@@ -25,6 +27,23 @@
  * chunks (one every 4 MiB, every 6 ms, cost local uploads up to a third of
  * their speed). It needs V8's gc() (node's --expose-gc, which core/bin/ferry
  * gives): without it nothing is counted and V8 keeps its own schedule.
+ *
+ * The old generation is watched too. Objects that live across two young
+ * collections are promoted: with one every 4 MiB, that is everything a
+ * request to a storage backend holds while it sends one part (an S3
+ * UploadPart keeps about 70 KB of SDK middleware, signing and socket state
+ * for the 50-100 ms a 5 MiB part takes). V8 collects the old generation
+ * only once it has grown by its dynamic factor, up to four times what the
+ * last full collection kept: a 4 GiB S3 upload took it from 30 to 63 MB,
+ * 15 MB over the memory budget (docs/remote-storage.md). So every
+ * {@link HEAP_CHECK_EVERY} paced collections the pacer reads the heap's
+ * used size (the young generation is empty then) and, once it has grown
+ * {@link HEAP_GROWTH_BYTES} (or an eighth, for a larger heap) past what the
+ * last full collection kept, runs a full collection. Only that growth
+ * starts one: a transfer that promotes nothing pays one read of V8's heap
+ * statistics per 64 MiB. Node's --heap-growing-percent bounds the growth
+ * too, but for every collection V8 starts, and it tripled the CPU of S3
+ * downloads.
  */
 
 /** Bytes of short-lived buffers after which a young collection runs. */
@@ -33,20 +52,45 @@ export const GC_PACE_BYTES = 4 * 1024 * 1024;
 /** Least time between two paced collections. */
 export const GC_PACE_MIN_INTERVAL_MS = 20;
 
-/** The young-generation collection of V8's gc extension. */
-export type MinorGc = (options: { type: 'minor' }) => void;
+/** Paced young collections between two reads of the heap's used size. */
+export const HEAP_CHECK_EVERY = 16;
+
+/** Growth of the heap past the last full collection's live size that starts one. */
+export const HEAP_GROWTH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * V8's gc extension (node's --expose-gc): a young collection with
+ * `{ type: 'minor' }`, a full one without options. (Node 20's V8 takes
+ * `{ type: 'major' }` but collects nothing with it.)
+ */
+export type Gc = (options?: { type: 'minor' }) => void;
+
+/** How the pacer watches the heap between full collections. */
+export interface HeapWatch {
+  /** Bytes of the JavaScript heap in use. */
+  used: () => number;
+  /** Paced young collections between two reads of {@link used}. */
+  checkEvery?: number;
+  /** Growth past the last full collection's live size that starts one. */
+  growthBytes?: number;
+}
 
 export class GcPacer {
   private pending = 0;
   private last = -Infinity;
   /** Young collections run so far. */
   runs = 0;
+  /** Full collections run so far. */
+  majorRuns = 0;
+  /** The heap's used size after the last full collection (V8's or ours). */
+  private live: number | undefined;
 
   constructor(
-    private readonly gc: MinorGc | undefined,
+    private readonly gc: Gc | undefined,
     readonly paceBytes = GC_PACE_BYTES,
     readonly minIntervalMs = GC_PACE_MIN_INTERVAL_MS,
     private readonly now: () => number = () => performance.now(),
+    private readonly heap?: HeapWatch,
   ) {}
 
   /** False when V8's gc() is not exposed: note() does nothing. */
@@ -65,11 +109,31 @@ export class GcPacer {
     this.pending = 0;
     this.runs++;
     this.gc({ type: 'minor' });
+    if (this.heap && this.runs % (this.heap.checkEvery ?? HEAP_CHECK_EVERY) === 0) this.checkHeap(this.heap, this.gc);
+  }
+
+  private checkHeap(heap: HeapWatch, gc: Gc): void {
+    const used = heap.used();
+    // The first reading, or V8 collected the old generation itself since.
+    if (this.live === undefined || used < this.live) {
+      this.live = used;
+      return;
+    }
+    if (used - this.live < Math.max(heap.growthBytes ?? HEAP_GROWTH_BYTES, this.live / 8)) return;
+    this.majorRuns++;
+    gc();
+    this.live = heap.used();
   }
 }
 
 /** The pacer of the process: active when node runs with --expose-gc. */
-export const gcPacer = new GcPacer(typeof globalThis.gc === 'function' ? (globalThis.gc as MinorGc) : undefined);
+export const gcPacer = new GcPacer(
+  typeof globalThis.gc === 'function' ? (globalThis.gc as Gc) : undefined,
+  GC_PACE_BYTES,
+  GC_PACE_MIN_INTERVAL_MS,
+  () => performance.now(),
+  { used: () => getHeapStatistics().used_heap_size },
+);
 
 /** Counts `bytes` of a fresh buffer a transfer is passing on (see {@link GcPacer}). */
 export function noteShortLived(bytes: number): void {

@@ -1,12 +1,14 @@
 import t from 'tap';
 import { PassThrough, Writable } from 'node:stream';
-import { GcPacer, gcPacer } from '../../src/sdk/gc-pacer.js';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { GcPacer, gcPacer, type Gc } from '../../src/sdk/gc-pacer.js';
 import { pump } from '../../src/vfs/pump.js';
 import type { WriteHandle } from '../../src/fs/fs.contract.js';
 
 t.test('a young collection per paceBytes of short-lived buffers', async (t) => {
   const runs: string[] = [];
-  const pacer = new GcPacer((o) => void runs.push(o.type), 100, 0);
+  const pacer = new GcPacer((o) => void runs.push(o?.type ?? 'major'), 100, 0);
   t.ok(pacer.active);
   pacer.note(60);
   t.equal(runs.length, 0, 'not yet');
@@ -69,4 +71,90 @@ t.test('an upload counts every chunk it stores', async (t) => {
   await done;
   t.same(stored, [10, 20]);
   t.same(noted, [10, 20]);
+});
+
+t.test('a full collection once the heap has grown growthBytes past the last one', async (t) => {
+  const runs: string[] = [];
+  let used = 100;
+  const pacer = new GcPacer(
+    (o) => {
+      runs.push(o?.type ?? 'major');
+      if (!o) used = 150;
+    },
+    1,
+    0,
+    () => 0,
+    { used: () => used, checkEvery: 2, growthBytes: 100 },
+  );
+  const majors = () => runs.filter((r) => r === 'major').length;
+  pacer.note(1);
+  pacer.note(1);
+  t.equal(majors(), 0, 'the first reading only sets the live size');
+  used = 199;
+  pacer.note(1);
+  pacer.note(1);
+  t.equal(majors(), 0, '99 bytes of growth: not yet');
+  used = 200;
+  pacer.note(1);
+  t.equal(majors(), 0, 'the heap is read every second young collection only');
+  pacer.note(1);
+  t.same(runs.slice(-2), ['minor', 'major'], '100 bytes of growth: after the young collection');
+  t.equal(pacer.majorRuns, 1);
+  used = 249;
+  pacer.note(1);
+  pacer.note(1);
+  t.equal(majors(), 1, 'growth counts from what the full collection kept (150)');
+  used = 250;
+  pacer.note(1);
+  pacer.note(1);
+  t.equal(majors(), 2);
+});
+
+t.test("V8's own full collection lowers the live size; a larger heap may grow by an eighth", async (t) => {
+  let majors = 0;
+  let used = 5000;
+  const pacer = new GcPacer(
+    (o) => void (o === undefined && majors++),
+    1,
+    0,
+    () => 0,
+    { used: () => used, checkEvery: 1, growthBytes: 50 },
+  );
+  pacer.note(1);
+  used = 800;
+  pacer.note(1);
+  t.equal(majors, 0, 'the heap shrank: V8 collected it, 800 is the live size');
+  used = 899;
+  pacer.note(1);
+  t.equal(majors, 0, '99 over 800: under the eighth of 800');
+  used = 900;
+  pacer.note(1);
+  t.equal(majors, 1, 'an eighth over 800: the eighth wins over growthBytes (50)');
+});
+
+t.test('no heap watch: young collections only', async (t) => {
+  const runs: string[] = [];
+  const pacer = new GcPacer((o) => void runs.push(o?.type ?? 'major'), 1, 0);
+  for (let i = 0; i < 100; i++) pacer.note(1);
+  t.equal(runs.length, 100);
+  t.notOk(runs.includes('major'));
+});
+
+t.test("with V8's real gc, the full collection frees promoted garbage", async (t) => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as Gc;
+  const used = () => getHeapStatistics().used_heap_size;
+  const pacer = new GcPacer(gc, 1, 0, () => 0, { used, checkEvery: 1, growthBytes: 4 * 1024 * 1024 });
+  gc();
+  pacer.note(1); // the first reading: the live size
+  // 20+ MB of small objects that live across young collections: promoted, as an S3 part's request objects are
+  let held: { n: number; s: string }[] | undefined = Array.from({ length: 300_000 }, (_, n) => ({ n, s: `part ${n}` }));
+  gc({ type: 'minor' });
+  gc({ type: 'minor' });
+  const promoted = used();
+  t.ok(held.length);
+  held = undefined;
+  pacer.note(1);
+  t.equal(pacer.majorRuns, 1, 'the growth started a full collection');
+  t.ok(used() < promoted - 10 * 1024 * 1024, `the garbage is gone: ${(promoted / 1048576).toFixed(1)} -> ${(used() / 1048576).toFixed(1)} MB`);
 });
