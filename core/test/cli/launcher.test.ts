@@ -13,7 +13,7 @@ const compiled = existsSync(path.join(root, 'core/dist/src/cli.js'));
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith('SERVICE_') || k.startsWith('TAP') || k.startsWith('MALLOC_') || k === 'FERRY_NODE_OPTIONS') continue;
+    if (k.startsWith('SERVICE_') || k.startsWith('TAP') || k.startsWith('MALLOC_') || k === 'GLIBC_TUNABLES' || k === 'FERRY_NODE_OPTIONS') continue;
     env[k] = v;
   }
   return { ...env, ...extra };
@@ -57,6 +57,7 @@ t.test('core/bin/ferry', { skip: compiled ? false : 'core/dist is not built (npm
     const { environ, argv } = await serveAndInspect(launcher, t.testdir({}));
     t.ok(environ.includes('MALLOC_MMAP_THRESHOLD_=4194304'), 'fixed mmap threshold');
     t.ok(environ.includes('MALLOC_ARENA_MAX=2'), 'bounded arenas');
+    t.ok(environ.includes('GLIBC_TUNABLES=glibc.malloc.hugetlb=1'), 'huge pages for mapped memory (password hashes)');
     t.ok(argv.includes('--max-semi-space-size=2'), 'small young generation');
     t.ok(argv.includes('--expose-gc'), 'paced young collections (core/src/sdk/gc-pacer.ts)');
     t.ok(
@@ -81,8 +82,13 @@ t.test('core/bin/ferry', { skip: compiled ? false : 'core/dist is not built (npm
     const dir = t.testdir({});
     const link = path.join(dir, 'ferry');
     symlinkSync(launcher, link);
-    const { environ, argv } = await serveAndInspect(link, dir, { MALLOC_ARENA_MAX: '4', FERRY_NODE_OPTIONS: '--max-semi-space-size=8' });
+    const { environ, argv } = await serveAndInspect(link, dir, {
+      MALLOC_ARENA_MAX: '4',
+      GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0',
+      FERRY_NODE_OPTIONS: '--max-semi-space-size=8',
+    });
     t.ok(environ.includes('MALLOC_ARENA_MAX=4'));
+    t.ok(environ.includes('GLIBC_TUNABLES=glibc.malloc.hugetlb=0'));
     t.ok(environ.includes('MALLOC_MMAP_THRESHOLD_=4194304'));
     t.ok(argv.includes('--max-semi-space-size=8'));
     t.notOk(argv.includes('--max-semi-space-size=2'));
