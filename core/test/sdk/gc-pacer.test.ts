@@ -87,27 +87,23 @@ t.test('a full collection once the heap has grown growthBytes past the last one'
     { used: () => used, checkEvery: 2, growthBytes: 100 },
   );
   const majors = () => runs.filter((r) => r === 'major').length;
-  pacer.note(1);
-  pacer.note(1);
-  t.equal(majors(), 0, 'the first reading only sets the live size');
-  used = 199;
-  pacer.note(1);
-  pacer.note(1);
-  t.equal(majors(), 0, '99 bytes of growth: not yet');
+  /** Two young collections (one heap reading) with the heap at `heap` bytes used. */
+  const readAt = (heap: number) => {
+    used = heap;
+    pacer.note(1);
+    pacer.note(1);
+    return majors();
+  };
+  t.equal(readAt(100), 0, 'the first reading only sets the live size');
+  t.equal(readAt(199), 0, '99 bytes of growth: not yet');
   used = 200;
   pacer.note(1);
   t.equal(majors(), 0, 'the heap is read every second young collection only');
   pacer.note(1);
   t.same(runs.slice(-2), ['minor', 'major'], '100 bytes of growth: after the young collection');
   t.equal(pacer.majorRuns, 1);
-  used = 249;
-  pacer.note(1);
-  pacer.note(1);
-  t.equal(majors(), 1, 'growth counts from what the full collection kept (150)');
-  used = 250;
-  pacer.note(1);
-  pacer.note(1);
-  t.equal(majors(), 2);
+  t.equal(readAt(249), 1, 'growth counts from what the full collection kept (150)');
+  t.equal(readAt(250), 2);
 });
 
 t.test("V8's own full collection lowers the live size; a larger heap may grow by an eighth", async (t) => {
