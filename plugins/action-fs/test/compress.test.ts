@@ -111,7 +111,7 @@ t.test('a large file is streamed: buffer memory stays flat (neither the file nor
   writeRandomHex(path.join(home, 'big/hex.txt'), size);
   const { grew, samples } = await liveBufferGrowth(() => run({ name: '/big/hex.zip', paths: ['/big/hex.txt'] }), 200);
   t.comment(`live buffers grew by ${(grew / 2 ** 20).toFixed(1)} MiB at most (${samples} samples)`);
-  t.ok(samples >= 5, `${samples} samples taken while zipping`);
+  t.ok(samples >= 3, `${samples} samples taken while zipping`);
   // Far below the archive (26 MB) and the file (48 MiB), either of which held would show: 0.3-0.4 MiB is in
   // flight (measured beside other tests). Counted after one collection, dead buffers not yet swept by V8's
   // background thread showed as up to 15 MiB on busy machines: liveBufferGrowth now collects twice.

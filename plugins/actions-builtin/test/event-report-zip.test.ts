@@ -87,7 +87,7 @@ t.test('a large report is streamed: live buffer memory stays flat', async (t) =>
   const zipPath = path.join(dir, 'report.zip');
   const { grew, samples } = await liveBufferGrowth(() => writeZip(zipPath, [path.join(dir, 'work/fs.csv')], path.join(dir, 'work/report.zip')));
   t.comment(`live buffers grew by ${(grew / 2 ** 20).toFixed(1)} MiB at most (${samples} samples)`);
-  t.ok(samples >= 5, `${samples} samples taken while zipping`);
+  t.ok(samples >= 3, `${samples} samples taken while zipping`);
   // 0.3 MiB in flight, measured beside other tests
   t.ok(grew < 4 << 20, `live buffer memory grew by ${grew} bytes while zipping ${size} bytes`);
   t.match(execFileSync('unzip', ['-tq', zipPath]).toString(), /No errors detected/);

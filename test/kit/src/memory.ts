@@ -39,23 +39,39 @@ export function liveBufferBytes(): number {
  * `intervalMs` ({@link liveBufferBytes}): the garbage of a streamed transfer
  * does not count, only what stays referenced. A test then shows that a file
  * or archive is streamed, not held, by bounding `grew` well below its size
- * (and `samples` shows the work was watched).
+ * (and `samples` shows the work was watched: how many depends on the
+ * machine, see below).
+ *
+ * A sample is two full collections, which take tens of milliseconds with a
+ * large heap on a slow machine: the next sample waits at least
+ * {@link SAMPLE_DUTY} times as long as the last one took, so that sampling
+ * never takes more than about a third of the main thread. (At a fixed
+ * 100 ms, a zip that takes seconds alone took 270 s in CI, 1,556 samples.)
  */
 export async function liveBufferGrowth(work: () => Promise<unknown>, intervalMs = 100): Promise<BufferGrowth> {
   const before = liveBufferBytes();
   let peak = before;
   let samples = 0;
-  const sampler = setInterval(() => {
+  let timer: NodeJS.Timeout | undefined;
+  let done = false;
+  const sample = () => {
+    const start = performance.now();
     peak = Math.max(peak, liveBufferBytes());
     samples++;
-  }, intervalMs);
+    if (!done) timer = setTimeout(sample, Math.max(intervalMs, SAMPLE_DUTY * (performance.now() - start)));
+  };
+  timer = setTimeout(sample, intervalMs);
   try {
     await work();
   } finally {
-    clearInterval(sampler);
+    done = true;
+    clearTimeout(timer);
   }
   return { grew: peak - before, samples };
 }
+
+/** Least ratio of the wait before a sample to the time the last one took. */
+export const SAMPLE_DUTY = 2;
 
 /**
  * Writes `size` bytes of random hex digits to `file`, 1 MiB at a time:
