@@ -8,10 +8,11 @@
 //   FERRY_TEST_DB=postgres node scripts/test.mjs   run against PostgreSQL
 //   FERRY_TEST_DB_ONLY=1                   only the files that touch the database
 //   FERRY_TEST_LIST=1                      print the chosen files, run nothing
+//   FERRY_TEST_USE_DIST=1                  after npm run build: test the build (CI)
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -87,8 +88,16 @@ if (process.env.FERRY_TEST_LIST === '1') {
   process.exit(0);
 }
 
+// After a build (FERRY_TEST_USE_DIST=1, as in CI) the packages' modules load
+// from their dist/ (scripts/test-dist-hooks.mjs) instead of being compiled
+// again in every test process; these node arguments replace .taprc's, whose
+// "ferry-src" condition would point package imports at the sources.
+const nodeArgs =
+  process.env.FERRY_TEST_USE_DIST === '1'
+    ? ['--no-warnings=ExperimentalWarning', `--import=${pathToFileURL(path.join(root, 'scripts/test-dist-register.mjs')).href}`].map((a) => `--node-arg=${a}`)
+    : [];
 const tapBin = path.join(root, 'node_modules', '.bin', 'tap');
-const child = spawn(tapBin, ['--reporter=tap', ...targets], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+const child = spawn(tapBin, ['--reporter=tap', ...nodeArgs, ...targets], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
 let summary = null;
 let buf = '';
 child.stdout.on('data', (d) => {
