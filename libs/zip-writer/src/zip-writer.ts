@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { crc32 } from './crc32.js';
+import { crc32 } from '@ferry/crc';
 
 export interface EntryOptions {
   /** Modification time (default: now). Written as a DOS time (local time, 2 s steps) and as a UTC Unix time. */

@@ -1,9 +1,35 @@
 import { createHash } from 'node:crypto';
-import { Storage, type StorageOptions } from '@google-cloud/storage';
+import { Storage, type CRC32CValidator, type StorageOptions } from '@google-cloud/storage';
+import { crc32c } from '@ferry/crc';
 import { FsError, FsErrorCode } from '@ferry/core';
 import { parseCredentials, secretText, type GcsOptions, type GcsPluginConfig } from './config.schema.js';
 
 const clients = new Map<string, Storage>();
+
+/**
+ * The CRC-32C the client checks every upload and every whole download with,
+ * from @ferry/crc: the client's own computes a byte at a time (149 MB/s on the
+ * development machine, a CPU core for every 150 MB/s transferred), this one 8
+ * bytes at a time (3-4 times as fast).
+ */
+export class Crc32cValidator implements CRC32CValidator {
+  private value = 0;
+
+  update(data: Buffer): void {
+    this.value = crc32c(data, this.value);
+  }
+
+  /** Base64 of the 4 big-endian bytes, as Cloud Storage reports it (x-goog-hash, crc32c). */
+  toString(): string {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(this.value);
+    return b.toString('base64');
+  }
+
+  validate(value: string): boolean {
+    return value === this.toString();
+  }
+}
 
 /**
  * The Storage client for these credentials and endpoint, shared by every Fs
@@ -24,7 +50,10 @@ export function storageFor(o: GcsOptions, cfg: GcsPluginConfig): Storage {
 
   // The client treats maxRetries 0 as "default": switch retries off instead.
   const retries = cfg.max_retries ?? 3;
-  const opts: StorageOptions = { retryOptions: retries === 0 ? { autoRetry: false } : { maxRetries: retries } };
+  const opts: StorageOptions = {
+    retryOptions: retries === 0 ? { autoRetry: false } : { maxRetries: retries },
+    crc32cGenerator: () => new Crc32cValidator(),
+  };
   if (cfg.project_id) opts.projectId = cfg.project_id;
   if (o.automatic_credentials !== 1 && creds) {
     let json: Record<string, unknown>;

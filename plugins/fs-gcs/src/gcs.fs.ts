@@ -170,30 +170,41 @@ export class GcsFs implements Fs {
     if (pending.length > 0) yield pending;
   }
 
+  /**
+   * One request: the object's body, without asking its metadata first (a
+   * download asked stat() already; a second round trip per read would only
+   * add latency). A whole object is checked against its crc32c, a range
+   * cannot be checked by the client. The promise settles once the answer's
+   * headers arrived, so a missing object or a directory rejects here rather
+   * than failing the stream later.
+   */
   async openRead(path: string, o: ReadOptions = {}): Promise<Readable> {
     const p = normalizeVirtualPath(path);
     resolveReadRange(o, Number.MAX_SAFE_INTEGER, p); // validates the bounds before any request
-    let md: FileMetadata | undefined;
-    try {
-      throwIfFsAborted(o.signal, p);
-      md = p === '/' ? undefined : await this.head(this.key(p));
-      if (!md) {
-        if (await this.dirExists(p)) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
-        throw FsError.notFound(p);
+    throwIfFsAborted(o.signal, p);
+    if (p === '/') throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
+    const key = this.key(p);
+    const start = o.start ?? 0;
+    const ranged = start > 0 || o.end !== undefined;
+    let src = await this.request(key, p, ranged ? { start, end: o.end } : undefined, o.signal);
+    if (src === null) return emptyReadable(); // 416: the range starts at or after the end (an empty object included)
+    if (ranged && src.status === 200) {
+      // a server that ignores a range it cannot satisfy (the emulator) sends the whole object: size it, then ask again
+      src.stream.destroy();
+      let md: FileMetadata | undefined;
+      try {
+        md = await this.head(key);
+      } catch (err) {
+        throw mapGcsError(err, 'open', p);
       }
-    } catch (err) {
-      throw mapGcsError(err, 'open', p);
+      if (!md) throw FsError.notFound(p);
+      const range = resolveReadRange(o, Number(md.size ?? 0), p);
+      if (!range) return emptyReadable();
+      src = await this.request(key, p, range, o.signal, Number(md.generation));
+      if (src === null) return emptyReadable();
     }
-    const size = Number(md.size ?? 0);
-    const range = resolveReadRange(o, size, p);
-    if (!range) return emptyReadable();
-    const whole = range.start === 0 && range.end === size - 1;
-    // Pinned to the generation just sized: a concurrent overwrite cannot mix two versions.
-    const file = this.bucket.file(this.key(p), md.generation === undefined ? {} : { generation: Number(md.generation) });
-    // Whole objects are checked against their crc32c; the client cannot check ranges.
-    const src = file.createReadStream(whole ? { validation: 'crc32c', decompress: false } : { ...range, validation: false, decompress: false });
     const out = new PassThrough();
-    pipeline(src, out, (err) => {
+    pipeline(src.stream, out, (err) => {
       if (err && !out.destroyed) out.destroy(mapGcsError(err, 'read', p));
     });
     out.once(
@@ -201,6 +212,46 @@ export class GcsFs implements Fs {
       onAbort(o.signal, () => out.destroy(FsError.aborted(p))),
     );
     return out;
+  }
+
+  /**
+   * Requests the object's bytes (a range when given) and waits for the
+   * answer's headers: its status and body, or null for 416 (nothing to read).
+   * A missing object is NOT_FOUND, or IS_DIRECTORY when `p` is a directory.
+   */
+  private async request(
+    key: string,
+    p: string,
+    range: { start: number; end?: number } | undefined,
+    signal: AbortSignal | undefined,
+    generation?: number,
+  ): Promise<{ status: number; stream: Readable } | null> {
+    const file = this.bucket.file(key, generation === undefined || !Number.isFinite(generation) ? {} : { generation });
+    const stream = file.createReadStream(
+      range
+        ? { start: range.start, ...(range.end === undefined ? {} : { end: range.end }), validation: false, decompress: false }
+        : { validation: 'crc32c', decompress: false },
+    );
+    let status: number;
+    try {
+      status = await answerStatus(stream, signal);
+    } catch (err) {
+      stream.destroy();
+      throw signal?.aborted ? FsError.aborted(p) : mapGcsError(err, 'open', p);
+    }
+    if (status === 404 || status === 416) {
+      stream.destroy();
+      if (status === 416) return null;
+      let dir: unknown;
+      try {
+        dir = await this.dirExists(p);
+      } catch (err) {
+        throw mapGcsError(err, 'open', p);
+      }
+      if (dir) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
+      throw FsError.notFound(p);
+    }
+    return { status, stream };
   }
 
   async openWrite(path: string, o: WriteOptions = {}): Promise<WriteHandle> {
@@ -397,4 +448,32 @@ export class GcsFs implements Fs {
   async close(): Promise<void> {
     // The Storage client is shared (see gcs-client.ts); nothing per instance.
   }
+}
+
+/**
+ * The HTTP status of a read stream's answer, once its headers arrived (the
+ * request starts now). An error status other than 404 and 416 rejects with
+ * the client's error, which carries the server's message.
+ */
+function answerStatus(src: Readable, signal: AbortSignal | undefined): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let unlisten = (): void => undefined;
+    const settle = (fn: () => void) => {
+      src.off('response', onResponse);
+      src.off('error', onError);
+      unlisten();
+      src.on('error', () => undefined); // what follows is the caller's (pipeline) or discarded
+      fn();
+    };
+    const onError = (err: unknown) => settle(() => reject(err));
+    const onResponse = (res: { statusCode?: number }) => {
+      const status = res.statusCode ?? 0;
+      // other errors come as the stream's error, with the body's message
+      if (status < 300 || status === 404 || status === 416) settle(() => resolve(status));
+    };
+    src.on('response', onResponse);
+    src.on('error', onError);
+    unlisten = onAbort(signal, () => onError(new Error('aborted')));
+    src.read(0); // the client sends its request when the stream is first read
+  });
 }

@@ -5,4 +5,4 @@
  * the SDK. Import it directly to build a GcsFs by hand (tests, tools).
  */
 export { GcsFs, type GcsSettings } from './gcs.fs.js';
-export { clearClients, storageFor } from './gcs-client.js';
+export { Crc32cValidator, clearClients, storageFor } from './gcs-client.js';

@@ -112,6 +112,31 @@ if (await requireGcsServer(t)) {
     t.equal((await get(fs, '/small.bin')).toString(), 'xyz');
   });
 
+  t.test('a read is one request: no metadata request before the body', async (t) => {
+    const relay = await new RecordingRelay().start();
+    t.teardown(() => relay.stop());
+    const fs = await make({}, gcsProvider({ endpoint: relay.endpoint }));
+    const data = randomBytes(300_000);
+    await put(fs, '/one.bin', data, { size: data.length });
+    await fs.mkdir('/adir');
+    const reads = async (what: () => Promise<unknown>) => {
+      const before = relay.requests.length;
+      await what();
+      return relay.requests.slice(before).map((r) => `${r.method} ${r.url.includes('alt=media') ? 'media' : 'metadata'}`);
+    };
+    t.same(await reads(async () => t.equal(sha(await get(fs, '/one.bin')), sha(data), 'whole object')), ['GET media'], 'whole read: one GET of the body');
+    t.same(
+      await reads(async () => t.equal(sha(await get(fs, '/one.bin', { start: 1000, end: 1999 })), sha(data.subarray(1000, 2000)), 'range')),
+      ['GET media'],
+      'ranged read: one GET of the body',
+    );
+    t.equal(await code(fs.openRead('/missing.bin')), 'NOT_FOUND', 'a missing object rejects openRead');
+    t.equal(await code(fs.openRead('/adir')), 'IS_DIR', 'a directory rejects openRead');
+    const ctrl = new AbortController();
+    ctrl.abort();
+    t.equal(await code(fs.openRead('/one.bin', { signal: ctrl.signal })), 'ABORTED', 'an aborted signal rejects openRead');
+  });
+
   t.test('copy, rename, overwrite and mtime', async (t) => {
     const fs = await make();
     await put(fs, '/src.txt', 'content');
