@@ -6,6 +6,13 @@ import { parseCredentials, secretText, type GcsOptions, type GcsPluginConfig } f
 
 const clients = new Map<string, Storage>();
 
+/** A CRC-32C as Cloud Storage spells it (object metadata, x-goog-hash): base64 of its 4 big-endian bytes. */
+export function crc32cBase64(value: number): string {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(value);
+  return b.toString('base64');
+}
+
 /**
  * The CRC-32C the client checks every upload and every whole download with,
  * from @ferry/crc: the client's own computes a byte at a time (149 MB/s on the
@@ -21,9 +28,7 @@ export class Crc32cValidator implements CRC32CValidator {
 
   /** Base64 of the 4 big-endian bytes, as Cloud Storage reports it (x-goog-hash, crc32c). */
   toString(): string {
-    const b = Buffer.alloc(4);
-    b.writeUInt32BE(this.value);
-    return b.toString('base64');
+    return crc32cBase64(this.value);
   }
 
   validate(value: string): boolean {

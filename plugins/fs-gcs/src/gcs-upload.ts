@@ -3,6 +3,7 @@ import type { Bucket, CreateWriteStreamOptions, FileMetadata } from '@google-clo
 import { ByteCounter, FsError, handled, onAbort, type WriteHandle, type WriteOptions, type WriteResult } from '@ferry/core';
 import { MTIME_META } from './constants.js';
 import { mapGcsError } from './gcs-errors.js';
+import { startGcsResumableUpload } from './gcs-resumable.js';
 
 export interface GcsUploadParams {
   bucket: Bucket;
@@ -13,6 +14,8 @@ export interface GcsUploadParams {
   partSize: number;
   /** Time limit of one upload request, ms (0: none). */
   partMaxTimeMs: number;
+  /** Attempts after a transient failure of one request of a resumable upload. */
+  maxRetries: number;
   storageClass: string;
   acl: string;
   o: WriteOptions;
@@ -20,30 +23,43 @@ export interface GcsUploadParams {
 
 /**
  * A streamed upload: bytes written to `stream` go out as a resumable upload
- * in requests of `partSize` bytes (the client holds one part in memory), or
- * as a single request when the announced size fits in one part. The object
- * is created only when the last request completes, so an aborted or failed
- * write leaves nothing; `overwrite: false` is enforced by the server with
- * ifGenerationMatch=0 (412 -> EXISTS).
+ * in requests of `partSize` bytes from two reused buffers (gcs-resumable.ts),
+ * or as a single request of the client when the announced size fits in one
+ * part. The object is created only when the last request completes, so an
+ * aborted or failed write leaves nothing; `overwrite: false` is enforced by
+ * the server with ifGenerationMatch=0 (412 -> EXISTS).
  */
 export function startGcsUpload(p: GcsUploadParams): WriteHandle {
   const { o } = p;
   const file = p.bucket.file(p.key);
+  const metadata: FileMetadata = { contentType: o.contentType ?? 'application/octet-stream' };
+  if (o.mtime) metadata.metadata = { [MTIME_META]: String(o.mtime.getTime()) };
+  if (p.storageClass) metadata.storageClass = p.storageClass;
   if (p.partMaxTimeMs > 0) {
-    // Interceptors become the request options of every upload request.
+    // Interceptors become the request options of every request of the client for this upload.
     file.interceptors.push({
       request: (req) => Object.assign(req, { timeout: p.partMaxTimeMs }) as typeof req & { uri: string },
     });
   }
-  const metadata: FileMetadata = { contentType: o.contentType ?? 'application/octet-stream' };
-  if (o.mtime) metadata.metadata = { [MTIME_META]: String(o.mtime.getTime()) };
-  if (p.storageClass) metadata.storageClass = p.storageClass;
-  const resumable = o.size === undefined || o.size > p.partSize;
+  if (o.size === undefined || o.size > p.partSize) {
+    return startGcsResumableUpload({
+      file,
+      path: p.path,
+      partSize: p.partSize,
+      partMaxTimeMs: p.partMaxTimeMs,
+      maxRetries: p.maxRetries,
+      session: {
+        metadata,
+        ...(p.acl ? { predefinedAcl: p.acl as CreateWriteStreamOptions['predefinedAcl'] } : {}),
+        ...(o.overwrite === false ? { preconditionOpts: { ifGenerationMatch: 0 } } : {}),
+      },
+      signal: o.signal,
+    });
+  }
   const options: CreateWriteStreamOptions = {
-    resumable,
+    resumable: false,
     metadata,
     validation: 'crc32c',
-    ...(resumable ? { chunkSize: p.partSize } : {}),
     ...(p.acl ? { predefinedAcl: p.acl as CreateWriteStreamOptions['predefinedAcl'] } : {}),
     ...(o.overwrite === false ? { preconditionOpts: { ifGenerationMatch: 0 } } : {}),
   };

@@ -1,4 +1,4 @@
-import { PassThrough, pipeline, type Readable } from 'node:stream';
+import { PassThrough, Transform, pipeline, type Readable } from 'node:stream';
 import type { Bucket, File, FileMetadata, GetFilesOptions } from '@google-cloud/storage';
 import {
   FsError,
@@ -41,6 +41,8 @@ export interface GcsSettings {
   acl: string;
   partSize: number;
   partMaxTimeMs: number;
+  /** Attempts after a transient failure of one request of a resumable upload (plugin config max_retries). */
+  maxRetries: number;
 }
 
 /** An Fs over one bucket and key prefix. Directories are prefixes, made explicit by "dir/" marker objects. */
@@ -186,27 +188,26 @@ export class GcsFs implements Fs {
     const key = this.key(p);
     const start = o.start ?? 0;
     const ranged = start > 0 || o.end !== undefined;
-    let src = await this.request(key, p, ranged ? { start, end: o.end } : undefined, o.signal);
+    const src = await this.request(key, p, ranged ? { start, end: o.end } : undefined, o.signal);
     if (src === null) return emptyReadable(); // 416: the range starts at or after the end (an empty object included)
+    let slice: Transform | undefined;
     if (ranged && src.status === 200) {
-      // a server that ignores a range it cannot satisfy (the emulator) sends the whole object: size it, then ask again
-      src.stream.destroy();
-      let md: FileMetadata | undefined;
-      try {
-        md = await this.head(key);
-      } catch (err) {
-        throw mapGcsError(err, 'open', p);
+      // A server that ignores a range it cannot satisfy (the emulator) sends the whole object: its size
+      // says whether anything is left to read. The body is read to its end rather than cut, so the
+      // connection stays usable (a small object: Cloud Storage itself answers 416).
+      const size = Number(src.headers['x-goog-stored-content-length'] ?? src.headers['content-length']);
+      if (!(start < size)) {
+        src.stream.resume();
+        return emptyReadable();
       }
-      if (!md) throw FsError.notFound(p);
-      const range = resolveReadRange(o, Number(md.size ?? 0), p);
-      if (!range) return emptyReadable();
-      src = await this.request(key, p, range, o.signal, Number(md.generation));
-      if (src === null) return emptyReadable();
+      slice = sliceOf(start, o.end);
     }
     const out = new PassThrough();
-    pipeline(src.stream, out, (err) => {
+    const failed = (err: Error | null) => {
       if (err && !out.destroyed) out.destroy(mapGcsError(err, 'read', p));
-    });
+    };
+    if (slice) pipeline(src.stream, slice, out, failed);
+    else pipeline(src.stream, out, failed);
     out.once(
       'close',
       onAbort(o.signal, () => out.destroy(FsError.aborted(p))),
@@ -224,17 +225,18 @@ export class GcsFs implements Fs {
     p: string,
     range: { start: number; end?: number } | undefined,
     signal: AbortSignal | undefined,
-    generation?: number,
-  ): Promise<{ status: number; stream: Readable } | null> {
-    const file = this.bucket.file(key, generation === undefined || !Number.isFinite(generation) ? {} : { generation });
-    const stream = file.createReadStream(
-      range
-        ? { start: range.start, ...(range.end === undefined ? {} : { end: range.end }), validation: false, decompress: false }
-        : { validation: 'crc32c', decompress: false },
-    );
+  ): Promise<{ status: number; headers: Record<string, unknown>; stream: Readable } | null> {
+    const stream = this.bucket
+      .file(key)
+      .createReadStream(
+        range
+          ? { start: range.start, ...(range.end === undefined ? {} : { end: range.end }), validation: false, decompress: false }
+          : { validation: 'crc32c', decompress: false },
+      );
     let status: number;
+    let headers: Record<string, unknown>;
     try {
-      status = await answerStatus(stream, signal);
+      ({ status, headers } = await answerStatus(stream, signal));
     } catch (err) {
       stream.destroy();
       throw signal?.aborted ? FsError.aborted(p) : mapGcsError(err, 'open', p);
@@ -251,7 +253,7 @@ export class GcsFs implements Fs {
       if (dir) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
       throw FsError.notFound(p);
     }
-    return { status, stream };
+    return { status, headers, stream };
   }
 
   async openWrite(path: string, o: WriteOptions = {}): Promise<WriteHandle> {
@@ -455,8 +457,8 @@ export class GcsFs implements Fs {
  * request starts now). An error status other than 404 and 416 rejects with
  * the client's error, which carries the server's message.
  */
-function answerStatus(src: Readable, signal: AbortSignal | undefined): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
+function answerStatus(src: Readable, signal: AbortSignal | undefined): Promise<{ status: number; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
     let unlisten = (): void => undefined;
     const settle = (fn: () => void) => {
       src.off('response', onResponse);
@@ -466,14 +468,27 @@ function answerStatus(src: Readable, signal: AbortSignal | undefined): Promise<n
       fn();
     };
     const onError = (err: unknown) => settle(() => reject(err));
-    const onResponse = (res: { statusCode?: number }) => {
+    const onResponse = (res: { statusCode?: number; headers?: Record<string, unknown> }) => {
       const status = res.statusCode ?? 0;
       // other errors come as the stream's error, with the body's message
-      if (status < 300 || status === 404 || status === 416) settle(() => resolve(status));
+      if (status < 300 || status === 404 || status === 416) settle(() => resolve({ status, headers: res.headers ?? {} }));
     };
     src.on('response', onResponse);
     src.on('error', onError);
     unlisten = onAbort(signal, () => onError(new Error('aborted')));
     src.read(0); // the client sends its request when the stream is first read
+  });
+}
+
+/** Bytes [start, end] of a whole object's body (the rest is read and dropped, never cut off). */
+function sliceOf(start: number, end: number | undefined): Transform {
+  let at = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      const from = Math.max(start - at, 0);
+      const to = end === undefined ? chunk.length : Math.min(end + 1 - at, chunk.length);
+      at += chunk.length;
+      cb(null, to > from ? chunk.subarray(from, to) : undefined);
+    },
   });
 }

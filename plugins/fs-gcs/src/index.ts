@@ -62,6 +62,7 @@ export function gcsProvider(config: GcsPluginConfig = {}): FsProviderDef<GcsOpti
         acl: o.acl ?? '',
         partSize: (o.upload_part_size || DEFAULT_UPLOAD_PART_MB) * MB,
         partMaxTimeMs: (o.upload_part_max_time ?? 0) * 1000,
+        maxRetries: cfg.max_retries ?? 3,
       });
     },
     sameResource: sameGcsBucket,

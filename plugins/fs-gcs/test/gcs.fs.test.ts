@@ -5,6 +5,7 @@ import { Storage } from '@google-cloud/storage';
 import { FsError, type Fs, type FsScope } from '@ferry/core';
 import { MTIME_META, gcsProvider, type GcsOptions } from '../src/index.js';
 import type { GcsFs } from '../src/gcs.fs.js';
+import { Crc32cValidator } from '../src/lib.js';
 import { BUCKET, ENDPOINT, RecordingRelay, gcsOptions, randomPrefix, requireGcsServer } from './fixtures/gcs-server.js';
 
 const scope: FsScope = { username: 'tester', dataDir: '.' };
@@ -199,17 +200,96 @@ if (await requireGcsServer(t)) {
     t.equal(await code(down.stat('/x')), 'UNAVAILABLE', 'nothing listening');
   });
 
+  t.test('resumable uploads: Content-Range of each request, CRC-32C on the last, sizes at part boundaries', async (t) => {
+    const relay = await new RecordingRelay().start();
+    t.teardown(() => relay.stop());
+    const fs = await make({ upload_part_size: 1 }, gcsProvider({ endpoint: relay.endpoint }));
+    const MiB = 1024 * 1024;
+    const data = randomBytes(2 * MiB); // an exact multiple of the part: the last full part is the last request
+    const before = relay.requests.length;
+    const h = await fs.openWrite('/two.bin');
+    Readable.from([data.subarray(0, 100_000), data.subarray(100_000)]).pipe(h.stream);
+    const r = await h.done;
+    t.equal(r.size, data.length);
+    t.ok(r.etag, 'the etag of the stored object');
+    const puts = relay.requests.slice(before).filter((x) => x.method === 'PUT' && x.url.includes('upload_id='));
+    t.same(
+      puts.map((x) => x.headers['content-range']),
+      [`bytes 0-${MiB - 1}/*`, `bytes ${MiB}-${2 * MiB - 1}/${2 * MiB}`],
+      'a full part, then the last one with the total',
+    );
+    const crc = new Crc32cValidator();
+    crc.update(data);
+    t.equal(puts.at(-1)!.headers['x-goog-hash'], `crc32c=${crc.toString()}`, 'the last request carries the CRC-32C of every byte');
+    t.equal(sha(await get(fs, '/two.bin')), sha(data), 'stored as sent');
+    const [md] = await raw.file(fs.key('/two.bin')).getMetadata();
+    t.equal(md.crc32c, crc.toString(), "the object's CRC-32C");
+
+    const sessions = () => relay.requests.filter((x) => x.method === 'POST' && x.url.includes('uploadType=resumable')).length;
+    const sessionsBefore = sessions();
+    const small = randomBytes(1000);
+    const one = await fs.openWrite('/small-unknown.bin'); // size unknown, within one part
+    one.stream.end(small);
+    await one.done;
+    t.equal(sessions(), sessionsBefore, 'what fits in one part is sent without a session');
+    t.equal(sha(await get(fs, '/small-unknown.bin')), sha(small));
+    const empty = await fs.openWrite('/empty.bin'); // size unknown, no bytes
+    empty.stream.end();
+    t.equal((await empty.done).size, 0);
+    t.equal((await fs.stat('/empty.bin')).size, 0, 'an empty object');
+    t.equal(
+      await code(fs.openWrite('/two.bin', { overwrite: false }).then(async (w) => (w.stream.end(randomBytes(10)), w.done))),
+      'EXISTS',
+      'overwrite: false',
+    );
+    t.equal(sha(await get(fs, '/two.bin')), sha(data), 'the existing object is kept');
+  });
+
+  t.test('resumable uploads: a failed request is retried from what the server holds', async (t) => {
+    const relay = await new RecordingRelay().start();
+    t.teardown(() => relay.stop());
+    const fs = await make({ upload_part_size: 1 }, gcsProvider({ endpoint: relay.endpoint, max_retries: 2 }));
+    const data = randomBytes(3 * 1024 * 1024 + 5);
+    const injected: string[] = [];
+    relay.fail = (method, url, headers) => {
+      if (method !== 'PUT' || !url.includes('upload_id=')) return undefined;
+      const range = String(headers['content-range']);
+      // the second part: first a 503, then the connection closed; every request after is forwarded
+      if (range.startsWith('bytes 1048576-') && injected.length < 2) {
+        injected.push(range);
+        return injected.length === 1 ? 503 : 'reset';
+      }
+      return undefined;
+    };
+    const h = await fs.openWrite('/retried.bin');
+    Readable.from([data]).pipe(h.stream);
+    t.equal((await h.done).size, data.length);
+    t.equal(injected.length, 2, 'two failures injected');
+    const queries = relay.requests.filter((x) => x.method === 'PUT' && x.headers['content-range'] === 'bytes */*');
+    t.ok(queries.length >= 2, `the server was asked what it holds after each failure (${queries.length})`);
+    t.equal(sha(await get(fs, '/retried.bin')), sha(data), 'stored as sent');
+
+    relay.fail = (method, url) => (method === 'PUT' && url.includes('upload_id=') ? 503 : undefined);
+    const h2 = await fs.openWrite('/failed.bin');
+    Readable.from([randomBytes(1_500_000)]).pipe(h2.stream);
+    t.equal(await code(h2.done), 'UNAVAILABLE', 'still failing after max_retries: UNAVAILABLE');
+    t.equal(await code(fs.stat('/failed.bin')), 'NOT_FOUND', 'no object left');
+  });
+
   t.test('upload_part_max_time bounds each upload request', async (t) => {
     const relay = await new RecordingRelay().start();
     t.teardown(() => relay.stop());
-    relay.stall = (method) => method === 'PUT';
-    const fs = await make({ upload_part_max_time: 1 }, gcsProvider({ endpoint: relay.endpoint, max_retries: 0 }));
-    const started = Date.now();
-    const h = await fs.openWrite('/stalled.bin');
-    h.stream.end(randomBytes(1000));
-    const err = await h.done.catch((e: unknown) => e);
-    t.ok(Date.now() - started < 10_000, `failed after ${Date.now() - started} ms`);
-    t.match(err, { code: 'UNAVAILABLE' });
+    relay.stall = (_method, url) => url.includes('/upload/');
+    const fs = await make({ upload_part_max_time: 1, upload_part_size: 1 }, gcsProvider({ endpoint: relay.endpoint, max_retries: 0 }));
+    // within one part (a single request of the client), then over several (the resumable session's requests)
+    for (const size of [1000, 1_500_000]) {
+      const started = Date.now();
+      const h = await fs.openWrite(`/stalled-${size}.bin`);
+      h.stream.end(randomBytes(size));
+      const err = await h.done.catch((e: unknown) => e);
+      t.ok(Date.now() - started < 10_000, `${size} bytes: failed after ${Date.now() - started} ms`);
+      t.match(err, { code: 'UNAVAILABLE' }, `${size} bytes: UNAVAILABLE`);
+    }
   });
 
   t.test('aborted upload leaves nothing', async (t) => {

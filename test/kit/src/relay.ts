@@ -21,12 +21,19 @@ export interface RecordedRequest {
  * An HTTP relay in front of a real server (127.0.0.1:`upstreamPort`) that records
  * each request line, headers and the start of the body before forwarding it, so
  * a test can check what a client really sends (storage class headers, copy
- * sources...). `stall` makes matching requests go unanswered.
+ * sources...). `stall` makes matching requests go unanswered, `fail` answers
+ * them with an error status or a closed connection.
  */
 export class RecordingRelay extends LoopbackServer {
   readonly requests: RecordedRequest[] = [];
   /** When set, matching requests are never answered (a stalled upstream). */
   stall: ((method: string, url: string) => boolean) | undefined;
+  /**
+   * When set and it returns a status, the request (recorded, its body read)
+   * is answered with that status and never reaches the server; 'reset'
+   * closes the connection instead of answering (a network failure).
+   */
+  fail: ((method: string, url: string, headers: http.IncomingHttpHeaders) => number | 'reset' | undefined) | undefined;
   protected readonly server = http.createServer((req, res) => {
     if (this.stall?.(req.method ?? '', req.url ?? '')) return void req.resume();
     const parts: Buffer[] = [];
@@ -34,6 +41,12 @@ export class RecordingRelay extends LoopbackServer {
     req.on('end', () => {
       const body = Buffer.concat(parts);
       this.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: body.subarray(0, 4096).toString('latin1') });
+      const failure = this.fail?.(req.method ?? '', req.url ?? '', req.headers);
+      if (failure === 'reset') return void req.socket.destroy();
+      if (failure !== undefined)
+        return void res
+          .writeHead(failure, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { code: failure, message: `relay: injected ${failure}` } }));
       const up = http.request({ host: '127.0.0.1', port: this.upstreamPort, method: req.method, path: req.url, headers: req.headers }, (r) => {
         res.writeHead(r.statusCode ?? 502, r.headers);
         r.pipe(res);

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { gcPacer } from '@ferry/core';
-import { PartBuffers } from '../src/s3-write.js';
+import { gcPacer } from '../../src/sdk/gc-pacer.js';
+import { PartBuffers } from '../../src/sdk/part-buffers.js';
 
-// After a successful upload the writer hands its part buffers' memory back (detached:
+// PartBuffers (the part buffers of one upload, fs-s3's and fs-gcs's writers): after a successful upload the writer hands its part buffers' memory back (detached:
 // freed by the next young collection instead of the next full one).
 
 t.test('dispose() detaches the free buffers and the last one, and counts their bytes for the GC pacer', async (t) => {
