@@ -10,6 +10,7 @@ export * from './range-reader.js';
 export * from './read-buffers.js';
 export * from './gc-pacer.js';
 export * from './part-buffers.js';
+export * from './part-upload.js';
 export * from './host.js';
 export * from './lazy-module.js';
 export * from './event-search.js';

@@ -1,10 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Writable } from 'node:stream';
 import type { CreateResumableUploadOptions, File } from '@google-cloud/storage';
 import { crc32c } from '@ferry/crc';
-import { FsError, FsErrorCode, PartBuffers, type WriteHandle, type WriteResult } from '@ferry/core';
+import { FsError, FsErrorCode, startPartUpload, type WriteHandle } from '@ferry/core';
 import { mapGcsError } from './gcs-errors.js';
 import { crc32cBase64 } from './gcs-client.js';
 
@@ -73,74 +72,62 @@ function answerError(a: Answer): Error {
 }
 
 /**
- * A streamed upload in Cloud Storage's resumable protocol, requests of
- * `partSize` bytes sent from two buffers reused for the whole upload (one
- * sent while the next fills): an upload holds `2 × partSize` bytes and
- * leaves no garbage behind. The client's own resumable writer kept every
- * received chunk until its request was acknowledged, long enough for the
- * collector to move them to the old generation: 55-62 MB of dead chunks per
- * 256 MiB upload before V8 freed them.
+ * A streamed upload in Cloud Storage's resumable protocol: requests of
+ * `partSize` bytes, one after the other, from two buffers reused for the
+ * whole upload (core's startPartUpload: one sent while the next fills). The
+ * client's own resumable writer kept every received chunk until its request
+ * was acknowledged, long enough for the collector to move them to the old
+ * generation: 55-62 MB of dead chunks per 256 MiB upload before V8 freed
+ * them.
  *
  * An upload that fits in one part is one request with its metadata (no
- * session). The object is created only by the last request, which carries the CRC-32C
- * of every byte (x-goog-hash: the server refuses a mismatch) and is checked
- * against the object's once more: an aborted or failed write leaves nothing.
- * A transient failure (network, 408, 429, 5xx) asks the server how many
- * bytes it holds and sends the rest of the buffer again, `maxRetries` times
- * at most. The session URI is the upload's credential: requests on it carry
- * no other.
+ * session). Otherwise the object is created only by the last request, which
+ * carries the CRC-32C of every byte (x-goog-hash: the server refuses a
+ * mismatch), checked against the stored object's once more: an aborted or
+ * failed write leaves nothing. A transient failure (network, 408, 429, 5xx)
+ * asks the server how many bytes it holds and sends the rest of the buffer
+ * again, `maxRetries` times at most. The session URI is the upload's
+ * credential: requests on it carry no other.
  */
 export function startGcsResumableUpload(p: ResumableParams): WriteHandle {
-  const ctrl = new AbortController();
-  const buffers = new PartBuffers(p.partSize, 2);
   let session: Promise<string> | undefined;
-  let bytes = 0;
   let crc = 0;
-  /** Bytes handed to requests so far (the offset of the next request's first byte). */
-  let queued = 0;
-  let current: Buffer | undefined;
-  let filled = 0;
-  let sending: Promise<void> = Promise.resolve();
-  let failure: Error | undefined;
-  let completed = false;
 
-  const fail = (err: unknown): Error => {
-    failure ??= mapGcsError(err, 'upload', p.path);
-    if (!ctrl.signal.aborted) ctrl.abort(failure);
-    return failure;
-  };
-  const checkFailed = () => {
-    if (failure) throw failure;
-  };
-
-  const signal = () => (p.partMaxTimeMs > 0 ? AbortSignal.any([ctrl.signal, AbortSignal.timeout(p.partMaxTimeMs)]) : ctrl.signal);
+  const timeLimit = (signal: AbortSignal) => (p.partMaxTimeMs > 0 ? AbortSignal.any([signal, AbortSignal.timeout(p.partMaxTimeMs)]) : signal);
+  const backoff = (n: number, signal: AbortSignal) => sleep(Math.min(100 * 2 ** (n - 1), 2000) + Math.random() * 100, undefined, { signal });
 
   /**
    * Sends bytes [start, start + len) from `buf` (the last request when
    * `total` is set) until the server holds them; resolves to the final
    * answer's object metadata, or undefined for an intermediate request.
    */
-  const put = async (uri: string, buf: Buffer | undefined, start: number, len: number, total?: number): Promise<Record<string, unknown> | undefined> => {
+  const put = async (
+    uri: string,
+    buf: Buffer | undefined,
+    start: number,
+    len: number,
+    total: number | undefined,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined> => {
     let from = 0;
     let failures = 0;
     let query = false;
     for (;;) {
-      checkFailed();
+      signal.throwIfAborted();
       let a: Answer;
       try {
         if (query) {
-          a = await send(uri, { 'content-range': `bytes */${total ?? '*'}`, 'content-length': '0' }, undefined, signal());
+          a = await send(uri, { 'content-range': `bytes */${total ?? '*'}`, 'content-length': '0' }, undefined, timeLimit(signal));
         } else {
-          const end = start + len - 1;
           const headers: Record<string, string> = {
-            'content-range': len > from ? `bytes ${start + from}-${end}/${total ?? '*'}` : `bytes */${total ?? '*'}`,
+            'content-range': len > from ? `bytes ${start + from}-${start + len - 1}/${total ?? '*'}` : `bytes */${total ?? '*'}`,
             'content-length': String(len - from),
           };
           if (total !== undefined) headers['x-goog-hash'] = `crc32c=${crc32cBase64(crc)}`;
-          a = await send(uri, headers, len > from ? buf!.subarray(from, len) : undefined, signal());
+          a = await send(uri, headers, len > from ? buf!.subarray(from, len) : undefined, timeLimit(signal));
         }
       } catch (err) {
-        if (ctrl.signal.aborted) throw err;
+        if (signal.aborted) throw err;
         if (++failures > p.maxRetries) {
           // what stopped the request was its time limit (the upload itself was not aborted)
           const timedOut = (err as { name?: string } | null)?.name === 'AbortError';
@@ -151,7 +138,7 @@ export function startGcsResumableUpload(p: ResumableParams): WriteHandle {
               })
             : err;
         }
-        await backoff(failures);
+        await backoff(failures, signal);
         query = true;
         continue;
       }
@@ -169,7 +156,7 @@ export function startGcsResumableUpload(p: ResumableParams): WriteHandle {
         continue;
       }
       if (transient(a.status) && ++failures <= p.maxRetries) {
-        await backoff(failures);
+        await backoff(failures, signal);
         query = true;
         continue;
       }
@@ -177,143 +164,47 @@ export function startGcsResumableUpload(p: ResumableParams): WriteHandle {
     }
   };
 
-  const backoff = (n: number) => sleep(Math.min(100 * 2 ** (n - 1), 2000) + Math.random() * 100, undefined, { signal: ctrl.signal });
-
   const startSession = async (): Promise<string> => {
     const [uri] = await p.file.createResumableUpload(p.session);
     return uri;
   };
 
-  /** Queues an intermediate request for `buf[0, len)`; the buffer goes back to the pool once the server holds it. */
-  const sendPart = (buf: Buffer, len: number): void => {
-    const start = queued;
-    queued += len;
-    sending = sending.then(async () => {
-      try {
-        if (failure) return;
-        session ??= startSession();
-        await put(await session, buf, start, len);
-      } catch (err) {
-        fail(err);
-      } finally {
-        buffers.release(buf);
-      }
-    });
-  };
-
-  /** Copies `chunk` into the buffers, queueing each full one once more bytes follow it. */
-  const take = async (chunk: Buffer): Promise<void> => {
-    crc = crc32c(chunk, crc);
-    let off = 0;
-    while (off < chunk.length) {
-      checkFailed();
-      if (current && filled === current.length) {
-        sendPart(current, filled);
-        current = undefined;
-      }
-      if (!current) {
-        current = await buffers.acquire();
-        filled = 0;
-        checkFailed();
-      }
-      const n = chunk.copy(current, filled, off);
-      filled += n;
-      off += n;
-    }
-  };
-
-  const finish = async (): Promise<WriteResult> => {
-    await sending;
-    checkFailed();
-    if (!session) {
-      // it all fits in one request (an empty object too): no session, one upload of the buffer with its metadata
-      const body = current ? current.subarray(0, filled) : Buffer.alloc(0);
-      await p.file.save(body, { ...p.session, resumable: false, validation: 'crc32c' });
-      buffers.dispose(current);
-      current = undefined;
-      const etag = (p.file.metadata as { etag?: unknown } | undefined)?.etag;
-      return { size: bytes, ...(typeof etag === 'string' ? { etag } : {}) };
-    }
-    const uri = await session;
-    const last = current;
-    const len = last ? filled : 0;
-    const md = await put(uri, last, queued, len, queued + len);
-    current = undefined;
-    const stored = typeof md?.crc32c === 'string' ? md.crc32c : undefined;
-    if (stored !== undefined && stored !== crc32cBase64(crc)) {
-      // the server took other bytes than were sent (it did not check x-goog-hash): no such object stays
-      await p.file.delete({ ignoreNotFound: true }).catch(() => undefined);
-      throw new FsError(FsErrorCode.Unavailable, `${p.path}: the stored object's CRC-32C ${stored} is not the upload's ${crc32cBase64(crc)}`, { path: p.path });
-    }
-    buffers.dispose(last);
-    const etag = typeof md?.etag === 'string' ? md.etag : undefined;
-    return { size: bytes, ...(etag ? { etag } : {}) };
-  };
-
-  let resolveDone!: (r: WriteResult) => void;
-  let rejectDone!: (e: Error) => void;
-  const done = new Promise<WriteResult>((res, rej) => {
-    resolveDone = res;
-    rejectDone = rej;
-  });
-  done.catch(() => undefined); // callers that abort need not await `done`
-
-  /** After a failure: the request in flight ends, then the session is cancelled (best effort: the emulator answers 501). */
-  const settleFailure = async (err: Error) => {
-    await sending;
-    const uri = session && (await session.catch(() => undefined));
-    if (uri) await cancel(uri);
-    rejectDone(err);
-  };
-
-  const stream = new Writable({
-    highWaterMark: 256 * 1024,
-    write(chunk: Buffer, _enc, cb) {
-      bytes += chunk.length;
-      take(chunk).then(
-        () => cb(),
-        (err: unknown) => cb(fail(err)),
-      );
+  return startPartUpload({
+    path: p.path,
+    partSize: p.partSize,
+    concurrency: 1,
+    signal: p.signal,
+    mapError: (err) => mapGcsError(err, 'upload', p.path),
+    async sendPart(buf, len, _index, offset, signal) {
+      crc = crc32c(buf.subarray(0, len), crc); // parts go one after the other, in the order of the bytes
+      session ??= startSession();
+      await put(await session, buf, offset, len, undefined, signal);
     },
-    final(cb) {
-      finish().then(
-        (r) => {
-          completed = true;
-          resolveDone(r);
-          cb();
-        },
-        (err: unknown) => cb(fail(err)),
-      );
+    async complete(last, len, parts, offset, signal) {
+      const body = last ? last.subarray(0, len) : Buffer.alloc(0);
+      if (parts === 0) {
+        // it all fits in one request (an empty object too): no session, one upload of the buffer with its metadata
+        await p.file.save(body, { ...p.session, resumable: false, validation: 'crc32c' });
+        const etag = (p.file.metadata as { etag?: unknown } | undefined)?.etag;
+        return typeof etag === 'string' ? { etag } : {};
+      }
+      crc = crc32c(body, crc);
+      const md = await put(await session!, last, offset, len, offset + len, signal);
+      const stored = typeof md?.crc32c === 'string' ? md.crc32c : undefined;
+      if (stored !== undefined && stored !== crc32cBase64(crc)) {
+        // the server took other bytes than were sent (it did not check x-goog-hash): no such object stays
+        await p.file.delete({ ignoreNotFound: true }).catch(() => undefined);
+        throw new FsError(FsErrorCode.Unavailable, `${p.path}: the stored object's CRC-32C ${stored} is not the upload's ${crc32cBase64(crc)}`, {
+          path: p.path,
+        });
+      }
+      return typeof md?.etag === 'string' ? { etag: md.etag } : {};
     },
-    destroy(err, cb) {
-      // An error, the writer going away (client disconnect) or abort(): the upload is cancelled.
-      if (!completed) void settleFailure(fail(failure ?? err ?? FsError.aborted(p.path)));
-      cb(err);
+    async cancel() {
+      const uri = session && (await session.catch(() => undefined));
+      if (uri) await cancel(uri);
     },
   });
-  // failures are reported through `done` (and to a pipeline writing here): never an unhandled 'error' event
-  stream.on('error', () => undefined);
-
-  const onSignal = () => stream.destroy(FsError.aborted(p.path));
-  if (p.signal?.aborted) queueMicrotask(onSignal);
-  p.signal?.addEventListener('abort', onSignal, { once: true });
-  const unlisten = () => p.signal?.removeEventListener('abort', onSignal);
-  void done.then(unlisten, unlisten);
-
-  return {
-    stream,
-    done,
-    async abort(reason?: unknown) {
-      if (!completed) {
-        fail(reason instanceof FsError ? reason : FsError.aborted(p.path));
-        stream.destroy(failure);
-      }
-      await done.then(
-        () => undefined,
-        () => undefined,
-      );
-    },
-  };
 }
 
 /** Cancels a session (DELETE on its URI); a server that cannot is left to expire it. */
