@@ -16,7 +16,7 @@
 //                   streamed from a generator: one random MiB repeated)
 //   ferry download  GET /api/v2/user/files
 //   sdk   upload    s3: @aws-sdk/lib-storage Upload (5 MiB parts, 5 in flight: the plugin's defaults)
-//                   azblob: BlockBlobClient.uploadStream (5 MiB blocks, 5 in flight: the plugin's defaults)
+//                   azblob: BlockBlobClient.uploadStream (5 MiB blocks, 5 in flight; the plugin stages 4 MiB blocks, 2 at once)
 //                   gcs: File.createWriteStream, resumable, 8 MiB chunks (the plugin's default), crc32c
 //                   sftp: ssh2-sftp-client put(Readable) and fastPut(local file), the faster is the baseline
 //   sdk   download  s3: GetObject; azblob: BlobClient.download(); gcs: File.createReadStream (crc32c checked);

@@ -140,7 +140,7 @@ export interface AzBlobSettings {
 }
 
 /** Upload buffers at the defaults: 5 MB × 2 = 10 MB per upload (the SDK reuses its block buffers). */
-export const DEFAULTS = { uploadPartSizeMb: 5, uploadConcurrency: 2, downloadPartSizeMb: 5, downloadConcurrency: 1 };
+export const DEFAULTS = { uploadPartSizeMb: 4, uploadConcurrency: 2, downloadPartSizeMb: 5, downloadConcurrency: 1 };
 
 export function resolveSettings(o: AzBlobOptions): AzBlobSettings {
   const emulator = o.use_emulator ?? false;

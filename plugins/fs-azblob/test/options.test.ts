@@ -62,7 +62,7 @@ t.test('resolveSettings()', async (t) => {
   const s = resolveSettings({ container: 'c', account_name: 'acct', account_key: 'decrypted' });
   t.equal(s.serviceUrl, 'https://acct.blob.core.windows.net');
   t.equal(s.accountKey, 'decrypted');
-  t.equal(s.uploadPartSize, 5 * 1024 * 1024);
+  t.equal(s.uploadPartSize, 4 * 1024 * 1024);
   t.equal(s.uploadConcurrency, 2, 'two blocks in flight: 10 MB of block buffers per upload');
   t.equal(s.downloadPartSize, 5 * 1024 * 1024);
   t.equal(s.downloadConcurrency, 1, 'one streamed GET per read by default');
