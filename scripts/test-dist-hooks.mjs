@@ -8,7 +8,7 @@
 // --import, which registers these hooks; package
 // imports (@ferry/core, ...) already resolve to dist without the "ferry-src"
 // condition, so sources and build output are never mixed in one process.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -20,6 +20,39 @@ for (const kind of ['libs', 'plugins']) {
   for (const name of readdirSync(path.join(root, kind))) packages.push(path.join(root, kind, name));
 }
 
+/** Newest modification time (ms) of a package's TypeScript sources, tests and build output left out. */
+function newestSource(dir) {
+  let newest = 0;
+  const walk = (d, top) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (top && ['test', 'dist', 'node_modules'].includes(e.name)) continue;
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) walk(full, false);
+      else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+    }
+  };
+  walk(dir, true);
+  return newest;
+}
+
+const checked = new Set();
+
+/**
+ * Throws when a package's build is older than its sources: tsc -b writes
+ * dist/tsconfig.tsbuildinfo on every build that saw a change (and refreshes
+ * its time when the sources changed in time only), so a source newer than it
+ * was never built. Checked once per package and process.
+ */
+export function checkBuildCurrent(dir) {
+  if (checked.has(dir)) return;
+  const info = path.join(dir, 'dist', 'tsconfig.tsbuildinfo');
+  const built = existsSync(info) ? statSync(info).mtimeMs : 0;
+  if (newestSource(dir) > built) {
+    throw new Error(`the build of ${path.relative(root, dir) || dir} is older than its sources: run npm run build first, or test without FERRY_TEST_USE_DIST`);
+  }
+  checked.add(dir);
+}
+
 /** The build's file for a package's source file (not its tests), or null. */
 function distOf(file) {
   if (!file.endsWith('.ts') || file.endsWith('.d.ts')) return null;
@@ -27,6 +60,7 @@ function distOf(file) {
     if (!file.startsWith(dir + path.sep)) continue;
     const rel = file.slice(dir.length + 1);
     if (/^(test|dist|node_modules)\//.test(rel)) return null;
+    checkBuildCurrent(dir);
     const out = path.join(dir, 'dist', rel.replace(/\.ts$/, '.js'));
     if (!existsSync(out))
       throw new Error(
@@ -41,8 +75,14 @@ export async function resolve(specifier, context, nextResolve) {
   const r = await nextResolve(specifier, context);
   if (!r.url.startsWith('file:')) return r;
   const url = new URL(r.url);
-  const out = distOf(fileURLToPath(url));
-  if (!out) return r;
+  const file = fileURLToPath(url);
+  const out = distOf(file);
+  if (!out) {
+    // a package imported by name resolves to its build already: the build must be current too
+    const owner = packages.find((dir) => file.startsWith(path.join(dir, 'dist') + path.sep));
+    if (owner) checkBuildCurrent(owner);
+    return r;
+  }
   // the query and fragment stay (tap's mockImport marks a mocked module's URL with its query)
   const dist = pathToFileURL(out);
   dist.search = url.search;
