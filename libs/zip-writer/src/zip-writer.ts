@@ -252,7 +252,8 @@ export class ZipWriter extends Readable {
   }
 
   private entry(name: string, o: EntryOptions, unixMode: number, dosAttrs: number): Entry {
-    const nameBytes = Buffer.from(name, 'utf8');
+    // entry names separate with '/' only (APPNOTE 4.4.17): readers on Windows would take a '\\' for one anyway
+    const nameBytes = Buffer.from(name.replace(/\\/g, '/'), 'utf8');
     if (nameBytes.length > MAX16) throw new RangeError(`zip entry name longer than ${MAX16} bytes`);
     let mtime = o.mtime ?? new Date();
     if (Number.isNaN(mtime.getTime())) mtime = new Date();

@@ -188,3 +188,18 @@ t.test('finalize: no entry after it, a name too long is refused', async (t) => {
   const { entries } = pyRead(await done);
   t.same(entries, []);
 });
+
+t.test('a backslash in an entry name is written as a slash', async (t) => {
+  const zip = new ZipWriter();
+  const done = toFile(t, zip);
+  await zip.addDirectory('dir\\sub');
+  await zip.addBuffer('dir\\sub\\a.txt', Buffer.from('a'));
+  await zip.addStream('b\\c.txt', Readable.from([Buffer.from('c')]));
+  await zip.finalize();
+  const file = await done;
+  t.match(unzipTest(file), /No errors detected/);
+  t.same(
+    pyRead(file).entries.map((e) => e.name),
+    ['dir/sub/', 'dir/sub/a.txt', 'b/c.txt'],
+  );
+});
