@@ -274,6 +274,11 @@ if (await requireGcsServer(t)) {
     Readable.from([randomBytes(1_500_000)]).pipe(h2.stream);
     t.equal(await code(h2.done), 'UNAVAILABLE', 'still failing after max_retries: UNAVAILABLE');
     t.equal(await code(fs.stat('/failed.bin')), 'NOT_FOUND', 'no object left');
+    const failedSession = relay.requests.filter((x) => x.method === 'PUT' && x.url.includes('upload_id=') && x.url.includes('failed.bin')).at(-1);
+    t.ok(
+      relay.requests.some((x) => x.method === 'DELETE' && failedSession && x.url === failedSession.url),
+      'the failed session is cancelled (DELETE on its URI; the emulator cannot, Cloud Storage does)',
+    );
   });
 
   t.test('upload_part_max_time bounds each upload request', async (t) => {
