@@ -156,7 +156,10 @@ export class EventManager {
     );
     if (!this.hooksInstalled) {
       this.hooksInstalled = true;
-      this.hooks.addSync((ctx) => this.runFsSync(ctx));
+      this.hooks.addSync(
+        (ctx) => this.runFsSync(ctx),
+        async (action) => (await this.rulesFor(1)).some((r) => EventManager.hooked(r) && r.conditions.fs_events.includes(action)),
+      );
       this.hooks.addBeforePublish((ctx) => this.runBeforePublish(ctx));
     }
   }

@@ -23,14 +23,23 @@ export interface BeforePublishContext extends FsHookContext {
 }
 
 export type SyncFsHook = (ctx: FsHookContext) => Promise<void>;
+/** Whether a sync hook may act on an event action ('pre-download', ...): false lets the core skip what only a hook would need. */
+export type SyncFsHookFilter = (action: FsEvent['action']) => Promise<boolean>;
 export type BeforePublishHook = (ctx: BeforePublishContext) => Promise<void>;
 
 export class FsHooks {
-  private readonly syncHooks: SyncFsHook[] = [];
+  private readonly syncHooks: { hook: SyncFsHook; handles?: SyncFsHookFilter }[] = [];
   private readonly publishHooks: BeforePublishHook[] = [];
 
-  addSync(hook: SyncFsHook): void {
-    this.syncHooks.push(hook);
+  /** `handles` tells which actions the hook may act on (without it: any). */
+  addSync(hook: SyncFsHook, handles?: SyncFsHookFilter): void {
+    this.syncHooks.push({ hook, handles });
+  }
+
+  /** True when some sync hook may act on `action`. */
+  async handlesSync(action: FsEvent['action']): Promise<boolean> {
+    for (const h of this.syncHooks) if (!h.handles || (await h.handles(action))) return true;
+    return false;
   }
   addBeforePublish(hook: BeforePublishHook): void {
     this.publishHooks.push(hook);
@@ -40,7 +49,7 @@ export class FsHooks {
   }
 
   async runSync(ctx: FsHookContext): Promise<void> {
-    for (const h of this.syncHooks) await h(ctx);
+    for (const h of this.syncHooks) await h.hook(ctx);
   }
   async runBeforePublish(ctx: BeforePublishContext): Promise<void> {
     for (const h of this.publishHooks) await h(ctx);

@@ -87,6 +87,12 @@ export interface ReadOptions extends OpOptions {
   buffers?: ReadBuffers;
 }
 
+/** A whole-file read and the file's metadata, from one backend request (Fs.openReadWithInfo). */
+export interface ReadWithInfo {
+  info: FileInfo;
+  stream: Readable;
+}
+
 /** Read buffers lent for one read (ReadOptions.buffers, sdk/read-buffers.ts). */
 export interface ReadBuffers {
   /** Bytes per buffer now: the read size to use (may grow along a long transfer; a taken buffer's length is what to read). */
@@ -171,6 +177,15 @@ export interface Fs {
   /** Lists a directory in pages. Fails with NOT_FOUND / NOT_DIR. Order within and across pages is unspecified. */
   list(path: string, o?: ListOptions): AsyncIterable<FileInfo[]>;
   openRead(path: string, o?: ReadOptions): Promise<Readable>;
+  /**
+   * Opens a whole file for reading and reports its metadata from the same
+   * request: one round trip to remote storage where stat() then openRead()
+   * take two (the core uses it for downloads without a range or a
+   * condition). `info` is what stat() reports (same size, mtime and etag);
+   * rejects as openRead() does (NOT_FOUND, IS_DIRECTORY, ABORTED). Optional:
+   * a backend whose stat() is cheap (a local disk) leaves it out.
+   */
+  openReadWithInfo?(path: string, o?: OpOptions): Promise<ReadWithInfo>;
   openWrite(path: string, o?: WriteOptions): Promise<WriteHandle>;
   /** Renames a file or directory; replaces an existing destination file. */
   rename(from: string, to: string, o?: RenameOptions): Promise<void>;

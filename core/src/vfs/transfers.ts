@@ -1,8 +1,8 @@
 import { PassThrough, Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import type { FileInfo, Fs, FsBatch, PendingUpload, WriteHandle } from '../fs/fs.contract.js';
+import type { FileInfo, Fs, FsBatch, PendingUpload, ReadWithInfo, WriteHandle } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
-import { parentPath } from '../fs/path.js';
+import { baseName, parentPath } from '../fs/path.js';
 import type { ActiveTransfer } from './connection-manager.js';
 import { nowNanos, type FsEvent } from '../events/event-types.js';
 import { FS_STATUS } from './fs-events.js';
@@ -271,15 +271,53 @@ export interface PreparedDownload {
   vpath: string;
   info: FileInfo;
   r: Resolved;
+  /**
+   * The whole file, already opened by the request that reported `info`
+   * (prepareDownload with `openWhole`, on a backend that can): whoever holds
+   * the PreparedDownload destroys it unless it hands it to openDownload().
+   */
+  opened?: Readable;
 }
 
-/** Checks a download (patterns, download permission, a regular file) and returns its metadata. */
-export async function prepareDownload(s: FileSession, vpath: string): Promise<PreparedDownload> {
+/**
+ * Checks a download (patterns, download permission, a regular file) and
+ * returns its metadata. With `openWhole` (a download of the whole file), a
+ * backend that reports the metadata with the bytes
+ * (Fs.openReadWithInfo) opens the file at once: one request to remote
+ * storage instead of two, unless a pre-download hook is configured (it runs
+ * before the file is opened).
+ */
+export async function prepareDownload(s: FileSession, vpath: string, o: { openWhole?: boolean } = {}): Promise<PreparedDownload> {
   s.checkName(vpath, 'read');
+  if (o.openWhole) {
+    const opened = await openWithInfo(s, vpath);
+    if (opened) return opened;
+  }
   const info = await s.vfs.stat(vpath, { signal: s.signal });
   if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
   s.requirePerm(parentPath(vpath), `downloading ${vpath}`, 'download');
   return { vpath, info, r: s.vfs.resolve(vpath) };
+}
+
+/**
+ * The file opened with its metadata, or undefined when the usual path must
+ * answer: no such backend call, a virtual directory, download not permitted,
+ * a pre-download hook, or a path that is not a readable file (the usual
+ * path then says which error).
+ */
+async function openWithInfo(s: FileSession, vpath: string): Promise<PreparedDownload | undefined> {
+  if (s.vfs.isVirtualDir(vpath) || !s.perms.has(parentPath(vpath), 'download')) return undefined;
+  const r = s.vfs.resolve(vpath);
+  const fs = await s.vfs.fs(r.mount);
+  if (!fs.openReadWithInfo || (await s.deps.hooks.handlesSync('pre-download'))) return undefined;
+  let got: ReadWithInfo;
+  try {
+    got = await fs.openReadWithInfo(r.fsPath, { signal: s.signal });
+  } catch (err) {
+    if (isFsError(err, FsErrorCode.NotFound) || isFsError(err, FsErrorCode.IsDirectory) || isFsError(err, FsErrorCode.NotDirectory)) return undefined;
+    throw err;
+  }
+  return { vpath, info: { ...got.info, name: baseName(vpath), path: vpath }, r, opened: got.stream };
 }
 
 export interface DownloadStream {
@@ -405,22 +443,38 @@ export async function openDownload(
   range?: { start: number; end: number },
   o: DownloadOptions = {},
 ): Promise<DownloadStream> {
-  await s.before('pre-download', p.r, p.info.size);
+  const { opened } = p;
+  if (opened && range) {
+    opened.destroy();
+    throw new Error('a download opened whole cannot send a range');
+  }
+  try {
+    await s.before('pre-download', p.r, p.info.size);
+  } catch (err) {
+    opened?.destroy();
+    throw err;
+  }
   const length = range ? range.end - range.start + 1 : p.info.size;
-  return meteredDownload(
-    s,
-    p.r,
-    p.vpath,
-    length,
-    async (signal, buffers) => {
-      const fs = await s.vfs.fs(p.r.mount);
-      if (length === 0) {
-        const empty = new PassThrough();
-        empty.end();
-        return empty;
-      }
-      return fs.openRead(p.r.fsPath, range ? { start: range.start, end: range.end, signal, buffers } : { signal, buffers });
-    },
-    o,
-  );
+  try {
+    return await meteredDownload(
+      s,
+      p.r,
+      p.vpath,
+      length,
+      async (signal, buffers) => {
+        if (opened) return opened;
+        const fs = await s.vfs.fs(p.r.mount);
+        if (length === 0) {
+          const empty = new PassThrough();
+          empty.end();
+          return empty;
+        }
+        return fs.openRead(p.r.fsPath, range ? { start: range.start, end: range.end, signal, buffers } : { signal, buffers });
+      },
+      o,
+    );
+  } catch (err) {
+    opened?.destroy(); // refused before the transfer began (quota, connection limits)
+    throw err;
+  }
 }

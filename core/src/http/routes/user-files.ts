@@ -63,18 +63,25 @@ async function download(sessions: FileSessions, request: Request, h: ResponseToo
  */
 export async function sendFile(request: Request, h: ResponseToolkit, s: FileSession, vpath: string, o: { inline?: boolean; ready?: () => Promise<void> } = {}) {
   try {
-    const p = await prepareDownload(s, vpath);
-    await o.ready?.();
+    const header = (name: string): string | undefined => {
+      const v = request.headers[name] as string | string[] | undefined;
+      return Array.isArray(v) ? v[0] : v;
+    };
+    // the whole file, unconditionally: the backend may open it with the request that tells its metadata
+    const whole = request.method === 'get' && !header('range') && !header('if-none-match') && !header('if-modified-since');
+    const p = await prepareDownload(s, vpath, { openWhole: whole });
+    try {
+      await o.ready?.();
+    } catch (err) {
+      p.opened?.destroy();
+      throw err;
+    }
     const { info } = p;
     const etag = entityTag(info);
     const lastModified = info.mtime.toUTCString();
     const type = (request.server.mime.path(info.name) as { type?: string }).type || 'application/octet-stream';
     const common = (r: ReturnType<ResponseToolkit['response']>) =>
       r.header('ETag', etag).header('Last-Modified', lastModified).header('Accept-Ranges', 'bytes').header('Cache-Control', 'private, no-cache');
-    const header = (name: string): string | undefined => {
-      const v = request.headers[name] as string | string[] | undefined;
-      return Array.isArray(v) ? v[0] : v;
-    };
     const inm = header('if-none-match');
     if (inm ? noneMatch(inm, etag) : notModifiedSince(header('if-modified-since'), info.mtime)) {
       await s.close();

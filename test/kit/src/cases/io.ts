@@ -1,4 +1,5 @@
 import type { Test } from 'tap';
+import type { FileInfo, Fs } from '@ferry/core';
 import type { CaseGroup, SuiteContext } from '../fs-conformance.js';
 import { expectFsError, expectMissing, namesIn, readFile, rejectionOf, withTimeout, writeFile } from '../fs-helpers.js';
 import { randomBytesSeeded, randomSliceSha256, randomStream, sha256Stream } from '../streams.js';
@@ -130,9 +131,61 @@ async function readAbortCases(t: Test, ctx: SuiteContext): Promise<void> {
   });
 }
 
+/** What stat() reports, without the fields a backend may leave out of one of the two. */
+function comparable(i: FileInfo): Record<string, unknown> {
+  return { name: i.name, path: i.path, isDir: i.isDir, size: i.size, mtime: i.mtime.getTime(), mode: i.mode, etag: i.etag };
+}
+
+async function readWithInfoCases(t: Test, ctx: SuiteContext): Promise<void> {
+  const fs = await ctx.fresh(t);
+  const skip = fs.openReadWithInfo ? false : `${ctx.name} has no openReadWithInfo() (optional: a download then calls stat() before openRead())`;
+  await t.test('openReadWithInfo() is implemented', { skip }, async (t) => {
+    await readWithInfoChecks(t, ctx, fs);
+  });
+}
+
+async function readWithInfoChecks(t: Test, ctx: SuiteContext, fs: Fs): Promise<void> {
+  const open = fs.openReadWithInfo!.bind(fs);
+  const data = randomBytesSeeded(300_000, 'read-with-info');
+  await writeFile(fs, '/dir/w.bin', data);
+  await t.test('a file: the bytes and what stat() reports', async (t) => {
+    const { info, stream } = await open('/dir/w.bin');
+    const got = await readFileFromStream(stream);
+    t.ok(got.equals(data), `every byte (${got.length} of ${data.length})`);
+    t.same(comparable(info), comparable(await fs.stat('/dir/w.bin')), 'info equals stat()');
+    t.equal(info.size, data.length, 'size');
+    t.equal(info.isDir, false, 'not a directory');
+  });
+  await t.test('an empty file', async (t) => {
+    await writeFile(fs, '/empty', '');
+    const { info, stream } = await open('/empty');
+    t.equal((await readFileFromStream(stream)).length, 0, 'no bytes');
+    t.same(comparable(info), comparable(await fs.stat('/empty')), 'info equals stat()');
+  });
+  await t.test('a file with a modification time set', ctx.requires('settableMtime'), async (t) => {
+    const mtime = new Date('2021-03-04T05:06:07.000Z');
+    await fs.chtimes!('/dir/w.bin', mtime);
+    const { info, stream } = await open('/dir/w.bin');
+    stream.destroy();
+    t.equal(info.mtime.getTime(), mtime.getTime(), 'the mtime set, as stat() reports it');
+  });
+  await t.test('errors', async (t) => {
+    await expectFsError(t, open('/nothing'), 'NOT_FOUND', 'a missing file');
+    await expectFsError(t, open('/dir'), 'IS_DIR', 'a directory');
+    await expectFsError(t, open('/dir/w.bin', { signal: AbortSignal.abort() }), 'ABORTED', 'an aborted signal');
+  });
+}
+
+async function readFileFromStream(s: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of s) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
 export const ioCases: CaseGroup[] = [
   { name: 'large file streamed in and out', run: largeFileCases },
   { name: 'openRead() ranges', requires: ['rangeRead'], run: rangeCases },
   { name: 'overwrite rules', run: overwriteCases },
   { name: 'openRead() abort', run: readAbortCases },
+  { name: 'openReadWithInfo()', run: readWithInfoCases },
 ];
