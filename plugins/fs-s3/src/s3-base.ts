@@ -3,6 +3,7 @@ import { FsError, FsErrorCode, baseName, normalizePrefix, parentPath, prefixedKe
 import type { S3Settings } from './config.schema.js';
 import { DIR_MODE, FILE_MODE, MTIME_META } from './constants.js';
 import { isNotFound, mapS3Error } from './errors.js';
+import type { S3ObjectMeta } from './s3-read.js';
 import { S3Tree } from './s3-tree.js';
 
 /** Key mapping and the small requests every S3Fs operation builds on. */
@@ -71,7 +72,8 @@ export abstract class S3Base {
     return (await this.tree.firstObjects(this.dirKey(path), 1, signal)).length > 0;
   }
 
-  protected fileInfo(path: string, h: HeadObjectCommandOutput): FileInfo {
+  /** A file's info from a HeadObject answer, or a read's first GetObject answer (s3-read.ts). */
+  protected fileInfo(path: string, h: S3ObjectMeta): FileInfo {
     const meta = Number(h.Metadata?.[MTIME_META]);
     return {
       name: baseName(path),

@@ -2,10 +2,23 @@ import { PassThrough, Transform, type Readable } from 'node:stream';
 import { emptyReadable, FsError, FsErrorCode, ParallelRangeReadable, totalFromContentRange } from '@ferry/core';
 import { isInvalidRange, isNotFound } from './errors.js';
 
-interface GetOutput {
+/** What S3 tells of an object in a GetObject or HeadObject answer. */
+export interface S3ObjectMeta {
+  ContentLength?: number;
+  LastModified?: Date;
+  ETag?: string;
+  Metadata?: Record<string, string>;
+}
+
+interface GetOutput extends S3ObjectMeta {
   Body?: unknown;
   ContentRange?: string;
-  ContentLength?: number;
+}
+
+/** A read and the object's metadata (ContentLength: the whole object's size) from its first answer. */
+export interface S3ReadWithMeta {
+  stream: Readable;
+  meta: S3ObjectMeta;
 }
 
 export interface S3ReadParams {
@@ -18,8 +31,8 @@ export interface S3ReadParams {
   partTimeoutMs: number;
   /** GetObject with an optional Range header value. */
   get(range: string | undefined, e: number, signal?: AbortSignal): Promise<GetOutput>;
-  /** The object's size, undefined when it does not exist. */
-  size(): Promise<number | undefined>;
+  /** HeadObject: the object's metadata, undefined when it does not exist. */
+  head(): Promise<S3ObjectMeta | undefined>;
   isDir(): Promise<boolean>;
   mapError(err: unknown): FsError;
 }
@@ -32,6 +45,16 @@ export interface S3ReadParams {
  * otherwise one GET streams the whole range.
  */
 export async function openS3Read(p: S3ReadParams): Promise<Readable> {
+  return (await openS3ReadWithMeta(p)).stream;
+}
+
+/**
+ * openS3Read() that also reports the object's metadata from the first
+ * GetObject's answer (no extra request); only a range past the end refused
+ * with 416 (any range of an empty object on AWS) takes it from the HeadObject
+ * that tells the size.
+ */
+export async function openS3ReadWithMeta(p: S3ReadParams): Promise<S3ReadWithMeta> {
   const { path, start, end } = p;
   if (start < 0 || (end !== undefined && end < start)) {
     throw new FsError(FsErrorCode.Invalid, `${path}: invalid range ${start}-${end ?? ''}`, { path });
@@ -59,17 +82,19 @@ export async function openS3Read(p: S3ReadParams): Promise<Readable> {
     }
     if (isInvalidRange(e)) {
       // Start at or past the end (or any range of an empty object on AWS): nothing to read.
-      const size = await p.size().catch(() => undefined);
-      if (size !== undefined && start >= size) return emptyReadable();
+      const head = await p.head().catch(() => undefined);
+      if (head?.ContentLength !== undefined && start >= head.ContentLength) return { stream: emptyReadable(), meta: head };
     }
     throw p.mapError(e);
   }
   const body = first.Body as Readable;
   const total = totalFromContentRange(first.ContentRange) ?? start + (first.ContentLength ?? 0);
+  const { LastModified, ETag, Metadata } = first;
+  const meta: S3ObjectMeta = { ContentLength: total, LastModified, ETag, Metadata };
   if (total <= start) {
     // s3rver answers a ranged GET of an empty object with 206, Content-Length 1 and no body.
     body.destroy();
-    return emptyReadable();
+    return { stream: emptyReadable(), meta };
   }
   const last = Math.min(end ?? Infinity, total - 1);
   let out: Readable;
@@ -101,7 +126,7 @@ export async function openS3Read(p: S3ReadParams): Promise<Readable> {
     signal.addEventListener('abort', onAbort, { once: true });
     out.on('close', () => signal.removeEventListener('abort', onAbort));
   }
-  return out;
+  return { stream: out, meta };
 }
 
 /**

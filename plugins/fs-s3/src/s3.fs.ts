@@ -11,13 +11,14 @@ import {
   type MkdirOptions,
   type OpOptions,
   type ReadOptions,
+  type ReadWithInfo,
   type RemoveOptions,
   type RenameOptions,
   type UsedSpace,
   type WriteHandle,
   type WriteOptions,
 } from '@ferry/core';
-import { openS3Read } from './s3-read.js';
+import { openS3ReadWithMeta, type S3ReadWithMeta } from './s3-read.js';
 import { startS3Upload } from './s3-write.js';
 import { FILE_MODE, MTIME_META, S3_CAPABILITIES } from './constants.js';
 import { S3Base } from './s3-base.js';
@@ -113,8 +114,24 @@ export class S3Fs extends S3Base implements Fs {
   }
 
   async openRead(path: string, o: ReadOptions = {}): Promise<Readable> {
+    return (await this.read(path, o)).stream;
+  }
+
+  /**
+   * A whole-file read whose info is the first GetObject's answer (size,
+   * LastModified, ETag, the ferry-mtime metadata): one request where stat()
+   * then openRead() send a HeadObject first.
+   */
+  async openReadWithInfo(path: string, o: OpOptions = {}): Promise<ReadWithInfo> {
+    if (o.signal?.aborted) throw FsError.aborted(path);
+    if (path === '/') throw new FsError(FsErrorCode.IsDirectory, '/: is a directory', { path });
+    const { stream, meta } = await this.read(path, { signal: o.signal });
+    return { info: this.fileInfo(path, meta), stream };
+  }
+
+  private read(path: string, o: ReadOptions): Promise<S3ReadWithMeta> {
     const key = this.key(path);
-    return openS3Read({
+    return openS3ReadWithMeta({
       path,
       start: o.start ?? 0,
       end: o.end,
@@ -126,7 +143,7 @@ export class S3Fs extends S3Base implements Fs {
         this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: key, Range: range, ...this.sse }), {
           abortSignal: signal,
         }),
-      size: async () => (await this.head(key, o.signal))?.ContentLength,
+      head: () => this.head(key, o.signal),
       isDir: () => this.dirExists(path, o.signal),
       mapError: (e) => this.err(e, path),
     });
