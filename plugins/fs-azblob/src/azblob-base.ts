@@ -4,6 +4,17 @@ import type { AzBlobSettings } from './config.schema.js';
 import { DIR_MODE, FILE_MODE, MTIME_META } from './constants.js';
 import { isNotFound, mapAzError } from './errors.js';
 
+/**
+ * What describes a blob as a file, in a Get Blob Properties answer, a Get Blob
+ * answer (contentLength then the whole size) or a listed item's properties.
+ */
+export interface BlobHead {
+  contentLength?: number;
+  lastModified?: Date;
+  etag?: string;
+  metadata?: Record<string, string>;
+}
+
 /** Blob-name mapping and the small requests every AzBlobFs operation builds on. */
 export abstract class AzBlobBase {
   /** Normalised key prefix: '' or 'a/b/'. Every blob this Fs touches starts with it. */
@@ -65,7 +76,7 @@ export abstract class AzBlobBase {
     return Number.isFinite(ms) && ms > 0 ? new Date(ms) : (fallback ?? new Date(0));
   }
 
-  protected fileInfo(path: string, p: BlobGetPropertiesResponse): FileInfo {
+  protected fileInfo(path: string, p: BlobHead): FileInfo {
     return {
       name: baseName(path),
       path,

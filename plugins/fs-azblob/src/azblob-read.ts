@@ -1,6 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { BlobClient } from '@azure/storage-blob';
 import { emptyReadable, FsError, FsErrorCode, ParallelRangeReadable, totalFromContentRange } from '@ferry/core';
+import type { BlobHead } from './azblob-base.js';
 import { isInvalidRange, isNotFound } from './errors.js';
 
 export interface AzReadParams {
@@ -17,16 +18,33 @@ export interface AzReadParams {
   mapError(err: unknown): FsError;
 }
 
+/** A read as openAzReadWithHead() opened it: the stream and the blob's headers. */
+export interface AzOpenedRead {
+  stream: Readable;
+  /** The blob as the first answer described it, `contentLength` the blob's whole size. */
+  head: BlobHead;
+}
+
+/** Opens a (ranged) blob read: openAzReadWithHead() without the headers. */
+export async function openAzRead(p: AzReadParams): Promise<Readable> {
+  return (await openAzReadWithHead(p)).stream;
+}
+
 /**
  * Opens a (ranged) blob read. The first part is requested before the stream
- * is returned (NOT_FOUND / IS_DIR reject here) and tells the blob's size;
- * larger ranges continue as parallel ranged downloads of partSize bytes.
+ * is returned (NOT_FOUND / IS_DIR reject here) and tells the blob's size and
+ * headers (Last-Modified, ETag, metadata: what Get Blob Properties would);
+ * larger ranges continue as parallel ranged downloads of partSize bytes. A
+ * whole read with concurrency 1 is one unranged Get Blob; a ranged first part
+ * of an empty blob is refused (416) and Get Blob Properties then describes it.
  */
-export async function openAzRead(p: AzReadParams): Promise<Readable> {
+export async function openAzReadWithHead(p: AzReadParams): Promise<AzOpenedRead> {
   const { path, start, end } = p;
   if (start < 0 || (end !== undefined && end < start)) {
     throw new FsError(FsErrorCode.Invalid, `${path}: invalid range ${start}-${end ?? ''}`, { path });
   }
+  if (p.signal?.aborted) throw FsError.aborted(path);
+  if (path === '/') throw new FsError(FsErrorCode.IsDirectory, '/: is a directory', { path });
   const part = p.concurrency > 1 ? p.partSize : Infinity;
   const firstEnd = Math.min(end ?? Infinity, start + part - 1);
   const get = async (s: number, e: number, signal?: AbortSignal) => {
@@ -42,19 +60,18 @@ export async function openAzRead(p: AzReadParams): Promise<Readable> {
       throw new FsError(FsErrorCode.IsDirectory, `${path}: is a directory`, { path });
     }
     if (isInvalidRange(e)) {
-      const size = await p.blob.getProperties().then(
-        (r) => r.contentLength ?? 0,
-        () => undefined,
-      );
-      if (size !== undefined && start >= size) return emptyReadable();
+      const props = await p.blob.getProperties({ abortSignal: p.signal }).catch(() => undefined);
+      const size = props?.contentLength ?? 0;
+      if (props && start >= size) return { stream: emptyReadable(), head: headOf(props, size) };
     }
     throw p.mapError(e);
   }
   const body = first.readableStreamBody as Readable;
   const total = totalFromContentRange(first.contentRange) ?? start + (first.contentLength ?? 0);
+  const head = headOf(first, total);
   if (total <= start) {
     body?.destroy();
-    return emptyReadable();
+    return { stream: emptyReadable(), head };
   }
   const last = Math.min(end ?? Infinity, total - 1);
   let out: Readable;
@@ -81,7 +98,12 @@ export async function openAzRead(p: AzReadParams): Promise<Readable> {
     signal.addEventListener('abort', onAbort, { once: true });
     out.on('close', () => signal.removeEventListener('abort', onAbort));
   }
-  return out;
+  return { stream: out, head };
+}
+
+/** The headers of a Get Blob (Properties) answer that describe the blob, of `size` bytes in all. */
+function headOf(r: BlobHead, size: number): BlobHead {
+  return { contentLength: size, lastModified: r.lastModified, etag: r.etag, metadata: r.metadata };
 }
 
 /**

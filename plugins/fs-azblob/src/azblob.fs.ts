@@ -10,6 +10,7 @@ import {
   type MkdirOptions,
   type OpOptions,
   type ReadOptions,
+  type ReadWithInfo,
   type RemoveOptions,
   type RenameOptions,
   type UsedSpace,
@@ -17,8 +18,8 @@ import {
   type WriteOptions,
 } from '@ferry/core';
 import { AzBlobBase } from './azblob-base.js';
-import { AZBLOB_CAPABILITIES, FILE_MODE, MTIME_META } from './constants.js';
-import { openAzRead } from './azblob-read.js';
+import { AZBLOB_CAPABILITIES, MTIME_META } from './constants.js';
+import { openAzRead, openAzReadWithHead, type AzReadParams } from './azblob-read.js';
 import { startAzUpload } from './azblob-write.js';
 
 /**
@@ -72,15 +73,7 @@ export class AzBlobFs extends AzBlobBase implements Fs {
         }
         const name = b.name.slice(prefix.length);
         if (!b.name.startsWith(prefix) || !name || name.includes('/')) continue;
-        page.push({
-          name,
-          path: `${base}/${name}`,
-          isDir: false,
-          size: b.properties.contentLength ?? 0,
-          mtime: this.mtimeOf(b.metadata, b.properties.lastModified),
-          mode: FILE_MODE,
-          ...(b.properties.etag ? { etag: b.properties.etag.replace(/"/g, '') } : {}),
-        });
+        page.push(this.fileInfo(`${base}/${name}`, { ...b.properties, metadata: b.metadata }));
       }
       if (page.length) {
         seen = true;
@@ -94,7 +87,17 @@ export class AzBlobFs extends AzBlobBase implements Fs {
   }
 
   async openRead(path: string, o: ReadOptions = {}): Promise<Readable> {
-    return openAzRead({
+    return openAzRead(this.readParams(path, o));
+  }
+
+  /** One Get Blob: the first answer's headers are what stat() reads from Get Blob Properties. */
+  async openReadWithInfo(path: string, o: OpOptions = {}): Promise<ReadWithInfo> {
+    const { stream, head } = await openAzReadWithHead(this.readParams(path, { signal: o.signal }));
+    return { stream, info: this.fileInfo(path, head) };
+  }
+
+  private readParams(path: string, o: ReadOptions): AzReadParams {
+    return {
       blob: this.container.getBlobClient(this.key(path)),
       path,
       start: o.start ?? 0,
@@ -105,7 +108,7 @@ export class AzBlobFs extends AzBlobBase implements Fs {
       idleTimeoutMs: this.s.idleTimeoutMs,
       isDir: () => this.dirExists(path, o.signal),
       mapError: (e) => this.err(e, path),
-    });
+    };
   }
 
   async openWrite(path: string, o: WriteOptions = {}): Promise<WriteHandle> {
