@@ -15,5 +15,6 @@ export * from './host.js';
 export * from './lazy-module.js';
 export * from './event-search.js';
 export * from './process-tag.js';
+export * from './client-cache.js';
 export type { PluginDatabase, PluginEntitiesDef, PluginMigration } from '../data/plugin-entities.js';
 export { redactSecrets } from '../secrets/redact.js';
