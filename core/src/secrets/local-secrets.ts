@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import type { Secret, SecretsService } from './secret.js';
 
 const STATUS = 'AES-256-GCM' as const;
+/** Data keys kept (the oldest dropped first). */
+const DATA_KEY_CACHE = 1024;
 
 /**
  * AES-256-GCM envelope: each secret gets a random data key derived by HKDF
@@ -18,8 +20,22 @@ export class LocalSecretsService implements SecretsService {
     this.master = crypto.createHash('sha256').update(raw).digest();
   }
 
+  /**
+   * Data keys of the secrets decrypted lately, by salt: a stored secret (a
+   * backend's credentials) is decrypted for every session that opens its
+   * filesystem, and HKDF costs more than the decryption itself.
+   */
+  private readonly dataKeys = new Map<string, Buffer>();
+
   private dataKey(salt: Buffer): Buffer {
-    return Buffer.from(crypto.hkdfSync('sha256', this.master, salt, Buffer.from('ferry-secret-v1'), 32));
+    const id = salt.toString('base64');
+    let key = this.dataKeys.get(id);
+    if (!key) {
+      key = Buffer.from(crypto.hkdfSync('sha256', this.master, salt, Buffer.from('ferry-secret-v1'), 32));
+      if (this.dataKeys.size >= DATA_KEY_CACHE) this.dataKeys.delete(this.dataKeys.keys().next().value!);
+      this.dataKeys.set(id, key);
+    }
+    return key;
   }
 
   async encrypt(plain: string, aad = ''): Promise<Secret> {
