@@ -35,9 +35,7 @@ export async function localFsOptions(scope: FsScope, buffers: { read_buffer_size
     throw new FsError(FsErrorCode.Invalid, `a local filesystem needs a root directory (home_dir or mapped_path) for ${scope.username}`);
   }
   const root = path.resolve(scope.root);
-  await mkdir(root, { recursive: true }).catch((err: unknown) => {
-    throw fsErrorFromNode(err, '/');
-  });
+  await ensureRoot(root);
   return {
     root,
     tempDir: processUploadsTmpDir(scope.dataDir),
@@ -45,6 +43,25 @@ export async function localFsOptions(scope: FsScope, buffers: { read_buffer_size
     writeBufferSize: mibToBytes(buffers.write_buffer_size),
     logger: scope.logger,
   };
+}
+
+/** Roots created or found lately, with when to check again (ms since the epoch). */
+const knownRoots = new Map<string, number>();
+/** How long a root found is not checked again: an Fs is created for every session (every HTTP request). */
+export const ROOT_CHECK_INTERVAL_MS = 10_000;
+
+/** Creates `root` when missing; a root seen within ROOT_CHECK_INTERVAL_MS is not checked again. */
+async function ensureRoot(root: string): Promise<void> {
+  const now = Date.now();
+  if ((knownRoots.get(root) ?? 0) > now) return;
+  await mkdir(root, { recursive: true }).catch((err: unknown) => {
+    throw fsErrorFromNode(err, '/');
+  });
+  if (knownRoots.size >= 10_000) {
+    for (const [r, until] of knownRoots) if (until <= now) knownRoots.delete(r);
+    if (knownRoots.size >= 10_000) knownRoots.clear();
+  }
+  knownRoots.set(root, now + ROOT_CHECK_INTERVAL_MS);
 }
 
 /** Provider 0: the local filesystem. */

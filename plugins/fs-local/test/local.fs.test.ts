@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import {
   sha256Stream,
   writeFile as writeFsFile,
 } from '@ferry/testkit';
-import manifest, { HIDDEN_TMP_PREFIX, LocalFs, localFsProvider } from '../src/index.js';
+import manifest, { HIDDEN_TMP_PREFIX, LocalFs, localFsProvider, ROOT_CHECK_INTERVAL_MS } from '../src/index.js';
 
 const base = t.testdir({});
 let n = 0;
@@ -59,6 +59,20 @@ t.test('create()', async (t) => {
   const sizes: number[] = [];
   for await (const c of await fs.openRead('/big')) sizes.push((c as Buffer).length);
   t.equal(sizes[0], 1024 * 1024, 'read_buffer_size (MiB) sets the read chunk size');
+});
+
+t.test('create(): a root found is checked again only after ROOT_CHECK_INTERVAL_MS', async (t) => {
+  const { data } = await freshDirs();
+  const root = path.join(base, 'checked-root', 'home');
+  await localFsProvider.create({}, { username: 'u', root, dataDir: data });
+  await rm(root, { recursive: true });
+  await localFsProvider.create({}, { username: 'u', root, dataDir: data });
+  t.notOk(existsSync(root), 'removed within the interval: not checked (no syscall per session)');
+  const realNow = Date.now;
+  Date.now = () => realNow() + ROOT_CHECK_INTERVAL_MS + 1;
+  t.teardown(() => (Date.now = realNow));
+  await localFsProvider.create({}, { username: 'u', root, dataDir: data });
+  t.ok(existsSync(root), 'created again once the interval passed');
 });
 
 t.test('atomic writes', async (t) => {
