@@ -1,4 +1,4 @@
-import crypto from 'node:crypto';
+import { randomHexId } from '../util/random-id.js';
 import { InvalidError, TooManyRequestsError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
@@ -85,7 +85,7 @@ export class ConnectionManager implements AccountSessions {
     const now = Date.now();
     const conn: Connection = {
       ...c,
-      connection_id: crypto.randomBytes(12).toString('hex'),
+      connection_id: randomHexId(12),
       controller: new AbortController(),
       transfers: new Map(),
       connection_time: now,

@@ -36,7 +36,10 @@ t.test('one client per identity, shared by every holder', async (t) => {
   t.equal(created.length, 4);
   t.equal(c.size, 4);
   c.clear();
-  t.ok(created.every((x) => x.destroyed), 'clear() destroys every client');
+  t.ok(
+    created.every((x) => x.destroyed),
+    'clear() destroys every client',
+  );
   t.equal(c.size, 0);
 });
 
