@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
-import { raw, type EntityManager, type MikroORM } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import { Folder, User } from '../data/entities/index.js';
 import type { AdminIdentity } from '../auth/credentials.js';
@@ -19,8 +19,16 @@ export interface TransferQuotaUsage {
   used_download_data_transfer?: number;
 }
 
-/** `column + delta`, never below zero, computed by the database (no lost updates). */
-const addClamped = (column: string, delta: number) => raw(`case when ${column} + ? < 0 then 0 else ${column} + ? end`, [delta, delta]);
+/**
+ * `column = column + delta`, never below zero, computed by the database (no
+ * lost updates); its two parameters are the delta, twice.
+ */
+const clamped = (column: string) => `${column} = case when ${column} + ? < 0 then 0 else ${column} + ? end`;
+
+/** The part of MikroORM's SQL connection the counter updates use (statements bound by data/bound-sql.ts). */
+interface SqlRunner {
+  execute(sql: string, params: unknown[], method: 'run'): Promise<unknown>;
+}
 
 function checkDelta(name: string, v: number): number {
   if (!Number.isSafeInteger(v)) throw new RangeError(`${name} must be a safe integer (got ${v})`);
@@ -44,6 +52,15 @@ export class QuotaService {
   }
 
   /**
+   * One counter update, as a plain statement: it runs after every transfer,
+   * upload and delete, and building it through the query builder cost more
+   * than running it.
+   */
+  private async run(sql: string, params: unknown[]): Promise<void> {
+    await (this.orm.em.getConnection() as unknown as SqlRunner).execute(sql, params, 'run');
+  }
+
+  /**
    * Adds to a user's used quota (negative deltas decrement, the result never
    * goes below 0) and stamps last_quota_update. Call it after every upload
    * (+size, +1 file; an overwrite adds newSize - oldSize and 0 files),
@@ -54,15 +71,14 @@ export class QuotaService {
     checkDelta('sizeDelta', sizeDelta);
     checkDelta('filesDelta', filesDelta);
     if (!sizeDelta && !filesDelta) return;
-    await this.em().nativeUpdate(
-      User,
-      { id: userId },
-      {
-        used_quota_size: addClamped('used_quota_size', sizeDelta) as never,
-        used_quota_files: addClamped('used_quota_files', filesDelta) as never,
-        last_quota_update: Date.now(),
-      },
-    );
+    await this.run(`update users set ${clamped('used_quota_size')}, ${clamped('used_quota_files')}, last_quota_update = ? where id = ?`, [
+      sizeDelta,
+      sizeDelta,
+      filesDelta,
+      filesDelta,
+      Date.now(),
+      userId,
+    ]);
   }
 
   /** Adds to a virtual folder's used quota; same rules as addUserUsage(). */
@@ -70,15 +86,14 @@ export class QuotaService {
     checkDelta('sizeDelta', sizeDelta);
     checkDelta('filesDelta', filesDelta);
     if (!sizeDelta && !filesDelta) return;
-    await this.em().nativeUpdate(
-      Folder,
-      { id: folderId },
-      {
-        used_quota_size: addClamped('used_quota_size', sizeDelta) as never,
-        used_quota_files: addClamped('used_quota_files', filesDelta) as never,
-        last_quota_update: Date.now(),
-      },
-    );
+    await this.run(`update folders set ${clamped('used_quota_size')}, ${clamped('used_quota_files')}, last_quota_update = ? where id = ?`, [
+      sizeDelta,
+      sizeDelta,
+      filesDelta,
+      filesDelta,
+      Date.now(),
+      folderId,
+    ]);
   }
 
   /**
@@ -108,14 +123,13 @@ export class QuotaService {
     checkDelta('upBytes', upBytes);
     checkDelta('downBytes', downBytes);
     if (!upBytes && !downBytes) return;
-    await this.em().nativeUpdate(
-      User,
-      { id: userId },
-      {
-        used_upload_data_transfer: addClamped('used_upload_data_transfer', upBytes) as never,
-        used_download_data_transfer: addClamped('used_download_data_transfer', downBytes) as never,
-      },
-    );
+    await this.run(`update users set ${clamped('used_upload_data_transfer')}, ${clamped('used_download_data_transfer')} where id = ?`, [
+      upBytes,
+      upBytes,
+      downBytes,
+      downBytes,
+      userId,
+    ]);
   }
 
   /** Sets a user's used quota (a scan's result or a reset). */
