@@ -59,6 +59,7 @@ export class ClientCache<C> {
         if (released) return;
         released = true;
         if (--entry.holders > 0) return;
+        if (this.entries.get(key) !== entry) return void this.o.destroy(entry.client); // forgotten by clear()
         entry.timer = setTimeout(() => this.drop(key, entry), this.idleMs);
         entry.timer.unref();
       },
@@ -70,12 +71,16 @@ export class ClientCache<C> {
     return this.entries.size;
   }
 
-  /** Destroys every client, held or not (plugin teardown, tests). */
+  /**
+   * Forgets every client (plugin teardown, tests): idle ones are destroyed
+   * now, held ones once their last holder releases them (another app of the
+   * same process may still be using them), and none is handed out again.
+   */
   clear(): void {
     for (const [key, e] of this.entries) {
-      if (e.timer) clearTimeout(e.timer);
       this.entries.delete(key);
-      this.o.destroy(e.client);
+      if (e.timer) clearTimeout(e.timer);
+      if (e.holders === 0) this.o.destroy(e.client);
     }
   }
 

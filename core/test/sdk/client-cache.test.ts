@@ -32,13 +32,15 @@ t.test('one client per identity, shared by every holder', async (t) => {
   const other = c.acquire(['http://s3', 'key', 'other secret'], make);
   t.not(other.client, a.client, 'another secret: another client');
   // parts are joined unambiguously: ['a,b'] and ['a', 'b'] differ
-  t.not(c.acquire(['a,b'], make).client, c.acquire(['a', 'b'], make).client);
+  const [ab, aAndB] = [c.acquire(['a,b'], make), c.acquire(['a', 'b'], make)];
+  t.not(ab.client, aAndB.client);
   t.equal(created.length, 4);
   t.equal(c.size, 4);
+  for (const l of [a, b, other, ab, aAndB]) l.release();
   c.clear();
   t.ok(
     created.every((x) => x.destroyed),
-    'clear() destroys every client',
+    'clear() destroys every idle client',
   );
   t.equal(c.size, 0);
 });
@@ -71,4 +73,21 @@ t.test('no secret in the keys', async (t) => {
   t.equal(keys.length, 1);
   t.notMatch(keys[0]!, /secret/);
   c.clear();
+});
+
+t.test('clear() while a client is held: destroyed at its last release, never handed out again', async (t) => {
+  const { c, make } = cache(1000);
+  const held = c.acquire(['id'], make);
+  const idle = c.acquire(['other'], make);
+  idle.release();
+  c.clear();
+  t.equal(idle.client.destroyed, true, 'an idle client is destroyed at once');
+  t.equal(held.client.destroyed, false, 'a held one is left to its holder');
+  const next = c.acquire(['id'], make);
+  t.not(next.client, held.client, 'a new client for the next holder');
+  held.release();
+  t.equal(held.client.destroyed, true, 'destroyed once released');
+  next.release();
+  c.clear();
+  t.equal(next.client.destroyed, true);
 });
