@@ -5,4 +5,4 @@
  * Import it directly to build an S3Fs or an S3 client by hand (tests, tools).
  */
 export { S3Fs } from './s3.fs.js';
-export { createS3Client } from './s3-client.js';
+export { createS3Client, s3ClientIdentity } from './s3-client.js';

@@ -1,5 +1,5 @@
 import { HeadObjectCommand, type HeadObjectCommandOutput, type S3Client } from '@aws-sdk/client-s3';
-import { FsError, FsErrorCode, baseName, normalizePrefix, parentPath, prefixedKey, type FileInfo } from '@ferry/core';
+import { FsError, FsErrorCode, baseName, normalizePrefix, parentPath, prefixedKey, type ClientLease, type FileInfo } from '@ferry/core';
 import type { S3Settings } from './config.schema.js';
 import { DIR_MODE, FILE_MODE, MTIME_META } from './constants.js';
 import { isNotFound, mapS3Error } from './errors.js';
@@ -11,13 +11,36 @@ export abstract class S3Base {
   /** Normalised key prefix: '' or 'a/b/'. Every key this Fs touches starts with it. */
   readonly prefix: string;
   protected readonly tree: S3Tree;
+  private released = false;
 
+  /**
+   * `lease`: the client, lent by the provider's ClientCache (shared with the
+   * other Fs of the same identity) and given back by close(). To build an Fs
+   * by hand, lend it `{ client, release: () => client.destroy() }`.
+   */
   constructor(
-    readonly client: S3Client,
+    private readonly lease: ClientLease<S3Client>,
     protected readonly s: S3Settings,
   ) {
     this.prefix = normalizePrefix(s.keyPrefix);
-    this.tree = new S3Tree(client, s.bucket);
+    this.tree = new S3Tree(() => this.client, s.bucket);
+  }
+
+  /**
+   * The S3 client, for each request. Once the Fs is closed its lease is given
+   * back and the client may be destroyed (or serve another session): every
+   * request fails instead.
+   */
+  get client(): S3Client {
+    if (this.released) throw new FsError(FsErrorCode.Unavailable, 'this S3 filesystem is closed');
+    return this.lease.client;
+  }
+
+  /** Gives the client back to the cache; later calls (and requests) do nothing (fail). */
+  async close(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    this.lease.release();
   }
 
   abstract stat(path: string, o?: { signal?: AbortSignal }): Promise<FileInfo>;

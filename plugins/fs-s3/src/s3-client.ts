@@ -9,7 +9,32 @@ import { sharedSocketReads } from './socket-reads.js';
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
 
 /**
- * Builds the S3 client for one Fs. Checksums are computed and validated only
+ * What makes two clients of createS3Client() differ, for the provider's
+ * ClientCache: every input it reads (endpoint, region, path style, static
+ * keys, role and its session name, time limits). The bucket, key prefix,
+ * SSE-C key, storage class, ACL and part sizes are parameters of each
+ * request, held by the S3Fs: Fs of the same identity share one client. The
+ * session name (per user) counts only with a role: without one, no request
+ * carries it.
+ */
+export function s3ClientIdentity(s: S3Settings, sessionName: string, timeouts: S3Timeouts = DEFAULT_S3_TIMEOUTS): unknown[] {
+  return [
+    s.endpoint ?? '',
+    s.region,
+    s.forcePathStyle,
+    s.accessKey,
+    s.accessSecret,
+    s.sessionToken,
+    s.roleArn,
+    s.roleArn ? sessionName : '',
+    timeouts.connectTimeoutMs,
+    timeouts.idleTimeoutMs,
+  ];
+}
+
+/**
+ * Builds an S3 client, shared by the Fs of one identity (the provider's
+ * ClientCache, see s3ClientIdentity()). Checksums are computed and validated only
  * when an operation requires them ('WHEN_REQUIRED'): with the SDK default a
  * streamed PutObject body is sent aws-chunked with a trailer, which some
  * S3-compatible servers (s3rver) store verbatim, corrupting the object.
@@ -18,6 +43,9 @@ const REFRESH_MARGIN_MS = 5 * 60 * 1000;
  * hang a transfer forever). The sockets of the SDK's agents (given as
  * options, so the SDK keeps its own agent handling: keep-alive, 50 sockets)
  * read into a buffer shared by the process (socket-reads.ts).
+ *
+ * Every input is part of s3ClientIdentity(): keep both in step. destroy()
+ * also frees the STS client of a `role_arn`.
  */
 export function createS3Client(s: S3Settings, sessionName: string, timeouts: S3Timeouts = DEFAULT_S3_TIMEOUTS): S3Client {
   const requestHandler = {
@@ -42,24 +70,27 @@ export function createS3Client(s: S3Settings, sessionName: string, timeouts: S3T
     requestHandler,
     ...(s.endpoint ? { endpoint: s.endpoint } : {}),
   };
-  if (s.roleArn) config.credentials = assumeRoleProvider(s, base, sessionName, requestHandler);
+  // the STS endpoint: the SDK's own resolution (AWS_ENDPOINT_URL_STS or the regional one)
+  const sts = s.roleArn ? new STSClient({ region: s.region, requestHandler, maxAttempts: 3, ...(base ? { credentials: base } : {}) }) : undefined;
+  if (sts) config.credentials = assumeRoleProvider(s, sts, sessionName);
   else if (base) config.credentials = base;
   // else: the SDK's default chain (environment, shared config, instance role).
-  return new S3Client(config);
+  const client = new S3Client(config);
+  if (sts) {
+    const destroyS3 = client.destroy.bind(client);
+    client.destroy = () => {
+      destroyS3();
+      sts.destroy();
+    };
+  }
+  return client;
 }
 
 /**
- * Credentials of `role_arn`, assumed through STS with the static keys (or the
- * default chain) and renewed shortly before they expire.
+ * Credentials of `role_arn`, assumed through `sts` (signed with the static
+ * keys or the default chain) and renewed shortly before they expire.
  */
-function assumeRoleProvider(
-  s: S3Settings,
-  base: AwsCredentialIdentity | undefined,
-  sessionName: string,
-  requestHandler: S3ClientConfig['requestHandler'],
-): AwsCredentialIdentityProvider {
-  // the STS endpoint: the SDK's own resolution (AWS_ENDPOINT_URL_STS or the regional one)
-  const sts = new STSClient({ region: s.region, requestHandler, maxAttempts: 3, ...(base ? { credentials: base } : {}) });
+function assumeRoleProvider(s: S3Settings, sts: STSClient, sessionName: string): AwsCredentialIdentityProvider {
   let current: AwsCredentialIdentity | undefined;
   let pending: Promise<AwsCredentialIdentity> | undefined;
   const fetch = async (): Promise<AwsCredentialIdentity> => {

@@ -1,10 +1,13 @@
 import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, type _Object, type S3Client } from '@aws-sdk/client-s3';
 import { FsError, FsErrorCode } from '@ferry/core';
 
-/** Operations on every key under a prefix (directories on a flat key space). */
+/**
+ * Operations on every key under a prefix (directories on a flat key space).
+ * `client` is asked for the client at each request: it throws once the Fs is closed.
+ */
 export class S3Tree {
   constructor(
-    private readonly client: S3Client,
+    private readonly client: () => S3Client,
     private readonly bucket: string,
   ) {}
 
@@ -12,7 +15,7 @@ export class S3Tree {
   async *objects(prefix: string, signal?: AbortSignal, pageSize = 1000): AsyncGenerator<_Object[]> {
     let token: string | undefined;
     do {
-      const out = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: pageSize, ContinuationToken: token }), {
+      const out = await this.client().send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: pageSize, ContinuationToken: token }), {
         abortSignal: signal,
       });
       const page = (out.Contents ?? []).filter((o) => o.Key?.startsWith(prefix));
@@ -23,7 +26,7 @@ export class S3Tree {
 
   /** Up to `max` objects under `prefix` (used to tell whether a directory exists or is empty). */
   async firstObjects(prefix: string, max: number, signal?: AbortSignal): Promise<_Object[]> {
-    const out = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: max }), {
+    const out = await this.client().send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: max }), {
       abortSignal: signal,
     });
     return out.Contents ?? [];
@@ -33,7 +36,7 @@ export class S3Tree {
   async deleteKeys(keys: string[], signal?: AbortSignal): Promise<void> {
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
-      const out = await this.client.send(
+      const out = await this.client().send(
         new DeleteObjectsCommand({
           Bucket: this.bucket,
           Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
@@ -80,7 +83,7 @@ export class S3Tree {
       const worker = async () => {
         while (next < keys.length) {
           const key = keys[next++]!;
-          await this.client.send(
+          await this.client().send(
             new CopyObjectCommand({
               ...extra,
               Bucket: this.bucket,

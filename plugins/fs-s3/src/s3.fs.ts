@@ -368,8 +368,4 @@ export class S3Fs extends S3Base implements Fs {
     }
     return used;
   }
-
-  async close(): Promise<void> {
-    this.client.destroy();
-  }
 }

@@ -86,7 +86,6 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     t.same(rest, [`GET bytes=${MB}-${2 * MB - 1}`, `GET bytes=${2 * MB}-${3 * MB - 1}`, `GET bytes=${3 * MB}-${3.5 * MB - 1}`], 'the other parts');
     taken(relay);
     t.same(comparable(info), comparable(await fs.stat('/big.bin')), 'info equals stat()');
-
   });
 
   t.test('multi-part read of an empty object', async (t) => {
@@ -161,7 +160,11 @@ t.test('openS3ReadWithMeta() metadata', async (t) => {
   });
 
   const ranged = await openS3ReadWithMeta(base({}));
-  t.same(ranged.meta, { ContentLength: 25, LastModified: lastModified, ETag: '"abc"', Metadata: { 'ferry-mtime': '1000' } }, 'parts: the size from Content-Range');
+  t.same(
+    ranged.meta,
+    { ContentLength: 25, LastModified: lastModified, ETag: '"abc"', Metadata: { 'ferry-mtime': '1000' } },
+    'parts: the size from Content-Range',
+  );
   t.ok((await bytesOf(ranged.stream)).equals(data), 'every byte of the parts');
 
   const whole = await openS3ReadWithMeta(base({ concurrency: 1 }));
