@@ -1,5 +1,5 @@
 import { AnonymousCredential, ContainerClient, StorageSharedKeyCredential, newPipeline, type Pipeline, type StoragePipelineOptions } from '@azure/storage-blob';
-import { FsError, FsErrorCode } from '@ferry/core';
+import { ClientCache, FsError, FsErrorCode, type ClientLease } from '@ferry/core';
 import { DEFAULT_AZ_TIMEOUTS, isHttpUrl, type AzBlobSettings, type AzTimeouts } from './config.schema.js';
 
 /** The parts of @azure/core-rest-pipeline's request and pipeline this module touches. */
@@ -95,4 +95,54 @@ export function createContainerClient(s: AzBlobSettings, timeouts: AzTimeouts = 
   const client = new ContainerClient(url, pipeline);
   addTryTimeout(pipeline, timeouts.tryTimeoutMs);
   return client;
+}
+
+/** How long a container client no Fs holds is kept for the next session (ms). */
+export const CLIENT_IDLE_MS = 60_000;
+
+/**
+ * Nothing to free: a ContainerClient owns no socket, agent or timer. Every
+ * pipeline the storage SDK builds sends through one process-wide HTTP client
+ * (@azure/storage-common's getCachedDefaultHttpClient(), a NodeHttpClient with
+ * keep-alive agents), so connections are shared by all clients anyway; what a
+ * client of its own per session cost was building the credential, the
+ * pipeline and the client, and the core pipeline on its first request.
+ */
+const destroyClient = (): void => undefined;
+
+let clients = new ClientCache<ContainerClient>({ idleMs: CLIENT_IDLE_MS, destroy: destroyClient });
+
+/**
+ * What makes two container clients differ: every input of
+ * createContainerClient() (credentials, where they point, the container, the
+ * time limits its pipeline is built with). Not the key prefix nor the part
+ * sizes, concurrency or access tier: AzBlobFs applies those per request.
+ */
+function clientIdentity(s: AzBlobSettings, t: AzTimeouts): unknown[] {
+  return ['azblob-container', s.sasUrl, s.serviceUrl, s.accountName, s.accountKey, s.container, t.tryTimeoutMs, t.idleTimeoutMs];
+}
+
+/**
+ * The container client of these settings, shared by every Fs with the same
+ * identity (see clientIdentity); give it back with release() when the Fs
+ * closes. A client nobody holds is dropped after CLIENT_IDLE_MS.
+ */
+export function acquireContainerClient(s: AzBlobSettings, timeouts: AzTimeouts = DEFAULT_AZ_TIMEOUTS): ClientLease<ContainerClient> {
+  return clients.acquire(clientIdentity(s, timeouts), () => createContainerClient(s, timeouts));
+}
+
+/** Drops every shared container client (plugin teardown, tests). */
+export function clearContainerClients(): void {
+  clients.clear();
+}
+
+/** Container clients kept, held or idle (tests). */
+export function containerClientCount(): number {
+  return clients.size;
+}
+
+/** Tests: keep idle clients for `ms` instead of CLIENT_IDLE_MS (the clients kept are dropped). */
+export function setContainerClientIdleMs(ms: number): void {
+  clients.clear();
+  clients = new ClientCache<ContainerClient>({ idleMs: ms, destroy: destroyClient });
 }

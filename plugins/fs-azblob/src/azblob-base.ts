@@ -23,6 +23,8 @@ export abstract class AzBlobBase {
   constructor(
     readonly container: ContainerClient,
     protected readonly s: AzBlobSettings,
+    /** Gives `container` back when it is lent by acquireContainerClient(); close() calls it once. */
+    protected release?: () => void,
   ) {
     this.prefix = normalizePrefix(s.keyPrefix);
   }

@@ -314,7 +314,10 @@ export class AzBlobFs extends AzBlobBase implements Fs {
     return used;
   }
 
+  /** Gives the shared container client back (once; later calls do nothing). */
   async close(): Promise<void> {
-    // The SDK's HTTP agent is shared and idle sockets close on their own.
+    const release = this.release;
+    this.release = undefined;
+    release?.();
   }
 }

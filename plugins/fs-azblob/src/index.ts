@@ -19,8 +19,9 @@ import type * as LibModule from './lib.js';
 const pkg = packageInfo(import.meta.url);
 
 // This entry is what the plugin loader imports: it stays free of
-// @azure/storage-blob. AzBlobFs and createContainerClient live in
-// '@ferry/fs-azblob/lib' (./lib.js), imported when the provider first creates an Fs.
+// @azure/storage-blob. AzBlobFs, createContainerClient and the shared container
+// clients live in '@ferry/fs-azblob/lib' (./lib.js), imported when the provider
+// first creates an Fs.
 export { AZBLOB_CAPABILITIES, MTIME_META } from './constants.js';
 export {
   azBlobOptionsSchema,
@@ -57,8 +58,15 @@ export function createAzBlobProvider(config: AzBlobPluginConfig = {}): FsProvide
     capabilities: AZBLOB_CAPABILITIES,
     async create(options: AzBlobOptions, _scope: FsScope) {
       const settings = { ...resolveSettings(options), idleTimeoutMs: timeouts.idleTimeoutMs };
-      const { AzBlobFs, createContainerClient } = await lib.load();
-      return new AzBlobFs(createContainerClient(settings, timeouts), settings);
+      const { AzBlobFs, acquireContainerClient } = await lib.load();
+      // One client per identity, shared by the sessions (an Fs is created per request).
+      const lease = acquireContainerClient(settings, timeouts);
+      try {
+        return new AzBlobFs(lease.client, settings, lease.release);
+      } catch (err) {
+        lease.release();
+        throw err;
+      }
     },
     sameResource: sameAzContainer,
     describe: describeAz,
@@ -97,5 +105,9 @@ export default definePlugin<AzBlobPluginConfig>({
   configSchema: azBlobPluginConfigSchema,
   register(ctx, config) {
     ctx.registerFsProvider(config && Object.keys(config).length > 0 ? createAzBlobProvider(config) : azBlobProvider);
+  },
+  teardown() {
+    // Shared clients exist only once the SDK half was imported: this never imports it.
+    lib.loaded()?.clearContainerClients();
   },
 });

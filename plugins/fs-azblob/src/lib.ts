@@ -6,4 +6,11 @@
  * hand (tests, tools).
  */
 export { AzBlobFs } from './azblob.fs.js';
-export { createContainerClient } from './az-client.js';
+export {
+  CLIENT_IDLE_MS,
+  acquireContainerClient,
+  clearContainerClients,
+  containerClientCount,
+  createContainerClient,
+  setContainerClientIdleMs,
+} from './az-client.js';
