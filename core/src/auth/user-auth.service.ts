@@ -8,7 +8,7 @@ import { burnPasswordCheck } from '../accounts/password.js';
 import { PasswordCache } from '../accounts/password-cache.js';
 import { UserService } from '../accounts/user.service.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
-import { selectUserForToken } from '../accounts/user-rows.js';
+import { selectUserForToken, type UserWithMappings } from '../accounts/user-rows.js';
 
 /** What login checks read: a User, or better its EffectiveUser (groups' filters and expiration merged). */
 export type LoginState = AccessState;
@@ -37,11 +37,14 @@ export class UserAuthService {
    * revoked, the user (read-only, null when it no longer exists) and its
    * login view (see loginView). Read fresh on every request.
    */
-  async findForToken(username: string, jti: string): Promise<{ revoked: boolean; user: User | null; view: EffectiveUser | null }> {
+  async findForToken(
+    username: string,
+    jti: string,
+  ): Promise<{ revoked: boolean; user: User | null; view: EffectiveUser | null; mappings: UserWithMappings | null }> {
     const em = this.orm.em;
     const r = await selectUserForToken(em, username, jti);
-    if (r.revoked || !r.user) return { revoked: r.revoked, user: null, view: null };
-    return { revoked: false, user: r.user.user, view: await this.users.effectiveOfMappings(r.user, { folders: false }, em) };
+    if (r.revoked || !r.user) return { revoked: r.revoked, user: null, view: null, mappings: null };
+    return { revoked: false, user: r.user.user, view: await this.users.effectiveOfMappings(r.user, { folders: false }, em), mappings: r.user };
   }
 
   async findByUsername(username: string): Promise<User | null> {

@@ -1,3 +1,4 @@
+import type { UserWithMappings } from '../accounts/user-rows.js';
 import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import Basic from '@hapi/basic';
@@ -192,10 +193,12 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       return { isValid: true, credentials };
     }
     // the revocation list, the user and its groups in one query, read fresh (a change on any node applies at once)
-    const { revoked, user, view } = await users.findForToken(decoded.sub, decoded.jti);
+    const { revoked, user, view, mappings } = await users.findForToken(decoded.sub, decoded.jti);
     if (revoked) return { isValid: false, errorMessage: 'the token has been revoked' };
     if (!user || !view || user.id !== decoded.uid || loginRefusal(view, ip)) return { isValid: false };
     if (issuedBeforeRevocation(decoded, user.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
+    // what the request's file session needs too, read by the same statement (see loadedUserOf)
+    if (mappings) (request.app as RequestUserApp).loadedUser = mappings;
     const credentials: UserCredentials = {
       kind: 'user',
       user: users.identity(user),
@@ -324,6 +327,22 @@ export function adminOf(request: Request): AdminCredentials {
 }
 
 /** The authenticated user of a request (routes using USER_AUTH). */
+/** What token validation leaves on request.app for the rest of the request. */
+interface RequestUserApp {
+  loadedUser?: UserWithMappings;
+}
+
+/**
+ * The user of a bearer request with its role and mappings, as token
+ * validation read it in this request (one statement for the token and the
+ * user): a file session opened for the same request starts from it instead
+ * of reading the user again. Undefined for other credentials.
+ */
+export function loadedUserOf(request: Request, userId: number): UserWithMappings | undefined {
+  const loaded = (request.app as RequestUserApp).loadedUser;
+  return loaded?.user.id === userId ? loaded : undefined;
+}
+
 export function userOf(request: Request): UserCredentials {
   const c = request.auth.credentials as unknown as UserCredentials;
   if (c?.kind !== 'user') throw Boom.forbidden('this route is for users');

@@ -2,7 +2,8 @@ import type { Request } from '@hapi/hapi';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream';
 import Joi from 'joi';
-import { clientIp, userOf } from './auth-strategies.js';
+import { clientIp, loadedUserOf, userOf } from './auth-strategies.js';
+import type { UserWithMappings } from '../accounts/user-rows.js';
 import { FileSessions } from '../vfs/file-sessions.service.js';
 import type { FileSession } from '../vfs/file-session.js';
 import { toWellFormed } from '../util/well-formed.js';
@@ -21,7 +22,7 @@ export async function openUserSession(sessions: FileSessions, request: Request, 
   const creds = userOf(request);
   const ip = clientIp(request);
   const key = creds.jti ? `jwt:${creds.jti}` : creds.apiKeyId ? `key:${creds.apiKeyId}:${ip}` : `ip:${ip}:${creds.user.id}`;
-  return openFileSession(sessions, request, { username: creds.user.username, key }, command);
+  return openFileSession(sessions, request, { username: creds.user.username, key, loaded: loadedUserOf(request, creds.user.id) }, command);
 }
 
 /**
@@ -32,7 +33,7 @@ export async function openUserSession(sessions: FileSessions, request: Request, 
 export async function openFileSession(
   sessions: FileSessions,
   request: Request,
-  o: { username: string; key: string; protocol?: 'HTTP' | 'HTTPShare' },
+  o: { username: string; key: string; protocol?: 'HTTP' | 'HTTPShare'; loaded?: UserWithMappings },
   command: string,
 ): Promise<FileSession> {
   const ip = clientIp(request);
@@ -47,6 +48,7 @@ export async function openFileSession(
   if (res.destroyed || req.readableAborted || req.socket?.destroyed === true) onClose();
   const session = await sessions.open({
     username: o.username,
+    loaded: o.loaded,
     ip,
     sessionKey: FileSessions.sessionKey([o.key]),
     protocol: o.protocol,

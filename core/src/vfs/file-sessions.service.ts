@@ -1,3 +1,4 @@
+import type { UserWithMappings } from '../accounts/user-rows.js';
 import crypto from 'node:crypto';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
@@ -32,6 +33,8 @@ export interface OpenSessionOptions {
   command?: string;
   /** Fires when the client is gone. */
   signal?: AbortSignal;
+  /** The user with its mappings as this request already read it (token validation): not read again. */
+  loaded?: UserWithMappings;
 }
 
 /** Why an effective user may not use the file API now, or null. */
@@ -71,7 +74,7 @@ export class FileSessions {
   }
 
   async open(o: OpenSessionOptions): Promise<FileSession> {
-    const user = await this.effectiveUser(o.username);
+    const user = o.loaded ? await this.users.effectiveOfMappings(o.loaded) : await this.effectiveUser(o.username);
     if (!user) throw new UnauthorizedError('the account no longer exists');
     const refusal = fileAccessRefusal(user, o.ip, o.restriction ?? 'HTTP');
     if (refusal) throw new ForbiddenError(refusal);
