@@ -55,7 +55,7 @@ export const ACCESS_LOG_FLUSH_MS = 1000;
 export function createLogger(opts: LoggerOptions = {}): Logger {
   const destination = opts.file
     ? pino.destination({ dest: opts.file, mkdir: true, sync: false, minLength: ACCESS_LOG_BATCH, periodicFlush: ACCESS_LOG_FLUSH_MS })
-    : pino.destination({ dest: 1, sync: true, minLength: ACCESS_LOG_BATCH, periodicFlush: ACCESS_LOG_FLUSH_MS });
+    : pino.destination({ dest: 1, sync: false, minLength: ACCESS_LOG_BATCH, periodicFlush: ACCESS_LOG_FLUSH_MS });
   const flushNow = writeOutNow(destination);
   return pino(
     {

@@ -58,3 +58,24 @@ t.test('a full batch is written without waiting', async (t) => {
   for (let i = 0; i < 200; i++) logger.info({ i, path: '/api/v2/user/files', status: 200 }, ACCESS_LOG_MSG);
   t.ok(await until(() => lines().length - before >= 100, 300), 'most of 200 lines (over 8 KiB) out at once');
 });
+
+t.test('to stdout: the access lines waiting are written when the process exits', async (t) => {
+  const { execFileSync } = await import('node:child_process');
+  const mod = new URL('../../src/logger.ts', import.meta.url).href;
+  const script = `
+    const { createLogger, ACCESS_LOG_MSG } = await import(${JSON.stringify(mod)});
+    const logger = createLogger({});
+    for (let i = 0; i < 3; i++) logger.info({ i }, ACCESS_LOG_MSG);
+    process.exitCode = 0;
+  `;
+  const out = execFileSync(process.execPath, [...process.execArgv, '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const got = out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { msg: string; i: number });
+  t.same(
+    got.map((l) => l.i),
+    [0, 1, 2],
+    'every line, in order',
+  );
+});
