@@ -65,6 +65,7 @@ import {
   ferryFilesystem,
   gcsBucket,
   gcsRemovePrefix,
+  remotePlugins,
   s3Client,
   s3RemovePrefix,
   sftpClient,
@@ -340,13 +341,7 @@ async function main() {
   buildFerry(log);
   const ferry = await startFerry({
     dir: path.join(scratch, 'ferry'),
-    plugins: [
-      { name: '@ferry/fs-local' },
-      { name: '@ferry/fs-s3' },
-      { name: '@ferry/fs-azblob' },
-      { name: '@ferry/fs-gcs', config: GCS.pluginConfig },
-      { name: '@ferry/fs-sftp' },
-    ],
+    plugins: remotePlugins(),
     nodeArgs: NODE_ARGS,
     children,
   });

@@ -55,6 +55,15 @@ export const SFTP = {
  */
 export const SERVERS = { s3: S3, azurite: AZURITE, gcs: GCS, sftp: SFTP };
 
+/** The plugins of a Ferry process serving users on every remote backend (and local ones). */
+export const remotePlugins = () => [
+  { name: '@ferry/fs-local' },
+  { name: '@ferry/fs-s3' },
+  { name: '@ferry/fs-azblob' },
+  { name: '@ferry/fs-gcs', config: GCS.pluginConfig },
+  { name: '@ferry/fs-sftp' },
+];
+
 /** The remote directory of a benchmark's files on the SFTP server. */
 export const sftpDir = (name) => (SFTP.baseDir ? `${SFTP.baseDir}/${name}` : name);
 

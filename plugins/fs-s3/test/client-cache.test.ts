@@ -5,7 +5,7 @@ import { FsErrorCode } from '@ferry/core';
 import { RecordingRelay, expectFsError, readFile, writeFile } from '@ferry/testkit';
 import plugin, { createS3Provider, resolveSettings, type S3Fs, type S3Options } from '../src/index.js';
 import { s3ClientIdentity } from '../src/lib.js';
-import { BUCKET, S3_PORT, rawClient, s3Unavailable, scope, testOptions } from './fixtures/server.js';
+import { S3_PORT, s3Unavailable, scope, testOptions, removePrefix } from './fixtures/server.js';
 
 // The provider shares one S3 client (its agents, its keep-alive connections,
 // its resolved configuration) per identity between the Fs it creates, one per
@@ -39,15 +39,6 @@ async function counting(t: Test): Promise<CountingRelay> {
   const relay = await new CountingRelay().start();
   t.teardown(() => relay.stop());
   return relay;
-}
-
-async function cleanup(prefix: string): Promise<void> {
-  const c = rawClient();
-  const { ListObjectsV2Command, DeleteObjectsCommand } = await import('@aws-sdk/client-s3');
-  const out = await c.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
-  const keys = (out.Contents ?? []).map((o) => ({ Key: o.Key! }));
-  if (keys.length) await c.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys } }));
-  c.destroy();
 }
 
 /** Counts the calls of a client's destroy(). */
@@ -154,7 +145,7 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     const relay = await counting(t);
     const provider = createS3Provider({}, { clientIdleMs: 60_000 });
     const options = testOptions({ endpoint: relay.endpoint });
-    t.teardown(() => cleanup(options.key_prefix!));
+    t.teardown(() => removePrefix(options.key_prefix!));
     const a = (await provider.create(options, scope)) as S3Fs;
     const b = (await provider.create({ ...options }, bob)) as S3Fs;
     t.equal(a.client, b.client, 'the same client');

@@ -4,7 +4,7 @@ import { FsError, FsErrorCode, type FileInfo } from '@ferry/core';
 import { RecordingRelay, expectFsError, randomBytesSeeded, writeFile } from '@ferry/testkit';
 import { s3Provider, type S3Fs, type S3Options } from '../src/index.js';
 import { openS3ReadWithMeta, type S3ReadParams } from '../src/s3-read.js';
-import { BUCKET, S3_PORT, rawClient, s3Unavailable, scope, testOptions } from './fixtures/server.js';
+import { BUCKET, S3_PORT, s3Unavailable, scope, testOptions, removePrefix } from './fixtures/server.js';
 
 // openReadWithInfo(): the info comes from the first GetObject's answer, so a
 // download is one request (stat() then openRead() send a HeadObject first).
@@ -23,15 +23,6 @@ function comparable(i: FileInfo): Record<string, unknown> {
   return { name: i.name, path: i.path, isDir: i.isDir, size: i.size, mtime: i.mtime.getTime(), mode: i.mode, etag: i.etag };
 }
 
-async function cleanup(prefix: string): Promise<void> {
-  const c = rawClient();
-  const { ListObjectsV2Command, DeleteObjectsCommand } = await import('@aws-sdk/client-s3');
-  const out = await c.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
-  const keys = (out.Contents ?? []).map((o) => ({ Key: o.Key! }));
-  if (keys.length) await c.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys } }));
-  c.destroy();
-}
-
 /** An S3Fs that talks to s3rver through a recording relay. */
 async function relayed(t: Test, extra: Partial<S3Options> = {}): Promise<{ fs: S3Fs; relay: RecordingRelay }> {
   const relay = await new RecordingRelay(S3_PORT).start();
@@ -39,7 +30,7 @@ async function relayed(t: Test, extra: Partial<S3Options> = {}): Promise<{ fs: S
   t.teardown(async () => {
     await fs.close();
     await relay.stop();
-    await cleanup(fs.prefix);
+    await removePrefix(fs.prefix);
   });
   return { fs, relay };
 }
@@ -94,7 +85,7 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     const fs = (await s3Provider.create(testOptions({ download_part_size: 1, download_concurrency: 3 }), scope)) as S3Fs;
     t.teardown(async () => {
       await fs.close();
-      await cleanup(fs.prefix);
+      await removePrefix(fs.prefix);
     });
     await writeFile(fs, '/empty', '');
     const { info, stream } = await fs.openReadWithInfo('/empty');

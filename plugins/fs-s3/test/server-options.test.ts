@@ -14,7 +14,7 @@ import {
   writeFile,
 } from '@ferry/testkit';
 import { createS3Provider, s3Provider, sameS3Bucket, type S3Fs } from '../src/index.js';
-import { BUCKET, S3_ENDPOINT, S3_PORT, randomPrefix, rawClient, s3Unavailable, scope, testOptions } from './fixtures/server.js';
+import { BUCKET, S3_ENDPOINT, S3_PORT, randomPrefix, s3Unavailable, scope, testOptions, removePrefix } from './fixtures/server.js';
 
 // Options exercised against s3rver (not only their schemas): what the client really
 // sends is recorded by a relay in front of the server (storage class, ACL, SSE-C,
@@ -31,15 +31,6 @@ async function relayed(t: Test): Promise<RecordingRelay> {
   const relay = await new RecordingRelay(S3_PORT).start();
   t.teardown(() => relay.stop());
   return relay;
-}
-
-async function cleanup(prefix: string): Promise<void> {
-  const c = rawClient();
-  const { ListObjectsV2Command, DeleteObjectsCommand } = await import('@aws-sdk/client-s3');
-  const out = await c.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
-  const keys = (out.Contents ?? []).map((o) => ({ Key: o.Key! }));
-  if (keys.length) await c.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys } }));
-  c.destroy();
 }
 
 t.test('sameS3Bucket()', async (t) => {
@@ -59,7 +50,7 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
       testOptions({ endpoint: relay.endpoint, storage_class: 'STANDARD_IA', acl: 'public-read', sse_customer_key: SSE_KEY }),
       scope,
     )) as S3Fs;
-    t.teardown(() => cleanup(fs.prefix));
+    t.teardown(() => removePrefix(fs.prefix));
     await writeFile(fs, '/a.txt', 'encrypted with a customer key');
     const put = relay.matching('PUT', `/${fs.prefix}a.txt`).at(-1);
     t.ok(put, 'the object was PUT');
@@ -145,7 +136,7 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
       testOptions({ endpoint: relay.endpoint, role_arn: role, access_key: 'BASEKEY', access_secret: 'base-secret' }),
       scope,
     )) as S3Fs;
-    t.teardown(() => cleanup(fs.prefix));
+    t.teardown(() => removePrefix(fs.prefix));
     await writeFile(fs, '/as-role.txt', 'written with assumed credentials');
     t.equal((await readFile(fs, '/as-role.txt')).toString(), 'written with assumed credentials');
     t.equal(calls.length, 1, 'one AssumeRole call (the credentials are cached)');
@@ -204,7 +195,7 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     const app = await createTestApp({ plugins: [{ name: '@ferry/fs-s3' }] });
     t.teardown(async () => {
       await app.close();
-      await cleanup(run);
+      await removePrefix(run);
     });
     const s3config = (prefix: string, endpoint = relay.endpoint) => ({
       ...testOptions({ endpoint, key_prefix: `${run}${prefix}/` }),
@@ -246,7 +237,7 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
 t.test('a listing asks S3 for the next page only when its consumer wants it', { skip: skip ?? false }, async (t) => {
   const relay = await relayed(t);
   const fs = (await s3Provider.create(testOptions({ endpoint: relay.endpoint }), scope)) as S3Fs;
-  t.teardown(() => cleanup(fs.prefix));
+  t.teardown(() => removePrefix(fs.prefix));
   for (const name of ['a', 'b', 'c', 'd', 'e']) await writeFile(fs, `/dir/${name}.txt`, name);
   const pages = () => relay.matching('GET', 'list-type=2').filter((r) => r.url.includes('max-keys=2'));
   const it = fs.list('/dir', { pageSize: 2 })[Symbol.asyncIterator]();
@@ -272,7 +263,7 @@ t.test('an upload holds at most upload_concurrency + 1 parts: the writer waits w
   // UploadPart requests never get an answer: every part sent stays in flight
   relay.stall = (method, url) => method === 'PUT' && url.includes('partNumber=');
   const fs = (await s3Provider.create(testOptions({ endpoint: relay.endpoint, upload_part_size: 5, upload_concurrency: 1 }), scope)) as S3Fs;
-  t.teardown(() => cleanup(fs.prefix));
+  t.teardown(() => removePrefix(fs.prefix));
   const h = await fs.openWrite('/big.bin', { size: 40 * MiB });
   const chunk = Buffer.alloc(64 * 1024, 7);
   let accepted = 0;
