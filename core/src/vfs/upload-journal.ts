@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, opendir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, opendir, readFile, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { inject, Lifecycle, scoped } from 'tsyringe';
 import type { FerryConfig } from '../config/schema.js';
@@ -66,14 +66,34 @@ export class UploadJournal {
   }
 
   private ensureDir(): Promise<void> {
-    this.ready ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).then(
-      () => undefined,
-      (err: unknown) => {
-        this.ready = undefined;
-        throw err;
-      },
-    );
+    this.ready ??= this.removing
+      .then(() => mkdir(this.dir, { recursive: true, mode: 0o700 }))
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.ready = undefined;
+          throw err;
+        },
+      );
     return this.ready;
+  }
+
+  /** The removal of this process's folder (and of the journal's, when no other process has one) in progress. */
+  private removing: Promise<void> = Promise.resolve();
+
+  /**
+   * Once no upload is in flight, this process's folder goes, and the
+   * journal's own folder when it is empty (other processes sharing the data
+   * directory keep theirs): nothing stays behind an upload, whether it
+   * completed or was cut. The next upload creates them again.
+   */
+  private removeIfIdle(): void {
+    if (this.inFlight.size > 0 || !this.ready) return;
+    this.ready = undefined;
+    this.removing = this.removing
+      .then(() => rmdir(this.dir))
+      .then(() => rmdir(this.root))
+      .catch(() => undefined); // not empty (an entry being written, another process): kept
   }
 
   /**
@@ -108,7 +128,12 @@ export class UploadJournal {
         ended = true;
         if (--held.count > 0) return;
         if (this.inFlight.get(key) === held) this.inFlight.delete(key);
-        void held.file.then((file) => unlink(file)).catch((err: unknown) => this.logger.warn({ err }, 'cannot remove an upload journal entry'));
+        void held.file
+          .then((file) => unlink(file))
+          .then(
+            () => this.removeIfIdle(),
+            (err: unknown) => this.logger.warn({ err }, 'cannot remove an upload journal entry'),
+          );
       },
     };
   }

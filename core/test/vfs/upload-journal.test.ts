@@ -59,3 +59,27 @@ t.test('start-up recovery rescans the targets of dead processes only, then forge
   t.same(entries(), [{ username: 'dave' }], "this process's entries are left alone");
   live.end();
 });
+
+t.test('nothing stays once no upload is in flight; an upload started meanwhile gets its folder back', async (t) => {
+  const root = path.join(dataDir, UPLOAD_JOURNAL_DIR);
+  const other = path.join(root, 'other-process-folder');
+  const a = await journal.begin({ username: 'carol' });
+  t.ok(existsSync(own), "the process's folder exists while an upload is in flight");
+  a.end();
+  await settle();
+  t.notOk(existsSync(own), "the process's folder is gone with the last upload");
+  t.notOk(existsSync(root), 'and the journal folder, empty');
+
+  // an upload beginning while the folder is being removed
+  const b = await journal.begin({ username: 'carol' });
+  b.end();
+  const c = await journal.begin({ username: 'dave' });
+  await settle();
+  t.same(entries(), [{ username: 'dave' }], 'the new entry is on disk');
+  mkdirSync(other, { recursive: true });
+  c.end();
+  await settle();
+  t.notOk(existsSync(own), 'gone again');
+  t.ok(existsSync(other), "another process's folder is left alone (and the journal folder with it)");
+  rmSync(other, { recursive: true });
+});
