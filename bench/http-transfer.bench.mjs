@@ -36,7 +36,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MB, benchDir as here, freePort, makeFile, scratchWorkspace, waitPort, withPeakRss, writeResults } from './lib/common.mjs';
+import { MB, benchDir as here, freePort, makeFile, scratchWorkspace, waitPort, withPeakRss, writeResults, runBench } from './lib/common.mjs';
 import { buildFerry, startFerry as startFerryServer } from './lib/ferry-server.mjs';
 import { startNginx as startNginxServer } from './lib/nginx.mjs';
 
@@ -320,14 +320,4 @@ async function main() {
   writeResults('http-transfer', results);
 }
 
-main().then(
-  () => {
-    cleanup();
-    process.exit(0);
-  },
-  (err) => {
-    console.error('[http-transfer] failed:', err);
-    cleanup();
-    process.exit(1);
-  },
-);
+runBench('http-transfer', main, cleanup);

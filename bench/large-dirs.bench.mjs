@@ -23,7 +23,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { scratchWorkspace, withPeakRss, writeResults } from './lib/common.mjs';
+import { scratchWorkspace, withPeakRss, writeResults, runBench } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const FILES = Number(process.env.BENCH_FILES ?? 100_000);
@@ -161,14 +161,4 @@ async function main() {
   await ferry.stop();
 }
 
-main().then(
-  () => {
-    cleanup();
-    process.exit(0);
-  },
-  (err) => {
-    console.error('[large-dirs] failed:', err);
-    cleanup();
-    process.exit(1);
-  },
-);
+runBench('large-dirs', main, cleanup);

@@ -87,6 +87,7 @@ import {
   timed,
   withPeakRss,
   writeResults,
+  runBench,
 } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
@@ -396,14 +397,4 @@ async function main() {
   });
 }
 
-main().then(
-  () => {
-    cleanup();
-    process.exit(0);
-  },
-  (err) => {
-    console.error('[remote-http] failed:', err);
-    cleanup();
-    process.exit(1);
-  },
-);
+runBench('remote-http', main, cleanup);

@@ -53,7 +53,7 @@ import {
   sftpClient,
   sftpDir,
 } from './lib/backends.mjs';
-import { countingSink, drain, ensureServers, envNumber, scratchWorkspace, writeResults } from './lib/common.mjs';
+import { countingSink, drain, ensureServers, envNumber, scratchWorkspace, writeResults, runBench } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const FILES = Math.max(1, envNumber('FERRY_BENCH_FILES', 50));
@@ -229,14 +229,4 @@ async function main() {
   writeResults('remote-small', { files: FILES, size: SIZE, rounds: ROUNDS, node: process.version, results });
 }
 
-main().then(
-  () => {
-    cleanup();
-    process.exit(0);
-  },
-  (err) => {
-    console.error('[remote-small] failed:', err);
-    cleanup();
-    process.exit(1);
-  },
-);
+runBench('remote-small', main, cleanup);

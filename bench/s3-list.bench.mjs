@@ -25,7 +25,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import { S3, benchPrefix, ferryFilesystem, s3Client } from './lib/backends.mjs';
-import { ensureServers, envNumber, rssOf, scratchWorkspace, withPeakRss, writeResults } from './lib/common.mjs';
+import { ensureServers, envNumber, rssOf, scratchWorkspace, withPeakRss, writeResults, runBench } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const COUNT = Math.max(10, Math.round(envNumber('FERRY_BENCH_LIST_COUNT', 10_000)));
@@ -188,14 +188,4 @@ async function main() {
   writeResults('s3-list', { count: COUNT, rounds: ROUNDS, node: process.version, results });
 }
 
-main().then(
-  () => {
-    cleanup();
-    process.exit(0);
-  },
-  (err) => {
-    console.error('[s3-list] failed:', err);
-    cleanup();
-    process.exit(1);
-  },
-);
+runBench('s3-list', main, cleanup);

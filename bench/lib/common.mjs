@@ -237,3 +237,22 @@ export function scratchWorkspace(needMb, prefix) {
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
   return { dir, children, cleanup };
 }
+
+/**
+ * Runs a benchmark's main(): exits 0 when it resolves, 1 (the error printed
+ * under `[tag]`) when it fails; `cleanup` (scratch files, child processes)
+ * runs either way.
+ */
+export function runBench(tag, main, cleanup) {
+  main().then(
+    () => {
+      cleanup();
+      process.exit(0);
+    },
+    (err) => {
+      console.error(`[${tag}] failed:`, err);
+      cleanup();
+      process.exit(1);
+    },
+  );
+}

@@ -123,22 +123,19 @@ t.test('a pre-download rule: the hook runs before anything is opened', async (t)
     if (r.statusCode >= 300) throw new Error(`${method} ${url}: ${r.statusCode} ${r.payload}`);
   };
   await api('POST', '/api/v2/eventactions', { name: 'gate', type: 101, options: { test_config: { fail: false } } });
+  const syncRule = (name: string, event: string) =>
+    api('POST', '/api/v2/eventrules', {
+      name,
+      trigger: 1,
+      conditions: { fs_events: [event] },
+      actions: [{ name: 'gate', order: 1, relation_options: { execute_sync: true } }],
+    });
   // a sync rule on uploads only does not concern downloads
-  await api('POST', '/api/v2/eventrules', {
-    name: 'on-upload',
-    trigger: 1,
-    conditions: { fs_events: ['upload'] },
-    actions: [{ name: 'gate', order: 1, relation_options: { execute_sync: true } }],
-  });
+  await syncRule('on-upload', 'upload');
   reset();
   t.equal((await get('/f.bin')).statusCode, 200);
   t.same(calls, { stat: 0, openRead: 0, withInfo: 1 }, 'an upload rule leaves downloads on the one-request path');
-  await api('POST', '/api/v2/eventrules', {
-    name: 'on-pre-download',
-    trigger: 1,
-    conditions: { fs_events: ['pre-download'] },
-    actions: [{ name: 'gate', order: 1, relation_options: { execute_sync: true } }],
-  });
+  await syncRule('on-pre-download', 'pre-download');
   reset();
   const r = await get('/f.bin');
   t.equal(r.statusCode, 200);
