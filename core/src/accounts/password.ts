@@ -1,4 +1,4 @@
-import argon2 from 'argon2';
+import { configurePool, hash as argon2Hash, verify as argon2Verify } from '@ferry/argon2-pool';
 import crypto from 'node:crypto';
 import os from 'node:os';
 
@@ -13,6 +13,18 @@ import os from 'node:os';
  * cores two hashes at once already use both, so the rate of logins is the same.
  */
 export const HASHING_SLOTS = Math.max(1, Math.min(Math.floor((Number(process.env.UV_THREADPOOL_SIZE) || 4) / 2), os.availableParallelism()));
+/**
+ * Each hash needs 19 MiB of working memory. The launcher's fixed mmap
+ * threshold (core/bin/ferry) makes glibc map such a block for every hash and
+ * give it back at once, and faulting it in again 4 KiB at a time cost more
+ * than the hash itself (docs/performance.md). @ferry/argon2-pool keeps one
+ * block per slot while logins follow each other and frees them once no hash
+ * has run for POOL_IDLE_MS, so memory returns to where it was a second after
+ * the last login.
+ */
+const POOL_IDLE_MS = 1000;
+configurePool({ blocks: HASHING_SLOTS, idleMs: POOL_IDLE_MS });
+
 let hashing = 0;
 const waiting: (() => void)[] = [];
 
@@ -36,7 +48,7 @@ export function hashingLoad(): { running: number; waiting: number } {
 
 /** argon2id hashing for passwords (never stored or returned in clear). */
 export async function hashPassword(password: string): Promise<string> {
-  return inSlot(() => argon2.hash(password, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 }));
+  return inSlot(() => argon2Hash(password, { type: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 }));
 }
 
 /** True for a stored argon2 hash (as backups carry them), which is kept as is rather than hashed again. */
@@ -47,7 +59,7 @@ export function isPasswordHash(value: string): boolean {
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
   if (!hash) return false;
   try {
-    return await inSlot(() => argon2.verify(hash, password));
+    return await inSlot(() => argon2Verify(hash, password));
   } catch {
     return false;
   }

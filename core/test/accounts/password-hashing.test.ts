@@ -35,3 +35,17 @@ t.test('a failing verification (malformed hash) gives its slot back', async (t) 
   t.equal(await verifyPassword('$argon2id$not-a-hash', 'x'), false);
   t.same(hashingLoad(), { running: 0, waiting: 0 });
 });
+
+t.test('the working memory of a burst of checks is kept between them (at most one block per slot) and freed a second after the last', async (t) => {
+  const { poolStats } = await import('@ferry/argon2-pool');
+  t.ok(poolStats().native, 'the hashing addon is built (npm ci)');
+  const hash = await hashPassword('burst-password-1');
+  const before = poolStats();
+  await Promise.all(Array.from({ length: 6 }, () => verifyPassword(hash, 'burst-password-1')));
+  const after = poolStats();
+  t.ok(after.reused - before.reused >= 6 - HASHING_SLOTS, `blocks reused: ${after.reused - before.reused} of 6 checks`);
+  t.ok(after.pooled >= 1 && after.pooled <= HASHING_SLOTS, `${after.pooled} block(s) kept, no more than the ${HASHING_SLOTS} slots`);
+  t.equal(after.pooledBytes, after.pooled * 19456 * 1024, '19 MiB each');
+  await new Promise((r) => setTimeout(r, 1500));
+  t.equal(poolStats().pooled, 0, 'freed once no check has run for a second');
+});

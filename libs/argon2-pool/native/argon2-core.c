@@ -1,0 +1,2 @@
+/* compiles core.c of the argon2 package (binding.gyp) */
+#include "src/core.c"

@@ -1,0 +1,2 @@
+/* compiles encoding.c of the argon2 package (binding.gyp) */
+#include "src/encoding.c"

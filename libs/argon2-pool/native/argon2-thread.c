@@ -1,0 +1,2 @@
+/* compiles thread.c of the argon2 package (binding.gyp) */
+#include "src/thread.c"
