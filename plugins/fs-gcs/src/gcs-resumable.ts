@@ -6,6 +6,7 @@ import { crc32c } from '@ferry/crc';
 import { FsError, FsErrorCode, startPartUpload, type WriteHandle } from '@ferry/core';
 import { mapGcsError } from './gcs-errors.js';
 import { crc32cBase64 } from './gcs-client.js';
+import { agents } from './gcs-media.js';
 
 export interface ResumableParams {
   file: File;
@@ -21,9 +22,6 @@ export interface ResumableParams {
   session: CreateResumableUploadOptions;
   signal?: AbortSignal;
 }
-
-/** Keep-alive agents for the session URIs (the SDK's own are for its own requests). */
-const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
 interface Answer {
   status: number;

@@ -19,6 +19,7 @@ import {
   type MkdirOptions,
   type OpOptions,
   type ReadOptions,
+  type ReadWithInfo,
   type RemoveOptions,
   type RenameOptions,
   type UsedSpace,
@@ -28,6 +29,7 @@ import {
 import { httpStatus, isNotFound, mapGcsError } from './gcs-errors.js';
 import { GCS_CAPABILITIES, MTIME_META } from './constants.js';
 import { startGcsUpload } from './gcs-upload.js';
+import { crc32cCheck, crc32cOf, getMedia, type MediaAnswer } from './gcs-media.js';
 
 const DIR_MODE = 0o040755;
 const FILE_MODE = 0o100644;
@@ -41,9 +43,14 @@ export interface GcsSettings {
   acl: string;
   partSize: number;
   partMaxTimeMs: number;
-  /** Attempts after a transient failure of one request of a resumable upload (plugin config max_retries). */
+  /** Attempts after a transient failure of one request of a resumable upload or a read (plugin config max_retries). */
   maxRetries: number;
+  /** Whether reads of object bodies send the client's credentials (not to an emulator without endpoint_auth). */
+  mediaAuth: boolean;
 }
+
+/** Endpoints whose media answers name no generation: their downloads ask the metadata first (openReadWithInfo). */
+const WITHOUT_VERSION_HEADERS = new Set<string>();
 
 /** An Fs over one bucket and key prefix. Directories are prefixes, made explicit by "dir/" marker objects. */
 export class GcsFs implements Fs {
@@ -202,17 +209,43 @@ export class GcsFs implements Fs {
       }
       slice = sliceOf(start, o.end);
     }
-    const out = new PassThrough();
-    const failed = (err: Error | null) => {
-      if (err && !out.destroyed) out.destroy(mapGcsError(err, 'read', p));
-    };
-    if (slice) pipeline(src.stream, slice, out, failed);
-    else pipeline(src.stream, out, failed);
-    out.once(
-      'close',
-      onAbort(o.signal, () => out.destroy(FsError.aborted(p))),
-    );
-    return out;
+    return bodyOf(src, slice, p, o.signal);
+  }
+
+  /**
+   * A whole object's body and its FileInfo. The media answer carries no
+   * modification time (neither `updated` nor the ferry-mtime metadata), so
+   * the metadata is still asked, but at the same time as the body rather
+   * than before it: one round trip instead of two. The two answers belong
+   * together when the body's generation and metageneration are the
+   * metadata's; otherwise (the object was replaced or its metadata changed
+   * in between, or a server that names neither) the body is dropped and the
+   * object read as openRead() after stat() would.
+   */
+  async openReadWithInfo(path: string, o: OpOptions = {}): Promise<ReadWithInfo> {
+    const p = normalizeVirtualPath(path);
+    throwIfFsAborted(o.signal, p);
+    if (p === '/') throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
+    const endpoint = this.bucket.storage.apiEndpoint;
+    if (!WITHOUT_VERSION_HEADERS.has(endpoint)) {
+      const key = this.key(p);
+      const [meta, body] = await Promise.allSettled([this.head(key), this.request(key, p, undefined, o.signal)]);
+      if (body.status === 'rejected') throw body.reason; // NOT_FOUND, IS_DIRECTORY, ABORTED, or the backend's error
+      const src = body.value;
+      if (meta.status === 'rejected') {
+        if (src) drop(src);
+        throw mapGcsError(meta.reason, 'stat', p);
+      }
+      const md = meta.value;
+      if (src && md && sameVersion(src.headers, md)) return { info: this.fileInfo(p, md), stream: bodyOf(src, undefined, p, o.signal) };
+      if (src) {
+        // a server that does not name versions: its downloads ask the metadata first from now on
+        if (src.headers['x-goog-generation'] === undefined) WITHOUT_VERSION_HEADERS.add(endpoint);
+        drop(src);
+      }
+    }
+    const info = await this.stat(p, o);
+    return { info, stream: await this.openRead(p, o) };
   }
 
   /**
@@ -220,29 +253,15 @@ export class GcsFs implements Fs {
    * answer's headers: its status and body, or null for 416 (nothing to read).
    * A missing object is NOT_FOUND, or IS_DIRECTORY when `p` is a directory.
    */
-  private async request(
-    key: string,
-    p: string,
-    range: { start: number; end?: number } | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<{ status: number; headers: Record<string, unknown>; stream: Readable } | null> {
-    const stream = this.bucket
-      .file(key)
-      .createReadStream(
-        range
-          ? { start: range.start, ...(range.end === undefined ? {} : { end: range.end }), validation: false, decompress: false }
-          : { validation: 'crc32c', decompress: false },
-      );
-    let status: number;
-    let headers: Record<string, unknown>;
+  private async request(key: string, p: string, range: { start: number; end?: number } | undefined, signal: AbortSignal | undefined): Promise<Media | null> {
+    let answer: MediaAnswer;
     try {
-      ({ status, headers } = await answerStatus(stream, signal));
+      answer = await getMedia(this.bucket, key, { range, signal, auth: this.s.mediaAuth, maxRetries: this.s.maxRetries });
     } catch (err) {
-      stream.destroy();
       throw signal?.aborted ? FsError.aborted(p) : mapGcsError(err, 'open', p);
     }
+    const { status, headers } = answer;
     if (status === 404 || status === 416) {
-      stream.destroy();
       if (status === 416) return null;
       let dir: unknown;
       try {
@@ -253,7 +272,9 @@ export class GcsFs implements Fs {
       if (dir) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
       throw FsError.notFound(p);
     }
-    return { status, headers, stream };
+    // a whole body is checked against the object's CRC-32C (a range cannot be)
+    const crc = range ? undefined : crc32cOf(headers);
+    return { status, headers, stream: answer.body, transforms: crc ? [crc32cCheck(crc)] : [] };
   }
 
   async openWrite(path: string, o: WriteOptions = {}): Promise<WriteHandle> {
@@ -452,32 +473,51 @@ export class GcsFs implements Fs {
   }
 }
 
+/** A media answer: its status, headers, body, and the checks its bytes go through. */
+interface Media {
+  status: number;
+  headers: Record<string, unknown>;
+  stream: Readable;
+  transforms: Transform[];
+}
+
+/** The body of a media answer as the Fs hands it out: checked, sliced, errors mapped, an aborted signal ends it. */
+function bodyOf(src: Media, slice: Transform | undefined, p: string, signal: AbortSignal | undefined): Readable {
+  const out = new PassThrough();
+  const failed = (err: Error | null) => {
+    if (err && !out.destroyed) out.destroy(mapGcsError(err, 'read', p));
+  };
+  const steps = slice ? [...src.transforms, slice] : src.transforms;
+  pipeline([src.stream, ...steps, out], failed);
+  out.once(
+    'close',
+    onAbort(signal, () => out.destroy(FsError.aborted(p))),
+  );
+  return out;
+}
+
 /**
- * The HTTP status of a read stream's answer, once its headers arrived (the
- * request starts now). An error status other than 404 and 416 rejects with
- * the client's error, which carries the server's message.
+ * Lets go of a media answer that is not used. A small body is read to its
+ * end, so its connection can serve the next read; a larger one is cut
+ * (closing its connection), as reading it all would cost more.
  */
-function answerStatus(src: Readable, signal: AbortSignal | undefined): Promise<{ status: number; headers: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    let unlisten = (): void => undefined;
-    const settle = (fn: () => void) => {
-      src.off('response', onResponse);
-      src.off('error', onError);
-      unlisten();
-      src.on('error', () => undefined); // what follows is the caller's (pipeline) or discarded
-      fn();
-    };
-    const onError = (err: unknown) => settle(() => reject(err));
-    const onResponse = (res: { statusCode?: number; headers?: Record<string, unknown> }) => {
-      const status = res.statusCode ?? 0;
-      // other errors come as the stream's error, with the body's message
-      if (status < 300 || status === 404 || status === 416) settle(() => resolve({ status, headers: res.headers ?? {} }));
-    };
-    src.on('response', onResponse);
-    src.on('error', onError);
-    unlisten = onAbort(signal, () => onError(new Error('aborted')));
-    src.read(0); // the client sends its request when the stream is first read
-  });
+function drop(src: { headers: Record<string, unknown>; stream: Readable }): void {
+  const length = Number(src.headers['content-length']);
+  if (Number.isFinite(length) && length <= DRAIN_LIMIT) src.stream.resume();
+  else src.stream.destroy();
+}
+const DRAIN_LIMIT = 1024 * 1024;
+
+/**
+ * True when a media answer's headers name the generation and metageneration
+ * of `md` (Cloud Storage sends x-goog-metageneration, the emulator
+ * x-goog-metadatageneration). A header missing proves nothing: false.
+ */
+function sameVersion(headers: Record<string, unknown>, md: FileMetadata): boolean {
+  const generation = headers['x-goog-generation'];
+  const metageneration = headers['x-goog-metageneration'] ?? headers['x-goog-metadatageneration'];
+  if (generation === undefined || metageneration === undefined || md.generation === undefined || md.metageneration === undefined) return false;
+  return String(generation) === String(md.generation) && String(metageneration) === String(md.metageneration);
 }
 
 /** Bytes [start, end] of a whole object's body (the rest is read and dropped, never cut off). */

@@ -63,6 +63,7 @@ export function gcsProvider(config: GcsPluginConfig = {}): FsProviderDef<GcsOpti
         partSize: (o.upload_part_size || DEFAULT_UPLOAD_PART_MB) * MB,
         partMaxTimeMs: (o.upload_part_max_time ?? 0) * 1000,
         maxRetries: cfg.max_retries ?? 3,
+        mediaAuth: !cfg.endpoint || cfg.endpoint_auth === true,
       });
     },
     sameResource: sameGcsBucket,
