@@ -28,7 +28,12 @@
 // ferry whole >= 0.5x of the SDK direct (one HTTP hop in front of one
 // storage request); "saved" is ranged - whole, what the second request cost.
 //
-// Env: FERRY_BENCH_FILES, FERRY_BENCH_KB, FERRY_BENCH_ROUNDS,
+// FERRY_BENCH_RTT_MS (default 0) puts a relay in front of each storage server
+// that delays every byte by half that in each direction (bench/lib/latency-relay.mjs),
+// for the SDK and Ferry alike: what each storage round trip costs when the
+// storage is not on the loopback.
+//
+// Env: FERRY_BENCH_FILES, FERRY_BENCH_KB, FERRY_BENCH_ROUNDS, FERRY_BENCH_RTT_MS,
 // FERRY_BENCH_ONLY=s3,azblob,gcs,sftp, FERRY_BENCH_NODE_ARGS (node options of the
 // Ferry process, e.g. "--cpu-prof --cpu-prof-dir=DIR"), FERRY_BENCH_NO_BUILD=1,
 // FERRY_BENCH_DIR.
@@ -55,10 +60,12 @@ import {
 } from './lib/backends.mjs';
 import { countingSink, drain, ensureServers, envNumber, scratchWorkspace, writeResults, runBench } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
+import { startLatencyRelay } from './lib/latency-relay.mjs';
 
 const FILES = Math.max(1, envNumber('FERRY_BENCH_FILES', 50));
 const SIZE = Math.max(1, Math.round(envNumber('FERRY_BENCH_KB', 16) * 1024));
 const ROUNDS = Math.max(1, envNumber('FERRY_BENCH_ROUNDS', 3));
+const RTT_MS = Math.max(0, envNumber('FERRY_BENCH_RTT_MS', 0));
 const ALL = ['s3', 'azblob', 'gcs', 'sftp'];
 const AIM = 0.5;
 const ONLY = (process.env.FERRY_BENCH_ONLY ?? '').split(',').filter(Boolean);
@@ -192,8 +199,23 @@ async function benchBackend(ferry, backend) {
   return { key: backend, backend: sdk.label, ms: m, ratio_whole: m.sdk / m.whole, ratio_ranged: m.sdk / m.ranged, saved_ms: m.ranged - m.whole };
 }
 
+/** Puts a latency relay in front of each server of BACKENDS and points the SDKs and Ferry at it. */
+async function relayServers() {
+  const relays = [];
+  for (const b of BACKENDS) {
+    const server = SERVERS[b];
+    const relay = await startLatencyRelay({ port: server.port, oneWayMs: RTT_MS / 2 });
+    relays.push(relay);
+    server.port = relay.port;
+    // S3 and Azurite name their endpoint as a value, GCS computes it from the port, SFTP has none
+    if (b === 's3' || b === 'azblob') server.endpoint = `http://127.0.0.1:${relay.port}`;
+  }
+  return () => Promise.all(relays.map((r) => r.stop()));
+}
+
 async function main() {
   await ensureServers(BACKENDS.map((b) => SERVERS[b]));
+  const stopRelays = RTT_MS > 0 ? await relayServers() : async () => undefined;
   buildFerry(log);
   const ferry = await startFerry({
     dir: path.join(scratch, 'ferry'),
@@ -201,15 +223,22 @@ async function main() {
     nodeArgs: NODE_ARGS,
     children,
   });
-  log(`ferry ${ferry.url} (pid ${ferry.proc.pid}); ${FILES} files of ${SIZE} bytes, ${ROUNDS} round(s), ${BACKENDS.join(', ')}; Node ${process.version}`);
+  log(
+    `ferry ${ferry.url} (pid ${ferry.proc.pid}); ${FILES} files of ${SIZE} bytes, ${ROUNDS} round(s), ${BACKENDS.join(', ')}; ` +
+      `storage round trip +${RTT_MS} ms; Node ${process.version}`,
+  );
   const results = [];
   for (const b of BACKENDS) results.push(await benchBackend(ferry, b));
   await ferry.stop();
   agent.destroy();
+  await stopRelays();
 
   const pad = (s, w) => String(s).padEnd(w);
   console.log('');
-  console.log(`Small downloads (${SIZE} bytes) from remote backends: median ms per download, one at a time, ${FILES} files x ${ROUNDS} rounds`);
+  console.log(
+    `Small downloads (${SIZE} bytes) from remote backends: median ms per download, one at a time, ${FILES} files x ${ROUNDS} rounds` +
+      (RTT_MS > 0 ? `, each storage round trip ${RTT_MS} ms longer (latency relay)` : ''),
+  );
   console.log(`ratio = SDK direct / Ferry; aim: ferry whole >= ${AIM}x; ranged = Range: bytes=0- (stat, then the read: two storage requests)`);
   console.log(
     `${pad('backend', 18)}${pad('SDK direct', 12)}${pad('ferry whole', 13)}${pad('ratio', 8)}${pad('ferry ranged', 14)}${pad('ratio', 8)}saved by one request`,
@@ -226,7 +255,14 @@ async function main() {
         `${r.saved_ms.toFixed(2)} ms (${((100 * r.saved_ms) / r.ms.ranged).toFixed(0)}%)${flag}`,
     );
   }
-  writeResults('remote-small', { files: FILES, size: SIZE, rounds: ROUNDS, node: process.version, results });
+  writeResults(RTT_MS > 0 ? `remote-small-rtt${RTT_MS}` : 'remote-small', {
+    files: FILES,
+    size: SIZE,
+    rounds: ROUNDS,
+    rtt_ms: RTT_MS,
+    node: process.version,
+    results,
+  });
 }
 
 runBench('remote-small', main, cleanup);
