@@ -13,7 +13,7 @@ import { passwordStrengthProblem } from './password-policy.js';
 import type { FerryConfig } from '../config/schema.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 import { REVOKED_JTI_SQL, revokedValue } from '../data/revoked-tokens.js';
-import { selectRows } from '../data/bound-sql.js';
+import { runStatement, selectRows } from '../data/bound-sql.js';
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 /** JSON columns: text on SQLite, already parsed on PostgreSQL. */
@@ -263,7 +263,8 @@ export class AdminService {
    * work is done for unknown usernames so timing does not reveal them.
    */
   async checkPassword(username: string, password: string): Promise<Admin | null> {
-    const admin = await this.findByUsername(username);
+    // read-only (findForAuth: one plain statement); the caller only checks and names it
+    const admin = await this.findForAuth(username);
     if (!admin || !admin.password_hash) {
       await burnPasswordCheck(password);
       return null;
@@ -299,7 +300,7 @@ export class AdminService {
   }
 
   async touchLogin(id: number): Promise<void> {
-    await this.em().nativeUpdate(Admin, { id }, { last_login: Date.now() });
+    await runStatement(this.orm.em, 'update admins set last_login = ? where id = ?', [Date.now(), id]);
   }
 
   async count(): Promise<number> {

@@ -8,7 +8,8 @@ import { burnPasswordCheck } from '../accounts/password.js';
 import { PasswordCache } from '../accounts/password-cache.js';
 import { UserService } from '../accounts/user.service.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
-import { selectUserForToken, type UserWithMappings } from '../accounts/user-rows.js';
+import { selectUserForToken, selectUserWithMappings, type UserWithMappings } from '../accounts/user-rows.js';
+import { runStatement } from '../data/bound-sql.js';
 
 /** What login checks read: a User, or better its EffectiveUser (groups' filters and expiration merged). */
 export type LoginState = AccessState;
@@ -51,18 +52,27 @@ export class UserAuthService {
     return this.orm.em.fork().findOne(User, { username }, { populate: ['role'] });
   }
 
-  async checkPassword(username: string, password: string): Promise<User | null> {
-    const user = await this.findByUsername(username);
-    if (!user || !user.password_hash) {
+  /**
+   * A password login: the user (read-only, with its role) and its login view
+   * (see loginView) when the password is right, else null. One statement
+   * reads the user with its groups (plain SQL: a login pays the hash, not an
+   * entity hydration); unknown usernames pay a hash too, so timing does not
+   * reveal them.
+   */
+  async checkLogin(username: string, password: string): Promise<{ user: User; view: EffectiveUser } | null> {
+    const em = this.orm.em;
+    const r = await selectUserWithMappings(em, username);
+    if (!r || !r.user.password_hash) {
       await burnPasswordCheck(password);
       return null;
     }
     // repeated logins with the same password within auth_cache.ttl are not hashed again (accounts/password-cache.ts)
-    return (await this.passwords.verify('user', String(user.id), user.password_hash, password)) ? user : null;
+    if (!(await this.passwords.verify('user', String(r.user.id), r.user.password_hash, password))) return null;
+    return { user: r.user, view: await this.users.effectiveOfMappings(r, { folders: false }, em) };
   }
 
   async touchLogin(id: number): Promise<void> {
-    await this.orm.em.fork().nativeUpdate(User, { id }, { last_login: Date.now() });
+    await runStatement(this.orm.em, 'update users set last_login = ? where id = ?', [Date.now(), id]);
   }
 
   identity(user: User): UserIdentity {

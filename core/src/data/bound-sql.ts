@@ -403,6 +403,17 @@ export function selectRows<R = Record<string, unknown>>(em: { getConnection(): u
   return connection.execute(sql, params as unknown[]) as Promise<R[]>;
 }
 
+/**
+ * Runs one write statement (`update ... set col = ? where id = ?`) as it is,
+ * with `?` placeholders bound as for selectRows: for the small writes of
+ * every request (counters, last login), whose query-builder form cost more
+ * than running them. MikroORM's identity map does not see the change.
+ */
+export async function runStatement(em: { getConnection(): unknown }, sql: string, params: readonly unknown[]): Promise<void> {
+  const connection = em.getConnection() as { execute(sql: string, params: unknown[], method: 'run'): Promise<unknown> };
+  await connection.execute(sql, params as unknown[], 'run');
+}
+
 function queryLogged(connection: AbstractSqlConnection): boolean {
   return (connection as unknown as { config: Configuration }).config.getLogger().isEnabled('query');
 }

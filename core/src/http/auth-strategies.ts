@@ -151,12 +151,13 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     validate: async (request: Request, username: string, password: string) => {
       await refuseMalformedBasic(request);
       const ip = clientIp(request);
-      const user = await users.checkPassword(username, password);
-      if (!user) {
+      const login = await users.checkLogin(username, password);
+      if (!login) {
         await logEvent((await users.findByUsername(username)) ? 1 : 2, username, ip, 'invalid user credentials');
         return { isValid: false, credentials: null };
       }
-      const refusal = loginRefusal(await users.loginView(user), ip);
+      const { user, view } = login;
+      const refusal = loginRefusal(view, ip);
       if (refusal) {
         await logEvent(1, username, ip, refusal);
         if (/not allowed/.test(refusal)) throw Boom.forbidden(refusal);

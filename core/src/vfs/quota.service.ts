@@ -6,6 +6,7 @@ import { Folder, User } from '../data/entities/index.js';
 import type { AdminIdentity } from '../auth/credentials.js';
 import type { EffectiveUser, EffectiveVirtualFolder } from '../accounts/effective-user.js';
 import { QuotaScanService } from './quota-scan.service.js';
+import { runStatement } from '../data/bound-sql.js';
 
 export type UsageMode = 'add' | 'reset';
 
@@ -24,11 +25,6 @@ export interface TransferQuotaUsage {
  * lost updates); its two parameters are the delta, twice.
  */
 const clamped = (column: string) => `${column} = case when ${column} + ? < 0 then 0 else ${column} + ? end`;
-
-/** The part of MikroORM's SQL connection the counter updates use (statements bound by data/bound-sql.ts). */
-interface SqlRunner {
-  execute(sql: string, params: unknown[], method: 'run'): Promise<unknown>;
-}
 
 function checkDelta(name: string, v: number): number {
   if (!Number.isSafeInteger(v)) throw new RangeError(`${name} must be a safe integer (got ${v})`);
@@ -57,7 +53,7 @@ export class QuotaService {
    * than running it.
    */
   private async run(sql: string, params: unknown[]): Promise<void> {
-    await (this.orm.em.getConnection() as unknown as SqlRunner).execute(sql, params, 'run');
+    await runStatement(this.orm.em, sql, params);
   }
 
   /**

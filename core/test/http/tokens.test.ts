@@ -77,6 +77,23 @@ t.test('user tokens: issued to active users, refused to disabled or expired ones
   );
 });
 
+t.test('a token records the login time of the account (last_login), a refused login does not', async (t) => {
+  await addUser('dora', 'dora-pass-1');
+  const adminToken = await ta.adminToken();
+  const lastLogin = async (route: string) => ((await ta.inject('GET', route, { token: adminToken })).result as { last_login?: number }).last_login ?? 0;
+  t.equal(await lastLogin('/api/v2/users/dora'), 0, 'never logged in');
+  t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'dora', password: 'wrong-pass-1' } })).statusCode, 401);
+  t.equal(await lastLogin('/api/v2/users/dora'), 0, 'a wrong password records nothing');
+  const before = Date.now();
+  t.equal((await ta.inject('GET', '/api/v2/user/token', { basic: { username: 'dora', password: 'dora-pass-1' } })).statusCode, 200);
+  const user = await lastLogin('/api/v2/users/dora');
+  t.ok(user >= before && user <= Date.now(), `user: ${user}`);
+  const adminBefore = Date.now();
+  t.equal((await ta.inject('GET', '/api/v2/token', { basic: TEST_ADMIN })).statusCode, 200);
+  const admin = await lastLogin(`/api/v2/admins/${TEST_ADMIN.username}`);
+  t.ok(admin >= adminBefore && admin <= Date.now(), `admin: ${admin}`);
+});
+
 t.test('user IP filters and denied protocols refuse the login', async (t) => {
   await addUser('dave', 'dave-pass-1', { filters: { denied_ip: ['127.0.0.0/8'] } });
   await addUser('erin', 'erin-pass-1', { filters: { allowed_ip: ['10.0.0.0/8'] } });
