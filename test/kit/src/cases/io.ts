@@ -129,6 +129,25 @@ async function readAbortCases(t: Test, ctx: SuiteContext): Promise<void> {
     t.ok(err, 'the stream fails once the signal fires');
     t.ok(seen < size, `stopped early (${seen} of ${size} bytes)`);
   });
+  await t.test('reads given up before their end leave the others alone', async (t) => {
+    // A client that stops a download must not cut other reads in flight on the
+    // same backend, nor fail the next request (a shared connection pool torn down).
+    await writeFile(fs, '/small.bin', randomStream(300_000, 'given-up-small'));
+    const inFlight = await fs.openRead('/big.bin');
+    let got = 0;
+    const whole = (async () => {
+      for await (const chunk of inFlight) got += (chunk as Buffer).length;
+    })();
+    for (let i = 0; i < 3; i++) {
+      (await fs.openRead('/small.bin')).destroy();
+      (await fs.openRead('/big.bin')).destroy();
+    }
+    await withTimeout(whole, 60_000, 'the read in flight while others were given up');
+    t.equal(got, size, 'the read in flight got every byte');
+    t.equal((await fs.stat('/small.bin')).size, 300_000, 'stat() right after');
+    await expectFsError(t, fs.openRead('/missing.bin'), 'NOT_FOUND', 'a read of a missing file right after');
+    t.equal((await readFileFromStream(await fs.openRead('/small.bin'))).length, 300_000, 'a whole read right after');
+  });
 }
 
 /** What stat() reports, without the fields a backend may leave out of one of the two. */
