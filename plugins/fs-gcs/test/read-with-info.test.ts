@@ -1,8 +1,7 @@
 import type http from 'node:http';
-import { Readable } from 'node:stream';
 import t, { type Test } from 'tap';
-import { FsErrorCode, type FileInfo, type FsScope } from '@ferry/core';
-import { expectFsError, randomBytesSeeded, writeFile } from '@ferry/testkit';
+import { FsErrorCode, type FsScope } from '@ferry/core';
+import { comparableInfo, expectFsError, randomBytesSeeded, streamBytes, writeFile } from '@ferry/testkit';
 import { gcsProvider } from '../src/index.js';
 import type { GcsFs } from '../src/gcs.fs.js';
 import { gcsOptions, requireGcsServer } from './fixtures/gcs-server.js';
@@ -15,16 +14,6 @@ import { MediaProxy } from './fixtures/media-proxy.js';
 // headers.
 
 const scope: FsScope = { username: 'tester', dataDir: '.' };
-
-async function bytesOf(s: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of s) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
-function comparable(i: FileInfo): Record<string, unknown> {
-  return { name: i.name, path: i.path, isDir: i.isDir, size: i.size, mtime: i.mtime.getTime(), mode: i.mode, etag: i.etag };
-}
 
 async function proxied(t: Test): Promise<{ fs: GcsFs; proxy: MediaProxy }> {
   const proxy = new MediaProxy();
@@ -51,11 +40,11 @@ if (await requireGcsServer(t)) {
     const { info, stream } = await fs.openReadWithInfo('/d/w.bin');
     t.same(proxy.overlapped, [true], 'the body was asked while the metadata answer was still held');
     t.same(taken(proxy).sort(), ['media GET', 'meta GET'], 'two requests, nothing else');
-    t.ok((await bytesOf(stream)).equals(data), 'every byte');
+    t.ok((await streamBytes(stream)).equals(data), 'every byte');
     t.same(taken(proxy), [], 'and nothing more while it is read');
     t.equal(info.mtime.getTime(), mtime.getTime(), 'mtime from the ferry-mtime metadata');
     proxy.holdMetaForMedia = false;
-    t.same(comparable(info), comparable(await fs.stat('/d/w.bin')), 'info equals stat()');
+    t.same(comparableInfo(info), comparableInfo(await fs.stat('/d/w.bin')), 'info equals stat()');
 
     // without the hold, a sequential implementation would show the metadata first and alone: counted in the conformance suite
     const empty = await (async () => {
@@ -64,7 +53,7 @@ if (await requireGcsServer(t)) {
       return fs.openReadWithInfo('/empty');
     })();
     t.equal(empty.info.size, 0, 'an empty object');
-    t.equal((await bytesOf(empty.stream)).length, 0);
+    t.equal((await streamBytes(empty.stream)).length, 0);
     t.same(taken(proxy).sort(), ['media GET', 'meta GET']);
   });
 
@@ -84,17 +73,17 @@ if (await requireGcsServer(t)) {
       };
       taken(proxy);
       const { info, stream } = await fs.openReadWithInfo('/f.bin');
-      t.ok((await bytesOf(stream)).equals(data), `${what}: every byte`);
+      t.ok((await streamBytes(stream)).equals(data), `${what}: every byte`);
       const seen = taken(proxy);
       t.equal(seen.filter((s) => s === 'media GET').length, 2, `${what}: the body asked again`);
       t.ok(seen.filter((s) => s === 'meta GET').length >= 2, `${what}: the metadata asked again (stat)`);
-      t.same(comparable(info), comparable(await fs.stat('/f.bin')), `${what}: info equals stat()`);
+      t.same(comparableInfo(info), comparableInfo(await fs.stat('/f.bin')), `${what}: info equals stat()`);
     }
     proxy.rewriteMedia = undefined;
     taken(proxy);
     proxy.holdMetaForMedia = true;
     const { stream } = await fs.openReadWithInfo('/f.bin');
-    t.ok((await bytesOf(stream)).equals(data));
+    t.ok((await streamBytes(stream)).equals(data));
     t.same(taken(proxy), ['meta GET', 'media GET'], 'a server without generation headers: the metadata first from then on');
     t.same(proxy.overlapped, [false], 'the body was not asked while the metadata answer was held');
   });

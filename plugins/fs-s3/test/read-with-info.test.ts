@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import t, { type Test } from 'tap';
-import { FsError, FsErrorCode, type FileInfo } from '@ferry/core';
-import { RecordingRelay, expectFsError, randomBytesSeeded, writeFile } from '@ferry/testkit';
+import { FsError, FsErrorCode } from '@ferry/core';
+import { RecordingRelay, comparableInfo, expectFsError, randomBytesSeeded, streamBytes, writeFile } from '@ferry/testkit';
 import { s3Provider, type S3Fs, type S3Options } from '../src/index.js';
 import { openS3ReadWithMeta, type S3ReadParams } from '../src/s3-read.js';
 import { BUCKET, S3_PORT, s3Unavailable, scope, testOptions, removePrefix } from './fixtures/server.js';
@@ -12,16 +12,6 @@ import { BUCKET, S3_PORT, s3Unavailable, scope, testOptions, removePrefix } from
 
 const skip = await s3Unavailable();
 const MB = 1024 * 1024;
-
-async function bytesOf(s: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of s) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
-function comparable(i: FileInfo): Record<string, unknown> {
-  return { name: i.name, path: i.path, isDir: i.isDir, size: i.size, mtime: i.mtime.getTime(), mode: i.mode, etag: i.etag };
-}
 
 /** An S3Fs that talks to s3rver through a recording relay. */
 async function relayed(t: Test, extra: Partial<S3Options> = {}): Promise<{ fs: S3Fs; relay: RecordingRelay }> {
@@ -50,14 +40,14 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
 
     const { info, stream } = await fs.openReadWithInfo('/d/w.bin');
     t.same(taken(relay), [`GET /${BUCKET}/${fs.prefix}d/w.bin`], 'the stream is returned after one GetObject');
-    t.ok((await bytesOf(stream)).equals(data), 'every byte');
+    t.ok((await streamBytes(stream)).equals(data), 'every byte');
     t.same(taken(relay), [], 'and nothing more while it is read');
     t.equal(info.mtime.getTime(), mtime.getTime(), 'mtime from the ferry-mtime metadata of the GetObject answer');
     t.match(info, { name: 'w.bin', path: '/d/w.bin', isDir: false, size: data.length, etag: /^[0-9a-f]{32}$/ });
 
     const st = await fs.stat('/d/w.bin');
     t.same(taken(relay), [`HEAD /${BUCKET}/${fs.prefix}d/w.bin`], 'stat() is a HeadObject');
-    t.same(comparable(info), comparable(st), 'info equals stat()');
+    t.same(comparableInfo(info), comparableInfo(st), 'info equals stat()');
   });
 
   t.test('multi-part read: every byte, the right info', async (t) => {
@@ -71,12 +61,12 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     t.same(taken(relay), [`GET /${BUCKET}/${fs.prefix}big.bin`], 'one ranged GetObject before the stream');
     t.equal(first?.headers.range, `bytes=0-${MB - 1}`, 'the first part only');
     t.equal(info.size, data.length, 'size: the total of Content-Range, not the part length');
-    const got = await bytesOf(stream);
+    const got = await streamBytes(stream);
     t.ok(got.equals(data), `every byte (${got.length} of ${data.length})`);
     const rest = relay.requests.map((r) => `${r.method} ${r.headers.range ?? ''}`).sort();
     t.same(rest, [`GET bytes=${MB}-${2 * MB - 1}`, `GET bytes=${2 * MB}-${3 * MB - 1}`, `GET bytes=${3 * MB}-${3.5 * MB - 1}`], 'the other parts');
     taken(relay);
-    t.same(comparable(info), comparable(await fs.stat('/big.bin')), 'info equals stat()');
+    t.same(comparableInfo(info), comparableInfo(await fs.stat('/big.bin')), 'info equals stat()');
   });
 
   t.test('multi-part read of an empty object', async (t) => {
@@ -89,9 +79,9 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     });
     await writeFile(fs, '/empty', '');
     const { info, stream } = await fs.openReadWithInfo('/empty');
-    t.equal((await bytesOf(stream)).length, 0, 'no bytes');
+    t.equal((await streamBytes(stream)).length, 0, 'no bytes');
     t.equal(info.size, 0, 'size 0');
-    t.same(comparable(info), comparable(await fs.stat('/empty')), 'info equals stat()');
+    t.same(comparableInfo(info), comparableInfo(await fs.stat('/empty')), 'info equals stat()');
   });
 
   t.test('failures', async (t) => {
@@ -113,7 +103,7 @@ t.test('against s3rver', { skip: skip ?? false }, async (t) => {
     await writeFile(fs, '/big', randomBytesSeeded(2 * MB, 'abort'));
     const { stream } = await fs.openReadWithInfo('/big', { signal: ac.signal });
     ac.abort();
-    const err = await bytesOf(stream).then(
+    const err = await streamBytes(stream).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -156,11 +146,11 @@ t.test('openS3ReadWithMeta() metadata', async (t) => {
     { ContentLength: 25, LastModified: lastModified, ETag: '"abc"', Metadata: { 'ferry-mtime': '1000' } },
     'parts: the size from Content-Range',
   );
-  t.ok((await bytesOf(ranged.stream)).equals(data), 'every byte of the parts');
+  t.ok((await streamBytes(ranged.stream)).equals(data), 'every byte of the parts');
 
   const whole = await openS3ReadWithMeta(base({ concurrency: 1 }));
   t.equal(whole.meta.ContentLength, 25, 'one GET: the size from Content-Length');
-  t.ok((await bytesOf(whole.stream)).equals(data), 'every byte of one GET');
+  t.ok((await streamBytes(whole.stream)).equals(data), 'every byte of one GET');
 
   // AWS refuses any range of an empty object with 416: the HeadObject that tells the size gives the metadata.
   const head = { ContentLength: 0, LastModified: lastModified, ETag: '"e"' };
@@ -171,5 +161,5 @@ t.test('openS3ReadWithMeta() metadata', async (t) => {
     }),
   );
   t.equal(empty.meta, head, 'a 416: the HeadObject answer');
-  t.equal((await bytesOf(empty.stream)).length, 0, 'no bytes');
+  t.equal((await streamBytes(empty.stream)).length, 0, 'no bytes');
 });

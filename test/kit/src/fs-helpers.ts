@@ -30,6 +30,18 @@ export async function readFile(fs: Fs, path: string, opts?: ReadOptions): Promis
 }
 
 /** Consumes a listing; returns every entry and the length of each page. */
+/** Every byte of a stream, once it ends. */
+export async function streamBytes(s: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of s) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** What stat() reports, without the fields a backend may leave out of one of two answers: for comparing two FileInfos. */
+export function comparableInfo(i: FileInfo): Record<string, unknown> {
+  return { name: i.name, path: i.path, isDir: i.isDir, size: i.size, mtime: i.mtime.getTime(), mode: i.mode, etag: i.etag };
+}
+
 export async function listAll(fs: Fs, path: string, opts?: ListOptions): Promise<{ entries: FileInfo[]; pages: number[] }> {
   const entries: FileInfo[] = [];
   const pages: number[] = [];

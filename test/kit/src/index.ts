@@ -7,7 +7,20 @@ export type { FsConformanceOptions, CaseGroup, SuiteContext, CapabilityName } fr
 export { randomStream, randomBytesSeeded, randomSliceSha256, sha256Stream, failingStream, readUntilError } from './streams.js';
 export { otherDeviceDir } from './other-device.js';
 export { liveBufferBytes, liveBufferGrowth, writeRandomHex, type BufferGrowth } from './memory.js';
-export { writeFile, readFile, listAll, namesIn, writeSome, rejectionOf, withTimeout, expectFsError, expectMissing, isFsErrorLike } from './fs-helpers.js';
+export {
+  writeFile,
+  readFile,
+  streamBytes,
+  comparableInfo,
+  listAll,
+  namesIn,
+  writeSome,
+  rejectionOf,
+  withTimeout,
+  expectFsError,
+  expectMissing,
+  isFsErrorLike,
+} from './fs-helpers.js';
 export { AWKWARD_NAMES } from './cases/basics.js';
 export { RecordingRelay, StalledServer, type RecordedRequest } from './relay.js';
 export { opensslMissing, selfSignedCert } from './tls.js';

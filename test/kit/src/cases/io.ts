@@ -1,7 +1,7 @@
 import type { Test } from 'tap';
-import type { FileInfo, Fs } from '@ferry/core';
+import type { Fs } from '@ferry/core';
 import type { CaseGroup, SuiteContext } from '../fs-conformance.js';
-import { expectFsError, expectMissing, namesIn, readFile, rejectionOf, withTimeout, writeFile } from '../fs-helpers.js';
+import { comparableInfo, expectFsError, expectMissing, namesIn, readFile, rejectionOf, streamBytes, withTimeout, writeFile } from '../fs-helpers.js';
 import { randomBytesSeeded, randomSliceSha256, randomStream, sha256Stream } from '../streams.js';
 
 async function largeFileCases(t: Test, ctx: SuiteContext): Promise<void> {
@@ -146,13 +146,8 @@ async function readAbortCases(t: Test, ctx: SuiteContext): Promise<void> {
     t.equal(got, size, 'the read in flight got every byte');
     t.equal((await fs.stat('/small.bin')).size, 300_000, 'stat() right after');
     await expectFsError(t, fs.openRead('/missing.bin'), 'NOT_FOUND', 'a read of a missing file right after');
-    t.equal((await readFileFromStream(await fs.openRead('/small.bin'))).length, 300_000, 'a whole read right after');
+    t.equal((await streamBytes(await fs.openRead('/small.bin'))).length, 300_000, 'a whole read right after');
   });
-}
-
-/** What stat() reports, without the fields a backend may leave out of one of the two. */
-function comparable(i: FileInfo): Record<string, unknown> {
-  return { name: i.name, path: i.path, isDir: i.isDir, size: i.size, mtime: i.mtime.getTime(), mode: i.mode, etag: i.etag };
 }
 
 async function readWithInfoCases(t: Test, ctx: SuiteContext): Promise<void> {
@@ -169,17 +164,17 @@ async function readWithInfoChecks(t: Test, ctx: SuiteContext, fs: Fs): Promise<v
   await writeFile(fs, '/dir/w.bin', data);
   await t.test('a file: the bytes and what stat() reports', async (t) => {
     const { info, stream } = await open('/dir/w.bin');
-    const got = await readFileFromStream(stream);
+    const got = await streamBytes(stream);
     t.ok(got.equals(data), `every byte (${got.length} of ${data.length})`);
-    t.same(comparable(info), comparable(await fs.stat('/dir/w.bin')), 'info equals stat()');
+    t.same(comparableInfo(info), comparableInfo(await fs.stat('/dir/w.bin')), 'info equals stat()');
     t.equal(info.size, data.length, 'size');
     t.equal(info.isDir, false, 'not a directory');
   });
   await t.test('an empty file', async (t) => {
     await writeFile(fs, '/empty', '');
     const { info, stream } = await open('/empty');
-    t.equal((await readFileFromStream(stream)).length, 0, 'no bytes');
-    t.same(comparable(info), comparable(await fs.stat('/empty')), 'info equals stat()');
+    t.equal((await streamBytes(stream)).length, 0, 'no bytes');
+    t.same(comparableInfo(info), comparableInfo(await fs.stat('/empty')), 'info equals stat()');
   });
   await t.test('a file with a modification time set', ctx.requires('settableMtime'), async (t) => {
     const mtime = new Date('2021-03-04T05:06:07.000Z');
@@ -193,12 +188,6 @@ async function readWithInfoChecks(t: Test, ctx: SuiteContext, fs: Fs): Promise<v
     await expectFsError(t, open('/dir'), 'IS_DIR', 'a directory');
     await expectFsError(t, open('/dir/w.bin', { signal: AbortSignal.abort() }), 'ABORTED', 'an aborted signal');
   });
-}
-
-async function readFileFromStream(s: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of s) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
 }
 
 export const ioCases: CaseGroup[] = [
