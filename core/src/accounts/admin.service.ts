@@ -13,7 +13,7 @@ import { passwordStrengthProblem } from './password-policy.js';
 import type { FerryConfig } from '../config/schema.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 import { REVOKED_JTI_SQL, revokedValue } from '../data/revoked-tokens.js';
-import { runStatement, selectRows } from '../data/bound-sql.js';
+import { runStatement, selectFirstRow } from '../data/bound-sql.js';
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 /** JSON columns: text on SQLite, already parsed on PostgreSQL. */
@@ -117,13 +117,10 @@ export class AdminService {
    * SQL, read fresh on each call, without hydrating entities. Never flush it.
    */
   async findForAuth(username: string): Promise<Admin | null> {
-    const rows = (await this.orm.em
-      .getConnection()
-      .execute('select a.*, r.name as role_name from admins a left join roles r on r.id = a.role_id where a.username = ? limit 1', [username])) as Record<
-      string,
-      unknown
-    >[];
-    return rows.length ? mapAdminRow(rows[0]!) : null;
+    const row = await selectFirstRow(this.orm.em, 'select a.*, r.name as role_name from admins a left join roles r on r.id = a.role_id where a.username = ?', [
+      username,
+    ]);
+    return row ? mapAdminRow(row) : null;
   }
 
   /**
@@ -133,12 +130,11 @@ export class AdminService {
    * admin on any node applies to the next request.
    */
   async findForToken(username: string, jti: string): Promise<{ revoked: boolean; admin: Admin | null }> {
-    const rows = await selectRows(
+    const row = await selectFirstRow(
       this.orm.em,
-      `select t.revoked, a.*, r.name as role_name from (select ${REVOKED_JTI_SQL} as revoked) t left join admins a on a.username = ? left join roles r on r.id = a.role_id limit 1`,
+      `select t.revoked, a.*, r.name as role_name from (select ${REVOKED_JTI_SQL} as revoked) t left join admins a on a.username = ? left join roles r on r.id = a.role_id`,
       [jti, username],
     );
-    const row = rows[0];
     if (!row) return { revoked: false, admin: null };
     return { revoked: revokedValue(row.revoked), admin: row.id === null || row.id === undefined ? null : mapAdminRow(row) };
   }

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { Folder, Role, User } from '../data/entities/index.js';
 import type { StoredGroupSettings } from './account-lookup.js';
-import { selectRows, sqlDialectOf, type SqlDialect } from '../data/bound-sql.js';
+import { selectFirstRow, selectRows, sqlDialectOf, type SqlDialect } from '../data/bound-sql.js';
 import { REVOKED_JTI_SQL, revokedValue } from '../data/revoked-tokens.js';
 
 /**
@@ -188,8 +188,8 @@ export async function selectUserPageWithMappings(
 /** A user by username (with its role name) and its group and folder mappings, in one statement; or null. */
 export async function selectUserWithMappings(em: EntityManager, username: string, role?: string): Promise<UserWithMappings | null> {
   const sql = `select u.*, r.name as role_name, ${mappingColumns(sqlDialectOf(em))} from users u left join roles r on r.id = u.role_id where u.username = ?${role ? ' and r.name = ?' : ''}`;
-  const rows = await exec(em, sql, role ? [username, role] : [username]);
-  return rows.length ? mapUserWithMappings(rows[0]!) : null;
+  const row = await selectFirstRow<Row>(em, sql, role ? [username, role] : [username]);
+  return row ? mapUserWithMappings(row) : null;
 }
 
 /**
@@ -201,7 +201,7 @@ export async function selectUserForToken(em: EntityManager, username: string, jt
   const sql =
     `select t.revoked, u.*, r.name as role_name, ${mappingColumns(sqlDialectOf(em))} ` +
     `from (select ${REVOKED_JTI_SQL} as revoked) t left join users u on u.username = ? left join roles r on r.id = u.role_id`;
-  const row = (await exec(em, sql, [jti, username]))[0];
+  const row = await selectFirstRow<Row>(em, sql, [jti, username]);
   if (!row) return { revoked: false, user: null };
   return { revoked: revokedValue(row.revoked), user: row.id === null || row.id === undefined ? null : mapUserWithMappings(row) };
 }

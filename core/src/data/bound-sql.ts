@@ -294,6 +294,7 @@ interface SqliteRawStatement {
   raw(on?: boolean): unknown;
   columns(): { name: string }[];
   all(bindings: unknown[]): unknown[][];
+  get(bindings: unknown[]): unknown[] | undefined;
 }
 
 /** Changes of the schema made through a connection (DDL): the column names cached by rawRows are read again after one. */
@@ -316,8 +317,11 @@ const RAW_STATEMENTS = Symbol('ferry raw statements');
  * 1,017 -> 812 µs for a page of 100). Raw statements are cached per
  * connection apart from the ones knex shares (raw mode is the statement's).
  * A column named twice keeps its last value, as the driver's objects do.
+ * With `first`, only the first row is asked (`get()`: one call into the
+ * driver where `all()` makes two and allocates a batch; with libsql 9-13
+ * µs less per statement: a token check 23 -> 10 µs, a user 28 -> 16 µs).
  */
-function rawRows(db: Preparer, sql: string, bindings: unknown[]): Record<string, unknown>[] {
+function rawRows(db: Preparer, sql: string, bindings: unknown[], first = false): Record<string, unknown>[] {
   const holder = db as Preparer & { [RAW_STATEMENTS]?: Map<string, RawEntry> };
   let cache = holder[RAW_STATEMENTS];
   if (!cache) {
@@ -335,7 +339,11 @@ function rawRows(db: Preparer, sql: string, bindings: unknown[]): Record<string,
     if (cache.size >= PREPARED_STATEMENTS_PER_CONNECTION) cache.delete(cache.keys().next().value!);
   }
   cache.set(sql, entry);
-  const arrays = entry.stmt.all(bindings);
+  let arrays: unknown[][];
+  if (first) {
+    const row = entry.stmt.get(bindings);
+    arrays = row === undefined ? [] : [row];
+  } else arrays = entry.stmt.all(bindings);
   // after a schema change SQLite compiles the statement again: `select *` may name other columns
   if (entry.generation !== schemaGeneration || (arrays.length > 0 && arrays[0]!.length !== entry.names.length)) {
     entry.names = entry.stmt.columns().map((c) => c.name);
@@ -382,6 +390,23 @@ function idleSqliteConnection(em: { getConnection(): unknown }): Preparer | null
  * connection, the query log on) it is `execute` as usual.
  */
 export function selectRows<R = Record<string, unknown>>(em: { getConnection(): unknown }, sql: string, params: readonly unknown[] = []): Promise<R[]> {
+  return select<R>(em, sql, params, false);
+}
+
+/**
+ * The first row of a read (undefined when there is none), as selectRows
+ * reads it, for lookups by a unique key: on SQLite only that row is asked of
+ * the driver.
+ */
+export async function selectFirstRow<R = Record<string, unknown>>(
+  em: { getConnection(): unknown },
+  sql: string,
+  params: readonly unknown[] = [],
+): Promise<R | undefined> {
+  return (await select<R>(em, sql, params, true))[0];
+}
+
+function select<R>(em: { getConnection(): unknown }, sql: string, params: readonly unknown[], first: boolean): Promise<R[]> {
   const connection = em.getConnection() as AbstractSqlConnection & { [SQL_DIALECT]?: SqlDialect };
   if (!READ_ONLY.test(sql)) throw new Error(`selectRows runs reads only: ${sql.slice(0, 40)}`);
   const db = idleSqliteConnection(em);
@@ -393,7 +418,7 @@ export function selectRows<R = Record<string, unknown>>(em: { getConnection(): u
       cacheStatements(db);
       const bindings = bound.bindings.map((b) => (typeof b === 'boolean' ? Number(b) : b));
       try {
-        return Promise.resolve(rawRows(db, bound.sql, bindings) as R[]);
+        return Promise.resolve(rawRows(db, bound.sql, bindings, first) as R[]);
       } catch {
         // the usual path runs it again and reports the error as every query's error is reported
       }

@@ -10,6 +10,7 @@ import { registerAuth, clientIp } from './auth-strategies.js';
 import { assertAdminPermission, type AdminPermission } from '../accounts/permissions.js';
 import type { FerryCredentials } from '../auth/credentials.js';
 import { errorBody, toBoom, validationFailAction } from './errors.js';
+import { bindRouteValidation, VALIDATION_OPTIONS } from './route-validation.js';
 import type { Actor } from '../events/provider-events.service.js';
 import { IpListService } from '../security/ip-list.service.js';
 import { registerDefenderHooks } from './defender-hooks.js';
@@ -18,7 +19,7 @@ import type { EventBus } from '../events/event-bus.js';
 import { CertificateReloader, tlsBindingFiles } from './tls.js';
 import { registerInputCheck } from './input-check.js';
 import { MetricsService } from '../ops/metrics.service.js';
-import { dropNullMembers, droppedMembers, LENIENT_INPUT } from '../util/lenient.js';
+import { dropNullMembers, droppedMembers } from '../util/lenient.js';
 
 /** Per-route options Ferry reads from `options.plugins.ferry`. */
 export interface FerryRouteOptions {
@@ -85,7 +86,7 @@ export async function createHttpServer(
     app: { binding },
     router: { stripTrailingSlash: true },
     routes: {
-      validate: { failAction: validationFailAction, options: { abortEarly: true, errors: { wrap: { label: '"' } }, ...LENIENT_INPUT } },
+      validate: { failAction: validationFailAction, options: VALIDATION_OPTIONS },
       payload: { maxBytes: config.httpd.max_request_size, failAction: 'error' },
       response: { emptyStatusCode: 200 },
       security: { noSniff: true, xframe: true, hsts: false, referrer: 'no-referrer' },
@@ -196,6 +197,6 @@ export async function createHttpServer(
     );
   });
 
-  for (const f of routes) server.route(f(c));
+  for (const f of routes) server.route(bindRouteValidation(f(c)));
   return server;
 }

@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import { createTestApp, usePostgres } from '../../src/testing.js';
-import { selectRows } from '../../src/data/bound-sql.js';
+import { selectFirstRow, selectRows } from '../../src/data/bound-sql.js';
 
 /**
  * selectRows (core/src/data/bound-sql.ts): the hot reads (token checks, user
@@ -29,8 +29,15 @@ t.test('same rows as execute, on both databases', async (t) => {
   for (const [sql, params] of cases) {
     const expected = await c.execute(sql, params);
     t.same(await selectRows(em, sql, params), expected, sql);
+    t.same(await selectFirstRow(em, sql, params), expected[0], `${sql}: selectFirstRow, the first of them`);
   }
   t.same(await selectRows(em, 'select id from sr_probe where id = ?', [99]), [], 'no row: an empty list');
+  t.equal(await selectFirstRow(em, 'select id from sr_probe where id = ?', [99]), undefined, 'no row: selectFirstRow answers undefined');
+  await t.rejects(selectFirstRow(em, 'select nope from sr_probe', []), 'selectFirstRow: an invalid statement fails too');
+  // the same statement read whole and first in turn (one prepared statement serves both)
+  t.same(await selectRows(em, 'select id from sr_probe order by id', []), [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }, { id: 5 }]);
+  t.same(await selectFirstRow(em, 'select id from sr_probe order by id', []), { id: 1 });
+  t.same(await selectRows(em, 'select id from sr_probe order by id', []), [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }, { id: 5 }], 'whole again after first');
   await t.rejects(selectRows(em, 'select nope from sr_probe', []), 'an invalid statement fails as with execute');
   t.throws(() => selectRows(em, 'delete from sr_probe', []), /reads only/, 'a write is refused before it runs');
   t.same(await selectRows(em, 'select count(*) as n from sr_probe', []), [{ n: usePostgres() ? '5' : 5 }], 'nothing was deleted');

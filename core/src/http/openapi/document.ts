@@ -12,6 +12,7 @@ import Joi from 'joi';
 import { convert, isRequired, joiToJsonSchema, type JoiDescription, type JsonSchema } from './joi-schema.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import type { FerryRouteOptions } from '../server.js';
+import { routeSchema } from '../route-validation.js';
 
 export interface OpenApiInfo {
   version: string;
@@ -62,7 +63,14 @@ function strategiesOf(route: Hapi.RequestRoute): { strategies: string[]; mode: s
 function operation(route: Hapi.RequestRoute): Operation {
   const settings = route.settings;
   const ferry = (settings.plugins as { ferry?: FerryRouteOptions } | undefined)?.ferry;
-  const validate = settings.validate as { params?: unknown; query?: unknown; payload?: unknown; headers?: unknown } | undefined;
+  const given = settings.validate as { params?: unknown; query?: unknown; payload?: unknown; headers?: unknown } | undefined;
+  // the schemas, also where the server bound them (http/route-validation.ts)
+  const validate = given && {
+    params: routeSchema(given.params),
+    query: routeSchema(given.query),
+    payload: routeSchema(given.payload),
+    headers: routeSchema(given.headers),
+  };
   const op: Operation = {
     operationId: `${route.method}_${route.path}`.replace(/[^A-Za-z0-9]+/g, '_').replace(/_+$/, ''),
     tags: [
