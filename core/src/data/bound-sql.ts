@@ -8,6 +8,11 @@
  * here run the same statements with the values passed to the database driver
  * as bindings instead; only identifiers (`??`) and raw SQL fragments are still
  * written into the text, as MikroORM does.
+ *
+ * Longer than 500 lines: the connection classes and the direct reads below
+ * (selectRows, selectFirstRow, runStatement) share this module's private
+ * state: the prepared-statement caches, the dialect mark of a connection and
+ * the schema generation that invalidates cached column names.
  */
 import { createHash } from 'node:crypto';
 import { JsonProperty, Utils, type Configuration } from '@mikro-orm/core';
