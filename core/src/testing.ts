@@ -138,6 +138,8 @@ export async function createTestApp(o: TestAppOptions = {}): Promise<TestApp> {
 // Action plugin tests (the test kit's actionConformance and runAction): the
 // event manager's own steps from a stored action to a running one.
 export { buildParams } from './event-manager/context.js';
+/** The joi schema of a route's validate.<source>, also where the server bound it (for tests that read the route table). */
+export { routeSchema } from './http/route-validation.js';
 export { validateActionOptions, checkActionTemplates, prepareActionOptions, buildActionContext } from './event-manager/prepare.js';
 export { normalizeConditions, type LoadedRule, type TriggerEvent } from './event-manager/types.js';
 export { mapField, collectField } from './event-manager/fields.js';

@@ -10,6 +10,7 @@
  */
 import type { Rng } from './prng.js';
 import { hostileString, jsonString } from './values.js';
+import { routeSchema } from '@ferry/core/testing';
 
 export interface Desc {
   type: string;
@@ -31,7 +32,9 @@ export interface Schema {
 }
 
 export function describeOf(s: unknown): Desc | undefined {
-  return s && typeof (s as Schema).describe === 'function' ? (s as Schema).describe() : undefined;
+  // the server binds each route's schema into a validator that keeps it (core's http/route-validation.ts)
+  const schema = routeSchema(s);
+  return schema ? (schema.describe() as Desc) : undefined;
 }
 
 const ruleArg = (d: Desc, name: string, arg = 'limit'): number | undefined => {
