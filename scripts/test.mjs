@@ -100,12 +100,58 @@ const tapBin = path.join(root, 'node_modules', '.bin', 'tap');
 const child = spawn(tapBin, ['--reporter=tap', ...nodeArgs, ...targets], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
 let summary = null;
 let buf = '';
+// Failures are listed again at the end, with the names of the subtests they
+// sit in and the first lines of their diagnostics, so that the tail of a long
+// run (all a CI record may keep) says what failed.
+const failures = [];
+const subtests = [];
+let lastFailure = null; // the failure whose YAML block may follow
+let yaml = null; // { indent, key } while inside a YAML block
+const SKIPPED_KEYS = new Set(['source', 'compare', 'stack', 'typeName']);
+function noteDetail(f, indent, body) {
+  if (indent === yaml.indent) yaml.key = body.split(':')[0];
+  if (!f || SKIPPED_KEYS.has(yaml.key) || f.detail.length >= 16) return;
+  if (yaml.key === 'at') {
+    const m = /^(fileName|lineNumber): (.*)$/.exec(body);
+    if (m && m[1] === 'fileName') f.at = m[2];
+    if (m && m[1] === 'lineNumber') f.detail.push(`at: ${f.at}:${m[2]}`);
+    return;
+  }
+  f.detail.push(' '.repeat(Math.max(0, indent - yaml.indent)) + body.trimEnd());
+}
+function noteLine(line) {
+  const indent = /^ */.exec(line)[0].length;
+  const level = Math.floor(indent / 4);
+  const body = line.slice(indent);
+  if (yaml) {
+    if (body === '...' && indent === yaml.indent) yaml = null;
+    else if (body !== '') noteDetail(lastFailure, indent, body);
+    return;
+  }
+  if (body === '---') {
+    yaml = { indent, key: '' };
+    return;
+  }
+  lastFailure = null;
+  const sub = /^# Subtest: (.*)$/.exec(body);
+  if (sub) {
+    subtests.length = level;
+    subtests[level] = sub[1];
+    return;
+  }
+  const bad = /^not ok \d+ - (.*?)(?: # .*)?$/.exec(body);
+  if (bad) {
+    lastFailure = { path: [...subtests.slice(0, level), bad[1]], detail: [] };
+    failures.push(lastFailure);
+  }
+}
 child.stdout.on('data', (d) => {
   process.stdout.write(d);
   buf += d.toString();
   const lines = buf.split('\n');
   buf = lines.pop() ?? '';
   for (const line of lines) {
+    noteLine(line);
     const m = /^# \{ (total: .*) \}\s*$/.exec(line);
     if (m) {
       summary = {};
@@ -118,6 +164,16 @@ child.stdout.on('data', (d) => {
 });
 child.on('close', (code) => {
   const s = summary ?? { pass: 0, fail: 1 };
+  // A failed subtest fails its parents too: only the innermost are listed.
+  const key = (f) => f.path.join('\u0000');
+  const leaves = failures.filter((f) => !failures.some((g) => g !== f && key(g).startsWith(key(f) + '\u0000')));
+  if (leaves.length > 0) {
+    console.log(`# failed (${leaves.length}):`);
+    for (const f of leaves.slice(0, 50)) {
+      console.log(`#   ${f.path.join(' > ')}`);
+      for (const d of f.detail) console.log(`#     ${d}`);
+    }
+  }
   const skipped = (s.skip ?? 0) + (s.todo ?? 0);
   console.log(`${s.pass ?? 0} passed, ${s.fail ?? 0} failed${skipped ? `, ${skipped} skipped` : ''}`);
   process.exit(code ?? 1);
