@@ -48,11 +48,15 @@ export function findStringProblem(value: unknown, where: string): string | null 
 }
 
 /**
- * Percent-encoded bytes of a raw query string that are not UTF-8 (the URL
- * parser would turn them into U+FFFD silently), or null. A `%` not followed by
- * two hex digits is left to the parser, which keeps it as it is.
+ * What is wrong with the encoding of a raw query string, or null: a `%` that
+ * starts no escape (not followed by two hex digits: not a URL, RFC 3986
+ * section 2.1; the parser would keep it as it is, and a member the route does
+ * not know would be dropped without a word), or percent-encoded bytes that are
+ * not UTF-8 (the parser would turn them into U+FFFD silently).
  */
 export function queryEncodingProblem(rawQuery: string): string | null {
+  const stray = /%(?![0-9A-Fa-f]{2})/.exec(rawQuery);
+  if (stray) return `the query string has a "%" that starts no percent-escape: ${JSON.stringify(rawQuery.slice(stray.index, stray.index + 3))}`;
   for (const run of rawQuery.match(/(?:%[0-9A-Fa-f]{2})+/g) ?? []) {
     const bytes = Buffer.from(run.replace(/%/g, ''), 'hex');
     try {
@@ -66,6 +70,23 @@ export function queryEncodingProblem(rawQuery: string): string | null {
 
 interface InputCheckState {
   payloadNotUtf8?: boolean;
+}
+
+/**
+ * What is wrong with the percent-encoding of a raw path, or null: the router
+ * cannot decode such a path and answers a bare "Bad Request"; this names why.
+ */
+export function pathEncodingProblem(rawPath: string): string | null {
+  const stray = /%(?![0-9A-Fa-f]{2})/.exec(rawPath);
+  if (stray) return `the path has a "%" that starts no percent-escape: ${JSON.stringify(rawPath.slice(stray.index, stray.index + 3))}`;
+  for (const run of rawPath.match(/(?:%[0-9A-Fa-f]{2})+/g) ?? []) {
+    try {
+      strictUtf8.decode(Buffer.from(run.replace(/%/g, ''), 'hex'));
+    } catch {
+      return 'the path is not valid UTF-8 once percent-decoded';
+    }
+  }
+  return null;
 }
 
 /** The query string of the request line as sent (before any decoding). */
@@ -91,6 +112,13 @@ export function registerInputCheck(server: Server): void {
   // a JSON body is decoded leniently by the payload parser (bytes that are not UTF-8 become
   // U+FFFD): its bytes are checked as they are read, so such a body is refused instead
   server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
+    const url = request.raw.req.url ?? '';
+    const q = url.indexOf('?');
+    const rawPath = q < 0 ? url : url.slice(0, q);
+    if (rawPath.includes('%')) {
+      const problem = pathEncodingProblem(rawPath);
+      if (problem) throw Boom.badRequest(problem);
+    }
     const type = String(request.headers['content-type'] ?? '')
       .split(';')[0]!
       .trim()

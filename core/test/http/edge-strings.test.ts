@@ -217,6 +217,14 @@ t.test('updates, path parameters and queries: 400 before any change', async (t) 
     ['GET', '/api/v2/roles?order=%FF', undefined, /the query string is not valid UTF-8 once percent-decoded/],
     ['GET', '/api/v2/roles?order=%ED%A0%80', undefined, /not valid UTF-8/],
     ['DELETE', '/api/v2/roles/x?a%00=1', undefined, /query parameter key "a\\u0000" contains a NUL/],
+    // a "%" that starts no escape: the URL is malformed, whether the member is known or not
+    ['GET', '/api/v2/roles?limit=1&%2=1', undefined, /the query string has a "%" that starts no percent-escape: "%2="/],
+    ['GET', '/api/v2/roles?limit=1&%G1=1', undefined, /"%G1"/],
+    ['GET', '/api/v2/roles?order=ASC%', undefined, /the query string has a "%" that starts no percent-escape: "%"$/],
+    ['GET', '/api/v2/roles/fz%G1', undefined, /^the path has a "%" that starts no percent-escape: "%G1"$/],
+    ['GET', '/api/v2/roles/fz%', undefined, /^the path has a "%" that starts no percent-escape: "%"$/],
+    ['DELETE', '/api/v2/users/fz%FF', undefined, /^the path is not valid UTF-8 once percent-decoded$/],
+    ['GET', '/api/v2/users/fz%ED%A0%80', undefined, /^the path is not valid UTF-8 once percent-decoded$/],
   ];
   for (const [method, url, body, re] of cases) {
     const r = body === undefined ? await ta.inject(method, url, { token }) : await rawJson(method, url, body);

@@ -310,6 +310,8 @@ const genQuery: Gen = (r, w, rt) => {
     // values a schema could still accept are replaced by one it never does
     if (kd.type === 'number' && v === '-1' && !kd.rules?.some((x) => x.name === 'min')) v = 'abc';
     if (kd.type === 'number' && v === ' ') v = 'x';
+    // a hostile string that is a plain number ("-0", a large integer) may be a valid value of the key
+    if (kd.type === 'number' && /^[+-]?\d+(\.\d+)?$/.test(v) && !['-1', '99999999999999999999', '-99999999999999999999'].includes(v)) v = 'abc';
     if (kd.type === 'boolean' && (kd.truthy ?? []).concat(kd.falsy ?? []).includes(v)) v = 'maybe';
     if (kd.flags?.only && (kd.allow ?? []).includes(v)) v = 'fz-not-valid';
     b.query = b.query.filter(([x]) => x !== k);
