@@ -10,7 +10,7 @@ import { registerAuth, clientIp } from './auth-strategies.js';
 import { assertAdminPermission, type AdminPermission } from '../accounts/permissions.js';
 import type { FerryCredentials } from '../auth/credentials.js';
 import { errorBody, toBoom, validationFailAction } from './errors.js';
-import { bindRouteValidation, VALIDATION_OPTIONS } from './route-validation.js';
+import { bindRouteValidation } from './route-validation.js';
 import type { Actor } from '../events/provider-events.service.js';
 import { IpListService } from '../security/ip-list.service.js';
 import { registerDefenderHooks } from './defender-hooks.js';
@@ -86,7 +86,9 @@ export async function createHttpServer(
     app: { binding },
     router: { stripTrailingSlash: true },
     routes: {
-      validate: { failAction: validationFailAction, options: VALIDATION_OPTIONS },
+      // no `options`: every route's schemas carry them (bindRouteValidation below), and Hapi would
+      // merge a copy of them into a context object for each source of every request
+      validate: { failAction: validationFailAction },
       payload: { maxBytes: config.httpd.max_request_size, failAction: 'error' },
       response: { emptyStatusCode: 200 },
       security: { noSniff: true, xframe: true, hsts: false, referrer: 'no-referrer' },
