@@ -1,5 +1,6 @@
 import Boom from '@hapi/boom';
-import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Request, Server } from '@hapi/hapi';
+import { addRequestCheck } from './request-checks.js';
 import { stringProblem } from '../util/well-formed.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -111,7 +112,7 @@ function rawQueryOf(request: Request): string {
 export function registerInputCheck(server: Server): void {
   // a JSON body is decoded leniently by the payload parser (bytes that are not UTF-8 become
   // U+FFFD): its bytes are checked as they are read, so such a body is refused instead
-  server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
+  addRequestCheck(server, 'onRequest', (request: Request) => {
     const url = request.raw.req.url ?? '';
     const q = url.indexOf('?');
     const rawPath = q < 0 ? url : url.slice(0, q);
@@ -141,9 +142,8 @@ export function registerInputCheck(server: Server): void {
       request.events.on('peek', (chunk) => feed(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk))));
       request.events.once('finish', () => feed());
     }
-    return h.continue;
   });
-  server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
+  addRequestCheck(server, 'onPostAuth', (request: Request) => {
     if ((request.app as InputCheckState).payloadNotUtf8) throw Boom.badRequest('the payload is not valid UTF-8');
     const problem =
       findStringProblem(request.params, 'path parameter') ??
@@ -151,6 +151,5 @@ export function registerInputCheck(server: Server): void {
       findStringProblem(request.query, 'query parameter') ??
       findStringProblem(request.payload, 'payload');
     if (problem) throw Boom.badRequest(problem);
-    return h.continue;
   });
 }

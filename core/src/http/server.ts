@@ -18,6 +18,7 @@ import { registerRateLimits } from './rate-limit.js';
 import type { EventBus } from '../events/event-bus.js';
 import { CertificateReloader, tlsBindingFiles } from './tls.js';
 import { registerInputCheck } from './input-check.js';
+import { addRequestCheck } from './request-checks.js';
 import { MetricsService } from '../ops/metrics.service.js';
 import { dropNullMembers, droppedMembers } from '../util/lenient.js';
 
@@ -118,10 +119,15 @@ export async function createHttpServer(
   // IP lists before anything else (authentication included): the allow list when
   // common.allow_list_status is on, and the defender list's deny entries
   const ipLists = c.resolve(IpListService);
-  server.ext('onRequest', async (request: Request, h: ResponseToolkit) => {
-    const refusal = await ipLists.connectionRefusal(clientIp(request), 'HTTP');
-    if (refusal) throw Boom.forbidden(refusal);
-    return h.continue;
+  server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
+    const ip = clientIp(request);
+    // answered from memory while the lists are fresh: no promise on every request
+    const cached = ipLists.cachedConnectionRefusal(ip, 'HTTP');
+    const refused = (refusal: string | null) => {
+      if (refusal) throw Boom.forbidden(refusal);
+      return h.continue;
+    };
+    return cached === undefined ? ipLists.connectionRefusal(ip, 'HTTP').then(refused) : refused(cached);
   });
   // then the defender's bans (and scoring of 429s), see http/defender-hooks.ts
   registerDefenderHooks(server, c);
@@ -135,24 +141,22 @@ export async function createHttpServer(
   // Lenient input (util/lenient.ts): a null member is an absent one; members the route's schema
   // does not know are stripped by its validation (LENIENT_INPUT) and named in the debug log.
   const debug = () => logger.isLevelEnabled?.('debug') ?? false;
-  server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
+  addRequestCheck(server, 'onPostAuth', (request: Request) => {
     const p = request.payload;
     if (p !== null && typeof p === 'object' && !Buffer.isBuffer(p) && typeof (p as { pipe?: unknown }).pipe !== 'function') {
       dropNullMembers(p);
       if (debug()) (request.plugins as Record<string, unknown>).ferryRawPayload = structuredClone(p);
     }
-    return h.continue;
   });
-  server.ext('onPreHandler', (request: Request, h: ResponseToolkit) => {
+  addRequestCheck(server, 'onPreHandler', (request: Request) => {
     const raw = (request.plugins as Record<string, unknown>).ferryRawPayload;
     if (raw !== undefined) {
       const dropped = droppedMembers(raw, request.payload);
       if (dropped.length) logger.debug({ reqId: request.info.id, path: request.path, dropped }, 'unknown members dropped from the request body');
     }
-    return h.continue;
   });
 
-  server.ext('onPostAuth', (request: Request, h: ResponseToolkit) => {
+  addRequestCheck(server, 'onPostAuth', (request: Request) => {
     const creds = request.auth.credentials as unknown as FerryCredentials | null;
     // an account that must have 2FA and has none may only use the setup routes (auth/two-factor.service.ts)
     if (creds?.mfaSetupRequired && !request.route.settings.plugins?.ferry?.mfaSetup) throw Boom.forbidden(creds.mfaSetupRequired);
@@ -163,7 +167,6 @@ export async function createHttpServer(
         assertAdminPermission(creds.admin, ...perms);
       }
     }
-    return h.continue;
   });
 
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {

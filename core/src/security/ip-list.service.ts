@@ -187,10 +187,7 @@ export class IpListService {
    * An unparsable address matches nothing.
    */
   async matches(type: IpListType, ip: string, protocol?: IpListProtocol): Promise<IpListMatch[]> {
-    const index = (await this.lists()).get(type);
-    if (!index?.size) return [];
-    const bit = protocol ? IP_LIST_PROTOCOLS[protocol] : 0;
-    return index.lookup(ip).filter((m) => !bit || m.protocols === 0 || (m.protocols & bit) !== 0);
+    return matchesIn(await this.lists(), type, ip, protocol);
   }
 
   /** Whether the address is on the allow list (type 1) for the protocol. */
@@ -220,15 +217,36 @@ export class IpListService {
 
   /** Why a connection from `ip` over `protocol` is refused (allow list, defender deny entries), or null. */
   async connectionRefusal(ip: string, protocol: IpListProtocol): Promise<string | null> {
-    if (!(await this.isAllowed(ip, protocol))) return `access denied: ${ip} is not on the allow list`;
-    if (await this.isBanned(ip, protocol)) return `access denied: ${ip} is banned`;
+    return this.refusalIn(await this.lists(), ip, protocol);
+  }
+
+  /**
+   * connectionRefusal() answered at once from the lists in memory while they
+   * are fresh (what a check costs on every request), or undefined when they
+   * must be read again first (then ask connectionRefusal()).
+   */
+  cachedConnectionRefusal(ip: string, protocol: IpListProtocol): string | null | undefined {
+    const lists = this.freshLists();
+    return lists ? this.refusalIn(lists, ip, protocol) : undefined;
+  }
+
+  private refusalIn(lists: Map<number, IpNetIndex<IpListMatch>>, ip: string, protocol: IpListProtocol): string | null {
+    if (this.config.common.allow_list_status && matchesIn(lists, 1, ip, protocol).length === 0) return `access denied: ${ip} is not on the allow list`;
+    if (matchesIn(lists, 2, ip, protocol)[0]?.mode === 2) return `access denied: ${ip} is banned`;
     return null;
+  }
+
+  /** The per-list indexes when they need no reading (see the class comment), else undefined. */
+  private freshLists(): Map<number, IpNetIndex<IpListMatch>> | undefined {
+    const s = this.snapshot;
+    if (s && s.generation === this.generation && Date.now() - s.checkedAt < this.config.common.ip_lists_cache_ttl * 1000) return s.lists;
+    return undefined;
   }
 
   /** The per-list indexes, refreshed when stale (see the class comment). */
   private lists(): Promise<Map<number, IpNetIndex<IpListMatch>>> | Map<number, IpNetIndex<IpListMatch>> {
-    const s = this.snapshot;
-    if (s && s.generation === this.generation && Date.now() - s.checkedAt < this.config.common.ip_lists_cache_ttl * 1000) return s.lists;
+    const fresh = this.freshLists();
+    if (fresh) return fresh;
     this.refreshing ??= this.refresh()
       .catch((err) => {
         // database unreachable: keep enforcing the last lists loaded (retried at the next check); none loaded yet: fail closed
@@ -269,4 +287,12 @@ export class IpListService {
     this.snapshot = { version, checkedAt: Date.now(), generation, lists };
     return lists;
   }
+}
+
+/** Entries of list `type` in `lists` whose network contains `ip`, for `protocol` (any when omitted), most specific first. */
+function matchesIn(lists: Map<number, IpNetIndex<IpListMatch>>, type: IpListType, ip: string, protocol?: IpListProtocol): IpListMatch[] {
+  const index = lists.get(type);
+  if (!index?.size) return [];
+  const bit = protocol ? IP_LIST_PROTOCOLS[protocol] : 0;
+  return index.lookup(ip).filter((m) => !bit || m.protocols === 0 || (m.protocols & bit) !== 0);
 }

@@ -341,6 +341,24 @@ t.test('enforcement over HTTP: allow list, defender list, the service checks', a
   t.notOk(await ipLists.isBanned('192.0.2.1', 'HTTP'));
   t.notOk((await ipLists.isSafe('8.8.8.8')) || (await ipLists.isBanned('8.8.8.8')), 'an address on no entry is neither');
 
+  // the check of every request: from memory while the lists are fresh, never from lists a change made stale
+  ipLists.invalidate();
+  t.equal(ipLists.cachedConnectionRefusal('172.17.0.1', 'HTTP'), undefined, 'stale lists: no answer from memory');
+  t.equal(await ipLists.connectionRefusal('172.17.0.1', 'HTTP'), 'access denied: 172.17.0.1 is banned');
+  t.equal(ipLists.cachedConnectionRefusal('172.17.0.1', 'HTTP'), 'access denied: 172.17.0.1 is banned', 'read again: answered from memory');
+  t.equal(ipLists.cachedConnectionRefusal('172.16.5.9', 'HTTP'), null);
+  t.equal(ipLists.cachedConnectionRefusal('192.0.2.1', 'SSH'), 'access denied: 192.0.2.1 is banned');
+  common.allow_list_status = true;
+  t.equal(ipLists.cachedConnectionRefusal('10.50.0.1', 'HTTP'), 'access denied: 10.50.0.1 is not on the allow list', 'the allow list as configured now');
+  t.equal(ipLists.cachedConnectionRefusal('10.8.0.1', 'HTTP'), null);
+  common.allow_list_status = false;
+  t.equal((await call(A, 'POST', `${L}/2`, { payload: { ipornet: '203.0.113.0/24', mode: 2 } })).status, 201);
+  t.equal(ipLists.cachedConnectionRefusal('203.0.113.5', 'HTTP'), undefined, 'a change makes the lists stale at once');
+  t.equal((await version('203.0.113.5')).status, 403, 'and the next request reads them');
+  t.equal(ipLists.cachedConnectionRefusal('203.0.113.5', 'HTTP'), 'access denied: 203.0.113.5 is banned');
+  t.equal((await call(A, 'DELETE', `${L}/2/203.0.113.0%2F24`)).status, 200);
+  t.equal((await version('203.0.113.5')).status, 200, 'removed: allowed at once');
+
   // rate limiter safe list (type 3)
   await call(A, 'POST', `${L}/3`, { payload: { ipornet: '198.51.100.0/24', protocols: 8 } });
   t.ok(await ipLists.isRateLimitExempt('198.51.100.7', 'HTTP'));
