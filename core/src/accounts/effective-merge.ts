@@ -234,6 +234,8 @@ export function mergeEffectiveUser(m: MergeInput): EffectiveUser {
     total_data_transfer: pick(u.total_data_transfer, ps.total_data_transfer),
     used_upload_data_transfer: u.used_upload_data_transfer,
     used_download_data_transfer: u.used_download_data_transfer,
+    first_upload: u.first_upload,
+    first_download: u.first_download,
     filters,
     groups: groups.map((g) => ({ name: g.name, type: g.type })),
     custom_placeholders: [...(u.custom_placeholders ?? [])],

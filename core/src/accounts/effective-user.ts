@@ -49,6 +49,13 @@ export interface EffectiveUser {
   total_data_transfer: number;
   used_upload_data_transfer: number;
   used_download_data_transfer: number;
+  /**
+   * When the first upload and download were recorded, as read with the user
+   * (0: not yet). A transfer records its kind's only while this says 0, and
+   * the database update stays guarded (another session may have been first).
+   */
+  first_upload?: number;
+  first_download?: number;
   /** BaseUserFilters merged (file_patterns, max_upload_file_size, web_client, denied_protocols, bandwidth_limits ...). */
   filters: Record<string, unknown>;
   groups: { name: string; type: number }[];

@@ -32,6 +32,19 @@ export class Meter extends Transform {
   }
 }
 
+/**
+ * Records the user's first upload or download: true when this call did. The
+ * database is asked only while the session's user has none (its update stays
+ * guarded: another session may have been first); after that, no transfer of
+ * the session writes the user's row again.
+ */
+async function recordFirst(s: FileSession, column: 'first_upload' | 'first_download'): Promise<boolean> {
+  if (s.user[column]) return false;
+  const set = await s.deps.usage.markFirst(s.user.id, column);
+  s.user[column] ||= Date.now();
+  return set;
+}
+
 function transferLimits(s: FileSession) {
   const c = s.deps.config.common;
   return { maxTotal: c.max_total_transfers, maxPerHost: c.max_per_host_transfers };
@@ -245,7 +258,7 @@ async function uploadToPath(
     await storage.commit(size, replaced.existed ? 0 : 1, replaced.size, o.batch);
     committed = true;
     s.publish(ev);
-    const markFirst = () => s.deps.usage.markFirst(s.user.id, 'first_upload');
+    const markFirst = () => recordFirst(s, 'first_upload');
     if (await (o.batch ? o.batch.once('first_upload', markFirst) : markFirst())) s.publish({ ...ev, action: 'first-upload' });
     return { size };
   } catch (err) {
@@ -431,7 +444,7 @@ export async function meteredDownload(
     }
     const ev = await s.event('download', target, { startedAt, size: meter.bytes });
     s.publish(ev);
-    if (await s.deps.usage.markFirst(s.user.id, 'first_download')) s.publish({ ...ev, action: 'first-download' });
+    if (await recordFirst(s, 'first_download')) s.publish({ ...ev, action: 'first-download' });
   })().catch((err: unknown) => s.deps.logger.warn({ err }, 'download bookkeeping failed'));
   return { stream: out, done };
 }

@@ -8,6 +8,7 @@ import type { EventBus } from '../../src/events/event-bus.js';
 import type { FsEvent } from '../../src/events/event-types.js';
 import type { FsHooks } from '../../src/events/fs-hooks.js';
 import { processTag } from '../../src/sdk/process-tag.js';
+import { UsageStore } from '../../src/vfs/usage-store.js';
 
 const ta = await fileApp({ config: { common: { instance_id: 'events-node' } } });
 t.teardown(() => ta.close());
@@ -112,6 +113,43 @@ t.test('download, delete, rename, mkdir, rmdir events', async (t) => {
   t.equal((await ta.inject('DELETE', `/api/v2/user/files?path=${q('/nope')}`, { token })).statusCode, 404);
   await new Promise((r) => setTimeout(r, 50));
   t.same(events, [], 'a refused request on a missing file publishes nothing');
+});
+
+t.test('the first-transfer markers are written once, not on every transfer', async (t) => {
+  const calls: string[] = [];
+  const markFirst = UsageStore.prototype.markFirst;
+  UsageStore.prototype.markFirst = function (this: UsageStore, id, column) {
+    calls.push(column);
+    return markFirst.call(this, id, column);
+  };
+  t.teardown(() => void (UsageStore.prototype.markFirst = markFirst));
+  events.length = 0;
+  t.equal((await ta.inject('GET', `/api/v2/user/files?path=${q('/first.txt')}`, { token })).statusCode, 200);
+  t.equal((await up('/again.txt', 'x')).statusCode, 201);
+  t.same(
+    (await take(2)).map((e) => e.action),
+    ['download', 'upload'],
+  );
+  t.same(calls, [], 'a user that has both: no update of its row');
+
+  await addUser(ta, { username: 'ev-once' });
+  const once = await ta.userToken('ev-once', PASSWORD);
+  const upOnce = (p: string) =>
+    ta.inject('POST', `/api/v2/user/files/upload?path=${q(p)}`, { token: once, payload: 'y', headers: { 'content-type': 'application/octet-stream' } });
+  const getOnce = (p: string) => ta.inject('GET', `/api/v2/user/files?path=${q(p)}`, { token: once });
+  t.equal((await upOnce('/a.txt')).statusCode, 201);
+  t.equal((await upOnce('/b.txt')).statusCode, 201);
+  // a download's bookkeeping ends after its answer: a download asked before it ended may still ask (guarded)
+  t.equal((await getOnce('/a.txt')).statusCode, 200);
+  const firstDownload = await take(5);
+  t.equal((await getOnce('/b.txt')).statusCode, 200);
+  t.same(
+    [...firstDownload, ...(await take(1))].map((e) => e.action),
+    ['upload', 'first-upload', 'upload', 'download', 'first-download', 'download'],
+  );
+  t.same(calls, ['first_upload', 'first_download'], 'each marker written by the first transfer of its kind only');
+  const row = await userRow(ta, 'ev-once');
+  t.ok(row.first_upload > 0 && row.first_download > 0);
 });
 
 t.test('failed operations publish status 2, quota refusals status 3', async (t) => {
