@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import { createTestApp, usePostgres } from '../../src/testing.js';
-import { selectFirstRow, selectRows } from '../../src/data/bound-sql.js';
+import { rowBuilder, selectFirstRow, selectRows } from '../../src/data/bound-sql.js';
 
 /**
  * selectRows (core/src/data/bound-sql.ts): the hot reads (token checks, user
@@ -146,3 +146,39 @@ t.test(
     t.same(after, await c.execute('select * from sr_shape where id = ?', [1]));
   },
 );
+
+t.test('rowBuilder: rows named by their columns, in column order, whatever the names hold', async (t) => {
+  const names = ['id', 'a"b', "it's", 'back\\slash', 'line\nbreak', '${x}', '1', 'id'];
+  const build = rowBuilder(names);
+  const row = build([1, 2, 3, 4, 5, 6, 7, 8]);
+  t.same(
+    Object.keys(row),
+    ['1', 'id', 'a"b', "it's", 'back\\slash', 'line\nbreak', '${x}'],
+    'every name once (integer-like keys first, as objects order them)',
+  );
+  t.same(row, { id: 8, 'a"b': 2, "it's": 3, 'back\\slash': 4, 'line\nbreak': 5, '${x}': 6, '1': 7 }, 'a column named twice keeps its last value');
+  t.equal(Object.getPrototypeOf(build([0, 0, 0, 0, 0, 0, 0, 0])), Object.prototype);
+  t.not(build([9, 0, 0, 0, 0, 0, 0, 0]), build([9, 0, 0, 0, 0, 0, 0, 0]), 'a new object per row');
+
+  const proto = rowBuilder(['id', '__proto__']);
+  const p = proto([1, { polluted: true }]);
+  t.equal(Object.getPrototypeOf(p), Object.prototype, '__proto__ is a column, not the prototype');
+  t.same(Object.getOwnPropertyDescriptor(p, '__proto__')?.value, { polluted: true });
+  t.equal((p as { polluted?: unknown }).polluted, undefined);
+  t.same(Object.keys(p), ['id', '__proto__']);
+});
+
+t.test('SQLite: column names with quotes and the like come through the direct path', { skip: usePostgres() && 'SQLite only' }, async (t) => {
+  const ta = await createTestApp({ plugins: [] });
+  t.teardown(() => ta.close());
+  const em = ta.app.orm.em;
+  const c = (em.fork() as unknown as SqlEntityManager).getConnection();
+  const sql = `select 1 as "a""b", 2 as "it's", 3 as "x\\y", 5 as "constructor"`;
+  const rows = await selectRows(em, sql, []);
+  t.same(rows, await c.execute(sql, []), 'as execute answers');
+  t.same(Object.keys(rows[0]!), ['a"b', "it's", 'x\\y', 'constructor']);
+  // the driver's objects lose a column named __proto__ (setting it sets the prototype); the direct path keeps it
+  const proto = await selectRows<Record<string, unknown>>(em, 'select 1 as id, 4 as "__proto__"', []);
+  t.same(Object.getOwnPropertyDescriptor(proto[0]!, '__proto__')?.value, 4);
+  t.equal(Object.getPrototypeOf(proto[0]), Object.prototype);
+});
