@@ -177,14 +177,18 @@ export async function selectUserPageWithMappings(
   role?: string,
 ): Promise<UserWithMappings[]> {
   const order = q.order === 'DESC' ? 'desc' : 'asc';
-  // the page is cut on the username index alone, then joined: deep offsets skip rows without joining them.
-  // Without a role, only usernames are read while skipping (an index-only walk of the unique index on
-  // both databases) and the 100 rows of the page are fetched by name: about half the cost at deep offsets.
-  const page = role
-    ? `select * from users where role_id = (select id from roles where name = ?) order by username ${order} limit ? offset ?`
-    : `select u2.* from (select username from users order by username ${order} limit ? offset ?) p join users u2 on u2.username = p.username`;
-  const columns = `u.*, r.name as role_name, ${mappingColumns(sqlDialectOf(em))}`;
-  const rows = await exec(em, `select ${columns} from (${page}) u left join roles r on r.id = u.role_id order by u.username ${order}`, [
+  // The page is cut on the username index alone: deep offsets skip rows without reading them. Without a
+  // role only usernames are walked (an index-only scan of the unique index on both databases), and the
+  // page's users are then looked up by name. Written as a join with the page, both planners read every
+  // user for each page: SQLite 3.2 ms a page with 20,000 users (0.7-0.85 ms with `in`, at any offset),
+  // PostgreSQL a sequential scan and a hash join, 6.0-6.7 ms with 5,000 users (3.0-3.2 ms with
+  // `= any(array(...))`: one index scan for the page's names, no sort).
+  const dialect = sqlDialectOf(em);
+  const columns = `u.*, r.name as role_name, ${mappingColumns(dialect)}`;
+  const names = `select username from users order by username ${order} limit ? offset ?`;
+  const from = role ? `(select * from users where role_id = (select id from roles where name = ?) order by username ${order} limit ? offset ?) u` : 'users u';
+  const where = role ? '' : dialect === 'sqlite' ? ` where u.username in (${names})` : ` where u.username = any(array(${names}))`;
+  const rows = await exec(em, `select ${columns} from ${from} left join roles r on r.id = u.role_id${where} order by u.username ${order}`, [
     ...(role ? [role] : []),
     q.limit,
     q.offset,

@@ -59,6 +59,10 @@ t.test('create, read, list, update, delete', async (t) => {
   t.same(await names(''), ['ann', 'bob', 'cat', 'dan']);
   t.same(await names('?order=DESC&limit=2'), ['dan', 'cat']);
   t.same(await names('?offset=1&limit=2'), ['bob', 'cat']);
+  t.same(await names('?order=DESC&offset=1&limit=2'), ['cat', 'bob']);
+  t.same(await names('?offset=3&limit=5'), ['dan'], 'the last page is short');
+  t.same(await names('?offset=4'), [], 'past the end: no user');
+  t.same(await names('?order=DESC&offset=10'), []);
   for (const q of ['limit=0', 'limit=501', 'offset=-1', 'order=UP']) t.equal((await ta.inject('GET', `/api/v2/users?${q}`, { token })).statusCode, 400, q);
 
   // delete
@@ -407,4 +411,38 @@ t.test('GET /users/{name} and the list render groups and folders as a create doe
     ta.json(await ta.inject('GET', '/api/v2/users?limit=500', { token })).find((u: { username: string }) => u.username === 'unmapped'),
     plain,
   );
+});
+
+t.test('pages of users with their groups and folders: every page is the slice of the whole list', async (t) => {
+  const ok = async (method: string, url: string, payload: unknown) => {
+    const r = await ta.inject(method, url, { token, payload });
+    t.ok(r.statusCode < 300, `${method} ${url}: ${r.payload}`);
+  };
+  await ok('POST', '/api/v2/roles', { name: 'pg-role' });
+  await ok('POST', '/api/v2/folders', { name: 'pg-f1', mapped_path: '/data/pg-f1' });
+  await ok('POST', '/api/v2/folders', { name: 'pg-f2', mapped_path: '/data/pg-f2' });
+  await ok('POST', '/api/v2/groups', { name: 'pg-g1', user_settings: { quota_size: 5 } });
+  await ok('POST', '/api/v2/groups', { name: 'pg-g2', user_settings: { quota_files: 3 } });
+  for (let i = 0; i < 13; i++) {
+    const extra: Record<string, unknown> = {};
+    if (i % 2 === 0) extra.groups = [{ name: 'pg-g1', type: 1 }, ...(i % 4 === 0 ? [{ name: 'pg-g2', type: 2 }] : [])];
+    if (i % 3 === 0) extra.virtual_folders = [{ name: 'pg-f1', virtual_path: '/one' }, ...(i % 6 === 0 ? [{ name: 'pg-f2', virtual_path: '/two' }] : [])];
+    if (i % 5 === 0) extra.role = 'pg-role';
+    t.equal((await post(user(`pg-${String.fromCharCode(109 - i)}${i}`, extra))).statusCode, 201);
+  }
+  const list = async (q: string) => ta.json(await ta.inject('GET', `/api/v2/users?${q}`, { token })) as { username: string }[];
+  const whole = await list('limit=500');
+  const names = whole.map((u) => u.username);
+  t.same(names, [...names].sort(), 'the whole list, ordered by username');
+  t.ok(names.length >= 13);
+  // each user of the list as its own read answers it
+  for (const u of whole.filter((x) => x.username.startsWith('pg-'))) t.same(u, ta.json(await get(u.username)), `${u.username} as read alone`);
+  t.ok(whole.some((u) => (u as { groups?: unknown[] }).groups?.length === 2) && whole.some((u) => (u as { virtual_folders?: unknown[] }).virtual_folders?.length === 2));
+  const desc = [...whole].reverse();
+  for (const limit of [1, 4, 5]) {
+    for (let offset = 0; offset <= whole.length + 1; offset += 3) {
+      t.same(await list(`limit=${limit}&offset=${offset}`), whole.slice(offset, offset + limit), `limit ${limit} offset ${offset}`);
+      t.same(await list(`limit=${limit}&offset=${offset}&order=DESC`), desc.slice(offset, offset + limit), `limit ${limit} offset ${offset} DESC`);
+    }
+  }
 });
