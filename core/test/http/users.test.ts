@@ -437,7 +437,10 @@ t.test('pages of users with their groups and folders: every page is the slice of
   t.ok(names.length >= 13);
   // each user of the list as its own read answers it
   for (const u of whole.filter((x) => x.username.startsWith('pg-'))) t.same(u, ta.json(await get(u.username)), `${u.username} as read alone`);
-  t.ok(whole.some((u) => (u as { groups?: unknown[] }).groups?.length === 2) && whole.some((u) => (u as { virtual_folders?: unknown[] }).virtual_folders?.length === 2));
+  t.ok(
+    whole.some((u) => (u as { groups?: unknown[] }).groups?.length === 2) &&
+      whole.some((u) => (u as { virtual_folders?: unknown[] }).virtual_folders?.length === 2),
+  );
   const desc = [...whole].reverse();
   for (const limit of [1, 4, 5]) {
     for (let offset = 0; offset <= whole.length + 1; offset += 3) {
