@@ -9,7 +9,7 @@ import { getHeapStatistics } from 'node:v8';
  * buffer, for a request received (an upload) as for a response read from a
  * storage backend (a download). V8 frees the dead ones when it collects the
  * young generation, which it does once the JavaScript objects fill the
- * semi-space (2 MiB with core/bin/ferry's --max-semi-space-size=2) or once
+ * semi-space (8 MiB with core/bin/ferry's --max-semi-space-size=8) or once
  * 32 MiB of young ArrayBuffers exist (twice V8's default semi-space size,
  * whatever the flags). A transfer creates little JavaScript per 64 KiB
  * chunk, so the second comes first: one transfer keeps up to 32 MiB of dead

@@ -61,7 +61,7 @@ t.test('core/bin/ferry', { skip: compiled ? false : 'core/dist is not built (npm
       environ.some((e) => e.startsWith('GLIBC_TUNABLES=')),
       'no huge pages for what glibc maps: they raise transfer peaks (see the launcher)',
     );
-    t.ok(argv.includes('--max-semi-space-size=2'), 'small young generation');
+    t.ok(argv.includes('--max-semi-space-size=8'), 'small young generation');
     t.ok(argv.includes('--expose-gc'), 'paced young collections (core/src/sdk/gc-pacer.ts)');
     t.ok(
       argv.some((a) => a.endsWith('core/dist/src/cli.js')),
@@ -88,12 +88,12 @@ t.test('core/bin/ferry', { skip: compiled ? false : 'core/dist is not built (npm
     const { environ, argv } = await serveAndInspect(link, dir, {
       MALLOC_ARENA_MAX: '4',
       GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1',
-      FERRY_NODE_OPTIONS: '--max-semi-space-size=8',
+      FERRY_NODE_OPTIONS: '--max-semi-space-size=16',
     });
     t.ok(environ.includes('MALLOC_ARENA_MAX=4'));
     t.ok(environ.includes('GLIBC_TUNABLES=glibc.malloc.hugetlb=1'), "the operator's tunables reach node");
     t.ok(environ.includes('MALLOC_MMAP_THRESHOLD_=4194304'));
-    t.ok(argv.includes('--max-semi-space-size=8'));
-    t.notOk(argv.includes('--max-semi-space-size=2'));
+    t.ok(argv.includes('--max-semi-space-size=16'));
+    t.notOk(argv.includes('--max-semi-space-size=8'));
   });
 });
