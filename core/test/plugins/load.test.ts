@@ -58,5 +58,8 @@ t.test('every loading failure stops the start with a message naming the plugin',
     /plugin fixture-other-name: manifest name "fixture-good-action" does not match/,
   );
   await startFails(t, [fx('good-action'), fx('good-action')], /plugin fixture-good-action: listed twice/);
+  // plugins are imported together: of several failing ones, the first of the list is named
+  await startFails(t, [fx('good-action'), fx('broken'), fx('wrong-api')], /plugin fixture-broken: failed to load: boom at import time/);
+  await startFails(t, [fx('wrong-api'), fx('broken')], /plugin fixture-wrong-api: targets plugin API version 99/);
   await startFails(t, [{ name: 'fixture-nowhere', path: 'core/test/fixtures/plugins/does-not-exist' }], /plugin fixture-nowhere: no package found/);
 });
