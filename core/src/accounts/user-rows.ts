@@ -182,7 +182,8 @@ export async function selectUserPageWithMappings(
   // page's users are then looked up by name. Written as a join with the page, both planners read every
   // user for each page: SQLite 3.2 ms a page with 20,000 users (0.7-0.85 ms with `in`, at any offset),
   // PostgreSQL a sequential scan and a hash join, 6.0-6.7 ms with 5,000 users (3.0-3.2 ms with
-  // `= any(array(...))`: one index scan for the page's names, no sort).
+  // `= any(array(...))`: one index scan for the page's names, no sort). A role's page walks the index on
+  // (role_id, username): 8 ms for a page at offset 9,800 of a role's 10,000 users on SQLite without it, 0.3 ms.
   const dialect = sqlDialectOf(em);
   const columns = `u.*, r.name as role_name, ${mappingColumns(dialect)}`;
   const names = `select username from users order by username ${order} limit ? offset ?`;

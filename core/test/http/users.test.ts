@@ -441,6 +441,21 @@ t.test('pages of users with their groups and folders: every page is the slice of
     whole.some((u) => (u as { groups?: unknown[] }).groups?.length === 2) &&
       whole.some((u) => (u as { virtual_folders?: unknown[] }).virtual_folders?.length === 2),
   );
+  // a role admin's pages: the users of its role only, cut the same way
+  await ok('POST', '/api/v2/admins', { username: 'pg-lead', password: 'pg-lead-pw', permissions: ['*'], role: 'pg-role' });
+  const leadToken = await ta.adminToken('pg-lead', 'pg-lead-pw');
+  const roleList = async (q: string) => ta.json(await ta.inject('GET', `/api/v2/users?${q}`, { token: leadToken })) as { username: string }[];
+  const mine = whole.filter((u) => (u as { role?: string }).role === 'pg-role');
+  t.equal(mine.length, 3);
+  t.same(await roleList('limit=500'), mine, "the role's users");
+  for (const [q, expected] of [
+    ['limit=2', mine.slice(0, 2)],
+    ['limit=2&offset=2', mine.slice(2)],
+    ['limit=2&order=DESC', [...mine].reverse().slice(0, 2)],
+    ['offset=3', []],
+  ] as const) {
+    t.same(await roleList(q), expected, `role page ${q}`);
+  }
   const desc = [...whole].reverse();
   for (const limit of [1, 4, 5]) {
     for (let offset = 0; offset <= whole.length + 1; offset += 3) {

@@ -53,6 +53,8 @@ export class User {
 export const UserSchema = new EntitySchema<User>({
   class: User,
   tableName: 'users',
+  // a role's users by name: a role admin's pages of users walk this index alone (core/src/accounts/user-rows.ts)
+  indexes: [{ properties: ['role', 'username'] }],
   properties: {
     id: { type: 'integer', primary: true, autoincrement: true },
     username: name(),

@@ -119,4 +119,11 @@ export const statements: { name: string; statements: string[] }[] = [
       "create index \"transfer_usage_day_index\" on \"transfer_usage\" (\"day\");"
     ],
   },
+  {
+    // a role's users by name: a role admin's page of users walks this index alone (core/src/accounts/user-rows.ts)
+    name: 'Migration20261202000000_users_role_username',
+    statements: [
+      "create index \"users_role_id_username_index\" on \"users\" (\"role_id\", \"username\");",
+    ],
+  },
 ];
