@@ -296,6 +296,13 @@ export const configSchema = Joi.object<FerryConfig>({
       if (v.driver === 'postgresql' && !/^postgres(ql)?:\/\//.test(v.url)) {
         return h.message({ custom: '"data_provider.url" must be a postgresql:// URL when the driver is postgresql' });
       }
+      // the URL is parsed as a URL when the database is opened: refused here, naming the key (never its value: it may hold a password)
+      if (v.driver === 'postgresql' && !URL.canParse(v.url)) {
+        return h.message({
+          custom:
+            '"data_provider.url" is not a valid URL (a Unix socket is written postgresql://user@localhost/dbname?host=/var/run/postgresql: libpq\'s form with no host after the user is not a URL)',
+        });
+      }
       return v;
     }),
   httpd: Joi.object({

@@ -96,7 +96,25 @@ export async function openOrm(o: OrmOptions): Promise<MikroORM> {
       super(config, new pg.PostgreSqlPlatform(), Connection, ['knex', 'pg']);
     }
   }
-  return pg.MikroORM.init({ ...base, driver: PostgreSqlBoundDriver, clientUrl: o.url, pool: { min: 0, max: o.poolSize || 10 } } as Options as any);
+  const socketDir = pgSocketDir(o.url ?? '');
+  return pg.MikroORM.init({
+    ...base,
+    driver: PostgreSqlBoundDriver,
+    clientUrl: o.url,
+    ...(socketDir ? { host: socketDir } : {}),
+    pool: { min: 0, max: o.poolSize || 10 },
+  } as Options as any);
+}
+
+/**
+ * The Unix socket directory a PostgreSQL URL names in its `host` parameter
+ * (postgresql://user@localhost/db?host=/var/run/postgresql, libpq's way), or
+ * undefined. MikroORM takes the host from the URL's authority and drops the
+ * parameter: without this the connection went over TCP to localhost.
+ */
+export function pgSocketDir(url: string): string | undefined {
+  const host = URL.canParse(url) ? new URL(url).searchParams.get('host') : null;
+  return host && host.startsWith('/') ? host : undefined;
 }
 
 /**

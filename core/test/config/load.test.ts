@@ -57,6 +57,11 @@ t.test('bad values are refused naming the key', async (t) => {
     [{ SERVICE_LOG__LEVEL: 'loud' }, /at "log.level"/],
     [{ SERVICE_DATA_PROVIDER__DRIVER: 'oracle' }, /at "data_provider.driver"/],
     [{ SERVICE_DATA_PROVIDER__DRIVER: 'postgresql' }, /data_provider.url" must be a postgresql:\/\/ URL/],
+    [
+      { SERVICE_DATA_PROVIDER__DRIVER: 'postgresql', SERVICE_DATA_PROVIDER__URL: 'postgresql://ferry:s3cret@/ferry?host=/var/run/postgresql' },
+      /^(?!.*s3cret).*"data_provider.url" is not a valid URL \(a Unix socket is written postgresql:\/\/user@localhost\/dbname\?host=/,
+    ],
+    [{ SERVICE_DATA_PROVIDER__DRIVER: 'postgresql', SERVICE_DATA_PROVIDER__URL: 'postgresql://ferry:s3cret@db:99999/ferry' }, /^(?!.*s3cret).*not a valid URL/],
     [{ SERVICE_HTTPD__TOKEN_LIFETIME: '0' }, /at "httpd.token_lifetime"/],
     [{ SERVICE_COMMON__NO_SUCH_KEY: '1' }, /at "common.no_such_key".*not allowed/],
     [{ SERVICE_HTTPD____PORT: '1' }, /malformed environment variable/],
