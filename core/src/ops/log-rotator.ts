@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import type { EventEmitter } from 'node:events';
 import { access, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { inject, injectable } from 'tsyringe';
@@ -11,6 +13,24 @@ export interface RotateResult {
   rotated: string;
   /** Older rotated files removed to honour `keep`. */
   removed: string[];
+}
+
+/** The logger's file destination (sonic-boom), as far as rotation uses it. */
+type Destination = EventEmitter & { reopen?: (f?: string) => void; flushSync?: () => void; _opening?: boolean; _reopening?: boolean };
+
+/** How long a rotation waits for the new log file to be open. */
+const REOPEN_TIMEOUT_MS = 10_000;
+
+/**
+ * Reopens the destination and resolves once the new file is open. The
+ * destination opens it asynchronously, and later still when a write is in
+ * progress (it reopens after the write): until then the file does not exist,
+ * and a rotation right after this one would find nothing to rename.
+ */
+async function reopenFile(stream: Destination): Promise<void> {
+  stream.reopen?.();
+  if (!stream._opening && !stream._reopening) return;
+  await once(stream, 'ready', { signal: AbortSignal.timeout(REOPEN_TIMEOUT_MS) });
 }
 
 const exists = (p: string) =>
@@ -53,7 +73,7 @@ export class LogRotator {
     let at = (o.now ?? new Date()).getTime();
     while (await exists(`${abs}.${stamp(new Date(at))}`)) at++;
     const target = `${abs}.${stamp(new Date(at))}`;
-    const stream = (this.logger as unknown as Record<symbol, { reopen?: (f?: string) => void; flushSync?: () => void }>)[pino.symbols.streamSym];
+    const stream = (this.logger as unknown as Record<symbol, Destination | undefined>)[pino.symbols.streamSym];
     try {
       stream?.flushSync?.();
     } catch {
@@ -66,7 +86,7 @@ export class LogRotator {
         return false; // nothing logged yet
       },
     );
-    stream?.reopen?.();
+    if (stream) await reopenFile(stream);
     const removed: string[] = [];
     if (o.keep && o.keep > 0) {
       const dir = path.dirname(abs);

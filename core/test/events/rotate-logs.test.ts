@@ -121,3 +121,23 @@ t.test('rotations at the same instant never overwrite a rotated file', async (t)
   t.same(rotatedFiles(), ['ferry.log.20300102T030405008'], 'keep 1 prunes by name order');
   t.equal(c.removed.length, 4, 'the two of the first test, then a and b');
 });
+
+t.test('a rotation ends once the new file is open, also when a write was in progress', async (t) => {
+  const rotator = ta.app.container.resolve<LogRotator>(TOKENS.LogRotator);
+  logger.info({ marker: 'open-1' }, 'x');
+  await written(logFile, marker('open-1'), 'open-1');
+  const a = await rotator.rotate();
+  t.ok(existsSync(a.rotated), 'rotated');
+  t.ok(existsSync(logFile), 'the new file exists when the rotation resolves');
+  // enough lines to start a write of the batch: the destination reopens only after that write
+  for (let i = 0; i < 400; i++) logger.info({ marker: 'burst', i, pad: 'x'.repeat(400) }, 'x');
+  const b = await rotator.rotate();
+  t.ok(existsSync(b.rotated), 'rotated during a write');
+  t.ok(existsSync(logFile), 'the new file exists when that rotation resolves');
+  const c = await rotator.rotate();
+  t.not(c.rotated, '', 'so the next rotation finds a file to rotate');
+  t.ok(
+    [a.rotated, b.rotated, c.rotated].some((f) => lines(f).some((l) => l.marker === 'burst' && l.i === 399)),
+    'no line lost between the files',
+  );
+});
