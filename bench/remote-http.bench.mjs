@@ -22,7 +22,7 @@
 //   sdk   download  s3: GetObject; azblob: BlobClient.download(); gcs: File.createReadStream (crc32c checked);
 //                   sftp: ssh2-sftp-client get(path, Writable) and fastGet(remote, local file), the faster is the baseline
 //
-//   bare proxy      s3 and azblob: a plain node:http server (bench/lib/bare-proxy.mjs)
+//   bare proxy      s3, azblob and gcs: a plain node:http server (bench/lib/bare-proxy.mjs)
 //                   that hands the request body to the same SDK calls and pipes the
 //                   SDK's stream to the response: what one extra HTTP hop costs on
 //                   this machine, without anything Ferry does
@@ -262,7 +262,7 @@ async function benchBackend(ferry, backend) {
     filesystem: ferryFilesystem(backend, prefix, FS_OPTS[backend] ?? {}),
   });
   const sdk = await sdkCases(backend, prefix);
-  const proxy = backend === 's3' || backend === 'azblob' ? await startProxy(backend, prefix) : undefined;
+  const proxy = backend !== 'sftp' ? await startProxy(backend, prefix) : undefined;
   const auth = { authorization: `Bearer ${token}` };
   const paths = {
     ferry: {

@@ -7,14 +7,16 @@
 //   node bench/lib/bare-proxy.mjs <port> <backend> <prefix>
 //
 //   POST /<name>  stores the body at <prefix>/<name> (s3: lib-storage Upload,
-//                 azblob: uploadStream, both 5 MiB parts and 5 in flight)
-//   GET  /<name>  streams it back (s3: GetObject, azblob: download())
+//                 azblob: uploadStream, both 5 MiB parts and 5 in flight;
+//                 gcs: createWriteStream, resumable, 8 MiB chunks, crc32c)
+//   GET  /<name>  streams it back (s3: GetObject, azblob: download(),
+//                 gcs: createReadStream, crc32c checked)
 //
 // No SFTP: ssh2-sftp-client's stream put/get keep one request per chunk in
 // flight, so a proxy built on them measures that library, not the hop.
 import http from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { S3, azContainer, s3Client } from './backends.mjs';
+import { S3, azContainer, gcsBucket, s3Client } from './backends.mjs';
 
 const [port, backend, prefix] = process.argv.slice(2);
 const MB = 1024 * 1024;
@@ -41,6 +43,19 @@ async function handlers() {
         const out = await container.getBlobClient(`${prefix}/${name}`).download();
         res.writeHead(200, { 'content-length': out.contentLength });
         await pipeline(out.readableStreamBody, res);
+      },
+    };
+  }
+  if (backend === 'gcs') {
+    const bucket = await gcsBucket();
+    return {
+      put: (name, body) =>
+        pipeline(body, bucket.file(`${prefix}/${name}`).createWriteStream({ resumable: true, chunkSize: 8 * MB, validation: 'crc32c' })),
+      get: async (name, res) => {
+        const body = bucket.file(`${prefix}/${name}`).createReadStream({ validation: 'crc32c', decompress: false });
+        // the length from the media answer's own headers: no metadata request
+        body.once('response', (r) => res.writeHead(200, { 'content-length': r.headers['content-length'] }));
+        await pipeline(body, res);
       },
     };
   }

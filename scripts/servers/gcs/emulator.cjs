@@ -13,7 +13,11 @@
 //  - resumable uploads may come in several chunks: the stock emulator
 //    finalizes the object on the first PUT. Non-final chunks and 'bytes */*'
 //    status queries get 308 + 'Range: bytes=0-N'; bytes the server already has
-//    are trimmed; the final chunk is handed to the emulator, which finalizes.
+//    are trimmed; the final chunk is handed to the emulator, which finalizes;
+//  - an object's bytes are read only when they are sent: the stock emulator
+//    read the whole object for every metadata request too (213-236 ms for
+//    256 MiB), which Cloud Storage does not, and which made every download
+//    that also asks the metadata look twice as slow.
 const { StorageEmulator } = require('firebase-tools/lib/emulator/storage');
 const { EmulatorRegistry } = require('firebase-tools/lib/emulator/registry');
 
@@ -28,6 +32,32 @@ function noRules(emulator) {
     part.stop = async () => undefined;
   }
   emulator._storageLayer = emulator._adminStorageLayer;
+}
+
+/**
+ * getObject of the storage layer with the bytes read on first use: the
+ * metadata route uses only the metadata, the media and copy routes read the
+ * bytes once. Same checks and errors as the stock method (no rules here).
+ */
+function bytesOnUse(emulator) {
+  for (const layer of new Set([emulator._storageLayer, emulator._adminStorageLayer])) {
+    const getObject = layer.getObject;
+    const getBytes = layer.getBytes;
+    // the stock method, on a view of the layer whose getBytes reads nothing (the layer itself is not
+    // changed: other requests in flight keep reading bytes)
+    const noBytes = Object.create(layer, { getBytes: { value: () => undefined } });
+    layer.getObject = async (request) => {
+      const { metadata } = await getObject.call(noBytes, request);
+      let data;
+      return {
+        metadata,
+        get data() {
+          if (data === undefined) data = getBytes.call(layer, request.bucketId, request.decodedObjectId);
+          return data;
+        },
+      };
+    };
+  }
 }
 
 /** Answers "resume incomplete" with the byte range stored so far. */
@@ -79,6 +109,7 @@ async function main() {
   noRules(emulator);
   await EmulatorRegistry.start(emulator);
   chunkedUploads(emulator);
+  bytesOnUse(emulator);
   const stop = () => {
     EmulatorRegistry.stop('storage').then(
       () => process.exit(0),
