@@ -49,8 +49,7 @@ async function handlers() {
   if (backend === 'gcs') {
     const bucket = await gcsBucket();
     return {
-      put: (name, body) =>
-        pipeline(body, bucket.file(`${prefix}/${name}`).createWriteStream({ resumable: true, chunkSize: 8 * MB, validation: 'crc32c' })),
+      put: (name, body) => pipeline(body, bucket.file(`${prefix}/${name}`).createWriteStream({ resumable: true, chunkSize: 8 * MB, validation: 'crc32c' })),
       get: async (name, res) => {
         const body = bucket.file(`${prefix}/${name}`).createReadStream({ validation: 'crc32c', decompress: false });
         // the length from the media answer's own headers: no metadata request
