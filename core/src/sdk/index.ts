@@ -18,3 +18,5 @@ export * from './process-tag.js';
 export * from './client-cache.js';
 export type { PluginDatabase, PluginEntitiesDef, PluginMigration } from '../data/plugin-entities.js';
 export { redactSecrets } from '../secrets/redact.js';
+export * from './protocols.js';
+export type * from './login.js';
