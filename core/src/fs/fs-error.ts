@@ -37,8 +37,10 @@ export class FsError extends Error {
   static exists(path: string, cause?: unknown): FsError {
     return new FsError(FsErrorCode.Exists, `${path}: already exists`, { path, cause });
   }
-  static notSupported(what: string): FsError {
-    return new FsError(FsErrorCode.NotSupported, `${what} is not supported by this storage backend`);
+  /** `what` (an operation) cannot be done by the backend; `backend` names it when known (a provider key: "s3", "crypt"). */
+  static notSupported(what: string, backend?: string): FsError {
+    const by = backend ? `the ${backend} storage backend` : 'this storage backend';
+    return new FsError(FsErrorCode.NotSupported, `${what} is not supported by ${by}`);
   }
   static aborted(path?: string): FsError {
     return new FsError(FsErrorCode.Aborted, path ? `${path}: operation aborted` : 'operation aborted', { path });

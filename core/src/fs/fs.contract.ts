@@ -21,6 +21,14 @@ export interface FsCapabilities {
    * complete, and WriteOptions.beforePublish is honoured.
    */
   atomicUpload: boolean;
+  /**
+   * writeAt() is implemented: an existing file is written from a byte offset
+   * on (a resumed or appended upload), the bytes before the offset kept.
+   * Optional: a backend that leaves it out cannot (treated as false).
+   */
+  writeAtOffset?: boolean;
+  /** truncate() is implemented: a file's size is set in place. Optional: left out is false. */
+  truncate?: boolean;
 }
 
 /** A file or directory as a backend reports it. Sizes are plaintext sizes. */
@@ -187,6 +195,28 @@ export interface Fs {
    */
   openReadWithInfo?(path: string, o?: OpOptions): Promise<ReadWithInfo>;
   openWrite(path: string, o?: WriteOptions): Promise<WriteHandle>;
+  /**
+   * Writes into the existing regular file `path` from byte `offset` on
+   * (0 <= offset <= its size; beyond it fails with INVALID): the bytes
+   * before `offset` are kept, the bytes written replace those at their
+   * place, and the file grows when the write goes past its end (bytes past
+   * the written range are kept: truncate() first to cut them). Present only
+   * when capabilities.writeAtOffset; the core never calls it otherwise.
+   *
+   * Not atomic: the file is visible and changes as the bytes arrive, so
+   * WriteOptions.beforePublish and overwrite are ignored (the file exists by
+   * definition) and `done` reports the bytes written by this call. `abort()`
+   * stops the write and keeps what was written so far (a resumable upload
+   * resumes from the file's size). Fails with NOT_FOUND for a missing file,
+   * IS_DIR for a directory.
+   */
+  writeAt?(path: string, offset: number, o?: WriteOptions): Promise<WriteHandle>;
+  /**
+   * Sets the size of the existing regular file `path` in place: cut to
+   * `size`, or extended with zero bytes. Present only when
+   * capabilities.truncate. Fails with NOT_FOUND / IS_DIR.
+   */
+  truncate?(path: string, size: number, o?: OpOptions): Promise<void>;
   /** Renames a file or directory; replaces an existing destination file. */
   rename(from: string, to: string, o?: RenameOptions): Promise<void>;
   remove(path: string, o?: RemoveOptions): Promise<void>;

@@ -11,6 +11,8 @@ export const AZBLOB_CAPABILITIES: FsCapabilities = Object.freeze({
   realDirectories: false,
   settableMtime: false,
   atomicUpload: false,
+  writeAtOffset: false, // objects are written whole
+  truncate: false,
 });
 
 /** Blob metadata key holding the modification time (ms since the epoch). */

@@ -5,12 +5,13 @@ import {
   emptyReadable,
   resolveReadRange,
   throwIfFsAborted,
+  type FsCapabilities,
   type PendingUpload,
   type ReadOptions,
   type WriteHandle,
   type WriteOptions,
 } from '@ferry/core';
-import { LocalFs, type LocalFsOptions } from '@ferry/fs-local';
+import { LOCAL_CAPABILITIES, LocalFs, type LocalFsOptions } from '@ferry/fs-local';
 import { DecryptStream, DecryptingReader } from './decrypt.js';
 import { RecordEncoder } from './records.js';
 import { FsCryptError } from './errors.js';
@@ -27,6 +28,13 @@ import {
   type ScryptParams,
 } from './format.js';
 import { KeyRing } from './keys.js';
+
+/**
+ * The local capabilities, less writing at an offset and truncation: the
+ * stored file is a header and authenticated records of a whole stream, which
+ * cannot be changed in place.
+ */
+export const CRYPT_CAPABILITIES: FsCapabilities = Object.freeze({ ...LOCAL_CAPABILITIES, writeAtOffset: false, truncate: false });
 
 export interface CryptFsOptions extends LocalFsOptions {
   /** The passphrase, in clear (the core decrypts the stored Secret before create()). */
@@ -56,6 +64,7 @@ const DEFAULT_WRITE_BUFFER = 1024 * 1024;
  * stored size, without opening the files.
  */
 export class CryptFs extends LocalFs {
+  override readonly capabilities: FsCapabilities = CRYPT_CAPABILITIES;
   /** Exposed for tests: counts scrypt runs (one per instance and parameter set). */
   readonly keys: KeyRing;
   private readonly recordsPerRead: number;

@@ -1,7 +1,7 @@
 import { FsError, FsErrorCode, definePlugin, isSecret, packageInfo, type FsProviderDef } from '@ferry/core';
-import { LOCAL_CAPABILITIES, cleanUploadsTmp, localFsOptions, uploadsTmpDir } from '@ferry/fs-local';
+import { cleanUploadsTmp, localFsOptions, uploadsTmpDir } from '@ferry/fs-local';
 import { cryptFsConfigSchema, pluginConfigSchema, type CryptFsConfig } from './config.schema.js';
-import { CryptFs } from './crypt.fs.js';
+import { CRYPT_CAPABILITIES, CryptFs } from './crypt.fs.js';
 
 export { CryptFs, type CryptFsOptions } from './crypt.fs.js';
 export { FsCryptError, type CryptFailure } from './errors.js';
@@ -24,7 +24,7 @@ export const cryptFsProvider: FsProviderDef<CryptFsConfig> = {
   optionsSchema: cryptFsConfigSchema,
   secretFields: ['passphrase'],
   requiresLocalRoot: true,
-  capabilities: LOCAL_CAPABILITIES,
+  capabilities: CRYPT_CAPABILITIES,
   async create(options, scope) {
     const passphrase = plainPassphrase(options?.passphrase);
     if (!passphrase) {

@@ -12,4 +12,6 @@ export const HTTP_CAPABILITIES: FsCapabilities = Object.freeze({
   realDirectories: true,
   settableMtime: true,
   atomicUpload: true,
+  writeAtOffset: false, // the protocol writes a file whole
+  truncate: false,
 });

@@ -34,6 +34,7 @@ import {
 } from '@ferry/core';
 import { AtomicUpload, type WriteEncoder } from './atomic-upload.js';
 import { LentBufferFileReader } from './file-reader.js';
+import { localTruncate, localWriteAt } from './local-write-at.js';
 import { LocalRoot, type DirHandle, type Located, type ResolveMode } from './confine.js';
 import { HIDDEN_TMP_STALE_MS, claimHiddenTmp, isReservedName, sweepHiddenTmp } from './temp-area.js';
 
@@ -46,6 +47,8 @@ export const LOCAL_CAPABILITIES: FsCapabilities = Object.freeze({
   realDirectories: true,
   settableMtime: true,
   atomicUpload: true,
+  writeAtOffset: true,
+  truncate: true,
 });
 
 export interface LocalFsOptions {
@@ -415,6 +418,17 @@ export class LocalFs implements Fs {
     } finally {
       if (!handedOver) await loc.dir.close();
     }
+  }
+
+  /** In place, not atomic (local-write-at.ts); refused where the capability is off (fs-crypt). */
+  async writeAt(p: string, offset: number, o: WriteOptions = {}): Promise<WriteHandle> {
+    if (!this.capabilities.writeAtOffset) throw FsError.notSupported('writing at an offset', this.constructor.name);
+    return localWriteAt(this.confine, p, offset, o, this.writeBufferSize);
+  }
+
+  async truncate(p: string, size: number, o: OpOptions = {}): Promise<void> {
+    if (!this.capabilities.truncate) throw FsError.notSupported('truncating a file', this.constructor.name);
+    return localTruncate(this.confine, p, size, o);
   }
 
   private ensureTempDir(vpath: string): Promise<void> {

@@ -11,6 +11,8 @@ export const S3_CAPABILITIES: FsCapabilities = Object.freeze({
   realDirectories: false,
   settableMtime: false,
   atomicUpload: false,
+  writeAtOffset: false, // objects are written whole
+  truncate: false,
 });
 
 /** Object metadata key holding the modification time (ms since the epoch). */

@@ -12,6 +12,8 @@ export const SFTP_CAPABILITIES: FsCapabilities = {
   realDirectories: true,
   settableMtime: true,
   atomicUpload: true,
+  writeAtOffset: false, // uploads go to a temporary file renamed when complete (sftp-upload.ts)
+  truncate: false,
 };
 
 /** SHA256 fingerprint of an SSH public key blob, as `ssh-keygen -l` prints it. */
