@@ -1,12 +1,14 @@
 import type { Request } from '@hapi/hapi';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream';
 import Joi from 'joi';
 import { clientIp, loadedUserOf, userOf } from './auth-strategies.js';
 import type { UserWithMappings } from '../accounts/user-rows.js';
 import { FileSessions } from '../vfs/file-sessions.service.js';
 import type { FileSession } from '../vfs/file-session.js';
+import type { DownloadStream } from '../vfs/downloads.js';
 import { toWellFormed } from '../util/well-formed.js';
+import { Protocol } from '../sdk/protocols.js';
 
 /** Query `path` as clients send it (normalised and checked by the file session). */
 export const pathQuery = Joi.string().allow('').max(4096);
@@ -22,7 +24,12 @@ export async function openUserSession(sessions: FileSessions, request: Request, 
   const creds = userOf(request);
   const ip = clientIp(request);
   const key = creds.jti ? `jwt:${creds.jti}` : creds.apiKeyId ? `key:${creds.apiKeyId}:${ip}` : `ip:${ip}:${creds.user.id}`;
-  return openFileSession(sessions, request, { username: creds.user.username, key, loaded: loadedUserOf(request, creds.user.id) }, command);
+  return openFileSession(
+    sessions,
+    request,
+    { username: creds.user.username, key, protocol: Protocol.HTTP, loaded: loadedUserOf(request, creds.user.id) },
+    command,
+  );
 }
 
 /**
@@ -33,7 +40,7 @@ export async function openUserSession(sessions: FileSessions, request: Request, 
 export async function openFileSession(
   sessions: FileSessions,
   request: Request,
-  o: { username: string; key: string; protocol?: 'HTTP' | 'HTTPShare'; loaded?: UserWithMappings },
+  o: { username: string; key: string; protocol: typeof Protocol.HTTP | typeof Protocol.HTTPShare; loaded?: UserWithMappings },
   command: string,
 ): Promise<FileSession> {
   const ip = clientIp(request);
@@ -88,6 +95,17 @@ export function closeAfter(s: FileSession, stream: Readable, extra?: Promise<unk
       await s.close();
     })();
   });
+}
+
+/**
+ * The stream of a download as hapi's response payload: hapi hands a stream
+ * payload to its writeToStream() when it has one, so a download opened with
+ * `recycle` writes its chunks itself and gets its read buffers back once the
+ * socket took them (DownloadStream.writeTo).
+ */
+export function hapiPayload(dl: DownloadStream): Readable {
+  if (dl.writeTo) (dl.stream as Readable & { writeToStream?: (dest: Writable) => void }).writeToStream = dl.writeTo;
+  return dl.stream;
 }
 
 /** Destroys a response stream when the client goes away, so the backend read stops. */

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import type { FileSession } from './file-session.js';
-import { prepareDownload } from './transfers.js';
+import { prepareDownload } from './downloads.js';
 
 /** Hash algorithms of GET /api/v2/user/files/checksum. */
 export const CHECKSUM_ALGOS = ['md5', 'sha1', 'sha256', 'sha512'] as const;

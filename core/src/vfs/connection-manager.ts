@@ -3,6 +3,7 @@ import { InvalidError, TooManyRequestsError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
 import type { AccountSessions } from '../accounts/account-sessions.js';
+import type { Protocol } from '../sdk/protocols.js';
 
 export interface ActiveTransfer {
   id: string;
@@ -16,7 +17,8 @@ export interface ActiveTransfer {
 export interface Connection {
   connection_id: string;
   username: string;
-  protocol: 'HTTP' | 'HTTPShare';
+  /** The protocol of the front-end that opened the connection. */
+  protocol: Protocol;
   remote_address: string;
   client_version: string;
   connection_time: number;
@@ -30,20 +32,6 @@ export interface Connection {
   session_key?: string;
   /** Requests of the session in progress. */
   refs?: number;
-}
-
-/** ConnectionStatus as the REST API renders it. */
-export interface ConnectionStatus {
-  username: string;
-  connection_id: string;
-  client_version: string;
-  remote_address: string;
-  connection_time: number;
-  command: string;
-  last_activity: number;
-  protocol: string;
-  active_transfers: { operation_type: 'upload' | 'download'; path: string; start_time: number; size: number }[];
-  node: string;
 }
 
 export interface TransferLimits {
@@ -192,26 +180,6 @@ export class ConnectionManager implements AccountSessions {
     let n = 0;
     for (const c of this.conns.values()) if (c.username === username) n++;
     return n;
-  }
-
-  render(c: Connection): ConnectionStatus {
-    return {
-      username: c.username,
-      connection_id: c.connection_id,
-      client_version: c.client_version,
-      remote_address: c.remote_address,
-      connection_time: c.connection_time,
-      command: c.command,
-      last_activity: c.last_activity,
-      protocol: c.protocol,
-      active_transfers: [...c.transfers.values()].map((t) => ({
-        operation_type: t.operation_type,
-        path: t.path,
-        start_time: t.start_time,
-        size: t.size,
-      })),
-      node: this.node,
-    };
   }
 
   /** Closes one connection, aborting its transfers. False when unknown. */

@@ -2,12 +2,24 @@ import { pipeline } from 'node:stream/promises';
 import type { FerryConfig } from '../config/schema.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { FsHooks } from '../events/fs-hooks.js';
-import type { EventProtocol, FsEvent, FsEventAction, FsEventStatus, FsObjectType } from '../events/event-types.js';
+import type { FsEvent, FsEventAction, FsEventStatus, FsObjectType } from '../events/event-types.js';
 import type { FileInfo, Fs } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
-import { DomainError } from '../errors.js';
+import { loginProtocolOf, type Protocol } from '../sdk/protocols.js';
+import { linkedSignal } from '../sdk/signals.js';
+import type {
+  FileSession as FileSessionApi,
+  FileSessionUser,
+  SessionOpOptions,
+  SessionPermission,
+  SessionRead,
+  SessionReadOptions,
+  SessionWrite,
+  SessionWriteOptions,
+} from '../sdk/file-session.js';
+import { hookError } from './hook-error.js';
 import type { FsFactory } from './fs-factory.js';
-import { isSubPath, normalizeVirtualPath, parentPath } from '../fs/path.js';
+import { baseName, isSubPath, normalizeVirtualPath, parentPath } from '../fs/path.js';
 import type { Logger } from '../logger.js';
 import type { Connection, ConnectionManager } from './connection-manager.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
@@ -20,6 +32,7 @@ import type { UsageStore } from './usage-store.js';
 import type { UploadJournal } from './upload-journal.js';
 import type { QuotaService } from './quota.service.js';
 import { VirtualFs, type Resolved } from './vfs.js';
+import { openSessionRead, openSessionWrite, truncateFile } from './session-io.js';
 
 export interface FileSessionDeps {
   config: FerryConfig;
@@ -39,7 +52,7 @@ export interface FileSessionDeps {
 export interface FileSessionInit {
   user: EffectiveUser;
   ip: string;
-  protocol: EventProtocol;
+  protocol: Protocol;
   conn: Connection;
   /** Fires when the request is gone (client disconnect) or the connection is closed by an admin. */
   signal: AbortSignal;
@@ -47,39 +60,17 @@ export interface FileSessionInit {
   disposeSignal?: () => void;
 }
 
-/** A DirEntry as the REST API renders it. */
-export interface DirEntry {
-  name: string;
-  size: number;
-  mode: number;
-  last_modified: string;
-}
-
-export function toDirEntry(i: FileInfo): DirEntry {
-  return { name: i.name, size: i.isDir ? 0 : i.size, mode: i.mode, last_modified: i.mtime.toISOString() };
-}
-
 const denied = (msg: string) => new FsError(FsErrorCode.Permission, msg);
 
 /**
- * Turns what a hook threw into an error for the client: 403 with the hook's
- * message, or its `clientMessage` when it has one (event rules: the action's
- * own error stays in the log).
- */
-export function hookError(err: unknown): Error {
-  if (err instanceof FsError) return err;
-  if (err instanceof DomainError || (err as { isBoom?: boolean })?.isBoom) return err as Error;
-  const client = (err as { clientMessage?: unknown })?.clientMessage;
-  const msg = typeof client === 'string' && client ? client : err instanceof Error && err.message ? err.message : 'rejected by an event hook';
-  return new FsError(FsErrorCode.Permission, msg, { cause: err });
-}
-
-/**
- * One request's view of a user's files: the virtual tree, the user's
+ * One session's view of a user's files: the virtual tree, the user's
  * permissions, file patterns and restrictions, quota accounting, filesystem
- * events and hooks. Protocol front ends (the REST API) translate their
- * input into calls on it; every refusal is an FsError (mapped to a status in
- * http/errors.ts). close() must be called when the request ends.
+ * events and hooks. Protocol front ends (the REST API, service plugins)
+ * translate their input into calls on it (the public side is
+ * sdk/file-session.ts); every refusal is an FsError or a domain error, which
+ * each front-end maps to its own answers (http/errors.ts for HTTP).
+ * close() must be called when the front-end is done with it. Every
+ * operation takes an optional signal of its own, linked to the session's.
  *
  * Longer than 500 lines: every file operation of a session (read, write,
  * rename, copy, delete, list, stat, mkdir, chtimes) is one method here with
@@ -87,7 +78,7 @@ export function hookError(err: unknown): Error {
  * order; the helpers they share (quota-guard, fs-events, vfs) are already
  * apart, and splitting the operations across files would hide that order.
  */
-export class FileSession {
+export class FileSession implements FileSessionApi {
   readonly vfs: VirtualFs;
   readonly perms: PermissionSet;
   readonly patterns: PatternFilters;
@@ -95,6 +86,7 @@ export class FileSession {
   readonly ip: string;
   readonly conn: Connection;
   readonly signal: AbortSignal;
+  readonly protocol: Protocol;
   readonly deps: FileSessionDeps;
   private readonly eventSource: FsEventSource;
   private readonly disposeSignal: () => void;
@@ -106,6 +98,7 @@ export class FileSession {
     this.ip = init.ip;
     this.conn = init.conn;
     this.signal = init.signal;
+    this.protocol = init.protocol;
     this.disposeSignal = init.disposeSignal ?? (() => undefined);
     this.vfs = new VirtualFs(init.user, deps.factory, init.conn.connection_id);
     this.perms = new PermissionSet(init.user.permissions);
@@ -120,6 +113,33 @@ export class FileSession {
     };
   }
 
+  get account(): FileSessionUser {
+    return { username: this.user.username, homeDir: this.user.home_dir };
+  }
+
+  get connectionId(): string {
+    return this.conn.connection_id;
+  }
+
+  hasPermission(dir: string, ...perms: SessionPermission[]): boolean {
+    return this.perms.has(dir, ...(perms as FilePermission[]));
+  }
+
+  /**
+   * Runs `fn` with the signal of one operation: the session's, or one fired
+   * by either the session's or the operation's own (`o.signal`), released
+   * when `fn` settles.
+   */
+  async run<T>(o: SessionOpOptions | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (!o?.signal) return fn(this.signal);
+    const linked = linkedSignal(this.signal, o.signal);
+    try {
+      return await fn(linked.signal);
+    } finally {
+      linked.dispose();
+    }
+  }
+
   // ---- checks -------------------------------------------------------------
 
   /** Parses a client path (both separators, no '..', no encoded dots or separators). */
@@ -127,8 +147,14 @@ export class FileSession {
     return normalizeVirtualPath(input);
   }
 
-  /** Refuses writes when the account's web client options include write-disabled. */
+  /**
+   * Refuses writes when the account's web client options include
+   * write-disabled. Web client options concern the web front-ends only
+   * (protocols logging in as HTTP: the REST API, shares): other protocols
+   * (SFTP, FTP, WebDAV) write as their permissions allow.
+   */
   ensureWritable(): void {
+    if (loginProtocolOf(this.protocol) !== 'HTTP') return;
     const wc = (this.user.filters.web_client as string[] | undefined) ?? [];
     if (wc.includes('write-disabled')) throw denied('write operations are disabled for this account');
   }
@@ -227,24 +253,56 @@ export class FileSession {
 
   // ---- directory operations ---------------------------------------------------
 
+  /**
+   * A file's or directory's metadata. Needs the list or the download
+   * permission on its parent (the root: on itself); a hidden name is
+   * missing, a denied one refused, like the other operations.
+   */
+  stat(vpath: string, o?: SessionOpOptions): Promise<FileInfo> {
+    return this.run(o, async (signal) => {
+      this.checkName(vpath, 'read');
+      this.requirePerm(parentPath(vpath), `reading the attributes of ${vpath}`, 'list', 'download');
+      const info = await this.vfs.stat(vpath, { signal });
+      return { ...info, name: baseName(vpath), path: vpath };
+    });
+  }
+
   /** Lists a directory (hidden names left out). Yields pages; the first page is fetched before returning. */
-  async list(vpath: string): Promise<AsyncGenerator<FileInfo[]>> {
+  async list(vpath: string, o?: SessionOpOptions): Promise<AsyncGenerator<FileInfo[]>> {
     this.checkName(vpath, 'read');
     this.requirePerm(vpath, 'listing', 'list');
-    const info = await this.vfs.stat(vpath, { signal: this.signal });
-    if (!info.isDir) throw new FsError(FsErrorCode.NotDirectory, `${vpath}: not a directory`, { path: vpath });
-    const pages = this.vfs.list(vpath, { signal: this.signal });
-    const first = await pages.next();
+    // the operation's signal lives as long as the listing: released when the pages end or the caller stops
+    const linked = o?.signal ? linkedSignal(this.signal, o.signal) : undefined;
+    const signal = linked?.signal ?? this.signal;
+    let pages: AsyncGenerator<FileInfo[]>;
+    let first: IteratorResult<FileInfo[]>;
+    try {
+      const info = await this.vfs.stat(vpath, { signal });
+      if (!info.isDir) throw new FsError(FsErrorCode.NotDirectory, `${vpath}: not a directory`, { path: vpath });
+      pages = this.vfs.list(vpath, { signal });
+      first = await pages.next();
+    } catch (err) {
+      linked?.dispose();
+      throw err;
+    }
     const filter = (page: FileInfo[]) => (this.patterns.empty ? page : page.filter((e) => !this.patterns.isHidden(e.path)));
     return (async function* () {
-      if (first.done) return;
-      yield filter(first.value);
-      for await (const page of pages) yield filter(page);
+      try {
+        if (first.done) return;
+        yield filter(first.value);
+        for await (const page of pages) yield filter(page);
+      } finally {
+        linked?.dispose();
+      }
     })();
   }
 
   /** Creates a directory (and its missing parents with `parents`). */
-  async mkdir(vpath: string, parents = false): Promise<void> {
+  mkdir(vpath: string, parents = false, o?: SessionOpOptions): Promise<void> {
+    return this.run(o, (signal) => this.mkdirIn(vpath, parents, signal));
+  }
+
+  private async mkdirIn(vpath: string, parents: boolean, signal: AbortSignal): Promise<void> {
     const startedAt = Date.now();
     this.ensureWritable();
     this.checkName(vpath, 'write');
@@ -257,7 +315,7 @@ export class FileSession {
       // create_dirs is needed where each missing directory is created
       const missing: string[] = [];
       for (let p = vpath; p !== r.mount.vpath && p !== '/'; p = parentPath(p)) {
-        const st = await this.vfs.statOrNull(p, { signal: this.signal });
+        const st = await this.vfs.statOrNull(p, { signal: signal });
         if (st) {
           if (!st.isDir) throw new FsError(FsErrorCode.NotDirectory, `${p}: not a directory`, { path: p });
           break;
@@ -271,11 +329,11 @@ export class FileSession {
       }
     } else {
       this.requirePerm(parentPath(vpath), `creating ${vpath}`, 'create_dirs');
-      if (await this.vfs.statOrNull(vpath, { signal: this.signal })) throw FsError.exists(vpath);
+      if (await this.vfs.statOrNull(vpath, { signal: signal })) throw FsError.exists(vpath);
     }
     const fs = await this.vfs.fs(r.mount);
     try {
-      await fs.mkdir(r.fsPath, { recursive: parents, signal: this.signal });
+      await fs.mkdir(r.fsPath, { recursive: parents, signal: signal });
     } catch (err) {
       await this.publishFailure('mkdir', r, startedAt, err);
       throw err;
@@ -284,20 +342,24 @@ export class FileSession {
   }
 
   /** Removes a file (not a directory). */
-  async removeFile(vpath: string): Promise<void> {
+  removeFile(vpath: string, o?: SessionOpOptions): Promise<void> {
+    return this.run(o, (signal) => this.removeFileIn(vpath, signal));
+  }
+
+  private async removeFileIn(vpath: string, signal: AbortSignal): Promise<void> {
     const startedAt = Date.now();
     this.ensureWritable();
     this.ensureNotVirtual(vpath, 'removal');
     this.checkName(vpath, 'read');
     this.checkName(vpath, 'write');
-    const info = await this.vfs.stat(vpath, { signal: this.signal });
-    if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory: remove it with DELETE /user/dirs`, { path: vpath });
+    const info = await this.vfs.stat(vpath, { signal: signal });
+    if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory: remove it as a directory`, { path: vpath });
     this.requirePerm(parentPath(vpath), `removing ${vpath}`, 'delete', 'delete_files');
     const r = this.vfs.resolve(vpath);
     const fs = await this.vfs.fs(r.mount);
     await this.before('pre-delete', r, info.size);
     try {
-      await fs.remove(r.fsPath, { signal: this.signal });
+      await fs.remove(r.fsPath, { signal: signal });
     } catch (err) {
       await this.publishFailure('delete', r, startedAt, err, { size: info.size });
       throw err;
@@ -307,23 +369,27 @@ export class FileSession {
   }
 
   /** Removes a directory and everything in it. */
-  async removeDir(vpath: string): Promise<void> {
+  removeDir(vpath: string, o?: SessionOpOptions): Promise<void> {
+    return this.run(o, (signal) => this.removeDirIn(vpath, signal));
+  }
+
+  private async removeDirIn(vpath: string, signal: AbortSignal): Promise<void> {
     const startedAt = Date.now();
     this.ensureWritable();
     this.ensureNotVirtual(vpath, 'removal');
     if (this.vfs.containsMount(vpath)) throw denied(`${vpath} contains a virtual folder: removal is not allowed`);
     this.checkName(vpath, 'read');
     this.checkName(vpath, 'write');
-    const info = await this.vfs.stat(vpath, { signal: this.signal });
-    if (!info.isDir) throw new FsError(FsErrorCode.NotDirectory, `${vpath} is not a directory: remove it with DELETE /user/files`, { path: vpath });
+    const info = await this.vfs.stat(vpath, { signal: signal });
+    if (!info.isDir) throw new FsError(FsErrorCode.NotDirectory, `${vpath} is not a directory: remove it as a file`, { path: vpath });
     this.requirePerm(parentPath(vpath), `removing ${vpath}`, 'delete', 'delete_dirs');
     for (const p of this.perms.pathsBelow(vpath)) this.requirePerm(p, `removing ${vpath}`, 'delete');
     const r = this.vfs.resolve(vpath);
     const fs = await this.vfs.fs(r.mount);
     let used = { size: 0, files: 0 };
     try {
-      used = await fs.usedSpace(r.fsPath, { signal: this.signal });
-      await fs.remove(r.fsPath, { recursive: true, signal: this.signal });
+      used = await fs.usedSpace(r.fsPath, { signal: signal });
+      await fs.remove(r.fsPath, { recursive: true, signal: signal });
     } catch (err) {
       await this.publishFailure('rmdir', r, startedAt, err);
       throw err;
@@ -341,7 +407,7 @@ export class FileSession {
 
   // ---- rename / copy ----------------------------------------------------------
 
-  private async prepareTwoPaths(src: string, dst: string, what: 'rename' | 'copy') {
+  private async prepareTwoPaths(src: string, dst: string, what: 'rename' | 'copy', signal: AbortSignal) {
     this.ensureWritable();
     if (what === 'rename') this.ensureNotVirtual(src, 'renaming');
     else if (src === '/') throw denied('copying the root directory is not allowed');
@@ -349,24 +415,28 @@ export class FileSession {
     if (src === dst) throw new FsError(FsErrorCode.Invalid, 'the source and the target are the same path');
     this.checkName(src, 'read');
     this.checkName(dst, 'write');
-    const info = await this.vfs.stat(src, { signal: this.signal });
+    const info = await this.vfs.stat(src, { signal: signal });
     if (info.isDir && isSubPath(src, dst)) throw new FsError(FsErrorCode.Invalid, `cannot ${what} ${src} into itself (${dst})`);
     if (info.isDir && what === 'rename' && this.vfs.containsMount(src)) {
       throw denied(`${src} contains a virtual folder: renaming is not allowed`);
     }
-    const target = await this.vfs.statOrNull(dst, { signal: this.signal });
+    const target = await this.vfs.statOrNull(dst, { signal: signal });
     if (target?.isDir) throw FsError.exists(dst);
     if (target && info.isDir) throw FsError.exists(dst);
-    const parent = await this.vfs.statOrNull(parentPath(dst), { signal: this.signal });
+    const parent = await this.vfs.statOrNull(parentPath(dst), { signal: signal });
     if (!parent) throw FsError.notFound(parentPath(dst));
     if (!parent.isDir) throw new FsError(FsErrorCode.NotDirectory, `${parentPath(dst)}: not a directory`);
     return { info, target, s: this.vfs.resolve(src), d: this.vfs.resolve(dst) };
   }
 
   /** Renames or moves a file or directory, also across virtual folders (then the data is copied, then removed). */
-  async rename(src: string, dst: string): Promise<void> {
+  rename(src: string, dst: string, o?: SessionOpOptions): Promise<void> {
+    return this.run(o, (signal) => this.renameIn(src, dst, signal));
+  }
+
+  private async renameIn(src: string, dst: string, signal: AbortSignal): Promise<void> {
     const startedAt = Date.now();
-    const { info, target, s, d } = await this.prepareTwoPaths(src, dst, 'rename');
+    const { info, target, s, d } = await this.prepareTwoPaths(src, dst, 'rename', signal);
     const kind: FilePermission = info.isDir ? 'rename_dirs' : 'rename_files';
     const objectType: FsObjectType = info.isDir ? 'directory' : 'file';
     this.requirePerm(parentPath(src), `renaming ${src}`, 'rename', kind);
@@ -378,10 +448,10 @@ export class FileSession {
     try {
       if (s.mount === d.mount) {
         const fs = await this.vfs.fs(s.mount);
-        await fs.rename(s.fsPath, d.fsPath, { signal: this.signal });
+        await fs.rename(s.fsPath, d.fsPath, { signal: signal });
         if (target) await this.adjustQuota(d, -target.size, -1);
       } else {
-        await this.crossMove(s, d, info, target);
+        await this.crossMove(s, d, info, target, signal);
       }
     } catch (err) {
       await this.publishFailure('rename', s, startedAt, err, { to: d, size: info.size, objectType });
@@ -390,9 +460,9 @@ export class FileSession {
     await this.completed('rename', s, { to: d, startedAt, size: info.isDir ? 0 : info.size, objectType });
   }
 
-  private async crossMove(s: Resolved, d: Resolved, info: FileInfo, target: FileInfo | null): Promise<void> {
+  private async crossMove(s: Resolved, d: Resolved, info: FileInfo, target: FileInfo | null, signal: AbortSignal): Promise<void> {
     const srcFs = await this.vfs.fs(s.mount);
-    const used = info.isDir ? await srcFs.usedSpace(s.fsPath, { signal: this.signal }) : { size: info.size, files: 1 };
+    const used = info.isDir ? await srcFs.usedSpace(s.fsPath, { signal: signal }) : { size: info.size, files: 1 };
     const res = new StorageReservation(
       this.deps.tracker,
       quotaScope(this.user, d.mount, this.deps.usage, this.deps.quota),
@@ -402,17 +472,17 @@ export class FileSession {
     await res.begin(used.size);
     let movedOnServer = false;
     try {
-      movedOnServer = await this.moveOnServer(s, d);
+      movedOnServer = await this.moveOnServer(s, d, signal);
       if (!movedOnServer) {
-        if (info.isDir) await this.copyTree(s, d);
-        else await this.copyFile(s, d, info.size);
+        if (info.isDir) await this.copyTree(s, d, signal);
+        else await this.copyFile(s, d, info.size, signal);
       }
     } catch (err) {
       res.release();
       throw err;
     }
     await res.commit(used.size);
-    if (!movedOnServer) await srcFs.remove(s.fsPath, { recursive: info.isDir, signal: this.signal });
+    if (!movedOnServer) await srcFs.remove(s.fsPath, { recursive: info.isDir, signal: signal });
     await this.adjustQuota(s, -used.size, -used.files);
   }
 
@@ -428,11 +498,11 @@ export class FileSession {
   }
 
   /** Moves across mounts server side when the backend can; false when the data must be streamed. */
-  private async moveOnServer(s: Resolved, d: Resolved): Promise<boolean> {
+  private async moveOnServer(s: Resolved, d: Resolved, signal: AbortSignal): Promise<boolean> {
     const peer = await this.peerOnServer(s, d, 'renameFrom');
     if (!peer) return false;
     try {
-      await peer.dst.renameFrom!(peer.src, s.fsPath, d.fsPath, { signal: this.signal });
+      await peer.dst.renameFrom!(peer.src, s.fsPath, d.fsPath, { signal: signal });
       return true;
     } catch (err) {
       if (isFsError(err, FsErrorCode.NotSupported)) return false;
@@ -441,13 +511,17 @@ export class FileSession {
   }
 
   /** Copies a file or a directory tree. */
-  async copy(src: string, dst: string): Promise<void> {
-    const { info, target, s, d } = await this.prepareTwoPaths(src, dst, 'copy');
+  copy(src: string, dst: string, o?: SessionOpOptions): Promise<void> {
+    return this.run(o, (signal) => this.copyIn(src, dst, signal));
+  }
+
+  private async copyIn(src: string, dst: string, signal: AbortSignal): Promise<void> {
+    const { info, target, s, d } = await this.prepareTwoPaths(src, dst, 'copy', signal);
     this.requirePerm(parentPath(src), `copying ${src}`, 'copy');
     this.requirePerm(parentPath(dst), `copying to ${dst}`, 'copy');
     if (target) this.requirePerm(parentPath(dst), `replacing ${dst}`, 'overwrite');
     const srcFs = await this.vfs.fs(s.mount);
-    const used = info.isDir ? await srcFs.usedSpace(s.fsPath, { signal: this.signal }) : { size: info.size, files: 1 };
+    const used = info.isDir ? await srcFs.usedSpace(s.fsPath, { signal: signal }) : { size: info.size, files: 1 };
     const res = new StorageReservation(
       this.deps.tracker,
       quotaScope(this.user, d.mount, this.deps.usage, this.deps.quota),
@@ -456,8 +530,8 @@ export class FileSession {
     );
     await res.begin(used.size);
     try {
-      if (info.isDir) await this.copyTree(s, d);
-      else await this.copyFile(s, d, info.size);
+      if (info.isDir) await this.copyTree(s, d, signal);
+      else await this.copyFile(s, d, info.size, signal);
     } catch (err) {
       res.release();
       throw err;
@@ -466,26 +540,26 @@ export class FileSession {
   }
 
   /** Copies one file: server side within one mount when the backend can, streamed otherwise. */
-  async copyFile(s: Resolved, d: Resolved, size?: number): Promise<void> {
+  async copyFile(s: Resolved, d: Resolved, size: number | undefined, signal: AbortSignal): Promise<void> {
     const srcFs = await this.vfs.fs(s.mount);
     const dstFs = await this.vfs.fs(d.mount);
     if (s.mount === d.mount && srcFs.capabilities.serverSideCopy && srcFs.copy) {
-      await srcFs.copy(s.fsPath, d.fsPath, { signal: this.signal });
+      await srcFs.copy(s.fsPath, d.fsPath, { signal: signal });
       return;
     }
     const peer = await this.peerOnServer(s, d, 'copyFrom');
     if (peer) {
       try {
-        await peer.dst.copyFrom!(peer.src, s.fsPath, d.fsPath, { signal: this.signal });
+        await peer.dst.copyFrom!(peer.src, s.fsPath, d.fsPath, { signal: signal });
         return;
       } catch (err) {
         if (!isFsError(err, FsErrorCode.NotSupported)) throw err;
       }
     }
-    const rs = await srcFs.openRead(s.fsPath, { signal: this.signal });
-    const h = await dstFs.openWrite(d.fsPath, { size, overwrite: true, signal: this.signal });
+    const rs = await srcFs.openRead(s.fsPath, { signal: signal });
+    const h = await dstFs.openWrite(d.fsPath, { size, overwrite: true, signal: signal });
     try {
-      await pipeline(rs, h.stream, { signal: this.signal });
+      await pipeline(rs, h.stream, { signal: signal });
       await h.done;
     } catch (err) {
       rs.destroy();
@@ -495,33 +569,60 @@ export class FileSession {
   }
 
   /** Copies a directory tree entry by entry (target created first). */
-  private async copyTree(s: Resolved, d: Resolved): Promise<void> {
+  private async copyTree(s: Resolved, d: Resolved, signal: AbortSignal): Promise<void> {
     const srcFs = await this.vfs.fs(s.mount);
     const dstFs = await this.vfs.fs(d.mount);
-    await dstFs.mkdir(d.fsPath, { recursive: true, signal: this.signal });
-    for await (const page of srcFs.list(s.fsPath, { signal: this.signal })) {
+    await dstFs.mkdir(d.fsPath, { recursive: true, signal: signal });
+    for await (const page of srcFs.list(s.fsPath, { signal: signal })) {
       for (const e of page) {
         const cs: Resolved = { vpath: `${s.vpath}/${e.name}`, mount: s.mount, fsPath: s.fsPath === '/' ? `/${e.name}` : `${s.fsPath}/${e.name}` };
         const cd: Resolved = { vpath: `${d.vpath}/${e.name}`, mount: d.mount, fsPath: d.fsPath === '/' ? `/${e.name}` : `${d.fsPath}/${e.name}` };
-        if (e.isDir) await this.copyTree(cs, cd);
-        else await this.copyFile(cs, cd, e.size);
+        if (e.isDir) await this.copyTree(cs, cd, signal);
+        else await this.copyFile(cs, cd, e.size, signal);
       }
+    }
+  }
+
+  // ---- transfers (transfers.ts, session-io.ts) -----------------------------------
+
+  openRead(vpath: string, o?: SessionReadOptions): Promise<SessionRead> {
+    return openSessionRead(this, vpath, o);
+  }
+
+  openWrite(vpath: string, o?: SessionWriteOptions): Promise<SessionWrite> {
+    return openSessionWrite(this, vpath, o);
+  }
+
+  truncate(vpath: string, size: number, o?: SessionOpOptions): Promise<void> {
+    return this.run(o, (signal) => truncateFile(this, vpath, size, signal));
+  }
+
+  /** The key of the storage provider of a resolved path, for messages ("s3", "crypt"). */
+  backendName(r: Resolved): string {
+    try {
+      return this.deps.factory.provider(r.mount.filesystem.provider).key;
+    } catch {
+      return `provider ${r.mount.filesystem.provider}`;
     }
   }
 
   // ---- metadata -----------------------------------------------------------------
 
   /** Sets a file's modification time. */
-  async setMtime(vpath: string, mtime: Date): Promise<void> {
+  setMtime(vpath: string, mtime: Date, o?: SessionOpOptions): Promise<void> {
+    return this.run(o, (signal) => this.setMtimeIn(vpath, mtime, signal));
+  }
+
+  private async setMtimeIn(vpath: string, mtime: Date, signal: AbortSignal): Promise<void> {
     this.ensureWritable();
     this.checkName(vpath, 'read');
     this.checkName(vpath, 'write');
     this.requirePerm(parentPath(vpath), `changing the times of ${vpath}`, 'chtimes');
-    await this.vfs.stat(vpath, { signal: this.signal });
+    await this.vfs.stat(vpath, { signal: signal });
     const r = this.vfs.resolve(vpath);
     const fs = await this.vfs.fs(r.mount);
-    if (!fs.capabilities.settableMtime || !fs.chtimes) throw FsError.notSupported('setting the modification time');
-    await fs.chtimes(r.fsPath, mtime, { signal: this.signal });
+    if (!fs.capabilities.settableMtime || !fs.chtimes) throw FsError.notSupported('setting the modification time', this.backendName(r));
+    await fs.chtimes(r.fsPath, mtime, { signal: signal });
   }
 
   /** Releases the backends and the connection; idempotent. */

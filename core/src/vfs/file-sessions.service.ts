@@ -7,7 +7,8 @@ import { TOKENS } from '../tokens.js';
 import type { FerryConfig } from '../config/schema.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { FsHooks } from '../events/fs-hooks.js';
-import type { EventProtocol } from '../events/event-types.js';
+import { loginProtocolOf, type Protocol } from '../sdk/protocols.js';
+import type { FileSessionOpener, OpenFileSession } from '../sdk/file-session.js';
 import { FsFactory } from './fs-factory.js';
 import type { Logger } from '../logger.js';
 import { accountRefusal } from '../accounts/account-access.js';
@@ -21,25 +22,25 @@ import { UsageStore } from './usage-store.js';
 import { QuotaService } from './quota.service.js';
 import { UserService } from '../accounts/user.service.js';
 
-export interface OpenSessionOptions {
-  username: string;
-  ip: string;
-  /** Identifies the client session (token id, API key id): its concurrent requests share one connection. */
-  sessionKey: string;
-  protocol?: EventProtocol;
-  /** Protocol name checked against the user's denied_protocols. */
-  restriction?: string;
-  clientVersion?: string;
-  command?: string;
-  /** Fires when the client is gone. */
-  signal?: AbortSignal;
+/**
+ * What a front-end gives to open a session (sdk/file-session.ts). The
+ * protocol is always named by the caller: connections, filesystem events
+ * and the account's denied_protocols (checked as its login protocol: SFTP
+ * as SSH, HTTPShare as HTTP) read it.
+ */
+export interface OpenSessionOptions extends OpenFileSession {
   /** The user with its mappings as this request already read it (token validation): not read again. */
   loaded?: UserWithMappings;
 }
 
-/** Why an effective user may not use the file API now, or null. */
-export function fileAccessRefusal(u: EffectiveUser, ip: string, protocol: string, now = Date.now()): string | null {
-  return accountRefusal(u, ip, protocol, { verb: 'access', now });
+/**
+ * Why an effective user may not use the files now, or null. `protocol` is
+ * checked against denied_protocols as its login protocol (SFTP as SSH,
+ * HTTPShare as HTTP); the server's own protocols (EventAction...) have
+ * none, and no account denies them.
+ */
+export function fileAccessRefusal(u: EffectiveUser, ip: string, protocol: Protocol, now = Date.now()): string | null {
+  return accountRefusal(u, ip, loginProtocolOf(protocol) ?? protocol, { verb: 'access', now });
 }
 
 /**
@@ -48,7 +49,7 @@ export function fileAccessRefusal(u: EffectiveUser, ip: string, protocol: string
  * session's connection (max_sessions) and wires the abort signal.
  */
 @injectable()
-export class FileSessions {
+export class FileSessions implements FileSessionOpener {
   private readonly usage: UsageStore;
 
   constructor(
@@ -76,14 +77,14 @@ export class FileSessions {
   async open(o: OpenSessionOptions): Promise<FileSession> {
     const user = o.loaded ? await this.users.effectiveOfMappings(o.loaded) : await this.effectiveUser(o.username);
     if (!user) throw new UnauthorizedError('the account no longer exists');
-    const refusal = fileAccessRefusal(user, o.ip, o.restriction ?? 'HTTP');
+    const protocol = o.protocol;
+    const refusal = fileAccessRefusal(user, o.ip, protocol);
     if (refusal) throw new ForbiddenError(refusal);
-    const protocol = o.protocol ?? 'HTTP';
     const conn = this.connections.acquire(
       `${protocol}:${o.sessionKey}`,
       {
         username: user.username,
-        protocol: protocol === 'HTTPShare' ? 'HTTPShare' : 'HTTP',
+        protocol,
         remote_address: o.ip,
         client_version: o.clientVersion ?? '',
         command: o.command ?? '',

@@ -1,19 +1,16 @@
-import { PassThrough, Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
-import { finished, pipeline } from 'node:stream/promises';
-import type { FileInfo, Fs, FsBatch, PendingUpload, ReadWithInfo, WriteHandle } from '../fs/fs.contract.js';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { FileInfo, Fs, FsBatch, PendingUpload, WriteHandle } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
-import { baseName, parentPath } from '../fs/path.js';
+import { parentPath } from '../fs/path.js';
 import type { ActiveTransfer } from './connection-manager.js';
 import { nowNanos, type FsEvent } from '../events/event-types.js';
-import { FS_STATUS } from './fs-events.js';
-import { hookError, type FileSession } from './file-session.js';
+import type { FileSession } from './file-session.js';
+import { hookError } from './hook-error.js';
 import { quotaScope, StorageReservation, TransferReservation, type QuotaBatch } from './quota-guard.js';
 import type { PathWrite } from './quota-tracker.js';
 import type { JournalEntry } from './upload-journal.js';
 import { bandwidthFor, Throttle } from './throttle.js';
 import { pump } from './pump.js';
-import { readBufferPool, writeRecycling, type ReadBufferLease } from '../sdk/read-buffers.js';
-import { noteShortLived } from '../sdk/gc-pacer.js';
 import type { Resolved } from './vfs.js';
 
 export const STAGE_HWM = 256 * 1024;
@@ -38,14 +35,14 @@ export class Meter extends Transform {
  * guarded: another session may have been first); after that, no transfer of
  * the session writes the user's row again.
  */
-async function recordFirst(s: FileSession, column: 'first_upload' | 'first_download'): Promise<boolean> {
+export async function recordFirst(s: FileSession, column: 'first_upload' | 'first_download'): Promise<boolean> {
   if (s.user[column]) return false;
   const set = await s.deps.usage.markFirst(s.user.id, column);
   s.user[column] ||= Date.now();
   return set;
 }
 
-function transferLimits(s: FileSession) {
+export function transferLimits(s: FileSession) {
   const c = s.deps.config.common;
   return { maxTotal: c.max_total_transfers, maxPerHost: c.max_per_host_transfers };
 }
@@ -92,6 +89,19 @@ export interface UploadOptions {
    * nor checked again. Should it be gone, the backend's own error answers.
    */
   parentReady?: boolean;
+  /** The operation's signal (FileSession.run): the session's when absent. */
+  signal?: AbortSignal;
+  /**
+   * Writes into the existing file from this byte on (a resume or an append,
+   * at most the file's size) rather than replacing it: needs the backend's
+   * writeAtOffset capability and the overwrite permission; see
+   * {@link uploadFile} for what differs.
+   */
+  offset?: number;
+  /** With `offset`: the file is cut at the offset first (needs the backend's truncate capability). */
+  truncate?: boolean;
+  /** Called once every check passed and the backend's write is open, before the first byte is read from the source. */
+  onOpen?: () => void;
 }
 
 /**
@@ -105,9 +115,21 @@ export interface UploadOptions {
  * file. Aborting `s.signal` (client gone, connection closed) aborts the
  * write and leaves no file. The source is never destroyed here, so the
  * caller can still answer the client.
+ *
+ * With `offset` (a resumed or appended upload) the existing file is written
+ * in place (Fs.writeAt): it needs the overwrite permission, is never atomic
+ * (upload_mode does not apply: the before-publish hooks see the stored
+ * file), and counts against the storage quota only the bytes it adds past
+ * the file's former end. A failed or aborted write at an offset keeps the
+ * bytes written (the client may resume again), and the quota is settled on
+ * the file's size as stored then; a refusal by a hook removes the file, as
+ * for any non-atomic upload. The upload event carries the file's final
+ * size. The upload journal covers it like any upload (a crash in between is
+ * repaired at start-up by a scan).
  */
 export async function uploadFile(s: FileSession, vpath: string, source: Readable, o: UploadOptions = {}): Promise<{ size: number }> {
   const startedAt = Date.now();
+  const signal = o.signal ?? s.signal;
   s.ensureWritable();
   if (vpath === '/' || s.vfs.isVirtualDir(vpath)) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
   s.checkName(vpath, 'write');
@@ -117,14 +139,14 @@ export async function uploadFile(s: FileSession, vpath: string, source: Readable
   const pending = s.deps.pathWrites.begin(`${r.mount.folder ? `f:${r.mount.folder.folder_id}` : `u:${s.user.id}`}\0${r.fsPath}`);
   let existing: FileInfo | null;
   try {
-    existing = await s.vfs.statOrNull(vpath, { signal: s.signal, batch: o.fsBatch });
+    existing = await s.vfs.statOrNull(vpath, { signal, batch: o.fsBatch });
   } catch (err) {
     pending.seen({ size: 0, existed: false }).end();
     throw err;
   }
   const pathWrite = pending.seen({ size: existing?.size ?? 0, existed: !!existing });
   try {
-    return await uploadToPath(s, vpath, r, fs, existing, pathWrite, source, o, startedAt);
+    return await uploadToPath(s, vpath, r, fs, existing, pathWrite, source, o, startedAt, signal);
   } finally {
     pathWrite.end();
   }
@@ -140,18 +162,20 @@ async function uploadToPath(
   source: Readable,
   o: UploadOptions,
   startedAt: number,
+  signal: AbortSignal,
 ): Promise<{ size: number }> {
   if (existing?.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
+  const at = writeAtOffset(s, vpath, r, fs, existing, o);
   s.requirePerm(parentPath(vpath), existing ? `overwriting ${vpath}` : `uploading to ${vpath}`, existing ? 'overwrite' : 'upload');
   const max = maxUploadSize(s);
-  if (max && o.size !== undefined && o.size > max) throw tooLarge(max);
+  if (max && o.size !== undefined && (at?.offset ?? 0) + o.size > max) throw tooLarge(max);
   await s.before('pre-upload', r, existing?.size ?? 0);
   const parent = parentPath(vpath);
   if (o.parentReady) {
     // checked by an earlier file of the same request
-  } else if (o.mkdirParents) await s.mkdir(parent, true);
+  } else if (o.mkdirParents) await s.mkdir(parent, true, { signal });
   else if (fs.capabilities.realDirectories || s.vfs.isVirtualDir(parent)) {
-    const p = await s.vfs.statOrNull(parent, { signal: s.signal });
+    const p = await s.vfs.statOrNull(parent, { signal });
     if (!p) throw new FsError(FsErrorCode.NotFound, `${parent}: the parent directory does not exist (use mkdir_parents)`, { path: parent });
     if (!p.isDir) throw new FsError(FsErrorCode.NotDirectory, `${parent}: not a directory`, { path: parent });
   }
@@ -174,13 +198,16 @@ async function uploadToPath(
         await hold();
       }
     : undefined;
+  // bytes before the offset stay as they are: covered by the size of the file they belong to
+  const kept = at?.offset ?? 0;
   try {
-    await storage.begin(o.size);
+    await storage.begin(o.size === undefined ? undefined : kept + o.size);
+    storage.take(kept);
     await xfer.begin(o.size);
     transfer = s.deps.connections.startTransfer(s.conn, { operation_type: 'upload', path: vpath }, transferLimits(s));
     const t = transfer;
     const bw = bandwidthFor(s.user, s.ip).upload;
-    const atomic = s.deps.config.common.upload_mode === 1 && fs.capabilities.atomicUpload;
+    const atomic = !at && s.deps.config.common.upload_mode === 1 && fs.capabilities.atomicUpload;
     // the upload event, built once: the before-publish hooks and the bus get copies with their times as of then
     let uploadTemplate: FsEvent | undefined;
     const uploadEvent = async (size: number): Promise<FsEvent> => {
@@ -189,26 +216,30 @@ async function uploadToPath(
       return { ...t, timestamp: nowNanos(), elapsed: Math.max(0, Date.now() - startedAt), groups: t.groups && [...t.groups] };
     };
     journal = await s.deps.journal.begin({ username: s.user.username, folder: r.mount.folder?.name });
-    handle = await fs.openWrite(r.fsPath, {
-      size: o.size,
-      mtime: o.mtime,
-      overwrite: true,
-      signal: s.signal,
-      batch: o.fsBatch,
-      beforePublish: atomic
-        ? async (pending: PendingUpload) => {
-            await held?.();
-            try {
-              await s.deps.hooks.runBeforePublish({ event: await uploadEvent(pending.size), fs, fsPath: r.fsPath, pending });
-            } catch (err) {
-              throw hookError(err);
-            }
-          }
-        : undefined,
-    });
+    if (at?.cut) await fs.truncate!(r.fsPath, kept, { signal });
+    const writeOptions = { size: o.size, mtime: o.mtime, signal, batch: o.fsBatch };
+    handle = at
+      ? await fs.writeAt!(r.fsPath, kept, writeOptions)
+      : await fs.openWrite(r.fsPath, {
+          size: o.size,
+          mtime: o.mtime,
+          overwrite: true,
+          signal,
+          batch: o.fsBatch,
+          beforePublish: atomic
+            ? async (pending: PendingUpload) => {
+                await held?.();
+                try {
+                  await s.deps.hooks.runBeforePublish({ event: await uploadEvent(pending.size), fs, fsPath: r.fsPath, pending });
+                } catch (err) {
+                  throw hookError(err);
+                }
+              }
+            : undefined,
+        });
     let total = 0;
     const onChunk = (n: number): Error | null => {
-      if (max && total + n > max) return tooLarge(max);
+      if (max && kept + total + n > max) return tooLarge(max);
       if (!storage.take(n)) return new FsError(FsErrorCode.Quota, `size quota exceeded: ${storage.scope.label} is used up`);
       if (!xfer.take(n)) return new FsError(FsErrorCode.Quota, 'upload transfer quota exceeded');
       total += n;
@@ -216,9 +247,11 @@ async function uploadToPath(
       s.conn.last_activity = Date.now();
       return null;
     };
-    await pump(source, onChunk, bw > 0 ? new Throttle(bw * 1024) : undefined, handle, s.signal);
+    o.onOpen?.();
+    await pump(source, onChunk, bw > 0 ? new Throttle(bw * 1024) : undefined, handle, signal);
     const result = await handle.done;
-    const size = result.size ?? total;
+    const written = result.size ?? total;
+    const size = at ? (at.cut ? kept + written : Math.max(existing?.size ?? 0, kept + written)) : written;
     // what the published file replaced: what this upload saw, or the file of a concurrent upload that published first
     const replaced = pathWrite.published(size);
     const discard = async () => {
@@ -239,7 +272,7 @@ async function uploadToPath(
     // backends that cannot hold a pending upload: the before-publish hooks see the stored file
     if (!atomic && s.deps.hooks.hasBeforePublish) {
       try {
-        const pending: PendingUpload = { size, openRead: () => fs.openRead(r.fsPath, { signal: s.signal }) };
+        const pending: PendingUpload = { size, openRead: () => fs.openRead(r.fsPath, { signal }) };
         await s.deps.hooks.runBeforePublish({ event: await uploadEvent(size), fs, fsPath: r.fsPath, pending });
       } catch (err) {
         await fs.remove(r.fsPath).catch(() => undefined);
@@ -263,8 +296,15 @@ async function uploadToPath(
     return { size };
   } catch (err) {
     if (handle) await handle.abort(err).catch(() => undefined);
+    // a write at an offset keeps what it wrote: the quota follows the file as stored
+    if (!committed && at && handle) {
+      const st = await fs.stat(r.fsPath).catch(() => null);
+      await storage
+        .commit(st?.size ?? existing?.size ?? 0, 0, existing?.size ?? 0, o.batch)
+        .catch((e: unknown) => s.deps.logger.warn({ err: e }, 'cannot store storage usage'));
+    }
     if (!committed) storage.release();
-    const e = s.signal.aborted && !isFsError(err) ? FsError.aborted(vpath) : err;
+    const e = signal.aborted && !isFsError(err) ? FsError.aborted(vpath) : err;
     await s.publishFailure('upload', r, startedAt, e, { size: xfer.bytes });
     throw e;
   } finally {
@@ -279,215 +319,27 @@ async function uploadToPath(
   }
 }
 
-/** A file checked for download. */
-export interface PreparedDownload {
-  vpath: string;
-  info: FileInfo;
-  r: Resolved;
-  /**
-   * The whole file, already opened by the request that reported `info`
-   * (prepareDownload with `openWhole`, on a backend that can): whoever holds
-   * the PreparedDownload destroys it unless it hands it to openDownload().
-   */
-  opened?: Readable;
+/** A write at an offset, checked: where it starts, and whether the file is cut there first. */
+interface WriteAt {
+  offset: number;
+  cut: boolean;
 }
 
 /**
- * Checks a download (patterns, download permission, a regular file) and
- * returns its metadata. With `openWhole` (a download of the whole file), a
- * backend that reports the metadata with the bytes
- * (Fs.openReadWithInfo) opens the file at once: one request to remote
- * storage instead of two, unless a pre-download hook is configured (it runs
- * before the file is opened).
+ * The write at an offset `o` asks for, checked against the file and the
+ * backend, or undefined for a whole upload (no offset, or offset 0 with
+ * nothing to keep: a missing file, or truncate asked).
  */
-export async function prepareDownload(s: FileSession, vpath: string, o: { openWhole?: boolean } = {}): Promise<PreparedDownload> {
-  s.checkName(vpath, 'read');
-  if (o.openWhole) {
-    const opened = await openWithInfo(s, vpath);
-    if (opened) return opened;
+function writeAtOffset(s: FileSession, vpath: string, r: Resolved, fs: Fs, existing: FileInfo | null, o: UploadOptions): WriteAt | undefined {
+  const offset = o.offset ?? 0;
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new FsError(FsErrorCode.Invalid, `invalid write offset ${o.offset}`, { path: vpath });
+  if (o.offset === undefined || (offset === 0 && (!existing || o.truncate))) return undefined;
+  if (!existing) throw FsError.notFound(vpath);
+  if (offset > existing.size) {
+    throw new FsError(FsErrorCode.Invalid, `${vpath}: cannot write at offset ${offset}, the file has ${existing.size} bytes`, { path: vpath });
   }
-  const info = await s.vfs.stat(vpath, { signal: s.signal });
-  if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
-  s.requirePerm(parentPath(vpath), `downloading ${vpath}`, 'download');
-  return { vpath, info, r: s.vfs.resolve(vpath) };
-}
-
-/**
- * The file opened with its metadata, or undefined when the usual path must
- * answer: no such backend call, a virtual directory, download not permitted,
- * a pre-download hook, or a path that is not a readable file (the usual
- * path then says which error).
- */
-async function openWithInfo(s: FileSession, vpath: string): Promise<PreparedDownload | undefined> {
-  if (s.vfs.isVirtualDir(vpath) || !s.perms.has(parentPath(vpath), 'download')) return undefined;
-  const r = s.vfs.resolve(vpath);
-  const fs = await s.vfs.fs(r.mount);
-  if (!fs.openReadWithInfo || (await s.deps.hooks.handlesSync('pre-download'))) return undefined;
-  let got: ReadWithInfo;
-  try {
-    got = await fs.openReadWithInfo(r.fsPath, { signal: s.signal });
-  } catch (err) {
-    if (isFsError(err, FsErrorCode.NotFound) || isFsError(err, FsErrorCode.IsDirectory) || isFsError(err, FsErrorCode.NotDirectory)) return undefined;
-    throw err;
-  }
-  return { vpath, info: { ...got.info, name: baseName(vpath), path: vpath }, r, opened: got.stream };
-}
-
-export interface DownloadStream {
-  stream: Readable;
-  /** Settles when the stream was consumed (or failed); never rejects. */
-  done: Promise<void>;
-}
-
-export interface DownloadOptions {
-  /**
-   * The stream goes to an HTTP response through hapi, which hands the
-   * response to a stream's writeToStream(): read buffers are then lent from
-   * the pool and reused once the socket took their bytes (sdk/read-buffers.ts).
-   * Only for streams written by hapi (nothing else gives the chunks back).
-   */
-  recycle?: boolean;
-}
-
-/**
- * The Meter of a download; with a lease, writeToStream() (what hapi calls to
- * send a stream payload) writes the chunks itself and gives each back to the
- * lease once the socket has it.
- */
-class DownloadMeter extends Meter {
-  constructor(
-    private readonly lease: ReadBufferLease | undefined,
-    onChunk: (n: number, chunk: Buffer) => Error | null,
-  ) {
-    super(onChunk);
-    if (lease) (this as unknown as { writeToStream: (dest: Writable) => void }).writeToStream = (dest) => writeRecycling(this, dest, lease);
-  }
-}
-
-function downloadQuotaError(): FsError {
-  return new FsError(FsErrorCode.Permission, 'download transfer quota exceeded');
-}
-
-/**
- * Wraps a source stream as a download: transfer registered on the
- * connection, download quota enforced as bytes flow, bandwidth throttled,
- * download/first-download events once the stream ends (or fails). The
- * caller destroys `stream` when the client goes away.
- */
-export async function meteredDownload(
-  s: FileSession,
-  target: Resolved,
-  label: string,
-  declared: number,
-  open: (signal: AbortSignal, buffers?: ReadBufferLease) => Promise<Readable>,
-  o: DownloadOptions = {},
-): Promise<DownloadStream> {
-  const startedAt = Date.now();
-  const xfer = new TransferReservation(s.deps.tracker, s.deps.usage, s.deps.quota, s.user, 'download');
-  try {
-    await xfer.begin(declared);
-  } catch (err) {
-    await s.publishFailure('download', target, startedAt, err);
-    throw isFsError(err, FsErrorCode.Quota) ? downloadQuotaError() : err;
-  }
-  let transfer: ActiveTransfer;
-  try {
-    transfer = s.deps.connections.startTransfer(s.conn, { operation_type: 'download', path: label }, transferLimits(s));
-  } catch (err) {
-    await xfer.commit();
-    throw err;
-  }
-  let quotaHit = false;
-  const bw = bandwidthFor(s.user, s.ip).download;
-  // (a throttle cuts chunks into slices: its chunks could not be given back whole)
-  const lease = o.recycle && bw === 0 ? readBufferPool.lease() : undefined;
-  const meter = new DownloadMeter(lease, (n, chunk) => {
-    if (!lease?.owns(chunk)) noteShortLived(n); // garbage once sent (the lease's buffers are read into again)
-    if (!xfer.take(n)) {
-      quotaHit = true;
-      return downloadQuotaError();
-    }
-    transfer.size += n;
-    s.conn.last_activity = Date.now();
-    return null;
-  });
-  let source: Readable;
-  try {
-    source = await open(s.signal, lease);
-  } catch (err) {
-    lease?.close();
-    s.deps.connections.endTransfer(s.conn, transfer);
-    await xfer.commit();
-    throw err;
-  }
-  const stages: Transform[] = bw > 0 ? [meter, new Throttle(bw * 1024)] : [meter];
-  const out = stages[stages.length - 1]!;
-  pipeline([source, ...stages] as unknown as [Readable, Transform], { signal: s.signal }).catch((err: unknown) => {
-    if (!out.destroyed) out.destroy(err instanceof Error ? err : new Error(String(err)));
-  });
-  const done = (async () => {
-    let error: unknown;
-    try {
-      await finished(out, { writable: false });
-    } catch (err) {
-      error = err ?? new Error('download interrupted');
-    }
-    if (!source.destroyed) source.destroy();
-    lease?.close();
-    s.deps.connections.endTransfer(s.conn, transfer);
-    await xfer.commit().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
-    if (error !== undefined) {
-      const status = quotaHit ? FS_STATUS.QuotaExceeded : FS_STATUS.Error;
-      const ev = await s.event('download', target, { startedAt, size: meter.bytes, status }).catch(() => undefined);
-      if (ev) s.publish(ev);
-      return;
-    }
-    const ev = await s.event('download', target, { startedAt, size: meter.bytes });
-    s.publish(ev);
-    if (await recordFirst(s, 'first_download')) s.publish({ ...ev, action: 'first-download' });
-  })().catch((err: unknown) => s.deps.logger.warn({ err }, 'download bookkeeping failed'));
-  return { stream: out, done };
-}
-
-/** Opens a prepared download, optionally a byte range (inclusive bounds), after the pre-download hooks. */
-export async function openDownload(
-  s: FileSession,
-  p: PreparedDownload,
-  range?: { start: number; end: number },
-  o: DownloadOptions = {},
-): Promise<DownloadStream> {
-  const { opened } = p;
-  if (opened && range) {
-    opened.destroy();
-    throw new Error('a download opened whole cannot send a range');
-  }
-  try {
-    await s.before('pre-download', p.r, p.info.size);
-  } catch (err) {
-    opened?.destroy();
-    throw err;
-  }
-  const length = range ? range.end - range.start + 1 : p.info.size;
-  try {
-    return await meteredDownload(
-      s,
-      p.r,
-      p.vpath,
-      length,
-      async (signal, buffers) => {
-        if (opened) return opened;
-        const fs = await s.vfs.fs(p.r.mount);
-        if (length === 0) {
-          const empty = new PassThrough();
-          empty.end();
-          return empty;
-        }
-        return fs.openRead(p.r.fsPath, range ? { start: range.start, end: range.end, signal, buffers } : { signal, buffers });
-      },
-      o,
-    );
-  } catch (err) {
-    opened?.destroy(); // refused before the transfer began (quota, connection limits)
-    throw err;
-  }
+  if (!fs.capabilities.writeAtOffset || !fs.writeAt) throw FsError.notSupported('writing at an offset', s.backendName(r));
+  const cut = !!o.truncate && offset < existing.size;
+  if (cut && (!fs.capabilities.truncate || !fs.truncate)) throw FsError.notSupported('truncating a file', s.backendName(r));
+  return { offset, cut };
 }

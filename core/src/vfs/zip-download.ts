@@ -5,7 +5,8 @@ import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { RequestFsBatch } from '../fs/fs-batch.js';
 import { baseName, parentPath } from '../fs/path.js';
 import type { FileSession } from './file-session.js';
-import { STAGE_HWM, meteredDownload, type DownloadStream } from './transfers.js';
+import { STAGE_HWM } from './transfers.js';
+import { meteredDownload, type DownloadStream } from './downloads.js';
 
 /** True for a regular file's mode, or a mode without type bits (backends that do not report one). */
 function isRegularMode(mode: number): boolean {

@@ -11,6 +11,7 @@ import { VirtualFs } from '../../src/vfs/vfs.js';
 import { entityTag, ifRangeMatches, noneMatch, notModifiedSince, parseRange } from '../../src/http/range-header.js';
 import { contentDisposition } from '../../src/http/user-session.js';
 import { ConnectionManager } from '../../src/vfs/connection-manager.js';
+import { renderConnection } from '../../src/http/connection-status.js';
 import type { EffectiveUser } from '../../src/accounts/effective-user.js';
 import type { FsFactory } from '../../src/vfs/fs-factory.js';
 import type { UsageStore } from '../../src/vfs/usage-store.js';
@@ -250,7 +251,7 @@ t.test('ConnectionManager: sessions share a connection; limits', async (t) => {
   t.throws(() => cm.startTransfer(a, { operation_type: 'upload', path: '/y' }, { maxTotal: 0, maxPerHost: 1 }), {
     message: /too many transfers in progress from 1.1.1.1/,
   });
-  t.match(cm.render(a), { node: 'n1', active_transfers: [{ operation_type: 'upload', path: '/x', size: 0 }] });
+  t.match(renderConnection(a, cm.node), { node: 'n1', active_transfers: [{ operation_type: 'upload', path: '/x', size: 0 }] });
   cm.release(a);
   cm.release(b);
   t.ok(cm.get(a.connection_id), 'kept while a transfer runs');

@@ -4,6 +4,7 @@ import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { ConnectionManager, type Connection } from '../../vfs/connection-manager.js';
+import { renderConnection } from '../connection-status.js';
 import type { AdminIdentity } from '../../auth/credentials.js';
 import { pathParam } from '../../util/common.input.js';
 import { ClusterNodes } from '../../ops/cluster-nodes.service.js';
@@ -65,7 +66,7 @@ export function connectionRoutes(c: DependencyContainer): ServerRoute[] {
           .list()
           .filter((x) => visibleTo(admin, x))
           .sort((a, b) => a.connection_time - b.connection_time)
-          .map((x) => connections.render(x));
+          .map((x) => renderConnection(x, connections.node));
       },
     },
     {

@@ -5,7 +5,8 @@ import type { DependencyContainer } from 'tsyringe';
 import { USER_AUTH } from '../auth-strategies.js';
 import type { FileInfo } from '../../fs/fs.contract.js';
 import { FileSessions } from '../../vfs/file-sessions.service.js';
-import { toDirEntry, type FileSession } from '../../vfs/file-session.js';
+import type { FileSession } from '../../vfs/file-session.js';
+import { toDirEntry } from '../dir-entry.js';
 import { boolQuery, closeAfter, destroyOnDisconnect, openUserSession, pathQuery, withUserSession } from '../user-session.js';
 
 /** A JSON array streamed page by page (a listing is never held whole). */

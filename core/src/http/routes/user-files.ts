@@ -11,9 +11,20 @@ import { baseName, joinVirtualPath } from '../../fs/path.js';
 import { FileSessions } from '../../vfs/file-sessions.service.js';
 import type { FileSession } from '../../vfs/file-session.js';
 import { QuotaBatch } from '../../vfs/quota-guard.js';
-import { openDownload, prepareDownload, uploadFile } from '../../vfs/transfers.js';
+import { uploadFile } from '../../vfs/transfers.js';
+import { openDownload, prepareDownload } from '../../vfs/downloads.js';
 import { entityTag, ifRangeMatches, noneMatch, notModifiedSince, parseRange } from '../range-header.js';
-import { boolQuery, closeAfter, contentDisposition, destroyOnDisconnect, openUserSession, pathQuery, sendAsStored, withUserSession } from '../user-session.js';
+import {
+  boolQuery,
+  closeAfter,
+  contentDisposition,
+  destroyOnDisconnect,
+  hapiPayload,
+  openUserSession,
+  pathQuery,
+  sendAsStored,
+  withUserSession,
+} from '../user-session.js';
 
 /** Streamed request bodies: hapi never buffers them; sizes are enforced while streaming. */
 export const STREAMED_PAYLOAD = {
@@ -111,7 +122,7 @@ export async function sendFile(request: Request, h: ResponseToolkit, s: FileSess
     const dl = await openDownload(s, p, part, { recycle: true });
     destroyOnDisconnect(request, dl.stream);
     closeAfter(s, dl.stream, dl.done);
-    const r = common(h.response(dl.stream).code(part ? 206 : 200))
+    const r = common(h.response(hapiPayload(dl)).code(part ? 206 : 200))
       .type(type)
       .header('Content-Disposition', disposition)
       .header('Content-Length', String(length));

@@ -1,0 +1,106 @@
+import { PassThrough } from 'node:stream';
+import { FsError, FsErrorCode } from '../fs/fs-error.js';
+import { parentPath } from '../fs/path.js';
+import type { SessionRead, SessionReadOptions, SessionWrite, SessionWriteOptions } from '../sdk/file-session.js';
+import { linkedSignal } from '../sdk/signals.js';
+import type { FileSession } from './file-session.js';
+import { quotaScope, StorageReservation } from './quota-guard.js';
+import { openDownload, prepareDownload } from './downloads.js';
+import { STAGE_HWM, uploadFile } from './transfers.js';
+
+/**
+ * The transfers of FileSession as a front-end holds them (sdk/file-session.ts):
+ * a download as a stream, an upload as a writable, a truncation. Each runs
+ * under its own signal, linked to the session's and released once over.
+ */
+
+/** The byte range of a read (inclusive bounds) within a file of `size` bytes, or undefined for the whole file. */
+function readRange(o: SessionReadOptions, size: number, vpath: string): { start: number; end: number } | undefined {
+  if (o.start === undefined && o.end === undefined) return undefined;
+  const start = o.start ?? 0;
+  const end = Math.min(o.end ?? size - 1, size - 1);
+  if (!Number.isSafeInteger(start) || start < 0 || (o.end !== undefined && (!Number.isSafeInteger(o.end) || o.end < start))) {
+    throw new FsError(FsErrorCode.Invalid, `${vpath}: invalid byte range ${o.start ?? ''}-${o.end ?? ''}`, { path: vpath });
+  }
+  // at or past the end: nothing to send (a read at the end of a file)
+  if (start >= size) return { start: size, end: size - 1 };
+  return { start, end };
+}
+
+export async function openSessionRead(s: FileSession, vpath: string, o: SessionReadOptions = {}): Promise<SessionRead> {
+  const linked = o.signal ? linkedSignal(s.signal, o.signal) : undefined;
+  const signal = linked?.signal ?? s.signal;
+  try {
+    const p = await prepareDownload(s, vpath, { signal });
+    const dl = await openDownload(s, p, readRange(o, p.info.size, vpath), { signal });
+    const done = linked ? dl.done.finally(() => linked.dispose()) : dl.done;
+    return { info: p.info, stream: dl.stream, done };
+  } catch (err) {
+    linked?.dispose();
+    throw err;
+  }
+}
+
+/**
+ * Starts an upload fed by the returned writable; resolves once every check
+ * passed and the backend's write is open (uploadFile's onOpen), rejects
+ * with the refusal otherwise. abort() stops it (its own signal).
+ */
+export async function openSessionWrite(s: FileSession, vpath: string, o: SessionWriteOptions = {}): Promise<SessionWrite> {
+  const stopped = new AbortController();
+  const linked = linkedSignal(s.signal, o.signal, stopped.signal);
+  const source = new PassThrough({ highWaterMark: STAGE_HWM });
+  let opened!: () => void;
+  const ready = new Promise<void>((resolve) => (opened = resolve));
+  const done = uploadFile(s, vpath, source, {
+    size: o.size,
+    mtime: o.mtime,
+    mkdirParents: o.mkdirParents,
+    offset: o.offset,
+    truncate: o.truncate,
+    signal: linked.signal,
+    onOpen: () => opened(),
+  }).finally(() => linked.dispose());
+  await Promise.race([ready, done]);
+  return {
+    stream: source,
+    done,
+    abort(reason?: unknown) {
+      stopped.abort(reason ?? FsError.aborted(vpath));
+    },
+  };
+}
+
+/**
+ * Sets a file's size in place: write access (write-disabled for the web
+ * front-ends, file patterns, the overwrite permission on its parent), the
+ * backend's truncate capability, and the storage quota (growing a file
+ * reserves the bytes it adds, cutting it credits them). No filesystem event
+ * is published (a truncation is not a transfer).
+ */
+export async function truncateFile(s: FileSession, vpath: string, size: number, signal: AbortSignal): Promise<void> {
+  s.ensureWritable();
+  s.checkName(vpath, 'read');
+  s.checkName(vpath, 'write');
+  if (!Number.isSafeInteger(size) || size < 0) throw new FsError(FsErrorCode.Invalid, `${vpath}: invalid size ${size}`, { path: vpath });
+  const info = await s.vfs.stat(vpath, { signal });
+  if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${vpath} is a directory`, { path: vpath });
+  s.requirePerm(parentPath(vpath), `truncating ${vpath}`, 'overwrite');
+  const r = s.vfs.resolve(vpath);
+  const fs = await s.vfs.fs(r.mount);
+  if (!fs.capabilities.truncate || !fs.truncate) throw FsError.notSupported('truncating a file', s.backendName(r));
+  const storage = new StorageReservation(s.deps.tracker, quotaScope(s.user, r.mount, s.deps.usage, s.deps.quota), info.size, 0);
+  await storage.begin(size);
+  const journal = await s.deps.journal.begin({ username: s.user.username, folder: r.mount.folder?.name });
+  try {
+    try {
+      await fs.truncate(r.fsPath, size, { signal });
+    } catch (err) {
+      storage.release();
+      throw err;
+    }
+    await storage.commit(size);
+  } finally {
+    journal.end();
+  }
+}
