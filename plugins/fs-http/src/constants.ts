@@ -13,5 +13,5 @@ export const HTTP_CAPABILITIES: FsCapabilities = Object.freeze({
   settableMtime: true,
   atomicUpload: true,
   writeAtOffset: false, // the protocol writes a file whole
-  truncate: false,
+  truncate: true, // PATCH ?op=truncate
 });

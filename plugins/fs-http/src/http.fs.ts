@@ -33,6 +33,7 @@ import { childPath, TEMP_NAME, tempPathFor, toFileInfo, type WireFileInfo } from
  *   server uses it); a server that cannot rename atomically is not compliant.
  * - atomicUpload: temporary sibling + rename, see upload.ts.
  * - settableMtime: `chtimes`. No copy route, so no serverSideCopy.
+ * - truncate: the truncate route. No writeAtOffset: uploads are written whole.
  */
 /** statvfs answer, as the protocol defines it. */
 export interface StatVfs {

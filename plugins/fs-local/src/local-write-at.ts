@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import {
   FsError,
   FsErrorCode,
@@ -62,7 +63,23 @@ export async function localWriteAt(confine: LocalRoot, p: string, offset: number
     await fh.close().catch(() => undefined);
     throw fsErrorFromNode(err, vpath);
   }
-  const stream = fh.createWriteStream({ start: offset, highWaterMark: bufferSize, autoClose: false, emitClose: false });
+  let position = offset;
+  let written = 0;
+  // written by hand (not fh.createWriteStream): the handle stays ours to set the mtime on and to close
+  const stream = new Writable({
+    highWaterMark: bufferSize,
+    write(chunk: Buffer, _enc, cb) {
+      void writeFully(fh, chunk, position).then(() => {
+        position += chunk.length;
+        written += chunk.length;
+        cb();
+      }, cb);
+    },
+    final(cb) {
+      if (!o.mtime) return cb();
+      fh.utimes(o.mtime, o.mtime).then(() => cb(), cb);
+    },
+  });
   let failure: unknown;
   const done = new Promise<{ size: number }>((resolve, reject) => {
     let settled = false;
@@ -70,16 +87,10 @@ export async function localWriteAt(confine: LocalRoot, p: string, offset: number
       if (settled) return;
       settled = true;
       stopWatching();
-      void (async () => {
-        try {
-          if (err === undefined && o.mtime) await fh.utimes(o.mtime, o.mtime);
-        } catch (e) {
-          err = e;
-        }
-        await fh.close().catch(() => undefined);
-        if (err === undefined) resolve({ size: stream.bytesWritten });
-        else reject(err instanceof FsError ? err : fsErrorFromNode(err, vpath));
-      })();
+      void fh
+        .close()
+        .catch(() => undefined)
+        .then(() => (err === undefined ? resolve({ size: written }) : reject(err instanceof FsError ? err : fsErrorFromNode(err, vpath))));
     };
     stream.once('finish', () => settle());
     stream.once('error', (err) => settle(failure ?? err));
@@ -97,6 +108,14 @@ export async function localWriteAt(confine: LocalRoot, p: string, offset: number
       await done.catch(() => undefined);
     },
   };
+}
+
+/** Writes every byte of `chunk` at `position` (a write may take fewer bytes than given). */
+async function writeFully(fh: FileHandle, chunk: Buffer, position: number): Promise<void> {
+  for (let off = 0; off < chunk.length;) {
+    const { bytesWritten } = await fh.write(chunk, off, chunk.length - off, position + off);
+    off += bytesWritten;
+  }
 }
 
 /** Fs.truncate of a local root: sets the size of the existing file `p`. */

@@ -12,8 +12,8 @@ export const SFTP_CAPABILITIES: FsCapabilities = {
   realDirectories: true,
   settableMtime: true,
   atomicUpload: true,
-  writeAtOffset: false, // uploads go to a temporary file renamed when complete (sftp-upload.ts)
-  truncate: false,
+  writeAtOffset: true, // the file opened without truncation, written in place (sftp-write-at.ts)
+  truncate: true, // setstat with a size
 };
 
 /** SHA256 fingerprint of an SSH public key blob, as `ssh-keygen -l` prints it. */

@@ -24,7 +24,7 @@ export const isLinkMode = (mode: number): boolean => (mode & S_IFMT) === S_IFLNK
 export const stat = (s: SFTPWrapper, p: string): Promise<Stats> => call(s, (cb) => s.stat(p, cb));
 export const lstat = (s: SFTPWrapper, p: string): Promise<Stats> => call(s, (cb) => s.lstat(p, cb));
 export const fstat = (s: SFTPWrapper, h: Buffer): Promise<Stats> => call(s, (cb) => s.fstat(h, cb));
-export const open = (s: SFTPWrapper, p: string, flags: 'r' | 'w', mode?: number): Promise<Buffer> =>
+export const open = (s: SFTPWrapper, p: string, flags: 'r' | 'w' | 'r+', mode?: number): Promise<Buffer> =>
   call(s, (cb) => (mode === undefined ? s.open(p, flags, cb) : s.open(p, flags, { mode }, cb)));
 export const opendir = (s: SFTPWrapper, p: string): Promise<Buffer> => call(s, (cb) => s.opendir(p, cb));
 export const mkdir = (s: SFTPWrapper, p: string): Promise<void> => call(s, (cb) => s.mkdir(p, cb));
@@ -32,6 +32,8 @@ export const rmdir = (s: SFTPWrapper, p: string): Promise<void> => call(s, (cb) 
 export const unlink = (s: SFTPWrapper, p: string): Promise<void> => call(s, (cb) => s.unlink(p, cb));
 export const rename = (s: SFTPWrapper, from: string, to: string): Promise<void> => call(s, (cb) => s.rename(from, to, cb));
 export const realpath = (s: SFTPWrapper, p: string): Promise<string> => call(s, (cb) => s.realpath(p, cb));
+/** Sets the size of a remote file (SFTP setstat with a size: truncates or extends). */
+export const setSize = (s: SFTPWrapper, p: string, size: number): Promise<void> => call(s, (cb) => s.setstat(p, { size }, cb));
 export const utimes = (s: SFTPWrapper, p: string, mtime: Date): Promise<void> => call(s, (cb) => s.utimes(p, mtime, mtime, cb));
 
 /** One batch of entries of an open directory ('.' and '..' removed), or null at the end. */

@@ -149,8 +149,11 @@ export class SftpWriter extends Writable {
     private readonly handle: Buffer,
     private readonly path: string,
     private readonly tuning: TransferTuning,
+    /** Where the first byte goes in the remote file (a write at an offset: Fs.writeAt). */
+    start = 0,
   ) {
     super({ highWaterMark: tuning.chunkSize });
+    this.pos = start;
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {

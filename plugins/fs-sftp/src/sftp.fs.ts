@@ -26,6 +26,7 @@ import {
   type WriteOptions,
 } from '@ferry/core';
 import { releasePool, type SftpPool } from './sftp-pool.js';
+import { startWriteAt } from './sftp-write-at.js';
 import { SftpReader, closeHandle, type TransferTuning } from './sftp-streams.js';
 import { SftpStatus, mapSftpError, sftpStatus } from './sftp-errors.js';
 import { isTempName, startUpload } from './sftp-upload.js';
@@ -201,6 +202,31 @@ export class SftpFs implements Fs {
     if (p === '/') throw new FsError(FsErrorCode.IsDirectory, '/: is a directory', { path: p });
     await this.ready(o);
     return startUpload(this.pool, p, this.remotePath(p), this.tuning, o);
+  }
+
+  /** In place, not atomic (sftp-write-at.ts). */
+  async writeAt(path: string, offset: number, o: WriteOptions = {}): Promise<WriteHandle> {
+    const p = normalizeVirtualPath(path);
+    await this.ready(o);
+    return startWriteAt(this.pool, p, this.remotePath(p), offset, this.tuning, o);
+  }
+
+  async truncate(path: string, size: number, o?: OpOptions): Promise<void> {
+    const p = normalizeVirtualPath(path);
+    if (!Number.isSafeInteger(size) || size < 0) throw new FsError(FsErrorCode.Invalid, `${p}: invalid size ${size}`, { path: p });
+    await this.ready(o);
+    await this.pool
+      .run(
+        async (s) => {
+          const st = await ops.stat(s, this.remotePath(p));
+          if (ops.isDirMode(st.mode)) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
+          await ops.setSize(s, this.remotePath(p), size);
+        },
+        { signal: o?.signal },
+      )
+      .catch((err: unknown) => {
+        throw mapSftpError(err, 'setstat', p);
+      });
   }
 
   async rename(from: string, to: string, o?: RenameOptions): Promise<void> {

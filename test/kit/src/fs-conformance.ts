@@ -4,6 +4,7 @@ import { basicCases } from './cases/basics.js';
 import { ioCases } from './cases/io.js';
 import { treeCases } from './cases/tree.js';
 import { abortCases } from './cases/abort.js';
+import { writeAtCasesGroups } from './cases/write-at.js';
 
 export interface FsConformanceOptions {
   name: string;
@@ -35,6 +36,8 @@ export interface CaseGroup {
 }
 
 const CAPABILITY_NAMES: CapabilityName[] = ['rangeRead', 'atomicRename', 'serverSideCopy', 'realDirectories', 'settableMtime', 'atomicUpload'];
+/** Capabilities a backend may leave out (read as false): writes at an offset and truncation (cases/write-at.ts). */
+const OPTIONAL_CAPABILITY_NAMES: CapabilityName[] = ['writeAtOffset', 'truncate'];
 
 export const DEFAULT_LARGE_FILE_SIZE = 32 * 1024 * 1024;
 
@@ -57,7 +60,8 @@ export async function fsConformance(t: Test, opts: FsConformanceOptions): Promis
 
     await t.test('capabilities are declared', async (t) => {
       for (const c of CAPABILITY_NAMES) t.type(caps[c], 'boolean', `capabilities.${c} is a boolean`);
-      t.comment(`capabilities: ${CAPABILITY_NAMES.map((c) => `${c}=${String(caps[c])}`).join(' ')}`);
+      for (const c of OPTIONAL_CAPABILITY_NAMES) t.ok(caps[c] === undefined || typeof caps[c] === 'boolean', `capabilities.${c} is a boolean or left out`);
+      t.comment(`capabilities: ${[...CAPABILITY_NAMES, ...OPTIONAL_CAPABILITY_NAMES].map((c) => `${c}=${String(caps[c] ?? false)}`).join(' ')}`);
     });
 
     const ctx: SuiteContext = {
@@ -77,7 +81,7 @@ export async function fsConformance(t: Test, opts: FsConformanceOptions): Promis
       },
     };
 
-    for (const group of [...basicCases, ...ioCases, ...treeCases, ...abortCases]) {
+    for (const group of [...basicCases, ...ioCases, ...treeCases, ...abortCases, ...writeAtCasesGroups]) {
       await t.test(group.name, ctx.requires(...(group.requires ?? [])), (t) => group.run(t, ctx));
     }
   });
