@@ -11,8 +11,7 @@ export const AZBLOB_CAPABILITIES: FsCapabilities = Object.freeze({
   realDirectories: false,
   settableMtime: false,
   atomicUpload: false,
-  writeAtOffset: false, // objects are written whole
-  truncate: false,
+  // writeAtOffset and truncate left out (false): objects are written whole
 });
 
 /** Blob metadata key holding the modification time (ms since the epoch). */

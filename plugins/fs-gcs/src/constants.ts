@@ -11,8 +11,7 @@ export const GCS_CAPABILITIES: FsCapabilities = Object.freeze({
   realDirectories: false, // flat key space; "dir/" marker objects
   settableMtime: true, // custom metadata
   atomicUpload: false, // objects appear complete, but beforePublish is not supported
-  writeAtOffset: false, // objects are written whole
-  truncate: false,
+  // writeAtOffset and truncate left out (false): objects are written whole
 });
 
 /** Custom metadata key holding the modification time (ms since the epoch) set by Ferry. */

@@ -11,8 +11,7 @@ export const S3_CAPABILITIES: FsCapabilities = Object.freeze({
   realDirectories: false,
   settableMtime: false,
   atomicUpload: false,
-  writeAtOffset: false, // objects are written whole
-  truncate: false,
+  // writeAtOffset and truncate left out (false): objects are written whole
 });
 
 /** Object metadata key holding the modification time (ms since the epoch). */
