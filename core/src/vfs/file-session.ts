@@ -5,7 +5,7 @@ import type { FsHooks } from '../events/fs-hooks.js';
 import type { FsEvent, FsEventAction, FsEventStatus, FsObjectType } from '../events/event-types.js';
 import type { FileInfo, Fs } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
-import { loginProtocolOf, type Protocol } from '../sdk/protocols.js';
+import { loginProtocolOf, Protocol } from '../sdk/protocols.js';
 import { linkedSignal } from '../sdk/signals.js';
 import type {
   FileSession as FileSessionApi,
@@ -154,7 +154,7 @@ export class FileSession implements FileSessionApi {
    * (SFTP, FTP, WebDAV) write as their permissions allow.
    */
   ensureWritable(): void {
-    if (loginProtocolOf(this.protocol) !== 'HTTP') return;
+    if (loginProtocolOf(this.protocol) !== loginProtocolOf(Protocol.HTTP)) return;
     const wc = (this.user.filters.web_client as string[] | undefined) ?? [];
     if (wc.includes('write-disabled')) throw denied('write operations are disabled for this account');
   }
