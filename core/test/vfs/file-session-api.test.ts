@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -44,7 +44,6 @@ async function expectCode(t: Test, p: Promise<unknown>, code: string, message: s
   t.ok(isFsError(err) && err.code === code, `${message} (${code})`, { found: err });
   if (text) t.match((err as Error)?.message, text, `${message}: the message says why`);
 }
-type Test = Parameters<Parameters<typeof t.test>[1]>[0];
 
 /** Writes `data` through openWrite and resolves with done. */
 async function put(s: FileSession, vpath: string, data: string, o: Parameters<FileSession['openWrite']>[1] = {}): Promise<{ size: number }> {
