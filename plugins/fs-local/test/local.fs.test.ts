@@ -33,7 +33,7 @@ t.test('manifest and provider', async (t) => {
   t.equal(manifest.version, pkg.version, 'version comes from package.json');
   t.equal(manifest.apiVersion, 1);
   t.match(localFsProvider, { provider: 0, key: 'local', configKey: 'osconfig', requiresLocalRoot: true });
-  t.same(Object.values(localFsProvider.capabilities), [true, true, true, true, true, true], 'every capability');
+  t.same(Object.values(localFsProvider.capabilities), [true, true, true, true, true, true, true, true], 'every capability');
 
   const { data } = await freshDirs();
   await mkdir(path.join(data, 'uploads-tmp', 'stale-dir'), { recursive: true });
