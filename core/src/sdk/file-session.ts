@@ -72,8 +72,9 @@ export interface SessionWriteOptions extends SessionOpOptions {
    * the backend's writeAtOffset capability (FsError NOT_SUPPORTED
    * otherwise) and the overwrite permission. Not atomic: the file changes in
    * place as bytes arrive, and a failed or aborted write keeps the bytes
-   * written. Absent or 0 without `truncate: false`: the whole file is
-   * replaced (an upload).
+   * written (the quota counts them). Absent: the whole file is replaced
+   * (an upload, atomic where the backend can); so is offset 0 with
+   * `truncate`, or on a missing file.
    */
   offset?: number;
   /**
