@@ -389,3 +389,33 @@ t.test('admins: a password login of the admin audience', async (t) => {
   t.same(eventsOf(bad), [[1, 'SSH', 'admin']]);
   t.equal(await score(bad), 2);
 });
+
+t.test('rate limits: a front-end without its own checks is limited per attempt (scope token), a key query is not', async (t) => {
+  const rl = await createTestApp({
+    config: {
+      defender: { enabled: true, threshold: 100, score_limit_exceeded: 5 },
+      rate_limit: { token: { per_host: { average: 1, period: 3_600_000, burst: 2, add_to_defender: true } } },
+    },
+  });
+  t.teardown(() => rl.close());
+  const gate = rl.app.container.resolve<LoginService>(TOKENS.LoginService);
+  const admin = await rl.adminToken();
+  const r = await rl.inject('POST', '/api/v2/users', {
+    token: admin,
+    payload: { username: 'rae', password: 'rae-pass-1', home_dir: `${rl.dataDir}/rae`, permissions: { '/': ['*'] }, public_keys: [keys.ed25519.public] },
+  });
+  t.equal(r.statusCode, 201, r.payload);
+  const ip = '10.78.0.1';
+  const attempt = (credential: LoginCredential) => gate.authenticate({ username: 'rae', credential, ip, protocol: 'SFTP' });
+  t.match(await attempt(password('rae')), { status: 'ok' });
+  t.same(await attempt({ method: 'publickey', key: blob(keys.ed25519) }), { status: 'key-accepted' }, 'a query takes no token');
+  t.match(await attempt(password('rae')), { status: 'ok' });
+  let limited: unknown;
+  await attempt(password('rae')).catch((err: unknown) => (limited = err));
+  t.ok(limited instanceof LoginRefusedError);
+  t.match(limited, { reason: 'rate-limited', kind: 'too_many_requests' });
+  t.ok((limited as LoginRefusedError).retryAfterSeconds! >= 1, 'with the time to wait');
+  const d = rl.app.container.resolve(DefenderService);
+  await d.idle();
+  t.equal((await d.get(ip)).score, 5, 'scored score_limit_exceeded (add_to_defender)');
+});
