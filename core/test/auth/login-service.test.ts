@@ -11,6 +11,7 @@ import type { LogEvent } from '../../src/events/event-types.js';
 import type { LoginCredential, LoginRequest } from '../../src/sdk/login.js';
 import type { Protocol } from '../../src/sdk/protocols.js';
 import { totpNow } from '../helpers/rfc6238.js';
+import { matchingPublicKey } from '../../src/auth/public-keys.js';
 
 // The login service (auth/login.service.ts) for a protocol other than HTTP: every credential kind and
 // every refusal, with the log events and defender scores a login over HTTP gives. Each case uses its
@@ -418,4 +419,13 @@ t.test('rate limits: a front-end without its own checks is limited per attempt (
   const d = rl.app.container.resolve(DefenderService);
   await d.idle();
   t.equal((await d.get(ip)).score, 5, 'scored score_limit_exceeded (add_to_defender)');
+});
+
+t.test('authorized_keys lines: options before the key, comments and lines that hold no key', async (t) => {
+  const lines = ['# a comment', '', 'not a key at all', `from="10.0.0.0/8",no-pty ${keys.rsa.public} laptop`];
+  t.ok(await matchingPublicKey(lines, blob(keys.rsa)), 'the key after its options');
+  t.notOk(await matchingPublicKey(lines, blob(keys.ed25519)), 'a key not listed');
+  t.notOk(await matchingPublicKey([keys.ed25519.public], Buffer.from('garbage')), 'an offered key that does not parse');
+  t.notOk(await matchingPublicKey([], blob(keys.ed25519)), 'no keys');
+  t.ok(await matchingPublicKey([keys.ed25519.public], keys.ed25519.public), 'a key offered as an OpenSSH line');
 });
