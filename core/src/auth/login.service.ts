@@ -102,12 +102,10 @@ export class LoginService implements LoginGate {
     const cred = req.credential;
     const query = cred.method === 'publickey' && !cred.signed;
     if (!req.perRequest) await this.admit(req, loginProtocol, !query);
-    if (cred.method !== 'apikey') {
-      const problem = secretsOf(cred).reduce<string | null>((p, secret) => p ?? credentialsProblem(req.username, secret), credentialsProblem(req.username, ''));
-      if (problem) {
-        if (!query) await this.score(req, 'invalid');
-        throw refused(ErrorKind.Unauthorized, 'malformed', `invalid credentials: ${problem}`);
-      }
+    const problem = malformed(req.username, cred);
+    if (problem) {
+      if (!query) await this.score(req, 'invalid');
+      throw refused(ErrorKind.Unauthorized, 'malformed', `invalid credentials: ${problem}`);
     }
     switch (cred.method) {
       case 'password':
@@ -391,4 +389,14 @@ function secretsOf(cred: LoginCredential): string[] {
     default:
       return [];
   }
+}
+
+/** Why the username or a secret of the credential cannot be any account's, or null (API keys are checked by their own format). */
+function malformed(username: string, cred: LoginCredential): string | null {
+  if (cred.method === 'apikey') return null;
+  for (const secret of ['', ...secretsOf(cred)]) {
+    const problem = credentialsProblem(username, secret);
+    if (problem) return problem;
+  }
+  return null;
 }
