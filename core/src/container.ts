@@ -14,6 +14,7 @@ import { PasswordResetService } from './auth/password-reset.service.js';
 import { registerEventServices } from './event-manager/register.js';
 import { BackupService } from './backup/backup.service.js';
 import { ShareService } from './shares/share.service.js';
+import { LoginService } from './auth/login.service.js';
 import { BACKUP_SECTIONS, type BackupSectionSource } from './data/backup-section.js';
 import { AccountBackupSections } from './accounts/accounts.backup.js';
 import { ShareBackupSections } from './shares/shares.backup.js';
@@ -60,5 +61,7 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   c.register(TOKENS.Backup, { useFactory: (d) => d.resolve(BackupService) });
   // the share store of the share expiration check (event action 18)
   c.register(TOKENS.Shares, { useFactory: (d) => d.resolve(ShareService) });
+  // the logins of every front-end (LoginGate): one per app, like the defender and rate limiter it uses
+  c.register(TOKENS.LoginService, { useFactory: (d) => d.resolve(LoginService) });
   return c;
 }

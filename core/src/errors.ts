@@ -106,3 +106,62 @@ export class UnavailableError<D = unknown> extends DomainError<D> {
 export function isDomainError(err: unknown, kind?: ErrorKind): err is DomainError {
   return err instanceof DomainError && (kind === undefined || err.kind === kind);
 }
+
+/**
+ * Why a login was refused, for the log and for front-ends that answer each
+ * case their own way (core/src/auth/login.service.ts).
+ */
+export type LoginRefusalReason =
+  /** Unknown account, wrong password, key or API key. */
+  | 'bad-credentials'
+  /** Credentials no account can have (not UTF-8, control characters). */
+  | 'malformed'
+  | 'disabled'
+  | 'expired'
+  /** The address is not allowed (allow list, the account's allowed/denied addresses). */
+  | 'ip-not-allowed'
+  /** The defender bans the address. */
+  | 'banned'
+  /** A rate limit refused the attempt (see `retryAfterSeconds`). */
+  | 'rate-limited'
+  /** The account's denied_protocols name the protocol's login protocol. */
+  | 'protocol-denied'
+  /** The account's denied_login_methods (or an admin's disable_password_auth, a disabled API key login) refuse the method. */
+  | 'method-denied'
+  /** A second factor is needed and was not sent. */
+  | 'second-factor-required'
+  /** The second factor is wrong, or two-factor authentication is misconfigured for the account. */
+  | 'second-factor-invalid'
+  /** The TOTP code was already used. */
+  | 'second-factor-replayed'
+  /** The account must set up two-factor authentication for this protocol before it may log in over it. */
+  | 'second-factor-setup-required'
+  /** An API key of the other audience (admin or user). */
+  | 'api-key-audience'
+  /** An API key bound to an account and naming another one. */
+  | 'api-key-bound';
+
+/**
+ * A refused login: `kind` is unauthorized (credentials), forbidden (known
+ * caller, not allowed) or too_many_requests (rate limited); `reason` says
+ * why in a word a front-end can switch on; `logMessage` is what the log
+ * event said (the message is the client's).
+ */
+export class LoginRefusedError extends DomainError<{ reason: LoginRefusalReason }> {
+  readonly reason: LoginRefusalReason;
+  readonly logMessage: string;
+  /** Rate-limited: seconds after which trying again makes sense. */
+  readonly retryAfterSeconds?: number;
+  constructor(
+    kind: typeof ErrorKind.Unauthorized | typeof ErrorKind.Forbidden | typeof ErrorKind.TooManyRequests,
+    reason: LoginRefusalReason,
+    message: string,
+    o: { logMessage?: string; retryAfterSeconds?: number } = {},
+  ) {
+    super(kind, message, { reason });
+    this.name = 'LoginRefusedError';
+    this.reason = reason;
+    this.logMessage = o.logMessage ?? message;
+    if (o.retryAfterSeconds !== undefined) this.retryAfterSeconds = o.retryAfterSeconds;
+  }
+}

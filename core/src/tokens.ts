@@ -31,4 +31,6 @@ export const TOKENS = {
   Shares: Symbol.for('ferry.Shares'),
   /** Users' files for server-side work (UserFilesAccess: no permissions, patterns or events; quota counted). */
   UserFiles: Symbol.for('ferry.UserFiles'),
+  /** The login service (LoginGate of sdk/login.ts, implemented by auth/login.service.ts): every front-end's logins. */
+  LoginService: Symbol.for('ferry.LoginService'),
 } as const;

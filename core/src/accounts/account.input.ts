@@ -3,6 +3,8 @@ import Joi from 'joi';
 import { USER_PERMISSIONS } from './permissions.js';
 import { normalizeVirtualPath } from '../fs/path.js';
 import { FsError } from '../fs/fs-error.js';
+import { LOGIN_PROTOCOLS, MFA_PROTOCOLS } from '../sdk/protocols.js';
+import { LOGIN_METHODS } from '../sdk/login.js';
 import { objectName } from '../util/common.input.js';
 import { ipOrNet } from './admin.input.js';
 
@@ -120,17 +122,6 @@ export const filesystemInput = Joi.object({
   provider: Joi.number().integer().min(0).required(),
 }).pattern(Joi.string(), Joi.alternatives().try(Joi.object().unknown(true), Joi.valid(null)));
 
-const LOGIN_METHODS = [
-  'publickey',
-  'password',
-  'password-over-SSH',
-  'keyboard-interactive',
-  'publickey+password',
-  'publickey+keyboard-interactive',
-  'TLSCertificate',
-  'TLSCertificate+password',
-];
-const PROTOCOLS = ['SSH', 'FTP', 'DAV', 'HTTP'];
 /** WebClientOptions of reference.yaml, plus the share options named by the API specification. */
 export const WEB_CLIENT_OPTIONS = [
   'publickey-change-disabled',
@@ -159,7 +150,7 @@ export const baseFilterKeys = {
     .items(Joi.string().valid(...LOGIN_METHODS))
     .unique(),
   denied_protocols: Joi.array()
-    .items(Joi.string().valid(...PROTOCOLS))
+    .items(Joi.string().valid(...LOGIN_PROTOCOLS))
     .unique(),
   file_patterns: Joi.array()
     .items(
@@ -194,7 +185,7 @@ export const baseFilterKeys = {
   external_auth_cache_time: Joi.number().integer().min(0),
   start_directory: virtualPath.allow(''),
   two_factor_protocols: Joi.array()
-    .items(Joi.string().valid('SSH', 'FTP', 'HTTP'))
+    .items(Joi.string().valid(...MFA_PROTOCOLS))
     .unique(),
   ftp_security: Joi.number().valid(0, 1),
   is_anonymous: Joi.boolean(),

@@ -23,12 +23,19 @@ export function basicCredentialsProblem(authorization: string | undefined): stri
   }
   const sep = decoded.indexOf(':');
   if (sep < 0) return null;
-  const username = decoded.slice(0, sep);
-  const password = decoded.slice(sep + 1);
+  return credentialsProblem(decoded.slice(0, sep), decoded.slice(sep + 1));
+}
+
+/**
+ * Why a username and secret (password, code) cannot be any account's, or
+ * null when they may be: a username with lone surrogates or control
+ * characters (NUL included), a secret with lone surrogates or a NUL.
+ */
+export function credentialsProblem(username: string, secret: string): string | null {
   const userProblem = stringProblem(username);
   if (userProblem) return `the username ${userProblem}`;
   if (CONTROL.test(username)) return 'the username contains control characters';
-  const passwordProblem = stringProblem(password);
+  const passwordProblem = stringProblem(secret);
   if (passwordProblem) return `the password ${passwordProblem}`;
   return null;
 }

@@ -202,7 +202,7 @@ export class PasswordResetService {
         if (r.attempts >= this.cfg.max_attempts) r.code_hash = '';
       }
       await em.flush();
-      await this.defender.addEvent(ip, account ? 'valid' : 'invalid');
+      await this.defender.addEvent(ip, account ? 'valid' : 'invalid', 'HTTP');
       throw new InvalidError(INVALID_CODE);
     }
     let minEntropy: number | undefined;

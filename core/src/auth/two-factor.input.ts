@@ -1,8 +1,9 @@
 import Joi from 'joi';
 
-/** MFAProtocols of reference.yaml: the protocols a user's TOTP applies to. */
-export const MFA_PROTOCOLS = ['SSH', 'FTP', 'HTTP'] as const;
-export type MfaProtocol = (typeof MFA_PROTOCOLS)[number];
+import { MFA_PROTOCOLS, type MfaProtocol } from '../sdk/protocols.js';
+
+/** MFAProtocols of reference.yaml: the protocols a user's TOTP applies to (sdk/protocols.ts). */
+export { MFA_PROTOCOLS, type MfaProtocol };
 
 const configName = Joi.string().trim().min(1).max(255);
 

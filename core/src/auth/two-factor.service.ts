@@ -4,7 +4,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import type { FerryConfig, TotpConfigEntry } from '../config/schema.js';
 import { Admin, User } from '../data/entities/index.js';
-import { ForbiddenError, InvalidError, NotFoundError, UnauthorizedError } from '../errors.js';
+import { ErrorKind, ForbiddenError, InvalidError, LoginRefusedError, NotFoundError, type LoginRefusalReason } from '../errors.js';
 import { isSecret, type Secret, type SecretsService } from '../secrets/secret.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 import { UserService } from '../accounts/user.service.js';
@@ -13,6 +13,7 @@ import type { AdminIdentity } from './credentials.js';
 import { isValidTotpSecret, matchTotp, newTotpSecret, totpUrl, type TotpAlgo } from './totp.js';
 import { MFA_PROTOCOLS, type TotpSaveInput } from './two-factor.input.js';
 import { lazyModule } from '../sdk/lazy-module.js';
+import { loginProtocolOf, Protocol } from '../sdk/protocols.js';
 
 /** qrcode and its PNG encoder, imported when a TOTP secret is first generated. */
 const qrcodeModule = lazyModule(() => import('qrcode'));
@@ -73,6 +74,13 @@ function storedRecovery(filters: unknown): StoredRecoveryCode[] {
   const r = (filters as { recovery_codes?: StoredRecoveryCode[] } | undefined)?.recovery_codes;
   return Array.isArray(r) ? r.filter((c) => isSecret(c?.secret)) : [];
 }
+
+/**
+ * The protocols a user's TOTP is asked on: as saved (the save route always
+ * stores them); a configuration stored without them (written before they
+ * existed) applies to the REST API only.
+ */
+const totpProtocols = (t: StoredTotpConfig): readonly string[] => t.protocols ?? [Protocol.HTTP];
 
 /** The setup routes an account is sent to when it must have two-factor authentication. */
 const setupRoute = (kind: AccountKind) => `POST /api/v2/${kind}/totp/generate, then POST /api/v2/${kind}/totp/save`;
@@ -249,29 +257,41 @@ export class TwoFactorService {
   }
 
   /**
+   * Whether a login of the account over `protocol` needs its second factor:
+   * admins whenever they have TOTP enabled, users when their TOTP names the
+   * protocol's login protocol (SFTP as SSH).
+   */
+  applies(kind: AccountKind, account: Account, protocol: Protocol): boolean {
+    const totp = storedTotp(account.filters);
+    if (!totp?.enabled) return false;
+    return kind === 'admin' || totpProtocols(totp).includes(loginProtocolOf(protocol) ?? protocol);
+  }
+
+  /**
    * The second factor of a password login over `protocol`: nothing when the
    * account has no TOTP for it; otherwise `code` must be a TOTP code of a
    * time step later than the last one accepted (one use per code, on every
    * node: the step is kept in the database) or an unused recovery code.
+   * Refusals are LoginRefusedError (second-factor-required, -invalid, -replayed).
    */
-  async checkLogin(kind: AccountKind, account: Account, code: string | undefined, protocol = 'HTTP'): Promise<'none' | 'totp' | 'recovery'> {
-    const totp = storedTotp(account.filters);
-    if (!totp?.enabled) return 'none';
-    if (kind === 'user' && !(totp.protocols ?? ['HTTP']).includes(protocol)) return 'none';
-    if (!code) throw new UnauthorizedError('a two-factor authentication code is required (header X-SERVICE-OTP)');
-    if (!isSecret(totp.secret)) throw new UnauthorizedError('two-factor authentication is misconfigured for this account');
+  async checkLogin(kind: AccountKind, account: Account, code: string | undefined, protocol: Protocol): Promise<'none' | 'totp' | 'recovery'> {
+    if (!this.applies(kind, account, protocol)) return 'none';
+    const totp = storedTotp(account.filters)!;
+    const refuse = (reason: LoginRefusalReason, message: string) => new LoginRefusedError(ErrorKind.Unauthorized, reason, message);
+    if (!code) throw refuse('second-factor-required', 'a two-factor authentication code is required');
+    if (!isSecret(totp.secret)) throw refuse('second-factor-invalid', 'two-factor authentication is misconfigured for this account');
     code = code.trim();
     if (/^\d{6}$/.test(code)) {
       const algo = totp.algo ?? this.config.mfa.totp.find((c) => c.name === totp.config_name)?.algo ?? 'sha1';
       const step = matchTotp(await this.secrets.decrypt(totp.secret), code, algo);
-      if (step === null) throw new UnauthorizedError('invalid two-factor authentication code');
+      if (step === null) throw refuse('second-factor-invalid', 'invalid two-factor authentication code');
       const em = this.orm.em.fork();
       const taken = await em.nativeUpdate(entityOf(kind) as typeof User, { id: account.id, totp_last_step: { $lt: step } }, { totp_last_step: step });
-      if (!taken) throw new UnauthorizedError('this two-factor authentication code has already been used: wait for the next one');
+      if (!taken) throw refuse('second-factor-replayed', 'this two-factor authentication code has already been used: wait for the next one');
       return 'totp';
     }
     if (await this.useRecoveryCode(kind, account.id, code)) return 'recovery';
-    throw new UnauthorizedError('invalid two-factor authentication code');
+    throw refuse('second-factor-invalid', 'invalid two-factor authentication code');
   }
 
   /**
@@ -308,18 +328,20 @@ export class TwoFactorService {
   }
 
   /**
-   * Why an authenticated account must set up 2FA before using the API, or
-   * null: admins with require_two_factor and users whose two_factor_protocols
-   * name HTTP, without TOTP enabled (for HTTP).
+   * Why an authenticated account must set up 2FA before logging in over
+   * `protocol` (checked as its login protocol), or null: admins with
+   * require_two_factor and users whose two_factor_protocols (groups merged:
+   * `effectiveFilters`) name that protocol, without TOTP enabled for it.
    */
-  setupRequirement(kind: AccountKind, filters: unknown, effectiveFilters: unknown = filters): string | null {
+  setupRequirement(kind: AccountKind, filters: unknown, effectiveFilters: unknown, protocol: Protocol): string | null {
     const totp = storedTotp(filters);
     if (kind === 'admin') {
       if (!(filters as { require_two_factor?: boolean }).require_two_factor || totp?.enabled) return null;
       return `two-factor authentication is required for this admin: set it up first (${setupRoute('admin')})`;
     }
-    const required = ((effectiveFilters as { two_factor_protocols?: string[] }).two_factor_protocols ?? []).includes('HTTP');
-    if (!required || (totp?.enabled && (totp.protocols ?? ['HTTP']).includes('HTTP'))) return null;
-    return `two-factor authentication is required for this user on HTTP: set it up first (${setupRoute('user')}, with protocols including HTTP)`;
+    const p = loginProtocolOf(protocol) ?? protocol;
+    const required = ((effectiveFilters as { two_factor_protocols?: string[] }).two_factor_protocols ?? []).includes(p);
+    if (!required || (totp?.enabled && totpProtocols(totp).includes(p))) return null;
+    return `two-factor authentication is required for this user on ${p}: set it up first (${setupRoute('user')}, with protocols including ${p})`;
   }
 }

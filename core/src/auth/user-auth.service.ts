@@ -10,12 +10,13 @@ import { UserService } from '../accounts/user.service.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { selectUserForToken, selectUserWithMappings, type UserWithMappings } from '../accounts/user-rows.js';
 import { runStatement } from '../data/bound-sql.js';
+import type { Protocol } from '../sdk/protocols.js';
 
 /** What login checks read: a User, or better its EffectiveUser (groups' filters and expiration merged). */
 export type LoginState = AccessState;
 
-/** Why a user may not log in now, or null when it may. */
-export function loginRefusal(user: LoginState, ip: string, protocol = 'HTTP', now = Date.now()): string | null {
+/** Why a user may not log in now over `protocol` (checked as its login protocol), or null when it may. */
+export function loginRefusal(user: LoginState, ip: string, protocol: Protocol, now = Date.now()): string | null {
   return accountRefusal(user, ip, protocol, { verb: 'login', now });
 }
 

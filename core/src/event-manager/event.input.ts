@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { objectName } from '../util/common.input.js';
+import { RULE_PROTOCOLS } from '../sdk/protocols.js';
 
 const strip = Joi.any().strip();
 
@@ -49,7 +50,8 @@ export const FS_EVENTS = [
   'first-upload',
   'first-download',
 ];
-export const PROTOCOLS = ['SFTP', 'SCP', 'SSH', 'FTP', 'DAV', 'HTTP', 'HTTPShare', 'OIDC'];
+/** The protocols a rule's conditions may name (sdk/protocols.ts). */
+export const PROTOCOLS = RULE_PROTOCOLS;
 export const PROVIDER_OBJECTS = ['user', 'folder', 'group', 'admin', 'api_key', 'share', 'event_action', 'event_rule', 'role', 'ip_list_entry'];
 
 const conditionOptions = Joi.object({

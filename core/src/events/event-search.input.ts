@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import type { EventProtocol, FsEventAction, FsEventStatus, LogEventType, ProviderEventAction, ProviderObjectType } from './event-types.js';
+import { PROTOCOLS } from '../sdk/protocols.js';
 import type { CommonEventFilters, EventPage, EventSearchFilters, EventSearchKind } from '../sdk/event-search.js';
 
 /** Values of the spec's enumerations, as the comma-separated filters accept them. */
@@ -27,7 +28,8 @@ export const PROVIDER_OBJECT_TYPES: readonly ProviderObjectType[] = [
   'role',
   'ip_list_entry',
 ];
-export const EVENT_PROTOCOLS: readonly EventProtocol[] = ['SSH', 'SFTP', 'SCP', 'FTP', 'DAV', 'HTTP', 'HTTPShare', 'DataRetention', 'EventAction', 'OIDC'];
+/** Every protocol an event may name (sdk/protocols.ts). */
+export const EVENT_PROTOCOLS: readonly EventProtocol[] = PROTOCOLS;
 export const FS_EVENT_STATUSES: readonly FsEventStatus[] = [1, 2, 3];
 export const LOG_EVENT_TYPES: readonly LogEventType[] = [1, 2, 3, 4, 5];
 

@@ -3,6 +3,8 @@
  * FsEvent / ProviderEvent / LogEvent objects of the REST API so that event
  * search can store and return them unchanged.
  */
+import type { Protocol } from '../sdk/protocols.js';
+
 export type FsEventAction =
   | 'download'
   | 'upload'
@@ -24,7 +26,8 @@ export type FsEventStatus = 1 | 2 | 3;
 /** What a filesystem event acted on (the `.ObjectType` of event rule templates). */
 export type FsObjectType = 'file' | 'directory';
 
-export type EventProtocol = 'SSH' | 'SFTP' | 'SCP' | 'FTP' | 'DAV' | 'HTTP' | 'HTTPShare' | 'DataRetention' | 'EventAction' | 'OIDC';
+/** The protocol an event names: one of sdk/protocols.ts. */
+export type EventProtocol = Protocol;
 
 export interface FsEvent {
   /** Nanoseconds since the Unix epoch. */
@@ -92,7 +95,7 @@ export interface LogEvent {
 export interface IpBlockedEvent {
   timestamp: number;
   ip: string;
-  protocol?: EventProtocol;
+  protocol: EventProtocol;
   instance_id: string;
 }
 

@@ -7,17 +7,17 @@ import type { DependencyContainer } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
 import type { HttpBinding } from '../config/schema.js';
 import type { EventBus } from '../events/event-bus.js';
-import { nowNanos, type LogEventType } from '../events/event-types.js';
+import { nowNanos } from '../events/event-types.js';
 import { AdminService } from '../accounts/admin.service.js';
 import { UserAuthService, loginRefusal } from '../auth/user-auth.service.js';
 import { TokenService, issuedBeforeRevocation, type TokenClaims, type TokenAudience } from '../auth/token.service.js';
-import { ApiKeyService, API_KEY_SCOPE, parseApiKeyHeader } from '../accounts/api-key.service.js';
+import { API_KEY_SCOPE, parseApiKeyHeader } from '../accounts/api-key.service.js';
 import { DefenderService } from '../security/defender.service.js';
 import { ipMatcher } from '../util/ip.js';
+import { LoginService, adminAllowedFrom } from '../auth/login.service.js';
+import { ErrorKind, LoginRefusedError } from '../errors.js';
 import { TwoFactorService, type AccountKind } from '../auth/two-factor.service.js';
-import { toBoom } from './errors.js';
 import type { AdminCredentials, UserCredentials } from '../auth/credentials.js';
-import type { Admin, User } from '../data/entities/index.js';
 import { basicCredentialsProblem } from '../auth/basic-header.js';
 import { registerLoginEvents } from './login-events.js';
 import { stringProblem } from '../util/well-formed.js';
@@ -84,36 +84,16 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   const admins = c.resolve(AdminService);
   const users = c.resolve(UserAuthService);
   const tokens = c.resolve(TokenService);
-  const apiKeys = c.resolve(ApiKeyService);
+  const login = c.resolve(LoginService);
   const twoFactor = c.resolve(TwoFactorService);
   const bus = c.resolve<EventBus>(TOKENS.EventBus);
   const instanceId = c.resolve<string>(TOKENS.InstanceId);
   const defender = c.resolve(DefenderService);
 
-  // failed logins also score the host for the defender: 1 (existing account) score_valid, 2 (no such account) score_invalid
-  const logEvent = async (event: LogEventType, username: string, ip: string, message: string, role = '') => {
-    bus.publish('log', { timestamp: nowNanos(), event, protocol: 'HTTP', username, ip, message, role, instance_id: instanceId });
-    if (event === 1 || event === 2) await defender.addEvent(ip, event === 1 ? 'valid' : 'invalid');
-  };
-  /** A wrong or missing 2FA code is a failed login of an existing account for the defender. */
-  const secondFactor = async (ip: string, kind: AccountKind, account: Admin | User, request: Request) => {
-    const header = request.headers['x-service-otp'];
-    try {
-      await twoFactor.checkLogin(kind, account, typeof header === 'string' ? header : undefined);
-    } catch (err) {
-      await defender.addEvent(ip, 'valid');
-      throw toBoom(err);
-    }
-  };
   /** The credentials' mark of an account that must set up 2FA first (see FerryRouteOptions.mfaSetup). */
-  const mfaSetup = (kind: AccountKind, filters: unknown, effectiveFilters?: unknown) => {
-    const problem = twoFactor.setupRequirement(kind, filters, effectiveFilters);
+  const mfaSetup = (kind: AccountKind, filters: unknown, effectiveFilters: unknown) => {
+    const problem = twoFactor.setupRequirement(kind, filters, effectiveFilters, 'HTTP');
     return problem ? { mfaSetupRequired: problem } : {};
-  };
-
-  const adminAllowedFrom = (admin: Admin, ip: string) => {
-    const list = admin.filters.allow_list ?? [];
-    return list.length === 0 || ipMatcher(list)(ip);
   };
 
   /**
@@ -125,56 +105,56 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
     const header = request.headers.authorization;
     const problem = basicCredentialsProblem(typeof header === 'string' ? header : undefined);
     if (!problem) return;
-    await defender.addEvent(clientIp(request), 'invalid');
+    await defender.addEvent(clientIp(request), 'invalid', 'HTTP');
     throw Boom.unauthorized(`invalid credentials: ${problem}`, 'Basic');
+  };
+
+  /**
+   * A password login of the token routes through the login service (which
+   * publishes the login events and scores the defender). Refusals answer as
+   * they always did: wrong credentials, a disabled or expired account 401 from
+   * @hapi/basic, a missing or wrong second factor 401 with its message, an
+   * address, protocol or login method not allowed 403.
+   */
+  const basicLogin = async (request: Request, audience: 'admin' | 'user', username: string, password: string) => {
+    await refuseMalformedBasic(request);
+    const otp = request.headers['x-service-otp'];
+    try {
+      const out = await login.login({
+        username,
+        credential: { method: 'password', password, ...(typeof otp === 'string' ? { otp } : {}) },
+        ip: clientIp(request),
+        protocol: 'HTTP',
+        audience,
+        perRequest: true,
+      });
+      const credentials: AdminCredentials | UserCredentials =
+        audience === 'admin' ? { kind: 'admin', admin: admins.identity(out.admin!) } : { kind: 'user', user: users.identity(out.user!) };
+      return { isValid: true, credentials };
+    } catch (err) {
+      if (!(err instanceof LoginRefusedError)) throw err;
+      switch (err.reason) {
+        case 'bad-credentials':
+        case 'disabled':
+        case 'expired':
+          return { isValid: false, credentials: null };
+        case 'second-factor-required':
+          throw Boom.unauthorized('a two-factor authentication code is required (header X-SERVICE-OTP)');
+        default:
+          throw new Boom.Boom(err.message, { statusCode: err.kind === ErrorKind.Forbidden ? 403 : 401 });
+      }
+    }
   };
 
   await server.register([Basic, HapiJwt]);
   registerLoginEvents(server, bus, instanceId, clientIp);
 
   server.auth.strategy('basic-admin', 'basic', {
-    validate: async (request: Request, username: string, password: string) => {
-      await refuseMalformedBasic(request);
-      const ip = clientIp(request);
-      const admin = await admins.checkPassword(username, password);
-      if (!admin) {
-        await logEvent((await admins.findByUsername(username)) ? 1 : 2, username, ip, 'invalid admin credentials');
-        return { isValid: false, credentials: null };
-      }
-      if (admin.status !== AccountStatus.Enabled) {
-        await defender.addEvent(ip, 'valid');
-        return { isValid: false, credentials: null };
-      }
-      if (admin.filters.disable_password_auth) throw Boom.forbidden('password login is disabled for this admin');
-      if (!adminAllowedFrom(admin, ip)) throw Boom.forbidden(`login from ${ip} is not allowed for this admin`);
-      await secondFactor(ip, 'admin', admin, request);
-      await logEvent(5, username, ip, 'admin login', admin.role?.name ?? '');
-      const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin) };
-      return { isValid: true, credentials };
-    },
+    validate: (request: Request, username: string, password: string) => basicLogin(request, 'admin', username, password),
   });
 
   server.auth.strategy('basic-user', 'basic', {
-    validate: async (request: Request, username: string, password: string) => {
-      await refuseMalformedBasic(request);
-      const ip = clientIp(request);
-      const login = await users.checkLogin(username, password);
-      if (!login) {
-        await logEvent((await users.findByUsername(username)) ? 1 : 2, username, ip, 'invalid user credentials');
-        return { isValid: false, credentials: null };
-      }
-      const { user, view } = login;
-      const refusal = loginRefusal(view, ip);
-      if (refusal) {
-        await logEvent(1, username, ip, refusal);
-        if (/not allowed/.test(refusal)) throw Boom.forbidden(refusal);
-        return { isValid: false, credentials: null };
-      }
-      await secondFactor(ip, 'user', user, request);
-      await logEvent(5, username, ip, 'user login', user.role?.name ?? '');
-      const credentials: UserCredentials = { kind: 'user', user: users.identity(user) };
-      return { isValid: true, credentials };
-    },
+    validate: (request: Request, username: string, password: string) => basicLogin(request, 'user', username, password),
   });
 
   const lastKnownAdmins = new KnownAdmins();
@@ -196,14 +176,14 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
         admin: admins.identity(admin),
         jti: decoded.jti,
         exp: decoded.exp,
-        ...(decoded.idp === true ? { idpLogin: true } : mfaSetup('admin', admin.filters)),
+        ...(decoded.idp === true ? { idpLogin: true } : mfaSetup('admin', admin.filters, admin.filters)),
       };
       return { isValid: true, credentials };
     }
     // the revocation list, the user and its groups in one query, read fresh (a change on any node applies at once)
     const { revoked, user, view, mappings } = await users.findForToken(decoded.sub, decoded.jti);
     if (revoked) return { isValid: false, errorMessage: 'the token has been revoked' };
-    if (!user || !view || user.id !== decoded.uid || loginRefusal(view, ip)) return { isValid: false };
+    if (!user || !view || user.id !== decoded.uid || loginRefusal(view, ip, 'HTTP')) return { isValid: false };
     if (issuedBeforeRevocation(decoded, user.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
     // what the request's file session needs too, read by the same statement (see loadedUserOf)
     if (mappings) (request.app as RequestUserApp).loadedUser = mappings;
@@ -229,7 +209,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       const app = request.app as { defenderScored?: boolean };
       if (ctx.error?.message === 'invalid signature' && !app.defenderScored) {
         app.defenderScored = true;
-        defender.report(clientIp(request), 'invalid');
+        defender.report(clientIp(request), 'invalid', 'HTTP');
       }
       return ctx;
     },
@@ -250,77 +230,59 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   server.auth.strategy('jwt-admin', 'jwt', jwtStrategy('admin'));
   server.auth.strategy('jwt-user', 'jwt', jwtStrategy('user'));
 
-  // both API key strategies may refuse the same header: score the host once per request
-  const scoreApiKeyFailure = async (request: Request, kind: 'valid' | 'invalid') => {
-    const app = request.app as { defenderScored?: boolean };
-    if (app.defenderScored) return;
-    app.defenderScored = true;
-    await defender.addEvent(clientIp(request), kind);
-  };
-
   /**
-   * A refused API key is a log event (protocol HTTP), published once per
-   * request though both API key strategies may see the key: 2 for a key that
-   * matches no key or no account (the username the key names, if any), 1 for
-   * a key of an existing account refused (disabled account, API key login not
-   * enabled, address not allowed, key bound to another account) or sent to a
-   * binding without API key authentication. A key let in is not a login event:
-   * like a bearer token, it is used on every request.
+   * An API key refused on a binding without API key authentication: a log
+   * event 1 (protocol HTTP), published once per request though both API key
+   * strategies may see the key.
    */
-  const apiKeyRefused = async (request: Request, event: 1 | 2, username: string, message: string, role = '', score?: 'valid' | 'invalid'): Promise<never> => {
+  const apiKeyRefused = (request: Request, username: string, message: string): never => {
     const app = request.app as { apiKeyLogged?: boolean };
     if (!app.apiKeyLogged) {
       app.apiKeyLogged = true;
-      bus.publish('log', { timestamp: nowNanos(), event, protocol: 'HTTP', username, ip: clientIp(request), message, role, instance_id: instanceId });
+      bus.publish('log', { timestamp: nowNanos(), event: 1, protocol: 'HTTP', username, ip: clientIp(request), message, role: '', instance_id: instanceId });
     }
-    if (score) await scoreApiKeyFailure(request, score);
     throw Boom.unauthorized(message, 'APIKey');
   };
 
+  /**
+   * X-SERVICE-API-KEY through the login service (which publishes the log
+   * event of a refused key, 2 for no such key or account and 1 for a refused
+   * account, and scores the defender; a key let in is no login event: like a
+   * bearer token, it comes with every request). Every refusal is 401; a key of
+   * the other scope is "no credentials" for this strategy, so the next one may
+   * accept it. A refusal is remembered for the request: the other API key
+   * strategy answers it again without a second event or score.
+   */
   server.auth.scheme('apikey', (_server: Server, options?: { scope?: number }) => ({
     authenticate: async (request: Request, h: ResponseToolkit) => {
       const header = request.headers['x-service-api-key'];
       if (!header) throw Boom.unauthorized(null, 'APIKey');
-      const named = parseApiKeyHeader(String(header))?.username ?? '';
       if (bindingOf(request)?.enable_api_key_auth === false) {
-        return apiKeyRefused(request, 1, named, 'API key authentication is disabled on this binding');
+        return apiKeyRefused(request, parseApiKeyHeader(String(header))?.username ?? '', 'API key authentication is disabled on this binding');
       }
-      const found = await apiKeys.authenticate(String(header));
-      const scope = options?.scope;
-      if (!found) return apiKeyRefused(request, 2, named, 'invalid API key', '', 'invalid');
-      // a key of the other scope is "no credentials" for this strategy, so the next one may accept it
-      if (found.key.scope !== scope) throw Boom.unauthorized(null, 'APIKey');
-      const ip = clientIp(request);
-      if (scope === API_KEY_SCOPE.Admin) {
-        const username = found.key.admin?.username ?? found.username;
-        if (found.key.admin && found.username) return apiKeyRefused(request, 1, found.key.admin.username, 'this API key is bound to an admin');
-        const admin = username ? await admins.findForAuth(username) : null;
-        if (!admin || admin.status !== AccountStatus.Enabled) {
-          return apiKeyRefused(request, admin ? 1 : 2, username ?? '', 'invalid API key', admin?.role?.name ?? '', admin ? 'valid' : 'invalid');
-        }
-        const role = admin.role?.name ?? '';
-        if (!admin.filters.allow_api_key_auth) return apiKeyRefused(request, 1, admin.username, 'API key authentication is not enabled for this admin', role);
-        if (!adminAllowedFrom(admin, ip)) return apiKeyRefused(request, 1, admin.username, `access from ${ip} is not allowed`, role);
-        const credentials: AdminCredentials = { kind: 'admin', admin: admins.identity(admin), apiKeyId: found.key.key_id, ...mfaSetup('admin', admin.filters) };
+      const app = request.app as { apiKeyRefusal?: Boom.Boom };
+      if (app.apiKeyRefusal) throw app.apiKeyRefusal;
+      const audience = options?.scope === API_KEY_SCOPE.Admin ? 'admin' : 'user';
+      try {
+        const out = await login.login({
+          username: '',
+          credential: { method: 'apikey', key: String(header) },
+          ip: clientIp(request),
+          protocol: 'HTTP',
+          audience,
+          perRequest: true,
+        });
+        const credentials: AdminCredentials | UserCredentials =
+          audience === 'admin'
+            ? { kind: 'admin', admin: admins.identity(out.admin!), apiKeyId: out.apiKeyId!, ...mfaSetup('admin', out.admin!.filters, out.admin!.filters) }
+            : { kind: 'user', user: users.identity(out.user!), apiKeyId: out.apiKeyId!, ...mfaSetup('user', out.user!.filters, out.view!.filters) };
         return h.authenticated({ credentials: credentials as never });
+      } catch (err) {
+        if (!(err instanceof LoginRefusedError)) throw err;
+        if (err.reason === 'api-key-audience') throw Boom.unauthorized(null, 'APIKey');
+        app.apiKeyRefusal = Boom.unauthorized(err.message, 'APIKey');
+        throw app.apiKeyRefusal;
       }
-      const username = found.key.user?.username ?? found.username;
-      if (found.key.user && found.username) return apiKeyRefused(request, 1, found.key.user.username, 'this API key is bound to a user');
-      const user = username ? await users.findByUsername(username) : null;
-      const view = user ? await users.loginView(user) : null;
-      if (!user || !view || loginRefusal(view, ip)) {
-        return apiKeyRefused(request, user ? 1 : 2, username ?? '', 'invalid API key', user?.role?.name ?? '', user ? 'valid' : 'invalid');
-      }
-      if (!(user.filters as { allow_api_key_auth?: boolean }).allow_api_key_auth) {
-        return apiKeyRefused(request, 1, user.username, 'API key authentication is not enabled for this user', user.role?.name ?? '');
-      }
-      const credentials: UserCredentials = {
-        kind: 'user',
-        user: users.identity(user),
-        apiKeyId: found.key.key_id,
-        ...mfaSetup('user', user.filters, view.filters),
-      };
-      return h.authenticated({ credentials: credentials as never });
     },
   }));
   server.auth.strategy('apikey-admin', 'apikey', { scope: API_KEY_SCOPE.Admin });

@@ -25,9 +25,9 @@ export function registerDefenderHooks(server: Server, c: DependencyContainer): v
   server.events.on('response', (request: Request) => {
     const status = (request.response as { statusCode?: number } | null)?.statusCode;
     if (status === 429 && rateLimitScores(request)) {
-      defender.report(clientIp(request), 'limit_exceeded');
+      defender.report(clientIp(request), 'limit_exceeded', 'HTTP');
     } else if (status === 401 && TOKEN_PATHS.has(request.path) && !request.headers.authorization && !request.headers['x-service-api-key']) {
-      defender.report(clientIp(request), 'no_auth');
+      defender.report(clientIp(request), 'no_auth', 'HTTP');
     }
   });
 }

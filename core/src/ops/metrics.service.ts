@@ -147,7 +147,7 @@ export class MetricsService {
         this.transfers.inc({ ...labels, status: ev.status === 1 ? 'ok' : ev.status === 3 ? 'quota_exceeded' : 'error' });
         this.transferBytes.inc(labels, Math.max(0, Number(ev.file_size) || 0));
       }),
-      this.bus.on('ip-blocked', (ev) => this.defenderBans.inc({ protocol: ev.protocol ?? 'HTTP' })),
+      this.bus.on('ip-blocked', (ev) => this.defenderBans.inc({ protocol: ev.protocol })),
       this.events.onExecution((e) => {
         const type = this.plugins.actionType(e.type)?.key ?? String(e.type);
         this.actionExecutions.inc({ trigger: String(e.trigger), type, result: e.ok ? 'ok' : 'failed' });

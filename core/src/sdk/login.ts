@@ -7,6 +7,27 @@
  */
 import type { Protocol } from './protocols.js';
 
+/**
+ * The login methods an account's `filters.denied_login_methods` may deny
+ * (LoginMethods of reference.yaml): `password` denies passwords on every
+ * protocol, `password-over-SSH` only on SSH (SFTP, SCP); the `publickey+...`
+ * methods are the two steps of a multi-step SSH login.
+ */
+export const LOGIN_METHODS = Object.freeze([
+  'publickey',
+  'password',
+  'password-over-SSH',
+  'keyboard-interactive',
+  'publickey+password',
+  'publickey+keyboard-interactive',
+  'TLSCertificate',
+  'TLSCertificate+password',
+] as const);
+export type LoginMethod = (typeof LOGIN_METHODS)[number];
+
+/** A step of a login a connection already passed (see `LoginRequest.passed`). */
+export type LoginStep = 'publickey' | 'password' | 'keyboard-interactive' | 'TLSCertificate';
+
 /** What the client presented. */
 export type LoginCredential =
   /** A password, with the second factor (TOTP code or recovery code) when the client sends it in the same step. */
@@ -33,10 +54,31 @@ export interface LoginRequest {
   ip: string;
   /** The protocol of the front-end (SFTP, SCP, SSH, FTP, DAV, HTTP, ...): checked as its login protocol. */
   protocol: Protocol;
-  /** Steps this connection already passed (multi-step SSH logins: `['publickey']`). */
-  passed?: readonly ('publickey' | 'password' | 'keyboard-interactive' | 'TLSCertificate')[];
+  /**
+   * Steps this connection already passed: `['publickey']` for the second
+   * step of a multi-step SSH login (after `partial`), `['password']` (or
+   * `['keyboard-interactive']`) for the `otp` step after `second-factor`.
+   * The front-end vouches for them.
+   */
+  passed?: readonly LoginStep[];
   /** Users (default) or admins. */
   audience?: 'user' | 'admin';
+  /**
+   * The front-end can ask for the second factor in a following `otp` step:
+   * a password without its code then answers `second-factor` instead of
+   * being refused (SSH, FTP). Without it a missing code is a refusal.
+   */
+  secondFactorLater?: boolean;
+  /**
+   * Every request of the front-end carries its credentials and was admitted
+   * by the front-end's own checks (the REST API: IP lists, defender ban and
+   * rate limits run on each request before authentication). The login
+   * service then skips those checks, and an API key let in is not a login
+   * event (it comes with every request, like a bearer token). Otherwise the
+   * service runs them on each attempt (rate limit scope `token`) and an API
+   * key let in is a login (event 5).
+   */
+  perRequest?: boolean;
 }
 
 /** The account a login let in. */
@@ -49,8 +91,8 @@ export interface LoginAccount {
 }
 
 export type LoginResult =
-  /** Logged in. */
-  | { status: 'ok'; account: LoginAccount; method: string; secondFactor: 'none' | 'totp' | 'recovery' }
+  /** Logged in with `method` (the login method, `apikey` for an API key). */
+  | { status: 'ok'; account: LoginAccount; method: LoginMethod | 'apikey'; secondFactor: 'none' | 'totp' | 'recovery' }
   /** A public key asked about without a signature would be accepted. */
   | { status: 'key-accepted' }
   /** This step passed, and the account's login methods need another one of `next`. */

@@ -8,6 +8,7 @@ import type { EventProtocol } from '../events/event-types.js';
 import type { Logger } from '../logger.js';
 import { parseIpNet } from '../util/ip-net.js';
 import { IpListService } from './ip-list.service.js';
+import { loginProtocolOf, type LoginProtocol } from '../sdk/protocols.js';
 
 /** What a host did: the config key `score_<kind>` gives its score. */
 export type DefenderEventKind = 'invalid' | 'valid' | 'limit_exceeded' | 'no_auth';
@@ -97,12 +98,12 @@ export class DefenderService {
   }
 
   /** 403 message when `ip` is banned now (the request extends the ban), else null. */
-  async banRefusal(ip: string, protocol: EventProtocol = 'HTTP'): Promise<string | null> {
+  async banRefusal(ip: string, protocol: EventProtocol): Promise<string | null> {
     return (await this.isBanned(ip, protocol)) ? `access denied: ${ip} is banned by the defender` : null;
   }
 
   /** Whether the host is banned now; a banned host's attempt extends its ban by ban_time_increment percent. */
-  async isBanned(rawIp: string, protocol: EventProtocol = 'HTTP'): Promise<boolean> {
+  async isBanned(rawIp: string, protocol: EventProtocol): Promise<boolean> {
     if (!this.cfg.enabled) return false;
     const ip = defenderHostIp(rawIp);
     if (!ip) return false;
@@ -122,7 +123,7 @@ export class DefenderService {
    * observation time reach the threshold. Returns true when this call banned it.
    * Disabled defender, zero score, safe-listed or already banned host: nothing happens.
    */
-  async addEvent(rawIp: string, kind: DefenderEventKind, protocol: EventProtocol = 'HTTP'): Promise<boolean> {
+  async addEvent(rawIp: string, kind: DefenderEventKind, protocol: EventProtocol): Promise<boolean> {
     if (!this.cfg.enabled) return false;
     const score = this.cfg[`score_${kind}`];
     const ip = defenderHostIp(rawIp);
@@ -162,7 +163,7 @@ export class DefenderService {
   }
 
   /** addEvent without waiting (auth hooks that cannot await); failures are logged. See idle(). */
-  report(ip: string, kind: DefenderEventKind, protocol: EventProtocol = 'HTTP'): void {
+  report(ip: string, kind: DefenderEventKind, protocol: EventProtocol): void {
     if (!this.cfg.enabled) return;
     const p = this.addEvent(ip, kind, protocol)
       .catch((err) => this.log.error({ err, ip }, 'defender: scoring failed'))
@@ -257,10 +258,7 @@ function renderHost(h: { ip: string; ban_time: number; score: number }): Defende
   return view;
 }
 
-/** IP list protocol of an event protocol (the lists know SSH, FTP, DAV and HTTP). */
-function ipListProtocol(p: EventProtocol): 'SSH' | 'FTP' | 'DAV' | 'HTTP' {
-  if (p === 'SSH' || p === 'SFTP' || p === 'SCP') return 'SSH';
-  if (p === 'FTP') return 'FTP';
-  if (p === 'DAV') return 'DAV';
-  return 'HTTP';
+/** IP list protocol of an event protocol (its login protocol; the server's own work is checked against entries of every protocol). */
+function ipListProtocol(p: EventProtocol): LoginProtocol | undefined {
+  return loginProtocolOf(p) ?? undefined;
 }

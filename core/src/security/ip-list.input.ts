@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { canonicalIpNet } from '../util/ip-net.js';
+import type { LoginProtocol } from '../sdk/protocols.js';
 
 /** IPListType: 1 allow list, 2 defender, 3 rate limiter safe list. */
 export const IP_LIST_TYPES = [1, 2, 3] as const;
@@ -8,9 +9,9 @@ export type IpListType = (typeof IP_LIST_TYPES)[number];
 /** IPListMode: 1 allow, 2 deny (defender lists only). */
 export const IP_LIST_MODES = [1, 2] as const;
 
-/** Protocol bits of an entry (0: every protocol). */
-export const IP_LIST_PROTOCOLS = { SSH: 1, FTP: 2, DAV: 4, HTTP: 8 } as const;
-export type IpListProtocol = keyof typeof IP_LIST_PROTOCOLS;
+/** Protocol bits of an entry (0: every protocol): one per login protocol of sdk/protocols.ts. */
+export const IP_LIST_PROTOCOLS = { SSH: 1, FTP: 2, DAV: 4, HTTP: 8 } as const satisfies Record<LoginProtocol, number>;
+export type IpListProtocol = LoginProtocol;
 export const ALL_PROTOCOLS_MASK = 15;
 
 export const ipListType = Joi.number()

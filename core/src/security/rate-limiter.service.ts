@@ -105,7 +105,7 @@ export class RateLimiterService {
    * Takes a token for a request of `ip` in `scope`: null when it may pass,
    * else why not. Safe-listed hosts (IP list 3) always pass and take nothing.
    */
-  async check(scope: RateLimitScope, ip: string, protocol: IpListProtocol = 'HTTP'): Promise<RateLimitRefusal | null> {
+  async check(scope: RateLimitScope, ip: string, protocol: IpListProtocol): Promise<RateLimitRefusal | null> {
     const c = this.cfg[scope];
     if (!active(c.global) && !active(c.per_host)) return null;
     if (await this.ipLists.isRateLimitExempt(ip, protocol)) return null;

@@ -320,19 +320,19 @@ t.test('entries limits and a disabled defender', async (t) => {
   d.clock = () => clock;
   const token = await L.adminToken();
   const list = async () => ((await call(Object.assign(L, { token }), 'GET', H)).body as { ip: string; score: number; ban_time?: string }[]).map((h) => h.ip);
-  for (let i = 0; i < 3; i++) t.notOk(await d.addEvent('10.9.0.1', 'invalid'), 'not yet banned');
-  t.ok(await d.addEvent('10.9.0.1', 'valid'), 'this event banned the host');
-  t.notOk(await d.addEvent('10.9.0.1', 'invalid'), 'banned hosts are not scored');
+  for (let i = 0; i < 3; i++) t.notOk(await d.addEvent('10.9.0.1', 'invalid', 'HTTP'), 'not yet banned');
+  t.ok(await d.addEvent('10.9.0.1', 'valid', 'HTTP'), 'this event banned the host');
+  t.notOk(await d.addEvent('10.9.0.1', 'invalid', 'HTTP'), 'banned hosts are not scored');
   for (let i = 2; i <= 5; i++) {
     clock += 1000;
-    await d.addEvent(`10.9.0.${i}`, 'valid');
+    await d.addEvent(`10.9.0.${i}`, 'valid', 'HTTP');
   }
   t.same(await list(), ['10.9.0.1', '10.9.0.2', '10.9.0.3', '10.9.0.4', '10.9.0.5'], 'at the hard limit');
   clock += 1000;
-  await d.addEvent('10.9.0.6', 'valid');
+  await d.addEvent('10.9.0.6', 'valid', 'HTTP');
   t.same(await list(), ['10.9.0.1', '10.9.0.5', '10.9.0.6'], 'beyond it: down to the soft limit, the oldest scored hosts first, the banned kept');
-  t.notOk(await d.addEvent('not-an-ip', 'invalid'));
-  t.notOk(await d.isBanned('not-an-ip'));
+  t.notOk(await d.addEvent('not-an-ip', 'invalid', 'HTTP'));
+  t.notOk(await d.isBanned('not-an-ip', 'HTTP'));
 
   const D = await createTestApp({ plugins: [] });
   t.teardown(() => D.close());

@@ -195,7 +195,7 @@ export class OidcService {
   private async userToken(username: string, ip: string): Promise<IssuedToken> {
     const user = await this.users.findByUsername(username);
     if (!user) this.refuse(2, username, ip, 401, `no user "${username}" exists in Ferry`);
-    const refusal = loginRefusal(await this.users.loginView(user), ip);
+    const refusal = loginRefusal(await this.users.loginView(user), ip, 'OIDC');
     if (refusal) this.refuse(1, username, ip, 403, refusal);
     await this.users.touchLogin(user.id);
     this.logLogin(username, ip, 'user OIDC login', user.role?.name ?? '');

@@ -75,7 +75,7 @@ export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
           const p = request.payload as { config_name: string; passcode: string; secret: string };
           if (!mfa.validate(p.config_name, p.passcode, p.secret)) {
             // a wrong code scores the host like a wrong code at login (an existing account's failure)
-            await defender.addEvent(clientIp(request), 'valid');
+            await defender.addEvent(clientIp(request), 'valid', 'HTTP');
             throw Errors.badRequest('"passcode" does not match the secret: check the device clock and try the next code');
           }
           return { message: 'the passcode is valid' };
