@@ -16,6 +16,7 @@ export * from './lazy-module.js';
 export * from './event-search.js';
 export * from './process-tag.js';
 export * from './client-cache.js';
+export * from './key-tree.js';
 export type { PluginDatabase, PluginEntitiesDef, PluginMigration } from '../data/plugin-entities.js';
 export { redactSecrets } from '../secrets/redact.js';
 export * from './protocols.js';

@@ -5,7 +5,9 @@ import {
   FsErrorCode,
   baseName,
   emptyReadable,
+  forEachConcurrently,
   isSubPath,
+  moveKeyTree,
   normalizePrefix,
   normalizeVirtualPath,
   onAbort,
@@ -360,21 +362,19 @@ export class GcsFs implements Fs {
     }
   }
 
-  /** Copies every object under one key prefix to another, then deletes the originals. */
+  /** Copies every object under one key prefix to another, BATCH at a time, then deletes each page's originals. */
   private async moveTree(fromPrefix: string, toPrefix: string, o: RenameOptions): Promise<void> {
-    let moved = 0;
-    for await (const files of this.objectsUnder(fromPrefix, o.signal)) {
-      for (let i = 0; i < files.length; i += BATCH) {
-        throwIfFsAborted(o.signal);
-        await Promise.all(
-          files.slice(i, i + BATCH).map(async (f) => {
-            await f.copy(this.bucket.file(toPrefix + f.name.slice(fromPrefix.length)));
-            await f.delete({ ignoreNotFound: true });
-            o.onProgress?.(++moved);
-          }),
-        );
-      }
-    }
+    await moveKeyTree({
+      pages: this.objectsUnder(fromPrefix, o.signal),
+      keyOf: (f) => f.name,
+      from: fromPrefix,
+      to: toPrefix,
+      copy: async (f, toKey) => void (await f.copy(this.bucket.file(toKey))),
+      deleteSources: (files) => deleteFiles(files, o.signal),
+      concurrency: BATCH,
+      signal: o.signal,
+      onProgress: o.onProgress,
+    });
   }
 
   async remove(path: string, o: RemoveOptions = {}): Promise<void> {
@@ -394,11 +394,7 @@ export class GcsFs implements Fs {
       if (first.some((f) => f.name !== dirKey) && !o.recursive) {
         throw new FsError(FsErrorCode.NotEmpty, `${p}: directory not empty`, { path: p });
       }
-      for await (const files of this.objectsUnder(dirKey, o.signal)) {
-        for (let i = 0; i < files.length; i += BATCH) {
-          await Promise.all(files.slice(i, i + BATCH).map((f) => f.delete({ ignoreNotFound: true })));
-        }
-      }
+      for await (const files of this.objectsUnder(dirKey, o.signal)) await deleteFiles(files, o.signal);
     } catch (err) {
       throw mapGcsError(err, 'remove', p);
     }
@@ -471,6 +467,11 @@ export class GcsFs implements Fs {
   async close(): Promise<void> {
     // The Storage client is shared (see gcs-client.ts); nothing per instance.
   }
+}
+
+/** Deletes objects, BATCH at a time; one already gone is fine. */
+function deleteFiles(files: File[], signal: AbortSignal | undefined): Promise<void> {
+  return forEachConcurrently(files, BATCH, async (f) => void (await f.delete({ ignoreNotFound: true })), signal);
 }
 
 /** A media answer: its status, headers, body, and the checks its bytes go through. */
