@@ -12,8 +12,8 @@ import type { PathWrite } from './quota-tracker.js';
 import type { JournalEntry } from './upload-journal.js';
 import { bandwidthFor, Throttle } from './throttle.js';
 import { pump } from './pump.js';
-import { readBufferPool, writeRecycling, type ReadBufferLease } from '../sdk/read-buffers.js';
-import { noteShortLived } from '../sdk/gc-pacer.js';
+import { readBufferPool, writeRecycling, type ReadBufferLease } from './read-buffers.js';
+import { noteShortLived } from './gc-pacer.js';
 import type { Resolved } from './vfs.js';
 
 export const STAGE_HWM = 256 * 1024;
