@@ -10,11 +10,12 @@
 // - no file over 500 lines without a comment saying why ("longer than 500 lines: <reason>").
 // Run by `npm run lint`.
 //   node scripts/check-layers.mjs          exit 1 and name each problem
+//   node scripts/check-layers.mjs DIR      the same on another checkout's tree (the script's tests)
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const root = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..'));
 const src = path.join(root, 'core/src');
 const MAX_LINES = 500;
 
