@@ -29,25 +29,17 @@ export * from './sdk/index.js';
 // TOKENS to resolve core services through PluginContext.core.get(), and the
 // types of the services resolved with them.
 export { TOKENS } from './tokens.js';
-export type {
-  EventAccounts,
-  AccountUser,
-  AccountMount,
-  UserSelection,
-  EventShares,
-  ShareInfo,
-  ProvisionMode,
-  ProvisionResult,
-} from './event-manager/accounts.js';
-export type { Mailer, MailMessage, MailAttachment, MailResult } from './ops/mailer.js';
-export type { LogRotator, RotateResult } from './ops/log-rotator.js';
-export type { RetentionChecks, RetentionCheck, FolderRetention } from './event-manager/retention-checks.js';
-export type { EventRecorder, RecordedEvents, RecordedKind } from './event-manager/recorder.js';
+// (EventAccounts, EventShares, MailMessage, RotateResult, FolderRetention, RecordedKind, UserFilesAccess...
+// are contracts of the SDK: exported above through sdk/index.ts.)
+export type { Mailer } from './ops/mailer.js';
+export type { LogRotator } from './ops/log-rotator.js';
+export type { RetentionChecks, RetentionCheck } from './event-manager/retention-checks.js';
+export type { EventRecorder } from './event-manager/recorder.js';
 export type { EventManager, ActionExecution } from './event-manager/event-manager.js';
 export type { EventScheduler, SchedulerClock } from './event-manager/scheduler.js';
 export { ManualClock } from './event-manager/scheduler.js';
 export type { FsFactory } from './vfs/fs-factory.js';
-export type { UserFiles, UserFilesAccess, UserFileWriteOptions } from './vfs/user-files.js';
-export type { ConditionPattern } from './event-manager/patterns.js';
+// The read buffer pool is core's engine (vfs/), not the SDK; fs-local's lent-buffers test reads through it.
+export { ReadBufferPool, ReadBufferLease } from './vfs/read-buffers.js';
 export { matchPatterns, matchAnyPatterns } from './event-manager/patterns.js';
 export { userMatchesConditions } from './event-manager/conditions.js';

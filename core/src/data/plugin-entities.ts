@@ -1,27 +1,11 @@
-import type { EntitySchema, MikroORM } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/core';
 import type { SqlEntityManager } from '@mikro-orm/postgresql';
 import type { Dialect } from './orm.js';
-import { runMigrations, type NamedMigration } from './migrate.js';
+import { runMigrations } from './migrate.js';
 import type { Logger } from '../logger.js';
+import type { PluginDatabase, PluginEntitiesDef } from '../sdk/plugin-entities.js';
 
-/** A migration of a plugin's tables: SQL statements run in order, once (recorded by name). */
-export interface PluginMigration extends NamedMigration {
-  /** Unique among every migration, e.g. `Migration20261125170000_events_search`. */
-  name: string;
-}
-
-/** Entities a plugin owns in the core database, with their migrations for both dialects. */
-export interface PluginEntitiesDef {
-  entities: EntitySchema<any>[];
-  migrations: { sqlite: PluginMigration[]; postgresql: PluginMigration[] };
-}
-
-/** What registerEntities() gives back: the core database, with the plugin's entities known to it. */
-export interface PluginDatabase {
-  readonly dialect: 'sqlite' | 'postgresql';
-  /** A fresh EntityManager fork (no identity map shared with requests); both dialects are SQL (query builder, knex). */
-  em(): SqlEntityManager;
-}
+export type { PluginDatabase, PluginEntitiesDef, PluginMigration } from '../sdk/plugin-entities.js';
 
 /**
  * Makes a plugin's MikroORM entities known to the open ORM and runs the

@@ -1,11 +1,12 @@
 import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
-import type { EventRecorder, RecordedEvents, RecordedKind } from './recorder.js';
+import type { EventRecorder, RecordedKind } from './recorder.js';
 import type { EventSearchRegistry } from '../events/event-search.registry.js';
-import type { EventSearchFilters, StoredEvents } from '../sdk/event-search.js';
+import type { EventSearchFilters } from '../sdk/event-search.js';
+import type { EventHistory } from '../sdk/host.js';
+import type { HistoryEvent } from '../sdk/event-history.js';
 
-/** An event of the history: as published (in-memory recorder) or as stored (event search, with its id). */
-export type HistoryEvent<K extends RecordedKind> = RecordedEvents[K][number] | StoredEvents[K];
+export type { HistoryEvent } from '../sdk/event-history.js';
 
 const PAGE = 1000;
 
@@ -26,7 +27,7 @@ function rangeFilters<K extends RecordedKind>(kind: K, startNs: number, endNs: n
  * restarts), otherwise from this node's in-memory recorder.
  */
 @injectable()
-export class EventHistoryService {
+export class EventHistoryService implements EventHistory {
   constructor(
     @inject(TOKENS.EventRecorder) private readonly recorder: EventRecorder,
     @inject(TOKENS.EventSearch) private readonly searches: EventSearchRegistry,

@@ -4,10 +4,9 @@
  * `[^a-z]`, `\` escapes), and `**` (any run of characters, '/' included) as
  * doublestar does.
  */
-export interface ConditionPattern {
-  pattern: string;
-  inverse_match?: boolean;
-}
+import type { ConditionPattern } from '../sdk/accounts.js';
+
+export type { ConditionPattern } from '../sdk/accounts.js';
 
 const cache = new Map<string, RegExp | null>();
 

@@ -2,15 +2,9 @@ import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
 import type { FerryConfig } from '../config/schema.js';
 import type { EventBus } from '../events/event-bus.js';
-import type { FsEvent, LogEvent, ProviderEvent } from '../events/event-types.js';
+import type { RecordedEvents, RecordedKind } from '../sdk/event-history.js';
 
-export type RecordedKind = 'fs' | 'provider' | 'log';
-
-export interface RecordedEvents {
-  fs: FsEvent[];
-  provider: ProviderEvent[];
-  log: LogEvent[];
-}
+export type { RecordedEvents, RecordedKind } from '../sdk/event-history.js';
 
 /** Bytes an event is taken to hold besides its strings (object, numbers, hidden classes). */
 const EVENT_OVERHEAD = 256;

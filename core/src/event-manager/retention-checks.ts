@@ -1,12 +1,9 @@
 import { ConflictError } from '../errors.js';
 import { injectable } from 'tsyringe';
+import type { RetentionTracker } from '../sdk/host.js';
+import type { FolderRetention } from '../sdk/retention.js';
 
-/** FolderRetention of the REST API: retention in hours (0 keeps everything). */
-export interface FolderRetention {
-  path: string;
-  retention: number;
-  delete_empty_dirs: boolean;
-}
+export type { FolderRetention } from '../sdk/retention.js';
 
 /** RetentionCheck of the REST API: a check in progress. */
 export interface RetentionCheck {
@@ -18,7 +15,7 @@ export interface RetentionCheck {
 
 /** Data retention checks running on this node (GET /retention/users/checks); one per user at a time. */
 @injectable()
-export class RetentionChecks {
+export class RetentionChecks implements RetentionTracker {
   private readonly running = new Map<string, RetentionCheck>();
 
   /** Registers a check; 409 when one already runs for the user. Returns the function that ends it. */

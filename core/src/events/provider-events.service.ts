@@ -5,12 +5,9 @@ import type { ProviderEventAction, ProviderObjectType } from './event-types.js';
 import { nowNanos } from './event-types.js';
 import { redactSecrets } from '../secrets/redact.js';
 
-/** Who performed a change, for provider events and audit logs. */
-export interface Actor {
-  username: string;
-  ip: string;
-  role: string;
-}
+import type { Actor } from '../sdk/accounts.js';
+
+export type { Actor } from '../sdk/accounts.js';
 
 export const SYSTEM_ACTOR: Actor = { username: '', ip: '', role: '' };
 

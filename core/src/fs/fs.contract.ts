@@ -101,7 +101,7 @@ export interface ReadWithInfo {
   stream: Readable;
 }
 
-/** Read buffers lent for one read (ReadOptions.buffers, sdk/read-buffers.ts). */
+/** Read buffers lent for one read (ReadOptions.buffers, vfs/read-buffers.ts). */
 export interface ReadBuffers {
   /** Bytes per buffer now: the read size to use (may grow along a long transfer; a taken buffer's length is what to read). */
   readonly size: number;

@@ -7,13 +7,10 @@ import { pino } from 'pino';
 import { TOKENS } from '../tokens.js';
 import type { FerryConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import type { LogRotation } from '../sdk/host.js';
+import type { RotateResult } from '../sdk/log-rotation.js';
 
-export interface RotateResult {
-  /** The rotated file, or '' when logs go to standard output or the file did not exist yet. */
-  rotated: string;
-  /** Older rotated files removed to honour `keep`. */
-  removed: string[];
-}
+export type { RotateResult } from '../sdk/log-rotation.js';
 
 /** The logger's file destination (sonic-boom), as far as rotation uses it. */
 type Destination = EventEmitter & { reopen?: (f?: string) => void; flushSync?: () => void; _opening?: boolean; _reopening?: boolean };
@@ -50,7 +47,7 @@ function stamp(d: Date): string {
  * file. Does nothing when the logs go to standard output.
  */
 @injectable()
-export class LogRotator {
+export class LogRotator implements LogRotation {
   constructor(
     @inject(TOKENS.Config) private readonly config: FerryConfig,
     @inject(TOKENS.Logger) private readonly logger: Logger,

@@ -1,5 +1,4 @@
 import net from 'node:net';
-import type { Readable } from 'node:stream';
 import { inject, injectable } from 'tsyringe';
 import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
@@ -7,6 +6,10 @@ import { TOKENS } from '../tokens.js';
 import { lazyModule } from '../sdk/lazy-module.js';
 import type { FerryConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import type { MailSender } from '../sdk/host.js';
+import type { MailMessage, MailResult } from '../sdk/mail.js';
+
+export type { MailAttachment, MailMessage, MailResult } from '../sdk/mail.js';
 
 /** Config section `smtp`: the mail server Ferry sends notifications through. */
 export interface SmtpConfig {
@@ -38,31 +41,6 @@ export const DEFAULT_SMTP_CONFIG: SmtpConfig = {
   skip_tls_verify: false,
 };
 
-export interface MailAttachment {
-  filename: string;
-  /** A local file to attach (streamed). */
-  path?: string;
-  /** The bytes, or a stream read while the message is sent (its error fails the send). */
-  content?: string | Buffer | Readable;
-  contentType?: string;
-}
-
-export interface MailMessage {
-  to: string[];
-  bcc?: string[];
-  subject: string;
-  /** Plain text body, or HTML when `html` is true. */
-  body: string;
-  html?: boolean;
-  attachments?: MailAttachment[];
-}
-
-export interface MailResult {
-  accepted: string[];
-  rejected: string[];
-  messageId: string;
-}
-
 /**
  * Sends mail through the configured SMTP server (nodemailer). One transport
  * per app, created on first use.
@@ -71,7 +49,7 @@ export interface MailResult {
 const nodemailerModule = lazyModule(() => import('nodemailer'));
 
 @injectable()
-export class Mailer {
+export class Mailer implements MailSender {
   private readonly cfg: SmtpConfig;
   private transport: Transporter<SMTPTransport.SentMessageInfo> | null = null;
 

@@ -7,7 +7,7 @@ import type { ActionTypeDef } from '../events/action.contract.js';
 import type { Fs, FsCapabilities, FsScope } from '../fs/fs.contract.js';
 import type { SecretsService } from '../secrets/secret.js';
 import type { EventSearch } from '../sdk/event-search.js';
-import type { PluginDatabase, PluginEntitiesDef } from '../data/plugin-entities.js';
+import type { PluginDatabase, PluginEntitiesDef } from '../sdk/plugin-entities.js';
 
 /** Plugin-API major versions this core accepts. */
 export const PLUGIN_API_VERSION = 1;

@@ -1,10 +1,9 @@
-import type { EventAccounts, EventShares } from '../event-manager/accounts.js';
-import type { RecordedKind } from '../event-manager/recorder.js';
-import type { HistoryEvent } from '../event-manager/event-history.js';
-import type { FolderRetention } from '../event-manager/retention-checks.js';
-import type { MailMessage, MailResult } from '../ops/mailer.js';
-import type { RotateResult } from '../ops/log-rotator.js';
-import type { UserFilesAccess } from '../vfs/user-files.js';
+import type { EventAccounts, EventShares } from './accounts.js';
+import type { HistoryEvent, RecordedKind } from './event-history.js';
+import type { FolderRetention } from './retention.js';
+import type { MailMessage, MailResult } from './mail.js';
+import type { RotateResult } from './log-rotation.js';
+import type { UserFilesAccess } from './user-files.js';
 import type { FerryConfig } from '../config/schema.js';
 import { TOKENS } from '../tokens.js';
 

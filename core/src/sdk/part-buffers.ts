@@ -1,4 +1,4 @@
-import { noteShortLived } from './gc-pacer.js';
+import { noteShortLived } from './short-lived.js';
 
 /**
  * The part buffers of one upload: at most `max` of `size` bytes, allocated

@@ -5,11 +5,11 @@ import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { baseName, parentPath } from '../fs/path.js';
 import type { ActiveTransfer } from './connection-manager.js';
 import { FS_STATUS } from './fs-events.js';
-import type { FileSession } from './file-session.js';
+import type { SessionCore } from './session-core.js';
 import { TransferReservation } from './quota-guard.js';
 import { bandwidthFor, Throttle } from './throttle.js';
-import { readBufferPool, writeRecycling, type ReadBufferLease } from '../sdk/read-buffers.js';
-import { noteShortLived } from '../sdk/gc-pacer.js';
+import { readBufferPool, writeRecycling, type ReadBufferLease } from './read-buffers.js';
+import { noteShortLived } from './gc-pacer.js';
 import type { Resolved } from './vfs.js';
 import { Meter, recordFirst, transferLimits } from './transfers.js';
 
@@ -39,7 +39,7 @@ export interface PreparedDownload {
  * storage instead of two, unless a pre-download hook is configured (it runs
  * before the file is opened).
  */
-export async function prepareDownload(s: FileSession, vpath: string, o: { openWhole?: boolean; signal?: AbortSignal } = {}): Promise<PreparedDownload> {
+export async function prepareDownload(s: SessionCore, vpath: string, o: { openWhole?: boolean; signal?: AbortSignal } = {}): Promise<PreparedDownload> {
   const signal = o.signal ?? s.signal;
   s.checkName(vpath, 'read');
   if (o.openWhole) {
@@ -58,7 +58,7 @@ export async function prepareDownload(s: FileSession, vpath: string, o: { openWh
  * a pre-download hook, or a path that is not a readable file (the usual
  * path then says which error).
  */
-async function openWithInfo(s: FileSession, vpath: string, signal: AbortSignal): Promise<PreparedDownload | undefined> {
+async function openWithInfo(s: SessionCore, vpath: string, signal: AbortSignal): Promise<PreparedDownload | undefined> {
   if (s.vfs.isVirtualDir(vpath) || !s.perms.has(parentPath(vpath), 'download')) return undefined;
   const r = s.vfs.resolve(vpath);
   const fs = await s.vfs.fs(r.mount);
@@ -80,7 +80,7 @@ export interface DownloadStream {
   /**
    * With `recycle`: writes `stream` to `dest` (a socket, a response) chunk
    * by chunk and gives each read buffer back once `dest` took its bytes, so
-   * it is read into again (sdk/read-buffers.ts). The front-end calls it
+   * it is read into again (vfs/read-buffers.ts). The front-end calls it
    * instead of piping the stream (the HTTP layer hands it to hapi, see
    * http/user-session.ts); a stream piped otherwise reads into new buffers.
    */
@@ -109,7 +109,7 @@ function downloadQuotaError(): FsError {
  * caller destroys `stream` when the client goes away.
  */
 export async function meteredDownload(
-  s: FileSession,
+  s: SessionCore,
   target: Resolved,
   label: string,
   declared: number,
@@ -186,7 +186,7 @@ export async function meteredDownload(
 
 /** Opens a prepared download, optionally a byte range (inclusive bounds), after the pre-download hooks. */
 export async function openDownload(
-  s: FileSession,
+  s: SessionCore,
   p: PreparedDownload,
   range?: { start: number; end: number },
   o: DownloadOptions = {},

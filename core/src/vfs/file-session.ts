@@ -33,21 +33,9 @@ import type { UploadJournal } from './upload-journal.js';
 import type { QuotaService } from './quota.service.js';
 import { VirtualFs, type Resolved } from './vfs.js';
 import { openSessionRead, openSessionWrite, truncateFile } from './session-io.js';
+import type { FileSessionDeps, SessionCore } from './session-core.js';
 
-export interface FileSessionDeps {
-  config: FerryConfig;
-  factory: FsFactory;
-  tracker: QuotaTracker;
-  pathWrites: PathWrites;
-  journal: UploadJournal;
-  usage: UsageStore;
-  quota: QuotaService;
-  bus: EventBus;
-  hooks: FsHooks;
-  connections: ConnectionManager;
-  instanceId: string;
-  logger: Logger;
-}
+export type { FileSessionDeps } from './session-core.js';
 
 export interface FileSessionInit {
   user: EffectiveUser;
@@ -78,7 +66,7 @@ const denied = (msg: string) => new FsError(FsErrorCode.Permission, msg);
  * order; the helpers they share (quota-guard, fs-events, vfs) are already
  * apart, and splitting the operations across files would hide that order.
  */
-export class FileSession implements FileSessionApi {
+export class FileSession implements FileSessionApi, SessionCore {
   readonly vfs: VirtualFs;
   readonly perms: PermissionSet;
   readonly patterns: PatternFilters;

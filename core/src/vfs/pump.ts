@@ -2,7 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import type { WriteHandle } from '../fs/fs.contract.js';
 import { FsError } from '../fs/fs-error.js';
-import { noteShortLived } from '../sdk/gc-pacer.js';
+import { noteShortLived } from './gc-pacer.js';
 import type { Throttle } from './throttle.js';
 
 /**

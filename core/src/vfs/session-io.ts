@@ -3,7 +3,7 @@ import { FsError, FsErrorCode } from '../fs/fs-error.js';
 import { parentPath } from '../fs/path.js';
 import type { SessionRead, SessionReadOptions, SessionWrite, SessionWriteOptions } from '../sdk/file-session.js';
 import { linkedSignal } from '../sdk/signals.js';
-import type { FileSession } from './file-session.js';
+import type { SessionCore } from './session-core.js';
 import { quotaScope, StorageReservation } from './quota-guard.js';
 import { openDownload, prepareDownload } from './downloads.js';
 import { STAGE_HWM, uploadFile } from './transfers.js';
@@ -27,7 +27,7 @@ function readRange(o: SessionReadOptions, size: number, vpath: string): { start:
   return { start, end };
 }
 
-export async function openSessionRead(s: FileSession, vpath: string, o: SessionReadOptions = {}): Promise<SessionRead> {
+export async function openSessionRead(s: SessionCore, vpath: string, o: SessionReadOptions = {}): Promise<SessionRead> {
   const linked = o.signal ? linkedSignal(s.signal, o.signal) : undefined;
   const signal = linked?.signal ?? s.signal;
   try {
@@ -46,7 +46,7 @@ export async function openSessionRead(s: FileSession, vpath: string, o: SessionR
  * passed and the backend's write is open (uploadFile's onOpen), rejects
  * with the refusal otherwise. abort() stops it (its own signal).
  */
-export async function openSessionWrite(s: FileSession, vpath: string, o: SessionWriteOptions = {}): Promise<SessionWrite> {
+export async function openSessionWrite(s: SessionCore, vpath: string, o: SessionWriteOptions = {}): Promise<SessionWrite> {
   const stopped = new AbortController();
   const linked = linkedSignal(s.signal, o.signal, stopped.signal);
   const source = new PassThrough({ highWaterMark: STAGE_HWM });
@@ -78,7 +78,7 @@ export async function openSessionWrite(s: FileSession, vpath: string, o: Session
  * reserves the bytes it adds, cutting it credits them). No filesystem event
  * is published (a truncation is not a transfer).
  */
-export async function truncateFile(s: FileSession, vpath: string, size: number, signal: AbortSignal): Promise<void> {
+export async function truncateFile(s: SessionCore, vpath: string, size: number, signal: AbortSignal): Promise<void> {
   s.ensureWritable();
   s.checkName(vpath, 'read');
   s.checkName(vpath, 'write');

@@ -4,7 +4,7 @@ import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { parentPath } from '../fs/path.js';
 import type { ActiveTransfer } from './connection-manager.js';
 import { nowNanos, type FsEvent } from '../events/event-types.js';
-import type { FileSession } from './file-session.js';
+import type { SessionCore } from './session-core.js';
 import { hookError } from './hook-error.js';
 import { quotaScope, StorageReservation, TransferReservation, type QuotaBatch } from './quota-guard.js';
 import type { PathWrite } from './quota-tracker.js';
@@ -35,20 +35,20 @@ export class Meter extends Transform {
  * guarded: another session may have been first); after that, no transfer of
  * the session writes the user's row again.
  */
-export async function recordFirst(s: FileSession, column: 'first_upload' | 'first_download'): Promise<boolean> {
+export async function recordFirst(s: SessionCore, column: 'first_upload' | 'first_download'): Promise<boolean> {
   if (s.user[column]) return false;
   const set = await s.deps.usage.markFirst(s.user.id, column);
   s.user[column] ||= Date.now();
   return set;
 }
 
-export function transferLimits(s: FileSession) {
+export function transferLimits(s: SessionCore) {
   const c = s.deps.config.common;
   return { maxTotal: c.max_total_transfers, maxPerHost: c.max_per_host_transfers };
 }
 
 /** Max size of one uploaded file for the user (0: unlimited). */
-export function maxUploadSize(s: FileSession): number {
+export function maxUploadSize(s: SessionCore): number {
   const v = Number(s.user.filters.max_upload_file_size ?? 0);
   return Number.isFinite(v) && v > 0 ? v : 0;
 }
@@ -127,7 +127,7 @@ export interface UploadOptions {
  * size. The upload journal covers it like any upload (a crash in between is
  * repaired at start-up by a scan).
  */
-export async function uploadFile(s: FileSession, vpath: string, source: Readable, o: UploadOptions = {}): Promise<{ size: number }> {
+export async function uploadFile(s: SessionCore, vpath: string, source: Readable, o: UploadOptions = {}): Promise<{ size: number }> {
   const startedAt = Date.now();
   const signal = o.signal ?? s.signal;
   s.ensureWritable();
@@ -153,7 +153,7 @@ export async function uploadFile(s: FileSession, vpath: string, source: Readable
 }
 
 async function uploadToPath(
-  s: FileSession,
+  s: SessionCore,
   vpath: string,
   r: Resolved,
   fs: Fs,
@@ -330,7 +330,7 @@ interface WriteAt {
  * backend, or undefined for a whole upload (no offset, or offset 0 with
  * nothing to keep: a missing file, or truncate asked).
  */
-function writeAtOffset(s: FileSession, vpath: string, r: Resolved, fs: Fs, existing: FileInfo | null, o: UploadOptions): WriteAt | undefined {
+function writeAtOffset(s: SessionCore, vpath: string, r: Resolved, fs: Fs, existing: FileInfo | null, o: UploadOptions): WriteAt | undefined {
   const offset = o.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0) throw new FsError(FsErrorCode.Invalid, `invalid write offset ${o.offset}`, { path: vpath });
   if (o.offset === undefined || (offset === 0 && (!existing || o.truncate))) return undefined;

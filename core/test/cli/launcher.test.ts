@@ -62,7 +62,7 @@ t.test('core/bin/ferry', { skip: compiled ? false : 'core/dist is not built (npm
       'no huge pages for what glibc maps: they raise transfer peaks (see the launcher)',
     );
     t.ok(argv.includes('--max-semi-space-size=8'), 'small young generation');
-    t.ok(argv.includes('--expose-gc'), 'paced young collections (core/src/sdk/gc-pacer.ts)');
+    t.ok(argv.includes('--expose-gc'), 'paced young collections (core/src/vfs/gc-pacer.ts)');
     t.ok(
       argv.some((a) => a.endsWith('core/dist/src/cli.js')),
       'runs the compiled CLI',

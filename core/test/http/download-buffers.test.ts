@@ -2,10 +2,10 @@ import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { readBufferPool } from '../../src/sdk/read-buffers.js';
+import { readBufferPool } from '../../src/vfs/read-buffers.js';
 import { addUser, fileApp, listen, PASSWORD, updateUser } from '../helpers/user-files.js';
 
-// Downloads read into buffers of the process's pool and reuse them once the socket took their bytes (sdk/read-buffers.ts).
+// Downloads read into buffers of the process's pool and reuse them once the socket took their bytes (vfs/read-buffers.ts).
 const ta = await fileApp();
 t.teardown(() => ta.close());
 const home = await addUser(ta, { username: 'alice' });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { gcPacer } from '../../src/sdk/gc-pacer.js';
+import { gcPacer } from '../../src/vfs/gc-pacer.js';
 import { PartBuffers } from '../../src/sdk/part-buffers.js';
 
 // PartBuffers (the part buffers of one upload, fs-s3's and fs-gcs's writers): after a successful upload the writer hands its part buffers' memory back (detached:

@@ -5,9 +5,9 @@
  * (`incompatible types for comparison`, `invalid type for comparison`,
  * `non-comparable type ...`).
  */
-import { FuncError, indirectInterface } from './funcs.js';
-import { sprintf } from './format.js';
-import { compareStrings, floatValue, GoComplex, GoUint8, intValue, kindOf, toGoTime, typeName } from './values.js';
+import { FuncError } from './func-error.js';
+import { sprintf } from './sprintf.js';
+import { compareStrings, floatValue, GoComplex, GoUint8, indirectInterface, intValue, kindOf, toGoTime, typeName } from './values.js';
 
 const fail = (msg: string): never => {
   throw new FuncError(msg);

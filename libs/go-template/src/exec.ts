@@ -1,11 +1,12 @@
 /**
  * The executor of Go's text/template (exec.go), over the value model of
- * values.ts. Longer than our usual ~500 lines: it is Go's one `state` type,
+ * values.ts. Longer than 500 lines: it is Go's one `state` type,
  * whose walk/eval methods call each other throughout, kept in one class so it
  * reads against exec.go method by method (the builtins are in funcs.ts and
  * compare.ts, formatting in format.ts and sprintf.ts).
  */
-import { sprint, stringerOf } from './format.js';
+import { stringerOf } from './format.js';
+import { sprint } from './sprintf.js';
 import { builtins, helpers, truth, type GoFunc, type ParamType } from './funcs.js';
 import {
   errorContext,

@@ -477,5 +477,3 @@ export class Printer {
     }
   }
 }
-
-export { sprint, sprintf, sprintln } from './sprintf.js';

@@ -7,7 +7,8 @@
  * argument types fail with Go's messages.
  */
 import { basicKind, eq, le, lt, num } from './compare.js';
-import { sprint, sprintf, sprintln } from './format.js';
+import { FuncError } from './func-error.js';
+import { sprint, sprintf, sprintln } from './sprintf.js';
 import { formatFloat } from './strconv.js';
 import { timeJSON } from './time.js';
 import {
@@ -18,6 +19,7 @@ import {
   GoFloat,
   GoTime,
   GoUint8,
+  indirectInterface,
   intValue,
   isTrue,
   kindOf,
@@ -43,20 +45,12 @@ export interface GoFunc {
   fn: (...args: unknown[]) => unknown;
 }
 
-/** A Go error returned by a function; execution reports it as "error calling NAME: ...". */
-export class FuncError extends Error {}
-
 const fail = (msg: string): never => {
   throw new FuncError(msg);
 };
 
 // ---------------------------------------------------------------------------
 // Helpers shared with the executor
-
-/** indirectInterface: a nil interface (null) becomes no value. */
-export function indirectInterface(v: unknown): unknown {
-  return v === null ? undefined : v;
-}
 
 export function truth(v: unknown): boolean {
   return isTrue(indirectInterface(v));

@@ -1,8 +1,8 @@
 /**
  * The lexer of Go's text/template (parse/lex.go), run eagerly into an item
  * list. Positions are UTF-16 offsets into the source; error locations are
- * converted to Go's byte columns where they are printed. A little over our
- * usual ~500 lines: it mirrors lex.go's state functions one for one.
+ * converted to Go's byte columns where they are printed.
+ * Longer than 500 lines: it mirrors lex.go's state functions one for one.
  */
 
 export const enum T {

@@ -1,6 +1,6 @@
 /**
  * The parser of Go's text/template (parse/parse.go), with Go's error
- * messages. Longer than our usual ~500 lines: it is Go's one `Tree` type,
+ * messages. Longer than 500 lines: it is Go's one `Tree` type,
  * whose recursive-descent methods call each other, kept in one class so it
  * reads against parse.go (number literals are read in numlit.ts).
  */

@@ -292,3 +292,8 @@ export function runeCount(s: string): number {
   }
   return n;
 }
+
+/** indirectInterface: a nil interface (null) becomes no value. */
+export function indirectInterface(v: unknown): unknown {
+  return v === null ? undefined : v;
+}

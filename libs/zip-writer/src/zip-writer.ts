@@ -2,6 +2,31 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { crc32 } from '@ferry/crc';
+import {
+  SIG_LOCAL,
+  SIG_CENTRAL,
+  SIG_DESCRIPTOR,
+  SIG_END,
+  SIG_ZIP64_END,
+  SIG_ZIP64_LOCATOR,
+  FLAG_DESCRIPTOR,
+  FLAG_UTF8,
+  MAX32,
+  MAX16,
+  ZIP64_HINT,
+  VERSION_DEFAULT,
+  VERSION_ZIP64,
+  MADE_BY,
+  EXTRA_TIME_ID,
+  EXTRA_ZIP64_ID,
+  METHOD_STORE,
+  METHOD_DEFLATE,
+  type Entry,
+  writeU64,
+  dosDateTime,
+  windowBitsFor,
+  BlockList,
+} from './zip-records.js';
 
 export interface EntryOptions {
   /** Modification time (default: now). Written as a DOS time (local time, 2 s steps) and as a UTC Unix time. */
@@ -35,89 +60,6 @@ export interface ZipWriterOptions {
 
 /** Entries up to this size given as a Buffer are compressed in one call; larger ones are streamed. */
 export const ONE_SHOT_MAX = 64 * 1024;
-
-const SIG_LOCAL = 0x04034b50;
-const SIG_CENTRAL = 0x02014b50;
-const SIG_DESCRIPTOR = 0x08074b50;
-const SIG_END = 0x06054b50;
-const SIG_ZIP64_END = 0x06064b50;
-const SIG_ZIP64_LOCATOR = 0x07064b50;
-const FLAG_DESCRIPTOR = 0x0008;
-const FLAG_UTF8 = 0x0800;
-const MAX32 = 0xffffffff;
-const MAX16 = 0xffff;
-/** A stream entry expected at or above this size gets a Zip64 local header (deflate may grow data a little). */
-const ZIP64_HINT = 0xf0000000;
-const VERSION_DEFAULT = 20;
-const VERSION_ZIP64 = 45;
-/** Made by: Unix (3), specification 4.5. */
-const MADE_BY = (3 << 8) | VERSION_ZIP64;
-const EXTRA_TIME_ID = 0x5455;
-const EXTRA_ZIP64_ID = 0x0001;
-const METHOD_STORE = 0;
-const METHOD_DEFLATE = 8;
-
-interface Entry {
-  name: Buffer;
-  flags: number;
-  method: number;
-  time: number;
-  date: number;
-  /** Unix seconds for the extended timestamp field, or null when out of its range. */
-  unixTime: number | null;
-  externalAttrs: number;
-  crc: number;
-  csize: number;
-  usize: number;
-  offset: number;
-  zip64Local: boolean;
-}
-
-function writeU64(b: Buffer, n: number, at: number): void {
-  b.writeUInt32LE(n % 0x100000000, at);
-  b.writeUInt32LE(Math.floor(n / 0x100000000), at + 4);
-}
-
-/** DOS time and date (local time, 2-second steps), clamped to 1980..2107. */
-function dosDateTime(d: Date): { time: number; date: number } {
-  const year = d.getFullYear();
-  if (year < 1980) return { time: 0, date: (1 << 5) | 1 };
-  if (year > 2107) return { time: (23 << 11) | (59 << 5) | 29, date: (127 << 9) | (12 << 5) | 31 };
-  return {
-    time: (d.getHours() << 11) | (d.getMinutes() << 5) | (d.getSeconds() >> 1),
-    date: ((year - 1980) << 9) | ((d.getMonth() + 1) << 5) | d.getDate(),
-  };
-}
-
-/** The smallest deflate window that holds the whole input (less memory to set up for small entries). */
-function windowBitsFor(n: number): number {
-  return Math.max(9, Math.min(15, Math.ceil(Math.log2(n + 262))));
-}
-
-/** Appends records into 64 KiB blocks (the central directory, held until the end). */
-class BlockList {
-  readonly blocks: Buffer[] = [];
-  private cur = Buffer.alloc(0);
-  private pos = 0;
-  bytes = 0;
-  /** A view of `n` fresh bytes to fill. */
-  take(n: number): Buffer {
-    if (this.pos + n > this.cur.length) {
-      this.close();
-      this.cur = Buffer.allocUnsafe(Math.max(64 * 1024, n));
-      this.pos = 0;
-    }
-    const view = this.cur.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    this.bytes += n;
-    return view;
-  }
-  close(): void {
-    if (this.pos > 0) this.blocks.push(this.cur.subarray(0, this.pos));
-    this.cur = Buffer.alloc(0);
-    this.pos = 0;
-  }
-}
 
 /**
  * A zip archive as a Readable stream. Entries are added one after the other

@@ -1,5 +1,5 @@
 import type { BlobItem, BlobGetPropertiesResponse, ContainerClient } from '@azure/storage-blob';
-import { FsError, FsErrorCode, baseName, normalizePrefix, parentPath, prefixedKey, type FileInfo } from '@ferry/core';
+import { FsError, FsErrorCode, baseName, forEachConcurrently, normalizePrefix, parentPath, prefixedKey, type FileInfo } from '@ferry/core';
 import type { AzBlobSettings } from './config.schema.js';
 import { DIR_MODE, FILE_MODE, MTIME_META } from './constants.js';
 import { isNotFound, mapAzError } from './errors.js';
@@ -128,12 +128,13 @@ export abstract class AzBlobBase {
 
   /** Deletes blobs, 16 at a time; a blob already gone is fine. */
   protected async deleteBlobs(names: string[], signal?: AbortSignal): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-      while (next < names.length) {
-        await this.container.getBlobClient(names[next++]!).deleteIfExists({ abortSignal: signal });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(16, names.length) }, worker));
+    await forEachConcurrently(
+      names,
+      16,
+      async (name) => {
+        await this.container.getBlobClient(name).deleteIfExists({ abortSignal: signal });
+      },
+      signal,
+    );
   }
 }

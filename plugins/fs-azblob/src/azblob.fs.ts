@@ -3,6 +3,7 @@ import {
   FsError,
   FsErrorCode,
   isSubPath,
+  moveKeyTree,
   parentPath,
   type FileInfo,
   type Fs,
@@ -271,22 +272,20 @@ export class AzBlobFs extends AzBlobBase implements Fs {
       if ((await this.firstBlobs(toDir, 2, o.signal)).some((b) => b.name !== toDir)) {
         throw new FsError(FsErrorCode.NotEmpty, `${to}: directory not empty`, { path: to });
       }
-      let moved = 0;
-      for await (const page of srcFs.blobs(fromDir, o.signal)) {
-        let next = 0;
-        const worker = async () => {
-          while (next < page.length) {
-            const b = page[next++]!;
-            await this.copyBlob(b.name, toDir + b.name.slice(fromDir.length), undefined, o.signal);
-            o.onProgress?.(++moved);
-          }
-        };
-        await Promise.all(Array.from({ length: Math.min(8, page.length) }, worker));
-        await this.deleteBlobs(
-          page.map((b) => b.name),
-          o.signal,
-        );
-      }
+      await moveKeyTree({
+        pages: srcFs.blobs(fromDir, o.signal),
+        keyOf: (b) => b.name,
+        from: fromDir,
+        to: toDir,
+        copy: (b, toKey) => this.copyBlob(b.name, toKey, undefined, o.signal),
+        deleteSources: (page) =>
+          this.deleteBlobs(
+            page.map((b) => b.name),
+            o.signal,
+          ),
+        signal: o.signal,
+        onProgress: o.onProgress,
+      });
     } catch (e) {
       throw this.err(e, from);
     }

@@ -1,14 +1,15 @@
-import { PassThrough, Transform, pipeline, type Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import type { Bucket, File, FileMetadata, GetFilesOptions } from '@google-cloud/storage';
 import {
   FsError,
   FsErrorCode,
   baseName,
   emptyReadable,
+  forEachConcurrently,
   isSubPath,
+  moveKeyTree,
   normalizePrefix,
   normalizeVirtualPath,
-  onAbort,
   parentPath,
   prefixedKey,
   resolveReadRange,
@@ -30,6 +31,7 @@ import { httpStatus, isNotFound, mapGcsError } from './gcs-errors.js';
 import { GCS_CAPABILITIES, MTIME_META } from './constants.js';
 import { startGcsUpload } from './gcs-upload.js';
 import { crc32cCheck, crc32cOf, getMedia, type MediaAnswer } from './gcs-media.js';
+import { bodyOf, drop, sameVersion, sliceOf, type Media } from './gcs-bodies.js';
 
 const DIR_MODE = 0o040755;
 const FILE_MODE = 0o100644;
@@ -360,21 +362,19 @@ export class GcsFs implements Fs {
     }
   }
 
-  /** Copies every object under one key prefix to another, then deletes the originals. */
+  /** Copies every object under one key prefix to another, BATCH at a time, then deletes each page's originals. */
   private async moveTree(fromPrefix: string, toPrefix: string, o: RenameOptions): Promise<void> {
-    let moved = 0;
-    for await (const files of this.objectsUnder(fromPrefix, o.signal)) {
-      for (let i = 0; i < files.length; i += BATCH) {
-        throwIfFsAborted(o.signal);
-        await Promise.all(
-          files.slice(i, i + BATCH).map(async (f) => {
-            await f.copy(this.bucket.file(toPrefix + f.name.slice(fromPrefix.length)));
-            await f.delete({ ignoreNotFound: true });
-            o.onProgress?.(++moved);
-          }),
-        );
-      }
-    }
+    await moveKeyTree({
+      pages: this.objectsUnder(fromPrefix, o.signal),
+      keyOf: (f) => f.name,
+      from: fromPrefix,
+      to: toPrefix,
+      copy: async (f, toKey) => void (await f.copy(this.bucket.file(toKey))),
+      deleteSources: (files) => deleteFiles(files, o.signal),
+      concurrency: BATCH,
+      signal: o.signal,
+      onProgress: o.onProgress,
+    });
   }
 
   async remove(path: string, o: RemoveOptions = {}): Promise<void> {
@@ -394,11 +394,7 @@ export class GcsFs implements Fs {
       if (first.some((f) => f.name !== dirKey) && !o.recursive) {
         throw new FsError(FsErrorCode.NotEmpty, `${p}: directory not empty`, { path: p });
       }
-      for await (const files of this.objectsUnder(dirKey, o.signal)) {
-        for (let i = 0; i < files.length; i += BATCH) {
-          await Promise.all(files.slice(i, i + BATCH).map((f) => f.delete({ ignoreNotFound: true })));
-        }
-      }
+      for await (const files of this.objectsUnder(dirKey, o.signal)) await deleteFiles(files, o.signal);
     } catch (err) {
       throw mapGcsError(err, 'remove', p);
     }
@@ -473,62 +469,7 @@ export class GcsFs implements Fs {
   }
 }
 
-/** A media answer: its status, headers, body, and the checks its bytes go through. */
-interface Media {
-  status: number;
-  headers: Record<string, unknown>;
-  stream: Readable;
-  transforms: Transform[];
-}
-
-/** The body of a media answer as the Fs hands it out: checked, sliced, errors mapped, an aborted signal ends it. */
-function bodyOf(src: Media, slice: Transform | undefined, p: string, signal: AbortSignal | undefined): Readable {
-  const out = new PassThrough();
-  const failed = (err: Error | null) => {
-    if (err && !out.destroyed) out.destroy(mapGcsError(err, 'read', p));
-  };
-  const steps = slice ? [...src.transforms, slice] : src.transforms;
-  pipeline([src.stream, ...steps, out], failed);
-  out.once(
-    'close',
-    onAbort(signal, () => out.destroy(FsError.aborted(p))),
-  );
-  return out;
-}
-
-/**
- * Lets go of a media answer that is not used. A small body is read to its
- * end, so its connection can serve the next read; a larger one is cut
- * (closing its connection), as reading it all would cost more.
- */
-function drop(src: { headers: Record<string, unknown>; stream: Readable }): void {
-  const length = Number(src.headers['content-length']);
-  if (Number.isFinite(length) && length <= DRAIN_LIMIT) src.stream.resume();
-  else src.stream.destroy();
-}
-const DRAIN_LIMIT = 1024 * 1024;
-
-/**
- * True when a media answer's headers name the generation and metageneration
- * of `md` (Cloud Storage sends x-goog-metageneration, the emulator
- * x-goog-metadatageneration). A header missing proves nothing: false.
- */
-function sameVersion(headers: Record<string, unknown>, md: FileMetadata): boolean {
-  const generation = headers['x-goog-generation'];
-  const metageneration = headers['x-goog-metageneration'] ?? headers['x-goog-metadatageneration'];
-  if (generation === undefined || metageneration === undefined || md.generation === undefined || md.metageneration === undefined) return false;
-  return String(generation) === String(md.generation) && String(metageneration) === String(md.metageneration);
-}
-
-/** Bytes [start, end] of a whole object's body (the rest is read and dropped, never cut off). */
-function sliceOf(start: number, end: number | undefined): Transform {
-  let at = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      const from = Math.max(start - at, 0);
-      const to = end === undefined ? chunk.length : Math.min(end + 1 - at, chunk.length);
-      at += chunk.length;
-      cb(null, to > from ? chunk.subarray(from, to) : undefined);
-    },
-  });
+/** Deletes objects, BATCH at a time; one already gone is fine. */
+function deleteFiles(files: File[], signal: AbortSignal | undefined): Promise<void> {
+  return forEachConcurrently(files, BATCH, async (f) => void (await f.delete({ ignoreNotFound: true })), signal);
 }

@@ -1,5 +1,5 @@
 import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, type _Object, type S3Client } from '@aws-sdk/client-s3';
-import { FsError, FsErrorCode } from '@ferry/core';
+import { FsError, FsErrorCode, moveKeyTree } from '@ferry/core';
 
 /**
  * Operations on every key under a prefix (directories on a flat key space).
@@ -65,10 +65,10 @@ export class S3Tree {
 
   /**
    * Moves every object under `from` to the same relative key under `to`
-   * (server-side copies, 8 at a time, then a batch delete per page), calling
-   * onProgress with the running count after each object copied.
+   * (server-side copies, 8 at a time, then a batch delete per page: the SDK's
+   * moveKeyTree), calling onProgress with the running count after each object copied.
    */
-  async moveTree(
+  moveTree(
     from: string,
     to: string,
     copySource: (key: string) => string,
@@ -76,28 +76,21 @@ export class S3Tree {
     signal?: AbortSignal,
     onProgress?: (moved: number) => void,
   ): Promise<number> {
-    let moved = 0;
-    for await (const page of this.objects(from, signal)) {
-      const keys = page.map((o) => o.Key!);
-      let next = 0;
-      const worker = async () => {
-        while (next < keys.length) {
-          const key = keys[next++]!;
-          await this.client().send(
-            new CopyObjectCommand({
-              ...extra,
-              Bucket: this.bucket,
-              Key: to + key.slice(from.length),
-              CopySource: copySource(key),
-            }),
-            { abortSignal: signal },
-          );
-          onProgress?.(++moved);
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(8, keys.length) }, worker));
-      await this.deleteKeys(keys, signal);
-    }
-    return moved;
+    return moveKeyTree({
+      pages: this.objects(from, signal),
+      keyOf: (o) => o.Key!,
+      from,
+      to,
+      copy: async (o, toKey) => {
+        await this.client().send(new CopyObjectCommand({ ...extra, Bucket: this.bucket, Key: toKey, CopySource: copySource(o.Key!) }), { abortSignal: signal });
+      },
+      deleteSources: (page) =>
+        this.deleteKeys(
+          page.map((o) => o.Key!),
+          signal,
+        ),
+      signal,
+      onProgress,
+    });
   }
 }

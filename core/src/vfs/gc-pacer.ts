@@ -1,4 +1,5 @@
 import { getHeapStatistics } from 'node:v8';
+import { setShortLivedSink } from '../sdk/short-lived.js';
 
 /**
  * Young-generation collections paced by the bytes transfers move through
@@ -139,3 +140,6 @@ export const gcPacer = new GcPacer(
 export function noteShortLived(bytes: number): void {
   gcPacer.note(bytes);
 }
+
+// The SDK's helpers (PartBuffers) report through sdk/short-lived.ts: to this pacer once it is loaded.
+setShortLivedSink(noteShortLived);

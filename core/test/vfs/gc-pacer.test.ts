@@ -2,7 +2,7 @@ import t from 'tap';
 import { PassThrough, Writable } from 'node:stream';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { GcPacer, gcPacer, type Gc } from '../../src/sdk/gc-pacer.js';
+import { GcPacer, gcPacer, type Gc } from '../../src/vfs/gc-pacer.js';
 import { pump } from '../../src/vfs/pump.js';
 import type { WriteHandle } from '../../src/fs/fs.contract.js';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Readable, Writable } from 'node:stream';
-import { ReadBufferPool, writeRecycling } from '../../src/sdk/read-buffers.js';
+import { ReadBufferPool, writeRecycling } from '../../src/vfs/read-buffers.js';
 
 // The download read-buffer pool: larger buffers for a long download while few run, small ones (and the bound) with many.
 const KIB = 1024;

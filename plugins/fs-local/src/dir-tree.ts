@@ -1,0 +1,262 @@
+import type { Dir, Dirent, Stats } from 'node:fs';
+import { lstat, opendir, rmdir, unlink } from 'node:fs/promises';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, throwIfFsAborted, type FileInfo, type FsLogger, type UsedSpace } from '@ferry/core';
+import type { DirHandle, LocalRoot, Located } from './confine.js';
+import { rethrowFor, statLocated } from './locate.js';
+import { isReservedName, sweepHiddenTmp } from './temp-area.js';
+
+const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
+const LIST_STAT_CONCURRENCY = 64;
+const YIELD_EVERY = 512;
+
+/** What the directory walks of one LocalFs need from it. */
+export interface DirTreeSettings {
+  /** The FileInfo of an entry (the LocalFs's, which a subclass may change). */
+  toInfo: (vpath: string, st: Stats) => FileInfo;
+  /** Size reported for a regular file stored with `rawSize` bytes. */
+  reportedSize: (rawSize: number) => number;
+  /** Age after which a hidden `.ferry-tmp-*` file met on the way is a crash leftover (see temp-area.ts). */
+  hiddenTmpMaxAgeMs: number;
+  /** Where refused entries (links leading outside the root) are logged. */
+  logger?: FsLogger;
+}
+
+/**
+ * The directory walks of one LocalFs, all on descriptors: listings, the
+ * removal of a tree, and the used-space count. Entries of the reserved
+ * `.ferry-tmp-` namespace are never shown or counted; crash leftovers among
+ * them are swept on the way.
+ */
+export class DirTree {
+  constructor(
+    private readonly confine: LocalRoot,
+    private readonly s: DirTreeSettings,
+  ) {}
+
+  /** The entries of the directory `vpath` (normalised), in pages of `pageSize`. */
+  async *list(vpath: string, pageSize: number, signal?: AbortSignal): AsyncIterable<FileInfo[]> {
+    const handle = await this.confine.openDir(vpath);
+    try {
+      const dir: Dir = await opendir(handle.path, { bufferSize: Math.min(pageSize, 1024) }).catch(rethrowFor(vpath));
+      try {
+        let batch: Dirent[] = [];
+        let reserved: string[] = [];
+        for (;;) {
+          throwIfFsAborted(signal, vpath);
+          const entry = await dir.read().catch(rethrowFor(vpath));
+          // Entries in the reserved namespace are never listed; leftovers among them are swept.
+          if (entry && isReservedName(entry.name)) reserved.push(entry.name);
+          else if (entry) batch.push(entry);
+          if (batch.length === pageSize || (!entry && batch.length > 0)) {
+            const page = await this.pageOf(handle, vpath, batch);
+            batch = [];
+            if (page.length) yield page;
+          }
+          if (reserved.length >= LIST_STAT_CONCURRENCY || (!entry && reserved.length > 0)) {
+            await this.sweep(handle.path, reserved);
+            reserved = [];
+          }
+          if (!entry) break;
+        }
+      } finally {
+        await dir.close().catch(() => undefined);
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * FileInfo for a page of entries. A symlink is reported as its target when
+   * that stays inside the root; a link leading outside, dangling or looping
+   * is left out of the listing (and logged), as zips and scans leave it out.
+   */
+  private async pageOf(dir: DirHandle, vdir: string, entries: Dirent[]): Promise<FileInfo[]> {
+    const out: (FileInfo | undefined)[] = [];
+    for (let i = 0; i < entries.length; i += LIST_STAT_CONCURRENCY) {
+      const slice = entries.slice(i, i + LIST_STAT_CONCURRENCY);
+      out.push(
+        ...(await Promise.all(
+          slice.map(async (d) => {
+            const vpath = childPath(vdir, d.name);
+            const st = await lstat(dir.entry(d.name)).catch(() => undefined);
+            if (!st?.isSymbolicLink()) return st && this.s.toInfo(vpath, st);
+            const target = await this.followLink(dir, d.name, vpath);
+            return target && this.s.toInfo(vpath, target);
+          }),
+        )),
+      );
+    }
+    return out.filter((i): i is FileInfo => i !== undefined);
+  }
+
+  /** Removes crash leftovers among the reserved `names` of the directory `dir` (never fails). */
+  private async sweep(dir: string, names: string[]): Promise<void> {
+    await sweepHiddenTmp(dir, names, this.s.hiddenTmpMaxAgeMs).catch(() => undefined);
+  }
+
+  /** Stats what the link `name` of `dir` leads to, when that is inside the root; undefined (logged) otherwise. */
+  private async followLink(dir: DirHandle, name: string, vpath: string): Promise<Stats | undefined> {
+    let loc: Located | undefined;
+    try {
+      loc = await this.confine.locateComps([...dir.comps, name], 'follow', vpath);
+      return await statLocated(loc);
+    } catch (err) {
+      this.s.logger?.warn({ path: vpath, reason: err instanceof Error ? err.message : String(err) }, 'symbolic link left out of a listing');
+      return undefined;
+    } finally {
+      await loc?.dir.close();
+    }
+  }
+
+  /**
+   * Removes the directory `name` of `parent` and everything in it, on
+   * descriptors: each subdirectory is opened through its parent without
+   * following links, so a directory swapped for a link meanwhile is unlinked
+   * as a link, never entered.
+   */
+  async removeTree(parent: DirHandle, name: string, vpath: string, signal?: AbortSignal): Promise<void> {
+    const dir = await this.confine.openChild(parent, name).catch(rethrowFor(vpath));
+    if (!dir) {
+      // No longer a directory (or gone): remove whatever entry is there now.
+      await unlink(parent.entry(name)).catch((err: unknown) => {
+        if (!hasNodeCode(err, 'ENOENT')) throw fsErrorFromNode(err, vpath);
+      });
+      return;
+    }
+    try {
+      const entries: { name: string; isDir: boolean }[] = [];
+      for await (const d of await opendir(dir.path, { bufferSize: 256 }).catch(rethrowFor(vpath))) {
+        entries.push({ name: d.name, isDir: d.isDirectory() });
+      }
+      for (const e of entries) {
+        throwIfFsAborted(signal, vpath);
+        if (e.isDir) {
+          await this.removeTree(dir, e.name, vpath, signal);
+          continue;
+        }
+        await unlink(dir.entry(e.name)).catch(async (err: unknown) => {
+          if (hasNodeCode(err, 'ENOENT')) return;
+          if (hasNodeCode(err, 'EISDIR', 'EPERM')) return this.removeTree(dir, e.name, vpath, signal);
+          throw fsErrorFromNode(err, vpath);
+        });
+      }
+    } finally {
+      await dir.close();
+    }
+    await rmdir(parent.entry(name)).catch((err: unknown) => {
+      if (!hasNodeCode(err, 'ENOENT')) throw fsErrorFromNode(err, vpath, { EEXIST: FsErrorCode.NotEmpty });
+    });
+  }
+
+  /**
+   * For rmdir: when the directory `name` of `parent` holds nothing but
+   * reserved entries, removes the leftovers among them and returns true.
+   * Stops reading at the first entry a user could see, so a full directory
+   * costs one read.
+   */
+  async clearLeftovers(parent: DirHandle, name: string): Promise<boolean> {
+    const dir = await this.confine.openChild(parent, name).catch(() => undefined);
+    if (!dir) return false;
+    try {
+      const names: string[] = [];
+      const reader = await opendir(dir.path, { bufferSize: 32 }).catch(() => undefined);
+      if (!reader) return false;
+      try {
+        for await (const d of reader) {
+          if (!isReservedName(d.name)) return false;
+          names.push(d.name);
+          if (names.length > 1024) return false;
+        }
+      } catch {
+        return false;
+      }
+      return (await sweepHiddenTmp(dir.path, names, 0)) > 0;
+    } finally {
+      await dir.close();
+    }
+  }
+
+  /**
+   * The space used under `vpath` (normalised). Walks on descriptors (each
+   * subdirectory opened through its parent without following links), reads
+   * entries as they stream in, stats files in small concurrent batches and
+   * yields to the event loop every few hundred entries. Symlinks are not
+   * followed or counted (what they lead to inside the root is counted where
+   * it is).
+   */
+  async usedSpace(vpath: string, signal?: AbortSignal): Promise<UsedSpace> {
+    const loc = await this.confine.locate(vpath, 'follow');
+    let top: DirHandle;
+    try {
+      if (loc.name) {
+        const st = await statLocated(loc).catch(rethrowFor(vpath));
+        if (!st.isDirectory()) return st.isFile() ? { size: this.s.reportedSize(st.size), files: 1 } : { size: 0, files: 0 };
+        const child = await this.confine.openChild(loc.dir, loc.name).catch(rethrowFor(vpath));
+        if (!child) throw FsError.notFound(vpath);
+        top = child;
+      } else {
+        top = loc.dir;
+      }
+    } catch (err) {
+      await loc.dir.close();
+      throw err;
+    }
+    if (top !== loc.dir) await loc.dir.close();
+    const total: UsedSpace = { size: 0, files: 0 };
+    let seen = 0;
+    const walk = async (dir: DirHandle): Promise<void> => {
+      const count = async (files: string[]): Promise<void> => {
+        for (const st of await Promise.all(files.map((f) => lstat(dir.entry(f)).catch(() => undefined)))) {
+          if (st?.isFile()) {
+            total.size += this.s.reportedSize(st.size);
+            total.files++;
+          }
+        }
+      };
+      const reader = await opendir(dir.path, { bufferSize: 256 }).catch((err: unknown) => {
+        if (hasNodeCode(err, 'ENOENT') && dir !== top) return undefined;
+        throw fsErrorFromNode(err, vpath);
+      });
+      if (!reader) return;
+      const subdirs: string[] = [];
+      let files: string[] = [];
+      let reserved: string[] = [];
+      for await (const d of reader) {
+        if (isReservedName(d.name)) reserved.push(d.name);
+        else if (d.isDirectory()) subdirs.push(d.name);
+        else if (d.isFile()) files.push(d.name);
+        if (files.length >= LIST_STAT_CONCURRENCY) {
+          await count(files);
+          files = [];
+        }
+        if (reserved.length >= LIST_STAT_CONCURRENCY) {
+          await this.sweep(dir.path, reserved);
+          reserved = [];
+        }
+        if (++seen % YIELD_EVERY === 0) {
+          throwIfFsAborted(signal, vpath);
+          await yieldToLoop();
+        }
+      }
+      await count(files);
+      if (reserved.length) await this.sweep(dir.path, reserved);
+      for (const name of subdirs) {
+        const child = await this.confine.openChild(dir, name).catch(() => undefined);
+        if (!child) continue;
+        try {
+          await walk(child);
+        } finally {
+          await child.close();
+        }
+      }
+    };
+    try {
+      await walk(top);
+    } finally {
+      await top.close();
+    }
+    return total;
+  }
+}
