@@ -19,6 +19,41 @@ import { AccountBackupSections } from './accounts/accounts.backup.js';
 import { ShareBackupSections } from './shares/shares.backup.js';
 import { EventBackupSections } from './event-manager/events.backup.js';
 import { IpListBackupSection } from './security/ip-lists.backup.js';
+import { ServiceRunner } from './plugins/services.js';
+import { FileSessions } from './vfs/file-sessions.service.js';
+import { DefenderService } from './security/defender.service.js';
+import { InterimLoginGate } from './auth/interim-login.js';
+import { loginProtocolOf } from './sdk/protocols.js';
+import type { ServiceSessions } from './sdk/service.js';
+import type { EventProtocol } from './events/event-types.js';
+
+/** File sessions as service plugins open them (ServiceHost.sessions): the user's session held by one client connection. */
+function serviceSessions(c: DependencyContainer): ServiceSessions {
+  let files: FileSessions | undefined;
+  return {
+    async open(r) {
+      files ??= c.resolve(FileSessions);
+      const session = await files.open({
+        username: r.username,
+        ip: r.ip,
+        sessionKey: r.sessionKey,
+        protocol: r.protocol as EventProtocol,
+        restriction: loginProtocolOf(r.protocol) ?? r.protocol,
+        clientVersion: r.clientVersion,
+        signal: r.signal,
+      });
+      // INTERIM until FileSessions names the connection with the session's protocol (#33 item 3): it labels it HTTP
+      (session.conn as { protocol: string }).protocol = r.protocol;
+      return {
+        connectionId: session.conn.connection_id,
+        signal: session.signal,
+        list: (path) => session.list(path),
+        mkdir: (path, parents) => session.mkdir(path, parents),
+        close: () => session.close(),
+      };
+    },
+  };
+}
 
 export interface ContainerParts {
   config: FerryConfig;
@@ -60,5 +95,11 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   c.register(TOKENS.Backup, { useFactory: (d) => d.resolve(BackupService) });
   // the share store of the share expiration check (event action 18)
   c.register(TOKENS.Shares, { useFactory: (d) => d.resolve(ShareService) });
+  // what service plugins reach (PluginHost.services, sdk/service.ts), and the services they register
+  c.registerInstance(TOKENS.Services, new ServiceRunner());
+  c.register(TOKENS.ServiceSessions, { useFactory: (d) => serviceSessions(d) });
+  c.register(TOKENS.Defender, { useFactory: (d) => d.resolve(DefenderService) });
+  // INTERIM: the login service of #33 item 1 (auth/login.service.ts) registers itself here at merge
+  if (!c.isRegistered(TOKENS.LoginService)) c.register(TOKENS.LoginService, { useFactory: (d) => d.resolve(InterimLoginGate) });
   return c;
 }

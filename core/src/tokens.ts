@@ -31,4 +31,12 @@ export const TOKENS = {
   Shares: Symbol.for('ferry.Shares'),
   /** Users' files for server-side work (UserFilesAccess: no permissions, patterns or events; quota counted). */
   UserFiles: Symbol.for('ferry.UserFiles'),
+  /** The login service front-ends use (LoginGate of sdk/login.ts). */
+  LoginService: Symbol.for('ferry.LoginService'),
+  /** File sessions for service plugins (ServiceSessions of sdk/service.ts). */
+  ServiceSessions: Symbol.for('ferry.ServiceSessions'),
+  /** The defender as service plugins see it (ServiceDefender of sdk/service.ts). */
+  Defender: Symbol.for('ferry.Defender'),
+  /** The running service plugins (ServiceRunner of plugins/services.ts): started, stopped, their /status sections. */
+  Services: Symbol.for('ferry.Services'),
 } as const;

@@ -20,3 +20,4 @@ export type { PluginDatabase, PluginEntitiesDef, PluginMigration } from '../data
 export { redactSecrets } from '../secrets/redact.js';
 export * from './protocols.js';
 export type * from './login.js';
+export type * from './service.js';

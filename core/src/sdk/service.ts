@@ -1,0 +1,137 @@
+/**
+ * The service plugin kind: a front-end (SFTP, FTP, WebDAV, a plugin's own
+ * protocol) a plugin registers with `PluginContext.registerService()`, and
+ * the part of the core it reaches through `PluginHost.services`.
+ *
+ * Lifecycle (core/src/app.ts): services start after the migrations, the
+ * first admin and the crash recovery, before the HTTP servers listen (so
+ * before the node reports ready), in the order their plugins registered;
+ * they stop alongside the HTTP servers, before the event manager and the
+ * database, in reverse order, each within the shutdown grace period
+ * (`common.shutdown_grace_period`). A service whose start() throws stops
+ * the start with an error naming its plugin and service.
+ *
+ * A leaf module: it imports only the other SDK contracts.
+ */
+import type { LoginGate } from './login.js';
+import type { Protocol } from './protocols.js';
+
+/** One address a service listens on, as GET /api/v2/status shows it (SSHBinding, FTPDBinding, WebDAVBinding). */
+export interface ServiceBinding {
+  address: string;
+  port: number;
+  /** More fields of the binding (tls mode, apply_proxy_config...), shown as given. */
+  [field: string]: unknown;
+}
+
+/** A service's section of GET /api/v2/status. */
+export interface ServiceStatus {
+  is_active: boolean;
+  /** null while the service listens nowhere. */
+  bindings: ServiceBinding[] | null;
+  /** Why the service is not active (never a secret). */
+  error?: string;
+  /** More fields of the section (`host_keys` of the ssh section...). */
+  [field: string]: unknown;
+}
+
+/** Handed to a service's stop(). */
+export interface ServiceStopContext {
+  /**
+   * Aborted when the shutdown grace period is over: close the connections
+   * still open at once. Until then, let them finish (refuse new ones).
+   */
+  readonly signal: AbortSignal;
+  /** When the grace period ends (Unix ms). */
+  readonly deadline: number;
+}
+
+/** A front-end a plugin registers: `PluginContext.registerService(def)`. */
+export interface ServiceDef {
+  /** Unique within the plugin, e.g. 'sftpd'; logs and errors name it with the plugin. */
+  name: string;
+  /**
+   * The section of GET /api/v2/status the service fills: `ssh`, `ftp` and
+   * `webdav` are the API's own sections (their shape stays the API's);
+   * another name adds a section of that name. One service per section.
+   */
+  statusKey: string;
+  /** Binds and starts accepting clients; resolves once it does. */
+  start(): void | Promise<void>;
+  /** Stops accepting clients and closes its connections by `ctx.deadline` (see ServiceStopContext). */
+  stop(ctx: ServiceStopContext): void | Promise<void>;
+  /** The service's section of /status, read on every request (keep it cheap). */
+  status(): ServiceStatus;
+}
+
+/** A file or directory as a service session lists it. */
+export interface ServiceFileInfo {
+  name: string;
+  /** Path relative to the user's root. */
+  path: string;
+  isDir: boolean;
+  size: number;
+  mtime: Date;
+}
+
+/** What a service says when it opens a file session for a logged-in user. */
+export interface ServiceSessionRequest {
+  username: string;
+  /** The client's address. */
+  ip: string;
+  /** The front-end's protocol: the connection's protocol, the filesystem events', checked against the account's restrictions. */
+  protocol: Protocol;
+  /** Identifies the client connection (unique on this node for the service, e.g. its socket's id). */
+  sessionKey: string;
+  clientVersion?: string;
+  /** Aborted when the client is gone: closes the session's work in progress. */
+  signal?: AbortSignal;
+}
+
+/**
+ * A user's file session held by a front-end connection. While it is open the
+ * connection is listed by GET /api/v2/connections (with the request's
+ * protocol); `DELETE /api/v2/connections/{id}` (sent to any node of the
+ * cluster) aborts `signal`: the service then closes its client's socket.
+ * Paths are the user's virtual paths, checked against its permissions;
+ * every change publishes its filesystem event with the session's protocol.
+ */
+export interface ServiceFileSession {
+  /** Aborted when the connection is closed (by an administrator, or the request's own signal). */
+  readonly signal: AbortSignal;
+  /** Pages of a directory's entries (hidden names left out). */
+  list(path: string): Promise<AsyncIterable<readonly ServiceFileInfo[]>>;
+  /** Creates a directory (and its missing parents with `parents`). */
+  mkdir(path: string, parents?: boolean): Promise<void>;
+  /** Ends the session and its listed connection; idempotent. */
+  close(): Promise<void>;
+}
+
+/** Opens file sessions (replaced by the core's protocol-neutral FileSessionOpener of sdk/file-session.ts at merge). */
+export interface ServiceSessions {
+  open(request: ServiceSessionRequest): Promise<ServiceFileSession & { readonly connectionId: string }>;
+}
+
+/** The defender (docs/defender.md): ban checks and scoring of the hosts a service sees. */
+export interface ServiceDefender {
+  /** True when `ip` is banned now: refuse the client before it logs in. */
+  isBanned(ip: string, protocol: Protocol): Promise<boolean>;
+  /**
+   * Scores an event of `ip` (a failed login is scored by the login service;
+   * 'no_auth' is a client that left without trying to log in). True when the
+   * host is banned by it.
+   */
+  addEvent(ip: string, kind: 'invalid' | 'valid' | 'limit_exceeded' | 'no_auth', protocol: Protocol): Promise<boolean>;
+}
+
+/**
+ * What a service reaches of the core (`PluginHost.services`), resolved on
+ * first use: the login service (every credential kind, with the login
+ * events and defender scoring a login runs), file sessions (with their
+ * filesystem events and listed connections) and the defender.
+ */
+export interface ServiceHost {
+  readonly login: LoginGate;
+  readonly sessions: ServiceSessions;
+  readonly defender: ServiceDefender;
+}
