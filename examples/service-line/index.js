@@ -5,6 +5,7 @@
 // filesystem events), and `quit`. Every answer ends with a line `OK ...` or
 // `ERR reason`. Listed by GET /api/v2/connections while logged in, closed by
 // DELETE /api/v2/connections/{id}.
+import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import readline from 'node:readline';
 import Joi from 'joi';
@@ -29,7 +30,6 @@ export default {
     const sockets = new Set();
     let server;
     let bound = null;
-    let seq = 0;
 
     async function serve(socket) {
       const ip = socket.remoteAddress ?? '';
@@ -46,7 +46,7 @@ export default {
             if (cmd === 'quit') return void socket.end('OK bye\n');
             if (cmd === 'user' && !session) {
               await core.login.authenticate({ username: arg, credential: { method: 'password', password: rest.join(' ') }, ip, protocol: PROTOCOL });
-              session = await core.sessions.open({ username: arg, ip, protocol: PROTOCOL, sessionKey: `line-${++seq}`, signal: gone.signal });
+              session = await core.sessions.open({ username: arg, ip, protocol: PROTOCOL, sessionKey: randomUUID(), signal: gone.signal });
               // closed by an administrator (DELETE /api/v2/connections/{id}, from any node)
               session.signal.addEventListener('abort', () => socket.destroy(), { once: true });
               reply('OK logged in');

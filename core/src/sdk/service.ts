@@ -81,7 +81,7 @@ export interface ServiceSessionRequest {
   ip: string;
   /** The front-end's protocol: the connection's protocol, the filesystem events', checked against the account's restrictions. */
   protocol: Protocol;
-  /** Identifies the client connection (unique on this node for the service, e.g. its socket's id). */
+  /** Identifies the client connection, unique on this node across services (e.g. a random UUID per socket). */
   sessionKey: string;
   clientVersion?: string;
   /** Aborted when the client is gone: closes the session's work in progress. */

@@ -131,3 +131,23 @@ t.test('account restrictions apply to the protocol, and stopping the node tells 
   await ok.closed;
   t.pass('the connection ended with the node');
 });
+
+t.test('the defender scores failed logins of the service and bans the host from it', async (t) => {
+  const ta = await createTestApp({
+    plugins: [{ name: '@ferry/fs-local' }, example],
+    config: { defender: { enabled: true, threshold: 2, score_valid: 1 } },
+  });
+  t.teardown(() => ta.close());
+  const token = await ta.adminToken();
+  await ta.app.start();
+  const port = (await portOf(ta, token)).line.bindings![0]!.port;
+  await createUser(ta, token, t.testdir({}));
+  const c = await connectLine(port);
+  t.teardown(() => c.close());
+  t.match(await c.send(`user ${USER.username} wrong-1`), [/^ERR /]);
+  t.match(await c.send(`user ${USER.username} wrong-2`), [/^ERR /], 'the second failure reaches the threshold');
+  const banned = await connectLine(port);
+  t.equal(await banned.nextLine(), 'ERR your address is banned', 'a new client from the host is refused before it logs in');
+  await banned.closed;
+  t.match(await c.send(`user ${USER.username} ${USER.password}`), [/^ERR .*banned/i], 'the login service refuses the banned host too');
+});
