@@ -56,7 +56,7 @@ export interface ServiceDef {
    * another name adds a section of that name. One service per section.
    */
   statusKey: string;
-  /** Binds and starts accepting clients; resolves once it does. */
+  /** Binds and starts accepting clients; resolves once it does. One that throws must leave nothing bound: its stop() is not called. */
   start(): void | Promise<void>;
   /** Stops accepting clients and closes its connections by `ctx.deadline` (see ServiceStopContext). */
   stop(ctx: ServiceStopContext): void | Promise<void>;
