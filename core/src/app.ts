@@ -33,6 +33,7 @@ import { MetricsService } from './ops/metrics.service.js';
 import { ClusterNodes, serverUrl } from './ops/cluster-nodes.service.js';
 import { installPluginEntities } from './data/plugin-entities.js';
 import type { EventSearchRegistry } from './events/event-search.registry.js';
+import type { ServiceRunner } from './plugins/services.js';
 
 export interface AppOptions {
   config: FerryConfig;
@@ -119,7 +120,10 @@ async function recoverInterruptedUploads(container: DependencyContainer, logger:
   if (found.users.length || found.folders.length) logger.info(found, 'quota counters touched by uploads interrupted by a crash rescanned');
 }
 
-/** Boot order: config → logger → ORM + migrations → container → plugins → first admin → HTTP servers. */
+/**
+ * Boot order: config → logger → ORM + migrations → container → plugins → first admin → crash recovery
+ * → (start()) service plugins → HTTP servers.
+ */
 export async function createApp(o: AppOptions): Promise<App> {
   const config = o.config;
   const logger = o.logger ?? createLogger({ level: config.log.level, file: config.log.file });
@@ -135,11 +139,14 @@ export async function createApp(o: AppOptions): Promise<App> {
     const secrets = new LocalSecretsService(masterKey(config));
     const container = buildContainer({ config, logger, orm, secrets, instanceId });
     const registry = container.resolve<PluginRegistry>(TOKENS.Plugins);
+    const services = container.resolve<ServiceRunner>(TOKENS.Services);
+    const graceMs = config.common.shutdown_grace_period * 1000;
     const stopHooks: { plugin: string; fn: () => void | Promise<void> }[] = [];
     const plugins = await loadPlugins({
       entries: config.plugins,
       baseDir: o.baseDir ?? process.cwd(),
       registry,
+      services,
       logger,
       context: (name, pluginConfig) => ({
         name,
@@ -177,6 +184,9 @@ export async function createApp(o: AppOptions): Promise<App> {
       servers,
       plugins,
       async start() {
+        // service plugins (protocol front-ends) run after the migrations, the first admin and the crash
+        // recovery (above, in createApp), and before the node reports ready (its HTTP servers listen)
+        await services.startAll(logger, graceMs);
         for (const s of servers) await s.start();
         for (const s of servers) logger.info({ uri: s.info.uri }, 'listening');
         // the other nodes of a cluster find this one here (connections held in memory: docs/cluster.md)
@@ -188,7 +198,8 @@ export async function createApp(o: AppOptions): Promise<App> {
         if (stopped) return;
         stopped = true;
         await container.resolve(ClusterNodes).stop();
-        for (const s of servers) await s.stop({ timeout: 5000 });
+        // HTTP requests and the services' connections drain together, within the grace period
+        await Promise.all([services.stopAll(logger, graceMs), ...servers.map((s) => s.stop({ timeout: graceMs }))]);
         // forgot-password codes being mailed finish first (at most a few seconds), the mailer closes with the event services
         await container.resolve(PasswordResetService).stop();
         await eventServicesLifecycle.detach(container).catch((err) => logger.error({ err }, 'event manager stop failed'));

@@ -20,7 +20,11 @@ import { AccountBackupSections } from './accounts/accounts.backup.js';
 import { ShareBackupSections } from './shares/shares.backup.js';
 import { EventBackupSections } from './event-manager/events.backup.js';
 import { IpListBackupSection } from './security/ip-lists.backup.js';
+import { ServiceRunner } from './plugins/services.js';
+import { FileSessions } from './vfs/file-sessions.service.js';
+import { DefenderService } from './security/defender.service.js';
 
+/** File sessions as service plugins open them (ServiceHost.sessions): the user's session held by one client connection. */
 export interface ContainerParts {
   config: FerryConfig;
   logger: Logger;
@@ -63,5 +67,9 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   c.register(TOKENS.Shares, { useFactory: (d) => d.resolve(ShareService) });
   // the logins of every front-end (LoginGate): one per app, like the defender and rate limiter it uses
   c.register(TOKENS.LoginService, { useFactory: (d) => d.resolve(LoginService) });
+  // what service plugins reach (PluginHost.services, sdk/service.ts), and the services they register
+  c.registerInstance(TOKENS.Services, new ServiceRunner());
+  c.register(TOKENS.ServiceSessions, { useFactory: (d) => d.resolve(FileSessions) });
+  c.register(TOKENS.Defender, { useFactory: (d) => d.resolve(DefenderService) });
   return c;
 }

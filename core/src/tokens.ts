@@ -33,4 +33,10 @@ export const TOKENS = {
   UserFiles: Symbol.for('ferry.UserFiles'),
   /** The login service (LoginGate of sdk/login.ts, implemented by auth/login.service.ts): every front-end's logins. */
   LoginService: Symbol.for('ferry.LoginService'),
+  /** File sessions for service plugins (FileSessionOpener of sdk/file-session.ts, PluginHost.services.sessions). */
+  ServiceSessions: Symbol.for('ferry.ServiceSessions'),
+  /** The defender as service plugins see it (ServiceDefender of sdk/service.ts). */
+  Defender: Symbol.for('ferry.Defender'),
+  /** The running service plugins (ServiceRunner of plugins/services.ts): started, stopped, their /status sections. */
+  Services: Symbol.for('ferry.Services'),
 } as const;

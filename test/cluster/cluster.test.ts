@@ -7,10 +7,11 @@
 import t from 'tap';
 import crypto from 'node:crypto';
 import http from 'node:http';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createPgDatabase, usePostgres } from '@ferry/core/testing';
-import { adminToken, call, eventually, startNode, userToken, writeNodeConfig, type Node } from './helpers/cluster.js';
+import { adminToken, call, eventually, ROOT, startNode, userToken, writeNodeConfig, type Node } from './helpers/cluster.js';
+import { connectLine } from '../../examples/service-line/client.js';
 
 if (!usePostgres()) {
   t.plan(0, 'cluster nodes share a PostgreSQL database: run with FERRY_TEST_DB=postgres');
@@ -49,14 +50,21 @@ const nodes: Node[] = [];
 t.teardown(async () => {
   for (const n of nodes) await n.kill('SIGKILL');
 });
-const config = (name: string) =>
-  writeNodeConfig(dir, name, {
+// the example service plugin (examples/service-line, a TCP front-end on a free port) runs on every node
+const LINE_PLUGIN = 'ferry-plugin-service-line';
+const config = (name: string) => {
+  const file = writeNodeConfig(dir, name, {
     databaseUrl: db.url,
     common: [`ip_lists_cache_ttl: ${IP_TTL}`, `shared_dir: "${shared}"`],
     binding: ['upload_chunk_size: 1', 'client_ip_proxy_header: X-Forwarded-For', 'proxy_allowed: [127.0.0.1]'],
-    plugins: ['@ferry/fs-local', '@ferry/action-http'],
+    plugins: ['@ferry/fs-local', '@ferry/action-http', LINE_PLUGIN],
     yaml: ['defender:', '  enabled: true', '  threshold: 4', '  score_invalid: 2', 'log:', '  level: debug'].join('\n'),
   });
+  // loaded by folder (it is not installed under node_modules)
+  const entry = `  - name: "${LINE_PLUGIN}"\n`;
+  writeFileSync(file, readFileSync(file, 'utf8').replace(entry, `${entry}    path: "${path.join(ROOT, 'examples/service-line')}"\n`));
+  return file;
+};
 // the first node creates the schema; the others start together on it
 nodes.push(await startNode('n1', config('n1')));
 nodes.push(...(await Promise.all(['n2', 'n3'].map((n) => startNode(n, config(n))))));
@@ -239,6 +247,26 @@ t.test('connections: listed by the node holding them; closed from another node',
   t.equal((await call(C, 'DELETE', `/api/v2/connections/${conn!.connection_id}`, { token: admin })).status, 404, 'a closed connection is unknown');
   t.equal((await call(C, 'DELETE', '/api/v2/connections/none-such', { token: admin })).status, 404, 'an unknown id is 404 on any node');
   req.destroy();
+});
+
+t.test("a service plugin's connection held by one node is closed from another", async (t) => {
+  await createUser('lena');
+  const status = (await ok(B, 'GET', '/api/v2/status')).json<{ line: { is_active: boolean; bindings: { address: string; port: number }[] } }>();
+  t.equal(status.line.is_active, true, 'the example service runs on node 2');
+  const client = await connectLine(status.line.bindings[0]!.port);
+  t.teardown(() => client.close());
+  t.same(await client.send(`user lena ${PASSWORD}`), ['OK logged in'], 'logged in on node 2');
+  type Conn = { connection_id: string; username: string; node: string; protocol: string };
+  const listed = async (base: string) => (await ok(base, 'GET', '/api/v2/connections')).json<Conn[]>().filter((c) => c.username === 'lena');
+  const [conn] = await listed(B);
+  t.match(conn, { node: 'n2', protocol: 'FTP' }, 'node 2 lists it with its node and protocol');
+  t.same(await listed(A), [], 'node 1 does not hold it');
+  const del = await call(A, 'DELETE', `/api/v2/connections/${conn!.connection_id}`, { token: admin });
+  t.equal(del.status, 200, `closed through node 1: ${del.text}`);
+  await client.closed;
+  t.pass('node 2 closed the client socket');
+  t.same(await listed(B), [], 'gone from node 2');
+  t.equal((await call(C, 'DELETE', `/api/v2/connections/${conn!.connection_id}`, { token: admin })).status, 404, 'then unknown on any node');
 });
 
 t.test('shares: created on one node, used on the others; a TUS upload continued on another node', async (t) => {

@@ -85,8 +85,55 @@ function parseEnvValue(raw: string, current: unknown): unknown {
 }
 
 /**
+ * The key naming a plugin in environment variables: its name without the npm
+ * scope, '-' and other non-alphanumerics as '_', lower case (variables are
+ * read lower-cased): `@ferry/fs-s3` is `fs_s3` (SERVICE_PLUGINS__FS_S3__...).
+ */
+export function pluginEnvKey(name: string): string {
+  return name
+    .replace(/^@[^/]+\//, '')
+    .replace(/[^a-zA-Z0-9]/g, '_')
+    .toLowerCase();
+}
+
+/** Index in the `plugins` list of the plugin an environment variable names by `key` (see pluginEnvKey). */
+function pluginIndex(plugins: unknown, key: string, variable: string): number {
+  const list = Array.isArray(plugins) ? plugins : [];
+  const found: number[] = [];
+  list.forEach((p, i) => {
+    if (isObj(p) && typeof p.name === 'string' && pluginEnvKey(p.name) === key) found.push(i);
+  });
+  if (found.length === 1) return found[0]!;
+  if (found.length === 0) throw new ConfigError(`${variable}: no plugin of the "plugins" list is named "${key}" (its name without the scope, '-' as '_')`);
+  throw new ConfigError(`${variable}: "${key}" names several plugins of the "plugins" list: give its index instead`);
+}
+
+/**
+ * Folds the `plugin_config` map (`{"@ferry/fs-s3": {...}}`) into the config of
+ * the entries of the `plugins` list with those names (deep merge) and drops
+ * it. A name that is not in the list is refused.
+ */
+export function foldPluginConfig(cfg: Obj): Obj {
+  const map = cfg.plugin_config;
+  if (map === undefined) return cfg;
+  const { plugin_config: _, ...out } = cfg;
+  if (!isObj(map)) throw new ConfigError('invalid configuration at "plugin_config": it must map plugin names to their config');
+  const plugins = Array.isArray(out.plugins) ? [...(out.plugins as unknown[])] : [];
+  for (const [name, given] of Object.entries(map)) {
+    if (!isObj(given)) throw new ConfigError(`invalid configuration at "plugin_config.${name}": it must be a mapping`);
+    const i = plugins.findIndex((p) => isObj(p) && p.name === name);
+    if (i < 0) throw new ConfigError(`invalid configuration at "plugin_config.${name}": no plugin of the "plugins" list has that name`);
+    const entry = plugins[i] as Obj;
+    plugins[i] = { ...entry, config: deepMerge(isObj(entry.config) ? entry.config : {}, given) };
+  }
+  return { ...out, plugins };
+}
+
+/**
  * Applies SERVICE_<SECTION>__<KEY>[__<KEY>...] variables: segments are
  * lower-cased, numeric segments index arrays (SERVICE_HTTPD__BINDINGS__0__PORT).
+ * A plugin is named by its name (SERVICE_PLUGINS__FS_S3__CONFIG__PART_SIZE,
+ * see pluginEnvKey) or by its index in the `plugins` list.
  * Variables without '__' are not config keys (e.g. SERVICE_DEFAULT_ADMIN_USERNAME).
  */
 export function applyEnv(cfg: Obj, env: NodeJS.ProcessEnv): Obj {
@@ -97,6 +144,8 @@ export function applyEnv(cfg: Obj, env: NodeJS.ProcessEnv): Obj {
   for (const k of keys) {
     const segs = k.slice('SERVICE_'.length).toLowerCase().split('__');
     if (segs.some((s) => s === '')) throw new ConfigError(`malformed environment variable ${k}`);
+    // a plugin named by its name: the index of that entry of the list
+    if (segs[0] === 'plugins' && segs.length > 2 && !/^\d+$/.test(segs[1]!)) segs[1] = String(pluginIndex(out.plugins, segs[1]!, k));
     let node: unknown = out;
     for (let i = 0; i < segs.length - 1; i++) {
       const seg = segs[i]!;
@@ -119,8 +168,9 @@ export function applyEnv(cfg: Obj, env: NodeJS.ProcessEnv): Obj {
 }
 
 /**
- * Loads config/default.yaml, then the --config file, then SERVICE_* env
- * overrides, then validates. A bad value throws ConfigError naming the key.
+ * Loads config/default.yaml, then the --config file (its `plugin_config` map
+ * folded into the `plugins` list), then SERVICE_* env overrides, then
+ * validates. A bad value throws ConfigError naming the key.
  */
 export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
   const env = opts.env ?? process.env;
@@ -138,8 +188,9 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
     merged = deepMerge(merged, readFile(file));
     baseDir = path.dirname(file);
   }
+  merged = foldPluginConfig(merged);
   merged = applyEnv(merged, env);
-  if (opts.overrides) merged = deepMerge(merged, opts.overrides);
+  if (opts.overrides) merged = foldPluginConfig(deepMerge(merged, opts.overrides));
   if (env.SERVICE_DEFAULT_ADMIN_USERNAME || env.SERVICE_DEFAULT_ADMIN_PASSWORD) {
     merged = deepMerge(merged, {
       defaults: {

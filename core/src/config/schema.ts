@@ -23,6 +23,8 @@ export interface FerryConfig {
     ip_lists_cache_ttl: number;
     /** `ferry serve`: V8 old-generation growing factor as 1 + percent/100 after a full GC; 0 leaves V8's heuristics. */
     heap_growing_percent: number;
+    /** Seconds a stopping node lets HTTP requests and service plugins' connections finish before closing them. */
+    shutdown_grace_period: number;
   };
   log: { level: string; file: string };
   data_provider: {
@@ -279,6 +281,7 @@ export const configSchema = Joi.object<FerryConfig>({
     allow_list_status: Joi.boolean().default(false),
     ip_lists_cache_ttl: Joi.number().integer().min(0).max(3600).default(5),
     heap_growing_percent: Joi.number().integer().min(0).max(400).default(100),
+    shutdown_grace_period: Joi.number().min(0).max(3600).default(5),
   }).default(),
   log: Joi.object({
     level: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),

@@ -3,6 +3,8 @@ import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import type { FerryConfig, RateLimitScope } from '../config/schema.js';
 import { DefenderService } from '../security/defender.service.js';
+import type { ServiceRunner } from '../plugins/services.js';
+import type { ServiceStatus } from '../sdk/service.js';
 
 /** How long the status query waits for the database before reporting it inactive. */
 export const STATUS_DB_TIMEOUT_MS = 3000;
@@ -13,16 +15,20 @@ export interface TotpConfigStatus {
   algo: string;
 }
 
-/** ServicesStatus of reference.yaml. */
+/**
+ * ServicesStatus of reference.yaml, and a section per service plugin that
+ * fills none of the API's (ssh, ftp, webdav) under its own `statusKey`.
+ */
 export interface ServicesStatus {
-  ssh: { is_active: boolean; bindings: null; host_keys: null };
-  ftp: { is_active: boolean; bindings: null };
-  webdav: { is_active: boolean; bindings: null };
+  ssh: ServiceStatus;
+  ftp: ServiceStatus;
+  webdav: ServiceStatus;
   data_provider: { is_active: boolean; driver: string; error?: string };
   defender: { is_active: boolean };
   mfa: { is_active: boolean; totp_configs: TotpConfigStatus[] };
   allow_list: { is_active: boolean };
   rate_limiters: { is_active: boolean; protocols: string[] };
+  [serviceSection: string]: unknown;
 }
 
 /** Credentials inside a connection string never reach an answer. */
@@ -35,8 +41,9 @@ const RATE_LIMIT_SCOPES: RateLimitScope[] = ['api', 'token', 'shares', 'tus'];
 /**
  * The live state of the node's services for GET /api/v2/status: the data
  * provider is asked (a trivial query, bounded in time), the rest is read from
- * the configuration this node runs with. Protocols Ferry does not serve (SFTP,
- * FTP, WebDAV) are reported inactive with no bindings.
+ * the configuration this node runs with. The ssh, ftp and webdav sections
+ * (and any other a service names) come from the service plugins
+ * (plugins/services.ts): inactive with no bindings when no service fills them.
  */
 @injectable()
 export class StatusService {
@@ -44,13 +51,16 @@ export class StatusService {
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(TOKENS.Config) private readonly config: FerryConfig,
     @inject(DefenderService) private readonly defender: DefenderService,
+    @inject(TOKENS.Services) private readonly services: ServiceRunner,
   ) {}
 
   async status(): Promise<ServicesStatus> {
+    const { ssh, ftp, webdav, ...others } = this.services.sections();
     return {
-      ssh: { is_active: false, bindings: null, host_keys: null },
-      ftp: { is_active: false, bindings: null },
-      webdav: { is_active: false, bindings: null },
+      ssh: ssh!,
+      ftp: ftp!,
+      webdav: webdav!,
+      ...others,
       data_provider: await this.dataProvider(),
       defender: { is_active: this.defender.enabled },
       mfa: this.mfa(),

@@ -7,6 +7,7 @@ import type { PluginEntry } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import { SUPPORTED_PLUGIN_API_VERSIONS, type PluginContext, type PluginManifest } from './manifest.js';
 import { PluginLoadError, PluginRegistry } from './registry.js';
+import type { ServiceRunner } from './services.js';
 
 const capabilitiesSchema = Joi.object({
   rangeRead: Joi.boolean().required(),
@@ -62,6 +63,20 @@ const actionDefSchema = Joi.object({
   templateFields: Joi.array().items(Joi.string()),
   triggers: Joi.array().items(Joi.number().integer()),
   create: Joi.function().required(),
+}).unknown(true);
+
+const serviceDefSchema = Joi.object({
+  name: Joi.string()
+    .pattern(/^[a-zA-Z0-9._-]+$/)
+    .max(64)
+    .required(),
+  statusKey: Joi.string()
+    .pattern(/^[a-z][a-z0-9_]*$/)
+    .max(64)
+    .required(),
+  start: Joi.function().required(),
+  stop: Joi.function().required(),
+  status: Joi.function().required(),
 }).unknown(true);
 
 function isModuleNotFound(err: unknown, specifier: string): boolean {
@@ -134,9 +149,11 @@ export interface LoadPluginsOptions {
   entries: PluginEntry[];
   baseDir: string;
   registry: PluginRegistry;
+  /** Where registerService() puts the plugins' services (started and stopped by the app). */
+  services: ServiceRunner;
   logger: Logger;
   /** Builds the context handed to a plugin's register(). */
-  context(name: string, config: Record<string, unknown>): Omit<PluginContext, 'registerFsProvider' | 'registerActionType'>;
+  context(name: string, config: Record<string, unknown>): Omit<PluginContext, 'registerFsProvider' | 'registerActionType' | 'registerService'>;
 }
 
 /**
@@ -200,6 +217,11 @@ export async function loadPlugins(o: LoadPluginsOptions): Promise<PluginManifest
           throw new PluginLoadError(manifest.name, `event action type ${def.type} is reserved`);
         }
         o.registry.registerActionType(manifest.name, def);
+      },
+      registerService(def) {
+        const { error } = serviceDefSchema.validate(def);
+        if (error) throw new PluginLoadError(manifest.name, `invalid service definition: ${error.message}`);
+        o.services.add(manifest.name, def);
       },
     };
     try {

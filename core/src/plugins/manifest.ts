@@ -8,6 +8,7 @@ import type { Fs, FsCapabilities, FsScope } from '../fs/fs.contract.js';
 import type { SecretsService } from '../secrets/secret.js';
 import type { EventSearch } from '../sdk/event-search.js';
 import type { PluginDatabase, PluginEntitiesDef } from '../sdk/plugin-entities.js';
+import type { ServiceDef } from '../sdk/service.js';
 
 /** Plugin-API major versions this core accepts. */
 export const PLUGIN_API_VERSION = 1;
@@ -58,6 +59,15 @@ export interface PluginContext {
   readonly secrets: SecretsService;
   registerFsProvider(def: FsProviderDef<any>): void;
   registerActionType(def: ActionTypeDef<any>): void;
+  /**
+   * Registers a front-end (a protocol server): started after the crash
+   * recovery and before the node reports ready, stopped before the event
+   * manager and the database within the shutdown grace period, reporting
+   * its section of GET /api/v2/status. It reaches the core through
+   * `host.services` (login, file sessions, defender). See `ServiceDef` in
+   * core/src/sdk/service.ts and docs/DEVELOPING.md.
+   */
+  registerService(def: ServiceDef): void;
   /**
    * Makes the plugin's MikroORM entities known to the core database and runs
    * its pending migrations (the list for the database's dialect); resolves

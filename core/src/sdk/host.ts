@@ -6,6 +6,7 @@ import type { RotateResult } from './log-rotation.js';
 import type { UserFilesAccess } from './user-files.js';
 import type { FerryConfig } from '../config/schema.js';
 import { TOKENS } from '../tokens.js';
+import type { ServiceHost } from './service.js';
 
 /** Sends mail through the server's SMTP settings (`smtp` in the configuration). */
 export interface MailSender {
@@ -78,11 +79,23 @@ export interface PluginHost {
    * and file patterns not applied, no filesystem events, storage quota counted.
    */
   readonly files: UserFilesAccess;
+  /** What service plugins (front-ends) reach: the login service, file sessions and the defender (sdk/service.ts). */
+  readonly services: ServiceHost;
+}
+
+/** Lazily resolved members over `resolve`, frozen. */
+function lazyMembers<T extends object>(resolve: <V>(token: symbol) => V, members: Record<string, symbol>): T {
+  const out = {} as T;
+  for (const [name, token] of Object.entries(members)) {
+    let value: unknown;
+    Object.defineProperty(out, name, { enumerable: true, get: () => (value ??= resolve(token)) });
+  }
+  return out;
 }
 
 /** The core's own PluginHost over its container (`resolve` is the container's). */
 export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
-  const members: Record<Exclude<keyof PluginHost, 'hook'>, symbol> = {
+  const members: Record<Exclude<keyof PluginHost, 'hook' | 'services'>, symbol> = {
     accounts: TOKENS.EventAccounts,
     shares: TOKENS.Shares,
     mail: TOKENS.Mailer,
@@ -92,11 +105,9 @@ export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
     backup: TOKENS.Backup,
     files: TOKENS.UserFiles,
   };
-  const host = {} as PluginHost;
-  for (const [name, token] of Object.entries(members)) {
-    let value: unknown;
-    Object.defineProperty(host, name, { enumerable: true, get: () => (value ??= resolve(token)) });
-  }
+  const host = lazyMembers<PluginHost>(resolve, members);
+  const serviceMembers: Record<keyof ServiceHost, symbol> = { login: TOKENS.LoginService, sessions: TOKENS.ServiceSessions, defender: TOKENS.Defender };
+  Object.defineProperty(host, 'services', { enumerable: true, value: Object.freeze(lazyMembers<ServiceHost>(resolve, serviceMembers)) });
   let hook: HookSettings | undefined;
   Object.defineProperty(host, 'hook', {
     enumerable: true,

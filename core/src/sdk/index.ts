@@ -26,3 +26,4 @@ export { redactSecrets } from '../secrets/redact.js';
 export * from './protocols.js';
 export type * from './login.js';
 export type * from './file-session.js';
+export type * from './service.js';

@@ -22,10 +22,20 @@ const level = Joi.string()
 
 /** Answers of these routes, declared for the OpenAPI document (http/openapi/). */
 const enabled = (extra: Record<string, Joi.Schema> = {}) => Joi.object({ is_active: Joi.boolean().required(), ...extra });
+/** A service plugin's section: its bindings (null while it listens nowhere) and why it is inactive. */
+const serviceSection = (extra: Record<string, Joi.Schema> = {}) =>
+  enabled({
+    bindings: Joi.array()
+      .items(Joi.object({ address: Joi.string().allow('').required(), port: Joi.number().integer().required() }).unknown(true))
+      .allow(null)
+      .required(),
+    error: Joi.string().description('why the service is not active'),
+    ...extra,
+  }).unknown(true);
 const statusAnswer = Joi.object({
-  ssh: enabled({ bindings: Joi.array().allow(null).required(), host_keys: Joi.array().allow(null).required() }).required(),
-  ftp: enabled({ bindings: Joi.array().allow(null).required() }).required(),
-  webdav: enabled({ bindings: Joi.array().allow(null).required() }).required(),
+  ssh: serviceSection({ host_keys: Joi.array().allow(null).required() }).required(),
+  ftp: serviceSection().required(),
+  webdav: serviceSection().required(),
   data_provider: enabled({
     driver: Joi.string().valid('sqlite', 'postgresql').required(),
     error: Joi.string().description('why the database did not answer'),
@@ -38,7 +48,7 @@ const statusAnswer = Joi.object({
   }).required(),
   allow_list: enabled().required(),
   rate_limiters: enabled({ protocols: Joi.array().items(Joi.string()).required() }).required(),
-});
+}).pattern(Joi.string(), serviceSection().description("a service plugin's own section (its statusKey)"));
 const dayCounters = {
   upload_bytes: Joi.number().integer().min(0).required(),
   download_bytes: Joi.number().integer().min(0).required(),

@@ -1,0 +1,96 @@
+/**
+ * The service plugin kind: a front-end (SFTP, FTP, WebDAV, a plugin's own
+ * protocol) a plugin registers with `PluginContext.registerService()`, and
+ * the part of the core it reaches through `PluginHost.services`.
+ *
+ * Lifecycle (core/src/app.ts): services start after the migrations, the
+ * first admin and the crash recovery, before the HTTP servers listen (so
+ * before the node reports ready), in the order their plugins registered;
+ * they stop alongside the HTTP servers, before the event manager and the
+ * database, in reverse order, each within the shutdown grace period
+ * (`common.shutdown_grace_period`). A service whose start() throws stops
+ * the start with an error naming its plugin and service.
+ *
+ * A leaf module: it imports only the other SDK contracts.
+ */
+import type { FileSessionOpener } from './file-session.js';
+import type { LoginGate } from './login.js';
+import type { Protocol } from './protocols.js';
+
+/** One address a service listens on, as GET /api/v2/status shows it (SSHBinding, FTPDBinding, WebDAVBinding). */
+export interface ServiceBinding {
+  address: string;
+  port: number;
+  /** More fields of the binding (tls mode, apply_proxy_config...), shown as given. */
+  [field: string]: unknown;
+}
+
+/** A service's section of GET /api/v2/status. */
+export interface ServiceStatus {
+  is_active: boolean;
+  /** null while the service listens nowhere. */
+  bindings: ServiceBinding[] | null;
+  /** Why the service is not active (never a secret). */
+  error?: string;
+  /** More fields of the section (`host_keys` of the ssh section...). */
+  [field: string]: unknown;
+}
+
+/** Handed to a service's stop(). */
+export interface ServiceStopContext {
+  /**
+   * Aborted when the shutdown grace period is over: close the connections
+   * still open at once. Until then, let them finish (refuse new ones).
+   */
+  readonly signal: AbortSignal;
+  /** When the grace period ends (Unix ms). */
+  readonly deadline: number;
+}
+
+/** A front-end a plugin registers: `PluginContext.registerService(def)`. */
+export interface ServiceDef {
+  /** Unique within the plugin, e.g. 'sftpd'; logs and errors name it with the plugin. */
+  name: string;
+  /**
+   * The section of GET /api/v2/status the service fills: `ssh`, `ftp` and
+   * `webdav` are the API's own sections (their shape stays the API's);
+   * another name adds a section of that name. One service per section.
+   */
+  statusKey: string;
+  /** Binds and starts accepting clients; resolves once it does. One that throws must leave nothing bound: its stop() is not called. */
+  start(): void | Promise<void>;
+  /** Stops accepting clients and closes its connections by `ctx.deadline` (see ServiceStopContext). */
+  stop(ctx: ServiceStopContext): void | Promise<void>;
+  /** The service's section of /status, read on every request (keep it cheap). */
+  status(): ServiceStatus;
+}
+
+/** The defender (docs/defender.md): ban checks and scoring of the hosts a service sees. */
+export interface ServiceDefender {
+  /** True when `ip` is banned now: refuse the client before it logs in. */
+  isBanned(ip: string, protocol: Protocol): Promise<boolean>;
+  /**
+   * Scores an event of `ip` (a failed login is scored by the login service;
+   * 'no_auth' is a client that left without trying to log in). True when the
+   * host is banned by it.
+   */
+  addEvent(ip: string, kind: 'invalid' | 'valid' | 'limit_exceeded' | 'no_auth', protocol: Protocol): Promise<boolean>;
+}
+
+/**
+ * What a service reaches of the core (`PluginHost.services`), resolved on
+ * first use: the login service (every credential kind, with the login
+ * events and defender scoring a login runs), file sessions (with their
+ * filesystem events and listed connections) and the defender.
+ */
+export interface ServiceHost {
+  readonly login: LoginGate;
+  /**
+   * Opens a user's file session (sdk/file-session.ts) for a logged-in client:
+   * while it is open the connection is listed by GET /api/v2/connections with
+   * the session's protocol, and `DELETE /api/v2/connections/{id}` (sent to any
+   * node) aborts the session's `signal`: the service then closes its client.
+   */
+  readonly sessions: FileSessionOpener;
+  readonly defender: ServiceDefender;
+}
