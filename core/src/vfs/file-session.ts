@@ -1,7 +1,4 @@
 import { pipeline } from 'node:stream/promises';
-import type { FerryConfig } from '../config/schema.js';
-import type { EventBus } from '../events/event-bus.js';
-import type { FsHooks } from '../events/fs-hooks.js';
 import type { FsEvent, FsEventAction, FsEventStatus, FsObjectType } from '../events/event-types.js';
 import type { FileInfo, Fs } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
@@ -18,19 +15,13 @@ import type {
   SessionWriteOptions,
 } from '../sdk/file-session.js';
 import { hookError } from './hook-error.js';
-import type { FsFactory } from './fs-factory.js';
 import { baseName, isSubPath, normalizeVirtualPath, parentPath } from '../fs/path.js';
-import type { Logger } from '../logger.js';
-import type { Connection, ConnectionManager } from './connection-manager.js';
+import type { Connection } from './connection-manager.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { buildFsEvent, FS_STATUS, publishFsEvent, type FsEventSource } from './fs-events.js';
 import { PatternFilters, type PatternsFilter } from './patterns.js';
 import { PermissionSet, type FilePermission } from './permissions.js';
 import { quotaScope, StorageReservation } from './quota-guard.js';
-import type { PathWrites, QuotaTracker } from './quota-tracker.js';
-import type { UsageStore } from './usage-store.js';
-import type { UploadJournal } from './upload-journal.js';
-import type { QuotaService } from './quota.service.js';
 import { VirtualFs, type Resolved } from './vfs.js';
 import { openSessionRead, openSessionWrite, truncateFile } from './session-io.js';
 import type { FileSessionDeps, SessionCore } from './session-core.js';
