@@ -14,6 +14,7 @@ import { PasswordResetService } from './auth/password-reset.service.js';
 import { registerEventServices } from './event-manager/register.js';
 import { BackupService } from './backup/backup.service.js';
 import { ShareService } from './shares/share.service.js';
+import { ShareLoginService } from './shares/share-login.js';
 import { LoginService } from './auth/login.service.js';
 import { BACKUP_SECTIONS, type BackupSectionSource } from './data/backup-section.js';
 import { AccountBackupSections } from './accounts/accounts.backup.js';
@@ -67,6 +68,7 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   c.register(TOKENS.Shares, { useFactory: (d) => d.resolve(ShareService) });
   // the logins of every front-end (LoginGate): one per app, like the defender and rate limiter it uses
   c.register(TOKENS.LoginService, { useFactory: (d) => d.resolve(LoginService) });
+  c.register(TOKENS.ShareLogins, { useFactory: (d) => d.resolve(ShareLoginService) });
   // what service plugins reach (PluginHost.services, sdk/service.ts), and the services they register
   c.registerInstance(TOKENS.Services, new ServiceRunner());
   c.register(TOKENS.ServiceSessions, { useFactory: (d) => d.resolve(FileSessions) });

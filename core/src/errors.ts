@@ -139,7 +139,9 @@ export type LoginRefusalReason =
   /** An API key of the other audience (admin or user). */
   | 'api-key-audience'
   /** An API key bound to an account and naming another one. */
-  | 'api-key-bound';
+  | 'api-key-bound'
+  /** A share refused a login it let in by its credential: scope, expiration, uses, address or its owner's rights. */
+  | 'share-denied';
 
 /**
  * A refused login: `kind` is unauthorized (credentials), forbidden (known

@@ -33,6 +33,8 @@ export const TOKENS = {
   UserFiles: Symbol.for('ferry.UserFiles'),
   /** The login service (LoginGate of sdk/login.ts, implemented by auth/login.service.ts): every front-end's logins. */
   LoginService: Symbol.for('ferry.LoginService'),
+  /** Share logins of front-ends (ShareLogins of sdk/login.ts, shares/share-login.ts), the login service delegates to them. */
+  ShareLogins: Symbol.for('ferry.ShareLogins'),
   /** File sessions for service plugins (FileSessionOpener of sdk/file-session.ts, PluginHost.services.sessions). */
   ServiceSessions: Symbol.for('ferry.ServiceSessions'),
   /** The defender as service plugins see it (ServiceDefender of sdk/service.ts). */

@@ -14,7 +14,17 @@ import { IpListService } from '../security/ip-list.service.js';
 import { RateLimiterService } from '../security/rate-limiter.service.js';
 import { ipMatcher } from '../util/ip.js';
 import { loginProtocolOf, Protocol, type LoginProtocol } from '../sdk/protocols.js';
-import type { LoginAccount, LoginCredential, LoginGate, LoginMethod, LoginRequest, LoginResult } from '../sdk/login.js';
+import type {
+  LoginAccount,
+  LoginCredential,
+  LoginGate,
+  LoginMethod,
+  LoginRequest,
+  LoginResult,
+  ShareLoginRequest,
+  ShareLoginResult,
+  ShareLogins,
+} from '../sdk/login.js';
 import { UserAuthService } from './user-auth.service.js';
 import { TwoFactorService, type AccountKind } from './two-factor.service.js';
 import { credentialsProblem } from './basic-header.js';
@@ -82,6 +92,7 @@ export class LoginService implements LoginGate {
     @inject(IpListService) private readonly ipLists: IpListService,
     @inject(TOKENS.EventBus) private readonly bus: EventBus,
     @inject(TOKENS.InstanceId) private readonly instanceId: string,
+    @inject(TOKENS.ShareLogins) private readonly shares: ShareLogins,
   ) {}
 
   async authenticate(request: LoginRequest): Promise<LoginResult> {
@@ -93,6 +104,14 @@ export class LoginService implements LoginGate {
     const user = await this.users.findByUsername(username);
     if (user && this.twoFactor.applies('user', user, protocol)) prompts.push({ prompt: 'Authentication code: ', echo: false });
     return prompts;
+  }
+
+  /** A share login: the connection checks (IP lists, defender ban, rate limit), then the share's own (auth/share-login.ts). */
+  async authenticateShare(request: ShareLoginRequest): Promise<ShareLoginResult> {
+    const loginProtocol = loginProtocolOf(request.protocol);
+    if (!loginProtocol) throw refused(ErrorKind.Forbidden, 'protocol-denied', `nobody logs in over ${request.protocol}`);
+    await this.admit(request, loginProtocol, request.credential !== undefined);
+    return this.shares.login(request);
   }
 
   /** authenticate() with what the login let in (see LoginOutcome). */
@@ -122,7 +141,7 @@ export class LoginService implements LoginGate {
   }
 
   /** The connection checks of a front-end that does not run them itself: IP lists, defender ban, rate limit (scope `token`). */
-  private async admit(req: LoginRequest, loginProtocol: LoginProtocol, rateLimited: boolean): Promise<void> {
+  private async admit(req: Pick<LoginRequest, 'ip' | 'protocol'>, loginProtocol: LoginProtocol, rateLimited: boolean): Promise<void> {
     const listed = await this.ipLists.connectionRefusal(req.ip, loginProtocol);
     if (listed) throw refused(ErrorKind.Forbidden, 'ip-not-allowed', listed);
     const banned = await this.defender.banRefusal(req.ip, req.protocol);
@@ -141,7 +160,7 @@ export class LoginService implements LoginGate {
     this.bus.publish('log', { timestamp: nowNanos(), event, protocol: req.protocol, username, ip: req.ip, message, role, instance_id: this.instanceId });
   }
 
-  private async score(req: LoginRequest, kind: DefenderEventKind): Promise<void> {
+  private async score(req: Pick<LoginRequest, 'ip' | 'protocol'>, kind: DefenderEventKind): Promise<void> {
     await this.defender.addEvent(req.ip, kind, req.protocol);
   }
 

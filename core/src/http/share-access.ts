@@ -9,6 +9,7 @@ import { FileSessions } from '../vfs/file-sessions.service.js';
 import { ShareService, type ShareCredentials } from '../shares/share.service.js';
 import type { FileSession } from '../vfs/file-session.js';
 import { openFileSession } from './user-session.js';
+import { Protocol } from '../sdk/protocols.js';
 
 /**
  * The credentials of a public share request: HTTP basic (the password, or an
@@ -83,11 +84,11 @@ export function shareAccess(c: DependencyContainer): ShareAccess {
     shares,
     async open(request, id, scopeOk, command, o = {}) {
       const ip = clientIp(request);
-      const { share, owner } = await shares.authorize(id, ip, basicCredentials(request), scopeOk, o);
+      const { share, owner } = await shares.authorize(id, ip, basicCredentials(request), scopeOk, { ...o, protocol: Protocol.HTTPShare });
       const s = await openFileSession(
         sessions,
         request,
-        { username: owner.username, key: `share:${share.share_id}:${ip}`, protocol: 'HTTPShare' },
+        { username: owner.username, key: `share:${share.share_id}:${ip}`, protocol: Protocol.HTTPShare },
         `${command} share ${share.share_id}`,
       );
       return { share, s };

@@ -105,4 +105,42 @@ export interface LoginGate {
   authenticate(request: LoginRequest): Promise<LoginResult>;
   /** The prompts of a keyboard-interactive login for the account on that protocol (password, then the code when 2FA applies). */
   keyboardInteractivePrompts(username: string, protocol: Protocol): Promise<{ prompt: string; echo: boolean }[]>;
+  /** A login to a user's share by an external party (see ShareLoginRequest). */
+  authenticateShare(request: ShareLoginRequest): Promise<ShareLoginResult>;
+}
+
+/**
+ * A login to a share (an external party reaching a user's shared files):
+ * the share's password, or for an email-restricted share an allowed address
+ * with one of the one-time codes mailed to it. The share's id stands for the
+ * username in log events; a wrong credential scores the host like a refused
+ * login of an existing account.
+ */
+export interface ShareLoginRequest {
+  shareId: string;
+  /** Absent for a share that needs none; a share with a password or addresses then refuses with `bad-credentials`. */
+  credential?: { method: 'share-password'; password: string } | { method: 'share-code'; email: string; code: string };
+  ip: string;
+  /** The front-end's protocol (log events and defender scores name it). */
+  protocol: Protocol;
+  /** What the client will do: reads need a share of scope read (1) or read-write (3), writes write (2) or read-write. */
+  access: 'read' | 'write';
+}
+
+/** The share a share login let in. */
+export interface ShareLoginResult {
+  shareId: string;
+  /** The owner whose files (and permissions, quotas) the share serves. */
+  owner: string;
+  /** 1 read, 2 write, 3 read and write. */
+  scope: number;
+  /** The owner's virtual paths the share serves. */
+  paths: readonly string[];
+  /** The address a one-time code was for ('' for a password or an open share). */
+  email: string;
+}
+
+/** The share logins the login service delegates to (shares/share-login.ts): the share's own checks. */
+export interface ShareLogins {
+  login(request: ShareLoginRequest): Promise<ShareLoginResult>;
 }

@@ -26,8 +26,8 @@ function newCode(): string {
   return out;
 }
 
-/** The stored form of a code: SHA-256 of the share, the address and the code (spaces, dashes and case ignored). */
-function hashCode(shareId: string, email: string, code: string): string {
+/** The stored form of a code: SHA-256 of the share, the address and the code (spaces, dashes and case ignored); exported for tests that store a code without mailing it. */
+export function hashCode(shareId: string, email: string, code: string): string {
   const norm = code.trim().toUpperCase().replace(/[\s-]/g, '');
   return crypto.createHash('sha256').update(`${shareId}\n${email}\n${norm}`).digest('hex');
 }

@@ -20,6 +20,7 @@ import { ShareCodesService } from './share-codes.service.js';
 import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../events/provider-events.service.js';
 import type { EventBus } from '../events/event-bus.js';
 import { nowNanos, type LogEventType } from '../events/event-types.js';
+import type { Protocol } from '../sdk/protocols.js';
 
 const DAY = 86_400_000;
 
@@ -264,7 +265,7 @@ export class ShareService implements EventShares {
    * uses left (403; `ignoreTokens` for the next requests of a resumable
    * upload, which took its use when created), and its owner may still share (403).
    *
-   * Logins on protected shares are log events (protocol HTTPShare, the share
+   * Logins on protected shares are log events (protocol of the front-end: HTTPShare for the REST API's share routes; the share
    * id as username, the owner's role): 5 for a request let in by the share
    * password or a one-time code (not for a share token: like a bearer token,
    * its use is not a login), 1 for a refused one (wrong password, code or
@@ -277,12 +278,12 @@ export class ShareService implements EventShares {
     ip: string,
     creds: ShareCredentials,
     scopeOk: (scope: number) => boolean,
-    o: { ignoreTokens?: boolean } = {},
+    o: { protocol: Protocol; ignoreTokens?: boolean },
   ): Promise<{ share: Share; owner: EffectiveUser; email: string }> {
     const share = await this.em().findOne(Share, { share_id: id }, { populate: ['user', 'user.role'] });
     const sent = creds.bearer !== undefined || creds.password !== undefined;
     if (!share) {
-      if (sent) this.loginEvent(2, id, ip, `login to share "${id}": no such share`, '');
+      if (sent) this.loginEvent(o.protocol, 2, id, ip, `login to share "${id}": no such share`, '');
       throw new NotFoundError(`share "${id}" not found`);
     }
     const role = ((share.user as User).role as Role | null | undefined)?.name ?? '';
@@ -290,7 +291,7 @@ export class ShareService implements EventShares {
     let how: ShareLogin = 'none';
     try {
       if (share.allow_from.length && !ipMatcher(share.allow_from)(ip)) throw new ForbiddenError(`the share is not accessible from ${ip}`);
-      const auth = await this.authenticate(share, ip, creds);
+      const auth = await this.authenticate(share, ip, creds, o.protocol);
       how = auth.how;
       if (!scopeOk(share.scope)) throw new ForbiddenError('the scope of this share does not allow this operation');
       if (share.expires_at && share.expires_at <= Date.now()) throw new ForbiddenError('the share has expired');
@@ -300,20 +301,20 @@ export class ShareService implements EventShares {
       if (!owner) throw new NotFoundError(`share "${id}" not found`);
       if (!canShare(owner)) throw new ForbiddenError('sharing is disabled for the owner of this share');
       if (!share.password_hash && sharePasswordRequired(owner)) throw new ForbiddenError('the owner of this share may only share with a password');
-      if (how === 'password' || how === 'code') this.loginEvent(5, id, ip, `share login with ${auth.what}`, role);
+      if (how === 'password' || how === 'code') this.loginEvent(o.protocol, 5, id, ip, `share login with ${auth.what}`, role);
       return { share, owner, email: auth.email };
     } catch (err) {
       const refused = err instanceof UnauthorizedError || err instanceof ForbiddenError || err instanceof NotFoundError;
       if (guarded && refused) {
-        if (!sent) this.loginEvent(3, id, ip, `no login tried: ${err.message}`, role);
-        else this.loginEvent(1, id, ip, `share login refused: ${err.message}${creds.username ? ` (user name "${creds.username}")` : ''}`, role);
+        if (!sent) this.loginEvent(o.protocol, 3, id, ip, `no login tried: ${err.message}`, role);
+        else this.loginEvent(o.protocol, 1, id, ip, `share login refused: ${err.message}${creds.username ? ` (user name "${creds.username}")` : ''}`, role);
       }
       throw err;
     }
   }
 
-  private loginEvent(event: LogEventType, shareId: string, ip: string, message: string, role: string): void {
-    this.bus.publish('log', { timestamp: nowNanos(), event, protocol: 'HTTPShare', username: shareId, ip, message, role, instance_id: this.instanceId });
+  private loginEvent(protocol: Protocol, event: LogEventType, shareId: string, ip: string, message: string, role: string): void {
+    this.bus.publish('log', { timestamp: nowNanos(), event, protocol, username: shareId, ip, message, role, instance_id: this.instanceId });
   }
 
   /**
@@ -324,11 +325,11 @@ export class ShareService implements EventShares {
    * score_valid in the defender. Returns how the request was let in and the
    * address a code or token was for ('' otherwise).
    */
-  private async authenticate(share: Share, ip: string, creds: ShareCredentials): Promise<{ email: string; how: ShareLogin; what: string }> {
+  private async authenticate(share: Share, ip: string, creds: ShareCredentials, protocol: Protocol): Promise<{ email: string; how: ShareLogin; what: string }> {
     if (!share.password_hash && !share.emails.length) return { email: '', how: 'none', what: '' };
     const challenge = { scheme: 'Basic', attributes: { realm: 'Ferry share' } };
     const fail = async (message: string): Promise<never> => {
-      await this.defender.addEvent(ip, 'valid', 'HTTPShare');
+      await this.defender.addEvent(ip, 'valid', protocol);
       throw new UnauthorizedError(message, challenge);
     };
     if (creds.bearer !== undefined) {

@@ -1,3 +1,4 @@
+import { Protocol } from '../../sdk/protocols.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Boom from '@hapi/boom';
 import Joi from 'joi';
@@ -215,7 +216,10 @@ export function publicShareRoutes(c: DependencyContainer): ServerRoute[] {
         const creds = basicCredentials(request);
         if (creds.bearer !== undefined)
           throw Boom.badRequest('a share token is obtained with basic credentials (the share password, or an address and its one-time code)');
-        const { share, email } = await shares.authorize(pathParam(request, 'id'), clientIp(request), creds, () => true, { ignoreTokens: true });
+        const { share, email } = await shares.authorize(pathParam(request, 'id'), clientIp(request), creds, () => true, {
+          protocol: Protocol.HTTPShare,
+          ignoreTokens: true,
+        });
         if (!share.password_hash && !share.emails.length) throw Boom.badRequest('this share has no password: it needs no token');
         return codes.issueToken(share, email);
       },

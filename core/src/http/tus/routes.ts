@@ -1,3 +1,4 @@
+import { Protocol } from '../../sdk/protocols.js';
 import type { Request, ResponseToolkit, RouteOptions, ServerRoute } from '@hapi/hapi';
 import Boom from '@hapi/boom';
 import Joi from 'joi';
@@ -156,7 +157,7 @@ export function tusRoutes(c: DependencyContainer): ServerRoute[] {
         if (request.method !== 'head') throw Boom.methodNotAllowed('use HEAD to read the offset of an upload');
         requireTusVersion(request, 412);
         const u = await uploads.get(pathParam(request, 'id'));
-        await shares.authorize(u.shareId, clientIp(request), basicCredentials(request), canWrite, { ignoreTokens: true });
+        await shares.authorize(u.shareId, clientIp(request), basicCredentials(request), canWrite, { protocol: Protocol.HTTPShare, ignoreTokens: true });
         return withOffset(h.response().code(200), u.offset).header('Upload-Length', String(u.length)).header('Cache-Control', 'no-store');
       },
     },
