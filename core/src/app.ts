@@ -31,6 +31,7 @@ import { UploadJournal } from './vfs/upload-journal.js';
 import { UsageService } from './ops/usage.service.js';
 import { MetricsService } from './ops/metrics.service.js';
 import { ClusterNodes, serverUrl } from './ops/cluster-nodes.service.js';
+import { boundUrl } from './http/bound-url.js';
 import { installPluginEntities } from './data/plugin-entities.js';
 import type { EventSearchRegistry } from './events/event-search.registry.js';
 import type { ServiceRunner } from './plugins/services.js';
@@ -188,7 +189,10 @@ export async function createApp(o: AppOptions): Promise<App> {
         // recovery (above, in createApp), and before the node reports ready (its HTTP servers listen)
         await services.startAll(logger, graceMs);
         for (const s of servers) await s.start();
-        for (const s of servers) logger.info({ uri: s.info.uri }, 'listening');
+        // the address bound (127.0.0.1), not info.uri's host name; `uri` first: tools read `"uri":"...","msg":"listening"`
+        servers.forEach((s, i) =>
+          logger.info({ uri: boundUrl(s.info), serves: config.httpd.bindings[i]?.enable_rest_api === false ? 'health checks' : 'REST API' }, 'listening'),
+        );
         // the other nodes of a cluster find this one here (connections held in memory: docs/cluster.md)
         const api = servers.find((_, i) => config.httpd.bindings[i]?.enable_rest_api !== false) ?? servers[0];
         if (api) await container.resolve(ClusterNodes).start(serverUrl(api.info));

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config/load.js';
 import { createApp } from './app.js';
 import { createLogger } from './logger.js';
+import { TerminalLog } from './ops/terminal-log.js';
 import { migrate, openOrm, ormOptionsFromConfig } from './data/orm.js';
 import { buildInfo } from './build-info.js';
 import { PluginLoadError } from './plugins/registry.js';
@@ -18,6 +19,14 @@ options:
   --config FILE  configuration file (YAML or JSON) merged over config/default.yaml
   --version      print the version and exit
 `;
+
+/** Readable log lines: stdout is a terminal and the log goes there; FERRY_LOG_FORMAT (json, pretty) decides otherwise. */
+function useTerminalLog(logFile: string | undefined): boolean {
+  if (logFile) return false;
+  const format = process.env.FERRY_LOG_FORMAT;
+  if (format === 'json' || format === 'pretty') return format === 'pretty';
+  return process.stdout.isTTY === true;
+}
 
 async function main(argv: string[]): Promise<number> {
   let parsed;
@@ -54,7 +63,11 @@ async function main(argv: string[]): Promise<number> {
     return err instanceof ConfigError ? 78 : 1;
   }
   const { config, baseDir } = loaded;
-  const logger = createLogger({ level: config.log.level, file: config.log.file });
+  // readable lines and a banner in a terminal; JSON lines otherwise (files, pipes, services), or when FERRY_LOG_FORMAT=json
+  const terminal = useTerminalLog(config.log.file)
+    ? new TerminalLog(process.stdout, { color: !process.env.NO_COLOR && process.stdout.isTTY === true })
+    : undefined;
+  const logger = createLogger({ level: config.log.level, file: config.log.file, stream: terminal });
   if (cmd === 'initprovider') {
     const orm = await openOrm(ormOptionsFromConfig(config));
     try {
@@ -71,6 +84,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     app = await createApp({ config, baseDir, logger });
     await app.start();
+    if (terminal) process.stdout.write(terminal.banner());
   } catch (err) {
     const msg = err instanceof PluginLoadError ? err.message : `start failed: ${(err as Error).message}`;
     logger.fatal({ err: err instanceof PluginLoadError ? undefined : err }, msg);

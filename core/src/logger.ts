@@ -27,6 +27,11 @@ export interface LoggerOptions {
   level?: string;
   /** Log file path; stdout when empty. */
   file?: string;
+  /**
+   * Where the JSON lines go instead of the file or stdout, one per write and at once (no batching):
+   * the CLI's readable lines for a terminal (ops/terminal-log.ts).
+   */
+  stream?: { write(line: string): unknown };
 }
 
 function redactPaths(): string[] {
@@ -53,16 +58,20 @@ export const ACCESS_LOG_FLUSH_MS = 1000;
  * once, with the access lines before it. What waits is written at exit.
  */
 export function createLogger(opts: LoggerOptions = {}): Logger {
+  const options = {
+    level: opts.level ?? 'info',
+    base: { service: 'ferry' },
+    redact: { paths: redactPaths(), censor: '[redacted]' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  if (opts.stream) return pino(options, opts.stream);
   const destination = opts.file
     ? pino.destination({ dest: opts.file, mkdir: true, sync: false, minLength: ACCESS_LOG_BATCH, periodicFlush: ACCESS_LOG_FLUSH_MS })
     : pino.destination({ dest: 1, sync: false, minLength: ACCESS_LOG_BATCH, periodicFlush: ACCESS_LOG_FLUSH_MS });
   const flushNow = writeOutNow(destination);
   return pino(
     {
-      level: opts.level ?? 'info',
-      base: { service: 'ferry' },
-      redact: { paths: redactPaths(), censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      ...options,
       hooks: {
         logMethod(args, method) {
           method.apply(this, args);

@@ -47,7 +47,7 @@ export const adminInput = Joi.object({
     )
     .unique('name')
     .default([]),
-  role: Joi.string().allow('').default(''),
+  role: Joi.string().allow('').max(255).default(''),
   created_at: Joi.any().strip(),
   updated_at: Joi.any().strip(),
   last_login: Joi.any().strip(),

@@ -79,7 +79,7 @@ export class PasswordResetService {
    * work waits for it.
    */
   async forgot(kind: AccountKind, username: string, ip: string, answered: Promise<unknown> = Promise.resolve()): Promise<void> {
-    if (!this.mailer.configured) throw new ForbiddenError('password reset by email is not available: no mail server is configured (config section smtp)');
+    if (!this.mailer.configured) throw new InvalidError('password reset by email is not available: no mail server is configured (config section smtp)');
     const now = Date.now();
     const em = this.orm.em.fork();
     const since = now - this.cfg.window * 60_000;

@@ -8,12 +8,20 @@ export type RangeResult =
   | { kind: 'unsatisfiable' };
 
 /**
+ * The longest Range header read: one range of two safe integers fits in 40
+ * characters; the rest allows for optional whitespace. A longer header (many
+ * ranges, or padding) is ignored before any parsing, so its cost is bounded.
+ */
+export const MAX_RANGE_HEADER = 256;
+
+/**
  * Parses a Range header (RFC 9110 §14.2) for a single byte range:
- * `bytes=a-b`, `bytes=a-`, `bytes=-n`. Malformed headers, other units and
- * multi-range requests are ignored (the whole file is sent, as the RFC allows).
+ * `bytes=a-b`, `bytes=a-`, `bytes=-n`. Malformed headers, other units,
+ * multi-range requests and headers over {@link MAX_RANGE_HEADER} characters
+ * are ignored (the whole file is sent, as the RFC allows).
  */
 export function parseRange(header: string | undefined, size: number): RangeResult {
-  if (!header) return { kind: 'full' };
+  if (!header || header.length > MAX_RANGE_HEADER) return { kind: 'full' };
   const m = /^\s*bytes\s*=\s*(.+)$/i.exec(header);
   if (!m) return { kind: 'full' };
   const specs = m[1]!

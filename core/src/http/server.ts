@@ -91,7 +91,10 @@ export async function createHttpServer(
       // merge a copy of them into a context object for each source of every request
       validate: { failAction: validationFailAction },
       payload: { maxBytes: config.httpd.max_request_size, failAction: 'error' },
-      response: { emptyStatusCode: 200 },
+      // ranges: false: hapi would otherwise parse the Range header of every GET answer with a length
+      // (@hapi/ammo) and cut JSON answers to a 206 slice, or refuse a malformed header with 416; the file
+      // routes parse Range themselves (range-header.ts), so a header the other routes do not use costs nothing
+      response: { emptyStatusCode: 200, ranges: false },
       security: { noSniff: true, xframe: true, hsts: false, referrer: 'no-referrer' },
     },
     load: { sampleInterval: 0 },

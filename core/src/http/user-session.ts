@@ -123,8 +123,33 @@ export function sendAsStored(request: Request): void {
   (request.info as { acceptEncoding: string }).acceptEncoding = 'identity';
 }
 
-/** A file name safe in a Content-Disposition header: quoted ASCII fallback plus the RFC 5987 UTF-8 form. */
-export function contentDisposition(kind: 'attachment' | 'inline', name: string): string {
+/** Longest file name a Content-Disposition header suggests, in UTF-8 bytes (what file systems take). */
+export const MAX_SUGGESTED_NAME_BYTES = 255;
+
+/**
+ * The name cut to MAX_SUGGESTED_NAME_BYTES at a character boundary, its extension (up to 16 characters) kept.
+ * A stored name can be longer than any client takes in a header (a share name of 1 MiB made a 3 MiB
+ * Content-Disposition: clients refused the answer after its 200 status line).
+ */
+function suggestedName(name: string): string {
+  if (Buffer.byteLength(name) <= MAX_SUGGESTED_NAME_BYTES) return name;
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && name.length - dot <= 16 ? name.slice(dot) : '';
+  const room = MAX_SUGGESTED_NAME_BYTES - Buffer.byteLength(ext);
+  let kept = '';
+  let bytes = 0;
+  for (const ch of name.slice(0, Math.min(name.length - ext.length, room))) {
+    if (ch.length === 1 && ch >= '\ud800' && ch <= '\udfff') break; // half of a pair the cut split
+    bytes += Buffer.byteLength(ch);
+    if (bytes > room) break;
+    kept += ch;
+  }
+  return kept + ext;
+}
+
+/** A file name safe in a Content-Disposition header: quoted ASCII fallback plus the RFC 5987 UTF-8 form, at most 255 bytes of name. */
+export function contentDisposition(kind: 'attachment' | 'inline', fileName: string): string {
+  const name = suggestedName(fileName);
   const fallback = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_') || 'download';
   const encoded = encodeURIComponent(toWellFormed(name)).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
   return `${kind}; filename="${fallback}"; filename*=UTF-8''${encoded}`;

@@ -176,9 +176,12 @@ export class DefenderService {
     while (this.inflight.size) await Promise.allSettled([...this.inflight]);
   }
 
-  /** Hosts banned now or with a score in the observation window, in byte order of their addresses. 404 while the defender is disabled. */
+  /**
+   * Hosts banned now or with a score in the observation window, in byte order of their addresses.
+   * Empty while the defender is disabled (clients of the API expect a list there; the single-host calls say 404).
+   */
   async list(): Promise<DefenderEntryView[]> {
-    this.assertEnabled();
+    if (!this.cfg.enabled) return [];
     return (await this.hosts()).map(renderHost);
   }
 

@@ -197,6 +197,19 @@ t.test('Range and validators', async (t) => {
   t.notOk(ifRangeMatches('yesterday', etag, mtime));
   t.equal(contentDisposition('attachment', 'a;b%c".txt'), `attachment; filename="a_b_c_.txt"; filename*=UTF-8''a%3Bb%25c%22.txt`);
   t.equal(contentDisposition('inline', '\r\n'), `inline; filename="__"; filename*=UTF-8''%0D%0A`);
+  // a file name is cut to 255 UTF-8 bytes (at a character boundary, the extension kept): the header stays small
+  t.equal(
+    contentDisposition('attachment', 'a'.repeat(300) + '.tar.gz'),
+    `attachment; filename="${'a'.repeat(252)}.gz"; filename*=UTF-8''${'a'.repeat(252)}.gz`,
+  );
+  t.equal(
+    contentDisposition('attachment', 'x'.repeat(255)),
+    `attachment; filename="${'x'.repeat(255)}"; filename*=UTF-8''${'x'.repeat(255)}`,
+    '255 bytes stay',
+  );
+  const cut = contentDisposition('attachment', '€'.repeat(100_000) + '.txt');
+  t.equal(cut, `attachment; filename="${'_'.repeat(83)}.txt"; filename*=UTF-8''${'%E2%82%AC'.repeat(83)}.txt`, 'multi-byte: whole characters only');
+  t.equal(contentDisposition('attachment', 'b'.repeat(1000) + '.' + 'e'.repeat(40)).length < 1024, true, 'a long "extension" is not kept whole');
 });
 
 t.test('VirtualFs: mounts, deepest wins, virtual directories', async (t) => {

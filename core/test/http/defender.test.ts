@@ -339,8 +339,11 @@ t.test('entries limits and a disabled defender', async (t) => {
   const dToken = await D.adminToken();
   for (let i = 0; i < 10; i++) t.equal((await call(D, 'GET', '/api/v2/token', { ip: '10.8.0.1', basic: nobody })).status, 401);
   t.equal((await call(D, 'GET', '/api/v2/token', { ip: '10.8.0.1', basic: admin })).status, 200, 'disabled: never banned');
+  // clients of the API expect the list to be empty, not missing, while the defender is disabled
+  const empty = await call(D, 'GET', H, { token: dToken });
+  t.equal(empty.status, 200, `GET ${H} while disabled`);
+  t.same(empty.body, [], 'an empty list');
   for (const [method, url] of [
-    ['GET', H],
     ['GET', hostUrl('10.8.0.1')],
     ['DELETE', hostUrl('10.8.0.1')],
   ] as const) {

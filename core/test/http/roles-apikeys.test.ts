@@ -433,3 +433,30 @@ t.test('roles and API keys emit provider events', async (t) => {
   }
   t.notOk(JSON.stringify(events).includes(secret), 'the key never appears in an event');
 });
+
+t.test('names are at most 255 characters wherever they are taken, references to other objects too (400 naming the field)', async (t) => {
+  const long = 'n'.repeat(256);
+  const cases: [string, string, Record<string, unknown>, RegExp][] = [
+    ['POST', '/api/v2/roles', { name: long }, /"name" length must be less than or equal to 255/],
+    ['POST', '/api/v2/admins', { username: long, password: 'long-pass-1', permissions: ['*'] }, /"username" length must be less than or equal to 255/],
+    [
+      'POST',
+      '/api/v2/admins',
+      { username: 'with-role', password: 'long-pass-1', permissions: ['*'], role: long },
+      /"role" length must be less than or equal to 255/,
+    ],
+    ['POST', '/api/v2/users', { username: long, password: 'long-pass-1', home_dir: '/tmp/x', permissions: { '/': ['*'] } }, /"username" length/],
+    ['POST', '/api/v2/groups', { name: long }, /"name" length must be less than or equal to 255/],
+    ['POST', '/api/v2/folders', { name: long, mapped_path: '/tmp/x' }, /"name" length must be less than or equal to 255/],
+    ['POST', '/api/v2/apikeys', { name: long, scope: 1 }, /"name" length must be less than or equal to 255/],
+    ['POST', '/api/v2/apikeys', { name: 'k', scope: 1, admin: long }, /"admin" length must be less than or equal to 255/],
+    ['POST', '/api/v2/apikeys', { name: 'k', scope: 2, user: long }, /"user" length must be less than or equal to 255/],
+    ['POST', '/api/v2/eventactions', { name: long, type: 1 }, /"name" length must be less than or equal to 255/],
+    ['POST', '/api/v2/eventrules', { name: long, trigger: 1, actions: [] }, /"name" length must be less than or equal to 255/],
+  ];
+  for (const [method, url, payload, re] of cases) {
+    const r = await call(method, url, { token, payload });
+    t.equal(r.status, 400, `${url} ${JSON.stringify(payload).slice(0, 60)}: ${r.message}`);
+    t.match(r.message, re, url);
+  }
+});

@@ -133,6 +133,9 @@ t.test('create refusals: 400 naming the problem', async (t) => {
     [{ name: 'x', scope: 1, paths: ['/docs'], max_tokens: -1 }, /"max_tokens" must be greater than or equal to 0/],
     [{ name: 'x', scope: 1, paths: ['/docs'], password: '[**redacted**]' }, /redacted marker/],
     [{ name: 'bad\u0001name', scope: 1, paths: ['/docs'] }, /"name"/],
+    // a name has at most 255 characters, as every other name the API takes (docs/shares.md)
+    [{ name: 'x'.repeat(256), scope: 1, paths: ['/docs'] }, /"name" length must be less than or equal to 255 characters long/],
+    [{ name: 'x'.repeat(1 << 19), scope: 1, paths: ['/docs'] }, /"name" length must be less than or equal to 255 characters long/],
   ];
   for (const [payload, re] of cases) {
     const r = await add(alice, payload);
@@ -144,6 +147,14 @@ t.test('create refusals: 400 naming the problem', async (t) => {
     400,
   );
   // members of other API revisions are dropped, not refused, and never stored
+  const longest = await add(alice, { name: 'é'.repeat(255), scope: 1, paths: ['/docs'] });
+  t.equal(longest.statusCode, 201, '255 characters are accepted');
+  const renamed = await ta.inject('PUT', `/api/v2/user/shares/${String(longest.headers['x-object-id'])}`, {
+    token: alice,
+    payload: { name: 'é'.repeat(256), scope: 1, paths: ['/docs'] },
+  });
+  t.equal(renamed.statusCode, 400, 'an update is held to the same limit');
+  t.match(json(renamed), { message: /"name" length must be less than or equal to 255/ });
   const extra = await add(alice, { name: 'extra', scope: 1, paths: ['/docs'], color: 'red', description: null });
   t.equal(extra.statusCode, 201, extra.payload);
   const stored = json(await get(alice, String(extra.headers['x-object-id'])));
@@ -339,6 +350,7 @@ t.test('admin side: dumpdata and loaddata carry shares; deleting the user delete
     [{ shares: [{ ...dumped, scope: 2, paths: ['/a', '/b'] }] }, /shares\[0\] ".*": "paths": a share with write scope/],
     [{ shares: [{ ...dumped, id: 'bad id' }] }, /shares\[0\] "bad id": "id"/],
     [{ shares: [dumped, dumped] }, /shares\[1\]: ".*" appears more than once/],
+    [{ shares: [{ ...dumped, name: 'x'.repeat(256) }] }, /shares\[0\] ".*": "name" length must be less than or equal to 255/],
   ];
   for (const [data, re] of bad) {
     r = await ta.inject('POST', '/api/v2/loaddata', { token: adminToken, payload: data as object });

@@ -24,7 +24,7 @@ import {
   type VariableNode,
 } from './nodes.js';
 import { timeMethod } from './time.js';
-import { GoComplex, GoFloat, GoNamedInt, kindOf, mapGet, sortedEntries, toGoTime, typeName } from './values.js';
+import { GoComplex, GoFloat, GoInterface, GoNamedInt, kindOf, mapGet, sortedEntries, toGoTime, typeName } from './values.js';
 
 /** An execution error; the message is Go's full text. */
 export class ExecError extends Error {}
@@ -415,8 +415,9 @@ export class State {
 
     const argv: unknown[] = [];
     let i = 0;
-    for (; i < numFixed && i < callArgs.length; i++) argv.push(this.evalArg(dot, dotI, fn.params[i]!, callArgs[i]!));
-    if (fn.variadic) for (; i < callArgs.length; i++) argv.push(this.evalArg(dot, dotI, fn.variadic, callArgs[i]!));
+    const arg = (typ: ParamType, n: Node) => (fn.staticTypes && typ === 'value' ? this.evalValueArg(dot, dotI, n) : this.evalArg(dot, dotI, typ, n));
+    for (; i < numFixed && i < callArgs.length; i++) argv.push(arg(fn.params[i]!, callArgs[i]!));
+    if (fn.variadic) for (; i < callArgs.length; i++) argv.push(arg(fn.variadic, callArgs[i]!));
     if (final !== MISSING) {
       let t: ParamType = fn.params[fn.params.length - 1]!;
       if (fn.variadic) t = numIn - 1 < numFixed ? fn.params[numIn - 1]! : fn.variadic;
@@ -528,6 +529,33 @@ export class State {
         return this.evalEmptyInterface(dot, dotI, n);
     }
     this.errorf(`can't handle ${nodeString(n)} for arg of type ${typ}`);
+  }
+
+  /**
+   * A reflect.Value argument as Go passes it to a function that sees static
+   * types (GoFunc.staticTypes): a field, variable or dot whose static type is
+   * `interface {}` stays an interface value (GoInterface); a pipeline's value
+   * is unwrapped (evalPipeline), constants are concrete.
+   */
+  evalValueArg(dot: unknown, dotI: boolean, n: Node): unknown {
+    let typed: Typed;
+    switch (n.type) {
+      case 'dot':
+        typed = [dot, dotI];
+        break;
+      case 'field':
+        typed = this.evalFieldNode(dot, dotI, n, [n], MISSING);
+        break;
+      case 'variable':
+        typed = this.evalVariableNode(dot, dotI, n, null, MISSING);
+        break;
+      case 'chain':
+        typed = this.evalChainNode(dot, dotI, n, null, MISSING);
+        break;
+      default:
+        return this.evalArg(dot, dotI, 'value', n);
+    }
+    return typed[1] ? new GoInterface(typed[0]) : this.validateType(typed[0], 'value');
   }
 
   evalEmptyInterface(dot: unknown, dotI: boolean, n: Node): unknown {

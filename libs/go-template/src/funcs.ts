@@ -17,6 +17,7 @@ import {
   floatValue,
   GoComplex,
   GoFloat,
+  GoInterface,
   GoTime,
   GoUint8,
   indirectInterface,
@@ -43,6 +44,12 @@ export interface GoFunc {
   /** Element type of a trailing variadic parameter. */
   variadic?: ParamType;
   fn: (...args: unknown[]) => unknown;
+  /**
+   * Its 'value' arguments keep their static type: a field, variable or dot of
+   * type `interface {}` arrives as a {@link GoInterface}, as Go's reflect.Value
+   * of Kind Interface (the function unwraps it with indirectInterface where Go does).
+   */
+  staticTypes?: boolean;
 }
 
 const fail = (msg: string): never => {
@@ -65,7 +72,9 @@ function evalArgs(args: unknown[]): string {
 // ---------------------------------------------------------------------------
 // Indexing, slicing, length
 
+/** Go's indexArg: an index must be of an integer kind (an interface holding an int is not). */
 function indexArg(index: unknown, cap: number): number {
+  if (index instanceof GoInterface) return fail('cannot index slice/array with type interface {}');
   const k = kindOf(index);
   if (k === 'invalid' || k === 'nil') return fail('cannot index slice/array with nil');
   if (k !== 'int') return fail(`cannot index slice/array with type ${typeName(index)}`);
@@ -126,8 +135,9 @@ function slice(item: unknown, ...indexes: unknown[]): unknown {
     len = (item as unknown[]).length;
   } else return fail(`can't slice item of type ${typeName(item)}`);
   const idx = [0, len, len];
+  // unlike index, Go's slice does not unwrap interface values: `{{slice .X .One}}` fails on JSON-like data
   indexes.forEach((ix, i) => {
-    idx[i] = indexArg(indirectInterface(ix), len);
+    idx[i] = indexArg(ix, len);
   });
   if (idx[0]! > idx[1]!) return fail(`invalid slice index: ${idx[0]} > ${idx[1]}`);
   if (indexes.length === 3 && idx[1]! > idx[2]!) return fail(`invalid slice index: ${idx[1]} > ${idx[2]}`);
@@ -409,7 +419,7 @@ export const builtins: Record<string, GoFunc> = {
   js: { params: [], variadic: 'any', fn: (...a) => jsEscape(evalArgs(a)) },
   urlquery: { params: [], variadic: 'any', fn: (...a) => queryEscape(evalArgs(a)) },
   index: { params: ['value'], variadic: 'value', fn: index },
-  slice: { params: ['value'], variadic: 'value', fn: slice },
+  slice: { params: ['value'], variadic: 'value', fn: slice, staticTypes: true },
   len: { params: ['value'], fn: length },
   print: { params: [], variadic: 'any', fn: (...a) => sprint(a) },
   printf: { params: ['string'], variadic: 'any', fn: (f, ...a) => sprintf(f as string, a) },
@@ -431,8 +441,8 @@ export const helpers: Record<string, GoFunc> = {
       return typeof v === 'string' ? s.slice(1, -1) : s;
     },
   },
-  toBase64: { params: ['string'], fn: (s) => Buffer.from(s as string, 'utf8').toString('base64') },
-  toHex: { params: ['string'], fn: (s) => Buffer.from(s as string, 'utf8').toString('hex') },
+  toBase64: { params: ['string'], fn: (s) => Buffer.from(utf8Bytes(s as string)).toString('base64') },
+  toHex: { params: ['string'], fn: (s) => Buffer.from(utf8Bytes(s as string)).toString('hex') },
   urlEscape: { params: ['string'], fn: (s) => queryEscape(s as string) },
   urlPathEscape: { params: ['string'], fn: (s) => pathEscape(s as string) },
   pathBase: { params: ['string'], fn: (s) => pathBase(s as string) },

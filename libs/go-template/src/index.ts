@@ -39,6 +39,7 @@
 import { ExecError, hasFunction, State } from './exec.js';
 import type { ListNode } from './nodes.js';
 import { parse, ParseError } from './parser.js';
+import { wellFormed } from './values.js';
 
 export { GoFloat, GoTime } from './values.js';
 
@@ -83,7 +84,8 @@ class CompiledTemplate implements Template {
       }
       throw e;
     }
-    return state.out.join('');
+    // a byte of a string outside valid UTF-8 is written as U+FFFD (Go writes the byte; a JS string cannot hold it)
+    return wellFormed(state.out.join(''));
   }
 }
 

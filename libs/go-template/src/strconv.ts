@@ -3,6 +3,7 @@
  * (correctly rounded, ties to even, like strconv.FormatFloat), quoting and
  * unquoting of Go string and character literals.
  */
+import { utf8Decode } from './values.js';
 
 interface Digits {
   /** Decimal digits without leading or trailing zeros ('' for zero). */
@@ -202,6 +203,7 @@ function escapeRune(r: number, quote: number, asciiOnly: boolean): string {
       return '\\v';
   }
   if (r < 0x20 || r === 0x7f) return '\\x' + hex(r, 2);
+  if (r >= 0xdc80 && r <= 0xdcff) return '\\x' + hex(r - 0xdc00, 2); // a byte outside valid UTF-8 (utf8Decode)
   if (r >= 0xd800 && r <= 0xdfff) return '\\ufffd'; // lone surrogate: Go sees invalid UTF-8 as U+FFFD
   if (r < 0x10000) return '\\u' + hex(r, 4);
   return '\\U' + hex(r, 8);
@@ -235,7 +237,8 @@ export class SyntaxError extends Error {}
 
 /**
  * strconv.Unquote for "..." and `...` literals. Go strings are bytes: \x and
- * octal escapes produce bytes, which are decoded as UTF-8 at the end.
+ * octal escapes produce bytes, which are decoded as UTF-8 at the end (a byte
+ * outside valid UTF-8 stays one byte: see utf8Decode).
  */
 export function unquote(lit: string): string {
   const q = lit[0];
@@ -264,7 +267,7 @@ export function unquote(lit: string): string {
     else bytes.push(...enc.encode(String.fromCodePoint(value)));
     i = next;
   }
-  return new TextDecoder().decode(new Uint8Array(bytes));
+  return utf8Decode(new Uint8Array(bytes));
 }
 
 /** Decodes the escape after a backslash at s[i]; returns [value, isByte, nextIndex]. */

@@ -13,7 +13,14 @@
  * - {@link GoUint8}: Go uint8 (indexing a string yields one);
  *   {@link GoComplex}: Go complex128 (from complex template constants).
  * - string, boolean: Go string and bool. Lengths, indexes and slices of
- *   strings count UTF-8 bytes like Go.
+ *   strings count UTF-8 bytes like Go. A Go string is bytes and may hold
+ *   invalid UTF-8 (`"\xff"`, a slice through a character): each byte that
+ *   is not part of a valid UTF-8 sequence is held as the lone surrogate
+ *   U+DC80..U+DCFF ("surrogate escape", see {@link utf8Decode}), so it counts
+ *   as the one byte it is in Go.
+ * - {@link GoInterface}: a value whose static type is `interface {}` (a field
+ *   of the data, a range element) as the few builtins that tell it apart
+ *   receive it (Go's reflect.Value of Kind Interface).
  * - arrays: `[]interface {}`; `Uint8Array`: `[]uint8`.
  * - plain objects and `Map`s: `map[string]interface {}` (keys sorted like Go).
  * - `Date` and {@link GoTime}: `time.Time`, always in UTC.
@@ -38,6 +45,18 @@ export class GoComplex {
 /** A Go uint8 (a byte): what indexing a string or a []byte yields. */
 export class GoUint8 {
   constructor(readonly value: number) {}
+}
+
+/**
+ * A reflect.Value of Kind Interface: what Go passes to a builtin's
+ * reflect.Value parameter for a field, variable or dot whose static type is
+ * `interface {}` (every value of JSON-like data). Only builtins that look at
+ * the static type receive these (`slice`'s indexes: Go does not unwrap them,
+ * so `{{slice .X .One}}` fails where `{{slice .X 1}}` works); `value` is the
+ * dynamic value (`null` or `undefined` for a nil interface).
+ */
+export class GoInterface {
+  constructor(readonly value: unknown) {}
 }
 
 /** A Go `time.Time` in UTC with nanosecond precision. */
@@ -252,16 +271,91 @@ export function mapGet(m: object, key: unknown): unknown {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const strictDecoder = new TextDecoder('utf-8', { fatal: true });
 
+/** The lone surrogate U+DC00+b that holds the byte b (0x80..0xff) of a string that is not valid UTF-8. */
+const ESCAPE_BASE = 0xdc00;
+/** A lone low surrogate holding a byte: not preceded by a high surrogate. */
+const escapedByte = /(?<![\ud800-\udbff])[\udc80-\udcff]/;
+const escapedBytes = /(?<![\ud800-\udbff])[\udc80-\udcff]/g;
+
+function isEscapedByte(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  if (c < 0xdc80 || c > 0xdcff) return false;
+  const p = i > 0 ? s.charCodeAt(i - 1) : 0;
+  return !(p >= 0xd800 && p <= 0xdbff);
+}
+
+/** The bytes of a Go string: its UTF-8, each escaped byte as itself. */
 export function utf8Bytes(s: string): Uint8Array {
-  return encoder.encode(s);
+  if (!escapedByte.test(s)) return encoder.encode(s);
+  const parts: Uint8Array[] = [];
+  let run = 0;
+  for (let i = 0; i < s.length; i++) {
+    if (!isEscapedByte(s, i)) continue;
+    parts.push(encoder.encode(s.slice(run, i)), Uint8Array.of(s.charCodeAt(i) - ESCAPE_BASE));
+    run = i + 1;
+  }
+  parts.push(encoder.encode(s.slice(run)));
+  const b = Buffer.concat(parts);
+  return new Uint8Array(b.buffer, b.byteOffset, b.length);
 }
 
+/** Length of the valid UTF-8 sequence at b[i] (Go's utf8 rules: no overlong forms, no surrogates), 0 if none. */
+function sequenceLength(b: Uint8Array, i: number): number {
+  const c = b[i]!;
+  if (c < 0x80) return 1;
+  const cont = (j: number, lo = 0x80, hi = 0xbf) => i + j < b.length && b[i + j]! >= lo && b[i + j]! <= hi;
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const [lo, hi] = c === 0xe0 ? [0xa0, 0xbf] : c === 0xed ? [0x80, 0x9f] : [0x80, 0xbf];
+    return cont(1, lo, hi) && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const [lo, hi] = c === 0xf0 ? [0x90, 0xbf] : c === 0xf4 ? [0x80, 0x8f] : [0x80, 0xbf];
+    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+/**
+ * The Go string of these bytes: valid UTF-8 decoded, and each byte outside a
+ * valid sequence kept as the lone surrogate U+DC00+byte (Python's "surrogate
+ * escape"), so that {@link utf8Bytes} gives the same bytes back and len counts
+ * one. The one ambiguity: data that itself holds a lone U+DC80..U+DCFF (JSON
+ * can) is read as that byte.
+ */
 export function utf8Decode(b: Uint8Array): string {
-  return decoder.decode(b);
+  try {
+    return strictDecoder.decode(b);
+  } catch {
+    let out = '';
+    let run = 0;
+    for (let i = 0; i < b.length;) {
+      const n = sequenceLength(b, i);
+      if (n > 0) {
+        i += n;
+        continue;
+      }
+      out += decoder.decode(b.subarray(run, i)) + String.fromCharCode(ESCAPE_BASE + b[i]!);
+      run = ++i;
+    }
+    return out + decoder.decode(b.subarray(run));
+  }
 }
 
-/** Byte length of a string in UTF-8 (Go's len). */
+/**
+ * The template's output as a JS string: escaped bytes that together make
+ * valid UTF-8 (the halves of a character written one after the other) are
+ * that character again, as in Go's output; the others become U+FFFD (Go
+ * writes the bytes, which a JS string cannot hold).
+ */
+export function wellFormed(s: string): string {
+  if (!escapedByte.test(s)) return s;
+  return utf8Decode(utf8Bytes(s)).replace(escapedBytes, '\ufffd');
+}
+
+/** Byte length of a string in UTF-8 (Go's len); an escaped byte is one. */
 export function byteLength(s: string): number {
   let n = 0;
   for (let i = 0; i < s.length; i++) {
@@ -274,7 +368,8 @@ export function byteLength(s: string): number {
         n += 4;
         i++;
       } else n += 3;
-    } else n += 3;
+    } else if (c >= 0xdc80 && c <= 0xdcff) n += 1;
+    else n += 3;
   }
   return n;
 }
@@ -293,7 +388,8 @@ export function runeCount(s: string): number {
   return n;
 }
 
-/** indirectInterface: a nil interface (null) becomes no value. */
+/** indirectInterface: an interface value becomes the value inside it, and a nil interface (null) no value. */
 export function indirectInterface(v: unknown): unknown {
+  if (v instanceof GoInterface) v = v.value;
   return v === null ? undefined : v;
 }

@@ -294,3 +294,55 @@ t.test("lex_test.go's error items give Go's parse errors", async (t) => {
     t.equal((err as Error | undefined)?.message, message, name);
   }
 });
+
+/**
+ * Go's slice does not unwrap interface values (index does): every field of
+ * JSON-like data is an `interface {}`, so a field cannot be a slice index
+ * while a constant, a parenthesized pipeline or a variable set from one can.
+ * [template, Go's output or error]
+ */
+const interfaceIndexes: [string, string][] = [
+  ['{{slice .X .One}}', 'template: t:1:2: executing "t" at <slice .X .One>: error calling slice: cannot index slice/array with type interface {}'],
+  ['{{slice .X 0 .Two}}', 'template: t:1:2: executing "t" at <slice .X 0 .Two>: error calling slice: cannot index slice/array with type interface {}'],
+  ['{{slice .S .One}}', 'template: t:1:2: executing "t" at <slice .S .One>: error calling slice: cannot index slice/array with type interface {}'],
+  ['{{slice .X .Nil}}', 'template: t:1:2: executing "t" at <slice .X .Nil>: error calling slice: cannot index slice/array with type interface {}'],
+  ['{{slice .X .Missing}}', 'template: t:1:2: executing "t" at <slice .X .Missing>: error calling slice: cannot index slice/array with type interface {}'],
+  [
+    '{{range .X}}{{slice $.X .}}{{end}}',
+    'template: t:1:14: executing "t" at <slice $.X .>: error calling slice: cannot index slice/array with type interface {}',
+  ],
+  [
+    '{{range $i, $e := .X}}{{slice $.X $e}}{{end}}',
+    'template: t:1:24: executing "t" at <slice $.X $e>: error calling slice: cannot index slice/array with type interface {}',
+  ],
+  ['{{slice .X (.One)}} {{$o := .One}}{{slice .X $o}} {{slice .X 1}} {{index .X .One}} {{slice .Y}}', '[2 3] [2 3] [2 3] 2 [4 5]'],
+  ['{{range $i, $e := .X}}{{slice $.X $i}}{{end}} {{with .Two}}{{slice $.X .}}{{end}}', '[1 2 3][2 3][3] [3]'],
+];
+
+t.test('slice indexes of static type interface {} are refused as Go refuses them', async (t) => {
+  const data = { X: [1, 2, 3], Y: [4, 5], S: 'abc', One: 1, Two: 2, Nil: null };
+  for (const [source, expected] of interfaceIndexes) {
+    let got: string;
+    try {
+      got = render(source, data);
+    } catch (e) {
+      got = (e as Error).message;
+    }
+    t.equal(got, expected, source);
+  }
+});
+
+/** A string literal's \x and octal escapes are bytes, as in Go: [template, Go's output]. */
+const byteStrings: [string, string][] = [
+  ['{{"\\xff" | len}}', '1'],
+  ['{{len "\\xff\\xfe"}} {{len "\\377"}} {{len "\\u00ff"}} {{len "\\xc3\\xa9"}} {{"\\xc3\\xa9"}}', '2 1 2 2 é'],
+  ['{{index "\\xff" 0}} {{printf "%q" "\\xff"}} {{printf "%x" "a\\xffb"}} {{printf "%q" "\\xff\\u00ff"}}', '255 "\\xff" 61ff62 "\\xffÿ"'],
+  ['{{len (slice "é" 0 1)}} {{printf "%q" (slice "é" 1)}} {{printf "%q" (slice "é" 0 1)}}{{slice "é" 0 1}}{{slice "é" 1}}', '1 "\\xa9" "\\xc3"é'],
+  ['{{eq "\\xff" (slice "\\xff\\xfe" 0 1)}} {{ne "\\xff" "\\xfe"}} {{lt "\\xfe" "\\xff"}}', 'true true true'],
+  ['{{toBase64 "\\xff"}} {{toHex "a\\xff"}} {{toJson "\\xff"}}', '/w== 61ff "\ufffd"'],
+  ['[{{"\\xff"}}]', '[\ufffd]'],
+];
+
+t.test("a string literal's \\x and octal escapes are bytes, not code points", async (t) => {
+  for (const [source, expected] of byteStrings) t.equal(render(source), expected, source);
+});

@@ -55,10 +55,15 @@ function whereOf<K extends EventSearchKind>(kind: K, f: EventSearchFilters[K], p
 export class EventStore {
   constructor(private readonly db: PluginDatabase) {}
 
-  /** Writes rows of one kind in one multi-row INSERT. */
+  /**
+   * Writes rows of one kind in one multi-row INSERT that skips the rows already
+   * stored (`ON CONFLICT (id) DO NOTHING`, on SQLite and PostgreSQL alike): a
+   * batch retried after the connection dropped between the commit and the
+   * answer is stored once, not refused for ever on its primary key.
+   */
   async insert<K extends EventSearchKind>(kind: K, rows: EventRows[K][]): Promise<void> {
     if (!rows.length) return;
-    await this.db.em().insertMany(ENTITY[kind], rows);
+    await this.db.em().createQueryBuilder(ENTITY[kind]).insert(rows).onConflict('id').ignore().execute('run');
   }
 
   async search<K extends EventSearchKind>(kind: K, filters: EventSearchFilters[K], page: EventPage): Promise<StoredEvents[K][]> {

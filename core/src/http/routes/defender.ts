@@ -20,7 +20,7 @@ const ext = { onPostAuth: { method: noRole } };
 /** The address of the path's host id (the schema decoded and validated it). */
 const ipOf = (request: Request) => (request.params as { id: string }).id;
 
-/** `/api/v2/defender/hosts[/{id}]`: hosts banned or scored by the defender (404 while it is disabled). */
+/** `/api/v2/defender/hosts[/{id}]`: hosts banned or scored by the defender (while it is disabled the list is empty and a single host 404). */
 export function defenderRoutes(c: DependencyContainer): ServerRoute[] {
   const defender = c.resolve(DefenderService);
   return [

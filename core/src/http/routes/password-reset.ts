@@ -24,7 +24,7 @@ export function passwordResetRoutes(c: DependencyContainer): ServerRoute[] {
     {
       method: 'POST',
       path: `/api/v2/${kind}s/{username}/forgot-password`,
-      options: { auth: false, plugins: { ferry: { responses: { 200: apiResponse }, errors: [403, 429] } }, validate: { params: usernameParam } },
+      options: { auth: false, plugins: { ferry: { responses: { 200: apiResponse }, errors: [429] } }, validate: { params: usernameParam } },
       handler: async (request) => {
         // the account's work starts once this answer is written (finish), or the client went away (close)
         const res = request.raw.res;
