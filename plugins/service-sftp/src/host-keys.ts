@@ -49,6 +49,18 @@ const exists = (file: string) =>
   );
 
 /**
+ * A generated key pair ssh2 parses back: ssh2 1.17's generator now and then
+ * writes an ed25519 key its own parser refuses ("Malformed OpenSSH private
+ * key"), so a key is generated again until it reads.
+ */
+function generateParsable(generate: () => { private: string; public: string }): { private: string; public: string } {
+  for (let i = 0; ; i++) {
+    const pair = generate();
+    if (!(ssh2.utils.parseKey(pair.private) instanceof Error) || i >= 20) return pair;
+  }
+}
+
+/**
  * The configured host keys, or when none is configured the keys of
  * `<dataDir>/sftp/`, generated (mode 0600) on first start.
  */
@@ -60,7 +72,7 @@ export async function loadHostKeys(configured: readonly string[], dataDir: strin
   for (const g of GENERATED) {
     const file = path.join(dir, g.file);
     if (!(await exists(file))) {
-      const pair = g.generate();
+      const pair = generateParsable(g.generate);
       await writeFile(file, pair.private, { mode: 0o600, flag: 'wx' });
       await writeFile(`${file}.pub`, pair.public + '\n', { mode: 0o644 });
     }
