@@ -95,12 +95,17 @@ export class WriteHandle {
   private error: unknown = null;
   /** A modification time set while writing: applied once the file is committed. */
   mtime: Date | null = null;
+  /** Resolves on the first failure (a WRITE waiting for the upload to drain stops waiting). */
+  private readonly failed: Promise<void>;
+  private signalFailed!: () => void;
 
   constructor(
     private readonly session: FileSession,
     readonly path: string,
     private readonly mode: WriteMode,
-  ) {}
+  ) {
+    this.failed = new Promise((resolve) => (this.signalFailed = resolve));
+  }
 
   async open(): Promise<void> {
     if (this.mode.kind === 'upload') this.begin(await this.session.openWrite(this.path));
@@ -126,7 +131,7 @@ export class WriteHandle {
     }
     const stream = this.write!.stream;
     this.next += data.length;
-    if (!stream.write(data)) await drained(stream);
+    if (!stream.write(data)) await drained(stream, this.failed);
     if (this.error) throw this.error;
   }
 
@@ -164,14 +169,18 @@ export class WriteHandle {
   private fail(err: unknown): void {
     if (this.error) return;
     this.error = err;
+    this.signalFailed();
     this.write?.abort(err);
   }
 }
 
-/** Resolves once `stream` drained, failed or closed. */
-function drained(stream: Writable): Promise<void> {
+/** Resolves once `stream` drained, failed or closed, or `failed` resolved. */
+function drained(stream: Writable, failed: Promise<void>): Promise<void> {
   return new Promise((resolve) => {
+    let settled = false;
     const done = () => {
+      if (settled) return;
+      settled = true;
       stream.off('drain', done);
       stream.off('error', done);
       stream.off('close', done);
@@ -180,6 +189,7 @@ function drained(stream: Writable): Promise<void> {
     stream.on('drain', done);
     stream.on('error', done);
     stream.on('close', done);
+    void failed.then(done);
   });
 }
 

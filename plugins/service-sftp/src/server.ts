@@ -127,7 +127,11 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
         exitStatus(channel, 0);
         channel.end();
       });
+      // a malformed packet ends the channel (ssh2's SFTP parser): the connection goes on
+      channel.on('error', (err: Error) => logger.info({ ip, username, err: err.message }, 'sftp channel error'));
       channel.on('close', () => {
+        // the session's signal follows `gone`: this channel's end is not an administrator's close
+        files?.signal.removeEventListener('abort', cut);
         gone.abort();
         void sftp?.close().finally(() => files?.close());
       });
