@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { opensshOptions, run, sftpBatch, sshKey, startSftp } from './helpers.js';
 
@@ -56,6 +56,20 @@ t.test('key login: put, get, ls, rename, rm, mkdir, rmdir, scp, reput', async (t
     const get = await run('scp', ['-P', String(h.port), ...opensshOptions(key.file), `kate@127.0.0.1:/big.bin`, path.join(dir, 'scp.bin')]);
     t.equal(get.code, 0, get.stderr);
     t.equal(sha(path.join(dir, 'scp.bin')), sha(big));
+  });
+
+  await t.test('put -p keeps the modification time', async (t) => {
+    const when = new Date('2021-06-15T12:00:00Z');
+    utimesSync(path.join(dir, 'small.txt'), when, when);
+    const r = await sftp(['put -p small.txt /timed.txt']);
+    t.equal(r.code, 0, r.stderr);
+    t.equal(statSync(path.join(home, 'timed.txt')).mtime.getTime(), when.getTime());
+  });
+
+  await t.test('shell and commands are refused with a message', async (t) => {
+    const r = await run('ssh', ['-p', String(h.port), ...opensshOptions(key.file), 'kate@127.0.0.1', 'ls', '/']);
+    t.equal(r.code, 1);
+    t.match(r.stderr, /Ferry serves SFTP only: the command "ls \/" is not supported/);
   });
 
   await t.test('reput resumes an interrupted upload', async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import { connectSsh, openSftp, run, sftpBatch, sshKey, startSftp } from './helpers.js';
@@ -81,6 +82,43 @@ t.test('operations', async (t) => {
     );
   });
 
+  await t.test('random-access reads; a write out of sequence on a new file is refused', async (t) => {
+    const home = await h.addUser('rand', { password: 'rand-pass-1' });
+    const data = randomBytes(300_000);
+    mkdirSync(home, { recursive: true });
+    writeFileSync(path.join(home, 'r.bin'), data);
+    const c = await connectSsh({ port: h.port, username: 'rand', password: 'rand-pass-1' });
+    t.teardown(() => c.end());
+    const sftp = await openSftp(c);
+    const open = (p: string, flags: 'r' | 'w') => new Promise<Buffer>((resolve, reject) => sftp.open(p, flags, (e, hnd) => (e ? reject(e) : resolve(hnd))));
+    const read = (hnd: Buffer, pos: number, len: number) =>
+      new Promise<Buffer>((resolve, reject) => {
+        const buf = Buffer.alloc(len);
+        sftp.read(hnd, buf, 0, len, pos, (e, n) => (e ? reject(e) : resolve(buf.subarray(0, n))));
+      });
+    const r = await open('/r.bin', 'r');
+    for (const [pos, len] of [
+      [200_000, 1000],
+      [10, 50],
+      [299_990, 10],
+      [0, 100],
+      [100, 100],
+    ] as const) {
+      t.same(await read(r, pos, len), data.subarray(pos, pos + len), `${len} bytes at ${pos}`);
+    }
+    t.same(await read(r, 300_000, 10), Buffer.alloc(0), 'EOF past the end (ssh2 reads it as 0 bytes)');
+    const w = await open('/new.bin', 'w');
+    const write = (pos: number, buf: Buffer) =>
+      new Promise<void>((resolve, reject) => sftp.write(w, buf, 0, buf.length, pos, (e) => (e ? reject(e) : resolve())));
+    await write(0, Buffer.from('abc'));
+    const gap = await sftpError(write(1000, Buffer.from('def')));
+    t.equal(gap?.code, STATUS_CODE.OP_UNSUPPORTED, 'a write leaving a gap');
+    t.match(gap?.message ?? '', /only sequential writes/);
+    const close = await sftpError(new Promise<void>((resolve, reject) => sftp.close(w, (e) => (e ? reject(e) : resolve()))));
+    t.equal(close?.code, STATUS_CODE.OP_UNSUPPORTED, 'CLOSE reports the failure too');
+    t.notOk(existsSync(path.join(home, 'new.bin')), 'nothing partial');
+  });
+
   await t.test('malformed requests: an error status, and the server keeps answering', async (t) => {
     await h.addUser('mal', { password: 'mal-pass-1' });
     const c = await connectSsh({ port: h.port, username: 'mal', password: 'mal-pass-1' });
@@ -124,6 +162,22 @@ t.test('operations', async (t) => {
     const names = await new Promise<string[]>((resolve, reject) => sftp.readdir('/', (err, l) => (err ? reject(err) : resolve(l.map((e) => e.filename)))));
     t.same(names, [], 'a new SFTP channel on the same connection is answered');
   });
+});
+
+t.test('stopping the node ends the SSH connections', async (t) => {
+  const h = await startSftp(t);
+  await h.addUser('sue', { password: 'sue-pass-1' });
+  const c = await connectSsh({ port: h.port, username: 'sue', password: 'sue-pass-1' });
+  await openSftp(c);
+  const closed = new Promise<void>((resolve) => c.once('close', () => resolve()));
+  await h.ta.app.stop();
+  await closed;
+  t.pass('the client was disconnected');
+  const refused = await new Promise<string>((resolve) => {
+    const s = net.connect(h.port, '127.0.0.1', () => (s.destroy(), resolve('open')));
+    s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+  });
+  t.equal(refused, 'ECONNREFUSED', 'the port is closed');
 });
 
 /** SFTP packets (type byte first) as a raw channel receives them. */
