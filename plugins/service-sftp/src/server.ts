@@ -120,8 +120,10 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     session.on('sftp', (accept) => {
       const channel = accept();
       const gone = new AbortController();
+      const opening = o.host().sessions.open({ username, ip, protocol: PROTOCOL, sessionKey, clientVersion: info.header.identRaw, signal: gone.signal });
+      // listening at once: a client may send requests before the session is open
+      const sftp = new SftpSession(channel, opening, logger, idle);
       let files: FileSession | null = null;
-      let sftp: SftpSession | null = null;
       // the client ended its side: end ours (OpenSSH's batch mode waits for it) with exit status 0 (scp checks it)
       channel.on('end', () => {
         exitStatus(channel, 0);
@@ -133,21 +135,23 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
         // the session's signal follows `gone`: this channel's end is not an administrator's close
         files?.signal.removeEventListener('abort', cut);
         gone.abort();
-        void sftp?.close().finally(() => files?.close());
+        void sftp
+          .close()
+          .then(() => files?.close())
+          .catch((err: unknown) => logger.warn({ err, ip, username }, 'sftp session not closed cleanly'));
       });
-      o.host()
-        .sessions.open({ username, ip, protocol: PROTOCOL, sessionKey, clientVersion: info.header.identRaw, signal: gone.signal })
-        .then((opened) => {
+      opening.then(
+        (opened) => {
           files = opened;
-          if (gone.signal.aborted) return void opened.close();
+          if (gone.signal.aborted) return void opened.close().catch(() => undefined);
           // closed by an administrator (DELETE /api/v2/connections/{id}, from any node)
           opened.signal.addEventListener('abort', cut, { once: true });
-          sftp = new SftpSession(channel, opened, logger, idle);
-        })
-        .catch((err: unknown) => {
+        },
+        (err: unknown) => {
           logger.info({ ip, username, err: (err as Error).message }, 'sftp session refused');
           channel.end();
-        });
+        },
+      );
     });
   }
 

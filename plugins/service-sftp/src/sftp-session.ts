@@ -54,13 +54,24 @@ export class SftpSession {
   private nextHandle = 0;
   private closed = false;
 
+  private opened: FileSession | null = null;
+  /** Settles once the file session is open: requests sent before wait for it (the client may not wait). */
+  private readonly ready: Promise<void>;
+
   constructor(
     private readonly sftp: SFTPWrapper,
-    private readonly session: FileSession,
+    session: Promise<FileSession>,
     private readonly logger: Logger,
     private readonly onActivity: () => void,
   ) {
+    this.ready = session.then((opened) => void (this.opened = opened));
+    this.ready.catch(() => undefined); // the channel is ended; waiting requests answer the failure
     this.listen();
+  }
+
+  private get session(): FileSession {
+    if (!this.opened) throw new SftpStatusError(STATUS.FAILURE, 'no file session');
+    return this.opened;
   }
 
   /** Closes every handle (a whole upload in progress leaves nothing). */
@@ -250,7 +261,7 @@ export class SftpSession {
 
   private run(id: number, op: () => Promise<void>): void {
     this.onActivity();
-    op().catch((err: unknown) => this.answer(id, err));
+    this.ready.then(op).catch((err: unknown) => this.answer(id, err));
   }
 
   private done(id: number, op: () => Promise<void>): void {

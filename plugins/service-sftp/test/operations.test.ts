@@ -138,7 +138,11 @@ t.test('operations', async (t) => {
     };
     const str = (s: string | Buffer) => Buffer.concat([u32(Buffer.byteLength(s)), Buffer.from(s)]);
     send(1, u32(3)); // INIT v3
+    send(16, Buffer.concat([u32(3), str('a/../b')])); // REALPATH at once, before the VERSION came
     t.equal((await packets.next())[0], 2, 'VERSION');
+    const real = await packets.next();
+    t.equal(real[0], 104, 'a REALPATH sent with the INIT is answered (NAME)');
+    t.equal(real.toString('utf8', 13, 13 + real.readUInt32BE(9)), '/b', 'normalised against the root');
     // READ on a handle never given out
     send(5, Buffer.concat([u32(7), str('nohandle'), Buffer.alloc(8), u32(100)]));
     const status = await packets.next();
