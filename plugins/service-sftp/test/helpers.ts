@@ -27,9 +27,10 @@ export interface Harness {
 }
 
 /** A started app serving SFTP on a free port of 127.0.0.1. */
-export async function startSftp(t: Test, o: { sftp?: Record<string, unknown>; config?: Record<string, unknown> } = {}): Promise<Harness> {
+export async function startSftp(t: Test, o: { sftp?: Record<string, unknown>; config?: Record<string, unknown>; backends?: string[] } = {}): Promise<Harness> {
   const plugin = { ...PLUGIN, config: { bindings: [{ address: '127.0.0.1', port: 0 }], ...o.sftp } };
-  const ta = await createTestApp({ plugins: [{ name: '@ferry/fs-local' }, plugin], ...(o.config ? { config: o.config } : {}) });
+  const backends = (o.backends ?? ['@ferry/fs-local']).map((name) => ({ name }));
+  const ta = await createTestApp({ plugins: [...backends, plugin], ...(o.config ? { config: o.config } : {}) });
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
   const logs: LogEvent[] = [];
