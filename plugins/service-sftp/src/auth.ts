@@ -31,6 +31,8 @@ export class ConnectionAuth {
   private failures = 0;
   /** The username the connection logged in with, once accepted. */
   account: string | null = null;
+  /** The client tried a credential (a method other than `none`). */
+  tried = false;
 
   constructor(private readonly o: AuthOptions) {}
 
@@ -50,6 +52,7 @@ export class ConnectionAuth {
       this.otpDue = false;
     }
     if (ctx.method === 'none') return void ctx.reject(this.methodsLeft());
+    this.tried = true;
     if (ctx.method === 'keyboard-interactive' && this.otpDue) return this.otpStep(ctx);
     if (!this.methodsLeft().includes(ctx.method as AuthMethod)) return void ctx.reject(this.methodsLeft());
     switch (ctx.method) {

@@ -87,7 +87,15 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     });
     conn.on('authentication', (ctx) => auth.handle(ctx));
     conn.on('error', (err) => logger.debug({ err, ip }, 'ssh connection error'));
-    conn.on('close', () => timer && clearTimeout(timer));
+    conn.on('close', () => {
+      if (timer) clearTimeout(timer);
+      // a client that left without trying to log in (scanners): the defender's no_auth score
+      if (!auth.tried && !auth.account) {
+        o.host()
+          .defender.addEvent(ip, 'no_auth', 'SSH')
+          .catch((err: unknown) => logger.warn({ err, ip }, 'defender event not recorded'));
+      }
+    });
     conn.on('ready', () => {
       const idle = () => arm(config.idle_timeout, 'ssh connection closed: idle');
       idle();

@@ -174,3 +174,17 @@ t.test('a banned host is dropped before the key exchange', async (t) => {
   t.not(err?.level, 'client-authentication', 'before any authentication');
   t.match(err?.message ?? '', /handshake|closed|ECONNRESET|lost/i);
 });
+
+t.test('a client that leaves without trying to log in scores no_auth', async (t) => {
+  const h = await startSftp(t, { config: { defender: { enabled: true, threshold: 1000, score_no_auth: 4, observation_time: 60 } } });
+  t.equal(await score(h), 0);
+  await connectSsh({ port: h.port, username: 'nobody', authHandler: [] as unknown as ssh2.ConnectConfig['authHandler'] }).then(
+    (c) => c.end(),
+    () => undefined,
+  );
+  await new Promise<void>((resolve) => {
+    const poll = async () => ((await score(h)) > 0 ? resolve() : setTimeout(() => void poll(), 20));
+    void poll();
+  });
+  t.equal(await score(h), 4, 'the host scored no_auth');
+});
