@@ -5,7 +5,8 @@ import ssh2, { type Connection, type ServerChannel, type Session } from 'ssh2';
 import { ConnectionAuth } from './auth.js';
 import type { SftpConfig } from './config.js';
 import { loadHostKeys, type HostKey } from './host-keys.js';
-import { SftpSession } from './sftp-session.js';
+import { EXTENSIONS, SftpSession } from './sftp-session.js';
+import { advertiseExtensions } from './ssh2-sftp-internals.js';
 
 /** The protocol of the file sessions (connections, events); logins are checked as SSH. */
 const PROTOCOL = 'SFTP';
@@ -127,6 +128,7 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     });
     session.on('sftp', (accept) => {
       const channel = accept();
+      advertiseExtensions(channel, EXTENSIONS);
       const gone = new AbortController();
       const opening = o.host().sessions.open({ username, ip, protocol: PROTOCOL, sessionKey, clientVersion: info.header.identRaw, signal: gone.signal });
       // listening at once: a client may send requests before the session is open

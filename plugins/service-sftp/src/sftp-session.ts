@@ -1,12 +1,22 @@
 import path from 'node:path';
 import { FsError, FsErrorCode, type FileInfo, type FileSession, type Logger } from '@ferry/core';
 import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
-import { DirHandle, ReadHandle, WriteHandle, type Handle } from './handles.js';
+import { DirHandle, MAX_READ, ReadHandle, WriteHandle, type Handle } from './handles.js';
+import { sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
 import { STATUS, SftpStatusError, statusOf } from './status.js';
 
 const OPEN_MODE = ssh2.utils.sftp.OPEN_MODE;
 /** Handles one channel may hold open at once. */
 const MAX_HANDLES = 1024;
+/** The largest SFTP packet ssh2's server parses (OpenSSH's own limit). */
+const MAX_PACKET = 256 * 1024;
+/** limits@openssh.com: packet, read and write lengths, open handles (clients then read and write in large requests). */
+const LIMITS = Buffer.concat([u64(MAX_PACKET), u64(MAX_READ), u64(MAX_READ), u64(MAX_HANDLES)]);
+/** The extensions the VERSION names. */
+export const EXTENSIONS: readonly [string, string][] = [
+  ['posix-rename@openssh.com', '1'],
+  ['limits@openssh.com', '1'],
+];
 
 /** SFTP v3 attributes of an entry. */
 export function attrsOf(info: FileInfo): Attributes {
@@ -170,6 +180,7 @@ export class SftpSession {
     s.on('SYMLINK', noLinks);
     s.on('EXTENDED', (id, name, data) =>
       this.run(id, async () => {
+        if (name === 'limits@openssh.com' && sendExtendedReply(s, id, LIMITS)) return;
         if (name !== 'posix-rename@openssh.com') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, `${name} is not supported`);
         const [from, to] = twoStrings(data);
         await this.rename(from, to, true);

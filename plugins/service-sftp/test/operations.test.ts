@@ -139,7 +139,10 @@ t.test('operations', async (t) => {
     const str = (s: string | Buffer) => Buffer.concat([u32(Buffer.byteLength(s)), Buffer.from(s)]);
     send(1, u32(3)); // INIT v3
     send(16, Buffer.concat([u32(3), str('a/../b')])); // REALPATH at once, before the VERSION came
-    t.equal((await packets.next())[0], 2, 'VERSION');
+    const version = await packets.next();
+    t.equal(version[0], 2, 'VERSION');
+    t.equal(version.readUInt32BE(1), 3, 'version 3');
+    t.match(version.toString('latin1'), /posix-rename@openssh\.com.*limits@openssh\.com/, 'naming its extensions');
     const real = await packets.next();
     t.equal(real[0], 104, 'a REALPATH sent with the INIT is answered (NAME)');
     t.equal(real.toString('utf8', 13, 13 + real.readUInt32BE(9)), '/b', 'normalised against the root');
@@ -150,6 +153,15 @@ t.test('operations', async (t) => {
     t.equal(status.readUInt32BE(1), 7, 'for the request');
     t.equal(status.readUInt32BE(5), STATUS_CODE.FAILURE);
     t.match(status.toString('utf8', 13, 13 + status.readUInt32BE(9)), /invalid handle/);
+    // limits@openssh.com: packet, read, write lengths and open handles
+    send(200, Buffer.concat([u32(21), str('limits@openssh.com')]));
+    const limits = await packets.next();
+    t.equal(limits[0], 201, 'an EXTENDED_REPLY');
+    t.equal(limits.readUInt32BE(1), 21);
+    t.same(
+      [0, 1, 2, 3].map((i) => Number(limits.readBigUInt64BE(5 + 8 * i))),
+      [256 * 1024, 255 * 1024, 255 * 1024, 1024],
+    );
     // an unknown extended request
     send(200, Buffer.concat([u32(8), str('nonsense@example.com')]));
     const ext = await packets.next();
@@ -165,6 +177,16 @@ t.test('operations', async (t) => {
     const sftp = await openSftp(c);
     const names = await new Promise<string[]>((resolve, reject) => sftp.readdir('/', (err, l) => (err ? reject(err) : resolve(l.map((e) => e.filename)))));
     t.same(names, [], 'a new SFTP channel on the same connection is answered');
+    // posix-rename@openssh.com (ssh2's client uses it only when the server names it) replaces the target
+    const put = (p: string, text: string) =>
+      new Promise<void>((resolve, reject) => sftp.writeFile(p, text, (err: Error | null | undefined) => (err ? reject(err) : resolve())));
+    await put('/a.txt', 'A');
+    await put('/b.txt', 'B');
+    const plain = await sftpError(new Promise<void>((resolve, reject) => sftp.rename('/a.txt', '/b.txt', (err) => (err ? reject(err) : resolve()))));
+    t.equal(plain?.code, STATUS_CODE.FAILURE, 'RENAME onto an existing file is refused (SFTP v3)');
+    await new Promise<void>((resolve, reject) => sftp.ext_openssh_rename('/a.txt', '/b.txt', (err) => (err ? reject(err) : resolve())));
+    const text = await new Promise<string>((resolve, reject) => sftp.readFile('/b.txt', (err, b) => (err ? reject(err) : resolve(b.toString()))));
+    t.equal(text, 'A', 'posix-rename replaced it');
   });
 });
 
