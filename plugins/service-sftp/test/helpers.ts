@@ -105,6 +105,8 @@ export function connectSsh(config: ssh2.ConnectConfig): Promise<ssh2.Client> {
     const c = new ssh2.Client();
     c.once('ready', () => resolve(c));
     c.once('error', reject);
+    // (a no-op once ready)
+    c.once('close', () => reject(new Error('the connection closed before the login')));
     c.connect({ host: '127.0.0.1', readyTimeout: 20_000, ...config });
   });
 }
