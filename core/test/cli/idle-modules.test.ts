@@ -20,7 +20,8 @@ const ON_FIRST_USE: Record<string, string[]> = {
   'an OIDC login': ['openid-client', 'oauth4webapi', 'jose'],
   'a PGP action': ['openpgp'],
   'an IMAP action': ['imapflow'],
-  'a remote storage user': ['@aws-sdk/client-s3', '@azure/storage-blob', '@google-cloud/storage', 'ssh2-sftp-client', 'ssh2'],
+  // (ssh2 itself loads at start: the shipped SFTP service, plugins/service-sftp, listens with it)
+  'a remote storage user': ['@aws-sdk/client-s3', '@azure/storage-blob', '@google-cloud/storage', 'ssh2-sftp-client'],
 };
 
 /** Starts `ferry serve` on `dataDir`, gets an admin token and checks /healthz, stops it; the packages it loaded. */

@@ -31,6 +31,7 @@ const BUNDLED = [
   '@ferry/action-command',
   '@ferry/action-fs',
   '@ferry/action-icap',
+  '@ferry/service-sftp',
 ];
 
 const plain = (payload: string) => ({ status: 'Plain', payload });

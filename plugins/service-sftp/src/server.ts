@@ -1,0 +1,231 @@
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import type { FileSession, Logger, ServiceDef, ServiceHost, ServiceStatus } from '@ferry/core';
+import ssh2, { type Connection, type ServerChannel, type Session } from 'ssh2';
+import { ConnectionAuth } from './auth.js';
+import type { SftpConfig } from './config.js';
+import { loadHostKeys, type HostKey } from './host-keys.js';
+import { EXTENSIONS, SftpSession } from './sftp-session.js';
+import { advertiseExtensions } from './ssh2-sftp-internals.js';
+
+/** The protocol of the file sessions (connections, events); logins are checked as SSH. */
+const PROTOCOL = 'SFTP';
+
+export interface SftpServiceOptions {
+  config: SftpConfig;
+  dataDir: string;
+  logger: Logger;
+  /** The core's services, resolved on first use. */
+  host: () => ServiceHost;
+}
+
+const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/, '');
+
+/** The SFTP channel of ssh2 has no exit(): its protocol object sends the exit-status request. */
+function exitStatus(channel: unknown, code: number): void {
+  const c = channel as { _protocol?: { exitStatus?(id: number, code: number): void }; outgoing?: { id: number; state: string } };
+  if (c.outgoing?.state === 'open') c._protocol?.exitStatus?.(c.outgoing.id, code);
+}
+
+/** One client connection: its socket, its SSH connection once handed to ssh2. */
+interface Client {
+  socket: net.Socket;
+  conn: Connection | null;
+}
+
+/** The SSH server: listeners per binding handing admitted sockets to one ssh2 server. */
+export function sftpService(o: SftpServiceOptions): ServiceDef {
+  const { config, logger } = o;
+  const clients = new Map<net.Socket, Client>();
+  let listeners: net.Server[] = [];
+  let ssh: ssh2.Server | null = null;
+  let hostKeys: HostKey[] = [];
+  let active = false;
+
+  function admit(socket: net.Socket): void {
+    const client: Client = { socket, conn: null };
+    clients.set(socket, client);
+    socket.on('close', () => clients.delete(socket));
+    socket.on('error', (err) => logger.debug({ err }, 'ssh client socket error'));
+    const ip = plainIp(socket.remoteAddress);
+    o.host()
+      .defender.isBanned(ip, 'SSH')
+      .then((banned) => {
+        if (banned || !active) {
+          logger.info({ ip }, banned ? 'ssh connection from a banned host dropped' : 'ssh connection refused: stopping');
+          return void socket.destroy();
+        }
+        ssh!.injectSocket(socket);
+      })
+      .catch((err: unknown) => {
+        logger.warn({ err, ip }, 'ssh connection dropped');
+        socket.destroy();
+      });
+  }
+
+  function serve(conn: Connection, info: ssh2.ClientInfo, socket: net.Socket | undefined): void {
+    const ip = plainIp(info.ip);
+    const connectionKey = randomUUID();
+    const cut = () => (socket ? socket.destroy() : conn.end());
+    const client = socket && clients.get(socket);
+    if (client) client.conn = conn;
+    let timer: NodeJS.Timeout | null = null;
+    const arm = (seconds: number, why: string) => {
+      if (timer) clearTimeout(timer);
+      timer = seconds > 0 ? setTimeout(() => (logger.info({ ip }, why), cut()), seconds * 1000) : null;
+      timer?.unref();
+    };
+    arm(config.login_grace_time, 'ssh connection closed: no login within the grace time');
+    const auth = new ConnectionAuth({
+      login: o.host().login,
+      ip,
+      logger,
+      maxTries: config.max_auth_tries,
+      onTooManyTries: () => {
+        logger.info({ ip }, 'ssh connection closed: too many authentication failures');
+        setImmediate(() => conn.end());
+      },
+    });
+    conn.on('authentication', (ctx) => auth.handle(ctx));
+    conn.on('error', (err) => logger.debug({ err, ip }, 'ssh connection error'));
+    conn.on('close', () => {
+      if (timer) clearTimeout(timer);
+      // a client that left without trying to log in (scanners): the defender's no_auth score
+      if (!auth.tried && !auth.account) {
+        o.host()
+          .defender.addEvent(ip, 'no_auth', 'SSH')
+          .catch((err: unknown) => logger.warn({ err, ip }, 'defender event not recorded'));
+      }
+    });
+    conn.on('ready', () => {
+      const idle = () => arm(config.idle_timeout, 'ssh connection closed: idle');
+      idle();
+      conn.on('session', (accept) => onSession(accept(), auth.account!, ip, connectionKey, info, idle, cut));
+      // no port forwarding: direct-tcpip channels and tcpip-forward requests are refused
+      conn.on('tcpip', (_accept, reject) => reject());
+      conn.on('openssh.streamlocal', (_accept, reject) => reject());
+      conn.on('request', (_accept, reject) => reject?.());
+    });
+  }
+
+  function onSession(session: Session, username: string, ip: string, sessionKey: string, info: ssh2.ClientInfo, idle: () => void, cut: () => void): void {
+    const refuse = (_accept: unknown, reject?: () => void) => reject?.();
+    session.on('pty', refuse);
+    session.on('x11', refuse);
+    session.on('auth-agent', refuse);
+    session.on('env', refuse);
+    const noCommand = (accept: () => ServerChannel, what: string) => {
+      const channel = accept();
+      channel.stderr.write(`Ferry serves SFTP only: ${what} is not supported\r\n`);
+      channel.exit(1);
+      channel.end();
+    };
+    session.on('shell', (accept) => noCommand(accept, 'a shell'));
+    session.on('exec', (accept, _reject, req) => noCommand(accept, `the command "${req.command.slice(0, 64)}"`));
+    session.on('subsystem', (_accept, reject, req) => {
+      logger.info({ ip, subsystem: req.name }, 'ssh subsystem refused');
+      reject();
+    });
+    session.on('sftp', (accept) => {
+      const channel = accept();
+      advertiseExtensions(channel, EXTENSIONS);
+      const gone = new AbortController();
+      const opening = o.host().sessions.open({ username, ip, protocol: PROTOCOL, sessionKey, clientVersion: info.header.identRaw, signal: gone.signal });
+      // listening at once: a client may send requests before the session is open
+      const sftp = new SftpSession(channel, opening, logger, idle);
+      let files: FileSession | null = null;
+      // the client ended its side: end ours (OpenSSH's batch mode waits for it) with exit status 0 (scp checks it)
+      channel.on('end', () => {
+        exitStatus(channel, 0);
+        channel.end();
+      });
+      // a malformed packet ends the channel (ssh2's SFTP parser): the connection goes on
+      channel.on('error', (err: Error) => logger.info({ ip, username, err: err.message }, 'sftp channel error'));
+      channel.on('close', () => {
+        // the session's signal follows `gone`: this channel's end is not an administrator's close
+        files?.signal.removeEventListener('abort', cut);
+        gone.abort();
+        void sftp
+          .close()
+          .then(() => files?.close())
+          .catch((err: unknown) => logger.warn({ err, ip, username }, 'sftp session not closed cleanly'));
+      });
+      opening.then(
+        (opened) => {
+          files = opened;
+          if (gone.signal.aborted) return void opened.close().catch(() => undefined);
+          // closed by an administrator (DELETE /api/v2/connections/{id}, from any node)
+          opened.signal.addEventListener('abort', cut, { once: true });
+        },
+        (err: unknown) => {
+          logger.info({ ip, username, err: (err as Error).message }, 'sftp session refused');
+          channel.end();
+        },
+      );
+    });
+  }
+
+  return {
+    name: 'sftpd',
+    statusKey: 'ssh',
+    async start() {
+      hostKeys = await loadHostKeys(config.host_keys, o.dataDir);
+      for (const k of hostKeys) logger.info({ path: k.path, fingerprint: k.fingerprint }, 'ssh host key');
+      const server = new ssh2.Server(
+        {
+          hostKeys: hostKeys.map((k) => k.privateKey),
+          algorithms: config.algorithms as ssh2.Algorithms,
+          ...(config.banner ? { banner: config.banner } : {}),
+          ident: 'Ferry',
+        },
+        (conn, info) => serve(conn, info, (conn as unknown as { _sock?: net.Socket })._sock),
+      );
+      server.on('error', (err: Error) => logger.warn({ err }, 'ssh server error'));
+      ssh = server;
+      try {
+        for (const b of config.bindings) {
+          const l = net.createServer(admit);
+          await new Promise<void>((resolve, reject) => {
+            l.once('error', reject);
+            l.listen(b.port, b.address, () => (l.off('error', reject), resolve()));
+          });
+          listeners.push(l);
+        }
+      } catch (err) {
+        for (const l of listeners) l.close();
+        listeners = [];
+        throw err;
+      }
+      active = true;
+      logger.info({ bindings: listeners.map((l) => l.address()) }, 'sftp listening');
+    },
+    async stop({ signal }) {
+      active = false;
+      const closed = Promise.all(listeners.map((l) => new Promise<void>((resolve) => l.close(() => resolve()))));
+      listeners = [];
+      // connections are told (SSH disconnect), the others cut; whoever is left at the deadline is cut
+      for (const c of clients.values()) {
+        if (c.conn) c.conn.end();
+        else c.socket.destroy();
+      }
+      const cut = () => clients.forEach((c) => c.socket.destroy());
+      signal.addEventListener('abort', cut, { once: true });
+      const allGone = new Promise<void>((resolve) => {
+        const check = () => (clients.size === 0 ? resolve() : setTimeout(check, 50).unref());
+        check();
+      });
+      await Promise.race([Promise.all([closed, allGone]), new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
+      signal.removeEventListener('abort', cut);
+      cut();
+      ssh = null;
+    },
+    status(): ServiceStatus {
+      const bindings = listeners.map((l) => l.address()).filter((a): a is net.AddressInfo => typeof a === 'object' && a !== null);
+      return {
+        is_active: active,
+        bindings: active ? bindings.map((a) => ({ address: a.address, port: a.port, apply_proxy_config: false })) : null,
+        host_keys: active ? hostKeys.map((k) => ({ path: k.path, fingerprint: k.fingerprint, algorithms: k.algorithms })) : null,
+      };
+    },
+  };
+}

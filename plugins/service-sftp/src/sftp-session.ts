@@ -1,0 +1,294 @@
+import path from 'node:path';
+import { FsError, FsErrorCode, type FileInfo, type FileSession, type Logger } from '@ferry/core';
+import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
+import { DirHandle, MAX_READ, ReadHandle, WriteHandle, type Handle } from './handles.js';
+import { sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
+import { STATUS, SftpStatusError, statusOf } from './status.js';
+
+const OPEN_MODE = ssh2.utils.sftp.OPEN_MODE;
+/** Handles one channel may hold open at once. */
+const MAX_HANDLES = 1024;
+/** The largest SFTP packet ssh2's server parses (OpenSSH's own limit). */
+const MAX_PACKET = 256 * 1024;
+/** limits@openssh.com: packet, read and write lengths, open handles (clients then read and write in large requests). */
+const LIMITS = Buffer.concat([u64(MAX_PACKET), u64(MAX_READ), u64(MAX_READ), u64(MAX_HANDLES)]);
+/** The extensions the VERSION names. */
+export const EXTENSIONS: readonly [string, string][] = [
+  ['posix-rename@openssh.com', '1'],
+  ['limits@openssh.com', '1'],
+];
+
+/** SFTP v3 attributes of an entry. */
+export function attrsOf(info: FileInfo): Attributes {
+  const mtime = Math.floor(info.mtime.getTime() / 1000);
+  return { mode: info.mode, uid: 0, gid: 0, size: info.size, atime: mtime, mtime };
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** The `ls -l` line of an entry (READDIR's longname). */
+export function longnameOf(info: FileInfo, owner: string, now = Date.now()): string {
+  const bits = 'rwxrwxrwx'.replace(/./g, (c, i: number) => (info.mode & (0o400 >> i) ? c : '-'));
+  const d = info.mtime;
+  const recent = Math.abs(now - d.getTime()) < 182 * 24 * 3600 * 1000;
+  const time = recent ? `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}` : ` ${d.getFullYear()}`;
+  const date = `${MONTHS[d.getMonth()]} ${String(d.getDate()).padStart(2, ' ')} ${time.padStart(5, ' ')}`;
+  return `${info.isDir ? 'd' : '-'}${bits}    1 ${owner} ${owner} ${String(info.size).padStart(12)} ${date} ${info.name}`;
+}
+
+/** The virtual path of a client path, relative ones against '/' (the user's root), '..' kept inside it. */
+export function normalise(input: string): string {
+  return path.posix.resolve('/', input.replace(/\\/g, '/') || '.');
+}
+
+/** Reads the two strings of a posix-rename@openssh.com request. */
+function twoStrings(data: Buffer): [string, string] {
+  const strings: string[] = [];
+  let p = 0;
+  for (let i = 0; i < 2; i++) {
+    if (p + 4 > data.length) throw new SftpStatusError(STATUS.BAD_MESSAGE, 'malformed request');
+    const len = data.readUInt32BE(p);
+    if (p + 4 + len > data.length) throw new SftpStatusError(STATUS.BAD_MESSAGE, 'malformed request');
+    strings.push(data.toString('utf8', p + 4, p + 4 + len));
+    p += 4 + len;
+  }
+  return [strings[0]!, strings[1]!];
+}
+
+/**
+ * SFTP v3 on one user's file session: every request answered (a failure
+ * as its status, never a crash), requests on one handle run in order.
+ */
+export class SftpSession {
+  private readonly handles = new Map<string, { handle: Handle; queue: Promise<void> }>();
+  private nextHandle = 0;
+  private closed = false;
+
+  private opened: FileSession | null = null;
+  /** Settles once the file session is open: requests sent before wait for it (the client may not wait). */
+  private readonly ready: Promise<void>;
+
+  constructor(
+    private readonly sftp: SFTPWrapper,
+    session: Promise<FileSession>,
+    private readonly logger: Logger,
+    private readonly onActivity: () => void,
+  ) {
+    this.ready = session.then((opened) => void (this.opened = opened));
+    this.ready.catch(() => undefined); // the channel is ended; waiting requests answer the failure
+    this.listen();
+  }
+
+  private get session(): FileSession {
+    if (!this.opened) throw new SftpStatusError(STATUS.FAILURE, 'no file session');
+    return this.opened;
+  }
+
+  /** Closes every handle (a whole upload in progress leaves nothing). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const { handle } of this.handles.values()) {
+      if (handle.kind === 'write') handle.abort();
+      else await handle.close().catch(() => undefined);
+    }
+    this.handles.clear();
+  }
+
+  private listen(): void {
+    const s = this.sftp;
+    s.on('OPEN', (id, filename, flags) => this.run(id, () => this.open(id, filename, flags)));
+    s.on('READ', (id, h, offset, len) =>
+      this.onHandle(id, h, async (handle) => {
+        if (handle.kind !== 'read') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, 'the handle is not open for reading');
+        const data = await handle.readAt(offset, len);
+        if (data === null) s.status(id, STATUS.EOF);
+        else s.data(id, data);
+      }),
+    );
+    s.on('WRITE', (id, h, offset, data) =>
+      this.onHandle(id, h, async (handle) => {
+        if (handle.kind !== 'write') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, 'the handle is not open for writing');
+        await handle.writeAt(offset, data);
+        s.status(id, STATUS.OK);
+      }),
+    );
+    s.on('FSTAT', (id, h) =>
+      this.onHandle(id, h, async (handle) => {
+        if (handle.kind === 'read') return void s.attrs(id, attrsOf(handle.info));
+        if (handle.kind === 'write') {
+          const info = await this.session.stat(handle.path).catch(() => null);
+          return void s.attrs(id, { mode: info?.mode ?? 0o100644, uid: 0, gid: 0, size: handle.size, atime: 0, mtime: 0 });
+        }
+        s.attrs(id, attrsOf(await this.session.stat(handle.path)));
+      }),
+    );
+    s.on('FSETSTAT', (id, h, attrs) =>
+      this.onHandle(id, h, async (handle) => {
+        if (attrs.mtime !== undefined && handle.kind === 'write') handle.mtime = new Date(attrs.mtime * 1000);
+        else await this.setStat(handle.path, attrs);
+        s.status(id, STATUS.OK);
+      }),
+    );
+    s.on('CLOSE', (id, h) => {
+      const entry = this.handles.get(h.toString('hex'));
+      if (!entry) return void s.status(id, STATUS.FAILURE, 'invalid handle');
+      this.handles.delete(h.toString('hex'));
+      this.chain(entry, id, async () => {
+        await entry.handle.close();
+        s.status(id, STATUS.OK);
+      });
+    });
+    s.on('OPENDIR', (id, p) =>
+      this.run(id, async () => {
+        const handle = new DirHandle(this.session, this.path(p));
+        await handle.open();
+        s.handle(id, this.register(handle));
+      }),
+    );
+    s.on('READDIR', (id, h) =>
+      this.onHandle(id, h, async (handle) => {
+        if (handle.kind !== 'dir') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, 'the handle is not a directory');
+        const entries = await handle.next();
+        if (entries === null) return void s.status(id, STATUS.EOF);
+        const owner = this.session.account.username;
+        const names: FileEntry[] = entries.map((e) => ({ filename: e.name, longname: longnameOf(e, owner), attrs: attrsOf(e) as FileEntry['attrs'] }));
+        s.name(id, names);
+      }),
+    );
+    const stat = (id: number, p: string) => this.run(id, async () => s.attrs(id, attrsOf(await this.session.stat(this.path(p)))));
+    s.on('STAT', stat);
+    s.on('LSTAT', stat);
+    s.on('SETSTAT', (id, p, attrs) =>
+      this.run(id, async () => {
+        await this.setStat(this.path(p), attrs);
+        s.status(id, STATUS.OK);
+      }),
+    );
+    s.on('REMOVE', (id, p) => this.done(id, () => this.session.removeFile(this.path(p))));
+    s.on('MKDIR', (id, p) => this.done(id, () => this.session.mkdir(this.path(p), false)));
+    s.on('RMDIR', (id, p) => this.done(id, () => this.rmdir(this.path(p))));
+    s.on('RENAME', (id, from, to) => this.done(id, () => this.rename(from, to, false)));
+    s.on('REALPATH', (id, p) =>
+      this.run(id, async () => {
+        const resolved = normalise(p);
+        s.name(id, [{ filename: resolved, longname: resolved, attrs: {} as FileEntry['attrs'] }]);
+      }),
+    );
+    const noLinks = (id: number) => this.run(id, () => Promise.reject(new SftpStatusError(STATUS.OP_UNSUPPORTED, 'symbolic links are not supported')));
+    s.on('READLINK', noLinks);
+    s.on('SYMLINK', noLinks);
+    s.on('EXTENDED', (id, name, data) =>
+      this.run(id, async () => {
+        if (name === 'limits@openssh.com' && sendExtendedReply(s, id, LIMITS)) return;
+        if (name !== 'posix-rename@openssh.com') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, `${name} is not supported`);
+        const [from, to] = twoStrings(data);
+        await this.rename(from, to, true);
+        s.status(id, STATUS.OK);
+      }),
+    );
+  }
+
+  private path(input: string): string {
+    return this.session.path(normalise(input));
+  }
+
+  private async open(id: number, filename: string, flags: number): Promise<void> {
+    const p = this.path(filename);
+    let handle: Handle;
+    if (!(flags & OPEN_MODE.WRITE)) {
+      const info = await this.session.stat(p);
+      if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
+      handle = new ReadHandle(this.session, p, info);
+    } else {
+      const existing = await this.session.stat(p).catch((err: unknown) => {
+        if (err instanceof FsError && err.code === FsErrorCode.NotFound) return null;
+        // an upload-only account may not see the file: only an upload can go on
+        if (err instanceof FsError && err.code === FsErrorCode.Permission && flags & OPEN_MODE.TRUNC) return null;
+        throw err;
+      });
+      if (existing?.isDir) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
+      if (existing && flags & OPEN_MODE.EXCL) throw new FsError(FsErrorCode.Exists, `${p}: already exists`, { path: p });
+      if (!existing && !(flags & OPEN_MODE.CREAT)) throw FsError.notFound(p);
+      const upload = !existing || (flags & OPEN_MODE.TRUNC) !== 0;
+      handle = new WriteHandle(
+        this.session,
+        p,
+        upload ? { kind: 'upload' } : { kind: 'offset', size: existing.size, append: (flags & OPEN_MODE.APPEND) !== 0 },
+      );
+    }
+    if (this.handles.size >= MAX_HANDLES) throw new SftpStatusError(STATUS.FAILURE, 'too many open handles');
+    await handle.open();
+    this.sftp.handle(id, this.register(handle));
+  }
+
+  private async setStat(p: string, attrs: Attributes): Promise<void> {
+    if (attrs.mtime === undefined) return; // permissions, owners, sizes: accepted and ignored
+    try {
+      await this.session.setMtime(p, new Date(attrs.mtime * 1000));
+    } catch (err) {
+      if (!(err instanceof FsError && err.code === FsErrorCode.NotSupported)) throw err;
+    }
+  }
+
+  private async rmdir(p: string): Promise<void> {
+    for await (const page of await this.session.list(p)) {
+      if (page.length > 0) throw new FsError(FsErrorCode.NotEmpty, `${p}: directory not empty`, { path: p });
+      break;
+    }
+    await this.session.removeDir(p);
+  }
+
+  /** RENAME of SFTP v3 refuses an existing target; posix-rename replaces it. */
+  private async rename(fromInput: string, toInput: string, replace: boolean): Promise<void> {
+    const from = this.path(fromInput);
+    const to = this.path(toInput);
+    if (!replace) {
+      const target = await this.session.stat(to).catch(() => null);
+      if (target) throw new FsError(FsErrorCode.Exists, `${to}: already exists`, { path: to });
+    }
+    await this.session.rename(from, to);
+  }
+
+  private register(handle: Handle): Buffer {
+    const id = Buffer.alloc(4);
+    id.writeUInt32BE(this.nextHandle++ >>> 0);
+    this.handles.set(id.toString('hex'), { handle, queue: Promise.resolve() });
+    if (this.closed) void this.close();
+    return id;
+  }
+
+  private onHandle(id: number, h: Buffer, op: (handle: Handle) => Promise<void>): void {
+    const entry = this.handles.get(h.toString('hex'));
+    if (!entry) return this.answer(id, new SftpStatusError(STATUS.FAILURE, 'invalid handle'));
+    this.chain(entry, id, () => op(entry.handle));
+  }
+
+  /** Runs `op` after the requests on the same handle. */
+  private chain(entry: { queue: Promise<void> }, id: number, op: () => Promise<void>): void {
+    this.onActivity();
+    entry.queue = entry.queue.then(() => op().catch((err: unknown) => this.answer(id, err)));
+  }
+
+  private run(id: number, op: () => Promise<void>): void {
+    this.onActivity();
+    this.ready.then(op).catch((err: unknown) => this.answer(id, err));
+  }
+
+  private done(id: number, op: () => Promise<void>): void {
+    this.run(id, async () => {
+      await op();
+      this.sftp.status(id, STATUS.OK);
+    });
+  }
+
+  private answer(id: number, err: unknown): void {
+    const { code, message } = statusOf(err);
+    if (code === STATUS.FAILURE && message === 'internal error') this.logger.warn({ err }, 'sftp request failed');
+    try {
+      this.sftp.status(id, code, message);
+    } catch (e) {
+      this.logger.debug({ err: e }, 'sftp status not sent');
+    }
+  }
+}

@@ -1,0 +1,117 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { TOKENS, type EventBus, type LogEvent } from '@ferry/core';
+import { createTestApp, type TestApp } from '@ferry/core/testing';
+import ssh2 from 'ssh2';
+import type { Test } from 'tap';
+
+/** The plugin as the tests load it: by its package name (its sources under the ferry-src condition). */
+export const PLUGIN = { name: '@ferry/service-sftp' };
+
+export interface SshStatus {
+  is_active: boolean;
+  bindings: { address: string; port: number; apply_proxy_config: boolean }[] | null;
+  host_keys: { path: string; fingerprint: string; algorithms: string[] }[] | null;
+}
+
+export interface Harness {
+  ta: TestApp;
+  token: string;
+  port: number;
+  /** The login events published since the start. */
+  logs: LogEvent[];
+  /** Creates a user through the REST API (all permissions on '/' unless given); returns its home directory. */
+  addUser(username: string, extra?: Record<string, unknown>): Promise<string>;
+  status(): Promise<SshStatus>;
+}
+
+/** A started app serving SFTP on a free port of 127.0.0.1. */
+export async function startSftp(t: Test, o: { sftp?: Record<string, unknown>; config?: Record<string, unknown>; backends?: string[] } = {}): Promise<Harness> {
+  const plugin = { ...PLUGIN, config: { bindings: [{ address: '127.0.0.1', port: 0 }], ...o.sftp } };
+  const backends = (o.backends ?? ['@ferry/fs-local']).map((name) => ({ name }));
+  const ta = await createTestApp({ plugins: [...backends, plugin], ...(o.config ? { config: o.config } : {}) });
+  t.teardown(() => ta.close());
+  const token = await ta.adminToken();
+  const logs: LogEvent[] = [];
+  t.teardown(ta.app.container.resolve<EventBus>(TOKENS.EventBus).on('log', (e) => void logs.push(e)));
+  await ta.app.start();
+  const status = async () => {
+    const r = await ta.inject('GET', '/api/v2/status', { token });
+    return (r.result as { ssh: SshStatus }).ssh;
+  };
+  const port = (await status()).bindings![0]!.port;
+  const addUser = async (username: string, extra: Record<string, unknown> = {}) => {
+    const home = path.join(ta.dataDir, 'homes', username);
+    const payload = { username, password: `${username}-pass-1`, status: 1, home_dir: home, permissions: { '/': ['*'] }, ...extra };
+    const r = await ta.inject('POST', '/api/v2/users', { token, payload });
+    if (r.statusCode !== 201) throw new Error(r.payload);
+    return home;
+  };
+  return { ta, token, port, logs, addUser, status };
+}
+
+/** An ed25519 key pair in `dir` made by ssh-keygen: the private key file and the public key line. */
+export async function sshKey(dir: string, name = 'id_ed25519'): Promise<{ file: string; pub: string }> {
+  const file = path.join(dir, name);
+  await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'ferry-test', '-f', file]);
+  return { file, pub: readFileSync(`${file}.pub`, 'utf8').trim() };
+}
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a program; resolves with its exit code and output (never rejects on a failing exit). */
+export function run(cmd: string, args: string[], cwd?: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') return reject(err);
+      resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** The options every OpenSSH client run uses: the key only, no host key checks, batch mode. */
+export const opensshOptions = (key: string) => [
+  '-i',
+  key,
+  '-o',
+  'IdentitiesOnly=yes',
+  '-o',
+  'StrictHostKeyChecking=no',
+  '-o',
+  'UserKnownHostsFile=/dev/null',
+  '-o',
+  'BatchMode=yes',
+  '-o',
+  'LogLevel=ERROR',
+];
+
+/** Runs OpenSSH's sftp with a batch of commands (a failing command stops the batch with exit code 1). */
+export function sftpBatch(o: { port: number; user: string; key: string; dir: string; lines: string[] }): Promise<Run> {
+  const batch = path.join(o.dir, `batch-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(batch, o.lines.join('\n') + '\n');
+  return run('sftp', ['-b', batch, '-P', String(o.port), ...opensshOptions(o.key), `${o.user}@127.0.0.1`], o.dir);
+}
+
+export type Ssh2ConnectConfig = ssh2.ConnectConfig;
+
+/** An ssh2 client connection (password, keyboard-interactive, raw SFTP); rejects with the client's error. */
+export function connectSsh(config: ssh2.ConnectConfig): Promise<ssh2.Client> {
+  return new Promise((resolve, reject) => {
+    const c = new ssh2.Client();
+    c.once('ready', () => resolve(c));
+    c.once('error', reject);
+    // (a no-op once ready)
+    c.once('close', () => reject(new Error('the connection closed before the login')));
+    c.connect({ host: '127.0.0.1', readyTimeout: 20_000, ...config });
+  });
+}
+
+/** The SFTP channel of an ssh2 client connection. */
+export function openSftp(c: ssh2.Client): Promise<ssh2.SFTPWrapper> {
+  return new Promise((resolve, reject) => c.sftp((err, sftp) => (err ? reject(err) : resolve(sftp))));
+}
