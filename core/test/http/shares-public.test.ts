@@ -101,8 +101,10 @@ t.test('GET /shares/{id}: a zip of the shared paths; compress=false sends a sing
 t.test('a share whose stored name is over-long (restored from elsewhere, written to the database) downloads whole', async (t) => {
   // the name goes into Content-Disposition: 1 MiB of name made a 3 MiB header, which clients refuse
   // after the status line (curl: "Out of memory", Node: header overflow), so a 200 was cut short
+  // the longest name the database holds: PostgreSQL's column is varchar(255), SQLite keeps any length
+  const longest = process.env.FERRY_TEST_DB === 'postgres' ? 255 : 1 << 20;
   const id = await mkShare({ name: 'long', scope: 1, paths: ['/pub/a.txt', '/solo.txt'] });
-  await setShare(id, { name: 'z'.repeat(1 << 20) });
+  await setShare(id, { name: 'z'.repeat(longest) });
   const r = await ta.inject('GET', `/api/v2/shares/${id}`);
   t.equal(r.statusCode, 200);
   const disposition = String(r.headers['content-disposition']);
@@ -114,7 +116,7 @@ t.test('a share whose stored name is over-long (restored from elsewhere, written
   );
   t.same([...unzip(r.rawPayload).keys()].sort(), ['a.txt', 'solo.txt'], 'the whole zip');
   const single = await mkShare({ name: 'single', scope: 1, paths: ['/solo.txt'] });
-  await setShare(single, { name: 'é'.repeat(1 << 18) });
+  await setShare(single, { name: 'é'.repeat(Math.min(longest, 1 << 18)) });
   const z = await ta.inject('GET', `/api/v2/shares/${single}`);
   t.equal(z.statusCode, 200);
   t.ok(String(z.headers['content-disposition']).length < 1024, 'multi-byte names are cut by bytes too');
