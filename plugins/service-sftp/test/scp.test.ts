@@ -158,3 +158,42 @@ t.test('a running scp is listed with protocol SCP and its command, and closed by
   await closed;
   t.notOk(existsSync(path.join(home, 'up.bin')), 'the interrupted upload left nothing');
 });
+
+t.test('scp -t with a raw client: bad names and malformed records are refused', async (t) => {
+  const h = await startSftp(t);
+  const home = await h.addUser('raw', { password: 'raw-pass-1' });
+  mkdirSync(home, { recursive: true });
+  const c = await connectSsh({ port: h.port, username: 'raw', password: 'raw-pass-1' });
+  t.teardown(() => c.end());
+  /** Runs `command`, sends `input` once the server's first byte came, resolves with all it sent and its exit code. */
+  const exchange = (command: string, input: string) =>
+    new Promise<{ out: string; code: number | null }>((resolve, reject) =>
+      c.exec(command, (err, ch) => {
+        if (err) return reject(err);
+        let out = '';
+        let code: number | null = null;
+        ch.once('data', () => ch.end(input));
+        ch.on('data', (d: Buffer) => (out += d.toString('latin1')));
+        ch.on('exit', (n: number | null) => (code = n));
+        ch.on('close', () => resolve({ out, code }));
+      }),
+    );
+  const bad = await exchange('scp -t /', 'C0644 3 ../up.txt\nabc\0');
+  t.match(bad.out, /^\0\x01scp: invalid name "\.\.\/up\.txt"\n/, 'a name with a slash: a warning');
+  t.equal(bad.code, 1);
+  t.notOk(existsSync(path.join(home, '..', 'up.txt')));
+  const garbage = await exchange('scp -t /', 'Xnonsense\n');
+  t.match(garbage.out, /^\0\x02scp: protocol error: unexpected record/, 'an unknown record: a fatal error');
+  t.equal(garbage.code, 1);
+  const noR = await exchange('scp -t /', 'D0755 0 dir\nE\n');
+  t.match(noR.out, /received a directory without -r/);
+  t.notOk(existsSync(path.join(home, 'dir')));
+  const ok = await exchange('scp -t /one.txt', 'T1600000000 0 1600000000 0\nC0644 3 whatever\nabc\0');
+  t.equal(ok.out, '\0\0\0\0', 'every record acknowledged (-p not given: the time is not applied)');
+  t.equal(ok.code, 0);
+  t.equal(readFileSync(path.join(home, 'one.txt'), 'utf8'), 'abc');
+  t.not(statSync(path.join(home, 'one.txt')).mtime.getTime(), 1600000000_000);
+  const options = await exchange('scp -t -z /', '');
+  t.match(options.out, /^\x02scp: unknown option -z\n/);
+  t.equal(options.code, 1);
+});
