@@ -193,6 +193,11 @@ t.test('scp -t with a raw client: bad names and malformed records are refused', 
   t.equal(ok.code, 0);
   t.equal(readFileSync(path.join(home, 'one.txt'), 'utf8'), 'abc');
   t.not(statSync(path.join(home, 'one.txt')).mtime.getTime(), 1600000000_000);
+  const cut = await exchange('scp -t /cut.bin', `C0644 1000 cut.bin\n${'x'.repeat(500)}`);
+  t.equal(cut.code, 1, 'the client left half-way');
+  t.notOk(existsSync(path.join(home, 'cut.bin')), 'an interrupted upload leaves nothing');
+  const stray = await exchange('scp -t /', 'E\n');
+  t.match(stray.out, /^\0\x02scp: protocol error: E without D/);
   const options = await exchange('scp -t -z /', '');
   t.match(options.out, /^\x02scp: unknown option -z\n/);
   t.equal(options.code, 1);
