@@ -28,7 +28,12 @@ export interface SftpConfig {
   login_grace_time: number;
   /** Text shown to clients before they log in ('' for none). */
   banner: string;
+  /** The commands an SSH exec request may run (`scp` is the legacy SCP protocol); nothing else, no shell. */
+  enabled_ssh_commands: string[];
 }
+
+/** The SSH commands Ferry implements, all enabled by default. */
+export const SSH_COMMANDS: readonly string[] = ['md5sum', 'sha1sum', 'sha256sum', 'sha512sum', 'cd', 'pwd', 'scp'];
 
 /**
  * Modern defaults: no SHA-1 (MACs, kex, the ssh-rsa signature), no CBC
@@ -80,4 +85,8 @@ export const configSchema = Joi.object<SftpConfig>({
   max_auth_tries: Joi.number().integer().min(1).default(6),
   login_grace_time: Joi.number().integer().min(0).default(120),
   banner: Joi.string().allow('').default(''),
+  enabled_ssh_commands: Joi.array()
+    .items(Joi.string().min(1))
+    .unique()
+    .default([...SSH_COMMANDS]),
 });

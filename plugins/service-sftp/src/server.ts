@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import type { FileSession, Logger, ServiceDef, ServiceHost, ServiceStatus } from '@ferry/core';
+import type { FileSession, Logger, Protocol, ServiceDef, ServiceHost, ServiceStatus } from '@ferry/core';
 import ssh2, { type Connection, type ServerChannel, type Session } from 'ssh2';
 import { ConnectionAuth } from './auth.js';
 import type { SftpConfig } from './config.js';
 import { loadHostKeys, type HostKey } from './host-keys.js';
 import { EXTENSIONS, SftpSession } from './sftp-session.js';
+import { runCommand } from './ssh-commands.js';
 import { advertiseExtensions } from './ssh2-sftp-internals.js';
 
 /** The protocol of the file sessions (connections, events); logins are checked as SSH. */
@@ -116,12 +117,41 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     session.on('env', refuse);
     const noCommand = (accept: () => ServerChannel, what: string) => {
       const channel = accept();
-      channel.stderr.write(`Ferry serves SFTP only: ${what} is not supported\r\n`);
+      channel.stderr.write(`Ferry serves SFTP, SCP and a few commands only: ${what} is not supported\r\n`);
       channel.exit(1);
       channel.end();
     };
     session.on('shell', (accept) => noCommand(accept, 'a shell'));
-    session.on('exec', (accept, _reject, req) => noCommand(accept, `the command "${req.command.slice(0, 64)}"`));
+    session.on('exec', (accept, _reject, req) => {
+      const channel = accept();
+      const gone = new AbortController();
+      channel.on('close', () => gone.abort());
+      channel.on('error', (err: Error) => logger.info({ ip, username, err: err.message }, 'ssh command channel error'));
+      const sessions: FileSession[] = [];
+      const open = async (protocol: Protocol) => {
+        // a key of its own: the command is its own connection, listed with its protocol and command line
+        const opened = await o.host().sessions.open({
+          username,
+          ip,
+          protocol,
+          sessionKey: randomUUID(),
+          clientVersion: info.header.identRaw,
+          command: req.command.slice(0, 256),
+          signal: gone.signal,
+        });
+        opened.signal.addEventListener('abort', cut, { once: true });
+        sessions.push(opened);
+        return opened;
+      };
+      idle();
+      void runCommand({ channel, command: req.command, enabled: config.enabled_ssh_commands, open, logger }).then((code) => {
+        for (const s of sessions) s.signal.removeEventListener('abort', cut);
+        idle();
+        if (gone.signal.aborted) return;
+        channel.exit(code);
+        channel.end();
+      });
+    });
     session.on('subsystem', (_accept, reject, req) => {
       logger.info({ ip, subsystem: req.name }, 'ssh subsystem refused');
       reject();

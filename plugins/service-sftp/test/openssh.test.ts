@@ -69,7 +69,7 @@ t.test('key login: put, get, ls, rename, rm, mkdir, rmdir, scp, reput', async (t
   await t.test('shell and commands are refused with a message', async (t) => {
     const r = await run('ssh', ['-p', String(h.port), ...opensshOptions(key.file), 'kate@127.0.0.1', 'ls', '/']);
     t.equal(r.code, 1);
-    t.match(r.stderr, /Ferry serves SFTP only: the command "ls \/" is not supported/);
+    t.match(r.stderr, /the command "ls" is not allowed \(no shell is served\)/);
   });
 
   await t.test('reput resumes an interrupted upload', async (t) => {
