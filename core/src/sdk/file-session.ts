@@ -151,6 +151,8 @@ export interface OpenFileSession {
   clientVersion?: string;
   /** What the client is doing, as the connection list shows it. */
   command?: string;
+  /** The SSH command whose file work the session does (`sha256sum`, `scp`...): its filesystem events carry it as `ssh_cmd`. */
+  sshCommand?: string;
   /** Fires when the client is gone: every operation of the session stops. */
   signal?: AbortSignal;
 }

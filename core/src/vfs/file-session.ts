@@ -37,6 +37,8 @@ export interface FileSessionInit {
   signal: AbortSignal;
   /** Removes what feeds `signal` from its sources (called by close()). */
   disposeSignal?: () => void;
+  /** The SSH command the session serves: `ssh_cmd` of its filesystem events. */
+  sshCommand?: string;
 }
 
 const denied = (msg: string) => new FsError(FsErrorCode.Permission, msg);
@@ -89,6 +91,7 @@ export class FileSession implements FileSessionApi, SessionCore {
       protocol: init.protocol,
       sessionId: init.conn.connection_id,
       instanceId: deps.instanceId,
+      sshCommand: init.sshCommand,
     };
   }
 

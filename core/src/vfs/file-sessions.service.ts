@@ -109,7 +109,7 @@ export class FileSessions implements FileSessionOpener {
         instanceId: this.instanceId,
         logger: this.logger,
       },
-      { user, ip: o.ip, protocol, conn, signal: linked.signal, disposeSignal: linked.dispose },
+      { user, ip: o.ip, protocol, conn, signal: linked.signal, disposeSignal: linked.dispose, sshCommand: o.sshCommand },
     );
   }
 

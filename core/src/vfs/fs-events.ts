@@ -12,6 +12,8 @@ export interface FsEventSource {
   protocol: EventProtocol;
   sessionId: string;
   instanceId: string;
+  /** `ssh_cmd` of the events (sessions of SSH commands). */
+  sshCommand?: string;
 }
 
 export interface FsEventInput {
@@ -42,6 +44,7 @@ export async function buildFsEvent(src: FsEventSource, e: FsEventInput): Promise
     fs_target_path: e.to ? eventFsPath(e.to) : undefined,
     virtual_path: e.target.vpath,
     virtual_target_path: e.to?.vpath,
+    ...(src.sshCommand ? { ssh_cmd: src.sshCommand } : {}),
     file_size: e.fileSize ?? 0,
     elapsed: Math.max(0, Date.now() - e.startedAt),
     status: e.status,

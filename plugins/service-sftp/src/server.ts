@@ -6,7 +6,7 @@ import { ConnectionAuth } from './auth.js';
 import type { SftpConfig } from './config.js';
 import { loadHostKeys, type HostKey } from './host-keys.js';
 import { EXTENSIONS, SftpSession } from './sftp-session.js';
-import { runCommand } from './ssh-commands.js';
+import { commandName, runCommand } from './ssh-commands.js';
 import { advertiseExtensions } from './ssh2-sftp-internals.js';
 
 /** The protocol of the file sessions (connections, events); logins are checked as SSH. */
@@ -137,6 +137,7 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
           sessionKey: randomUUID(),
           clientVersion: info.header.identRaw,
           command: req.command.slice(0, 256),
+          sshCommand: commandName(req.command),
           signal: gone.signal,
         });
         opened.signal.addEventListener('abort', cut, { once: true });

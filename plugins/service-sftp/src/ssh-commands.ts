@@ -47,6 +47,15 @@ export function splitWords(line: string): string[] {
   return words;
 }
 
+/** The name of the command a command line runs ('' when it does not parse): `ssh_cmd` of its filesystem events. */
+export function commandName(line: string): string {
+  try {
+    return (splitWords(line)[0] ?? '').slice(0, 64);
+  } catch {
+    return '';
+  }
+}
+
 export interface CommandContext {
   channel: ServerChannel;
   /** The command line as the client sent it. */

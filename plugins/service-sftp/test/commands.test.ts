@@ -53,8 +53,8 @@ t.test('md5sum, sha1sum, sha256sum, sha512sum, cd, pwd; other commands refused',
     t.equal(r.code, 0, r.stderr);
     t.equal(r.stdout, `${hex('sha256', data)}  /file.bin\n${hex('sha256', 'bee\n')}  /sub dir/b.txt\n`);
     t.ok(
-      events.some((e) => e.action === 'download' && e.protocol === 'SSH' && e.virtual_path === '/sub dir/b.txt'),
-      'the reads are download events of protocol SSH',
+      events.some((e) => e.action === 'download' && e.protocol === 'SSH' && e.ssh_cmd === 'sha256sum' && e.virtual_path === '/sub dir/b.txt'),
+      'the reads are download events of protocol SSH with their ssh_cmd',
     );
   });
 

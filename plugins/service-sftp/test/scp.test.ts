@@ -48,8 +48,8 @@ t.test('scp -O: put, get, -r, -p, refusals', async (t) => {
     t.equal(get.code, 0, get.stderr);
     t.equal(sha(path.join(dir, 'back.bin')), sha(big), 'the downloaded file is the same');
     t.ok(
-      events.some((e) => e.action === 'upload' && e.protocol === 'SCP' && e.virtual_path === '/big.bin' && e.status === 1),
-      'an upload event of protocol SCP',
+      events.some((e) => e.action === 'upload' && e.protocol === 'SCP' && e.ssh_cmd === 'scp' && e.virtual_path === '/big.bin' && e.status === 1),
+      'an upload event of protocol SCP, ssh_cmd scp',
     );
     t.ok(
       events.some((e) => e.action === 'download' && e.protocol === 'SCP' && e.virtual_path === '/big.bin'),
