@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import crypto from 'node:crypto';
 import ssh2 from 'ssh2';
 import { createTestApp } from '../../src/testing.js';
+import { sshKeyPairs, userAdder } from '../helpers/login-fixtures.js';
 import { TOKENS } from '../../src/tokens.js';
 import { LoginService } from '../../src/auth/login.service.js';
 import { DefenderService } from '../../src/security/defender.service.js';
@@ -27,12 +28,7 @@ const adminToken = await ta.adminToken();
 const json = (r: { payload: string }) => JSON.parse(r.payload) as Record<string, any>;
 
 const { utils } = ssh2;
-const keys = {
-  ed25519: utils.generateKeyPairSync('ed25519'),
-  rsa: utils.generateKeyPairSync('rsa', { bits: 2048 }),
-  ecdsa: utils.generateKeyPairSync('ecdsa', { bits: 256 }),
-  other: utils.generateKeyPairSync('ed25519'),
-};
+const keys = sshKeyPairs(256);
 const parsed = (pem: string) => {
   const k = utils.parseKey(pem);
   if (k instanceof Error) throw k;
@@ -46,11 +42,7 @@ const signedKey = (k: { private: string; public: string }, hashAlgo?: string): L
   return { method: 'publickey', key: blob(k), signed: { data, signature: parsed(k.private).sign(data, hashAlgo), ...(hashAlgo ? { hashAlgo } : {}) } };
 };
 
-async function addUser(username: string, extra: Record<string, unknown> = {}) {
-  const payload = { username, password: `${username}-pass-1`, home_dir: `${ta.dataDir}/${username}`, permissions: { '/': ['*'] }, ...extra };
-  const r = await ta.inject('POST', '/api/v2/users', { token: adminToken, payload });
-  if (r.statusCode !== 201) throw new Error(r.payload);
-}
+const addUser = userAdder(ta, adminToken);
 await addUser('sam', {
   public_keys: [keys.ed25519.public, keys.rsa.public, keys.ecdsa.public],
 });

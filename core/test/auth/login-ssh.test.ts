@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import type { AuthContext, ConnectConfig } from 'ssh2';
 import { createTestApp } from '../../src/testing.js';
+import { sshKeyPairs, userAdder } from '../helpers/login-fixtures.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { LoginService } from '../../src/auth/login.service.js';
 import type { EventBus } from '../../src/events/event-bus.js';
@@ -20,18 +21,8 @@ ta.app.container.resolve<EventBus>(TOKENS.EventBus).on('log', (e) => void logs.p
 const adminToken = await ta.adminToken();
 const json = (r: { payload: string }) => JSON.parse(r.payload) as Record<string, any>;
 
-const { utils } = ssh2;
-const keys = {
-  ed25519: utils.generateKeyPairSync('ed25519'),
-  rsa: utils.generateKeyPairSync('rsa', { bits: 2048 }),
-  ecdsa: utils.generateKeyPairSync('ecdsa', { bits: 384 }),
-  other: utils.generateKeyPairSync('ed25519'),
-};
-async function addUser(username: string, extra: Record<string, unknown>) {
-  const payload = { username, password: `${username}-pass-1`, home_dir: `${ta.dataDir}/${username}`, permissions: { '/': ['*'] }, ...extra };
-  const r = await ta.inject('POST', '/api/v2/users', { token: adminToken, payload });
-  if (r.statusCode !== 201) throw new Error(r.payload);
-}
+const keys = sshKeyPairs(384);
+const addUser = userAdder(ta, adminToken);
 await addUser('sam', { public_keys: [keys.ed25519.public, keys.rsa.public, keys.ecdsa.public] });
 await addUser('kim', { public_keys: [keys.ed25519.public], filters: { denied_login_methods: ['publickey', 'password'] } });
 await addUser('tia', {});
