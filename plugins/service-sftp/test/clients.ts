@@ -15,8 +15,12 @@ export interface RcloneLogin {
   user: string;
   key?: string;
   password?: string;
-  /** false: let rclone find out the shell and hash files with md5sum/sha1sum SSH commands. */
-  noShell?: boolean;
+  /**
+   * 'none' (the default): no SSH commands. 'unix': rclone finds its hash commands itself (it runs
+   * `md5sum` and `sha1sum` on an empty input) and hashes files with them. (Left out, rclone 1.60 detects
+   * the shell with `echo`, which Ferry refuses, and falls back to 'none'.)
+   */
+  shell?: 'none' | 'unix';
 }
 
 /** An rclone sftp connection string (`:sftp,...:`) for a login; a password is obscured as rclone wants it. */
@@ -28,7 +32,7 @@ export async function rcloneRemote(o: RcloneLogin): Promise<string> {
     if (obscured.code !== 0) throw new Error(obscured.stderr);
     parts.push(`pass=${obscured.stdout.trim()}`);
   }
-  if (o.noShell !== false) parts.push('shell_type=none');
+  parts.push(`shell_type=${o.shell ?? 'none'}`);
   return `:${parts.join(',')}:`;
 }
 
