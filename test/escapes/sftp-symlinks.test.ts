@@ -35,7 +35,10 @@ for (const s of clients) {
     const top = await s.list('/');
     t.equal(top.code, 0, top.message);
     for (const l of OUTSIDE_LINKS) t.notOk(top.value!.includes(l), `/ does not list ${l}`);
-    t.ok(['chain-in', 'inside.txt', 'nest'].every((n) => top.value!.includes(n)), 'the inside link, files and directories are listed');
+    t.ok(
+      ['chain-in', 'inside.txt', 'nest'].every((n) => top.value!.includes(n)),
+      'the inside link, files and directories are listed',
+    );
     t.same((await s.list('nest')).value?.sort(), ['in', 'ok.txt'], '/nest: its file and its inside link only');
     t.same((await s.list('/inner')).value, [], '/inner: the link to the parent of the home is left out');
     const r = await s.exec('scp -r -f', `scp -r -f ${shellQuote('/nest')}`, Buffer.alloc(64, 0));

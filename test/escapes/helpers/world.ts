@@ -546,6 +546,14 @@ export async function canaryInHome(canary: Canary, u: User): Promise<string[]> {
   return found;
 }
 
+/** Whether a file written into the home holds canary content (a copy or a move out of the canary). */
+export async function holdsCanary(canary: Canary, u: User, rel: string): Promise<string | undefined> {
+  const data = await readFile(path.join(u.home, rel)).catch(() => undefined);
+  if (!data) return undefined;
+  for (const n of canary.needles) if (data.includes(n.bytes)) return `${rel} in the home holds ${n.what}`;
+  return undefined;
+}
+
 /** Regular files of a home (links not followed) with their stored content. */
 export async function homeFiles(root: string): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
