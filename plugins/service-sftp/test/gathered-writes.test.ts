@@ -144,4 +144,17 @@ t.test('gathered writes', async (t) => {
     b.copy(expected, 100);
     t.ok(readFileSync(path.join(home, 'e.bin')).equals(expected), 'every WRITE in its place, the rest kept');
   });
+
+  await t.test('a new upload (CREAT|TRUNC) onto a directory is refused; the directory stays', async (t) => {
+    const home = await h.addUser('dora');
+    mkdirSync(path.join(home, 'sub'), { recursive: true });
+    writeFileSync(path.join(home, 'sub', 'keep.txt'), 'kept');
+    const c = await client(t, h.port, 'dora');
+    const refused = await c.open('/sub', 'w').then(
+      () => null,
+      (err: Error) => err,
+    );
+    t.match(refused?.message, /is a directory/);
+    t.equal(readFileSync(path.join(home, 'sub', 'keep.txt'), 'utf8'), 'kept');
+  });
 });
