@@ -1,5 +1,6 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { FileInfo, FileSession, SessionRead, SessionWrite } from '@ferry/core';
+import type { CopiedHandle } from './copied-handle.js';
 import { STATUS, SftpStatusError } from './status.js';
 
 /** Largest READ answered at once (OpenSSH's own limit: 256 KiB packets). */
@@ -153,6 +154,33 @@ export class WriteHandle {
     if (this.mtime) await this.session.setMtime(this.path, this.mtime).catch(() => undefined);
   }
 
+  /**
+   * fsync@openssh.com: resolves once every byte of the WRITEs answered so
+   * far has been handed to the session's upload (counted by the transfer
+   * and the quota, on its way to the backend), or rethrows the failure.
+   * The file itself is published at CLOSE, as always.
+   */
+  async flush(): Promise<void> {
+    if (this.error) throw this.error;
+    const stream = this.write?.stream;
+    if (stream) await handedOver(stream, this.failed);
+    if (this.error) throw this.error;
+  }
+
+  /** A new upload with nothing written yet: copy-data may fill it by a copy instead. */
+  get untouched(): boolean {
+    return this.mode.kind === 'upload' && this.write !== null && this.next === 0 && this.error === null;
+  }
+
+  /** Drops the upload begun at OPEN (nothing of it is left) and waits until it is over. */
+  async discard(): Promise<void> {
+    const write = this.write;
+    this.write = null;
+    if (!write) return;
+    write.abort(new Error('replaced by a copy'));
+    await write.done.catch(() => undefined);
+  }
+
   /** The client went away: a whole upload leaves nothing. */
   abort(): void {
     const write = this.write;
@@ -187,6 +215,38 @@ function drained(stream: Writable, failed: Promise<void>): Promise<void> {
       resolve();
     };
     stream.on('drain', done);
+    stream.on('error', done);
+    stream.on('close', done);
+    void failed.then(done);
+  });
+}
+
+/** Bytes a stream still holds: its writable side's, and its readable side's for a duplex (the session's PassThrough). */
+const readSide = (stream: Writable) => stream as unknown as Partial<Pick<Readable, 'readableLength' | 'readableFlowing'>>;
+const held = (stream: Writable) => stream.writableLength + (readSide(stream).readableLength ?? 0);
+
+/** Resolves once `stream` holds no byte (its consumer took them all), failed or closed, or `failed` resolved. */
+function handedOver(stream: Writable, failed: Promise<void>): Promise<void> {
+  if (held(stream) === 0 || stream.destroyed) return Promise.resolve();
+  // a 'data' listener on a stream nobody reads yet would start it: then only the other events tell
+  const readable = 'readableFlowing' in stream && readSide(stream).readableFlowing !== null;
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = () => {
+      if (settled) return;
+      settled = true;
+      if (readable) stream.off('data', check);
+      stream.off('drain', check);
+      stream.off('error', done);
+      stream.off('close', done);
+      resolve();
+    };
+    // 'data' (after the consumer's own listener took the chunk) and 'drain' say bytes moved on
+    function check() {
+      if (held(stream) === 0) done();
+    }
+    if (readable) stream.on('data', check);
+    stream.on('drain', check);
     stream.on('error', done);
     stream.on('close', done);
     void failed.then(done);
@@ -231,4 +291,4 @@ export class DirHandle {
   }
 }
 
-export type Handle = ReadHandle | WriteHandle | DirHandle;
+export type Handle = ReadHandle | WriteHandle | DirHandle | CopiedHandle;
