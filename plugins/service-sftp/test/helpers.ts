@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TOKENS, type EventBus, type LogEvent } from '@ferry/core';
+import { TOKENS, type EventBus, type LogEvent, type Logger } from '@ferry/core';
 import { createTestApp, type TestApp } from '@ferry/core/testing';
 import ssh2 from 'ssh2';
 import type { Test } from 'tap';
@@ -27,10 +27,13 @@ export interface Harness {
 }
 
 /** A started app serving SFTP on a free port of 127.0.0.1. */
-export async function startSftp(t: Test, o: { sftp?: Record<string, unknown>; config?: Record<string, unknown>; backends?: string[] } = {}): Promise<Harness> {
+export async function startSftp(
+  t: Test,
+  o: { sftp?: Record<string, unknown>; config?: Record<string, unknown>; backends?: string[]; logger?: Logger } = {},
+): Promise<Harness> {
   const plugin = { ...PLUGIN, config: { bindings: [{ address: '127.0.0.1', port: 0 }], ...o.sftp } };
   const backends = (o.backends ?? ['@ferry/fs-local']).map((name) => ({ name }));
-  const ta = await createTestApp({ plugins: [...backends, plugin], ...(o.config ? { config: o.config } : {}) });
+  const ta = await createTestApp({ plugins: [...backends, plugin], ...(o.config ? { config: o.config } : {}), ...(o.logger ? { logger: o.logger } : {}) });
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
   const logs: LogEvent[] = [];
