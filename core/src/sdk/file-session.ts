@@ -100,6 +100,24 @@ export interface SessionWrite {
   abort(reason?: unknown): void;
 }
 
+/** One limit of a storage quota and what is used of it. */
+export interface QuotaFigure {
+  /** The limit (0: none). */
+  limit: number;
+  /** What the stored usage counters hold now (uploads in progress not included). */
+  used: number;
+}
+
+/**
+ * The storage quota a path counts against: the user's, or that of the
+ * virtual folder holding the path when the folder has its own.
+ */
+export interface SessionQuota {
+  /** Bytes. */
+  size: QuotaFigure;
+  files: QuotaFigure;
+}
+
 /** One user's files through one front-end connection. close() when the front-end is done with it. */
 export interface FileSession {
   readonly account: FileSessionUser;
@@ -132,6 +150,15 @@ export interface FileSession {
   rename(from: string, to: string, o?: SessionOpOptions): Promise<void>;
   /** Copies a file or a directory tree. */
   copy(from: string, to: string, o?: SessionOpOptions): Promise<void>;
+  /**
+   * True when copy() of the file `from` to `to` would be done by the storage
+   * itself (its backend's server-side copy, or a copy between two mounts of
+   * the same remote storage), false when the bytes would be streamed through
+   * Ferry. Checks no permission: copy() does.
+   */
+  copiesOnServer(from: string, to: string): Promise<boolean>;
+  /** The storage quota `path` counts against, with the stored usage (no permission needed: it is the account's own figure). */
+  quota(path: string, o?: SessionOpOptions): Promise<SessionQuota>;
   /** Sets a file's modification time (NOT_SUPPORTED where the backend cannot). */
   setMtime(path: string, mtime: Date, o?: SessionOpOptions): Promise<void>;
   /** Releases the backends and the session's place on its connection; idempotent. */

@@ -7,6 +7,7 @@ import { linkedSignal } from '../sdk/signals.js';
 import type {
   FileSession as FileSessionApi,
   FileSessionUser,
+  SessionQuota,
   SessionOpOptions,
   SessionPermission,
   SessionRead,
@@ -25,6 +26,7 @@ import { quotaScope, StorageReservation } from './quota-guard.js';
 import { VirtualFs, type Resolved } from './vfs.js';
 import { openSessionRead, openSessionWrite, truncateFile } from './session-io.js';
 import type { FileSessionDeps, SessionCore } from './session-core.js';
+import { copiesOnServer, sessionQuota } from './session-space.js';
 
 export type { FileSessionDeps } from './session-core.js';
 
@@ -519,6 +521,14 @@ export class FileSession implements FileSessionApi, SessionCore {
       throw err;
     }
     await res.commit(used.size);
+  }
+
+  copiesOnServer(src: string, dst: string): Promise<boolean> {
+    return copiesOnServer(this, src, dst);
+  }
+
+  quota(vpath: string, o?: SessionOpOptions): Promise<SessionQuota> {
+    return this.run(o, () => sessionQuota(this, vpath));
   }
 
   /** Copies one file: server side within one mount when the backend can, streamed otherwise. */

@@ -1,4 +1,5 @@
 import type { FileInfo, FileSession, SessionRead } from '@ferry/core';
+import type { CopiedHandle } from './copied-handle.js';
 import type { WriteHandle } from './write-handle.js';
 
 export { WriteHandle, type WriteMode } from './write-handle.js';
@@ -114,4 +115,4 @@ export class DirHandle {
   }
 }
 
-export type Handle = ReadHandle | WriteHandle | DirHandle;
+export type Handle = ReadHandle | WriteHandle | DirHandle | CopiedHandle;

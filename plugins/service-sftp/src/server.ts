@@ -198,23 +198,52 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     });
   }
 
+  /** An ssh2 server with these host keys; connections are handed to it by admit(). */
+  function sshServer(keys: HostKey[]): ssh2.Server {
+    const server = new ssh2.Server(
+      {
+        hostKeys: keys.map((k) => k.privateKey),
+        algorithms: config.algorithms as ssh2.Algorithms,
+        ...(config.banner ? { banner: config.banner } : {}),
+        ident: 'Ferry',
+      },
+      (conn, info) => serve(conn, info, (conn as unknown as { _sock?: net.Socket })._sock),
+    );
+    server.on('error', (err: Error) => logger.warn({ err }, 'ssh server error'));
+    return server;
+  }
+
+  let reloads: Promise<void> = Promise.resolve();
+  /**
+   * Reads the host keys again (SIGHUP, like the TLS certificates): new
+   * connections get the new keys, open ones keep theirs; keys that cannot
+   * be read are logged and the current ones stay in service.
+   */
+  function reloadHostKeys(reason: string): Promise<void> {
+    reloads = reloads.then(async () => {
+      if (!active) return;
+      try {
+        const keys = await loadHostKeys(config.host_keys, o.dataDir);
+        const server = sshServer(keys);
+        if (!active) return;
+        ssh = server;
+        hostKeys = keys;
+        for (const k of keys) logger.info({ path: k.path, fingerprint: k.fingerprint, reason }, 'ssh host key reloaded');
+      } catch (err) {
+        logger.warn({ err: (err as Error).message, reason }, 'ssh host keys not reloaded: the current keys stay in service');
+      }
+    });
+    return reloads;
+  }
+  const onHup = () => void reloadHostKeys('SIGHUP');
+
   return {
     name: 'sftpd',
     statusKey: 'ssh',
     async start() {
       hostKeys = await loadHostKeys(config.host_keys, o.dataDir);
       for (const k of hostKeys) logger.info({ path: k.path, fingerprint: k.fingerprint }, 'ssh host key');
-      const server = new ssh2.Server(
-        {
-          hostKeys: hostKeys.map((k) => k.privateKey),
-          algorithms: config.algorithms as ssh2.Algorithms,
-          ...(config.banner ? { banner: config.banner } : {}),
-          ident: 'Ferry',
-        },
-        (conn, info) => serve(conn, info, (conn as unknown as { _sock?: net.Socket })._sock),
-      );
-      server.on('error', (err: Error) => logger.warn({ err }, 'ssh server error'));
-      ssh = server;
+      ssh = sshServer(hostKeys);
       try {
         for (const b of config.bindings) {
           const l = net.createServer(admit);
@@ -230,10 +259,12 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
         throw err;
       }
       active = true;
+      process.on('SIGHUP', onHup);
       logger.info({ bindings: listeners.map((l) => l.address()) }, 'sftp listening');
     },
     async stop({ signal }) {
       active = false;
+      process.off('SIGHUP', onHup);
       const closed = Promise.all(listeners.map((l) => new Promise<void>((resolve) => l.close(() => resolve()))));
       listeners = [];
       // connections are told (SSH disconnect), the others cut; whoever is left at the deadline is cut

@@ -2,6 +2,8 @@ import path from 'node:path';
 import { FsError, FsErrorCode, type FileInfo, type FileSession, type Logger } from '@ferry/core';
 import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
 import { DirHandle, MAX_READ, ReadHandle, WriteHandle, type Handle } from './handles.js';
+import type { ExtensionHost } from './extension-host.js';
+import { EXTENDED_REQUESTS, handleExtended } from './sftp-extensions.js';
 import { sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
 import { STATUS, SftpStatusError, statusOf } from './status.js';
 
@@ -13,10 +15,7 @@ const MAX_PACKET = 256 * 1024;
 /** limits@openssh.com: packet, read and write lengths, open handles (clients then read and write in large requests). */
 const LIMITS = Buffer.concat([u64(MAX_PACKET), u64(MAX_READ), u64(MAX_READ), u64(MAX_HANDLES)]);
 /** The extensions the VERSION names. */
-export const EXTENSIONS: readonly [string, string][] = [
-  ['posix-rename@openssh.com', '1'],
-  ['limits@openssh.com', '1'],
-];
+export const EXTENSIONS: readonly [string, string][] = [['posix-rename@openssh.com', '1'], ['limits@openssh.com', '1'], ...EXTENDED_REQUESTS];
 
 /** SFTP v3 attributes of an entry. */
 export function attrsOf(info: FileInfo): Attributes {
@@ -39,20 +38,6 @@ export function longnameOf(info: FileInfo, owner: string, now = Date.now()): str
 /** The virtual path of a client path, relative ones against '/' (the user's root), '..' kept inside it. */
 export function normalise(input: string): string {
   return path.posix.resolve('/', input.replace(/\\/g, '/') || '.');
-}
-
-/** Reads the two strings of a posix-rename@openssh.com request. */
-function twoStrings(data: Buffer): [string, string] {
-  const strings: string[] = [];
-  let p = 0;
-  for (let i = 0; i < 2; i++) {
-    if (p + 4 > data.length) throw new SftpStatusError(STATUS.BAD_MESSAGE, 'malformed request');
-    const len = data.readUInt32BE(p);
-    if (p + 4 + len > data.length) throw new SftpStatusError(STATUS.BAD_MESSAGE, 'malformed request');
-    strings.push(data.toString('utf8', p + 4, p + 4 + len));
-    p += 4 + len;
-  }
-  return [strings[0]!, strings[1]!];
 }
 
 /**
@@ -178,16 +163,35 @@ export class SftpSession {
     const noLinks = (id: number) => this.run(id, () => Promise.reject(new SftpStatusError(STATUS.OP_UNSUPPORTED, 'symbolic links are not supported')));
     s.on('READLINK', noLinks);
     s.on('SYMLINK', noLinks);
-    s.on('EXTENDED', (id, name, data) =>
-      this.run(id, async () => {
-        if (name === 'limits@openssh.com' && sendExtendedReply(s, id, LIMITS)) return;
-        if (name !== 'posix-rename@openssh.com') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, `${name} is not supported`);
-        const [from, to] = twoStrings(data);
-        await this.rename(from, to, true);
-        s.status(id, STATUS.OK);
-      }),
-    );
+    s.on('EXTENDED', (id, name, data) => {
+      if (name === 'limits@openssh.com') {
+        return this.run(id, async () => {
+          if (!sendExtendedReply(s, id, LIMITS)) throw new SftpStatusError(STATUS.FAILURE, 'the answer could not be sent');
+        });
+      }
+      if (!handleExtended(this.extensions, id, name, data))
+        this.answer(id, new SftpStatusError(STATUS.OP_UNSUPPORTED, `${name.slice(0, 64)} is not supported`));
+    });
   }
+
+  /** What the extended requests (sftp-extensions.ts) reach of this session. */
+  private readonly extensions: ExtensionHost = ((self: SftpSession): ExtensionHost => ({
+    get sftp() {
+      return self.sftp;
+    },
+    get session() {
+      return self.session;
+    },
+    path: (input) => self.path(input),
+    handle: (h) => self.handles.get(h.toString('hex'))?.handle,
+    replace: (h, handle) => {
+      const entry = self.handles.get(h.toString('hex'));
+      if (entry) entry.handle = handle;
+    },
+    run: (id, op) => self.run(id, op),
+    onHandle: (id, h, op) => self.onHandle(id, h, op),
+    rename: (from, to, replace) => self.rename(from, to, replace),
+  }))(this);
 
   private path(input: string): string {
     return this.session.path(normalise(input));

@@ -13,6 +13,9 @@ interface SftpInternals {
   _buffer: unknown[];
   _protocol: { channelData(id: number, data: Buffer): void };
   outgoing: { id: number; state: string; window: number; packetSize: number };
+  /** Set when the channel's window ran out: the connection calls `_chunkcb` once the client widens it. */
+  _waitWindow: boolean;
+  _chunkcb: (() => void) | undefined;
   push(data: Buffer | null): unknown;
 }
 
@@ -66,14 +69,61 @@ export function advertiseExtensions(sftp: SFTPWrapper, extensions: readonly [str
   };
 }
 
-/** Sends an EXTENDED_REPLY; false when it cannot go at once (the caller answers otherwise). */
+/**
+ * Sends what the channel's window allows of `payload` (in packets of the
+ * channel's size) and returns the rest, as ssh2's own tryWritePayload does;
+ * when the window runs out, the connection calls `drain` once the client
+ * widens it.
+ */
+function tryWrite(s: SftpInternals, payload: Buffer): Buffer | undefined {
+  const out = s.outgoing;
+  let p = 0;
+  while (p < payload.length && out.window > 0) {
+    const n = Math.min(payload.length - p, out.window, out.packetSize);
+    out.window -= n;
+    s._protocol.channelData(out.id, p === 0 && n === payload.length ? payload : payload.subarray(p, p + n));
+    p += n;
+  }
+  if (out.window === 0) {
+    s._waitWindow = true;
+    s._chunkcb = drain;
+  }
+  return p < payload.length ? payload.subarray(p) : undefined;
+}
+
+/** Sends the buffered packets (ssh2's and ours, in order) as the window allows (ssh2's drainBuffer, for the packets of both). */
+function drain(this: SftpInternals): void {
+  this._chunkcb = undefined;
+  while (this._buffer.length > 0) {
+    const rest = tryWrite(this, this._buffer[0] as Buffer);
+    if (rest !== undefined) {
+      this._buffer[0] = rest;
+      return;
+    }
+    this._buffer.shift();
+  }
+}
+
+/**
+ * Sends an EXTENDED_REPLY, after the packets ssh2 holds back for the
+ * channel's window; false only when the channel is closed or ssh2's
+ * internals are not what this module knows (the caller answers otherwise).
+ */
 export function sendExtendedReply(sftp: SFTPWrapper, id: number, body: Buffer): boolean {
   const s = internals(sftp);
+  if (!s || s.outgoing.state !== 'open' || typeof s.outgoing.window !== 'number' || !(s.outgoing.packetSize > 0)) return false;
   const payload = packet(SSH_FXP_EXTENDED_REPLY, Buffer.concat([u32(id), body]));
-  if (!s || s.outgoing.state !== 'open' || s._buffer.length > 0 || s.outgoing.window < payload.length || payload.length > s.outgoing.packetSize) return false;
-  s.outgoing.window -= payload.length;
-  s._protocol.channelData(s.outgoing.id, payload);
+  // packets already waiting for the window: after them (ssh2's drain, or ours, sends them all)
+  if (s._buffer.length > 0) return (s._buffer.push(payload), true);
+  const rest = tryWrite(s, payload);
+  if (rest !== undefined) s._buffer.push(rest);
   return true;
+}
+
+/** A string of an SFTP packet. */
+export function sftpString(v: string | Buffer): Buffer {
+  const b = typeof v === 'string' ? Buffer.from(v) : v;
+  return Buffer.concat([u32(b.length), b]);
 }
 
 /** A uint64 of an SFTP packet. */

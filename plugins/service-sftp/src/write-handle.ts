@@ -1,4 +1,4 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { FileSession, SessionWrite } from '@ferry/core';
 import { STATUS, SftpStatusError } from './status.js';
 
@@ -131,11 +131,11 @@ export class WriteHandle {
     if (this.gatheredBytes === 0 && data.length >= DIRECT_SIZE) return void this.write.stream.write(data);
     this.gathered.push(data);
     this.gatheredBytes += data.length;
-    if (this.gatheredBytes >= GATHER_SIZE) this.flush();
+    if (this.gatheredBytes >= GATHER_SIZE) this.handOver();
   }
 
   /** Hands the gathered bytes to the session's write. */
-  private flush(): void {
+  private handOver(): void {
     if (this.gatheredBytes === 0) return;
     const data = this.gathered.length === 1 ? this.gathered[0]! : Buffer.concat(this.gathered, this.gatheredBytes);
     this.gathered = [];
@@ -147,7 +147,7 @@ export class WriteHandle {
     if (this.gatheredBytes === 0 || this.idleTimer) return;
     this.idleTimer = setTimeout(() => {
       this.idleTimer = null;
-      this.flush();
+      this.handOver();
     }, IDLE_FLUSH_MS);
     this.idleTimer.unref();
   }
@@ -178,7 +178,7 @@ export class WriteHandle {
     const write = this.write;
     if (!write) return;
     if (this.ahead.size > 0) this.fail(this.gap());
-    this.flush();
+    this.handOver();
     if (this.error) throw this.error;
     this.write = null;
     write.stream.end();
@@ -198,7 +198,7 @@ export class WriteHandle {
       return;
     }
     if (this.ahead.size > 0) this.fail(this.gap());
-    this.flush();
+    this.handOver();
     this.write = null;
     if (this.error) {
       write.abort(this.error);
@@ -208,6 +208,36 @@ export class WriteHandle {
     write.stream.end();
     await write.done;
     if (this.mtime) await this.session.setMtime(this.path, this.mtime).catch(() => undefined);
+  }
+
+  /**
+   * fsync@openssh.com: resolves once every byte of the WRITEs taken so far
+   * in order has been handed to the session's upload (counted by the
+   * transfer and the quota, on its way to the backend), or rethrows the
+   * failure. The file itself is published at CLOSE, as always.
+   */
+  async flush(): Promise<void> {
+    if (this.error) throw this.error;
+    this.clearTimer();
+    this.handOver();
+    const stream = this.write?.stream;
+    if (stream) await handedOver(stream, this.failed);
+    if (this.error) throw this.error;
+  }
+
+  /** A new upload with nothing written yet: copy-data may fill it by a copy instead. */
+  get untouched(): boolean {
+    return this.mode.kind === 'upload' && this.write !== null && this.next === 0 && this.ahead.size === 0 && this.error === null;
+  }
+
+  /** Drops the upload begun at OPEN (nothing of it is left) and waits until it is over. */
+  async discard(): Promise<void> {
+    this.clearTimer();
+    const write = this.write;
+    this.write = null;
+    if (!write) return;
+    write.abort(new Error('replaced by a copy'));
+    await write.done.catch(() => undefined);
   }
 
   /** The client went away: a whole upload leaves nothing. */
@@ -259,6 +289,38 @@ function drained(stream: Writable, failed: Promise<void>): Promise<void> {
     };
     if (!stream.writableNeedDrain) return done();
     stream.on('drain', done);
+    stream.on('error', done);
+    stream.on('close', done);
+    void failed.then(done);
+  });
+}
+
+/** Bytes a stream still holds: its writable side's, and its readable side's for a duplex (the session's PassThrough). */
+const readSide = (stream: Writable) => stream as unknown as Partial<Pick<Readable, 'readableLength' | 'readableFlowing'>>;
+const heldBy = (stream: Writable) => stream.writableLength + (readSide(stream).readableLength ?? 0);
+
+/** Resolves once `stream` holds no byte (its consumer took them all), failed or closed, or `failed` resolved. */
+function handedOver(stream: Writable, failed: Promise<void>): Promise<void> {
+  if (heldBy(stream) === 0 || stream.destroyed) return Promise.resolve();
+  // a 'data' listener on a stream nobody reads yet would start it: then only the other events tell
+  const readable = 'readableFlowing' in stream && readSide(stream).readableFlowing !== null;
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = () => {
+      if (settled) return;
+      settled = true;
+      if (readable) stream.off('data', check);
+      stream.off('drain', check);
+      stream.off('error', done);
+      stream.off('close', done);
+      resolve();
+    };
+    // 'data' (after the consumer's own listener took the chunk) and 'drain' say bytes moved on
+    function check() {
+      if (heldBy(stream) === 0) done();
+    }
+    if (readable) stream.on('data', check);
+    stream.on('drain', check);
     stream.on('error', done);
     stream.on('close', done);
     void failed.then(done);

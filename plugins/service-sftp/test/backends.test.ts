@@ -9,7 +9,7 @@ import { sftpBatch, sshKey, startSftp } from './helpers.js';
 const S3_ENDPOINT = `http://127.0.0.1:${Number(process.env.FERRY_S3_PORT ?? 19000)}`;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-t.test('S3: put and get; reput is OP_UNSUPPORTED', async (t) => {
+t.test('S3: put, get and cp (copy-data); reput is OP_UNSUPPORTED', async (t) => {
   const h = await startSftp(t, { backends: ['@ferry/fs-local', '@ferry/fs-s3'] });
   const dir = t.testdir({});
   const key = await sshKey(dir);
@@ -39,6 +39,10 @@ t.test('S3: put and get; reput is OP_UNSUPPORTED', async (t) => {
   const resume = await sftp(['put half.bin /part.bin', 'reput f.bin /part.bin']);
   t.not(resume.code, 0, 'resuming is refused');
   t.match(resume.stderr, /not supported|unsupported/i);
+  // copy-data: OpenSSH's cp, done by S3 (CopyObject)
+  const cp = await sftp(['cp /f.bin /copy.bin', 'get /copy.bin copy.bin', 'rm /copy.bin']);
+  t.equal(cp.code, 0, cp.stderr);
+  t.equal(sha(readFileSync(path.join(dir, 'copy.bin'))), sha(data), 'cp: copied by the storage');
   const after = await sftp(['get /f.bin again.bin', 'rm /f.bin', 'rm /part.bin']);
   t.equal(after.code, 0, after.stderr);
   t.equal(sha(readFileSync(path.join(dir, 'again.bin'))), sha(data), 'the file is as it was');

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TOKENS, type EventBus, type LogEvent } from '@ferry/core';
+import { TOKENS, type EventBus, type LogEvent, type Logger } from '@ferry/core';
 import { createTestApp, type TestApp } from '@ferry/core/testing';
 import * as OTPAuth from 'otpauth';
 import ssh2 from 'ssh2';
@@ -28,10 +28,13 @@ export interface Harness {
 }
 
 /** A started app serving SFTP on a free port of 127.0.0.1. */
-export async function startSftp(t: Test, o: { sftp?: Record<string, unknown>; config?: Record<string, unknown>; backends?: string[] } = {}): Promise<Harness> {
+export async function startSftp(
+  t: Test,
+  o: { sftp?: Record<string, unknown>; config?: Record<string, unknown>; backends?: string[]; logger?: Logger } = {},
+): Promise<Harness> {
   const plugin = { ...PLUGIN, config: { bindings: [{ address: '127.0.0.1', port: 0 }], ...o.sftp } };
   const backends = (o.backends ?? ['@ferry/fs-local']).map((name) => ({ name }));
-  const ta = await createTestApp({ plugins: [...backends, plugin], ...(o.config ? { config: o.config } : {}) });
+  const ta = await createTestApp({ plugins: [...backends, plugin], ...(o.config ? { config: o.config } : {}), ...(o.logger ? { logger: o.logger } : {}) });
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
   const logs: LogEvent[] = [];
@@ -137,4 +140,61 @@ export async function enableTotp(h: Harness, username: string): Promise<() => st
   if (saved.statusCode !== 200) throw new Error(saved.payload);
   const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
   return () => totp.generate();
+}
+
+/** A raw SFTP channel: packets sent by type and body, answers read one by one (type byte first). */
+export interface RawSftp {
+  send(type: number, body: Buffer): void;
+  next(): Promise<Buffer>;
+  /** The VERSION's extensions, by name. */
+  extensions: Map<string, string>;
+}
+
+export const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
+export const u64 = (n: number) => {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(n));
+  return b;
+};
+export const sftpStr = (s: string | Buffer) => Buffer.concat([u32(Buffer.byteLength(s)), Buffer.from(s)]);
+
+/** Opens the sftp subsystem of a connection by hand and exchanges INIT and VERSION. */
+export async function rawSftp(c: ssh2.Client): Promise<RawSftp> {
+  const ch = await new Promise<ssh2.ClientChannel>((resolve, reject) => c.subsys('sftp', (err, chan) => (err ? reject(err) : resolve(chan))));
+  let buf = Buffer.alloc(0);
+  const waiting: ((p: Buffer) => void)[] = [];
+  const ready: Buffer[] = [];
+  ch.on('data', (d: Buffer) => {
+    buf = Buffer.concat([buf, d]);
+    while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
+      const p = buf.subarray(4, 4 + buf.readUInt32BE(0));
+      buf = buf.subarray(4 + p.length);
+      const w = waiting.shift();
+      if (w) w(p);
+      else ready.push(p);
+    }
+  });
+  const next = () => new Promise<Buffer>((resolve) => (ready.length > 0 ? resolve(ready.shift()!) : waiting.push(resolve)));
+  const send = (type: number, body: Buffer) => void ch.write(Buffer.concat([u32(body.length + 1), Buffer.from([type]), body]));
+  send(1, u32(3));
+  const version = await next();
+  const extensions = new Map<string, string>();
+  for (let p = 5; p < version.length;) {
+    const nl = version.readUInt32BE(p);
+    const name = version.toString('utf8', p + 4, p + 4 + nl);
+    p += 4 + nl;
+    const dl = version.readUInt32BE(p);
+    extensions.set(name, version.toString('utf8', p + 4, p + 4 + dl));
+    p += 4 + dl;
+  }
+  return { send, next, extensions };
+}
+
+/** The status code and message of a STATUS packet. */
+export function statusOf(p: Buffer): { type: number; id: number; code: number; message: string } {
+  return { type: p[0]!, id: p.readUInt32BE(1), code: p.readUInt32BE(5), message: p.toString('utf8', 13, 13 + p.readUInt32BE(9)) };
 }
