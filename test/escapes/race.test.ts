@@ -22,7 +22,6 @@ import { holdsCanary as holdsCanaryIn, multipart, q, startWorld, until, type Rep
 // whose directory turns into an outside link while it is read leaves the
 // entry out, or is refused before its first byte (never cut mid-stream).
 
-const CONCURRENCY = 4;
 const ZIPS = new Set(['zip', 'zipf', 'sh-zip']);
 /** How long the swapper keeps each state (ms): see helpers/swapper.ts. */
 const HOLD_MS = Number(process.env.FERRY_ESCAPES_HOLD_MS ?? 0.05);
