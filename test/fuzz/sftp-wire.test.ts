@@ -23,6 +23,8 @@ import { ANSWERS, REPLY, type FuzzPacket, generateSession } from './helpers/sftp
 const seed = fuzzSeed(0x5eed5f79);
 const SESSIONS = Number(process.env.FERRY_FUZZ_SFTP ?? 300);
 const only = process.env.FERRY_FUZZ_ONLY?.split(',').map(Number);
+/** SSH connections sending sessions concurrently. */
+const WORKERS = 3;
 /** Silence after which a packet counts as unanswered (far past any answer on 127.0.0.1). */
 const SILENCE_MS = 10_000;
 
@@ -153,46 +155,57 @@ const byKind = new Map<string, number>();
 const endedBy = new Map<string, number>();
 const problems: string[] = [];
 
+/** One SFTP channel: the session's packets one at a time, then our end of the channel. */
+async function session(conn: ssh2.Client, s: number, rng: Rng): Promise<void> {
+  const started = Date.now();
+  const raw = await RawSftp.open(conn);
+  stats.sessions++;
+  const packets: FuzzPacket[] = generateSession(rng, raw.handles);
+  for (let i = 0; i < packets.length && !raw.closed; i++) {
+    const p = packets[i]!;
+    const bytes = p.build();
+    stats.packets++;
+    byKind.set(p.kind, (byKind.get(p.kind) ?? 0) + 1);
+    const r = await raw.send(bytes, p.answers === ANSWERS.ID ? p.id! : p.answers === ANSWERS.VERSION ? -1 : null);
+    if (process.env.FERRY_FUZZ_TIMES) console.error(`  ${s}.${i} ${p.kind} id ${p.id}: ${r} ${bytes.subarray(0, 48).toString('hex')}`);
+    if (r === 'answered') stats.answered++;
+    else if (r === 'closed') {
+      stats.closedChannel++;
+      endedBy.set(p.kind, (endedBy.get(p.kind) ?? 0) + 1);
+    } else if (r === 'sent') stats.sent++;
+    else problems.push(`FERRY_FUZZ_SEED=${seed} FERRY_FUZZ_ONLY=${s}: packet ${i} (${p.kind}) unanswered: ${bytes.subarray(0, 64).toString('hex')}`);
+  }
+  await raw.end();
+  if (raw.garbled.length) problems.push(`FERRY_FUZZ_SEED=${seed} FERRY_FUZZ_ONLY=${s}: ${raw.garbled[0]}`);
+  if (process.env.FERRY_FUZZ_TIMES) console.error(`session ${s}: ${packets.length} packets, ${Date.now() - started} ms, fds ${openIntoHome().join(',')}`);
+}
+
 t.test(`${SESSIONS} sessions of malformed SFTP packets`, async (t) => {
   const root = new Rng(seed);
+  // each session's packets come from its own generator, forked in order whatever runs concurrently
+  const rngs = Array.from({ length: SESSIONS }, () => root.fork());
   const baseline = fdsIntoHome();
-  let conn = await connect();
-  let connClosed = false;
-  const watch = (c: ssh2.Client) => c.once('close', () => (connClosed = true));
-  watch(conn);
-  for (let s = 0; s < SESSIONS; s++) {
-    const rng = root.fork();
-    if (only && !only.includes(s)) continue;
-    if (connClosed) {
-      problems.push(`session ${s}: the SSH connection had closed (after session ${s - 1})`);
-      conn = await connect();
-      connClosed = false;
-      watch(conn);
+  let next = 0;
+  /** One SSH connection taking sessions in turn (WORKERS of them: a channel's file session takes a while to open). */
+  const worker = async () => {
+    let conn = await connect();
+    let connClosed = false;
+    const watch = (c: ssh2.Client) => c.once('close', () => (connClosed = true));
+    watch(conn);
+    for (let s = next++; s < SESSIONS; s = next++) {
+      if (only && !only.includes(s)) continue;
+      if (connClosed) {
+        problems.push(`session ${s}: the SSH connection had closed (after an earlier session of its worker)`);
+        conn = await connect();
+        connClosed = false;
+        watch(conn);
+      }
+      await session(conn, s, rngs[s]!);
     }
-    const started = Date.now();
-    const raw = await RawSftp.open(conn);
-    stats.sessions++;
-    const packets: FuzzPacket[] = generateSession(rng, raw.handles);
-    for (let i = 0; i < packets.length && !raw.closed; i++) {
-      const p = packets[i]!;
-      const bytes = p.build();
-      stats.packets++;
-      byKind.set(p.kind, (byKind.get(p.kind) ?? 0) + 1);
-      const r = await raw.send(bytes, p.answers === ANSWERS.ID ? p.id! : p.answers === ANSWERS.VERSION ? -1 : null);
-      if (process.env.FERRY_FUZZ_TIMES) console.error(`  ${i} ${p.kind} id ${p.id}: ${r} ${bytes.subarray(0, 48).toString('hex')}`);
-      if (r === 'answered') stats.answered++;
-      else if (r === 'closed') {
-        stats.closedChannel++;
-        endedBy.set(p.kind, (endedBy.get(p.kind) ?? 0) + 1);
-      } else if (r === 'sent') stats.sent++;
-      else problems.push(`FERRY_FUZZ_SEED=${seed} FERRY_FUZZ_ONLY=${s}: packet ${i} (${p.kind}) unanswered: ${bytes.subarray(0, 64).toString('hex')}`);
-    }
-    await raw.end();
-    if (raw.garbled.length) problems.push(`session ${s}: ${raw.garbled[0]}`);
-    if (process.env.FERRY_FUZZ_TIMES) console.error(`session ${s}: ${packets.length} packets, ${Date.now() - started} ms, fds ${openIntoHome().join(',')}`);
-  }
-  conn.end();
-  await new Promise<void>((resolve) => (connClosed ? resolve() : conn.once('close', () => resolve())));
+    conn.end();
+    await new Promise<void>((resolve) => (connClosed ? resolve() : conn.once('close', () => resolve())));
+  };
+  await Promise.all(Array.from({ length: WORKERS }, worker));
   t.comment(`seed ${seed} (FERRY_FUZZ_SEED=${seed} replays it): ${JSON.stringify(stats)}`);
   for (const [k, n] of [...byKind].sort()) t.comment(`  ${k}: ${n} sent${endedBy.has(k) ? `, ${endedBy.get(k)} ended their channel` : ''}`);
   t.ok(only || stats.packets >= 3000, `${stats.packets} packets sent`);
