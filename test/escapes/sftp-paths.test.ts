@@ -3,7 +3,7 @@
 import t from 'tap';
 import path from 'node:path';
 import { craftedPaths, forUser, type Crafted } from './helpers/crafted.js';
-import { SshUser, STATUS_CODE, type SftpAnswer } from './helpers/sftp.js';
+import { shellQuote, SshUser, STATUS_CODE, type SftpAnswer } from './helpers/sftp.js';
 import { canaryInHome, resetHome, startWorld, type User } from './helpers/world.js';
 
 // The crafted paths of paths.test.ts (`..` in every spelling, encoded
@@ -50,17 +50,20 @@ async function sftpPaths(s: SshUser, c: Crafted): Promise<void> {
   if (read.code === 0) problems.push(`${where('read')}: answered ${read.value?.length ?? 0} bytes`);
   else if (want && !want.includes(read.code))
     problems.push(`${where('read')}: ${codeName(read.code)} "${read.message}", expected ${want.map(codeName).join('/')}`);
-  await s.stat(p);
-  await s.lstat(p);
-  await s.list(p);
-  await s.realpath(p);
-  await s.readlink(p);
-  await s.scpGet(p);
-  for (const cmd of ['md5sum', 'sha256sum']) {
-    const r = await s.exec(cmd, `${cmd} -- '${p.replace(/'/g, `'\\''`)}'`);
-    if (r.code === 0) problems.push(`${where(cmd)}: exit 0: ${short(r.stdout.toString())}`);
-  }
-  await s.exec('cd', `cd '${p.replace(/'/g, `'\\''`)}'`);
+  // the other reads change nothing: sent at once (the SFTP requests pipelined on the channel, the commands on their own channels)
+  await Promise.all([
+    s.stat(p),
+    s.lstat(p),
+    s.list(p),
+    s.realpath(p),
+    s.readlink(p),
+    s.scpGet(p),
+    s.exec('cd', `cd ${shellQuote(p)}`),
+    ...['md5sum', 'sha256sum'].map(async (cmd) => {
+      const r = await s.exec(cmd, `${cmd} -- ${shellQuote(p)}`);
+      if (r.code === 0) problems.push(`${where(cmd)}: exit 0: ${short(r.stdout.toString())}`);
+    }),
+  ]);
   // writes and destructive requests: each one starts from the fixture (an earlier success inside the home must not hide a later escape)
   const tries: (() => Promise<SftpAnswer | { code: number | null }>)[] = [
     () => s.write(p, 'w', 'PWNED'),

@@ -20,10 +20,12 @@ import { holdsCanary, startWorld, type User } from './helpers/world.js';
 
 /** How long the swapper keeps each state (ms): see helpers/swapper.ts. */
 const HOLD_MS = Number(process.env.FERRY_ESCAPES_HOLD_MS ?? 0.05);
+/** Files below the directories of the ops that use them up (rename, remove): fewer than HTTP's 40, each costs an scrypt for provider 4. */
+const FILES = 24;
 const OP_NAMES = ['read', 'stat', 'write', 'append', 'ls', 'ren', 'prn', 'del', 'mk', 'rmd', 'mt', 'scpf', 'scpt', 'sum'];
 const w = await startWorld({
   sftp: true,
-  canaryDirs: Object.fromEntries(OP_NAMES.map((n) => [n, ['ren', 'prn', 'del'].includes(n) ? { files: 40 } : n === 'rmd' ? { dirs: 40 } : {}])),
+  canaryDirs: Object.fromEntries(OP_NAMES.map((n) => [n, ['ren', 'prn', 'del'].includes(n) ? { files: FILES } : n === 'rmd' ? { dirs: FILES } : {}])),
 });
 t.teardown(() => w.close());
 const clients = new Map<string, SshUser>();
@@ -48,44 +50,47 @@ const exec = (a: ExecAnswer): Outcome => ({
 const ssh = (u: User) => clients.get(u.name)!;
 
 const OPS: RaceOp<Outcome>[] = [
-  { name: 'read', n: [80, 30], fire: async (u) => sftp(await ssh(u).read('r-read/secret.txt')) },
-  { name: 'stat', n: [80, 60], fire: async (u) => sftp(await ssh(u).stat('r-stat/secret.txt')) },
-  { name: 'write', n: [80, 30], fire: async (u, i) => sftp(await ssh(u).write('r-write/secret.txt', 'w', `PWNED ${i}`)) },
-  { name: 'append', n: [80, 30], fire: async (u, i) => sftp(await ssh(u).write('r-append/secret.txt', 'a', `PWNED ${i}`)) },
-  { name: 'ls', n: [80, 60], fire: async (u) => sftp(await ssh(u).list('r-ls')) },
+  { name: 'read', n: [60, 30], fire: async (u) => sftp(await ssh(u).read('r-read/secret.txt')) },
+  { name: 'stat', n: [60, 40], fire: async (u) => sftp(await ssh(u).stat('r-stat/secret.txt')) },
+  { name: 'write', n: [60, 30], fire: async (u, i) => sftp(await ssh(u).write('r-write/secret.txt', 'w', `PWNED ${i}`)) },
+  { name: 'append', n: [60, 30], fire: async (u, i) => sftp(await ssh(u).write('r-append/secret.txt', 'a', `PWNED ${i}`)) },
+  { name: 'ls', n: [60, 40], fire: async (u) => sftp(await ssh(u).list('r-ls')) },
   {
     name: 'ren',
-    files: 40,
-    n: [80, 60],
-    fire: async (u, i) => sftp(await ssh(u).rename(`r-ren/f-${i % 40}.txt`, `/renamed-${i}.txt`)),
+    files: FILES,
+    n: [60, 40],
+    fire: async (u, i) => sftp(await ssh(u).rename(`r-ren/f-${i % FILES}.txt`, `/renamed-${i}.txt`)),
     check: (u, i) => holdsCanary(w.canary, u, `renamed-${i}.txt`),
   },
   {
     name: 'prn',
-    files: 40,
-    n: [80, 60],
-    fire: async (u, i) => sftp(await ssh(u).posixRename(`r-prn/f-${i % 40}.txt`, `/prenamed-${i}.txt`)),
+    files: FILES,
+    n: [60, 40],
+    fire: async (u, i) => sftp(await ssh(u).posixRename(`r-prn/f-${i % FILES}.txt`, `/prenamed-${i}.txt`)),
     check: (u, i) => holdsCanary(w.canary, u, `prenamed-${i}.txt`),
   },
-  { name: 'del', files: 40, n: [80, 60], fire: async (u, i) => sftp(await ssh(u).remove(`r-del/f-${i % 40}.txt`)) },
-  { name: 'mk', n: [80, 60], fire: async (u, i) => sftp(await ssh(u).mkdir(`r-mk/new-${i}`)) },
-  { name: 'rmd', dirs: 40, n: [80, 60], fire: async (u, i) => sftp(await ssh(u).rmdir(`r-rmd/d-${i % 40}`)) },
-  { name: 'mt', n: [80, 60], fire: async (u, i) => sftp(await ssh(u).setstat('r-mt/secret.txt', 1_000_000_000 + i)) },
-  { name: 'scpf', n: [40, 20], fire: async (u) => exec(await ssh(u).scpGet('r-scpf/secret.txt')) },
-  { name: 'scpt', n: [40, 20], fire: async (u, i) => exec(await ssh(u).scpPut('r-scpt', 'secret.txt', `PWNED ${i}`)) },
-  { name: 'sum', n: [40, 20], fire: async (u) => exec(await ssh(u).exec('sha256sum', 'sha256sum r-sum/secret.txt')) },
+  { name: 'del', files: FILES, n: [60, 40], fire: async (u, i) => sftp(await ssh(u).remove(`r-del/f-${i % FILES}.txt`)) },
+  { name: 'mk', n: [60, 40], fire: async (u, i) => sftp(await ssh(u).mkdir(`r-mk/new-${i}`)) },
+  { name: 'rmd', dirs: FILES, n: [60, 40], fire: async (u, i) => sftp(await ssh(u).rmdir(`r-rmd/d-${i % FILES}`)) },
+  { name: 'mt', n: [60, 40], fire: async (u, i) => sftp(await ssh(u).setstat('r-mt/secret.txt', 1_000_000_000 + i)) },
+  { name: 'scpf', n: [30, 16], fire: async (u) => exec(await ssh(u).scpGet('r-scpf/secret.txt')) },
+  { name: 'scpt', n: [30, 16], fire: async (u, i) => exec(await ssh(u).scpPut('r-scpt', 'secret.txt', `PWNED ${i}`)) },
+  { name: 'sum', n: [30, 16], fire: async (u) => exec(await ssh(u).exec('sha256sum', 'sha256sum r-sum/secret.txt')) },
 ];
 
 /** The real directories that are swapped, with the same names as the canary's (inside content). */
 async function setupHome(u: User): Promise<void> {
-  await u.put('inside.txt', 'inside content: mine');
-  for (const op of OPS) {
-    const dir = `r-${op.name}`;
-    await u.put(`${dir}/secret.txt`, `inside ${op.name} secret.txt`);
-    await u.put(`${dir}/sub/deep.txt`, `inside ${op.name} deep.txt`);
-    for (let i = 0; i < (op.files ?? 0); i++) await u.put(`${dir}/f-${i}.txt`, `inside ${op.name} f-${i}`);
-    for (let i = 0; i < (op.dirs ?? 0); i++) await mkdir(path.join(u.home, dir, `d-${i}`), { recursive: true });
-  }
+  // written concurrently: provider 4's scrypt per file runs on the thread pool
+  await Promise.all([
+    u.put('inside.txt', 'inside content: mine'),
+    ...OPS.map(async (op) => {
+      const dir = `r-${op.name}`;
+      await u.put(`${dir}/secret.txt`, `inside ${op.name} secret.txt`);
+      await u.put(`${dir}/sub/deep.txt`, `inside ${op.name} deep.txt`);
+      await Promise.all(Array.from({ length: op.files ?? 0 }, (_, i) => u.put(`${dir}/f-${i}.txt`, `inside ${op.name} f-${i}`)));
+      for (let i = 0; i < (op.dirs ?? 0); i++) await mkdir(path.join(u.home, dir, `d-${i}`), { recursive: true });
+    }),
+  ]);
 }
 
 const results: RaceResult[] = [];

@@ -270,15 +270,32 @@ export class FileSession implements FileSessionApi, SessionCore {
       throw err;
     }
     const filter = (page: FileInfo[]) => (this.patterns.empty ? page : page.filter((e) => !this.patterns.isHidden(e.path)));
-    return (async function* () {
+    // a caller that stops early (after the first page, or before taking any) ends the backend's
+    // listing too, which holds the directory open (fs-local) until it ends
+    let ended = false;
+    const end = async () => {
+      if (ended) return;
+      ended = true;
+      linked?.dispose();
+      await pages.return(undefined).catch(() => undefined);
+    };
+    const gen = (async function* () {
       try {
         if (first.done) return;
         yield filter(first.value);
         for await (const page of pages) yield filter(page);
       } finally {
-        linked?.dispose();
+        await end();
       }
     })();
+    // return() before the first next() does not run the generator's finally
+    const stop = gen.return.bind(gen);
+    gen.return = async (value) => {
+      const r = await stop(value);
+      await end();
+      return r;
+    };
+    return gen;
   }
 
   /** Creates a directory (and its missing parents with `parents`). */

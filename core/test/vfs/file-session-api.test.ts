@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
@@ -144,6 +144,32 @@ t.test('every operation takes its own signal, linked to the session', async (t) 
   const names: string[] = [];
   for await (const page of pages) names.push(...page.map((e) => e.name));
   t.ok(names.includes('dlonly') && !names.includes('x.key'), 'listed');
+});
+
+t.test('a listing stopped early (after its first page, or before any) closes its directory', async (t) => {
+  const s = await open('fe');
+  t.teardown(() => s.close());
+  mkdirSync(path.join(home, 'big'), { recursive: true });
+  for (let i = 0; i < 2500; i++) writeFileSync(path.join(home, `big/f-${i}.txt`), '');
+  const fds = () =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(path.join(home, 'big'));
+      } catch {
+        return false;
+      }
+    }).length;
+  const before = fds();
+  const first = await s.list('/big');
+  t.ok(fds() > before, 'the listing holds the directory open while it runs');
+  await first[Symbol.asyncIterator]().return?.(undefined);
+  t.equal(fds(), before, 'return() before any page: closed');
+  const second = await s.list('/big');
+  for await (const page of second) {
+    t.ok(page.length > 0 && page.length < 2500, 'a first page, not the whole directory');
+    break;
+  }
+  t.equal(fds(), before, 'a break after the first page: closed');
 });
 
 t.test('openRead: ranges', async (t) => {

@@ -8,7 +8,7 @@ import { loadHostKeys, type HostKey } from './host-keys.js';
 import { EXTENSIONS, SftpSession } from './sftp-session.js';
 import { commandName, runCommand } from './ssh-commands.js';
 import { acceptRepeatedUserauth } from './ssh2-server-internals.js';
-import { advertiseExtensions } from './ssh2-sftp-internals.js';
+import { advertiseExtensions, containParserErrors } from './ssh2-sftp-internals.js';
 
 /** The protocol of the file sessions (connections, events); logins are checked as SSH. */
 const PROTOCOL = 'SFTP';
@@ -161,6 +161,7 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     });
     session.on('sftp', (accept) => {
       const channel = accept();
+      containParserErrors(channel);
       advertiseExtensions(channel, EXTENSIONS);
       const gone = new AbortController();
       const opening = o.host().sessions.open({ username, ip, protocol: PROTOCOL, sessionKey, clientVersion: info.header.identRaw, signal: gone.signal });

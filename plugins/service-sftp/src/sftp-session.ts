@@ -37,6 +37,8 @@ export function longnameOf(info: FileInfo, owner: string, now = Date.now()): str
 
 /** The virtual path of a client path, relative ones against '/' (the user's root), '..' kept inside it. */
 export function normalise(input: string): string {
+  // ssh2's parser hands over undefined for a string that runs past some packets (OPEN, SETSTAT, MKDIR, RENAME)
+  if (typeof input !== 'string') throw new SftpStatusError(STATUS.BAD_MESSAGE, 'malformed request');
   return path.posix.resolve('/', input.replace(/\\/g, '/') || '.');
 }
 
@@ -73,11 +75,20 @@ export class SftpSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const { handle } of this.handles.values()) {
-      if (handle.kind === 'write') handle.abort();
-      else await handle.close().catch(() => undefined);
-    }
+    const entries = [...this.handles.values()];
     this.handles.clear();
+    await Promise.all(entries.map((e) => this.release(e)));
+  }
+
+  /**
+   * Ends a handle once the requests queued on it are done: a READ that
+   * reopens its download, or a first WRITE that opens its write, while the
+   * channel closes would otherwise leave that stream open.
+   */
+  private release(entry: { handle: Handle; queue: Promise<void> }): Promise<void> {
+    const { handle } = entry;
+    if (handle.kind === 'write') handle.abort();
+    return entry.queue.then(() => (handle.kind === 'write' ? handle.abort() : handle.close())).catch(() => undefined);
   }
 
   private listen(): void {
@@ -260,8 +271,10 @@ export class SftpSession {
   private register(handle: Handle): Buffer {
     const id = Buffer.alloc(4);
     id.writeUInt32BE(this.nextHandle++ >>> 0);
-    this.handles.set(id.toString('hex'), { handle, queue: Promise.resolve() });
-    if (this.closed) void this.close();
+    const entry = { handle, queue: Promise.resolve() };
+    // opened while the channel closed (close() returned already): ended at once
+    if (this.closed) void this.release(entry);
+    else this.handles.set(id.toString('hex'), entry);
     return id;
   }
 

@@ -70,6 +70,30 @@ export function advertiseExtensions(sftp: SFTPWrapper, extensions: readonly [str
 }
 
 /**
+ * ssh2 1.17's SFTP parser throws on some malformed requests (a READ or an
+ * FSETSTAT whose handle string runs past the packet reads a length of
+ * undefined) instead of ending the channel, and the throw reaches the SSH
+ * connection's parser, which ends the whole connection. Makes such a throw
+ * end this SFTP channel only, as ssh2 does with the malformed packets it
+ * recognises (an 'error' event, then the channel closed). Install before
+ * advertiseExtensions (which restores the push it found).
+ */
+export function containParserErrors(sftp: SFTPWrapper): void {
+  const s = internals(sftp);
+  if (!s) return;
+  const push = s.push;
+  s.push = function (this: SftpInternals, data: Buffer | null) {
+    try {
+      return push.call(this, data);
+    } catch (err) {
+      sftp.emit('error', err instanceof Error ? err : new Error(String(err)));
+      sftp.destroy();
+      return true;
+    }
+  };
+}
+
+/**
  * Sends what the channel's window allows of `payload` (in packets of the
  * channel's size) and returns the rest, as ssh2's own tryWritePayload does;
  * when the window runs out, the connection calls `drain` once the client

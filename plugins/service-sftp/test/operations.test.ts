@@ -188,6 +188,39 @@ t.test('operations', async (t) => {
     const text = await new Promise<string>((resolve, reject) => sftp.readFile('/b.txt', (err, b) => (err ? reject(err) : resolve(b.toString()))));
     t.equal(text, 'A', 'posix-rename replaced it');
   });
+
+  await t.test('requests ssh2 leaves half-parsed: BAD_MESSAGE, or their channel ends, never the connection', async (t) => {
+    await h.addUser('half', { password: 'half-pass-1' });
+    const c = await connectSsh({ port: h.port, username: 'half', password: 'half-pass-1' });
+    t.teardown(() => c.end());
+    let connectionClosed = false;
+    c.once('close', () => (connectionClosed = true));
+    const raw = await new Promise<ssh2.ClientChannel>((resolve, reject) => c.subsys('sftp', (err, ch) => (err ? reject(err) : resolve(ch))));
+    const packets = packetReader(raw);
+    const u32 = (n: number) => {
+      const b = Buffer.alloc(4);
+      b.writeUInt32BE(n);
+      return b;
+    };
+    const send = (type: number, body: Buffer) => raw.write(Buffer.concat([u32(body.length + 1), Buffer.from([type]), body]));
+    send(1, u32(3));
+    t.equal((await packets.next())[0], 2, 'VERSION');
+    // posix-rename@openssh.com without its two paths: ssh2 hands over no payload
+    const name = Buffer.from('posix-rename@openssh.com');
+    send(200, Buffer.concat([u32(4), u32(name.length), name]));
+    const status = await packets.next();
+    t.equal(status.readUInt32BE(1), 4);
+    t.equal(status.readUInt32BE(5), STATUS_CODE.BAD_MESSAGE, 'BAD_MESSAGE');
+    // a READ whose handle runs past the packet while its offset and length still parse (from the bytes
+    // the handle should have held): ssh2 1.17's parser throws, which used to end the whole connection
+    const ended = new Promise<void>((resolve) => raw.once('close', () => resolve()));
+    send(5, Buffer.concat([u32(5), u32(0xffff), Buffer.alloc(12)]));
+    await ended;
+    t.notOk(connectionClosed, 'the SFTP channel ended, the connection did not');
+    const sftp = await openSftp(c);
+    const names = await new Promise<string[]>((resolve, reject) => sftp.readdir('/', (err, l) => (err ? reject(err) : resolve(l.map((e) => e.filename)))));
+    t.same(names, [], 'a new SFTP channel on the same connection is answered');
+  });
 });
 
 t.test('stopping the node ends the SSH connections', async (t) => {
