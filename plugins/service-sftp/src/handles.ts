@@ -1,6 +1,7 @@
-import type { Writable } from 'node:stream';
-import type { FileInfo, FileSession, SessionRead, SessionWrite } from '@ferry/core';
-import { STATUS, SftpStatusError } from './status.js';
+import type { FileInfo, FileSession, SessionRead } from '@ferry/core';
+import type { WriteHandle } from './write-handle.js';
+
+export { WriteHandle, type WriteMode } from './write-handle.js';
 
 /** Largest READ answered at once (OpenSSH's own limit: 256 KiB packets). */
 export const MAX_READ = 255 * 1024;
@@ -73,124 +74,6 @@ export class ReadHandle {
     read.stream.destroy();
     await read.done;
   }
-}
-
-/** How a file opened for writing is written. */
-export type WriteMode =
-  /** A new file or a truncated one: one upload, begun at OPEN. */
-  | { kind: 'upload' }
-  /** An existing file without TRUNC: a write at the offset of the first WRITE (resume), or at its end for APPEND. */
-  | { kind: 'offset'; size: number; append: boolean };
-
-/**
- * A file opened for writing: sequential WRITEs streamed into one write of
- * the session; CLOSE answers once it is committed, so a refusal (quota,
- * hook) reaches the client at the latest then.
- */
-export class WriteHandle {
-  readonly kind = 'write';
-  private write: SessionWrite | null = null;
-  private next = 0;
-  /** The first failure: every later WRITE and the CLOSE answer it. */
-  private error: unknown = null;
-  /** A modification time set while writing: applied once the file is committed. */
-  mtime: Date | null = null;
-  /** Resolves on the first failure (a WRITE waiting for the upload to drain stops waiting). */
-  private readonly failed: Promise<void>;
-  private signalFailed!: () => void;
-
-  constructor(
-    private readonly session: FileSession,
-    readonly path: string,
-    private readonly mode: WriteMode,
-  ) {
-    this.failed = new Promise((resolve) => (this.signalFailed = resolve));
-  }
-
-  async open(): Promise<void> {
-    if (this.mode.kind === 'upload') this.begin(await this.session.openWrite(this.path));
-  }
-
-  /** Bytes written so far (FSTAT of a file being written). */
-  get size(): number {
-    return this.mode.kind === 'offset' && this.write === null ? this.mode.size : this.next;
-  }
-
-  async writeAt(offset: number, data: Buffer): Promise<void> {
-    if (this.error) throw this.error;
-    if (this.write === null && this.mode.kind === 'offset') {
-      const at = this.mode.append ? this.mode.size : offset;
-      if (at > this.mode.size) throw new SftpStatusError(STATUS.OP_UNSUPPORTED, `cannot write at ${at}, past the end of the file (${this.mode.size} bytes)`);
-      this.begin(await this.session.openWrite(this.path, { offset: at }));
-      this.next = at;
-    }
-    if (this.mode.kind === 'offset' && this.mode.append) offset = this.next;
-    if (offset !== this.next) {
-      this.fail(new SftpStatusError(STATUS.OP_UNSUPPORTED, `write at offset ${offset} where ${this.next} was expected: only sequential writes are supported`));
-      throw this.error;
-    }
-    const stream = this.write!.stream;
-    this.next += data.length;
-    if (!stream.write(data)) await drained(stream, this.failed);
-    if (this.error) throw this.error;
-  }
-
-  /** Commits the write (or undoes it after a failure) and rethrows the failure. */
-  async close(): Promise<void> {
-    const write = this.write;
-    this.write = null;
-    if (!write) {
-      if (this.error) throw this.error;
-      return;
-    }
-    if (this.error) {
-      write.abort(this.error);
-      await write.done.catch(() => undefined);
-      throw this.error;
-    }
-    write.stream.end();
-    await write.done;
-    if (this.mtime) await this.session.setMtime(this.path, this.mtime).catch(() => undefined);
-  }
-
-  /** The client went away: a whole upload leaves nothing. */
-  abort(): void {
-    const write = this.write;
-    this.write = null;
-    write?.abort(new Error('the client closed the channel'));
-  }
-
-  private begin(write: SessionWrite): void {
-    this.write = write;
-    write.stream.on('error', (err: unknown) => this.fail(err));
-    write.done.catch((err: unknown) => this.fail(err));
-  }
-
-  private fail(err: unknown): void {
-    if (this.error) return;
-    this.error = err;
-    this.signalFailed();
-    this.write?.abort(err);
-  }
-}
-
-/** Resolves once `stream` drained, failed or closed, or `failed` resolved. */
-function drained(stream: Writable, failed: Promise<void>): Promise<void> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const done = () => {
-      if (settled) return;
-      settled = true;
-      stream.off('drain', done);
-      stream.off('error', done);
-      stream.off('close', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('error', done);
-    stream.on('close', done);
-    void failed.then(done);
-  });
 }
 
 /** Entries answered by one READDIR (small enough for one SFTP packet). */
