@@ -5,7 +5,8 @@ import { connectSsh, startSftp } from './helpers.js';
 
 // The connection limits of the configuration: banner, idle timeout, login grace time, max auth tries.
 t.test('banner, idle timeout, login grace time', async (t) => {
-  const h = await startSftp(t, { sftp: { banner: 'Ferry test server', idle_timeout: 1, login_grace_time: 1 } });
+  // no grace time here: a login slowed by a loaded machine must not be cut before the idle timeout is seen
+  const h = await startSftp(t, { sftp: { banner: 'Ferry test server', idle_timeout: 1, login_grace_time: 0 } });
   await h.addUser('lim', { password: 'lim-pass-1' });
 
   await t.test('the banner is shown before the login; an idle connection is closed', async (t) => {
@@ -15,6 +16,7 @@ t.test('banner, idle timeout, login grace time', async (t) => {
     const ready = new Promise<void>((resolve, reject) => {
       c.once('ready', () => resolve());
       c.once('error', reject);
+      c.once('close', () => reject(new Error('closed before the login')));
     });
     const closed = new Promise<void>((resolve) => c.once('close', () => resolve()));
     c.connect({ host: '127.0.0.1', port: h.port, username: 'lim', password: 'lim-pass-1' });
@@ -25,7 +27,8 @@ t.test('banner, idle timeout, login grace time', async (t) => {
   });
 
   await t.test('a client that does not log in within the grace time is cut', async (t) => {
-    const s = net.connect(h.port, '127.0.0.1');
+    const g = await startSftp(t, { sftp: { login_grace_time: 1 } });
+    const s = net.connect(g.port, '127.0.0.1');
     s.on('data', () => undefined);
     s.write('SSH-2.0-silent\r\n');
     await new Promise<void>((resolve) => s.once('close', () => resolve()));
