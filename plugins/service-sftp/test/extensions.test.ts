@@ -229,6 +229,11 @@ t.test('extensions', async (t) => {
       'the first algorithm known; blocks of 256 from offset 100 (the last one short)',
     );
     t.same(((await ask('check-file-name', '/h.bin', 'md5', 10, 20, 0)) as { hashes: Buffer }).hashes, digest('md5', data.subarray(10, 30)), 'a range');
+    // 1024 sha512 hashes: a 64 KiB answer, more than one SSH packet (32 KiB for ssh2's client)
+    const big = randomBytes(256 * 1024);
+    writeFileSync(path.join(home, 'big.bin'), big);
+    const blocks = Buffer.concat(Array.from({ length: 1024 }, (_, i) => digest('sha512', big.subarray(i * 256, (i + 1) * 256))));
+    t.same(((await ask('check-file-name', '/big.bin', 'sha512', 0, 0, 256)) as { hashes: Buffer }).hashes, blocks, 'an answer over several packets');
     t.equal(((await ask('check-file-name', '/h.bin', 'crc32,whirlpool', 0, 0, 0)) as { code: number }).code, STATUS_CODE.OP_UNSUPPORTED, 'no known algorithm');
     t.equal(((await ask('check-file-name', '/h.bin', 'md5', 0, 0, 100)) as { code: number }).code, STATUS_CODE.FAILURE, 'a block size under 256');
     t.equal(((await ask('check-file-name', '/none', 'md5', 0, 0, 0)) as { code: number }).code, STATUS_CODE.NO_SUCH_FILE, 'a missing file');
