@@ -26,7 +26,7 @@ export class CopiedHandle {
     this.error = err;
   }
 
-  sync(): Promise<void> {
+  flush(): Promise<void> {
     return this.error ? Promise.reject(this.error as Error) : Promise.resolve();
   }
 

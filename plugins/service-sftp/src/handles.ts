@@ -160,7 +160,7 @@ export class WriteHandle {
    * and the quota, on its way to the backend), or rethrows the failure.
    * The file itself is published at CLOSE, as always.
    */
-  async sync(): Promise<void> {
+  async flush(): Promise<void> {
     if (this.error) throw this.error;
     const stream = this.write?.stream;
     if (stream) await handedOver(stream, this.failed);

@@ -96,7 +96,7 @@ export function handleExtended(host: ExtensionHost, id: number, name: string, da
       checked(async () => {
         host.onHandle(id, r.bytes(), async (handle) => {
           if (handle.kind === 'dir') throw new SftpStatusError(STATUS.FAILURE, 'the handle is a directory');
-          if (handle.kind === 'write') await handle.sync();
+          if (handle.kind === 'write') await handle.flush();
           host.sftp.status(id, STATUS.OK);
         });
       });
