@@ -2,9 +2,9 @@
 // settings; what is checked is the filesystem's confinement (runs once in CI, on SQLite).
 import t from 'tap';
 import path from 'node:path';
-import { craftedPaths, inQuery, inUrlPath, sharePaths, type Crafted } from './helpers/crafted.js';
+import { craftedPaths, forUser, inQuery, inUrlPath, sharePaths, type Crafted } from './helpers/crafted.js';
 import { format } from '@ferry/fs-crypt';
-import { FIXTURE_FILES, homeFiles, multipart, resetHome, startWorld, until, type Reply, type User } from './helpers/world.js';
+import { canaryInHome, FIXTURE_FILES, homeFiles, multipart, resetHome, startWorld, until, type Reply, type User } from './helpers/world.js';
 
 // Every route that takes a path, with crafted paths (`..` in every spelling,
 // encoded and double-encoded dots and separators, backslashes, NUL and
@@ -51,29 +51,10 @@ async function attempt(u: User, a: Try): Promise<Reply> {
 const ok = (r: Reply) => r.status >= 200 && r.status < 300;
 const fourXX = (statuses?: number[]) => statuses ?? [400, 403, 404, 405, 409, 413, 414];
 
-/** Files in the home whose content came from the canary (a copy or a move out of it). */
-async function canaryInHome(u: User): Promise<string[]> {
-  const found: string[] = [];
-  for (const [rel, data] of await homeFiles(u.home)) {
-    for (const n of w.canary.needles) if (data.includes(n.bytes)) found.push(`${u.name} home ${rel} holds ${n.what}`);
-  }
-  return found;
-}
-
 async function reset(u: User): Promise<void> {
-  problems.push(...(await canaryInHome(u)));
+  problems.push(...(await canaryInHome(w.canary, u)));
   await resetHome(u, w.dataDir);
 }
-
-/**
- * The lexical checks ('..', encodings, backslashes, control characters) are
- * the core's, before any backend: the provider 0 user gets every crafted
- * path, the provider 4 user every symlink, absolute and long one and a
- * sample of the lexical ones (its scrypt per file session makes each
- * request that reaches a file costly).
- */
-const LEXICAL = new Set(['dots', 'encoded', 'backslash', 'control']);
-const forUser = (u: User, list: Crafted[]) => (u.provider === 0 ? list : list.filter((c, i) => !LEXICAL.has(c.kind) || i % 4 === 0));
 
 async function userRoutes(u: User, c: Crafted): Promise<void> {
   const p = inQuery(c);
@@ -248,7 +229,7 @@ t.test('admin: retention checks on paths through planted links delete nothing ou
     const run = await w.client.request('POST', `/api/v2/eventrules/run/ret-rule-${u.name}`, { token: w.admin });
     t.equal(run.status, 202, run.body.toString());
     await w.events.idle();
-    t.same(await canaryInHome(u), []);
+    t.same(await canaryInHome(w.canary, u), []);
   }
 });
 

@@ -1,11 +1,11 @@
 // @ferry-test database-independent: the accounts and shares live in the database only as
 // settings; what is checked is the filesystem's confinement (runs once in CI, on SQLite).
 import t from 'tap';
-import { lstat, mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { unzip } from '@ferry/testkit';
-import { startSwapper } from './helpers/swapper.js';
-import { homeFiles, multipart, q, snapshotTree, startWorld, until, type Reply, type User } from './helpers/world.js';
+import { raceOp, summary, type RaceOp, type RaceResult } from './helpers/race.js';
+import { holdsCanary as holdsCanaryIn, multipart, q, startWorld, until, type Reply, type User } from './helpers/world.js';
 
 // A concurrent symlink swap: while a worker thread keeps renaming a real
 // directory of the home away, putting a symlink to the user's canary
@@ -22,7 +22,6 @@ import { homeFiles, multipart, q, snapshotTree, startWorld, until, type Reply, t
 // whose directory turns into an outside link while it is read leaves the
 // entry out, or is refused before its first byte (never cut mid-stream).
 
-const CONCURRENCY = 4;
 const ZIPS = new Set(['zip', 'zipf', 'sh-zip']);
 /** How long the swapper keeps each state (ms): see helpers/swapper.ts. */
 const HOLD_MS = Number(process.env.FERRY_ESCAPES_HOLD_MS ?? 0.05);
@@ -59,31 +58,17 @@ interface Ctx {
   share?: string;
 }
 
-interface RaceOp {
-  name: string;
-  /** Inside the swapped directory: files f-<i>.txt / directories d-<i> (as in the canary). */
-  files?: number;
-  dirs?: number;
+interface HttpRaceOp extends Omit<RaceOp<Reply>, 'fire'> {
   /** Swapped path relative to the home: `r-<name>`, or `shr-<name>/race` for share ops (share of `/shr-<name>`). */
   shared?: boolean;
-  /** Requests per user (provider 4 reads and writes cost an scrypt each: fewer). */
-  n: [number, number];
   fire(u: User, i: number, c: Ctx): Promise<Reply>;
-  /** An escape seen elsewhere than in the canary or the reply. */
-  check?(u: User, i: number, r: Reply, baseline: number): Promise<string | undefined>;
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const req = (u: User, method: string, url: string, o: { json?: unknown; body?: Buffer | string; headers?: Record<string, string>; token?: string } = {}) =>
   w.client.request(method, url, { token: o.token ?? u.token, json: o.json, body: o.body, headers: o.headers });
 
-/** Whether a file written into the home holds canary content (a copy or a move out of the canary). */
-async function holdsCanary(u: User, rel: string): Promise<string | undefined> {
-  const data = await readFile(path.join(u.home, rel)).catch(() => undefined);
-  if (!data) return undefined;
-  for (const n of w.canary.needles) if (data.includes(n.bytes)) return `${rel} in the home holds ${n.what}`;
-  return undefined;
-}
+const holdsCanary = (u: User, rel: string) => holdsCanaryIn(w.canary, u, rel);
 
 const runs = new Map<string, number>();
 async function runRetention(u: User): Promise<Reply> {
@@ -103,7 +88,7 @@ async function quotaScan(u: User): Promise<Reply> {
   return r;
 }
 
-const OPS: RaceOp[] = [
+const OPS: HttpRaceOp[] = [
   { name: 'dl', n: [80, 30], fire: (u) => req(u, 'GET', `/api/v2/user/files?path=${q('r-dl/secret.txt')}`) },
   { name: 'zip', n: [60, 20], fire: (u) => req(u, 'POST', '/api/v2/user/streamzip', { json: ['/r-zip'] }) },
   { name: 'zipf', n: [60, 20], fire: (u) => req(u, 'POST', '/api/v2/user/streamzip', { json: ['/r-zipf/secret.txt'] }) },
@@ -150,13 +135,14 @@ const OPS: RaceOp[] = [
     name: 'qs',
     files: 1,
     n: [15, 15],
+    concurrency: 1,
     fire: (u) => quotaScan(u),
     async check(u, _i, _r, inside) {
       const row = JSON.parse((await w.client.request('GET', `/api/v2/users/${u.name}`, { token: w.admin })).body.toString()) as { used_quota_files: number };
       return row.used_quota_files > inside ? `the quota scan counted ${row.used_quota_files} files, the home holds ${inside}` : undefined;
     },
   },
-  { name: 'ret', files: 40, n: [15, 15], fire: (u) => runRetention(u) },
+  { name: 'ret', files: 40, n: [15, 15], concurrency: 1, fire: (u) => runRetention(u) },
   {
     name: 'sh-dl',
     shared: true,
@@ -197,7 +183,7 @@ const OPS: RaceOp[] = [
   },
 ];
 
-const swapPath = (op: RaceOp) => (op.shared ? `shr-${op.name}/race` : `r-${op.name}`);
+const swapPath = (op: HttpRaceOp) => (op.shared ? `shr-${op.name}/race` : `r-${op.name}`);
 
 /** The real directories that are swapped, with the same names as the canary's (inside content). */
 async function setupHome(u: User): Promise<void> {
@@ -211,16 +197,24 @@ async function setupHome(u: User): Promise<void> {
   }
 }
 
-const results: {
-  user: string;
-  op: string;
-  requests: number;
-  escapedAfter?: number;
-  what?: string;
-  statuses: Record<number, number>;
-  swaps: number;
-  ms: number;
-}[] = [];
+const results: RaceResult[] = [];
+
+/** An answer's status, and what is wrong with it: cut, a 5xx, a 200 zip that is not valid. */
+const judge =
+  (op: HttpRaceOp) =>
+  (r: Reply): { outcome: string; bad?: string } => {
+    const outcome = String(r.status);
+    if (!r.complete || r.status === 0) return { outcome, bad: `${r.status} after ${r.body.length} bytes (${r.error})` };
+    if (r.status >= 500) return { outcome, bad: `${r.status}: ${r.body.toString().slice(0, 120)}` };
+    if (r.status === 200 && ZIPS.has(op.name)) {
+      try {
+        unzip(r.body);
+      } catch (err) {
+        return { outcome, bad: `200 with an invalid zip: ${(err as Error).message}` };
+      }
+    }
+    return { outcome };
+  };
 
 for (const u of w.users) {
   await setupHome(u);
@@ -248,74 +242,15 @@ for (const u of w.users) {
 
   t.test(`${u.name} (provider ${u.provider}): symlink swapped under concurrent requests`, async (t) => {
     for (const op of OPS) {
-      const canaryDir = path.join(u.outside, op.name);
-      const before = snapshotTree(canaryDir);
-      const leaksBefore = w.canary.leaks.length;
-      const n = op.n[u.provider === 0 ? 0 : 1];
-      const statuses: Record<number, number> = {};
-      const cut: string[] = [];
-      let next = 0;
-      let completed = 0;
-      let escape: { after: number; what: string } | undefined;
-      const detect = async (i: number, r: Reply): Promise<string | undefined> => {
-        if (w.canary.leaks.length > leaksBefore)
-          return `${w.canary.leaks[leaksBefore]!.what} in the reply to ${w.canary.leaks[leaksBefore]!.label} (${w.canary.leaks[leaksBefore]!.status})`;
-        const now = snapshotTree(canaryDir);
-        for (const k of new Set([...Object.keys(before), ...Object.keys(now)])) {
-          if (before[k] !== now[k]) return `canary ${op.name}/${k} changed: ${before[k] ?? '(absent)'} -> ${now[k] ?? '(absent)'}`;
-        }
-        return op.check?.(u, i, r, baseline);
-      };
-      // files in the home before the swap starts (walking it during the swap would race with the swapper)
-      const baseline = (await homeFiles(u.home)).size;
-      const started = Date.now();
-      const swapper = await startSwapper(path.join(u.home, swapPath(op)), canaryDir, HOLD_MS);
-      try {
-        await Promise.all(
-          Array.from({ length: op.name === 'qs' || op.name === 'ret' ? 1 : CONCURRENCY }, async () => {
-            while (!escape && next < n) {
-              const i = next++;
-              const r = await op.fire(u, i, ctx[op.name] ?? {});
-              completed++;
-              statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-              if (!r.complete || r.status === 0) cut.push(`${r.status} after ${r.body.length} bytes (${r.error})`);
-              else if (r.status >= 500) cut.push(`${r.status}: ${r.body.toString().slice(0, 120)}`);
-              else if (r.status === 200 && ZIPS.has(op.name)) {
-                try {
-                  unzip(r.body);
-                } catch (err) {
-                  cut.push(`200 with an invalid zip: ${(err as Error).message}`);
-                }
-              }
-              const what = escape ? undefined : await detect(i, r);
-              if (what && !escape) escape = { after: completed, what };
-            }
-          }),
-        );
-      } finally {
-        const { swaps } = await swapper.stop();
-        results.push({
-          user: u.name,
-          op: op.name,
-          requests: completed,
-          escapedAfter: escape?.after,
-          what: escape?.what,
-          statuses,
-          swaps,
-          ms: Date.now() - started,
-        });
-      }
-      // the swapper has stopped with the real directory in place
-      t.ok((await lstat(path.join(u.home, swapPath(op)))).isDirectory(), `${op.name}: the real directory is back`);
-      const summary = Object.entries(statuses)
-        .map(([s, k]) => `${s}x${k}`)
-        .join(' ');
+      const r = await raceOp(w, u, { ...op, fire: (u, i) => op.fire(u, i, ctx[op.name] ?? {}) }, swapPath(op), judge(op), HOLD_MS);
+      results.push(r);
+      t.ok(r.restored, `${op.name}: the real directory is back`);
       t.notOk(
-        escape,
-        `${u.name} ${op.name}: ${escape ? `ESCAPED after ${escape.after} requests: ${escape.what}` : `held for ${completed} requests`} [${summary}]`,
+        r.escapedAfter,
+        `${u.name} ${op.name}: ${r.escapedAfter ? `ESCAPED after ${r.escapedAfter} requests: ${r.what}` : `held for ${r.requests} requests`} [${summary(r.outcomes)}]`,
       );
       // not an escape, but the same defect as a zip cut by a static outside link: a zip is complete and valid, or refused before its first byte
-      t.same([...new Set(cut)].slice(0, 5), [], `${u.name} ${op.name}: every answer complete with a status below 500 (${cut.length} not)`);
+      t.same(r.bad, [], `${u.name} ${op.name}: every answer complete with a status below 500 (${r.badCount} not)`);
     }
     const mine = results.filter((r) => r.user === u.name);
     t.ok(
@@ -323,7 +258,7 @@ for (const u of w.users) {
       'the swapper swapped during every op',
     );
     const all = mine.reduce<Record<number, number>>((a, r) => {
-      for (const [s, k] of Object.entries(r.statuses)) a[Number(s)] = (a[Number(s)] ?? 0) + k;
+      for (const [s, k] of Object.entries(r.outcomes)) a[Number(s)] = (a[Number(s)] ?? 0) + k;
       return a;
     }, {});
     t.ok(

@@ -7,6 +7,7 @@ import type { SftpConfig } from './config.js';
 import { loadHostKeys, type HostKey } from './host-keys.js';
 import { EXTENSIONS, SftpSession } from './sftp-session.js';
 import { commandName, runCommand } from './ssh-commands.js';
+import { acceptRepeatedUserauth } from './ssh2-server-internals.js';
 import { advertiseExtensions } from './ssh2-sftp-internals.js';
 
 /** The protocol of the file sessions (connections, events); logins are checked as SSH. */
@@ -70,6 +71,7 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     const cut = () => (socket ? socket.destroy() : conn.end());
     const client = socket && clients.get(socket);
     if (client) client.conn = conn;
+    acceptRepeatedUserauth(conn);
     let timer: NodeJS.Timeout | null = null;
     const arm = (seconds: number, why: string) => {
       if (timer) clearTimeout(timer);

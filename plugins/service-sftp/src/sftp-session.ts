@@ -204,6 +204,9 @@ export class SftpSession {
       const info = await this.session.stat(p);
       if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
       handle = new ReadHandle(this.session, p, info);
+    } else if ((flags & (OPEN_MODE.CREAT | OPEN_MODE.TRUNC | OPEN_MODE.EXCL)) === (OPEN_MODE.CREAT | OPEN_MODE.TRUNC)) {
+      // a new upload whatever is there (the upload itself refuses a directory): no stat of its own
+      handle = new WriteHandle(this.session, p, { kind: 'upload' });
     } else {
       const existing = await this.session.stat(p).catch((err: unknown) => {
         if (err instanceof FsError && err.code === FsErrorCode.NotFound) return null;

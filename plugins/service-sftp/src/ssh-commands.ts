@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import type { FileSession, Logger, Protocol } from '@ferry/core';
@@ -101,15 +101,30 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
   }
 }
 
-/** `md5sum PATH...` and the like: `HEX  PATH` for each file, an error on stderr for each one that fails. */
+/** Feeds the channel's standard input into `hash` until the client ends it. */
+function hashInput(channel: ServerChannel, hash: Hash): Promise<void> {
+  return new Promise((resolve) => {
+    channel.on('data', (d: Buffer) => void hash.update(d));
+    channel.once('end', resolve);
+    channel.once('close', resolve);
+  });
+}
+
+/** `md5sum [PATH...]` and the like: `HEX  PATH` for each file (`-` or none: standard input), an error on stderr for each one that fails. */
 async function hashFiles(channel: ServerChannel, session: FileSession, algorithm: string, name: string, args: string[]): Promise<number> {
   const paths = args[0] === '--' ? args.slice(1) : args;
-  if (!paths.length) return (void channel.stderr.write(`${name}: a path is required (standard input is not read)\n`), 1);
+  // no path: standard input, as coreutils reads it (rclone detects the command by hashing an empty input)
+  if (!paths.length) paths.push('-');
   let status = 0;
   for (const arg of paths) {
     let virtual = '';
     try {
       const hash = createHash(algorithm);
+      if (arg === '-') {
+        await hashInput(channel, hash);
+        channel.write(`${hash.digest('hex')}  -\n`);
+        continue;
+      }
       virtual = session.path(arg);
       const read = await session.openRead(virtual, { signal: session.signal });
       const sink = new Writable({ write: (chunk: Buffer, _enc, cb) => (hash.update(chunk), cb()) });

@@ -1,22 +1,13 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import * as OTPAuth from 'otpauth';
 import SftpClient from 'ssh2-sftp-client';
-import { connectSsh, openSftp, sftpBatch, sshKey, startSftp, type Harness } from './helpers.js';
+import { connectSsh, defenderScore as score, enableTotp, openSftp, sftpBatch, sshKey, startSftp } from './helpers.js';
 import type ssh2 from 'ssh2';
 
 // Logins over SSH through the login service: every method, the multi-step and second-factor logins,
 // and the refusals with their login events and defender scores.
 const DEFENDER = { defender: { enabled: true, threshold: 1000, score_invalid: 3, score_valid: 2, observation_time: 60 } };
-
-/** The defender's score of 127.0.0.1 (every client of these tests). */
-async function score(h: Harness): Promise<number> {
-  const r = await h.ta.inject('GET', '/api/v2/defender/hosts', { token: h.token });
-  if (r.statusCode !== 200) throw new Error(r.payload);
-  const hosts = JSON.parse(r.payload) as { ip: string; score: number }[];
-  return hosts.find((e) => e.ip === '127.0.0.1')?.score ?? 0;
-}
 
 /** Logs in with ssh2-sftp-client and lists '/'; resolves with the names. */
 async function listWith(port: number, config: Record<string, unknown>): Promise<string[]> {
@@ -27,20 +18,6 @@ async function listWith(port: number, config: Record<string, unknown>): Promise<
   } finally {
     await c.end();
   }
-}
-
-/** Enables TOTP for SSH on a user's account through the user API; returns a code generator. */
-async function enableTotp(h: Harness, username: string): Promise<() => string> {
-  const token = await h.ta.userToken(username, `${username}-pass-1`);
-  const generated = await h.ta.inject('POST', '/api/v2/user/totp/generate', { token, payload: { config_name: 'Default' } });
-  const secret = (generated.result as { secret: string }).secret;
-  const saved = await h.ta.inject('POST', '/api/v2/user/totp/save', {
-    token,
-    payload: { enabled: true, config_name: 'Default', protocols: ['SSH'], secret: { status: 'Plain', payload: secret } },
-  });
-  if (saved.statusCode !== 200) throw new Error(saved.payload);
-  const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
-  return () => totp.generate();
 }
 
 /** An ssh2 client answering keyboard-interactive prompts with `answer(prompt)`. */

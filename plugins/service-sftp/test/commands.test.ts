@@ -1,10 +1,10 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TOKENS, type EventBus, type FsEvent } from '@ferry/core';
 import { splitWords } from '../src/ssh-commands.js';
-import { opensshOptions, run, sshKey, startSftp } from './helpers.js';
+import { connectSsh, opensshOptions, run, sshKey, startSftp } from './helpers.js';
 
 // The SSH commands over exec (the real OpenSSH ssh client): hashes, cd, pwd, the allowed list.
 
@@ -65,9 +65,22 @@ t.test('md5sum, sha1sum, sha256sum, sha512sum, cd, pwd; other commands refused',
     t.match(r.stderr, /md5sum: \/secret\/x\.txt: /);
     t.notMatch(r.stdout, /secret/, 'the denied file is not hashed');
     t.equal(r.stdout, `${hex('md5', data)}  /file.bin\n`);
-    const none = await ssh('sha1sum');
-    t.equal(none.code, 1);
-    t.match(none.stderr, /a path is required/);
+    // no path: standard input (here empty: -n), as coreutils and rclone's detection of the command want it
+    const none = await run('ssh', ['-n', '-p', String(h.port), ...opensshOptions(key.file), 'cmd@127.0.0.1', 'sha1sum']);
+    t.equal(none.code, 0, none.stderr);
+    t.equal(none.stdout, `${hex('sha1', '')}  -\n`);
+    const c = await connectSsh({ port: h.port, username: 'cmd', privateKey: readFileSync(key.file) });
+    t.teardown(() => c.end());
+    const piped = await new Promise<string>((resolve, reject) =>
+      c.exec('md5sum - /file.bin', (err, stream) => {
+        if (err) return reject(err);
+        let out = '';
+        stream.on('data', (d: Buffer) => (out += d.toString()));
+        stream.on('close', () => resolve(out));
+        stream.end('from standard input');
+      }),
+    );
+    t.equal(piped, `${hex('md5', 'from standard input')}  -\n${hex('md5', data)}  /file.bin\n`, 'standard input, then a file');
   });
 
   await t.test('pwd prints /, cd is accepted', async (t) => {

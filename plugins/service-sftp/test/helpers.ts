@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TOKENS, type EventBus, type LogEvent, type Logger } from '@ferry/core';
 import { createTestApp, type TestApp } from '@ferry/core/testing';
+import * as OTPAuth from 'otpauth';
 import ssh2 from 'ssh2';
 import type { Test } from 'tap';
 
@@ -67,10 +68,10 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs a program; resolves with its exit code and output (never rejects on a failing exit). */
-export function run(cmd: string, args: string[], cwd?: string): Promise<Run> {
+/** Runs a program (`env` added to this process's); resolves with its exit code and output (never rejects on a failing exit). */
+export function run(cmd: string, args: string[], cwd?: string, env?: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });
@@ -117,6 +118,28 @@ export function connectSsh(config: ssh2.ConnectConfig): Promise<ssh2.Client> {
 /** The SFTP channel of an ssh2 client connection. */
 export function openSftp(c: ssh2.Client): Promise<ssh2.SFTPWrapper> {
   return new Promise((resolve, reject) => c.sftp((err, sftp) => (err ? reject(err) : resolve(sftp))));
+}
+
+/** The defender's score of 127.0.0.1 (every client of these tests). */
+export async function defenderScore(h: Harness): Promise<number> {
+  const r = await h.ta.inject('GET', '/api/v2/defender/hosts', { token: h.token });
+  if (r.statusCode !== 200) throw new Error(r.payload);
+  const hosts = JSON.parse(r.payload) as { ip: string; score: number }[];
+  return hosts.find((e) => e.ip === '127.0.0.1')?.score ?? 0;
+}
+
+/** Enables TOTP for SSH on a user's account (made by addUser) through the user API; returns a code generator. */
+export async function enableTotp(h: Harness, username: string): Promise<() => string> {
+  const token = await h.ta.userToken(username, `${username}-pass-1`);
+  const generated = await h.ta.inject('POST', '/api/v2/user/totp/generate', { token, payload: { config_name: 'Default' } });
+  const secret = (generated.result as { secret: string }).secret;
+  const saved = await h.ta.inject('POST', '/api/v2/user/totp/save', {
+    token,
+    payload: { enabled: true, config_name: 'Default', protocols: ['SSH'], secret: { status: 'Plain', payload: secret } },
+  });
+  if (saved.statusCode !== 200) throw new Error(saved.payload);
+  const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
+  return () => totp.generate();
 }
 
 /** A raw SFTP channel: packets sent by type and body, answers read one by one (type byte first). */

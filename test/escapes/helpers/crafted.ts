@@ -117,6 +117,16 @@ export function sharePaths(u: User, dataDir: string): Crafted[] {
   ];
 }
 
+/**
+ * The lexical checks ('..', encodings, backslashes, control characters) are
+ * the core's, before any backend: the provider 0 user gets every crafted
+ * path, the provider 4 user every symlink, absolute and long one and a
+ * sample of the lexical ones (its scrypt per file session makes each
+ * request that reaches a file costly).
+ */
+const LEXICAL = new Set<CraftKind>(['dots', 'encoded', 'backslash', 'control']);
+export const forUser = (u: User, list: Crafted[]): Crafted[] => (u.provider === 0 ? list : list.filter((c, i) => !LEXICAL.has(c.kind) || i % 4 === 0));
+
 /** The path as it goes into a query string. */
 export const inQuery = (c: Crafted): string => (c.raw ? c.p : encodeURIComponent(c.p));
 

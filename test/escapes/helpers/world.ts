@@ -213,20 +213,29 @@ export class Canary {
     for (const off of [0, Math.floor(bytes.length / 2) - 24, bytes.length - 48]) this.needles.push({ what, bytes: Buffer.from(bytes.subarray(off, off + 48)) });
   }
 
+  /** The hex MD5 and SHA-256 of a canary file (what md5sum and sha256sum over SSH would print of it). */
+  addDigests(what: string, data: Buffer): void {
+    for (const alg of ['md5', 'sha256']) this.needles.push({ what: `${alg} of ${what}`, bytes: Buffer.from(createHash(alg).update(data).digest('hex')) });
+  }
+
   /** Scans one reply; records what it recognises. */
   check(label: string, r: Reply): void {
     const bodies = [r.body, ...(r.body.includes('PK\x03\x04') ? zipPayloads(r.body) : [])];
-    const headerText = Buffer.from(JSON.stringify(r.headers));
-    for (const b of [...bodies, headerText]) {
+    this.scan(label, r.status, [...bodies, Buffer.from(JSON.stringify(r.headers))]);
+  }
+
+  /** Scans the parts of one answer of any protocol (`status`: its HTTP status or SFTP code); records the first thing recognised. */
+  scan(label: string, status: number, parts: Buffer[]): void {
+    for (const b of parts) {
       for (const n of this.needles) {
         if (b.includes(n.bytes)) {
-          this.leaks.push({ label, status: r.status, what: `content of ${n.what}` });
+          this.leaks.push({ label, status, what: `content of ${n.what}` });
           return;
         }
       }
       for (const name of this.names) {
         if (b.includes(name)) {
-          this.leaks.push({ label, status: r.status, what: `canary name ${name}` });
+          this.leaks.push({ label, status, what: `canary name ${name}` });
           return;
         }
       }
@@ -280,6 +289,8 @@ export interface World {
   outsideRoot: string;
   users: User[];
   events: EventManager;
+  /** The SFTP service's port on 127.0.0.1 (0 unless started with `sftp`). */
+  sftpPort: number;
   close(): Promise<void>;
 }
 
@@ -311,6 +322,8 @@ export interface WorldOptions {
   /** TUS uploads on the binding (upload_chunk_size MB). */
   tus?: boolean;
   providers?: Provider[];
+  /** Also serve SFTP/SCP/SSH (the service-sftp plugin on a free port of 127.0.0.1). */
+  sftp?: boolean;
 }
 
 /** The standard canary tree of one user under `dir`, written with `put` (plaintext returned by name). */
@@ -342,6 +355,8 @@ async function plantCanary(
     canary.addNeedle(`${user} canary ${rel}`, data.subarray(data.indexOf('\n') + 1));
     const stored = await readFile(path.join(dir, rel));
     if (!stored.equals(data)) canary.addNeedle(`${user} canary ${rel} (stored)`, stored.subarray(stored.length - 1024));
+    canary.addDigests(`${user} canary ${rel}`, data);
+    if (!stored.equals(data)) canary.addDigests(`${user} canary ${rel} (stored)`, stored);
   }
   return files;
 }
@@ -359,11 +374,13 @@ async function ageTree(root: string): Promise<void> {
 export async function startWorld(o: WorldOptions = {}): Promise<World> {
   const binding: Record<string, unknown> = { address: '127.0.0.1', port: 0 };
   if (o.tus) binding.upload_chunk_size = 1;
+  const sftp = { name: '@ferry/service-sftp', config: { bindings: [{ address: '127.0.0.1', port: 0 }] } };
   const ta = await createTestApp({
-    plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-crypt' }, { name: '@ferry/actions-builtin' }],
+    plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-crypt' }, { name: '@ferry/actions-builtin' }, ...(o.sftp ? [sftp] : [])],
     config: { httpd: { bindings: [binding] } },
   });
-  await ta.server.start();
+  // the app's start starts its services (the SFTP server) with the HTTP server
+  await (o.sftp ? ta.app.start() : ta.server.start());
   const base = ta.server.info.uri;
   const client = new Client(base);
   const canary = new Canary();
@@ -413,7 +430,14 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
   canary.record();
 
   const events = ta.app.container.resolve<EventManager>(TOKENS.EventManager);
+  let sftpPort = 0;
+  if (o.sftp) {
+    const r = await client.request('GET', '/api/v2/status', { token: admin });
+    sftpPort = (JSON.parse(r.body.toString()) as { ssh: { bindings: { port: number }[] | null } }).ssh.bindings?.[0]?.port ?? 0;
+    if (!sftpPort) throw new Error(`no SFTP binding in /status: ${r.body.toString()}`);
+  }
   return {
+    sftpPort,
     ta,
     base,
     client,
@@ -511,6 +535,23 @@ export async function resetHome(u: User, dataDir: string): Promise<void> {
     if (st) await rm(p, { recursive: true, force: true });
     await symlink(target, p);
   }
+}
+
+/** Files in the home whose content came from the canary (a copy or a move out of it). */
+export async function canaryInHome(canary: Canary, u: User): Promise<string[]> {
+  const found: string[] = [];
+  for (const [rel, data] of await homeFiles(u.home)) {
+    for (const n of canary.needles) if (data.includes(n.bytes)) found.push(`${u.name} home ${rel} holds ${n.what}`);
+  }
+  return found;
+}
+
+/** Whether a file written into the home holds canary content (a copy or a move out of the canary). */
+export async function holdsCanary(canary: Canary, u: User, rel: string): Promise<string | undefined> {
+  const data = await readFile(path.join(u.home, rel)).catch(() => undefined);
+  if (!data) return undefined;
+  for (const n of canary.needles) if (data.includes(n.bytes)) return `${rel} in the home holds ${n.what}`;
+  return undefined;
 }
 
 /** Regular files of a home (links not followed) with their stored content. */

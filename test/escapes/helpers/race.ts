@@ -1,0 +1,126 @@
+/**
+ * One op of a symlink-swap race (not a test file), whatever the protocol:
+ * the swapper (helpers/swapper.ts) swaps a real directory of the home with
+ * a symlink to the op's canary directory while `concurrency` workers fire
+ * the op's requests below it. After every answer the op's canary directory
+ * is compared with its state before the race, the world's canary leaks are
+ * looked at, and the op's own check runs; the op stops at its first escape.
+ */
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+import { startSwapper } from './swapper.js';
+import { homeFiles, snapshotTree, type User, type World } from './world.js';
+
+export interface RaceOp<R> {
+  name: string;
+  /** Inside the swapped directory: files f-<i>.txt / directories d-<i> (as in the canary). */
+  files?: number;
+  dirs?: number;
+  /** Requests per user: [provider 0, provider 4] (provider 4 reads and writes cost an scrypt each: fewer). */
+  n: [number, number];
+  /** Concurrent requests (default 4). */
+  concurrency?: number;
+  fire(u: User, i: number): Promise<R>;
+  /** An escape seen elsewhere than in the canary or the answer (`baseline`: files in the home before the race). */
+  check?(u: User, i: number, r: R, baseline: number): Promise<string | undefined>;
+}
+
+export interface RaceResult {
+  user: string;
+  op: string;
+  requests: number;
+  escapedAfter?: number;
+  what?: string;
+  /** Answers by outcome (an HTTP status, an SFTP status name...). */
+  outcomes: Record<string, number>;
+  /** Answers that were not complete, well-formed ones (at most a few kept). */
+  bad: string[];
+  badCount: number;
+  swaps: number;
+  /** Whether the real directory was back in place after the swapper stopped. */
+  restored: boolean;
+  ms: number;
+}
+
+/**
+ * Runs `op` for `u` against the swap of `swapRel` (relative to the home) with
+ * the canary directory `<u.outside>/<op.name>`. `judge` names an answer's
+ * outcome, and says what is wrong with it when it is not a complete,
+ * well-formed answer.
+ */
+export async function raceOp<R>(
+  w: World,
+  u: User,
+  op: RaceOp<R>,
+  swapRel: string,
+  judge: (r: R) => { outcome: string; bad?: string },
+  holdMs: number,
+): Promise<RaceResult> {
+  const canaryDir = path.join(u.outside, op.name);
+  const before = snapshotTree(canaryDir);
+  const leaksBefore = w.canary.leaks.length;
+  const n = op.n[u.provider === 0 ? 0 : 1];
+  const outcomes: Record<string, number> = {};
+  const bad: string[] = [];
+  let badCount = 0;
+  let next = 0;
+  let completed = 0;
+  let escape: { after: number; what: string } | undefined;
+  // files in the home before the swap starts (walking it during the swap would race with the swapper)
+  const baseline = (await homeFiles(u.home)).size;
+  const detect = async (i: number, r: R): Promise<string | undefined> => {
+    const leak = w.canary.leaks[leaksBefore];
+    if (leak) return `${leak.what} in the answer to ${leak.label} (${leak.status})`;
+    const now = snapshotTree(canaryDir);
+    for (const k of new Set([...Object.keys(before), ...Object.keys(now)])) {
+      if (before[k] !== now[k]) return `canary ${op.name}/${k} changed: ${before[k] ?? '(absent)'} -> ${now[k] ?? '(absent)'}`;
+    }
+    return op.check?.(u, i, r, baseline);
+  };
+  const started = Date.now();
+  const swapDir = path.join(u.home, swapRel);
+  const swapper = await startSwapper(swapDir, canaryDir, holdMs);
+  let swaps = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: op.concurrency ?? 4 }, async () => {
+        while (!escape && next < n) {
+          const i = next++;
+          const r = await op.fire(u, i);
+          completed++;
+          const j = judge(r);
+          outcomes[j.outcome] = (outcomes[j.outcome] ?? 0) + 1;
+          if (j.bad) {
+            badCount++;
+            if (bad.length < 5 && !bad.includes(j.bad)) bad.push(j.bad);
+          }
+          const what = escape ? undefined : await detect(i, r);
+          if (what && !escape) escape = { after: completed, what };
+        }
+      }),
+    );
+  } finally {
+    swaps = (await swapper.stop()).swaps;
+  }
+  const restored = (await lstat(swapDir)).isDirectory();
+  return {
+    user: u.name,
+    op: op.name,
+    requests: completed,
+    escapedAfter: escape?.after,
+    what: escape?.what,
+    outcomes,
+    bad,
+    badCount,
+    swaps,
+    restored,
+    ms: Date.now() - started,
+  };
+}
+
+/** Outcomes summed over results: "outcome x count" pairs. */
+export function summary(outcomes: Record<string, number>): string {
+  return Object.entries(outcomes)
+    .map(([s, k]) => `${s}x${k}`)
+    .join(' ');
+}

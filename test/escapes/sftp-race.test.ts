@@ -1,0 +1,126 @@
+// @ferry-test database-independent: the accounts live in the database only as settings; what is
+// checked is the filesystem's confinement (runs once in CI, on SQLite).
+import t from 'tap';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { raceOp, summary, type RaceOp, type RaceResult } from './helpers/race.js';
+import { SshUser, STATUS_CODE, type ExecAnswer, type SftpAnswer } from './helpers/sftp.js';
+import { holdsCanary, startWorld, type User } from './helpers/world.js';
+
+// race.test.ts over SSH: while a worker thread keeps swapping a real
+// directory of the home with a symlink to the user's canary directory,
+// 4 concurrent requests per op work below it over one SFTP channel (or
+// exec channels): READ, STAT, WRITE (new upload and append), READDIR,
+// RENAME, posix-rename, REMOVE, MKDIR, RMDIR, SETSTAT, `scp -f`, `scp -t`
+// and sha256sum. After every answer the op's canary directory is compared
+// with its recorded state and the answer scanned for canary bytes, names
+// and digests; each op stops at its first escape and says after how many
+// requests. No SFTP channel may break and every exec channel must end with
+// an exit status.
+
+/** How long the swapper keeps each state (ms): see helpers/swapper.ts. */
+const HOLD_MS = Number(process.env.FERRY_ESCAPES_HOLD_MS ?? 0.05);
+const OP_NAMES = ['read', 'stat', 'write', 'append', 'ls', 'ren', 'prn', 'del', 'mk', 'rmd', 'mt', 'scpf', 'scpt', 'sum'];
+const w = await startWorld({
+  sftp: true,
+  canaryDirs: Object.fromEntries(OP_NAMES.map((n) => [n, ['ren', 'prn', 'del'].includes(n) ? { files: 40 } : n === 'rmd' ? { dirs: 40 } : {}])),
+});
+t.teardown(() => w.close());
+const clients = new Map<string, SshUser>();
+for (const u of w.users) clients.set(u.name, await SshUser.connect(w, u));
+t.teardown(() => [...clients.values()].forEach((c) => c.close()));
+
+/** What an answer was, and what is wrong with it (a broken channel, an exec channel without exit status). */
+interface Outcome {
+  outcome: string;
+  bad?: string;
+}
+const codeName = (code: number) => Object.entries(STATUS_CODE).find(([, v]) => v === code)?.[0] ?? String(code);
+const sftp = (a: SftpAnswer): Outcome => ({
+  // a FAILURE names its reason (an unexpected error says only "internal error")
+  outcome: a.code === STATUS_CODE.FAILURE ? `FAILURE (${a.message.replace(/^\/\S*: /, '')})` : codeName(a.code),
+  bad: a.broken ? `the channel broke: ${a.message}` : undefined,
+});
+const exec = (a: ExecAnswer): Outcome => ({
+  outcome: `exit ${a.code}`,
+  bad: a.code === null ? `no exit status: ${a.stderr.toString().slice(0, 120)}` : undefined,
+});
+const ssh = (u: User) => clients.get(u.name)!;
+
+const OPS: RaceOp<Outcome>[] = [
+  { name: 'read', n: [80, 30], fire: async (u) => sftp(await ssh(u).read('r-read/secret.txt')) },
+  { name: 'stat', n: [80, 60], fire: async (u) => sftp(await ssh(u).stat('r-stat/secret.txt')) },
+  { name: 'write', n: [80, 30], fire: async (u, i) => sftp(await ssh(u).write('r-write/secret.txt', 'w', `PWNED ${i}`)) },
+  { name: 'append', n: [80, 30], fire: async (u, i) => sftp(await ssh(u).write('r-append/secret.txt', 'a', `PWNED ${i}`)) },
+  { name: 'ls', n: [80, 60], fire: async (u) => sftp(await ssh(u).list('r-ls')) },
+  {
+    name: 'ren',
+    files: 40,
+    n: [80, 60],
+    fire: async (u, i) => sftp(await ssh(u).rename(`r-ren/f-${i % 40}.txt`, `/renamed-${i}.txt`)),
+    check: (u, i) => holdsCanary(w.canary, u, `renamed-${i}.txt`),
+  },
+  {
+    name: 'prn',
+    files: 40,
+    n: [80, 60],
+    fire: async (u, i) => sftp(await ssh(u).posixRename(`r-prn/f-${i % 40}.txt`, `/prenamed-${i}.txt`)),
+    check: (u, i) => holdsCanary(w.canary, u, `prenamed-${i}.txt`),
+  },
+  { name: 'del', files: 40, n: [80, 60], fire: async (u, i) => sftp(await ssh(u).remove(`r-del/f-${i % 40}.txt`)) },
+  { name: 'mk', n: [80, 60], fire: async (u, i) => sftp(await ssh(u).mkdir(`r-mk/new-${i}`)) },
+  { name: 'rmd', dirs: 40, n: [80, 60], fire: async (u, i) => sftp(await ssh(u).rmdir(`r-rmd/d-${i % 40}`)) },
+  { name: 'mt', n: [80, 60], fire: async (u, i) => sftp(await ssh(u).setstat('r-mt/secret.txt', 1_000_000_000 + i)) },
+  { name: 'scpf', n: [40, 20], fire: async (u) => exec(await ssh(u).scpGet('r-scpf/secret.txt')) },
+  { name: 'scpt', n: [40, 20], fire: async (u, i) => exec(await ssh(u).scpPut('r-scpt', 'secret.txt', `PWNED ${i}`)) },
+  { name: 'sum', n: [40, 20], fire: async (u) => exec(await ssh(u).exec('sha256sum', 'sha256sum r-sum/secret.txt')) },
+];
+
+/** The real directories that are swapped, with the same names as the canary's (inside content). */
+async function setupHome(u: User): Promise<void> {
+  await u.put('inside.txt', 'inside content: mine');
+  for (const op of OPS) {
+    const dir = `r-${op.name}`;
+    await u.put(`${dir}/secret.txt`, `inside ${op.name} secret.txt`);
+    await u.put(`${dir}/sub/deep.txt`, `inside ${op.name} deep.txt`);
+    for (let i = 0; i < (op.files ?? 0); i++) await u.put(`${dir}/f-${i}.txt`, `inside ${op.name} f-${i}`);
+    for (let i = 0; i < (op.dirs ?? 0); i++) await mkdir(path.join(u.home, dir, `d-${i}`), { recursive: true });
+  }
+}
+
+const results: RaceResult[] = [];
+
+for (const u of w.users) {
+  await setupHome(u);
+  t.test(`${u.name} (provider ${u.provider}): symlink swapped under concurrent SFTP, SCP and SSH requests`, async (t) => {
+    for (const op of OPS) {
+      const r = await raceOp(w, u, op, `r-${op.name}`, (o) => o, HOLD_MS);
+      results.push(r);
+      t.ok(r.restored, `${op.name}: the real directory is back`);
+      t.notOk(
+        r.escapedAfter,
+        `${u.name} ${op.name}: ${r.escapedAfter ? `ESCAPED after ${r.escapedAfter} requests: ${r.what}` : `held for ${r.requests} requests`} [${summary(r.outcomes)}]`,
+      );
+      t.same(r.bad, [], `${u.name} ${op.name}: every answer well-formed (${r.badCount} not)`);
+    }
+    const mine = results.filter((r) => r.user === u.name);
+    t.ok(
+      mine.every((r) => r.swaps > 0),
+      'the swapper swapped during every op',
+    );
+    const outcomes = new Set(mine.flatMap((r) => Object.keys(r.outcomes)));
+    t.ok(
+      outcomes.has('OK') && outcomes.has('exit 0') && [...outcomes].some((o) => o !== 'OK' && o !== 'exit 0'),
+      `the race was live: successes and refusals both seen (${[...outcomes].join(', ')})`,
+    );
+  });
+}
+
+t.test('the canary after the races', async (t) => {
+  for (const r of results)
+    t.comment(
+      `${r.user} ${r.op}: ${r.escapedAfter ? `escaped after ${r.escapedAfter}` : `held ${r.requests}`} (${r.swaps} swaps, ${r.ms} ms) [${summary(r.outcomes)}]`,
+    );
+  t.same(w.canary.leaks.slice(0, 20), [], 'no answer held canary content, digests or names');
+  for (const { root, diff } of w.canary.changes()) t.same(diff.slice(0, 30), [], `${path.relative(w.dataDir, root)}: not written, renamed, removed or touched`);
+});
