@@ -15,7 +15,8 @@ const connections = async (h: Awaited<ReturnType<typeof startSftp>>, username: s
 };
 
 t.test('max_sessions counts SSH connections', async (t) => {
-  const h = await startSftp(t);
+  const { logger, lines } = captureLogger();
+  const h = await startSftp(t, { logger });
   await h.addUser('solo', { max_sessions: 1 });
   const login = () => connectSsh({ port: h.port, username: 'solo', password: 'solo-pass-1' });
   const first = await login();
@@ -26,15 +27,15 @@ t.test('max_sessions counts SSH connections', async (t) => {
 
   const second = await login();
   t.teardown(() => second.end());
-  const refused = await openSftp(second).then(
-    (s) =>
-      readdir(s).then(
-        () => null,
-        (err: Error) => err,
-      ),
-    (err: Error) => err,
+  // the channel itself (ssh2's client leaves requests sent on a closed SFTP channel unanswered)
+  const channel = await new Promise<ssh2.ClientChannel>((resolve, reject) => second.subsys('sftp', (err, ch) => (err ? reject(err) : resolve(ch))));
+  channel.on('data', () => undefined);
+  await new Promise<void>((resolve) => channel.once('close', () => resolve()));
+  t.pass('the SFTP channel of a second SSH connection is closed: no session');
+  t.ok(
+    lines.some((l) => l.includes('sftp session refused') && l.includes('too many open sessions')),
+    'logged with the reason',
   );
-  t.ok(refused, 'a second SSH connection gets no SFTP session');
   t.equal((await connections(h, 'solo')).length, 1, 'still one connection listed');
 
   const gone = new Promise<void>((resolve) => first.once('close', () => resolve()));

@@ -81,6 +81,31 @@ t.test('extensions', async (t) => {
     t.equal(statusOf(await raw.next()).code, STATUS_CODE.BAD_MESSAGE, 'a request without its path: BAD_MESSAGE');
   });
 
+  await t.test('truncated or bad requests of every extension: a status each, and the channel goes on', async (t) => {
+    await h.addUser('trun');
+    const raw = await rawSftp(await connect('trun'));
+    const names = [...raw.extensions.keys(), 'hardlink@openssh.com'];
+    const bodies = [
+      Buffer.alloc(0),
+      u32(1000),
+      Buffer.concat([sftpStr('x'), u32(7)]),
+      Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff]),
+      Buffer.concat([sftpStr('/'), u64(0)]),
+    ];
+    let id = 1000;
+    for (const name of names) {
+      for (const body of bodies) {
+        raw.send(SSH_FXP_EXTENDED, Buffer.concat([u32(++id), sftpStr(name), body]));
+        const p = await raw.next();
+        t.equal(p.readUInt32BE(1), id, `${name}, ${body.length} bytes: answered`);
+        if (p[0] === 101) t.not(statusOf(p).code, STATUS_CODE.OK, `${name}: not OK`);
+      }
+    }
+    raw.send(16, Buffer.concat([u32(++id), sftpStr('.')]));
+    const real = await raw.next();
+    t.same([real[0], real.readUInt32BE(1)], [104, id], 'a REALPATH after them is answered');
+  });
+
   await t.test('statvfs and fstatvfs: from the quota, and OpenSSH df', async (t) => {
     const home = await h.addUser('quin', { quota_size: 1024 * 1024, quota_files: 100, public_keys: [key.pub] });
     const c = await connect('quin');
@@ -204,6 +229,11 @@ t.test('extensions', async (t) => {
       'the first algorithm known; blocks of 256 from offset 100 (the last one short)',
     );
     t.same(((await ask('check-file-name', '/h.bin', 'md5', 10, 20, 0)) as { hashes: Buffer }).hashes, digest('md5', data.subarray(10, 30)), 'a range');
+    // 1024 sha512 hashes: a 64 KiB answer, more than one SSH packet (32 KiB for ssh2's client)
+    const big = randomBytes(256 * 1024);
+    writeFileSync(path.join(home, 'big.bin'), big);
+    const blocks = Buffer.concat(Array.from({ length: 1024 }, (_, i) => digest('sha512', big.subarray(i * 256, (i + 1) * 256))));
+    t.same(((await ask('check-file-name', '/big.bin', 'sha512', 0, 0, 256)) as { hashes: Buffer }).hashes, blocks, 'an answer over several packets');
     t.equal(((await ask('check-file-name', '/h.bin', 'crc32,whirlpool', 0, 0, 0)) as { code: number }).code, STATUS_CODE.OP_UNSUPPORTED, 'no known algorithm');
     t.equal(((await ask('check-file-name', '/h.bin', 'md5', 0, 0, 100)) as { code: number }).code, STATUS_CODE.FAILURE, 'a block size under 256');
     t.equal(((await ask('check-file-name', '/none', 'md5', 0, 0, 0)) as { code: number }).code, STATUS_CODE.NO_SUCH_FILE, 'a missing file');
