@@ -4,7 +4,7 @@ import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
 import { DirHandle, MAX_READ, ReadHandle, WriteHandle, type Handle } from './handles.js';
 import type { ExtensionHost } from './extension-host.js';
 import { EXTENDED_REQUESTS, handleExtended } from './sftp-extensions.js';
-import { sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
+import { channelFlow, sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
 import { STATUS, SftpStatusError, statusOf } from './status.js';
 
 const OPEN_MODE = ssh2.utils.sftp.OPEN_MODE;
@@ -14,6 +14,8 @@ const MAX_HANDLES = 1024;
 const MAX_PACKET = 256 * 1024;
 /** limits@openssh.com: packet, read and write lengths, open handles (clients then read and write in large requests). */
 const LIMITS = Buffer.concat([u64(MAX_PACKET), u64(MAX_READ), u64(MAX_READ), u64(MAX_HANDLES)]);
+/** Bytes of WRITEs received and not yet taken by their handle above which the client is held (SSH channel window). */
+const MAX_QUEUED_WRITES = 2 * 1024 * 1024;
 /** The extensions the VERSION names. */
 export const EXTENSIONS: readonly [string, string][] = [['posix-rename@openssh.com', '1'], ['limits@openssh.com', '1'], ...EXTENDED_REQUESTS];
 
@@ -54,6 +56,9 @@ export class SftpSession {
   private opened: FileSession | null = null;
   /** Settles once the file session is open: requests sent before wait for it (the client may not wait). */
   private readonly ready: Promise<void>;
+  /** Bytes of WRITEs waiting for their handle: above MAX_QUEUED_WRITES the client's data is held. */
+  private queuedWrites = 0;
+  private readonly flow: { release(): void } | null;
 
   constructor(
     private readonly sftp: SFTPWrapper,
@@ -63,6 +68,7 @@ export class SftpSession {
   ) {
     this.ready = session.then((opened) => void (this.opened = opened));
     this.ready.catch(() => undefined); // the channel is ended; waiting requests answer the failure
+    this.flow = channelFlow(sftp, () => this.queuedWrites > MAX_QUEUED_WRITES);
     this.listen();
   }
 
@@ -102,13 +108,20 @@ export class SftpSession {
         else s.data(id, data);
       }),
     );
-    s.on('WRITE', (id, h, offset, data) =>
+    s.on('WRITE', (id, h, offset, data) => {
+      // counted until taken; a WRITE on an unknown handle is answered at once
+      if (!this.handles.has(h.toString('hex'))) return this.answer(id, new SftpStatusError(STATUS.FAILURE, 'invalid handle'));
+      this.queuedWrites += data.length;
       this.onHandle(id, h, async (handle) => {
-        if (handle.kind !== 'write') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, 'the handle is not open for writing');
-        await handle.writeAt(offset, data);
-        s.status(id, STATUS.OK);
-      }),
-    );
+        try {
+          if (handle.kind !== 'write') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, 'the handle is not open for writing');
+          await handle.writeAt(offset, data);
+          s.status(id, STATUS.OK);
+        } finally {
+          this.writeTaken(data.length);
+        }
+      });
+    });
     s.on('FSTAT', (id, h) =>
       this.onHandle(id, h, async (handle) => {
         if (handle.kind === 'read') return void s.attrs(id, attrsOf(handle.info));
@@ -203,6 +216,12 @@ export class SftpSession {
     onHandle: (id, h, op) => self.onHandle(id, h, op),
     rename: (from, to, replace) => self.rename(from, to, replace),
   }))(this);
+
+  /** A WRITE was taken (or refused): the client's data flows again once the queue is small. */
+  private writeTaken(bytes: number): void {
+    this.queuedWrites -= bytes;
+    if (this.queuedWrites <= MAX_QUEUED_WRITES / 2) this.flow?.release();
+  }
 
   private path(input: string): string {
     return this.session.path(normalise(input));

@@ -19,6 +19,18 @@ interface SftpInternals {
   push(data: Buffer | null): unknown;
 }
 
+/** What channelFlow() uses: the incoming window and ssh2's flag for a channel that stopped opening it. */
+interface FlowInternals {
+  incoming: { window: number };
+  outgoing: { id: number; state: string };
+  _waitChanDrain?: boolean;
+  _protocol: { channelWindowAdjust(id: number, amount: number): void };
+  push(data: Buffer | null): unknown;
+}
+
+/** The SSH channel window ssh2 opens (its Channel.js MAX_WINDOW). */
+const MAX_WINDOW = 2 * 1024 * 1024;
+
 const SSH_FXP_VERSION = 2;
 const SSH_FXP_EXTENDED_REPLY = 201;
 
@@ -45,7 +57,7 @@ export function advertiseExtensions(sftp: SFTPWrapper, extensions: readonly [str
   if (!s) return;
   const version = packet(SSH_FXP_VERSION, Buffer.concat([u32(3), ...extensions.map(([n, d]) => Buffer.concat([str(n), str(d)]))]));
   const push = s.push;
-  s.push = function (this: SftpInternals, data: Buffer | null) {
+  const wrapper = function (this: SftpInternals, data: Buffer | null) {
     if (s._version !== -1) return push.call(this, data);
     const proto = s._protocol;
     const own = Object.prototype.hasOwnProperty.call(proto, 'channelData');
@@ -64,9 +76,11 @@ export function advertiseExtensions(sftp: SFTPWrapper, extensions: readonly [str
     } finally {
       if (own) proto.channelData = channelData;
       else delete (proto as Partial<SftpInternals['_protocol']>).channelData;
-      if (s._version !== -1) s.push = push;
+      // (unless something wrapped push meanwhile: this wrapper then only passes the data on)
+      if (s._version !== -1 && s.push === wrapper) s.push = push;
     }
   };
+  s.push = wrapper;
 }
 
 /**
@@ -155,4 +169,37 @@ export function u64(n: number): Buffer {
   const b = Buffer.alloc(8);
   b.writeBigUInt64BE(BigInt(n));
   return b;
+}
+
+/**
+ * Flow control of the data a client sends on an SFTP channel. ssh2's server
+ * reopens the SSH channel's window as soon as data arrives, so a client
+ * with many requests outstanding (OpenSSH's sftp: 64 WRITEs of 255 KiB)
+ * has them all queued in the server. While `held()` is true, the channel's
+ * push() answers false: ssh2 then stops opening the window (its
+ * CHANNEL_DATA handler), and the client stops once the window (2 MiB) is
+ * used. `release()` opens it again. Null when ssh2's internals are not as
+ * expected (no flow control: ssh2's own behaviour).
+ */
+export function channelFlow(sftp: SFTPWrapper, held: () => boolean): { release(): void } | null {
+  const s = sftp as unknown as Partial<FlowInternals>;
+  const incoming = s.incoming;
+  const outgoing = s.outgoing;
+  const protocol = s._protocol;
+  if (typeof s.push !== 'function' || typeof incoming?.window !== 'number' || !outgoing || typeof protocol?.channelWindowAdjust !== 'function') return null;
+  const push = s.push;
+  s.push = function (this: FlowInternals, data: Buffer | null) {
+    const r = push.call(this, data);
+    return data !== null && held() ? false : r;
+  };
+  return {
+    release() {
+      if (!s._waitChanDrain) return;
+      s._waitChanDrain = false;
+      const amount = MAX_WINDOW - incoming.window;
+      if (amount <= 0 || outgoing.state === 'closed') return;
+      incoming.window += amount;
+      protocol.channelWindowAdjust(outgoing.id, amount);
+    },
+  };
 }

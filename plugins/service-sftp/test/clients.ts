@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { opensshOptions, run, type Run } from './helpers.js';
 
@@ -89,4 +92,18 @@ export function paramiko(spec: {
     });
     child.stdin.end(JSON.stringify(spec));
   });
+}
+
+/** The SHA-256 of a local file, in hex. */
+export const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+/** Every file under `root` with its hash, by relative path. */
+export function tree(root: string, rel = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of readdirSync(path.join(root, rel), { withFileTypes: true })) {
+    const p = path.posix.join(rel, e.name);
+    if (e.isDirectory()) Object.assign(out, tree(root, p));
+    else out[p] = sha(path.join(root, p));
+  }
+  return out;
 }

@@ -162,23 +162,29 @@ export const u64 = (n: number) => {
 };
 export const sftpStr = (s: string | Buffer) => Buffer.concat([u32(Buffer.byteLength(s)), Buffer.from(s)]);
 
-/** Opens the sftp subsystem of a connection by hand and exchanges INIT and VERSION. */
-export async function rawSftp(c: ssh2.Client): Promise<RawSftp> {
-  const ch = await new Promise<ssh2.ClientChannel>((resolve, reject) => c.subsys('sftp', (err, chan) => (err ? reject(err) : resolve(chan))));
+/** SFTP packets (type byte first) as a raw channel receives them, one by one. */
+export function packetReader(ch: ssh2.ClientChannel): { next(): Promise<Buffer> } {
   let buf = Buffer.alloc(0);
   const waiting: ((p: Buffer) => void)[] = [];
   const ready: Buffer[] = [];
   ch.on('data', (d: Buffer) => {
     buf = Buffer.concat([buf, d]);
     while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
-      const p = buf.subarray(4, 4 + buf.readUInt32BE(0));
-      buf = buf.subarray(4 + p.length);
+      const len = buf.readUInt32BE(0);
+      const p = buf.subarray(4, 4 + len);
+      buf = buf.subarray(4 + len);
       const w = waiting.shift();
       if (w) w(p);
       else ready.push(p);
     }
   });
-  const next = () => new Promise<Buffer>((resolve) => (ready.length > 0 ? resolve(ready.shift()!) : waiting.push(resolve)));
+  return { next: () => new Promise<Buffer>((resolve) => (ready.length > 0 ? resolve(ready.shift()!) : waiting.push(resolve))) };
+}
+
+/** Opens the sftp subsystem of a connection by hand and exchanges INIT and VERSION. */
+export async function rawSftp(c: ssh2.Client): Promise<RawSftp> {
+  const ch = await new Promise<ssh2.ClientChannel>((resolve, reject) => c.subsys('sftp', (err, chan) => (err ? reject(err) : resolve(chan))));
+  const { next } = packetReader(ch);
   const send = (type: number, body: Buffer) => void ch.write(Buffer.concat([u32(body.length + 1), Buffer.from([type]), body]));
   send(1, u32(3));
   const version = await next();

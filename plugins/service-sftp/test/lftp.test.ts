@@ -1,23 +1,11 @@
 import t from 'tap';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { lftp } from './clients.js';
+import { lftp, sha, tree } from './clients.js';
 import { sshKey, startSftp } from './helpers.js';
 
 // lftp over sftp:// (OpenSSH as its connect program, key login) against the service.
-const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
-
-/** Every file under `root` with its hash, by relative path. */
-function tree(root: string, rel = ''): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const e of readdirSync(path.join(root, rel), { withFileTypes: true })) {
-    const p = path.posix.join(rel, e.name);
-    if (e.isDirectory()) Object.assign(out, tree(root, p));
-    else out[p] = sha(path.join(root, p));
-  }
-  return out;
-}
 
 t.test('lftp sftp://', async (t) => {
   const h = await startSftp(t);

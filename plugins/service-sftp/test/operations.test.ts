@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import ssh2 from 'ssh2';
-import { connectSsh, openSftp, run, sftpBatch, sshKey, startSftp } from './helpers.js';
+import { connectSsh, openSftp, packetReader, run, sftpBatch, sshKey, startSftp } from './helpers.js';
 
 // Rules of the account over SFTP (permissions, quotas), the connection list and its DELETE,
 // /status, and requests a well-behaved client never sends.
@@ -238,22 +238,3 @@ t.test('stopping the node ends the SSH connections', async (t) => {
   });
   t.equal(refused, 'ECONNREFUSED', 'the port is closed');
 });
-
-/** SFTP packets (type byte first) as a raw channel receives them. */
-function packetReader(ch: ssh2.ClientChannel) {
-  let buf = Buffer.alloc(0);
-  const waiting: ((p: Buffer) => void)[] = [];
-  const ready: Buffer[] = [];
-  ch.on('data', (d: Buffer) => {
-    buf = Buffer.concat([buf, d]);
-    while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
-      const len = buf.readUInt32BE(0);
-      const p = buf.subarray(4, 4 + len);
-      buf = buf.subarray(4 + len);
-      const w = waiting.shift();
-      if (w) w(p);
-      else ready.push(p);
-    }
-  });
-  return { next: () => new Promise<Buffer>((resolve) => (ready.length > 0 ? resolve(ready.shift()!) : waiting.push(resolve))) };
-}

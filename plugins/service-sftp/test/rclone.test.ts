@@ -1,23 +1,11 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { rclone, rcloneRemote } from './clients.js';
+import { rclone, rcloneRemote, sha, tree } from './clients.js';
 import { defenderScore, sshKey, startSftp } from './helpers.js';
 
 // rclone's sftp remote (connection strings, no configuration file) against the service.
-const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
-
-/** Every file under `root` with its hash, by relative path. */
-function tree(root: string, rel = ''): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const e of readdirSync(path.join(root, rel), { withFileTypes: true })) {
-    const p = path.posix.join(rel, e.name);
-    if (e.isDirectory()) Object.assign(out, tree(root, p));
-    else out[p] = sha(path.join(root, p));
-  }
-  return out;
-}
 
 /** A local tree of a few files, nested, small and large. */
 function makeTree(root: string): void {
