@@ -105,6 +105,9 @@ parentPort.on('message', ({ id, op, dir, names, max, flags }) => {
 });
 `;
 
+/** The worker's heap limits (MB): its young generation is what its garbage costs in resident memory. */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 32 };
+
 /** The worker stops after this long without a request (it starts again on the next). */
 const IDLE_MS = 10_000;
 
@@ -148,7 +151,8 @@ class BatchIoWorker {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(WORKER_SOURCE, { eval: true, stdout: false, stderr: false });
+    // a small heap: it holds one group's answer at a time (a worker over its limits stops, and its callers take the usual path)
+    const w = new Worker(WORKER_SOURCE, { eval: true, stdout: false, stderr: false, resourceLimits: WORKER_LIMITS });
     w.unref();
     w.on('message', (a: Answer) => {
       const p = this.pending.get(a.id);
