@@ -106,7 +106,7 @@ parentPort.on('message', ({ id, op, dir, names, max, flags }) => {
 `;
 
 /** The worker's heap limits (MB): its young generation is what its garbage costs in resident memory. */
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 32 };
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 };
 
 /** The worker stops after this long without a request (it starts again on the next). */
 const IDLE_MS = 10_000;
