@@ -19,7 +19,7 @@
 // buffers, and one with osconfig read_buffer_size / write_buffer_size 1 MiB.
 // Aims: download >= 0.9x nginx, share download >= 0.85x nginx, upload >= 0.85x bare node, peak RSS < 150 MB
 // (also during the 32 concurrent downloads: downloads read into a bounded pool of reused buffers,
-// core/src/sdk/read-buffers.ts, 32 MiB in all; see docs/performance.md).
+// core/src/sdk/read-buffers.ts, 32 MiB in all; see docs/performance-history.md).
 //
 // Files live in /dev/shm when it has room (so the disk's writeback does not
 // decide the upload figures), else in the OS temp directory.

@@ -9,12 +9,15 @@
 //             time to the first byte, total time, and Ferry's resident memory (peak minus before),
 //             also for a directory of a tenth of the files: a streamed listing's memory does not
 //             grow with the directory
+//   delete    DELETE /api/v2/user/dirs?path=/del, a directory of 100,000 empty files, vs
+//             `rm -rf` of the same directory (made again for each)
 //   streamzip POST /api/v2/user/streamzip ["/tree"], 10,000 small files in 100 directories, vs
 //             `zip -r -q -1 - tree` (zip's fastest deflate level, as Ferry's level 1) into /dev/null
 //
 // Ratios are baseline time / Ferry time (1.0: as fast). Best of BENCH_ROUNDS (default 3).
 // Aims: the listing streams (first byte well before the end, memory growth under 20 MB and no
-// larger for 100,000 entries than for 10,000); streamzip >= 0.5x zip -r; peak RSS < 150 MB.
+// larger for 100,000 entries than for 10,000); delete >= 0.5x rm -rf; streamzip >= 0.5x zip -r;
+// peak RSS < 150 MB.
 // zip (Debian package zip) is needed for the zip baseline; without it that ratio is skipped.
 // Env: BENCH_FILES (default 100000), BENCH_ZIP_FILES (default 10000), BENCH_ROUNDS,
 // FERRY_BENCH_DIR (scratch directory), FERRY_BENCH_NO_BUILD=1.
@@ -111,6 +114,17 @@ async function main() {
   let findSecs = Infinity;
   for (let i = 0; i < ROUNDS; i++) findSecs = Math.min(findSecs, timedShell(`find many -mindepth 1 -maxdepth 1 -printf '%f %s %T@ %m\\n'`, home));
 
+  let delSecs = Infinity;
+  let rmSecs = Infinity;
+  for (let i = 0; i < ROUNDS; i++) {
+    manyFiles(path.join(home, 'del'), FILES);
+    const t0 = process.hrtime.bigint();
+    await curlTimed([...auth, '-X', 'DELETE', `${ferry.url}/api/v2/user/dirs?path=/del`]);
+    delSecs = Math.min(delSecs, Number(process.hrtime.bigint() - t0) / 1e9);
+    manyFiles(path.join(home, 'del'), FILES);
+    rmSecs = Math.min(rmSecs, timedShell('rm -rf del', home));
+  }
+
   const zipArgs = [...auth, '-X', 'POST', '-H', 'Content-Type: application/json', '--data', '["/tree"]', `${ferry.url}/api/v2/user/streamzip`];
   let zipBest = { total: Infinity };
   let zipPeak = 0;
@@ -137,6 +151,7 @@ async function main() {
       rss_growth_mb: many.rssGrowth,
       tenth: { files: FILES / 10, total_s: tenth.total, rss_growth_mb: tenth.rssGrowth },
     },
+    delete: { files: FILES, ferry_s: delSecs, rm_s: rmSecs, ratio: rmSecs / delSecs },
     streamzip: {
       files: ZIP_FILES,
       ferry_s: zipBest.total,
@@ -152,6 +167,7 @@ async function main() {
   console.log(
     `  listing ${FILES} files  ferry first byte ${s(many.firstByte)}, all ${s(many.total)} (${(many.bytes / 1e6).toFixed(1)} MB JSON)   find ${s(findSecs)} (${results.listing.ratio.toFixed(2)}x)   RSS +${many.rssGrowth.toFixed(0)} MB (${FILES / 10} files: +${tenth.rssGrowth.toFixed(0)} MB)   aim: streamed, +< 20 MB`,
   );
+  console.log(`  delete ${FILES} files  ferry ${s(delSecs)}   rm -rf ${s(rmSecs)} (${results.delete.ratio.toFixed(2)}x)   aim >= 0.50x`);
   console.log(
     `  streamzip ${ZIP_FILES} files  ferry ${s(zipBest.total)} (${(zipBest.bytes / 1e6).toFixed(1)} MB)   ` +
       (zipSecs === null ? 'zip not installed: no baseline' : `zip -r -1 ${s(zipSecs)} (${results.streamzip.ratio.toFixed(2)}x)`) +

@@ -31,7 +31,8 @@
 // (node:http for Ferry and the proxy). Rounds alternate the order of the
 // paths; the best of FERRY_BENCH_ROUNDS (default 2) is kept and the worst is
 // printed too. Ratio = Ferry MB/s / SDK MB/s (aims: S3 >= 0.8x, Azure and
-// GCS >= 0.85x, SFTP >= 0.8x). The resident memory of the Ferry process and
+// GCS >= 0.85x, SFTP >= 0.8x); ferry/hop = Ferry MB/s / the bare proxy's
+// (aim for downloads: >= 0.9x, what Ferry costs beyond one more HTTP hop). The resident memory of the Ferry process and
 // of the proxy is sampled every 20 ms during their transfers (peak per
 // direction; aim for Ferry: under 150 MB with the plugins' default part sizes
 // and concurrency); Ferry's kernel-recorded peak (VmHWM) is printed at the
@@ -98,6 +99,8 @@ const ALL = ['s3', 'azblob', 'gcs', 'sftp'];
 /** Ferry/SDK throughput aims per backend, and the resident-memory budget of the Ferry process during one transfer. */
 const AIMS = { s3: 0.8, azblob: 0.85, gcs: 0.85, sftp: 0.8 };
 const RSS_BUDGET_MB = 150;
+/** Ferry's download throughput / the bare proxy's, same run: what Ferry costs beyond the extra HTTP hop. */
+const HOP_AIM = 0.9;
 const ONLY = (process.env.FERRY_BENCH_ONLY ?? '').split(',').filter(Boolean);
 for (const b of ONLY) if (!ALL.includes(b)) throw new Error(`FERRY_BENCH_ONLY: unknown backend ${b} (have ${ALL.join(', ')})`);
 const BACKENDS = ONLY.length ? ALL.filter((b) => ONLY.includes(b)) : ALL;
@@ -324,6 +327,7 @@ async function benchBackend(ferry, backend) {
             proxy_mbps: best(`proxy ${dir}`),
             proxy_worst_mbps: worst(`proxy ${dir}`),
             proxy_ratio: best(`proxy ${dir}`) / best(`sdk ${dir} ${baseline}`),
+            ferry_to_proxy: best(f) / best(`proxy ${dir}`),
             proxy_cpu_secs: Math.min(...runs[`proxy ${dir}`].map((r) => r.serverCpuSecs)),
             proxy_peak_rss_mb: Math.max(...runs[`proxy ${dir}`].map((r) => r.serverPeakRssMb)),
           }
@@ -368,6 +372,7 @@ async function main() {
       const base = d.sdk[d.baseline];
       const flags = [];
       if (d.ratio < r.aim) flags.push(`below ${r.aim}x`);
+      if (dir === 'download' && d.proxy_mbps && d.ferry_to_proxy < HOP_AIM) flags.push(`below ${HOP_AIM}x of the hop`);
       if (d.server_peak_rss_mb >= RSS_BUDGET_MB) flags.push(`RSS over ${RSS_BUDGET_MB} MB`);
       const flag = flags.length ? `  (${flags.join(', ')})` : '';
       console.log(
@@ -379,13 +384,17 @@ async function main() {
           pad(d.proxy_mbps ? spread(d.proxy_mbps, d.proxy_worst_mbps) : '-', 17) +
           pad(d.proxy_mbps ? d.proxy_ratio.toFixed(2) + 'x' : '', 8) +
           pad(`${d.server_cpu_secs.toFixed(2)}/${d.proxy_mbps ? d.proxy_cpu_secs.toFixed(2) : '-'} s`, 17) +
-          `${d.server_peak_rss_mb.toFixed(0)}/${d.proxy_mbps ? d.proxy_peak_rss_mb.toFixed(0) : '-'} MB (ferry +${d.server_rss_growth_mb.toFixed(0)})${flag}`,
+          `${d.server_peak_rss_mb.toFixed(0)}/${d.proxy_mbps ? d.proxy_peak_rss_mb.toFixed(0) : '-'} MB (ferry +${d.server_rss_growth_mb.toFixed(0)})` +
+          (d.proxy_mbps ? `   ferry/hop ${d.ferry_to_proxy.toFixed(2)}x` : '') +
+          `   aim >= ${r.aim.toFixed(2)}x of the SDK${dir === 'download' && d.proxy_mbps ? `, >= ${HOP_AIM.toFixed(2)}x of the hop` : ''}, < ${RSS_BUDGET_MB} MB${flag}`,
       );
       for (const [k, v] of Object.entries(d.sdk))
         if (k !== d.baseline) console.log(`${pad('', 28)}${spread(v.mbps, v.worst_mbps)} ${k} (not the baseline: slower)`);
     }
   }
-  console.log(`Ferry process RSS: ${idleRssMb.toFixed(0)} MB after start, peak ${hwmMb.toFixed(0)} MB (VmHWM)`);
+  console.log(
+    `Ferry process RSS: ${idleRssMb.toFixed(0)} MB after start, peak ${hwmMb.toFixed(0)} MB (VmHWM), all four SDKs loaded   aim < ${RSS_BUDGET_MB} MB`,
+  );
   writeResults('remote-http', {
     size_mb: SIZE_MB,
     rounds: ROUNDS,

@@ -252,7 +252,7 @@ async function main() {
         pad(`${r.ratio_whole.toFixed(2)}x`, 8) +
         pad(`${r.ms.ranged.toFixed(2)} ms`, 14) +
         pad(`${r.ratio_ranged.toFixed(2)}x`, 8) +
-        `${r.saved_ms.toFixed(2)} ms (${((100 * r.saved_ms) / r.ms.ranged).toFixed(0)}%)${flag}`,
+        `${r.saved_ms.toFixed(2)} ms (${((100 * r.saved_ms) / r.ms.ranged).toFixed(0)}%)   aim >= ${AIM}x (whole)${flag}`,
     );
   }
   writeResults(RTT_MS > 0 ? `remote-small-rtt${RTT_MS}` : 'remote-small', {

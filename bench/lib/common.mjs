@@ -196,10 +196,61 @@ export async function ensureServers(servers) {
   }
 }
 
-/** Writes bench/results/<name>.json. */
-export function writeResults(name, data) {
+/**
+ * The lines this benchmark prints that name an aim (its figures, each with
+ * its aim), kept for its results file: docs/performance.md is generated
+ * from them (scripts/bench-table.mjs), whatever the benchmark.
+ */
+const figureLines = [];
+const log = console.log.bind(console);
+console.log = (...args) => {
+  log(...args);
+  for (const line of args.map(String).join(' ').split('\n')) if (/\baims?\b/i.test(line)) figureLines.push(line.trim());
+};
+
+/** The command that ran this benchmark, with the BENCH_* and FERRY_BENCH_* settings it was given. */
+function commandLine() {
+  const env = Object.entries(process.env)
+    .filter(([k]) => /^(FERRY_)?BENCH_/.test(k) && k !== 'FERRY_BENCH_DIR' && k !== 'FERRY_BENCH_NO_BUILD')
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`);
+  const script = path.relative(root, process.argv[1] ?? '');
+  return [...env, 'node', script, ...process.argv.slice(2)].join(' ');
+}
+
+/** Results written by this process: written again at its exit with the figure lines printed after writeResults(). */
+const written = new Map();
+let rewriteAtExit = false;
+
+function writeResultsFile(name, data) {
   mkdirSync(path.join(benchDir, 'results'), { recursive: true });
-  writeFileSync(path.join(benchDir, 'results', `${name}.json`), JSON.stringify({ ...data, at: new Date().toISOString() }, null, 2) + '\n');
+  writeFileSync(path.join(benchDir, 'results', `${name}.json`), JSON.stringify(data, null, 2) + '\n');
+}
+
+/**
+ * Writes bench/results/<name>.json: `data`, the time, the load average, the
+ * command and the lines printed that name an aim (`figures`, completed at
+ * the process's exit with those printed after this call).
+ */
+export function writeResults(name, data) {
+  const full = {
+    ...data,
+    at: new Date().toISOString(),
+    command: commandLine(),
+    loadavg_at_end: os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
+  };
+  written.set(name, full);
+  writeResultsFile(name, { ...full, figures: [...figureLines] });
+  if (!rewriteAtExit) {
+    rewriteAtExit = true;
+    process.on('exit', (code) => {
+      if (code !== 0) return;
+      for (const [n, d] of written) writeResultsFile(n, { ...d, figures: [...figureLines] });
+    });
+  }
 }
 
 /** The TypeScript loader tap uses, for benchmarks that import plugin sources (exports condition "ferry-src"). */

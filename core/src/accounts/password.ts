@@ -17,7 +17,7 @@ export const HASHING_SLOTS = Math.max(1, Math.min(Math.floor((Number(process.env
  * Each hash needs 19 MiB of working memory. The launcher's fixed mmap
  * threshold (core/bin/ferry) makes glibc map such a block for every hash and
  * give it back at once, and faulting it in again 4 KiB at a time cost more
- * than the hash itself (docs/performance.md). @ferry/argon2-pool keeps one
+ * than the hash itself (docs/performance-history.md). @ferry/argon2-pool keeps one
  * block per slot while logins follow each other and frees them once no hash
  * has run for POOL_IDLE_MS, so memory returns to where it was a second after
  * the last login.

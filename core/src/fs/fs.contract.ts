@@ -101,6 +101,14 @@ export interface ReadWithInfo {
   stream: Readable;
 }
 
+/**
+ * One file of Fs.readSmallFiles: its bytes and metadata (what stat() reports),
+ * the error reading it met (NOT_FOUND, IS_DIRECTORY, INVALID for a file that
+ * is not a regular one, ...), or undefined: read it the usual way (openRead
+ * after stat; a link to follow, a file larger than asked for).
+ */
+export type SmallFileRead = { data: Buffer; info: FileInfo } | { error: Error } | undefined;
+
 /** Read buffers lent for one read (ReadOptions.buffers, vfs/read-buffers.ts). */
 export interface ReadBuffers {
   /** Bytes per buffer now: the read size to use (may grow along a long transfer; a taken buffer's length is what to read). */
@@ -194,6 +202,16 @@ export interface Fs {
    * a backend whose stat() is cheap (a local disk) leaves it out.
    */
   openReadWithInfo?(path: string, o?: OpOptions): Promise<ReadWithInfo>;
+  /**
+   * Reads the regular files `names` of the directory `dir`, each whole when
+   * it holds at most `max` bytes (a small, bounded read: the files of a
+   * zip), in one call for all of them: a local disk reads them off the
+   * event loop in one go, not with a round trip per system call. A result
+   * per name, in order (see SmallFileRead); with `o.batch`, through the
+   * directory the batch holds. Optional: a backend without it is read file
+   * by file with openRead(), as is any file it answers undefined for.
+   */
+  readSmallFiles?(dir: string, names: readonly string[], max: number, o?: OpOptions): Promise<SmallFileRead[]>;
   openWrite(path: string, o?: WriteOptions): Promise<WriteHandle>;
   /**
    * Writes into the existing regular file `path` from byte `offset` on

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { ONE_SHOT_MAX, ZipWriter } from '@ferry/zip-writer';
-import type { FileInfo } from '../fs/fs.contract.js';
+import type { FileInfo, Fs, SmallFileRead } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
 import { RequestFsBatch } from '../fs/fs-batch.js';
 import { baseName, parentPath } from '../fs/path.js';
@@ -18,6 +18,15 @@ function isRegularMode(mode: number): boolean {
 const SMALL_FILE = ONE_SHOT_MAX;
 /** Entries prepared ahead of the one being written (small files read in the meantime). */
 const PREFETCH = 8;
+/**
+ * On a backend that reads small files in groups (Fs.readSmallFiles), the
+ * small files of one directory are read this many at a time...
+ */
+const GROUP_FILES = 64;
+/** ...or fewer, about this many bytes (as listed). */
+const GROUP_BYTES = 512 * 1024;
+/** Entries prepared ahead when they are read in groups: two groups, one read while the other is written. */
+const GROUPED_AHEAD = 2 * GROUP_FILES;
 
 /**
  * A small file's bytes (`head`), or, for a file that turned out larger than
@@ -93,6 +102,8 @@ interface ZipJob {
   body?: Promise<Settled<SmallBody>>;
   /** The batch of the file's directory, while the file is still to be opened. */
   dir?: DirBatch;
+  /** Read with others of its directory (Fs.readSmallFiles). */
+  grouped?: boolean;
 }
 
 /**
@@ -204,22 +215,85 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
       }
       return job;
     };
+    /**
+     * Reads the small files `group` of one directory together, when their
+     * backend can (Fs.readSmallFiles); each file it answers undefined for, or
+     * all when the group read itself fails (not the storage's refusal), is
+     * read the usual way. Each file holds the directory's batch until read.
+     */
+    const readGroup = async (group: ZipJob[], dir: DirBatch): Promise<void> => {
+      const resolved = group.map((j) => s.vfs.resolve(j.vpath));
+      const { mount } = resolved[0]!;
+      const fsDir = parentPath(resolved[0]!.fsPath);
+      let fs: Fs | undefined;
+      if (resolved.every((r) => r.mount === mount && parentPath(r.fsPath) === fsDir)) fs = await s.vfs.fs(mount).catch(() => undefined);
+      const reading: Promise<SmallFileRead[]> | undefined = fs?.readSmallFiles?.(
+        fsDir,
+        resolved.map((r) => baseName(r.fsPath)),
+        SMALL_FILE,
+        { signal, batch: dir.batch },
+      );
+      group.forEach((job, i) => {
+        dir.acquire();
+        job.grouped = reading !== undefined;
+        const body = async (): Promise<SmallBody> => {
+          let got: SmallFileRead;
+          try {
+            got = reading ? (await reading)[i] : undefined;
+          } catch (err) {
+            if (isFsError(err)) {
+              dir.release();
+              throw err;
+            }
+            got = undefined;
+          }
+          if (got === undefined) return readSmall(open(job.vpath, dir));
+          dir.release();
+          if ('error' in got) throw got.error;
+          job.info = { ...job.info, mtime: got.info.mtime };
+          return { head: got.data.length > 0 ? [got.data] : [] };
+        };
+        job.body = settle(body());
+      });
+    };
     /** The entries of a requested directory, depth first; names hidden or not permitted are left out. */
     async function* walk(vpath: string, name: string, info: FileInfo): AsyncGenerator<ZipJob> {
       yield { vpath, name, info, isDir: true };
       const dir = new DirBatch(dirBatches);
+      /** Small files waiting to be read together (in order, before any later entry). */
+      let group: ZipJob[] = [];
+      let groupBytes = 0;
+      const flush = async function* (): AsyncGenerator<ZipJob> {
+        if (group.length === 0) return;
+        const jobs = group;
+        group = [];
+        groupBytes = 0;
+        await readGroup(jobs, dir);
+        yield* jobs;
+      };
       try {
         for await (const page of s.vfs.list(vpath, { signal })) {
           for (const e of page) {
             if (!s.patterns.check(e.path).allowed) continue;
             if (e.isDir) {
-              if (s.perms.has(e.path, 'list')) yield* walk(e.path, `${name}/${e.name}`, e);
+              if (s.perms.has(e.path, 'list')) {
+                yield* flush();
+                yield* walk(e.path, `${name}/${e.name}`, e);
+              }
             } else if (s.perms.has(vpath, 'download')) {
+              if (isRegularMode(e.mode) && e.size > 0 && e.size <= SMALL_FILE) {
+                group.push({ vpath: e.path, name: `${name}/${e.name}`, info: e, isDir: false });
+                groupBytes += e.size;
+                if (group.length >= GROUP_FILES || groupBytes >= GROUP_BYTES) yield* flush();
+                continue;
+              }
+              yield* flush();
               const job = fileJob(e.path, `${name}/${e.name}`, e, dir);
               if (job) yield job;
             }
           }
         }
+        yield* flush();
       } catch (err) {
         leftOut(vpath, err);
       } finally {
@@ -269,7 +343,8 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
       try {
         for await (const job of jobs()) {
           ahead.push(job);
-          if (ahead.length > PREFETCH) await write(ahead.shift()!);
+          const limit = job.grouped ? GROUPED_AHEAD : PREFETCH;
+          while (ahead.length > limit) await write(ahead.shift()!);
         }
         while (ahead.length > 0) await write(ahead.shift()!);
         await zip.finalize();

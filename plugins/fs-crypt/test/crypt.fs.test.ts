@@ -110,3 +110,8 @@ t.test('a range read decrypts only the chunks it covers', async (t) => {
   const err = await rejectionOf(readFsFile(fs, '/p.bin', { start: 5, end: 10 }));
   t.match(err, { name: 'FsCryptError', reason: 'integrity', message: /chunk 0 does not authenticate/ }, 'chunk 0 fails');
 });
+
+t.test('no readSmallFiles: the stored bytes are not the files (a zip reads each through openRead)', async (t) => {
+  const { fs } = await fresh();
+  t.equal(fs.readSmallFiles, undefined, 'not inherited from LocalFs');
+});

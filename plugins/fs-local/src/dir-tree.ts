@@ -3,17 +3,22 @@ import { lstat, opendir, rmdir, unlink } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, throwIfFsAborted, type FileInfo, type FsLogger, type UsedSpace } from '@ferry/core';
 import type { DirHandle, LocalRoot, Located } from './confine.js';
+import { batchIo, WorkerEntryStats, type EntryStats } from './batch-io.js';
 import { rethrowFor, statLocated } from './locate.js';
 import { isReservedName, sweepHiddenTmp } from './temp-area.js';
 
 const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 const LIST_STAT_CONCURRENCY = 64;
+/** From this many entries, a page is stat'ed (and a removed directory's files unlinked) by the batch I/O worker in one go. */
+const WORKER_MIN = 32;
+/** Files unlinked per request to the worker. */
+const UNLINK_GROUP = 1024;
 const YIELD_EVERY = 512;
 
 /** What the directory walks of one LocalFs need from it. */
 export interface DirTreeSettings {
   /** The FileInfo of an entry (the LocalFs's, which a subclass may change). */
-  toInfo: (vpath: string, st: Stats) => FileInfo;
+  toInfo: (vpath: string, st: EntryStats) => FileInfo;
   /** Size reported for a regular file stored with `rawSize` bytes. */
   reportedSize: (rawSize: number) => number;
   /** Age after which a hidden `.ferry-tmp-*` file met on the way is a crash leftover (see temp-area.ts). */
@@ -74,6 +79,29 @@ export class DirTree {
    */
   private async pageOf(dir: DirHandle, vdir: string, entries: Dirent[]): Promise<FileInfo[]> {
     const out: (FileInfo | undefined)[] = [];
+    const stats =
+      entries.length >= WORKER_MIN
+        ? await batchIo
+            .lstat(
+              dir.path,
+              entries.map((d) => d.name),
+            )
+            .catch(() => undefined)
+        : undefined;
+    if (stats) {
+      for (let i = 0; i < entries.length; i++) {
+        const st = stats[i]!;
+        const vpath = childPath(vdir, entries[i]!.name);
+        if (st.k === 'error') continue; // gone since it was read (as the lstat below)
+        const entry = new WorkerEntryStats(st);
+        if (!entry.isSymbolicLink()) out.push(this.s.toInfo(vpath, entry));
+        else {
+          const target = await this.followLink(dir, entries[i]!.name, vpath);
+          if (target) out.push(this.s.toInfo(vpath, target));
+        }
+      }
+      return out.filter((i): i is FileInfo => i !== undefined);
+    }
     for (let i = 0; i < entries.length; i += LIST_STAT_CONCURRENCY) {
       const slice = entries.slice(i, i + LIST_STAT_CONCURRENCY);
       out.push(
@@ -130,17 +158,32 @@ export class DirTree {
       for await (const d of await opendir(dir.path, { bufferSize: 256 }).catch(rethrowFor(vpath))) {
         entries.push({ name: d.name, isDir: d.isDirectory() });
       }
-      for (const e of entries) {
+      const unlinked = async (name: string, err: unknown): Promise<void> => {
+        if (hasNodeCode(err, 'ENOENT')) return;
+        if (hasNodeCode(err, 'EISDIR', 'EPERM')) return this.removeTree(dir, name, vpath, signal);
+        throw fsErrorFromNode(err, vpath);
+      };
+      const files = entries.filter((e) => !e.isDir).map((e) => e.name);
+      // many files: unlinked by the batch I/O worker, a group at a time (one by one when it fails)
+      for (let i = 0; files.length >= WORKER_MIN && i < files.length;) {
         throwIfFsAborted(signal, vpath);
-        if (e.isDir) {
-          await this.removeTree(dir, e.name, vpath, signal);
-          continue;
+        const names = files.slice(i, i + UNLINK_GROUP);
+        const done = await batchIo.unlink(dir.path, names).catch(() => undefined);
+        if (!done) break;
+        files.splice(i, names.length);
+        for (let j = 0; j < names.length; j++) {
+          const r = done[j]!;
+          if (r.k === 'error') await unlinked(names[j]!, Object.assign(new Error(r.message), { code: r.code }));
         }
-        await unlink(dir.entry(e.name)).catch(async (err: unknown) => {
-          if (hasNodeCode(err, 'ENOENT')) return;
-          if (hasNodeCode(err, 'EISDIR', 'EPERM')) return this.removeTree(dir, e.name, vpath, signal);
-          throw fsErrorFromNode(err, vpath);
-        });
+      }
+      for (const name of files) {
+        throwIfFsAborted(signal, vpath);
+        await unlink(dir.entry(name)).catch((err: unknown) => unlinked(name, err));
+      }
+      for (const e of entries) {
+        if (!e.isDir) continue;
+        throwIfFsAborted(signal, vpath);
+        await this.removeTree(dir, e.name, vpath, signal);
       }
     } finally {
       await dir.close();

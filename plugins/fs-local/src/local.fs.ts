@@ -1,4 +1,3 @@
-import type { Stats } from 'node:fs';
 import { lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -24,6 +23,7 @@ import {
   type ReadOptions,
   type RemoveOptions,
   type RenameOptions,
+  type SmallFileRead,
   type UsedSpace,
   type WriteHandle,
   type WriteOptions,
@@ -35,6 +35,8 @@ import { READ_FLAGS, openRegularFile, readStreamOf, type OpenedFile } from './fi
 import { FileWrites } from './file-writes.js';
 import { localTruncate, localWriteAt } from './local-write-at.js';
 import { Locator, rethrowFor, statLocated } from './locate.js';
+import type { EntryStats } from './batch-io.js';
+import { readSmallFilesIn } from './small-reads.js';
 import { HIDDEN_TMP_STALE_MS } from './temp-area.js';
 
 export type { OpenedFile } from './file-reads.js';
@@ -94,6 +96,12 @@ export class LocalFs implements Fs {
   private readonly locator: Locator;
   private readonly writes: FileWrites;
   private readonly tree: DirTree;
+  /**
+   * Small files read in groups off the event loop (small-reads.ts). Only a
+   * LocalFs itself has it: a subclass stores other bytes than it serves
+   * (fs-crypt), so its files are read through its openRead.
+   */
+  readonly readSmallFiles?: (dir: string, names: readonly string[], max: number, o?: OpOptions) => Promise<SmallFileRead[]>;
 
   constructor(opts: LocalFsOptions) {
     this.confine = new LocalRoot(opts.root);
@@ -115,6 +123,9 @@ export class LocalFs implements Fs {
       hiddenTmpMaxAgeMs: opts.hiddenTmpMaxAgeMs ?? HIDDEN_TMP_STALE_MS,
       logger: opts.logger,
     });
+    if (new.target === LocalFs) {
+      this.readSmallFiles = (dir, names, max, o) => readSmallFilesIn(this.locator, (raw) => this.reportedSize(raw), dir, names, max, o);
+    }
   }
 
   /** The root directory, absolute. */
@@ -127,7 +138,7 @@ export class LocalFs implements Fs {
     return rawSize;
   }
 
-  protected toInfo(vpath: string, st: Stats): FileInfo {
+  protected toInfo(vpath: string, st: EntryStats): FileInfo {
     const isDir = st.isDirectory();
     return {
       name: baseName(vpath),

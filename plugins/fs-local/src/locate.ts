@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { FsError, FsErrorCode, baseName, fsErrorFromNode, hasNodeCode, parentPath, type FsBatch } from '@ferry/core';
-import type { LocalRoot, Located, ResolveMode } from './confine.js';
+import type { DirHandle, LocalRoot, Located, ResolveMode } from './confine.js';
 
 /** Times an operation locates its path again when the entry turned into a link while being opened. */
 const RELOCATE_ATTEMPTS = 3;
@@ -96,6 +96,27 @@ export class Locator {
       }
     }
     return this.confine.locate(vpath, mode);
+  }
+
+  /**
+   * The directory `vpath`, opened and checked as locate() does: in a batch,
+   * the descriptor the batch holds (the parent of the files located through
+   * it), as a view its close() leaves open; otherwise opened for the caller,
+   * who closes it.
+   */
+  async dirFor(vpath: string, batch: FsBatch | undefined): Promise<DirHandle> {
+    if (batch && !batch.closed) {
+      const dir = await batch
+        .hold(
+          this.owner,
+          vpath,
+          () => this.confine.openDir(vpath),
+          (d) => d.close(),
+        )
+        .catch(() => undefined);
+      if (dir && !batch.closed) return dir.shared();
+    }
+    return this.confine.openDir(vpath);
   }
 
   /**

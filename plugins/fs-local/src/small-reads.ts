@@ -1,0 +1,69 @@
+import {
+  FsError,
+  FsErrorCode,
+  baseName,
+  fsErrorFromNode,
+  normalizeVirtualPath,
+  throwIfFsAborted,
+  type FileInfo,
+  type OpOptions,
+  type SmallFileRead,
+} from '@ferry/core';
+import { batchIo, type WorkerRead } from './batch-io.js';
+import type { Locator } from './locate.js';
+import { isReservedName } from './temp-area.js';
+
+/**
+ * Fs.readSmallFiles of a LocalFs (whose stored bytes are the files' bytes):
+ * the directory `dir` located as always (held by the batch when there is
+ * one), then its files read by the worker through its descriptor. A name
+ * that is not one plain entry (or is reserved), a link and a file larger
+ * than `max` are answered undefined: the caller reads them the usual way.
+ */
+export async function readSmallFilesIn(
+  locator: Locator,
+  reportedSize: (raw: number) => number,
+  dir: string,
+  names: readonly string[],
+  max: number,
+  o: OpOptions = {},
+): Promise<SmallFileRead[]> {
+  const vdir = normalizeVirtualPath(dir);
+  throwIfFsAborted(o.signal, vdir);
+  const plain = (n: string) => n !== '' && n !== '.' && n !== '..' && !n.includes('/') && !n.includes('\0') && !isReservedName(n);
+  const asked = names.filter(plain);
+  const out: SmallFileRead[] = names.map(() => undefined);
+  if (asked.length === 0) return out;
+  const handle = await locator.dirFor(vdir, o.batch);
+  let answer: { reads: WorkerRead[]; data: Buffer };
+  try {
+    answer = await batchIo.read(handle.path, asked, max);
+  } finally {
+    await handle.close();
+  }
+  throwIfFsAborted(o.signal, vdir);
+  const byName = new Map(asked.map((n, i) => [n, answer.reads[i]!]));
+  names.forEach((name, i) => {
+    const r = byName.get(name);
+    if (!r || r.k === 'large' || (r.k === 'error' && r.code === 'ELOOP')) return;
+    const vpath = vdir === '/' ? `/${name}` : `${vdir}/${name}`;
+    if (r.k === 'error') {
+      const error =
+        r.code === 'NOTREG'
+          ? new FsError(FsErrorCode.Invalid, `${vpath}: not a regular file`, { path: vpath })
+          : fsErrorFromNode(Object.assign(new Error(r.message), { code: r.code }), vpath);
+      out[i] = { error };
+      return;
+    }
+    const info: FileInfo = {
+      name: baseName(vpath),
+      path: vpath,
+      isDir: false,
+      size: reportedSize(r.size),
+      mtime: new Date(Math.round(r.mtimeMs)),
+      mode: r.mode,
+    };
+    out[i] = { data: answer.data.subarray(r.at, r.at + r.size), info };
+  });
+  return out;
+}

@@ -1,0 +1,125 @@
+// The batch I/O worker (src/batch-io.ts): small files read in groups
+// (Fs.readSmallFiles, the files of a zip), large listings stat'ed and removed
+// trees unlinked in one go off the event loop, with the same answers and the
+// same confinement as the calls made one by one.
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import t from 'tap';
+import { FsErrorCode, RequestFsBatch, type FileInfo } from '@ferry/core';
+import { LocalFs } from '../src/index.js';
+
+const base = t.testdir({});
+let n = 0;
+async function fresh(): Promise<{ fs: LocalFs; root: string; outside: string }> {
+  const dir = path.join(base, `d${n++}`);
+  const root = path.join(dir, 'root');
+  const outside = path.join(dir, 'outside');
+  await mkdir(path.join(root, 'd'), { recursive: true });
+  await mkdir(outside);
+  await writeFile(path.join(outside, 'secret.txt'), 'outside the root');
+  return { fs: new LocalFs({ root, tempDir: path.join(dir, 'data', 'uploads-tmp') }), root, outside };
+}
+
+t.test('readSmallFiles answers each name: bytes, a refusal, or undefined for the usual path', async (t) => {
+  const { fs, root, outside } = await fresh();
+  const d = path.join(root, 'd');
+  await writeFile(path.join(d, 'a.txt'), 'alpha');
+  await writeFile(path.join(d, 'empty'), '');
+  await writeFile(path.join(d, 'big.bin'), Buffer.alloc(300, 7));
+  await mkdir(path.join(d, 'sub'));
+  await symlink(path.join(outside, 'secret.txt'), path.join(d, 'out-link'));
+  await symlink('a.txt', path.join(d, 'in-link'));
+  execFileSync('mkfifo', [path.join(d, 'fifo')]);
+  await writeFile(path.join(d, '.ferry-tmp-x'), 'reserved');
+  const names = ['a.txt', 'empty', 'big.bin', 'sub', 'out-link', 'in-link', 'fifo', 'missing', '.ferry-tmp-x', '..'];
+  const got = await fs.readSmallFiles!('/d', names, 256);
+  t.equal(got.length, names.length, 'one answer per name');
+  const [a, empty, big, sub, outLink, inLink, fifo, missing, reserved, dotdot] = got;
+  t.ok(a && 'data' in a, 'a small file is read');
+  if (a && 'data' in a) {
+    t.equal(a.data.toString(), 'alpha');
+    const st = await stat(path.join(d, 'a.txt'));
+    t.match(a.info, { name: 'a.txt', path: '/d/a.txt', isDir: false, size: 5, mode: st.mode } satisfies Partial<FileInfo>);
+    t.equal(a.info.mtime.getTime(), st.mtime.getTime(), 'its mtime is the one stat() reports');
+  }
+  t.ok(empty && 'data' in empty && empty.data.length === 0, 'an empty file is read, empty');
+  t.equal(big, undefined, 'a file larger than asked for: the usual path');
+  t.match(sub, { error: { code: FsErrorCode.IsDirectory } }, 'a directory is refused');
+  t.equal(outLink, undefined, 'a link is never followed by the worker (the usual path checks where it leads)');
+  t.equal(inLink, undefined, 'not even one that stays inside');
+  t.match(fifo, { error: { code: FsErrorCode.Invalid } }, 'a FIFO is not a regular file (and does not hang the read)');
+  t.match(missing, { error: { code: FsErrorCode.NotFound } }, 'a missing file is NOT_FOUND');
+  t.equal(reserved, undefined, 'a reserved name is left to the usual path (which refuses it)');
+  t.equal(dotdot, undefined, "'..' is not an entry name");
+});
+
+t.test('readSmallFiles in a batch reads through the directory the batch holds', async (t) => {
+  const { fs, root } = await fresh();
+  for (let i = 0; i < 10; i++) await writeFile(path.join(root, 'd', `f${i}`), `file ${i}`);
+  const batch = new RequestFsBatch();
+  const first = await fs.readSmallFiles!(
+    '/d',
+    Array.from({ length: 5 }, (_, i) => `f${i}`),
+    1024,
+    { batch },
+  );
+  // the directory is swapped for another once the batch holds it: the held descriptor still names the first
+  await mkdir(path.join(root, 'other'));
+  await writeFile(path.join(root, 'other', 'f7'), 'another file');
+  execFileSync('mv', [path.join(root, 'd'), path.join(root, 'moved')]);
+  execFileSync('mv', [path.join(root, 'other'), path.join(root, 'd')]);
+  const second = await fs.readSmallFiles!('/d', ['f7'], 1024, { batch });
+  t.same(
+    first.map((r) => r && 'data' in r && r.data.toString()),
+    ['file 0', 'file 1', 'file 2', 'file 3', 'file 4'],
+  );
+  t.ok(second[0] && 'data' in second[0] && second[0].data.toString() === 'file 7', 'read through the held descriptor');
+  await batch.close();
+  const after = await fs.readSmallFiles!('/d', ['f7'], 1024);
+  t.ok(after[0] && 'data' in after[0] && after[0].data.toString() === 'another file', 'without the batch, the path as it is now');
+});
+
+t.test('readSmallFiles of a directory outside the root is refused', async (t) => {
+  const { fs, root, outside } = await fresh();
+  await symlink(outside, path.join(root, 'escape'));
+  await t.rejects(fs.readSmallFiles!('/escape', ['secret.txt'], 1024), { code: FsErrorCode.Escape });
+});
+
+t.test('a large listing (stat by the worker) answers as the small one does', async (t) => {
+  const { fs, root } = await fresh();
+  const d = path.join(root, 'd');
+  for (let i = 0; i < 100; i++) await writeFile(path.join(d, `f${String(i).padStart(3, '0')}`), 'x'.repeat(i));
+  await mkdir(path.join(d, 'sub'));
+  await symlink('f001', path.join(d, 'link-in'));
+  await symlink('/etc/passwd', path.join(d, 'link-out'));
+  const listed: FileInfo[] = [];
+  for await (const page of fs.list('/d')) listed.push(...page);
+  const byName = new Map(listed.map((e) => [e.name, e]));
+  t.equal(listed.length, 102, '100 files, the directory and the link inside; the link leading outside is left out');
+  t.notOk(byName.has('link-out'));
+  const st = await stat(path.join(d, 'f042'));
+  t.match(byName.get('f042'), { path: '/d/f042', isDir: false, size: 42, mode: st.mode });
+  t.equal(byName.get('f042')!.mtime.getTime(), st.mtime.getTime());
+  t.match(byName.get('sub'), { isDir: true, size: 0 });
+  t.match(byName.get('link-in'), { isDir: false, size: 1 }, 'a link inside is reported as its target');
+  // the same entries one page of 10 at a time (stat'ed one by one)
+  const small: FileInfo[] = [];
+  for await (const page of fs.list('/d', { pageSize: 10 })) small.push(...page);
+  t.same(
+    new Set(small.map((e) => `${e.name} ${e.size} ${e.mode} ${e.mtime.getTime()}`)),
+    new Set(listed.map((e) => `${e.name} ${e.size} ${e.mode} ${e.mtime.getTime()}`)),
+  );
+});
+
+t.test('removing a large tree (unlinks by the worker) removes it all, and only it', async (t) => {
+  const { fs, root, outside } = await fresh();
+  const d = path.join(root, 'd');
+  for (let i = 0; i < 2500; i++) await writeFile(path.join(d, `f${i}`), '');
+  await mkdir(path.join(d, 'sub'));
+  for (let i = 0; i < 40; i++) await writeFile(path.join(d, 'sub', `g${i}`), '');
+  await symlink(outside, path.join(d, 'link-to-outside'));
+  await fs.remove('/d', { recursive: true });
+  await t.rejects(stat(d), { code: 'ENOENT' }, 'the directory is gone');
+  t.same(await readdir(outside), ['secret.txt'], 'what the link led to is untouched');
+});
