@@ -208,6 +208,11 @@ export async function createApp(o: AppOptions): Promise<App> {
         await container.resolve(PasswordResetService).stop();
         await eventServicesLifecycle.detach(container).catch((err) => logger.error({ err }, 'event manager stop failed'));
         await container.resolve(UsageService).stop();
+        // the counters are stored: the journal's entries kept for the next uploads go
+        await container
+          .resolve(UploadJournal)
+          .flushLingering()
+          .catch((err) => logger.warn({ err }, 'cannot remove the upload journal'));
         if (config.httpd.bindings.some((b) => b.enable_metrics)) container.resolve(MetricsService).stop();
         // running quota scans use plugin filesystems and the database: stop them first
         await container

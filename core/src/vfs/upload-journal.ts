@@ -27,7 +27,12 @@ export interface JournalEntry {
 interface InFlight {
   count: number;
   file: Promise<string>;
+  /** Set while the entry lingers with no upload in flight (see UploadJournal.lingerMs). */
+  linger?: NodeJS.Timeout;
 }
+
+/** How long an entry outlives the last upload of its target (see UploadJournal.lingerMs). */
+export const JOURNAL_LINGER_MS = 1000;
 
 export interface JournalRecovery {
   users: string[];
@@ -48,6 +53,12 @@ export interface JournalRecovery {
  *
  * The entries are written without fsync: they outlive the process (SIGKILL,
  * out of memory), not a power cut.
+ *
+ * An entry outlives the last upload of its target by `lingerMs`: a client
+ * sending many files one after the other (an SFTP `put -r`, a sync job)
+ * records its target once, not once per file (an entry costs a folder, a
+ * file and their removal: 9 system calls). An entry left by a crash within
+ * that time only costs the rescan of its target at start-up.
  */
 @scoped(Lifecycle.ContainerScoped)
 export class UploadJournal {
@@ -56,6 +67,8 @@ export class UploadJournal {
   private ready?: Promise<void>;
   /** Targets with uploads in flight: their journal file and how many uploads hold it. */
   private readonly inFlight = new Map<string, InFlight>();
+  /** How long an entry is kept after the last upload of its target ended (0: removed at once). */
+  lingerMs = JOURNAL_LINGER_MS;
 
   constructor(
     @inject(TOKENS.Config) config: FerryConfig,
@@ -106,6 +119,10 @@ export class UploadJournal {
   async begin(target: JournalTarget): Promise<JournalEntry> {
     const key = `${target.username}\u0000${target.folder ?? ''}`;
     let rec = this.inFlight.get(key);
+    if (rec?.linger) {
+      clearTimeout(rec.linger);
+      rec.linger = undefined;
+    }
     if (!rec) {
       const created: InFlight = { count: 0, file: this.write(target) };
       rec = created;
@@ -127,15 +144,38 @@ export class UploadJournal {
         if (ended) return;
         ended = true;
         if (--held.count > 0) return;
-        if (this.inFlight.get(key) === held) this.inFlight.delete(key);
-        void held.file
-          .then((file) => unlink(file))
-          .then(
-            () => this.removeIfIdle(),
-            (err: unknown) => this.logger.warn({ err }, 'cannot remove an upload journal entry'),
-          );
+        if (this.lingerMs <= 0) return void this.forget(key, held);
+        held.linger = setTimeout(() => {
+          held.linger = undefined;
+          if (held.count === 0) void this.forget(key, held);
+        }, this.lingerMs);
+        held.linger.unref();
       },
     };
+  }
+
+  /** Removes the entry of a target with no upload in flight (and the folders once none is left). */
+  private forget(key: string, held: InFlight): Promise<void> {
+    if (this.inFlight.get(key) === held) this.inFlight.delete(key);
+    return held.file
+      .then((file) => unlink(file))
+      .then(
+        () => this.removeIfIdle(),
+        (err: unknown) => this.logger.warn({ err }, 'cannot remove an upload journal entry'),
+      );
+  }
+
+  /** Removes the entries kept after their uploads (at shutdown: nothing stays behind a clean stop). */
+  async flushLingering(): Promise<void> {
+    const idle = [...this.inFlight].filter(([, rec]) => rec.count === 0 && rec.linger);
+    await Promise.all(
+      idle.map(([key, rec]) => {
+        clearTimeout(rec.linger);
+        rec.linger = undefined;
+        return this.forget(key, rec);
+      }),
+    );
+    await this.removing;
   }
 
   private async write(target: JournalTarget): Promise<string> {

@@ -13,6 +13,8 @@ t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 const warnings: unknown[] = [];
 const logger = { warn: (o: unknown) => warnings.push(o) } as unknown as Logger;
 const journal = new UploadJournal({ common: { data_dir: dataDir } } as unknown as FerryConfig, logger);
+// these tests see the entries go as their uploads end; the lingering is tested below
+journal.lingerMs = 0;
 const own = path.join(dataDir, UPLOAD_JOURNAL_DIR, processTag());
 const entries = () => (existsSync(own) ? readdirSync(own).map((f) => JSON.parse(readFileSync(path.join(own, f), 'utf8')) as object) : []);
 const settle = () => new Promise((r) => setTimeout(r, 50));
@@ -82,4 +84,28 @@ t.test('nothing stays once no upload is in flight; an upload started meanwhile g
   t.notOk(existsSync(own), 'gone again');
   t.ok(existsSync(other), "another process's folder is left alone (and the journal folder with it)");
   rmSync(other, { recursive: true });
+});
+
+t.test('an entry outlives the last upload of its target by lingerMs: uploads one after the other record it once', async (t) => {
+  const lingering = new UploadJournal({ common: { data_dir: dataDir } } as unknown as FerryConfig, logger);
+  lingering.lingerMs = 300;
+  const a = await lingering.begin({ username: 'erin' });
+  const [file] = readdirSync(own);
+  a.end();
+  await settle();
+  t.same(readdirSync(own), [file], 'kept after the upload ended');
+  const b = await lingering.begin({ username: 'erin' });
+  b.end();
+  await settle();
+  t.same(readdirSync(own), [file], 'the next upload used the same entry (no new file)');
+  // gone once the linger passed without an upload (bounded wait)
+  for (let i = 0; i < 100 && existsSync(own); i++) await settle();
+  t.notOk(existsSync(own), 'removed after the linger, with its folder');
+
+  const c = await lingering.begin({ username: 'erin' });
+  c.end();
+  t.ok(existsSync(own), 'recorded again by a later upload');
+  await lingering.flushLingering();
+  t.notOk(existsSync(own), 'flushLingering (at shutdown) removes what lingers at once');
+  t.same(warnings, []);
 });
