@@ -46,7 +46,16 @@ const log = (...a) => console.log('[small-files]', ...a);
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const fmt = (x, d = 0) => x.toFixed(d);
 
-const results = { loadavgStart: loadavg(), rounds: ROUNDS, secs: SECS, connections: CONNECTIONS, size: SIZE, runs: {} };
+const results = {
+  command: 'node bench/small-files.bench.mjs',
+  aims: { vsNode: AIM_NODE, vsHapi: AIM_HAPI },
+  loadavgStart: loadavg(),
+  rounds: ROUNDS,
+  secs: SECS,
+  connections: CONNECTIONS,
+  size: SIZE,
+  runs: {},
+};
 const summary = [];
 let failed = false;
 function check(label, ratio, aim) {
