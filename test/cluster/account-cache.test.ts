@@ -35,7 +35,11 @@ t.teardown(async () => {
 });
 const config = (name: string) => writeNodeConfig(dir, name, { databaseUrl: db.url, plugins: ['@ferry/fs-local'] });
 nodes.push(await startNode('na', config('na')));
+// B listens again DEAF_MS after its listening connection is lost: the window in which it must read from the database
+const DEAF_MS = 4000;
+process.env.FERRY_CHANGES_RETRY_MS = String(DEAF_MS);
 nodes.push(await startNode('nb', config('nb')));
+delete process.env.FERRY_CHANGES_RETRY_MS;
 const [A, B] = nodes.map((n) => n.url) as [string, string];
 const admin = await adminToken(A);
 
@@ -154,10 +158,12 @@ t.test('without its listening connection B reads accounts from the database unti
   t.equal((await download(B, token, '/a.txt')).status, 200, 'B holds the user');
   const pid = await listenerOf('nb');
   t.ok(pid, "B's listening connection");
+  const killedAt = Date.now();
   await sql.query('select pg_terminate_backend($1)', [pid]);
-  // a change no node is told of: only a read from the database sees it
+  // a change no node is told of: only a read from the database sees it, before B listens again (DEAF_MS)
   await sql.query('update users set status = 0 where username = $1', ['c-kill']);
-  t.ok(await eventually(async () => (await download(B, token, '/a.txt')).status === 401, 10_000, 20), 'B read the change from the database');
+  t.ok(await eventually(async () => (await download(B, token, '/a.txt')).status === 401, DEAF_MS / 2, 20), 'B read the change from the database');
+  t.ok(Date.now() - killedAt < DEAF_MS && !(await listenerOf('nb')), 'while it did not listen');
   t.ok(await eventually(async () => ((await listenerOf('nb')) ?? pid) !== pid, 30_000), 'B listens again (a new connection)');
   // listening again, B holds users again and is told of changes
   await sql.query('update users set status = 1 where username = $1', ['c-kill']);

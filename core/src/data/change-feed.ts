@@ -24,8 +24,12 @@ export interface Change {
 
 export type ChangeListener = (c: Change) => void;
 
-const RECONNECT_MIN_MS = 100;
-const RECONNECT_MAX_MS = 5000;
+/**
+ * First delay before listening again after the connection was lost (doubled on each failure). The
+ * environment's FERRY_CHANGES_RETRY_MS sets another (test/cluster keeps a node deaf for a while with it).
+ */
+const RECONNECT_MIN_MS = Number(process.env.FERRY_CHANGES_RETRY_MS) > 0 ? Number(process.env.FERRY_CHANGES_RETRY_MS) : 100;
+const RECONNECT_MAX_MS = Math.max(5000, RECONNECT_MIN_MS);
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes and more: a longer change becomes 'all'. */
 const MAX_PAYLOAD = 7900;
 
