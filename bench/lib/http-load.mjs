@@ -14,7 +14,8 @@
 // request (the last ones of the list) before the clock starts; requests
 // started during the first `warmupMs` are not counted either. The result: { count, secs, rps, p50, p90, p99, max (ms), statuses
 // { code: n }, bytes, clientCpuSecs, wrapped (more requests were sent than
-// `requests` has entries) }.
+// `requests` has entries) }. A request may name its `method` (GET) and
+// `bodyBytes` (a body of that many bytes, the same for every request: uploads).
 //
 // argon2Load({ concurrency, durationMs }): password verifications per second
 // with the hash parameters of core's password.ts (the compiled core/dist),
@@ -120,9 +121,16 @@ async function child() {
   const { Pool } = await import('undici');
   const pool = new Pool(spec.url, { connections: spec.connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const reqs = spec.requests;
+  const bodies = new Map();
+  const bodyOf = (n) => {
+    let b = bodies.get(n);
+    if (!b) bodies.set(n, (b = Buffer.alloc(n, 'x')));
+    return b;
+  };
   const once = async (i) => {
     const q = reqs[i % reqs.length];
-    const res = await pool.request({ method: 'GET', path: q.path, headers: q.headers ?? {} });
+    const body = q.bodyBytes ? bodyOf(q.bodyBytes) : undefined;
+    const res = await pool.request({ method: q.method ?? 'GET', path: q.path, headers: q.headers ?? {}, body });
     let bytes = 0;
     for await (const chunk of res.body) bytes += chunk.length;
     return { status: res.statusCode, bytes };

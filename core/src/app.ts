@@ -12,6 +12,7 @@ import { createLogger, trackLogLevel, type Logger } from './logger.js';
 import { migrate, openOrm, ormOptionsFromConfig } from './data/orm.js';
 import { LocalSecretsService } from './secrets/local-secrets.js';
 import { buildContainer } from './container.js';
+import { ChangeFeed } from './data/change-feed.js';
 import { loadPlugins } from './plugins/load.js';
 import { pluginHost } from './sdk/host.js';
 import type { PluginManifest } from './plugins/manifest.js';
@@ -133,6 +134,7 @@ export async function createApp(o: AppOptions): Promise<App> {
   mkdirSync(config.common.data_dir, { recursive: true });
   mkdirSync(config.common.temp_dir, { recursive: true });
   const orm = await openOrm({ ...ormOptionsFromConfig(config), logger });
+  let feed: ChangeFeed | undefined;
   try {
     const applied = await migrate(orm);
     if (applied.length) logger.info({ migrations: applied }, 'database migrated');
@@ -164,6 +166,9 @@ export async function createApp(o: AppOptions): Promise<App> {
         onStop: (fn) => stopHooks.push({ plugin: name, fn }),
       }),
     });
+    // the other nodes' changes to accounts (PostgreSQL LISTEN): heard before the first request is served
+    feed = container.resolve(ChangeFeed);
+    await feed.start();
     await ensureFirstAdmin(container, config, logger);
     await recoverInterruptedUploads(container, logger);
     eventServicesLifecycle.attach(container);
@@ -233,10 +238,12 @@ export async function createApp(o: AppOptions): Promise<App> {
             logger.error({ err, plugin: p.name }, 'plugin teardown failed');
           }
         }
+        await container.resolve(ChangeFeed).stop();
         await orm.close(true);
       },
     };
   } catch (err) {
+    await feed?.stop();
     await orm.close(true);
     throw err;
   }

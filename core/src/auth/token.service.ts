@@ -6,6 +6,7 @@ import { TOKENS } from '../tokens.js';
 import type { FerryConfig } from '../config/schema.js';
 import { RevokedToken } from '../data/entities/index.js';
 import { SettingsService } from '../ops/settings.service.js';
+import { ChangeFeed } from '../data/change-feed.js';
 
 export type TokenAudience = 'admin' | 'user';
 
@@ -45,6 +46,7 @@ export class TokenService {
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(TOKENS.Config) private readonly config: FerryConfig,
     @inject(SettingsService) private readonly settings: SettingsService,
+    @inject(ChangeFeed) private readonly feed: ChangeFeed,
   ) {}
 
   async signingKey(): Promise<string> {
@@ -84,6 +86,8 @@ export class TokenService {
     const em = this.orm.em.fork();
     if (await em.count(RevokedToken, { jti })) return;
     await em.insert(RevokedToken, { jti, expires_at: expSeconds * 1000 });
+    // every node stops taking the token from memory (accounts/account-cache.ts)
+    this.feed.publish({ type: 'jti', name: jti });
     await em.nativeDelete(RevokedToken, { expires_at: { $lt: Date.now() } });
   }
 }

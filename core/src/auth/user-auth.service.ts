@@ -8,7 +8,8 @@ import { burnPasswordCheck } from '../accounts/password.js';
 import { PasswordCache } from '../accounts/password-cache.js';
 import { UserService } from '../accounts/user.service.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
-import { selectUserForToken, selectUserWithMappings, type UserWithMappings } from '../accounts/user-rows.js';
+import { selectUserForToken, selectUserWithMappings } from '../accounts/user-rows.js';
+import { AccountCache, type CachedUser } from '../accounts/account-cache.js';
 import { runStatement } from '../data/bound-sql.js';
 import type { Protocol } from '../sdk/protocols.js';
 
@@ -27,6 +28,7 @@ export class UserAuthService {
     @inject(TOKENS.Orm) private readonly orm: MikroORM,
     @inject(UserService) private readonly users: UserService,
     @inject(PasswordCache) private readonly passwords: PasswordCache,
+    @inject(AccountCache) private readonly cache: AccountCache,
   ) {}
 
   /** The user merged with its groups (filters, limits, expiration) without virtual folders: what login checks apply to. */
@@ -35,18 +37,31 @@ export class UserAuthService {
   }
 
   /**
-   * For a bearer token of `username`, in one statement: whether its `jti` is
-   * revoked, the user (read-only, null when it no longer exists) and its
-   * login view (see loginView). Read fresh on every request.
+   * For a bearer token of `username` (expiring at `exp`, seconds): whether
+   * its `jti` is revoked, the user (read-only, null when it no longer
+   * exists), its login view (see loginView) and the cache entry holding
+   * them (its effective view with folders is kept there too). From memory
+   * when both the token and the user are known (AccountCache: a change on
+   * any node drops them first), else one statement reads them.
    */
   async findForToken(
     username: string,
     jti: string,
-  ): Promise<{ revoked: boolean; user: User | null; view: EffectiveUser | null; mappings: UserWithMappings | null }> {
+    exp: number,
+  ): Promise<{ revoked: boolean; user: User | null; view: EffectiveUser | null; entry: CachedUser | null }> {
+    const cached = this.cache.user(username);
+    if (cached && this.cache.tokenLive(jti)) {
+      cached.view ??= await this.users.effectiveOfMappings(cached.mappings, { folders: false });
+      return { revoked: false, user: cached.mappings.user, view: cached.view, entry: cached };
+    }
     const em = this.orm.em;
+    const stamp = this.cache.stamp();
     const r = await selectUserForToken(em, username, jti);
-    if (r.revoked || !r.user) return { revoked: r.revoked, user: null, view: null, mappings: null };
-    return { revoked: false, user: r.user.user, view: await this.users.effectiveOfMappings(r.user, { folders: false }, em), mappings: r.user };
+    if (r.revoked || !r.user) return { revoked: r.revoked, user: null, view: null, entry: null };
+    this.cache.storeLiveToken(jti, exp, stamp);
+    const entry = this.cache.storeUser(username, r.user, stamp);
+    entry.view ??= await this.users.effectiveOfMappings(r.user, { folders: false }, em);
+    return { revoked: false, user: r.user.user, view: entry.view, entry };
   }
 
   async findByUsername(username: string): Promise<User | null> {
@@ -62,14 +77,21 @@ export class UserAuthService {
    */
   async checkLogin(username: string, password: string): Promise<{ user: User; view: EffectiveUser } | null> {
     const em = this.orm.em;
-    const r = await selectUserWithMappings(em, username);
-    if (!r || !r.user.password_hash) {
+    let entry = this.cache.user(username);
+    if (!entry) {
+      const stamp = this.cache.stamp();
+      const r = await selectUserWithMappings(em, username);
+      if (r) entry = this.cache.storeUser(username, r, stamp);
+    }
+    const r = entry?.mappings;
+    if (!entry || !r || !r.user.password_hash) {
       await burnPasswordCheck(password);
       return null;
     }
     // repeated logins with the same password within auth_cache.ttl are not hashed again (accounts/password-cache.ts)
     if (!(await this.passwords.verify('user', String(r.user.id), r.user.password_hash, password))) return null;
-    return { user: r.user, view: await this.users.effectiveOfMappings(r, { folders: false }, em) };
+    entry.view ??= await this.users.effectiveOfMappings(r, { folders: false }, em);
+    return { user: r.user, view: entry.view };
   }
 
   async touchLogin(id: number): Promise<void> {

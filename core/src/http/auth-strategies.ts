@@ -1,4 +1,4 @@
-import type { UserWithMappings } from '../accounts/user-rows.js';
+import type { CachedUser } from '../accounts/account-cache.js';
 import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import Basic from '@hapi/basic';
@@ -181,12 +181,12 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
       return { isValid: true, credentials };
     }
     // the revocation list, the user and its groups in one query, read fresh (a change on any node applies at once)
-    const { revoked, user, view, mappings } = await users.findForToken(decoded.sub, decoded.jti);
+    const { revoked, user, view, entry } = await users.findForToken(decoded.sub, decoded.jti, decoded.exp);
     if (revoked) return { isValid: false, errorMessage: 'the token has been revoked' };
     if (!user || !view || user.id !== decoded.uid || loginRefusal(view, ip, 'HTTP')) return { isValid: false };
     if (issuedBeforeRevocation(decoded, user.tokens_valid_after)) return { isValid: false, errorMessage: 'the token has been revoked' };
     // what the request's file session needs too, read by the same statement (see loadedUserOf)
-    if (mappings) (request.app as RequestUserApp).loadedUser = mappings;
+    if (entry) (request.app as RequestUserApp).loadedUser = entry;
     const credentials: UserCredentials = {
       kind: 'user',
       user: users.identity(user),
@@ -299,7 +299,7 @@ export function adminOf(request: Request): AdminCredentials {
 /** The authenticated user of a request (routes using USER_AUTH). */
 /** What token validation leaves on request.app for the rest of the request. */
 interface RequestUserApp {
-  loadedUser?: UserWithMappings;
+  loadedUser?: CachedUser;
 }
 
 /**
@@ -308,9 +308,9 @@ interface RequestUserApp {
  * user): a file session opened for the same request starts from it instead
  * of reading the user again. Undefined for other credentials.
  */
-export function loadedUserOf(request: Request, userId: number): UserWithMappings | undefined {
+export function loadedUserOf(request: Request, userId: number): CachedUser | undefined {
   const loaded = (request.app as RequestUserApp).loadedUser;
-  return loaded?.user.id === userId ? loaded : undefined;
+  return loaded?.mappings.user.id === userId ? loaded : undefined;
 }
 
 export function userOf(request: Request): UserCredentials {

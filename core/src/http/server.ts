@@ -20,6 +20,7 @@ import { CertificateReloader, tlsBindingFiles } from './tls.js';
 import { registerInputCheck } from './input-check.js';
 import { addRequestCheck } from './request-checks.js';
 import { MetricsService } from '../ops/metrics.service.js';
+import { ChangeFeed } from '../data/change-feed.js';
 import { dropNullMembers, droppedMembers } from '../util/lenient.js';
 
 /** Per-route options Ferry reads from `options.plugins.ferry`. */
@@ -172,6 +173,12 @@ export async function createHttpServer(
     }
   });
 
+  // a request that changed accounts answers once the other nodes are told (docs/cluster.md, "Accounts held in memory")
+  const changes = c.resolve(ChangeFeed);
+  server.ext('onPreResponse', (_request: Request, h: ResponseToolkit) => {
+    const told = changes.settled();
+    return told ? told.then(() => h.continue) : h.continue;
+  });
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const res = request.response;
     if (!Boom.isBoom(res) && !(res instanceof Error)) return h.continue;

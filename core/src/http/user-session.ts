@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream';
 import Joi from 'joi';
 import { clientIp, loadedUserOf, userOf } from './auth-strategies.js';
-import type { UserWithMappings } from '../accounts/user-rows.js';
+import type { CachedUser } from '../accounts/account-cache.js';
 import { FileSessions } from '../vfs/file-sessions.service.js';
 import type { FileSession } from '../vfs/file-session.js';
 import type { DownloadStream } from '../vfs/downloads.js';
@@ -40,7 +40,7 @@ export async function openUserSession(sessions: FileSessions, request: Request, 
 export async function openFileSession(
   sessions: FileSessions,
   request: Request,
-  o: { username: string; key: string; protocol: typeof Protocol.HTTP | typeof Protocol.HTTPShare; loaded?: UserWithMappings },
+  o: { username: string; key: string; protocol: typeof Protocol.HTTP | typeof Protocol.HTTPShare; loaded?: CachedUser },
   command: string,
 ): Promise<FileSession> {
   const ip = clientIp(request);

@@ -1,4 +1,3 @@
-import type { UserWithMappings } from '../accounts/user-rows.js';
 import crypto from 'node:crypto';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { inject, injectable } from 'tsyringe';
@@ -21,6 +20,8 @@ import { UploadJournal } from './upload-journal.js';
 import { UsageStore } from './usage-store.js';
 import { QuotaService } from './quota.service.js';
 import { UserService } from '../accounts/user.service.js';
+import { AccountCache, type CachedUser } from '../accounts/account-cache.js';
+import { selectUserWithMappings } from '../accounts/user-rows.js';
 
 /**
  * What a front-end gives to open a session (sdk/file-session.ts). The
@@ -29,8 +30,8 @@ import { UserService } from '../accounts/user.service.js';
  * as SSH, HTTPShare as HTTP) read it.
  */
 export interface OpenSessionOptions extends OpenFileSession {
-  /** The user with its mappings as this request already read it (token validation): not read again. */
-  loaded?: UserWithMappings;
+  /** The user as this request's token validation found it (AccountCache entry): not read again. */
+  loaded?: CachedUser;
 }
 
 /**
@@ -66,6 +67,7 @@ export class FileSessions implements FileSessionOpener {
     @inject(TOKENS.Logger) private readonly logger: Logger,
     @inject(UserService) private readonly users: UserService,
     @inject(QuotaService) private readonly quota: QuotaService,
+    @inject(AccountCache) private readonly cache: AccountCache,
   ) {
     this.usage = new UsageStore(orm);
   }
@@ -74,8 +76,24 @@ export class FileSessions implements FileSessionOpener {
     return this.users.findEffectiveUser(username);
   }
 
+  /**
+   * The effective user (with folders) a session works as: the cache entry's
+   * (computed once per entry), else read and kept (AccountCache).
+   */
+  private async sessionUser(o: OpenSessionOptions): Promise<EffectiveUser | null> {
+    let entry = o.loaded ?? this.cache.user(o.username);
+    if (!entry) {
+      const stamp = this.cache.stamp();
+      const r = await selectUserWithMappings(this.orm.em, o.username);
+      if (!r) return null;
+      entry = this.cache.storeUser(o.username, r, stamp);
+    }
+    entry.full ??= await this.users.effectiveOfMappings(entry.mappings);
+    return entry.full;
+  }
+
   async open(o: OpenSessionOptions): Promise<FileSession> {
-    const user = o.loaded ? await this.users.effectiveOfMappings(o.loaded) : await this.effectiveUser(o.username);
+    const user = await this.sessionUser(o);
     if (!user) throw new UnauthorizedError('the account no longer exists');
     const protocol = o.protocol;
     const refusal = fileAccessRefusal(user, o.ip, protocol);

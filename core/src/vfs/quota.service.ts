@@ -6,7 +6,7 @@ import { Folder, User } from '../data/entities/index.js';
 import type { AdminIdentity } from '../auth/credentials.js';
 import type { EffectiveUser, EffectiveVirtualFolder } from '../accounts/effective-user.js';
 import { QuotaScanService } from './quota-scan.service.js';
-import { runStatement } from '../data/bound-sql.js';
+import { CounterWrites } from './counter-writes.js';
 
 export type UsageMode = 'add' | 'reset';
 
@@ -20,11 +20,8 @@ export interface TransferQuotaUsage {
   used_download_data_transfer?: number;
 }
 
-/**
- * `column = column + delta`, never below zero, computed by the database (no
- * lost updates); its two parameters are the delta, twice.
- */
-const clamped = (column: string) => `${column} = case when ${column} + ? < 0 then 0 else ${column} + ? end`;
+/** One CounterWrites per database: every QuotaService of an app shares its batches. */
+const writers = new WeakMap<MikroORM, CounterWrites>();
 
 function checkDelta(name: string, v: number): number {
   if (!Number.isSafeInteger(v)) throw new RangeError(`${name} must be a safe integer (got ${v})`);
@@ -32,9 +29,10 @@ function checkDelta(name: string, v: number): number {
 }
 
 /**
- * Used-quota and transfer counters of users and folders. Every change is a
- * single atomic SQL update (`col = col + ?`, clamped at 0), so uploads,
- * deletes and scans on any number of nodes never lose an increment.
+ * Used-quota and transfer counters of users and folders. Every change is an
+ * atomic SQL update (`col = col + ?`, clamped at 0), so uploads, deletes and
+ * scans on any number of nodes never lose an increment; the changes arriving
+ * together are summed per row and stored in one transaction (CounterWrites).
  */
 @injectable()
 export class QuotaService {
@@ -47,13 +45,10 @@ export class QuotaService {
     return this.orm.em.fork();
   }
 
-  /**
-   * One counter update, as a plain statement: it runs after every transfer,
-   * upload and delete, and building it through the query builder cost more
-   * than running it.
-   */
-  private async run(sql: string, params: unknown[]): Promise<void> {
-    await runStatement(this.orm.em, sql, params);
+  private writes(): CounterWrites {
+    let w = writers.get(this.orm);
+    if (!w) writers.set(this.orm, (w = new CounterWrites(this.orm)));
+    return w;
   }
 
   /**
@@ -67,14 +62,7 @@ export class QuotaService {
     checkDelta('sizeDelta', sizeDelta);
     checkDelta('filesDelta', filesDelta);
     if (!sizeDelta && !filesDelta) return;
-    await this.run(`update users set ${clamped('used_quota_size')}, ${clamped('used_quota_files')}, last_quota_update = ? where id = ?`, [
-      sizeDelta,
-      sizeDelta,
-      filesDelta,
-      filesDelta,
-      Date.now(),
-      userId,
-    ]);
+    await this.writes().add('users', userId, 'usage', sizeDelta, filesDelta);
   }
 
   /** Adds to a virtual folder's used quota; same rules as addUserUsage(). */
@@ -82,14 +70,7 @@ export class QuotaService {
     checkDelta('sizeDelta', sizeDelta);
     checkDelta('filesDelta', filesDelta);
     if (!sizeDelta && !filesDelta) return;
-    await this.run(`update folders set ${clamped('used_quota_size')}, ${clamped('used_quota_files')}, last_quota_update = ? where id = ?`, [
-      sizeDelta,
-      sizeDelta,
-      filesDelta,
-      filesDelta,
-      Date.now(),
-      folderId,
-    ]);
+    await this.writes().add('folders', folderId, 'usage', sizeDelta, filesDelta);
   }
 
   /**
@@ -106,8 +87,9 @@ export class QuotaService {
     filesDelta: number,
   ): Promise<void> {
     if (!folder) return this.addUserUsage(user.id, sizeDelta, filesDelta);
-    await this.addFolderUsage(folder.folder_id, sizeDelta, filesDelta);
-    if (folder.quota_size === -1 && folder.quota_files === -1) await this.addUserUsage(user.id, sizeDelta, filesDelta);
+    // both in one batch
+    const ofUser = folder.quota_size === -1 && folder.quota_files === -1 ? this.addUserUsage(user.id, sizeDelta, filesDelta) : Promise.resolve();
+    await Promise.all([this.addFolderUsage(folder.folder_id, sizeDelta, filesDelta), ofUser]);
   }
 
   /**
@@ -119,13 +101,7 @@ export class QuotaService {
     checkDelta('upBytes', upBytes);
     checkDelta('downBytes', downBytes);
     if (!upBytes && !downBytes) return;
-    await this.run(`update users set ${clamped('used_upload_data_transfer')}, ${clamped('used_download_data_transfer')} where id = ?`, [
-      upBytes,
-      upBytes,
-      downBytes,
-      downBytes,
-      userId,
-    ]);
+    await this.writes().add('users', userId, 'transfer', upBytes, downBytes);
   }
 
   /** Sets a user's used quota (a scan's result or a reset). */

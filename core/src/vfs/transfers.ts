@@ -288,8 +288,11 @@ async function uploadToPath(
       await discard();
       throw hookError(err);
     }
+    // the transfer counters join the storage counters' write (vfs/counter-writes.ts); the finally's commit is then a no-op
+    const xferStored = xfer.commit(o.batch).catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
     await storage.commit(size, replaced.existed ? 0 : 1, replaced.size, o.batch);
     committed = true;
+    await xferStored;
     s.publish(ev);
     const markFirst = () => recordFirst(s, 'first_upload');
     if (await (o.batch ? o.batch.once('first_upload', markFirst) : markFirst())) s.publish({ ...ev, action: 'first-upload' });

@@ -1,0 +1,91 @@
+import 'reflect-metadata';
+import t from 'tap';
+import type { SqlEntityManager } from '@mikro-orm/knex';
+import { createTestApp } from '../../src/testing.js';
+import { CounterWrites } from '../../src/vfs/counter-writes.js';
+
+/**
+ * CounterWrites (core/src/vfs/counter-writes.ts): the counter changes that
+ * arrive together are summed per row and stored in one transaction; every
+ * change's promise settles once its write is committed. On both databases.
+ */
+const ta = await createTestApp();
+t.teardown(() => ta.close());
+const admin = await ta.adminToken();
+for (const username of ['cw1', 'cw2']) {
+  const r = await ta.inject('POST', '/api/v2/users', {
+    token: admin,
+    payload: { username, password: 'counter-password-1', status: 1, home_dir: `/tmp/${username}`, permissions: { '/': ['*'] } },
+  });
+  // (no assertion at the top level: tap ends the root test after it when the next step takes a while)
+  if (r.statusCode !== 201) throw new Error(`user ${username}: ${r.statusCode} ${r.payload}`);
+}
+const em = ta.app.orm.em.fork() as unknown as SqlEntityManager;
+const conn = em.getConnection();
+const ids = Object.fromEntries(
+  ((await conn.execute('select id, username from users')) as { id: number; username: string }[]).map((r) => [r.username, Number(r.id)]),
+) as Record<string, number>;
+const counters = async (username: string) => {
+  const [r] = (await conn.execute(
+    'select used_upload_data_transfer as up, used_download_data_transfer as down, used_quota_size as size, used_quota_files as files from users where username = ?',
+    [username],
+  )) as Record<string, unknown>[];
+  return Object.fromEntries(Object.entries(r!).map(([k, v]) => [k, Number(v)]));
+};
+
+/** Counts the update statements run on the connection meanwhile. */
+function countUpdates(t: { teardown(fn: () => void): void }): { n: number } {
+  const seen = { n: 0 };
+  const execute = conn.execute.bind(conn);
+  (conn as { execute: unknown }).execute = (sql: unknown, ...rest: unknown[]) => {
+    if (typeof sql === 'string' && sql.startsWith('update ')) seen.n++;
+    return (execute as (...a: unknown[]) => unknown)(sql, ...rest);
+  };
+  t.teardown(() => {
+    (conn as { execute: unknown }).execute = execute;
+  });
+  return seen;
+}
+
+t.test('changes of one row arriving together: one update, every promise settled once stored', async (t) => {
+  const updates = countUpdates(t);
+  const w = new CounterWrites(ta.app.orm);
+  const before = await counters('cw1');
+  await Promise.all(Array.from({ length: 20 }, () => w.add('users', ids.cw1!, 'transfer', 0, 4096)));
+  const after = await counters('cw1');
+  t.equal(after.down! - before.down!, 20 * 4096, 'every change stored');
+  t.equal(updates.n, 1, 'in one statement');
+});
+
+t.test('changes of several rows and counter sets: stored together, each row once', async (t) => {
+  const updates = countUpdates(t);
+  const w = new CounterWrites(ta.app.orm);
+  await Promise.all([
+    w.add('users', ids.cw1!, 'usage', 100, 1),
+    w.add('users', ids.cw2!, 'usage', 50, 2),
+    w.add('users', ids.cw1!, 'usage', 10, 1),
+    w.add('users', ids.cw2!, 'transfer', 7, 0),
+  ]);
+  t.same(await counters('cw1'), { up: 0, down: 20 * 4096, size: 110, files: 2 });
+  t.same(await counters('cw2'), { up: 7, down: 0, size: 50, files: 2 });
+  t.equal(updates.n, 3, 'one statement per row and counter set');
+});
+
+t.test('changes arriving while a write runs go in the next one; nothing goes below zero', async (t) => {
+  const w = new CounterWrites(ta.app.orm);
+  const first = w.add('users', ids.cw2!, 'usage', -10, -1);
+  await new Promise((r) => setImmediate(r));
+  const second = w.add('users', ids.cw2!, 'usage', -1000, -5);
+  await Promise.all([first, second]);
+  t.same(await counters('cw2'), { up: 7, down: 0, size: 0, files: 0 });
+});
+
+t.test('a failed write rejects the promises of its changes', async (t) => {
+  const w = new CounterWrites(ta.app.orm);
+  const execute = conn.execute.bind(conn);
+  (conn as { execute: unknown }).execute = () => Promise.reject(new Error('disk on fire'));
+  t.teardown(() => {
+    (conn as { execute: unknown }).execute = execute;
+  });
+  await t.rejects(w.add('users', ids.cw1!, 'transfer', 1, 0), /disk on fire/);
+});
