@@ -5,9 +5,8 @@ import path from 'node:path';
 import type ssh2 from 'ssh2';
 import { connectSsh, openSftp, sshKey, startSftp } from './helpers.js';
 
-// A directory of 100,000 entries listed over SFTP: answered in pages of bounded size (the first
-// READDIR comes back without the server reading the whole directory), every name exactly once, and a
-// handle closed halfway through a listing.
+// A directory of 100,000 entries listed over SFTP: answered in pages of bounded size, every name
+// exactly once, and a handle closed halfway through a listing.
 
 const ENTRIES = 100_000;
 
