@@ -36,7 +36,8 @@
 // Env: BENCH_MB, BENCH_PAR, BENCH_PAR_MB, BENCH_SMALL, BENCH_ROUNDS (default 2),
 // BENCH_CIPHER (default aes128-gcm@openssh.com), BENCH_LOGIN_SECS,
 // BENCH_LOGIN_PAR, BENCH_PHASES (comma list of put,get,parallel,small,logins;
-// default all), FERRY_BENCH_DIR, FERRY_BENCH_NO_BUILD=1.
+// default all), FERRY_BENCH_DIR, FERRY_BENCH_NO_BUILD=1, FERRY_BENCH_NODE_ARGS (node
+// options of the Ferry process, e.g. --cpu-prof --cpu-prof-dir=DIR).
 // A quick run: BENCH_MB=128 BENCH_PAR_MB=16 BENCH_SMALL=1000 node bench/sftp-service.bench.mjs
 // Writes bench/results/sftp-service.json.
 import { spawn, spawnSync } from 'node:child_process';
@@ -56,6 +57,7 @@ const ROUNDS = envNumber('BENCH_ROUNDS', 2);
 const LOGIN_SECS = envNumber('BENCH_LOGIN_SECS', 3);
 const LOGIN_PAR = envNumber('BENCH_LOGIN_PAR', 4);
 const CIPHER = process.env.BENCH_CIPHER || 'aes128-gcm@openssh.com';
+const NODE_ARGS = (process.env.FERRY_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const PHASES = new Set((process.env.BENCH_PHASES || 'put,get,parallel,small,logins').split(',').map((s) => s.trim()));
 const USER = { username: 'bench', password: 'bench-user-password-1' };
 
@@ -143,6 +145,7 @@ async function startFerrySftp() {
     children,
     plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/service-sftp', config: { bindings: [{ address: '127.0.0.1', port }] } }],
     env: { SERVICE_COMMON__MAX_PER_HOST_TRANSFERS: String(Math.max(20, 2 * PAR)) },
+    nodeArgs: NODE_ARGS,
   });
   await waitPort(port);
   return { ...ferry, name: 'ferry', port };
@@ -356,6 +359,8 @@ async function main() {
     };
   }
   noteLoad();
+  // stopped with SIGTERM so that a --cpu-prof profile (FERRY_BENCH_NODE_ARGS) is written
+  await ferry.stop();
   results.load_average_1m = { min: Math.min(...loads), max: Math.max(...loads) };
 
   const x = (n) => `${n.toFixed(2)}x`;

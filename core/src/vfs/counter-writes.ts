@@ -22,12 +22,23 @@ const clamped = (column: string) => `${column} = case when ${column} + ? < 0 the
 const USAGE = `${clamped('used_quota_size')}, ${clamped('used_quota_files')}, last_quota_update = ?`;
 const TRANSFER = `${clamped('used_upload_data_transfer')}, ${clamped('used_download_data_transfer')}`;
 
-function statement(p: Pending): { sql: string; params: unknown[] } {
-  const cols = p.set === 'usage' ? USAGE : TRANSFER;
-  const params: unknown[] = [p.a, p.a, p.b, p.b];
-  if (p.set === 'usage') params.push(Date.now());
-  params.push(p.id);
-  return { sql: `update ${p.table} set ${cols} where id = ?`, params };
+/**
+ * One statement per row: the usage and the transfer counters of the same
+ * row (an upload changes both) are set by one update, so a batch of one
+ * user's upload is one statement, run without a transaction of its own.
+ */
+function statementsOf(batch: Pending[]): { sql: string; params: unknown[] }[] {
+  const rows = new Map<string, { table: string; id: number; cols: string[]; params: unknown[] }>();
+  for (const p of batch) {
+    if (!p.a && !p.b) continue;
+    const key = `${p.table}:${p.id}`;
+    let row = rows.get(key);
+    if (!row) rows.set(key, (row = { table: p.table, id: p.id, cols: [], params: [] }));
+    row.cols.push(p.set === 'usage' ? USAGE : TRANSFER);
+    row.params.push(p.a, p.a, p.b, p.b);
+    if (p.set === 'usage') row.params.push(Date.now());
+  }
+  return [...rows.values()].map((r) => ({ sql: `update ${r.table} set ${r.cols.join(', ')} where id = ?`, params: [...r.params, r.id] }));
 }
 
 /**
@@ -85,7 +96,7 @@ export class CounterWrites {
   private async flush(): Promise<void> {
     const batch = [...this.queue.values()].filter((p) => p.a || p.b || p.waiters.length);
     this.queue.clear();
-    const statements = batch.filter((p) => p.a || p.b).map(statement);
+    const statements = statementsOf(batch);
     try {
       if (statements.length === 1) {
         await runStatement(this.orm.em, statements[0]!.sql, statements[0]!.params);

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { RequestFsBatch } from '../fs/fs-batch.js';
 import { FsError, FsErrorCode } from '../fs/fs-error.js';
 import { parentPath } from '../fs/path.js';
 import type { SessionRead, SessionReadOptions, SessionWrite, SessionWriteOptions } from '../sdk/file-session.js';
@@ -45,6 +46,13 @@ export async function openSessionRead(s: SessionCore, vpath: string, o: SessionR
  * Starts an upload fed by the returned writable; resolves once every check
  * passed and the backend's write is open (uploadFile's onOpen), rejects
  * with the refusal otherwise. abort() stops it (its own signal).
+ *
+ * The upload is a batch of one (FsBatch): its stat of the destination and
+ * its write look at the entry through the same parent directory, opened and
+ * checked once (local backends) and closed once the upload is over, where
+ * each opened and checked it again. A file sent over SFTP paid the walk
+ * twice (open, check, stat, close of its directory, each a round trip
+ * through the thread pool) for one small file.
  */
 export async function openSessionWrite(s: SessionCore, vpath: string, o: SessionWriteOptions = {}): Promise<SessionWrite> {
   const stopped = new AbortController();
@@ -52,6 +60,7 @@ export async function openSessionWrite(s: SessionCore, vpath: string, o: Session
   const source = new PassThrough({ highWaterMark: STAGE_HWM });
   let opened!: () => void;
   const ready = new Promise<void>((resolve) => (opened = resolve));
+  const fsBatch = new RequestFsBatch();
   const done = uploadFile(s, vpath, source, {
     size: o.size,
     mtime: o.mtime,
@@ -59,8 +68,12 @@ export async function openSessionWrite(s: SessionCore, vpath: string, o: Session
     offset: o.offset,
     truncate: o.truncate,
     signal: linked.signal,
+    fsBatch,
     onOpen: () => opened(),
-  }).finally(() => linked.dispose());
+  }).finally(() => {
+    linked.dispose();
+    return fsBatch.close();
+  });
   await Promise.race([ready, done]);
   return {
     stream: source,
