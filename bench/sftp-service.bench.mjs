@@ -403,6 +403,8 @@ async function main() {
     }
   }
   writeResults('sftp-service', results);
+  // a graceful stop: a Ferry started with --cpu-prof (FERRY_NODE_OPTIONS) writes its profile
+  await ferry.stop();
 }
 
 runBench('sftp-service', main, cleanup);

@@ -4,7 +4,7 @@ import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
 import { DirHandle, MAX_READ, ReadHandle, WriteHandle, type Handle } from './handles.js';
 import type { ExtensionHost } from './extension-host.js';
 import { EXTENDED_REQUESTS, handleExtended } from './sftp-extensions.js';
-import { channelFlow, sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
+import { channelFlow, outgoingRoom, sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
 import { STATUS, SftpStatusError, statusOf } from './status.js';
 
 const OPEN_MODE = ssh2.utils.sftp.OPEN_MODE;
@@ -16,6 +16,8 @@ const MAX_PACKET = 256 * 1024;
 const LIMITS = Buffer.concat([u64(MAX_PACKET), u64(MAX_READ), u64(MAX_READ), u64(MAX_HANDLES)]);
 /** Bytes of WRITEs received and not yet taken by their handle above which the client is held (SSH channel window). */
 const MAX_QUEUED_WRITES = 2 * 1024 * 1024;
+/** Bytes of answers ssh2 may hold for the channel's window above which READs wait (a client reading slower than the file is read). */
+const MAX_QUEUED_ANSWERS = 1024 * 1024;
 /** The extensions the VERSION names. */
 export const EXTENSIONS: readonly [string, string][] = [['posix-rename@openssh.com', '1'], ['limits@openssh.com', '1'], ...EXTENDED_REQUESTS];
 
@@ -59,6 +61,7 @@ export class SftpSession {
   /** Bytes of WRITEs waiting for their handle: above MAX_QUEUED_WRITES the client's data is held. */
   private queuedWrites = 0;
   private readonly flow: { release(): void } | null;
+  private readonly answers: { wait(): Promise<void> } | null;
 
   constructor(
     private readonly sftp: SFTPWrapper,
@@ -69,6 +72,7 @@ export class SftpSession {
     this.ready = session.then((opened) => void (this.opened = opened));
     this.ready.catch(() => undefined); // the channel is ended; waiting requests answer the failure
     this.flow = channelFlow(sftp, () => this.queuedWrites > MAX_QUEUED_WRITES);
+    this.answers = outgoingRoom(sftp, MAX_QUEUED_ANSWERS);
     this.listen();
   }
 
@@ -103,6 +107,7 @@ export class SftpSession {
     s.on('READ', (id, h, offset, len) =>
       this.onHandle(id, h, async (handle) => {
         if (handle.kind !== 'read') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, 'the handle is not open for reading');
+        await this.answers?.wait();
         const data = await handle.readAt(offset, len);
         if (data === null) s.status(id, STATUS.EOF);
         else s.data(id, data);

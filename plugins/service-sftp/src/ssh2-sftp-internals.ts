@@ -203,3 +203,63 @@ export function channelFlow(sftp: SFTPWrapper, held: () => boolean): { release()
     },
   };
 }
+
+/** What outgoingRoom() uses: the packets ssh2 holds back for the channel's window, and the callback the connection calls once it widens. */
+interface OutgoingInternals {
+  _buffer: Buffer[];
+  _chunkcb: (() => void) | undefined;
+  outgoing: { state: string };
+}
+
+/**
+ * Bounds the answers held in ssh2 for a client that reads slower than the
+ * server answers: ssh2 keeps every packet the channel's window has no room
+ * for (with OpenSSH's sftp, 64 READs of 255 KiB: 16 MiB) in the channel's
+ * buffer. `wait()` resolves at once while that buffer holds at most `limit`
+ * bytes, else once the client widened the window and ssh2 sent some of it
+ * (or the channel closed). Null when ssh2's internals are not as expected
+ * (answers are then not held: ssh2's own behaviour).
+ */
+export function outgoingRoom(sftp: SFTPWrapper, limit: number): { wait(): Promise<void> } | null {
+  const s = sftp as unknown as Partial<OutgoingInternals>;
+  if (!Array.isArray(s._buffer) || !s.outgoing || typeof s.outgoing.state !== 'string' || 'get' in (Object.getOwnPropertyDescriptor(s, '_chunkcb') ?? {}))
+    return null;
+  const o = s as OutgoingInternals;
+  let waiters: (() => void)[] = [];
+  const wake = () => {
+    const w = waiters;
+    waiters = [];
+    for (const resolve of w) resolve();
+  };
+  // the connection calls _chunkcb when the client widens the window: wake the waiters after ssh2 (or our drain) sent what fits
+  let chunkcb = o._chunkcb;
+  Object.defineProperty(o, '_chunkcb', {
+    configurable: true,
+    enumerable: true,
+    get: () => chunkcb,
+    set: (cb: (() => void) | undefined) => {
+      chunkcb =
+        cb === undefined
+          ? undefined
+          : function (this: unknown) {
+              try {
+                cb.call(this);
+              } finally {
+                wake();
+              }
+            };
+    },
+  });
+  sftp.once('end', wake);
+  sftp.once('close', wake);
+  const held = () => {
+    let n = 0;
+    for (const b of o._buffer) n += b.length;
+    return n;
+  };
+  return {
+    async wait() {
+      while (o.outgoing.state === 'open' && held() > limit) await new Promise<void>((resolve) => waiters.push(resolve));
+    },
+  };
+}
