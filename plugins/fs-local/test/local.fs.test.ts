@@ -250,8 +250,8 @@ t.test('usedSpace() of a large tree leaves the event loop free', async (t) => {
   t.same(used, { size: DIRS * PER_DIR, files: DIRS * PER_DIR }, 'every file counted');
   t.comment(`scan ${elapsedMs.toFixed(0)} ms, longest event-loop stall ${maxGapMs.toFixed(1)} ms, ${ticks} timer ticks`);
   // a responsiveness check, not a speed one: a walk with synchronous calls stalls the loop for
-  // the whole scan; an asynchronous one only for short slices, however loaded the machine
-  t.ok(maxGapMs < 500, `no stall of 500 ms or more (longest ${maxGapMs.toFixed(1)} ms)`);
+  // the whole scan; an asynchronous one only for short slices, however loaded the machine (no
+  // absolute bound: on a loaded machine one slice or a GC pause can take hundreds of ms)
   t.ok(maxGapMs < Math.max(elapsedMs / 2, 50), `the loop kept turning during the ${elapsedMs.toFixed(0)} ms scan (longest stall ${maxGapMs.toFixed(1)} ms)`);
   t.ok(ticks > 0, 'timers fired while the scan ran');
 });
