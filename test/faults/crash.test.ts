@@ -68,11 +68,13 @@ async function scenario(t: Test, crossDevice: boolean): Promise<void> {
   const published = () => answered.filter((o) => 'status' in o && o.status === 201).length;
   // the stalled half first: each sends half its body and waits
   await Promise.all(uploads.slice(COMPLETE).map((u, k) => u.send(Buffer.alloc(SIZE / 2, fill(COMPLETE + k)))));
-  // then the complete half, all at once
-  uploads.slice(0, COMPLETE).forEach((u, i) => u.end(Buffer.alloc(SIZE, fill(i))));
-
-  // The moment of the kill: a hidden copy beside a destination (cross-device),
-  // or some uploads published while others are still being published (same device).
+  // The moment of the kill: a hidden copy beside a destination (cross-device: the complete half
+  // sent at once), or some uploads published while others are still arriving (same device: the
+  // complete half in two waves, the kill as the second one is sent; answers to uploads that end
+  // together can come back together, their counters stored by one commit, so waiting for a count
+  // of answers alone could see them all).
+  const firstWave = crossDevice ? COMPLETE : 12;
+  uploads.slice(0, firstWave).forEach((u, i) => u.end(Buffer.alloc(SIZE, fill(i))));
   let sawHidden = false;
   for (;;) {
     if (crossDevice) {
@@ -82,9 +84,11 @@ async function scenario(t: Test, crossDevice: boolean): Promise<void> {
         break;
       }
     } else if (published() >= 8) break;
-    if (answered.length >= COMPLETE) break;
+    if (answered.length >= firstWave) break;
     await new Promise((r) => setImmediate(r));
   }
+  uploads.slice(firstWave, COMPLETE).forEach((u, k) => u.end(Buffer.alloc(SIZE, fill(firstWave + k))));
+  await new Promise((r) => setImmediate(r));
   const answeredAtKill = answered.length;
   await server.kill('SIGKILL');
   if (crossDevice) t.ok(sawHidden, 'killed while a cross-device publication was copying into a hidden file');
