@@ -74,7 +74,9 @@ const OPS: RaceOp<Outcome>[] = [
   { name: 'rmd', dirs: FILES, n: [60, 40], fire: async (u, i) => sftp(await ssh(u).rmdir(`r-rmd/d-${i % FILES}`)) },
   { name: 'mt', n: [60, 40], fire: async (u, i) => sftp(await ssh(u).setstat('r-mt/secret.txt', 1_000_000_000 + i)) },
   { name: 'scpf', n: [30, 16], fire: async (u) => exec(await ssh(u).scpGet('r-scpf/secret.txt')) },
-  { name: 'scpt', n: [30, 16], fire: async (u, i) => exec(await ssh(u).scpPut('r-scpt', 'secret.txt', `PWNED ${i}`)) },
+  // -d: without it, a moment when the swapper has moved the directory away makes scp write a file
+  // named r-scpt in its place (scp's meaning of a missing target), and the directory cannot come back
+  { name: 'scpt', n: [30, 16], fire: async (u, i) => exec(await ssh(u).scpPut('r-scpt', 'secret.txt', `PWNED ${i}`, { intoDir: true })) },
   { name: 'sum', n: [30, 16], fire: async (u) => exec(await ssh(u).exec('sha256sum', 'sha256sum r-sum/secret.txt')) },
 ];
 

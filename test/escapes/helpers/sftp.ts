@@ -236,9 +236,13 @@ export class SshUser {
     return this.exec('scp -f', `scp -f -- ${shellQuote(p)}`, Buffer.alloc(64, 0));
   }
 
-  /** `scp -t DEST` receiving one file `name` holding `data` (pipelined: the sink reads in order). */
-  scpPut(dest: string, name: string, data: string): Promise<ExecAnswer> {
+  /**
+   * `scp -t DEST` receiving one file `name` holding `data` (pipelined: the sink reads in order);
+   * `intoDir`: `scp -d -t`, the target must be a directory (as OpenSSH's client asks when it
+   * copies into one), so a missing DEST is an error instead of the name of the file written.
+   */
+  scpPut(dest: string, name: string, data: string, o: { intoDir?: boolean } = {}): Promise<ExecAnswer> {
     const record = Buffer.concat([Buffer.from(`C0644 ${Buffer.byteLength(data)} ${name}\n`), Buffer.from(data), Buffer.from([0])]);
-    return this.exec('scp -t', `scp -t -- ${shellQuote(dest)}`, record);
+    return this.exec('scp -t', `scp ${o.intoDir ? '-d ' : ''}-t -- ${shellQuote(dest)}`, record);
   }
 }
