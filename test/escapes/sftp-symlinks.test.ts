@@ -4,10 +4,9 @@ import t from 'tap';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { runInNewContext } from 'node:vm';
-import v8 from 'node:v8';
 import { shellQuote, SshUser, STATUS_CODE } from './helpers/sftp.js';
 import { homeFiles, INSIDE, OUTSIDE_LINKS, resetHome, startWorld } from './helpers/world.js';
+import { watchHandleWarnings } from './helpers/handle-warnings.js';
 
 // The symlink policy of symlinks.test.ts over SFTP, SCP and the SSH
 // commands: a link planted in a home is followed only when its target
@@ -16,8 +15,7 @@ import { homeFiles, INSIDE, OUTSIDE_LINKS, resetHome, startWorld } from './helpe
 // left out of listings (READDIR, `scp -r -f`); READLINK never tells a
 // target. No directory handle is left for the garbage collector.
 
-const warnings: string[] = [];
-process.on('warning', (w) => warnings.push(`${w.name}: ${w.message}`));
+const handleWarnings = watchHandleWarnings();
 
 const w = await startWorld({ sftp: true });
 t.teardown(() => w.close());
@@ -113,20 +111,7 @@ for (const s of clients) {
   });
 }
 
-t.test('no directory handle is left for the garbage collector', async (t) => {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  for (let i = 0; i < 3; i++) {
-    gc();
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  t.same(
-    warnings.filter((m) => /directory handle|file descriptor|FileHandle/i.test(m)),
-    [],
-    'no "Closing directory handle on garbage collection" (or file handle) warning',
-  );
-});
+t.test('no directory handle is left for the garbage collector', (t) => handleWarnings.check(t));
 
 t.test('the canary', async (t) => {
   t.same(w.canary.leaks, [], 'no answer held canary content, digests or names');

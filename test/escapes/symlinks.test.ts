@@ -3,10 +3,9 @@
 import t, { type Test } from 'tap';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { runInNewContext } from 'node:vm';
-import v8 from 'node:v8';
 import { unzip } from '@ferry/testkit';
 import { OUTSIDE_LINKS, homeFiles, INSIDE, q, resetHome, startWorld, type Reply, type User } from './helpers/world.js';
+import { watchHandleWarnings } from './helpers/handle-warnings.js';
 
 // The decided policy for symlinks planted in a home: a link is followed only
 // when its target stays inside the home; a link to the outside (or a
@@ -16,8 +15,7 @@ import { OUTSIDE_LINKS, homeFiles, INSIDE, q, resetHome, startWorld, type Reply,
 // before its first byte; no directory handle is left for the garbage
 // collector ("Closing directory handle on garbage collection").
 
-const warnings: string[] = [];
-process.on('warning', (w) => warnings.push(`${w.name}: ${w.message}`));
+const handleWarnings = watchHandleWarnings();
 
 const w = await startWorld();
 t.teardown(() => w.close());
@@ -142,20 +140,7 @@ for (const u of w.users) {
   });
 }
 
-t.test('no directory handle is left for the garbage collector', async (t) => {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  for (let i = 0; i < 3; i++) {
-    gc();
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  t.same(
-    warnings.filter((m) => /directory handle|file descriptor|FileHandle/i.test(m)),
-    [],
-    'no "Closing directory handle on garbage collection" (or file handle) warning',
-  );
-});
+t.test('no directory handle is left for the garbage collector', (t) => handleWarnings.check(t));
 
 t.test('the canary', async (t) => {
   t.same(w.canary.leaks, [], 'no reply held canary content or names');
