@@ -38,12 +38,11 @@
 // BENCH_CONNECTIONS (8, for the reads), BENCH_USERS (2000),
 // FERRY_BENCH_NO_BUILD=1 (use core/dist as it is), FERRY_BENCH_DIR.
 // Writes bench/results/api-throughput.json.
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
-import { cpuSecondsOf, envNumber, reexecWithTypeScript, root, scratchWorkspace, writeResults } from './lib/common.mjs';
+import { cpuSecondsOf, envNumber, reexecWithTypeScript, root, scratchWorkspace, startBareServer, stopProc, writeResults } from './lib/common.mjs';
 
 reexecWithTypeScript(import.meta.url);
 
@@ -99,23 +98,7 @@ async function measure(pid, spec, what) {
 
 /** Starts the bare Hapi reference answering `bodies`; resolves to { url, proc }. */
 async function startBare(key, bodies) {
-  const proc = spawn(process.execPath, [path.join(root, 'bench/lib/bare-jwt-server.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  children.push(proc);
-  proc.stdin.end(JSON.stringify({ key, bodies }));
-  let out = '';
-  for await (const d of proc.stdout) {
-    out += d;
-    if (out.includes('\n')) break;
-  }
-  return { url: `http://127.0.0.1:${JSON.parse(out).port}`, proc };
-}
-
-async function stopProc(proc) {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  proc.kill('SIGTERM');
-  await Promise.race([exited, sleep(5000)]);
-  if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  return startBareServer('bare-jwt-server.mjs', { key, bodies }, children);
 }
 
 /** A database with USERS generated users: { env for ferry, drop() }. */

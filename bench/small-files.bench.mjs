@@ -23,11 +23,9 @@
 // Env: BENCH_ROUNDS (2), BENCH_SECS (4), BENCH_CONNECTIONS (16), FERRY_BENCH_NO_BUILD=1,
 // FERRY_BENCH_DIR; BENCH_CPU_PROF=<dir>: Ferry runs with --cpu-prof into that directory.
 // Writes bench/results/small-files.json.
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuSecondsOf, envNumber, root, runBench, scratchWorkspace, writeResults } from './lib/common.mjs';
+import { cpuSecondsOf, envNumber, runBench, scratchWorkspace, startBareServer, stopProc, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 import { httpLoad } from './lib/http-load.mjs';
 import { createBenchDatabase } from './lib/pg.mjs';
@@ -82,23 +80,7 @@ const WORKLOADS = {
 };
 
 async function startBare(kind, home, key) {
-  const proc = spawn(process.execPath, [path.join(root, 'bench/lib/bare-files-server.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  children.push(proc);
-  proc.stdin.end(JSON.stringify({ kind, root: home, key }));
-  let out = '';
-  for await (const d of proc.stdout) {
-    out += d;
-    if (out.includes('\n')) break;
-  }
-  return { url: `http://127.0.0.1:${JSON.parse(out).port}`, proc };
-}
-
-async function stopProc(proc) {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  proc.kill('SIGTERM');
-  await Promise.race([exited, sleep(5000)]);
-  if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  return startBareServer('bare-files-server.mjs', { kind, root: home, key }, children);
 }
 
 /** One load run on a server process; fails on any unexpected answer. */

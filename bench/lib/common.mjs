@@ -1,6 +1,6 @@
 // Helpers shared by the benchmarks of bench/: ports, test data streamed from
 // a generator, byte counting sinks, resident-memory sampling, results files.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
@@ -306,4 +306,30 @@ export function runBench(tag, main, cleanup) {
       process.exit(1);
     },
   );
+}
+
+/**
+ * Starts a bare baseline server (a script of bench/lib that reads its
+ * options as JSON on stdin and prints `{"port": N}` once it listens); it is
+ * pushed to `children` so the bench's cleanup stops it.
+ */
+export async function startBareServer(script, options, children) {
+  const proc = spawn(process.execPath, [path.join(root, 'bench/lib', script)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  children.push(proc);
+  proc.stdin.end(JSON.stringify(options));
+  let out = '';
+  for await (const d of proc.stdout) {
+    out += d;
+    if (out.includes('\n')) break;
+  }
+  return { url: `http://127.0.0.1:${JSON.parse(out).port}`, proc };
+}
+
+/** Stops a child process: SIGTERM, then SIGKILL if it has not exited within 5 s. */
+export async function stopProc(proc) {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGTERM');
+  await Promise.race([exited, sleep(5000)]);
+  if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
 }
