@@ -12,7 +12,7 @@
 //   GET  /api/v2/user/dirs?path=/d           readdir + stat of each entry, answered as JSON
 // Paths are taken under `root` (no confinement check beyond refusing "..").
 // Prints { port } once listening; stops on SIGTERM.
-import { createSecretKey, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { readdir, rename, stat } from 'node:fs/promises';
 import http from 'node:http';
@@ -73,18 +73,8 @@ if (kind === 'node') {
   port = server.address().port;
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 } else {
-  const Hapi = (await import('@hapi/hapi')).default;
-  const HapiJwt = await import('hapi-auth-jwt2');
-  const server = Hapi.server({ host: '127.0.0.1', port: 0 });
-  await server.register(HapiJwt);
-  server.auth.strategy('jwt', 'jwt', {
-    key: createSecretKey(Buffer.from(key)),
-    tokenType: 'Bearer',
-    urlKey: false,
-    cookieKey: false,
-    verifyOptions: { algorithms: ['HS256'], audience: 'user' },
-    validate: async (decoded) => ({ isValid: decoded.aud === 'user' && typeof decoded.jti === 'string' }),
-  });
+  const { bareHapiWithJwt } = await import('./bare-hapi-jwt.mjs');
+  const server = await bareHapiWithJwt(key, 'user');
   server.route([
     {
       method: 'GET',

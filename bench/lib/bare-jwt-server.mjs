@@ -9,25 +9,13 @@
 //
 // GET <path> answers bodies[<path>] (the path without its query string is
 // looked up too); prints { port } once listening; stops on SIGTERM.
-import { createSecretKey } from 'node:crypto';
-import Hapi from '@hapi/hapi';
-import * as HapiJwt from 'hapi-auth-jwt2';
+import { bareHapiWithJwt } from './bare-hapi-jwt.mjs';
 
 let input = '';
 for await (const d of process.stdin) input += d;
 const { key, bodies } = JSON.parse(input);
 
-const server = Hapi.server({ host: '127.0.0.1', port: 0 });
-await server.register(HapiJwt);
-server.auth.strategy('jwt', 'jwt', {
-  // a KeyObject, as Ferry gives it (a string is first tried as a PEM public key on every verification)
-  key: createSecretKey(Buffer.from(key)),
-  tokenType: 'Bearer',
-  urlKey: false,
-  cookieKey: false,
-  verifyOptions: { algorithms: ['HS256'], audience: 'admin' },
-  validate: async (decoded) => ({ isValid: decoded.aud === 'admin' && typeof decoded.jti === 'string' }),
-});
+const server = await bareHapiWithJwt(key, 'admin');
 server.route({
   method: 'GET',
   path: '/{any*}',
