@@ -79,6 +79,8 @@ async function readFolder(): Promise<{ subject: string; text: string; to: string
     const lock = await c.getMailboxLock(folder);
     try {
       const out: { subject: string; text: string; to: string }[] = [];
+      // FETCH 1:* of an empty folder is a BAD command ("Invalid messageset")
+      if (c.mailbox === false || c.mailbox.exists === 0) return out;
       for await (const m of c.fetch('1:*', { source: true })) {
         if (!m.source) continue;
         const p = await simpleParser(m.source);
