@@ -2,7 +2,7 @@ import t from 'tap';
 import { PassThrough, Writable } from 'node:stream';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { GcPacer, gcPacer, type Gc } from '../../src/vfs/gc-pacer.js';
+import { GcPacer, gcPacer, heapAndExternalBytes, type Gc } from '../../src/vfs/gc-pacer.js';
 import { pump } from '../../src/vfs/pump.js';
 import type { WriteHandle } from '../../src/fs/fs.contract.js';
 
@@ -153,4 +153,27 @@ t.test("with V8's real gc, the full collection frees promoted garbage", async (t
   pacer.note(1);
   t.equal(pacer.majorRuns, 1, 'the growth started a full collection');
   t.ok(used() < promoted - 10 * 1024 * 1024, `the garbage is gone: ${(promoted / 1048576).toFixed(1)} -> ${(used() / 1048576).toFixed(1)} MB`);
+});
+
+t.test('promoted buffers count: their external bytes start the full collection that frees them', async (t) => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as Gc;
+  const external = () => process.memoryUsage().arrayBuffers;
+  const pacer = new GcPacer(gc, 1, 0, () => 0, { used: heapAndExternalBytes, checkEvery: 1, growthBytes: 4 * 1024 * 1024 });
+  gc();
+  pacer.note(1); // the first reading: the live size
+  // 32 chunks of 1 MiB held across two young collections (as gathered WRITEs are): promoted, their bytes outside the heap
+  let held: Buffer[] | undefined = Array.from({ length: 32 }, () => Buffer.alloc(1024 * 1024, 1));
+  gc({ type: 'minor' });
+  gc({ type: 'minor' });
+  const promoted = external();
+  t.ok(held.length);
+  held = undefined;
+  gc({ type: 'minor' });
+  t.ok(external() > promoted - 8 * 1024 * 1024, 'young collections leave promoted buffers alone');
+  pacer.note(1);
+  t.equal(pacer.majorRuns, 1, 'the external growth started a full collection');
+  // the old generation's buffers are swept on a background thread after the collection
+  for (let i = 0; i < 100 && external() >= promoted - 24 * 1024 * 1024; i++) await new Promise((r) => setTimeout(r, 20));
+  t.ok(external() < promoted - 24 * 1024 * 1024, `the chunks are freed: ${(promoted / 1048576).toFixed(1)} -> ${(external() / 1048576).toFixed(1)} MB in buffers`);
 });

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { FsError, FsErrorCode, type FileInfo, type FileSession, type Logger } from '@ferry/core';
+import { FsError, FsErrorCode, noteShortLived, type FileInfo, type FileSession, type Logger } from '@ferry/core';
 import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
 import { DirHandle, MAX_READ, ReadHandle, WriteHandle, type Handle } from './handles.js';
 import type { ExtensionHost } from './extension-host.js';
@@ -110,7 +110,11 @@ export class SftpSession {
         await this.answers?.wait();
         const data = await handle.readAt(offset, len);
         if (data === null) s.status(id, STATUS.EOF);
-        else s.data(id, data);
+        else {
+          s.data(id, data);
+          // garbage once sent: the chunk read and the encrypted packets ssh2 made of it (core's GC pacer)
+          noteShortLived(2 * data.length);
+        }
       }),
     );
     s.on('WRITE', (id, h, offset, data) => {
@@ -124,6 +128,8 @@ export class SftpSession {
           s.status(id, STATUS.OK);
         } finally {
           this.writeTaken(data.length);
+          // garbage once taken: the payload and the decrypted packets it came in (core's GC pacer)
+          noteShortLived(2 * data.length);
         }
       });
     });
