@@ -175,5 +175,8 @@ t.test('promoted buffers count: their external bytes start the full collection t
   t.equal(pacer.majorRuns, 1, 'the external growth started a full collection');
   // the old generation's buffers are swept on a background thread after the collection
   for (let i = 0; i < 100 && external() >= promoted - 24 * 1024 * 1024; i++) await new Promise((r) => setTimeout(r, 20));
-  t.ok(external() < promoted - 24 * 1024 * 1024, `the chunks are freed: ${(promoted / 1048576).toFixed(1)} -> ${(external() / 1048576).toFixed(1)} MB in buffers`);
+  t.ok(
+    external() < promoted - 24 * 1024 * 1024,
+    `the chunks are freed: ${(promoted / 1048576).toFixed(1)} -> ${(external() / 1048576).toFixed(1)} MB in buffers`,
+  );
 });
