@@ -51,9 +51,10 @@ import { setShortLivedSink } from '../sdk/short-lived.js';
  * is promoted too, and its bytes, outside the heap, wait for the next full
  * collection. A transfer that holds its chunks for a while does that with
  * most of them: the SFTP service gathers up to 4 MiB of WRITEs before the
- * storage takes them, and 256 MiB uploads kept 18-25 MB of dead chunks in
- * the old generation until the end (peaks of 151-165 MB, against 141-144
- * MB with them counted: bench/sftp-service.bench.mjs).
+ * storage takes them, and 256 MiB uploads kept 10-35 MB of dead chunks in
+ * the old generation until the end; with them counted, 4-18 MB (peaks of
+ * 162-169 MB before, 144-156 MB after, on a loaded machine:
+ * bench/sftp-service.bench.mjs).
  */
 
 /** Bytes of short-lived buffers after which a young collection runs. */
