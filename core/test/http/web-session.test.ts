@@ -228,6 +228,8 @@ t.test('the cookie authenticates the user routes; CSRF guards the changes', asyn
   t.equal(profile.status, 403, 'a profile change needs it too');
   t.equal((await call('GET', '/api/v2/user/profile', { headers: withCookie(s) })).body.description ?? '', '', 'the profile unchanged');
 
+  const foreign = await call('GET', '/api/v2/user/dirs?path=/', { headers: { cookie: `prefs={"a": 1}; ${s.cookie}; other=x y` } });
+  t.equal(foreign.status, 200, "another application's cookies that are no valid cookie values are skipped");
   const made = await call('POST', '/api/v2/user/dirs?path=/made', { headers: withCookie(s, s.csrf) });
   t.equal(made.status, 201, JSON.stringify(made.body));
   t.match((await call('GET', '/api/v2/user/dirs?path=/', { headers: withCookie(s) })).body, [{ name: 'made' }]);
