@@ -4,7 +4,7 @@ import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { LogEvent } from '../../src/events/event-types.js';
 import { insertUserRow } from '../helpers/user-rows.js';
-import { startOidcProvider } from '../helpers/oidc-provider.js';
+import { oidcBindingFor, startOidcProvider } from '../helpers/oidc-provider.js';
 
 // An OIDC login started with web=1 ends in a web session cookie and a redirect to the web client
 // (a real OpenID provider in process, helpers/oidc-provider.ts).
@@ -21,21 +21,7 @@ const op = await startOidcProvider(
 const ta = await createTestApp({
   config: {
     httpd: {
-      bindings: [
-        {
-          address: '127.0.0.1',
-          port: 0,
-          oidc: {
-            config_url: op.issuer,
-            ...op.client,
-            redirect_base_url: REDIRECT_BASE,
-            role_field: 'role',
-            admin_roles: ['admin'],
-            scopes: ['openid', 'profile', 'role'],
-            allow_insecure_http: true,
-          },
-        },
-      ],
+      bindings: [{ address: '127.0.0.1', port: 0, oidc: oidcBindingFor(op, REDIRECT_BASE) }],
     },
   },
 });
