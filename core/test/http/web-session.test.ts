@@ -134,6 +134,15 @@ t.test('login refusals follow the rules of /api/v2/user/token', async (t) => {
   t.equal(denied.status, 403);
   t.match(denied.body, { error: 'Forbidden', message: /HTTP/ });
   t.notOk(denied.cookie);
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+    const form = await call('POST', WS, {
+      ip: freshIp(),
+      headers: { 'content-type': type },
+      payload: type === 'text/plain' ? JSON.stringify({ username: 'ws-bob', password: 'ws-bob-pass-1' }) : 'username=ws-bob&password=ws-bob-pass-1',
+    });
+    t.equal(form.status, 415, `${type}: a cross-site form cannot log in`);
+    t.notOk(form.cookie);
+  }
   const bad = await call('POST', WS, { ip: '10.1.0.5', payload: { username: 'ws-bob' } });
   t.equal(bad.status, 400, 'a body without password');
   t.match(bad.body, { error: 'Bad Request', message: /password/ });
