@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestApp, type TestApp } from '@ferry/core/testing';
 import type { Test } from 'tap';
@@ -76,4 +77,33 @@ export function dav(
 ) {
   const auth = 'Basic ' + Buffer.from(`${user}:${o.password ?? `${user}-pass-1`}`).toString('base64');
   return fetch(h.base + urlPath, { method, headers: { authorization: auth, ...o.headers }, ...(o.body !== undefined ? { body: o.body } : {}) });
+}
+
+export interface CurlResult {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+let curlSeq = 0;
+/** Runs curl against the harness (path under the prefix, `--path-as-is`), as `user` with its password unless `auth` says otherwise. */
+export async function curl(h: Harness, dir: string, urlPath: string, args: string[] = [], auth: string | null = 'u1'): Promise<CurlResult> {
+  const n = ++curlSeq;
+  const bodyFile = path.join(dir, `curl-body-${n}`);
+  const headFile = path.join(dir, `curl-head-${n}`);
+  const creds = auth === null ? [] : ['-u', auth.includes(':') ? auth : `${auth}:${auth}-pass-1`];
+  const r = await run('curl', ['-s', '--path-as-is', '-o', bodyFile, '-D', headFile, '-w', '%{http_code}', ...creds, ...args, h.base + urlPath]);
+  const headers: Record<string, string> = {};
+  const raw = existsSync(headFile) ? readFileSync(headFile, 'utf8') : '';
+  // the last response's headers (after a 100 Continue)
+  const last =
+    raw
+      .trim()
+      .split(/\r?\n\r?\n/)
+      .pop() ?? '';
+  for (const line of last.split(/\r?\n/).slice(1)) {
+    const i = line.indexOf(':');
+    if (i > 0) headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
+  }
+  return { status: Number(r.stdout.trim()), headers, body: existsSync(bodyFile) ? readFileSync(bodyFile, 'utf8') : '' };
 }
