@@ -7,8 +7,10 @@ const SUITES = ['basic', 'copymove', 'props', 'locks', 'http'];
 t.test('litmus on fs-local', async (t) => {
   const h = await startWebdav(t);
   await h.addUser('lit');
+  // litmus writes debug.log and child.log into its working directory
+  const cwd = t.testdir({});
   for (const suite of SUITES) {
-    const r = await run('litmus', ['--keep-going', `${h.base}/`, 'lit', 'lit-pass-1'], { env: { TESTS: suite, HOME: h.ta.dataDir } });
+    const r = await run('litmus', ['--keep-going', `${h.base}/`, 'lit', 'lit-pass-1'], { cwd, env: { TESTS: suite, HOME: h.ta.dataDir } });
     const summary = /<- summary for `(\w+)': of (\d+) tests run: (\d+) passed, (\d+) failed\. ([\d.]+)%(?:\n-> (\d+) warnings? issued)?/.exec(r.stdout);
     t.ok(summary, `${suite}: litmus printed its summary`);
     if (!summary) {
