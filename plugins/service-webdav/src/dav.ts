@@ -1,3 +1,5 @@
+// The WebDAV methods (RFC 4918) over a file session. Longer than 500 lines: one handler per method
+// sharing the lock and If header checks and the property rendering, which splitting would scatter.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -5,9 +7,9 @@ import { DomainError, ErrorKind, FsError, FsErrorCode, type FileInfo, type FileS
 import mime from 'mime-types';
 import type { WebdavConfig } from './config.js';
 import { IfHeaderError, parseIfHeader, submittedTokens, type IfList } from './if-header.js';
-import type { DavLock, LockStore } from './locks.js';
+import { coveringIn, type DavLock, type LockStore } from './locks.js';
 import { baseName, isWithin, parentOf, PathError, type Paths } from './paths.js';
-import type { PropStore } from './props.js';
+import type { DeadProp, PropStore } from './props.js';
 import { DAV_NS, davChild, elements, esc, parseXml, serialize, textOf, XmlError, type XmlElement } from './xml.js';
 
 /** A refusal with its HTTP status and, for a precondition of RFC 4918, its DAV: condition element name. */
@@ -198,9 +200,9 @@ export class DavHandlers {
     if (lists && !(await this.evaluateIf(r, lists))) throw new DavError(412, 'the If header conditions are not met');
     const tokens = lists ? submittedTokens(lists) : new Set<string>();
     const needed: DavLock[] = [];
-    for (const p of o.paths) needed.push(...this.s.locks.covering(r.username, p));
-    for (const p of o.members ?? []) needed.push(...this.s.locks.covering(r.username, p));
-    for (const p of o.deep ?? []) needed.push(...this.s.locks.under(r.username, p));
+    for (const p of o.paths) needed.push(...(await this.s.locks.covering(r.username, p)));
+    for (const p of o.members ?? []) needed.push(...(await this.s.locks.covering(r.username, p)));
+    for (const p of o.deep ?? []) needed.push(...(await this.s.locks.under(r.username, p)));
     const byRoot = new Map<string, DavLock[]>();
     for (const l of needed) byRoot.set(l.path, [...(byRoot.get(l.path) ?? []), l]);
     for (const [root, locks] of byRoot) {
@@ -224,8 +226,8 @@ export class DavHandlers {
       for (const c of list.conditions) {
         let holds: boolean;
         if ('token' in c) {
-          const lock = this.s.locks.get(c.token);
-          holds = !!lock && lock.username === r.username && this.s.locks.covering(r.username, path).includes(lock);
+          const lock = await this.s.locks.get(c.token);
+          holds = !!lock && lock.username === r.username && coveringIn([lock], path).length > 0;
         } else {
           if (!etags.has(path)) {
             const info = await this.statOrNull(r, path);
@@ -336,8 +338,8 @@ export class DavHandlers {
     await this.checkWrite(r, { paths: [r.path], deep: [r.path], members: [parentOf(r.path)] });
     if (info.isDir) await r.files.removeDir(r.path, { signal: r.signal });
     else await r.files.removeFile(r.path, { signal: r.signal });
-    this.s.locks.removeUnder(r.username, r.path);
-    this.s.props.removeUnder(r.username, r.path);
+    await this.s.locks.removeUnder(r.username, r.path);
+    await this.s.props.removeUnder(r.username, r.path);
     r.res.statusCode = 204;
     r.res.end();
   }
@@ -380,15 +382,15 @@ export class DavHandlers {
     if (existing) {
       if (existing.isDir) await r.files.removeDir(dest, { signal: r.signal });
       else await r.files.removeFile(dest, { signal: r.signal });
-      this.s.locks.removeUnder(r.username, dest);
-      this.s.props.removeUnder(r.username, dest);
+      await this.s.locks.removeUnder(r.username, dest);
+      await this.s.props.removeUnder(r.username, dest);
     }
     const shallow = source.isDir && depthHeader === '0';
     if (move) await r.files.rename(r.path, dest, { signal: r.signal });
     else if (shallow) await r.files.mkdir(dest, false, { signal: r.signal });
     else await r.files.copy(r.path, dest, { signal: r.signal });
-    this.s.props.copy(r.username, r.path, dest, !shallow, move);
-    if (move) this.s.locks.removeUnder(r.username, r.path);
+    await this.s.props.copy(r.username, r.path, dest, !shallow, move);
+    if (move) await this.s.locks.removeUnder(r.username, r.path);
     res.statusCode = existing ? 204 : 201;
     res.setHeader('Content-Length', 0);
     res.end();
@@ -408,28 +410,33 @@ export class DavHandlers {
     const info = await r.files.stat(r.path, { signal: r.signal });
     res.statusCode = 207;
     res.setHeader('Content-Type', 'application/xml; charset=utf-8');
+    // the account's locks once (few), the dead properties page by page when the query shows them
+    const locks = await this.s.locks.live(r.username);
+    const withDead = query.kind !== 'prop' || query.props.some((p) => p.ns !== DAV_NS);
+    const ctx: PropContext = { query, locks, dead: withDead ? await this.s.props.listMany(r.username, [r.path]) : new Map() };
     await write(res, `${XML_HEAD}<D:multistatus xmlns:D="DAV:">\n`);
-    const path = r.path;
-    await write(res, await this.propResponse(r, path, info, query));
-    if (info.isDir && depthHeader !== '0') await this.propfindChildren(r, path, query, depthHeader === 'infinity');
+    await write(res, await this.propResponse(r, r.path, info, ctx));
+    if (info.isDir && depthHeader !== '0') await this.propfindChildren(r, r.path, ctx, withDead, depthHeader === 'infinity');
     res.end('</D:multistatus>\n');
   }
 
   /** Writes the responses of a collection's members as their pages come (depth infinity: depth first). */
-  private async propfindChildren(r: DavRequest, dir: string, query: PropQuery, deep: boolean): Promise<void> {
+  private async propfindChildren(r: DavRequest, dir: string, ctx: PropContext, withDead: boolean, deep: boolean): Promise<void> {
     for await (const page of await r.files.list(dir, { signal: r.signal })) {
-      for (const entry of page) {
-        const path = dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`;
-        await write(r.res, await this.propResponse(r, path, entry, query));
-        if (deep && entry.isDir) await this.propfindChildren(r, path, query, true);
+      const paths = page.map((entry) => (dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`));
+      const pageCtx: PropContext = { ...ctx, dead: withDead ? await this.s.props.listMany(r.username, paths) : new Map() };
+      for (const [i, entry] of page.entries()) {
+        await write(r.res, await this.propResponse(r, paths[i]!, entry, pageCtx));
+        if (deep && entry.isDir) await this.propfindChildren(r, paths[i]!, ctx, withDead, true);
       }
     }
   }
 
-  private async propResponse(r: DavRequest, path: string, info: FileInfo, query: PropQuery): Promise<string> {
+  private async propResponse(r: DavRequest, path: string, info: FileInfo, ctx: PropContext): Promise<string> {
+    const { query } = ctx;
     const found: string[] = [];
     const missing: string[] = [];
-    const dead = this.s.props.list(r.username, path);
+    const dead = ctx.dead.get(path) ?? [];
     if (query.kind === 'propname') {
       for (const n of LIVE_PROPS) if (!info.isDir || (n !== 'getcontentlength' && n !== 'getcontenttype')) found.push(`<D:${n}/>`);
       for (const d of dead) found.push(emptyElement(d.ns, d.name));
@@ -437,12 +444,12 @@ export class DavHandlers {
       const wanted: { ns: string; name: string }[] =
         query.kind === 'prop' ? query.props : [...ALLPROP_LIVE.map((name) => ({ ns: DAV_NS, name })), ...(query.include ?? [])];
       for (const w of wanted) {
-        const value = w.ns === DAV_NS ? await this.liveProp(r, path, info, w.name) : undefined;
+        const value = w.ns === DAV_NS ? await this.liveProp(r, path, info, w.name, ctx.locks) : undefined;
         if (value !== undefined) {
           found.push(value);
           continue;
         }
-        const d = this.s.props.get(r.username, path, w.ns, w.name);
+        const d = dead.find((p) => p.ns === w.ns && p.name === w.name);
         if (d) found.push(d.xml);
         else if (query.kind === 'prop') missing.push(emptyElement(w.ns, w.name));
       }
@@ -455,7 +462,7 @@ export class DavHandlers {
   }
 
   /** A live property's element, undefined when the resource has none of that name. */
-  private async liveProp(r: DavRequest, path: string, info: FileInfo, name: string): Promise<string | undefined> {
+  private async liveProp(r: DavRequest, path: string, info: FileInfo, name: string, locks: DavLock[]): Promise<string | undefined> {
     switch (name) {
       case 'resourcetype':
         return info.isDir ? '<D:resourcetype><D:collection/></D:resourcetype>' : '<D:resourcetype/>';
@@ -480,8 +487,7 @@ export class DavHandlers {
           '</D:supportedlock>'
         );
       case 'lockdiscovery':
-        return `<D:lockdiscovery>${this.s.locks
-          .covering(r.username, path)
+        return `<D:lockdiscovery>${coveringIn(locks, path)
           .map((l) => this.activeLock(l))
           .join('')}</D:lockdiscovery>`;
       case 'quota-used-bytes':
@@ -518,7 +524,7 @@ export class DavHandlers {
         else mtime = new Date(t);
       }
     }
-    if (!this.s.props.canSet(r.username, r.path, ops.length)) for (const op of ops) op.status ??= 507;
+    if (!(await this.s.props.canSet(r.username, r.path, ops.filter((op) => op.set).length))) for (const op of ops) op.status ??= 507;
     const failed = ops.some((op) => op.status !== undefined);
     if (!failed && mtime && !info.isDir) {
       try {
@@ -530,10 +536,17 @@ export class DavHandlers {
     }
     const anyFailed = ops.some((op) => op.status !== undefined);
     if (!anyFailed) {
-      for (const op of ops) {
-        if (op.set) this.s.props.set(r.username, r.path, { ns: op.prop.ns, name: op.prop.name, xml: serialize(op.prop) });
-        else this.s.props.remove(r.username, r.path, op.prop.ns, op.prop.name);
-      }
+      // in document order: a later set or remove of the same property wins
+      const last = new Map<string, Op>();
+      for (const op of ops) last.set(`${op.prop.ns}\u0000${op.prop.name}`, op);
+      const final = [...last.values()];
+      const sets: DeadProp[] = final.filter((op) => op.set).map((op) => ({ ns: op.prop.ns, name: op.prop.name, xml: serialize(op.prop) }));
+      await this.s.props.update(
+        r.username,
+        r.path,
+        sets,
+        final.filter((op) => !op.set).map((op) => ({ ns: op.prop.ns, name: op.prop.name })),
+      );
     }
     // every property answered: the failed with their status, the others 424 when anything failed (the update is atomic)
     const byStatus = new Map<number, string[]>();
@@ -589,10 +602,9 @@ export class DavHandlers {
       const lists = this.ifLists(r);
       if (!lists) throw new DavError(400, 'a LOCK without a body refreshes a lock: send its token in the If header');
       const tokens = submittedTokens(lists);
-      const lock = this.s.locks.covering(r.username, r.path).find((l) => tokens.has(l.token));
+      const lock = (await this.s.locks.covering(r.username, r.path)).find((l) => tokens.has(l.token));
       if (!lock) throw new DavError(412, 'no lock of the If header applies to the resource', 'lock-token-matches-request-uri');
-      this.s.locks.refresh(lock, this.timeout(r));
-      return this.lockAnswer(r, lock, 200);
+      return this.lockAnswer(r, await this.s.locks.refresh(lock, this.timeout(r)), 200);
     }
     if (body.ns !== DAV_NS || body.name !== 'lockinfo') throw new DavError(400, 'LOCK needs a DAV:lockinfo body');
     const scopeEl = davChild(body, 'lockscope');
@@ -609,7 +621,7 @@ export class DavHandlers {
     if (!info) await this.parentMustExist(r, r.path);
     const lists = this.ifLists(r);
     if (lists && !(await this.evaluateIf(r, lists))) throw new DavError(412, 'the If header conditions are not met');
-    const conflicts = this.s.locks.conflicts(r.username, r.path, info?.isDir ? depth : 0, scope);
+    const conflicts = await this.s.locks.conflicts(r.username, r.path, info?.isDir ? depth : 0, scope);
     if (conflicts.length) throw new DavError(423, 'the resource is locked', 'no-conflicting-lock', this.s.paths.href(conflicts[0]!.path, false));
     if (!info) {
       // LOCK of an unmapped URL creates an empty resource (RFC 4918 section 7.3)
@@ -620,19 +632,19 @@ export class DavHandlers {
       await pipeline(empty, w.stream);
       await w.done;
     }
-    const lock = this.s.locks.create({ username: r.username, path: r.path, depth: info?.isDir ? depth : 0, scope, owner, timeout: this.timeout(r) });
+    const lock = await this.s.locks.create({ username: r.username, path: r.path, depth: info?.isDir ? depth : 0, scope, owner, timeout: this.timeout(r) });
     this.lockAnswer(r, lock, info ? 200 : 201);
   }
 
-  private unlock(r: DavRequest): void {
+  private async unlock(r: DavRequest): Promise<void> {
     const h = hdr(r.req, 'lock-token');
     const token = h ? /^\s*<([^>]+)>\s*$/.exec(h)?.[1] : undefined;
     if (!token) throw new DavError(400, 'the Lock-Token header is missing or malformed');
-    const lock = this.s.locks.get(token);
-    if (!lock || lock.username !== r.username || !this.s.locks.covering(r.username, r.path).includes(lock)) {
+    const lock = await this.s.locks.get(token);
+    if (!lock || lock.username !== r.username || coveringIn([lock], r.path).length === 0) {
       throw new DavError(409, 'no such lock on the resource', 'lock-token-matches-request-uri');
     }
-    this.s.locks.remove(token);
+    await this.s.locks.remove(token);
     r.res.statusCode = 204;
     r.res.end();
   }
@@ -655,6 +667,13 @@ const LIVE_PROPS = [
 const ALLPROP_LIVE = LIVE_PROPS.filter((n) => !n.startsWith('quota-'));
 
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 403: 'Forbidden', 409: 'Conflict', 424: 'Failed Dependency', 507: 'Insufficient Storage' };
+
+/** What each response of a PROPFIND needs: the query, the account's locks, the dead properties of the paths at hand. */
+interface PropContext {
+  query: PropQuery;
+  locks: DavLock[];
+  dead: Map<string, DeadProp[]>;
+}
 
 type PropQuery = { kind: 'allprop'; include?: { ns: string; name: string }[] } | { kind: 'propname' } | { kind: 'prop'; props: { ns: string; name: string }[] };
 

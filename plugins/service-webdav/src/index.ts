@@ -1,6 +1,7 @@
 import { definePlugin, packageInfo } from '@ferry/core';
 import { configSchema, type WebdavConfig } from './config.js';
 import { webdavService } from './server.js';
+import { tables } from './tables.js';
 
 export { configSchema, type WebdavConfig, type WebdavBinding } from './config.js';
 
@@ -12,7 +13,8 @@ export default definePlugin<WebdavConfig>({
   version: pkg.version,
   apiVersion: 1,
   configSchema,
-  register(ctx, config) {
-    ctx.registerService(webdavService({ config, logger: ctx.logger, host: () => ctx.host.services }));
+  async register(ctx, config) {
+    const db = await ctx.registerEntities(tables);
+    ctx.registerService(webdavService({ config, logger: ctx.logger, host: () => ctx.host.services, db }));
   },
 });

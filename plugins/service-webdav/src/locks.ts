@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { PluginDatabase } from '@ferry/core';
+import type { LockRow } from './tables.js';
 
 /** A WebDAV write lock (RFC 4918 section 6). */
 export interface DavLock {
@@ -19,64 +21,86 @@ export interface DavLock {
 }
 
 const within = (path: string, root: string) => path === root || root === '/' || path.startsWith(root + '/');
+const TABLE = 'webdav_locks';
+
+/** The locks of `locks` that apply to `path`: on it, or on an ancestor with depth infinity. */
+export const coveringIn = (locks: DavLock[], path: string): DavLock[] =>
+  locks.filter((l) => l.path === path || (l.depth === 'infinity' && within(path, l.path)));
+
+const fromRow = (r: LockRow): DavLock => ({
+  token: r.token,
+  username: r.username,
+  path: r.path,
+  depth: Number(r.depth) === 0 ? 0 : 'infinity',
+  scope: r.scope === 'shared' ? 'shared' : 'exclusive',
+  owner: r.owner,
+  timeout: Number(r.timeout),
+  expires: Number(r.expires),
+});
 
 /**
- * The locks of this node, in memory: they do not survive a restart and are
- * not shared between the nodes of a cluster (a client holding a lock on one
- * node is not seen by another). Expired locks are dropped as they are met.
+ * The locks, in the core database (table webdav_locks): every node of a
+ * cluster sees the same locks, and they survive a restart. An account
+ * holds few locks, so its live locks are read whole and matched here.
+ * Expired rows are deleted as locks are created.
  */
 export class LockStore {
-  private readonly locks = new Map<string, DavLock>();
+  constructor(private readonly db: PluginDatabase) {}
 
-  private live(): DavLock[] {
-    const now = Date.now();
-    const out: DavLock[] = [];
-    for (const l of this.locks.values()) {
-      if (l.expires <= now) this.locks.delete(l.token);
-      else out.push(l);
-    }
-    return out;
+  private knex() {
+    return this.db.em().getKnex();
   }
 
-  get(token: string): DavLock | undefined {
-    return this.live().find((l) => l.token === token);
+  /** The live locks of an account. */
+  async live(username: string): Promise<DavLock[]> {
+    const rows = (await this.knex()(TABLE).where('username', username).andWhere('expires', '>', Date.now())) as LockRow[];
+    return rows.map(fromRow);
+  }
+
+  async get(token: string): Promise<DavLock | undefined> {
+    const row = (await this.knex()(TABLE).where('token', token).andWhere('expires', '>', Date.now()).first()) as LockRow | undefined;
+    return row ? fromRow(row) : undefined;
   }
 
   /** The locks that apply to `path`: on it, or on an ancestor with depth infinity. */
-  covering(username: string, path: string): DavLock[] {
-    return this.live().filter((l) => l.username === username && (l.path === path || (l.depth === 'infinity' && within(path, l.path))));
+  async covering(username: string, path: string): Promise<DavLock[]> {
+    return coveringIn(await this.live(username), path);
   }
 
   /** The locks whose root is `path` or below it. */
-  under(username: string, path: string): DavLock[] {
-    return this.live().filter((l) => l.username === username && within(l.path, path));
+  async under(username: string, path: string): Promise<DavLock[]> {
+    return (await this.live(username)).filter((l) => within(l.path, path));
   }
 
-  /** The locks that would conflict with a new lock (null: none). */
-  conflicts(username: string, path: string, depth: 0 | 'infinity', scope: 'exclusive' | 'shared'): DavLock[] {
-    const found = new Set(this.covering(username, path));
-    if (depth === 'infinity') for (const l of this.under(username, path)) found.add(l);
-    return [...found].filter((l) => scope === 'exclusive' || l.scope === 'exclusive');
+  /** The locks a new lock would conflict with. */
+  async conflicts(username: string, path: string, depth: 0 | 'infinity', scope: 'exclusive' | 'shared'): Promise<DavLock[]> {
+    const found = new Map((await this.covering(username, path)).map((l) => [l.token, l]));
+    if (depth === 'infinity') for (const l of await this.under(username, path)) found.set(l.token, l);
+    return [...found.values()].filter((l) => scope === 'exclusive' || l.scope === 'exclusive');
   }
 
-  create(o: Omit<DavLock, 'token' | 'expires'>): DavLock {
-    const lock: DavLock = { ...o, token: `opaquelocktoken:${randomUUID()}`, expires: Date.now() + o.timeout * 1000 };
-    this.locks.set(lock.token, lock);
+  async create(o: Omit<DavLock, 'token' | 'expires'>): Promise<DavLock> {
+    const now = Date.now();
+    await this.knex()(TABLE).where('expires', '<=', now).del();
+    const lock: DavLock = { ...o, token: `opaquelocktoken:${randomUUID()}`, expires: now + o.timeout * 1000 };
+    const row: LockRow = { ...lock, depth: lock.depth === 0 ? 0 : 1 };
+    await this.knex()(TABLE).insert(row);
     return lock;
   }
 
-  refresh(lock: DavLock, timeout: number): DavLock {
-    lock.timeout = timeout;
-    lock.expires = Date.now() + timeout * 1000;
-    return lock;
+  async refresh(lock: DavLock, timeout: number): Promise<DavLock> {
+    const expires = Date.now() + timeout * 1000;
+    await this.knex()(TABLE).where('token', lock.token).update({ timeout, expires });
+    return { ...lock, timeout, expires };
   }
 
-  remove(token: string): boolean {
-    return this.locks.delete(token);
+  async remove(token: string): Promise<void> {
+    await this.knex()(TABLE).where('token', token).del();
   }
 
   /** Drops the locks at `path` and below (the resources were deleted or moved away). */
-  removeUnder(username: string, path: string): void {
-    for (const l of this.under(username, path)) this.locks.delete(l.token);
+  async removeUnder(username: string, path: string): Promise<void> {
+    const tokens = (await this.under(username, path)).map((l) => l.token);
+    if (tokens.length) await this.knex()(TABLE).whereIn('token', tokens).del();
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type net from 'node:net';
-import { LoginRefusedError, type FileSession, type Logger, type ServiceDef, type ServiceHost, type ServiceStatus } from '@ferry/core';
+import { LoginRefusedError, type FileSession, type Logger, type PluginDatabase, type ServiceDef, type ServiceHost, type ServiceStatus } from '@ferry/core';
 import type { WebdavConfig } from './config.js';
 import { DavHandlers, sendError, statusOf } from './dav.js';
 import { LockStore } from './locks.js';
@@ -17,6 +17,8 @@ export interface WebdavServiceOptions {
   logger: Logger;
   /** The core's services, resolved on first use. */
   host: () => ServiceHost;
+  /** The core database with the plugin's tables (locks, dead properties). */
+  db: PluginDatabase;
 }
 
 const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/, '');
@@ -46,7 +48,7 @@ function basicCredentials(header: string | undefined): { username: string; passw
 export function webdavService(o: WebdavServiceOptions): ServiceDef {
   const { config, logger } = o;
   const paths = new Paths(config.prefix);
-  const handlers = new DavHandlers({ config, paths, locks: new LockStore(), props: new PropStore() });
+  const handlers = new DavHandlers({ config, paths, locks: new LockStore(o.db), props: new PropStore(o.db) });
   const cache = new LoginCache(config.login_cache_ttl);
   const states = new WeakMap<net.Socket, SocketState>();
   const sockets = new Set<net.Socket>();

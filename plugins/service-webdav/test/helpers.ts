@@ -26,11 +26,16 @@ export interface Harness {
 /** A started app serving WebDAV on a free port of 127.0.0.1. */
 export async function startWebdav(
   t: Test,
-  o: { webdav?: Record<string, unknown>; config?: Record<string, unknown>; backends?: string[] } = {},
+  o: { webdav?: Record<string, unknown>; config?: Record<string, unknown>; backends?: string[]; databaseUrl?: string; dataDir?: string } = {},
 ): Promise<Harness> {
   const plugin = { ...PLUGIN, config: { bindings: [{ address: '127.0.0.1', port: 0 }], ...o.webdav } };
   const backends = (o.backends ?? ['@ferry/fs-local']).map((name) => ({ name }));
-  const ta = await createTestApp({ plugins: [...backends, plugin], ...(o.config ? { config: o.config } : {}) });
+  const ta = await createTestApp({
+    plugins: [...backends, plugin],
+    ...(o.config ? { config: o.config } : {}),
+    ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
+    ...(o.dataDir ? { dataDir: o.dataDir } : {}),
+  });
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
   await ta.app.start();
