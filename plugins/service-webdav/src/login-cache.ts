@@ -5,8 +5,8 @@ import { createHmac, randomBytes } from 'node:crypto';
  * every request (as WebDAV clients do) is not checked with argon2 each time.
  * Keyed by an HMAC of username and password under a key of this process:
  * no password or plain hash of one is kept. An entry lives `ttl` seconds
- * from its login; the core offers no signal of account changes, so a
- * changed password or a disabled account is seen when the entry expires.
+ * from its login, and is dropped at once when the account changes on this
+ * node (see dropUser / clear).
  */
 export class LoginCache {
   private readonly key = randomBytes(32);
@@ -46,6 +46,11 @@ export class LoginCache {
       if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     }
     this.entries.set(key, { username, expires: Date.now() + this.ttlSeconds * 1000 });
+  }
+
+  /** Drops the entries of an account (changed or deleted). */
+  dropUser(username: string): void {
+    for (const [k, e] of this.entries) if (e.username === username) this.entries.delete(k);
   }
 
   clear(): void {

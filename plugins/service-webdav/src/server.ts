@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type net from 'node:net';
-import { LoginRefusedError, type FileSession, type Logger, type PluginDatabase, type ServiceDef, type ServiceHost, type ServiceStatus } from '@ferry/core';
+import {
+  LoginRefusedError,
+  type EventBus,
+  type FileSession,
+  type Logger,
+  type PluginDatabase,
+  type ProviderEvent,
+  type ServiceDef,
+  type ServiceHost,
+  type ServiceStatus,
+} from '@ferry/core';
 import type { WebdavConfig } from './config.js';
 import { DavHandlers, sendError, statusOf } from './dav.js';
 import { LockStore } from './locks.js';
@@ -19,6 +29,8 @@ export interface WebdavServiceOptions {
   host: () => ServiceHost;
   /** The core database with the plugin's tables (locks, dead properties). */
   db: PluginDatabase;
+  /** The core's event bus: changes of accounts (provider events) drop cached logins. */
+  events: EventBus;
 }
 
 const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/, '');
@@ -54,6 +66,23 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
   const sockets = new Set<net.Socket>();
   let servers: http.Server[] = [];
   let active = false;
+  let unsubscribe: (() => void) | null = null;
+
+  /**
+   * An account changed on this node: its cached logins go, and its open
+   * connections open their file session again on their next request (so the
+   * account's status, allow list and denied protocols are checked again).
+   * A change of a group, role, folder or IP list may change any account.
+   */
+  function onProvider(e: ProviderEvent): void {
+    if (e.object_type === 'user') cache.dropUser(e.object_name);
+    else if (['group', 'role', 'folder', 'ip_list_entry'].includes(e.object_type)) cache.clear();
+    else return;
+    for (const socket of sockets) {
+      const st = states.get(socket);
+      if (st && (e.object_type !== 'user' || st.username === e.object_name)) st.expires = 0;
+    }
+  }
 
   function closeState(socket: net.Socket): void {
     const st = states.get(socket);
@@ -181,10 +210,13 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
         throw err;
       }
       active = true;
+      unsubscribe = o.events.on('provider', onProvider);
       logger.info({ bindings: servers.map((s) => s.address()), prefix: config.prefix }, 'webdav listening');
     },
     async stop({ signal }) {
       active = false;
+      unsubscribe?.();
+      unsubscribe = null;
       const closed = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       for (const s of servers) s.closeIdleConnections();
       servers = [];

@@ -92,6 +92,19 @@ t.test('logins: refusals, the login cache, events and connections', async (t) =>
   t.pass('the client socket is cut');
   while ((await list()).length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   t.pass('the connection is no longer listed');
+
+  // a change of the account drops its cached logins at once (long TTL of the harness: 60 s)
+  await h.addUser('chg');
+  t.equal((await curl(h, dir, '/', ['-X', 'PROPFIND', '-H', 'Depth: 0'], 'chg')).status, 207, 'logged in (cached)');
+  const current = await h.ta.inject('GET', '/api/v2/users/chg', { token: h.token });
+  const changed = await h.ta.inject('PUT', '/api/v2/users/chg', { token: h.token, payload: { ...(current.result as object), password: 'chg-pass-2' } });
+  t.equal(changed.statusCode, 200, changed.payload);
+  t.equal((await curl(h, dir, '/', ['-X', 'PROPFIND', '-H', 'Depth: 0'], 'chg')).status, 401, 'the old password is refused at once');
+  t.equal((await curl(h, dir, '/', ['-X', 'PROPFIND', '-H', 'Depth: 0'], 'chg:chg-pass-2')).status, 207, 'the new one works');
+  const again = await h.ta.inject('GET', '/api/v2/users/chg', { token: h.token });
+  await h.ta.inject('PUT', '/api/v2/users/chg', { token: h.token, payload: { ...(again.result as object), status: 0 } });
+  const off = await curl(h, dir, '/', ['-X', 'PROPFIND', '-H', 'Depth: 0'], 'chg:chg-pass-2');
+  t.ok([401, 403].includes(off.status), `disabled: refused at once (${off.status})`);
 });
 
 t.test('path escapes: refused, nothing changed, no 500', async (t) => {
