@@ -23,9 +23,9 @@
 // A quick run: BENCH_MB=128 BENCH_PAR=4 BENCH_PAR_MB=8 BENCH_ENTRIES=2000 BENCH_ROUNDS=1 node bench/webdav.bench.mjs
 // Writes bench/results/webdav.json.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { benchDir, envNumber, freePort, makeFile, runBench, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
+import { benchDir, envNumber, freePort, makeFile, resetPeakRss, rssOf, runBench, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const SIZE_MB = envNumber('BENCH_MB', 1024);
@@ -97,24 +97,15 @@ async function startApache(root) {
   return { name: 'apache', url: `http://127.0.0.1:${port}`, root, proc };
 }
 
-function resetPeak(pid) {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    /* not root: the peak since the start is reported */
-  }
-}
-const peakMb = (pid) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-
 /** Runs `fn(server)` for Apache then Ferry, ROUNDS times: the best seconds of each and Ferry's peak RSS. */
 async function sideBySide(label, servers, fn, after = async () => {}) {
   const best = { apache: Infinity, ferry: Infinity };
   let peak = 0;
   for (let i = 0; i < ROUNDS; i++) {
     for (const s of servers) {
-      if (s.name === 'ferry') resetPeak(s.proc.pid);
+      if (s.name === 'ferry') resetPeakRss(s.proc.pid);
       const secs = await fn(s);
-      if (s.name === 'ferry') peak = Math.max(peak, peakMb(s.proc.pid));
+      if (s.name === 'ferry') peak = Math.max(peak, rssOf(s.proc.pid, 'VmHWM'));
       best[s.name] = Math.min(best[s.name], secs);
       await after(s);
       log(`${label} ${s.name} round ${i + 1}: ${secs.toFixed(2)} s`);
