@@ -164,6 +164,8 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
       const files = await sessionFor(req, socket, login, ip);
       await handlers.handle({ req, res, files, username: login.username, path: files.path(path), signal: gone.signal });
     } catch (err) {
+      // the client went away mid-request (an upload cut, a download left): nothing to answer
+      if (gone.signal.aborted) return void res.destroy();
       const { status, message } = statusOf(err);
       if (status === 500) logger.error({ err, method: req.method, ip }, 'webdav request failed');
       else logger.debug({ method: req.method, ip, status, message }, 'webdav request refused');

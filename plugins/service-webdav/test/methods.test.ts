@@ -195,3 +195,29 @@ t.test('methods and their error codes (curl)', async (t) => {
 function readdir(p: string): string[] {
   return existsSync(p) ? readdirSync(p) : [];
 }
+
+t.test('a PUT cut by the client leaves nothing and the old file intact', async (t) => {
+  const h = await startWebdav(t);
+  const home = await h.addUser('u1');
+  const dir = t.testdir({});
+  writeFileSync(path.join(dir, 'old.txt'), 'old content');
+  t.equal((await curl(h, dir, '/keep.txt', ['-T', path.join(dir, 'old.txt')])).status, 201);
+  const net = await import('node:net');
+  for (const target of ['/keep.txt', '/fresh.txt']) {
+    await new Promise<void>((resolve, reject) => {
+      const s = net.connect(h.port, '127.0.0.1', () => {
+        const auth = Buffer.from('u1:u1-pass-1').toString('base64');
+        s.write(`PUT ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic ${auth}\r\nContent-Length: 10000000\r\n\r\n`);
+        s.write(Buffer.alloc(256 * 1024, 0x61), () => setTimeout(() => (s.destroy(), resolve()), 200));
+      });
+      s.on('error', reject);
+    });
+  }
+  // the server sees the close and aborts the writes (their temporary files removed): up to 10 s
+  const others = () => readdirSync(home).filter((n) => n !== 'keep.txt');
+  for (let i = 0; i < 200 && others().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  const listing = await curl(h, dir, '/', ['-X', 'PROPFIND', '-H', 'Depth: 1']);
+  t.notMatch(listing.body, 'fresh.txt', 'no partial new file');
+  t.equal(readFileSync(path.join(home, 'keep.txt'), 'utf8'), 'old content', 'the old file is intact');
+  t.same(others(), [], 'no temporary file left');
+});
