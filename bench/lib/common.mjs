@@ -128,6 +128,15 @@ export function rssOf(pid, field = 'VmRSS') {
   }
 }
 
+/** Resets the peak resident set (VmHWM) of a process, so rssOf(pid, 'VmHWM') measures from now (needs root; a no-op otherwise). */
+export function resetPeakRss(pid) {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    /* not root: the peak since the start stays */
+  }
+}
+
 /** CPU time (user + system) a process has used so far, in seconds (0 when it is gone). */
 export function cpuSecondsOf(pid) {
   try {

@@ -1,0 +1,52 @@
+import Joi from 'joi';
+
+/** One address the WebDAV server listens on (port 0: any free port, shown by /status). */
+export interface WebdavBinding {
+  address: string;
+  port: number;
+}
+
+export interface WebdavConfig {
+  bindings: WebdavBinding[];
+  /** The URL path the users' trees are served under ('/' or '/dav'...): requests elsewhere are 404. */
+  prefix: string;
+  /** Seconds a verified login is reused without asking the login service again (0: every request logs in). */
+  login_cache_ttl: number;
+  /** Answer PROPFIND with Depth: infinity (streamed); refused with 403 propfind-finite-depth when false. */
+  allow_depth_infinity: boolean;
+  /** Largest XML request body (PROPFIND, PROPPATCH, LOCK), in bytes: larger is 413. */
+  max_xml_size: number;
+  /** Deepest element nesting accepted in an XML body: deeper is 400. */
+  max_xml_depth: number;
+  /** Longest lock timeout granted, in seconds (a client asking for more or for Infinite gets this). */
+  max_lock_timeout: number;
+  /** Extra MIME types by file extension (without the dot), over the built-in table. */
+  mime_types: Record<string, string>;
+}
+
+export const configSchema = Joi.object<WebdavConfig>({
+  bindings: Joi.array()
+    .items(
+      Joi.object({
+        address: Joi.string().default('127.0.0.1'),
+        port: Joi.number().integer().min(0).max(65535).default(8090),
+      }),
+    )
+    .min(1)
+    .default([{ address: '127.0.0.1', port: 8090 }]),
+  prefix: Joi.string()
+    .pattern(/^\/([A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*)?$/)
+    .default('/'),
+  login_cache_ttl: Joi.number().integer().min(0).max(3600).default(60),
+  allow_depth_infinity: Joi.boolean().default(false),
+  max_xml_size: Joi.number()
+    .integer()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  max_xml_depth: Joi.number().integer().min(4).max(1000).default(64),
+  max_lock_timeout: Joi.number().integer().min(1).default(3600),
+  mime_types: Joi.object()
+    .pattern(/^[A-Za-z0-9._+-]+$/, Joi.string().pattern(/^[\w.+-]+\/[\w.+-]+$/))
+    .default({}),
+});

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type net from 'node:net';
+import {
+  LoginRefusedError,
+  type EventBus,
+  type FileSession,
+  type Logger,
+  type PluginDatabase,
+  type ProviderEvent,
+  type ServiceDef,
+  type ServiceHost,
+  type ServiceStatus,
+} from '@ferry/core';
+import type { WebdavConfig } from './config.js';
+import { DavHandlers, sendError, statusOf } from './dav.js';
+import { LockStore } from './locks.js';
+import { LoginCache } from './login-cache.js';
+import { Paths, PathError } from './paths.js';
+import { PropStore } from './props.js';
+
+const PROTOCOL = 'DAV';
+const REALM = 'Basic realm="Ferry WebDAV", charset="UTF-8"';
+
+export interface WebdavServiceOptions {
+  config: WebdavConfig;
+  logger: Logger;
+  /** The core's services, resolved on first use. */
+  host: () => ServiceHost;
+  /** The core database with the plugin's tables (locks, dead properties). */
+  db: PluginDatabase;
+  /** The core's event bus: changes of accounts (provider events) drop cached logins. */
+  events: EventBus;
+}
+
+const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/, '');
+
+/** The file session of one TCP connection: listed as one connection while the client keeps it open. */
+interface SocketState {
+  /** The login cache key the session was opened for. */
+  key: string;
+  username: string;
+  session: Promise<FileSession>;
+  /** Unix ms after which the next request logs in and opens the session again. */
+  expires: number;
+  gone: AbortController;
+}
+
+/** The credentials of a Basic Authorization header, or null. */
+function basicCredentials(header: string | undefined): { username: string; password: string } | null {
+  const m = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (!m) return null;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const i = decoded.indexOf(':');
+  if (i <= 0) return null;
+  return { username: decoded.slice(0, i), password: decoded.slice(i + 1) };
+}
+
+/** WebDAV on node:http: Basic logins through the login service, one file session per TCP connection. */
+export function webdavService(o: WebdavServiceOptions): ServiceDef {
+  const { config, logger } = o;
+  const paths = new Paths(config.prefix);
+  const handlers = new DavHandlers({ config, paths, locks: new LockStore(o.db), props: new PropStore(o.db) });
+  const cache = new LoginCache(config.login_cache_ttl);
+  const states = new WeakMap<net.Socket, SocketState>();
+  const sockets = new Set<net.Socket>();
+  let servers: http.Server[] = [];
+  let active = false;
+  let unsubscribe: (() => void) | null = null;
+
+  /**
+   * An account changed on this node: its cached logins go, and its open
+   * connections open their file session again on their next request (so the
+   * account's status, allow list and denied protocols are checked again).
+   * A change of a group, role, folder or IP list may change any account.
+   */
+  function onProvider(e: ProviderEvent): void {
+    if (e.object_type === 'user') cache.dropUser(e.object_name);
+    else if (['group', 'role', 'folder', 'ip_list_entry'].includes(e.object_type)) cache.clear();
+    else return;
+    for (const socket of sockets) {
+      const st = states.get(socket);
+      if (st && (e.object_type !== 'user' || st.username === e.object_name)) st.expires = 0;
+    }
+  }
+
+  function closeState(socket: net.Socket): void {
+    const st = states.get(socket);
+    if (!st) return;
+    states.delete(socket);
+    st.gone.abort();
+    void st.session.then((s) => s.close()).catch(() => undefined);
+  }
+
+  /** The username of the request's credentials (a 401 answered and null when refused). */
+  async function authenticate(req: http.IncomingMessage, res: http.ServerResponse, ip: string): Promise<{ username: string; key: string } | null> {
+    const creds = basicCredentials(req.headers.authorization);
+    if (!creds) {
+      res.setHeader('WWW-Authenticate', REALM);
+      sendError(res, req.method === 'HEAD', 401, 'authentication required');
+      return null;
+    }
+    const key = cache.keyOf(creds.username, creds.password);
+    const cached = cache.get(key);
+    if (cached) return { username: cached, key };
+    try {
+      const result = await o
+        .host()
+        .login.authenticate({ username: creds.username, credential: { method: 'password', password: creds.password }, ip, protocol: PROTOCOL });
+      if (result.status !== 'ok') {
+        // a second factor cannot be asked over Basic authentication
+        res.setHeader('WWW-Authenticate', REALM);
+        sendError(res, req.method === 'HEAD', 401, 'this account needs a second factor, which WebDAV cannot ask for');
+        return null;
+      }
+      cache.add(key, result.account.username);
+      return { username: result.account.username, key };
+    } catch (err) {
+      if (!(err instanceof LoginRefusedError)) throw err;
+      logger.info({ ip, username: creds.username, reason: err.reason }, 'webdav login refused');
+      if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+      const status = err.kind === 'too_many_requests' ? 429 : err.kind === 'forbidden' ? 403 : 401;
+      if (status === 401) res.setHeader('WWW-Authenticate', REALM);
+      sendError(res, req.method === 'HEAD', status, err.message);
+      return null;
+    }
+  }
+
+  /** The socket's file session for this login (opened again for another login or once expired). */
+  function sessionFor(req: http.IncomingMessage, socket: net.Socket, login: { username: string; key: string }, ip: string): Promise<FileSession> {
+    const st = states.get(socket);
+    if (st && st.key === login.key && st.expires > Date.now()) return st.session;
+    if (st) closeState(socket);
+    const gone = new AbortController();
+    const session = o.host().sessions.open({
+      username: login.username,
+      ip,
+      protocol: PROTOCOL,
+      sessionKey: randomUUID(),
+      clientVersion: String(req.headers['user-agent'] ?? '').slice(0, 256),
+      signal: gone.signal,
+    });
+    const state: SocketState = { key: login.key, username: login.username, session, expires: cache.expiry(login.key) || Date.now() + 1000, gone };
+    states.set(socket, state);
+    session.then(
+      // closed by an administrator (DELETE /api/v2/connections/{id}, from any node): the client is cut
+      (s) => s.signal.addEventListener('abort', () => states.get(socket) === state && socket.destroy(), { once: true }),
+      () => states.get(socket) === state && states.delete(socket),
+    );
+    return session;
+  }
+
+  async function onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const head = req.method === 'HEAD';
+    const socket = req.socket;
+    const ip = plainIp(socket.remoteAddress);
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    try {
+      const path = paths.toVirtual(req.url ?? '/');
+      if (path === null) return sendError(res, head, 404, 'not a WebDAV path');
+      const login = await authenticate(req, res, ip);
+      if (!login) return;
+      const files = await sessionFor(req, socket, login, ip);
+      await handlers.handle({ req, res, files, username: login.username, path: files.path(path), signal: gone.signal });
+    } catch (err) {
+      // the client went away mid-request (an upload cut, a download left): nothing to answer
+      if (gone.signal.aborted) return void res.destroy();
+      const { status, message } = statusOf(err);
+      if (status === 500) logger.error({ err, method: req.method, ip }, 'webdav request failed');
+      else logger.debug({ method: req.method, ip, status, message }, 'webdav request refused');
+      if (status === 499) return void res.destroy();
+      const e = err as { condition?: string; href?: string };
+      sendError(res, head, status, message, e.condition, e.href);
+    }
+  }
+
+  return {
+    name: 'webdavd',
+    statusKey: 'webdav',
+    async start() {
+      try {
+        for (const b of config.bindings) {
+          const server = http.createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 30_000 }, (req, res) => void onRequest(req, res));
+          server.on('connection', (socket: net.Socket) => {
+            sockets.add(socket);
+            socket.on('close', () => (sockets.delete(socket), closeState(socket)));
+            const ip = plainIp(socket.remoteAddress);
+            o.host()
+              .defender.isBanned(ip, PROTOCOL)
+              .then((banned) => {
+                if (banned) {
+                  logger.info({ ip }, 'webdav connection from a banned host dropped');
+                  socket.destroy();
+                }
+              })
+              .catch(() => socket.destroy());
+          });
+          server.on('clientError', (err: Error, socket: net.Socket) => {
+            if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+            else socket.destroy();
+          });
+          await new Promise<void>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(b.port, b.address, () => (server.off('error', reject), resolve()));
+          });
+          servers.push(server);
+        }
+      } catch (err) {
+        for (const s of servers) s.close();
+        servers = [];
+        throw err;
+      }
+      active = true;
+      unsubscribe = o.events.on('provider', onProvider);
+      logger.info({ bindings: servers.map((s) => s.address()), prefix: config.prefix }, 'webdav listening');
+    },
+    async stop({ signal }) {
+      active = false;
+      unsubscribe?.();
+      unsubscribe = null;
+      const closed = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      for (const s of servers) s.closeIdleConnections();
+      servers = [];
+      const cut = () => sockets.forEach((s) => s.destroy());
+      signal.addEventListener('abort', cut, { once: true });
+      await Promise.race([closed, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
+      signal.removeEventListener('abort', cut);
+      cut();
+      cache.clear();
+    },
+    status(): ServiceStatus {
+      const bindings = servers.map((s) => s.address()).filter((a): a is net.AddressInfo => typeof a === 'object' && a !== null);
+      return {
+        is_active: active,
+        bindings: active
+          ? bindings.map((a) => ({ address: a.address, port: a.port, enable_https: false, client_auth_type: 0, prefix: config.prefix, proxy_allowed: [] }))
+          : null,
+      };
+    },
+  };
+}
+
+export { PathError };
