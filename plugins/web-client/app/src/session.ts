@@ -1,0 +1,79 @@
+/** The web session (cookie ferry_web, see api.ts): sign-in, the current session, its refresh while the tab is used, sign-out. */
+import { api, errorMessage, setCsrfToken } from './api';
+import { t } from './strings';
+
+export interface Session {
+  username: string;
+  csrf_token: string;
+  expires_at: string;
+}
+
+export type LoginOutcome = { kind: 'ok'; session: Session } | { kind: 'two-factor' } | { kind: 'refused'; message: string };
+
+/** The session of the cookie, or null when there is none (or it expired). */
+export async function currentSession(): Promise<Session | null> {
+  const { data } = await api.GET('/api/v2/user/web-session');
+  if (!data) return null;
+  setCsrfToken(data.csrf_token);
+  return data;
+}
+
+/** What a refused sign-in says to the user, by status. */
+export function refusalMessage(status: number, body: unknown, withPasscode: boolean): string {
+  if (status === 401) return withPasscode ? t.wrongPasscode : t.wrongCredentials;
+  if (status === 429) return t.tooManyAttempts;
+  if (status === 403) return t.refused(errorMessage(body, String(status)));
+  return t.unexpected(status);
+}
+
+export async function login(username: string, password: string, passcode?: string): Promise<LoginOutcome> {
+  let res;
+  try {
+    res = await api.POST('/api/v2/user/web-session', { body: { username, password, ...(passcode ? { passcode } : {}) } });
+  } catch {
+    return { kind: 'refused', message: t.networkError };
+  }
+  if (res.data) {
+    setCsrfToken(res.data.csrf_token);
+    return { kind: 'ok', session: res.data };
+  }
+  const body: unknown = res.error;
+  if (res.response.status === 401 && body && typeof body === 'object' && (body as { two_factor_required?: unknown }).two_factor_required === true && !passcode) {
+    return { kind: 'two-factor' };
+  }
+  return { kind: 'refused', message: refusalMessage(res.response.status, body, !!passcode) };
+}
+
+export async function logout(): Promise<void> {
+  try {
+    await api.DELETE('/api/v2/user/web-session');
+  } finally {
+    setCsrfToken('');
+  }
+}
+
+/**
+ * Keeps the session alive while the tab is in use: each minute in which the
+ * user pressed a key or the pointer in a visible tab, GET the session (which
+ * slides its expiry). Returns the stopper.
+ */
+export function keepAlive(onLost: () => void, everyMs = 60_000): () => void {
+  let active = false;
+  const mark = () => {
+    active = true;
+  };
+  window.addEventListener('pointerdown', mark, { passive: true });
+  window.addEventListener('keydown', mark, { passive: true });
+  const timer = window.setInterval(() => {
+    if (!active || document.visibilityState !== 'visible') return;
+    active = false;
+    void currentSession().then((s) => {
+      if (!s) onLost();
+    });
+  }, everyMs);
+  return () => {
+    window.clearInterval(timer);
+    window.removeEventListener('pointerdown', mark);
+    window.removeEventListener('keydown', mark);
+  };
+}
