@@ -18,6 +18,8 @@ interface Common {
   jti?: string;
   /** Token expiry (ms). */
   exp?: number;
+  /** Hash of the web session's id when authenticated with the web session cookie (http/web-session.ts). */
+  webSession?: string;
   /** API key id when authenticated with an API key. */
   apiKeyId?: string;
   /** Set when the account must have two-factor authentication and has none: every route but the setup ones answers 403 with it. */

@@ -64,6 +64,24 @@ export class UserAuthService {
     return { revoked: false, user: r.user.user, view: entry.view, entry };
   }
 
+  /**
+   * The user of a web session (http/web-session.ts) with its login view and
+   * the cache entry holding them (AccountCache: a change on any node drops
+   * them first), or null when the account no longer exists.
+   */
+  async findForSession(username: string): Promise<{ user: User; view: EffectiveUser; entry: CachedUser } | null> {
+    const em = this.orm.em;
+    let entry = this.cache.user(username);
+    if (!entry) {
+      const stamp = this.cache.stamp();
+      const r = await selectUserWithMappings(em, username);
+      if (!r) return null;
+      entry = this.cache.storeUser(username, r, stamp);
+    }
+    entry.view ??= await this.users.effectiveOfMappings(entry.mappings, { folders: false }, em);
+    return { user: entry.mappings.user, view: entry.view, entry };
+  }
+
   async findByUsername(username: string): Promise<User | null> {
     return this.orm.em.fork().findOne(User, { username }, { populate: ['role'] });
   }

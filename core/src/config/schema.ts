@@ -45,6 +45,8 @@ export interface FerryConfig {
     max_multipart_files: number;
     /** PEM files of the certificate authorities client certificates must chain to (bindings with client_auth_type 1). */
     ca_certificates: string[];
+    /** Browser sessions of POST /api/v2/user/web-session (http/web-session.ts): seconds. */
+    web_session: { idle_timeout: number; max_lifetime: number };
   };
   kms: { master_key: string };
   plugins: PluginEntry[];
@@ -315,6 +317,11 @@ export const configSchema = Joi.object<FerryConfig>({
     max_request_size: Joi.number().integer().min(1024).default(1048576),
     max_multipart_files: Joi.number().integer().min(1).max(100_000).default(1000),
     ca_certificates: csv.default([]),
+    web_session: Joi.object({
+      // seconds: a session unused this long ends; none lives longer than max_lifetime whatever its use
+      idle_timeout: Joi.number().integer().min(1).max(86_400).default(1800),
+      max_lifetime: Joi.number().integer().min(1).max(2_592_000).default(43_200),
+    }).default(),
   })
     .default()
     .custom((v: FerryConfig['httpd'], h) => {

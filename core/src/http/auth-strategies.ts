@@ -23,6 +23,7 @@ import { registerLoginEvents } from './login-events.js';
 import { stringProblem } from '../util/well-formed.js';
 import { AccountStatus } from '../accounts/account-numbers.js';
 import { isDatabaseUnavailable } from '../data/db-errors.js';
+import { registerWebSessionAuth } from './web-session.js';
 
 /**
  * Admin tokens this node verified against the database, until they expire
@@ -60,7 +61,9 @@ class KnownAdmins {
 
 export const ADMIN_AUTH = { strategies: ['jwt-admin', 'apikey-admin'] };
 export const ADMIN_BEARER_ONLY = { strategies: ['jwt-admin'] };
-export const USER_AUTH = { strategies: ['jwt-user', 'apikey-user'] };
+export const USER_AUTH = { strategies: ['jwt-user', 'apikey-user', 'web-user'] };
+/** The user routes a bearer token or the web session cookie reaches, not an API key (profile, password, 2FA). */
+export const USER_BEARER_OR_WEB = { strategies: ['jwt-user', 'web-user'] };
 export const ANY_AUTH = { strategies: ['jwt-admin', 'apikey-admin', 'jwt-user', 'apikey-user'] };
 
 /** The client address, honouring the binding's proxy header only for allowed proxies. */
@@ -287,6 +290,14 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   }));
   server.auth.strategy('apikey-admin', 'apikey', { scope: API_KEY_SCOPE.Admin });
   server.auth.strategy('apikey-user', 'apikey', { scope: API_KEY_SCOPE.User });
+
+  registerWebSessionAuth(server, c, {
+    clientIp,
+    mfaSetup: (filters, effectiveFilters) => mfaSetup('user', filters, effectiveFilters),
+    remember: (request, entry) => {
+      (request.app as RequestUserApp).loadedUser = entry;
+    },
+  });
 }
 
 /** The authenticated admin of a request (routes using ADMIN_AUTH). */

@@ -6,14 +6,16 @@ import { TooManyRequestsError } from '../errors.js';
 import type { RateLimitScope } from '../config/schema.js';
 import { RateLimiterService } from '../security/rate-limiter.service.js';
 import { TUS_PATH } from './tus/protocol.js';
+import { WEB_SESSION_PATH } from './web-session.js';
 
 const TOKEN_PATHS = new Set(['/api/v2/token', '/api/v2/user/token']);
 const SHARES_PREFIX = '/api/v2/shares/';
 
-/** The rate limit scope of a request path, or null for what is never limited (/healthz, anything outside /api). */
-export function rateLimitScope(path: string): RateLimitScope | null {
+/** The rate limit scope of a request path (and method), or null for what is never limited (/healthz, anything outside /api). */
+export function rateLimitScope(path: string, method = 'get'): RateLimitScope | null {
   if (path !== '/api' && !path.startsWith('/api/')) return null;
-  if (TOKEN_PATHS.has(path)) return 'token';
+  // the web session's login (POST) is a token route; its GET and DELETE are API requests
+  if (TOKEN_PATHS.has(path) || (path === WEB_SESSION_PATH && method === 'post')) return 'token';
   if (path === TUS_PATH || path.startsWith(`${TUS_PATH}/`)) return 'tus';
   if (path.startsWith(SHARES_PREFIX)) return 'shares';
   return 'api';
@@ -36,7 +38,7 @@ export function registerRateLimits(server: Server, c: DependencyContainer): void
   const limiter = c.resolve(RateLimiterService);
   if (!limiter.enabled) return;
   server.ext('onRequest', async (request: Request, h: ResponseToolkit) => {
-    const scope = rateLimitScope(request.path);
+    const scope = rateLimitScope(request.path, request.method);
     if (!scope) return h.continue;
     const refusal = await limiter.check(scope, clientIp(request), 'HTTP');
     if (!refusal) return h.continue;

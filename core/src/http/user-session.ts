@@ -23,7 +23,13 @@ export const boolQuery = Joi.boolean().truthy('1', 'true').falsy('0', 'false', '
 export async function openUserSession(sessions: FileSessions, request: Request, command: string): Promise<FileSession> {
   const creds = userOf(request);
   const ip = clientIp(request);
-  const key = creds.jti ? `jwt:${creds.jti}` : creds.apiKeyId ? `key:${creds.apiKeyId}:${ip}` : `ip:${ip}:${creds.user.id}`;
+  const key = creds.jti
+    ? `jwt:${creds.jti}`
+    : creds.webSession
+      ? `web:${creds.webSession}`
+      : creds.apiKeyId
+        ? `key:${creds.apiKeyId}:${ip}`
+        : `ip:${ip}:${creds.user.id}`;
   return openFileSession(
     sessions,
     request,

@@ -11,6 +11,7 @@ import { IpListEntrySchema } from './ip-list.entity.js';
 import { DefenderEventSchema, DefenderHostSchema } from './defender.entity.js';
 import { TransferUsageSchema } from './usage.entity.js';
 import { PasswordResetCodeSchema } from './password-reset.entity.js';
+import { WebSessionSchema } from './web-session.entity.js';
 import { AdminGroupSchema, GroupFolderSchema, UserFolderSchema, UserGroupSchema } from './mappings.entity.js';
 
 export * from './role.entity.js';
@@ -27,6 +28,7 @@ export * from './defender.entity.js';
 export * from './usage.entity.js';
 export * from './password-reset.entity.js';
 export * from './share.entity.js';
+export * from './web-session.entity.js';
 
 /** Every core entity; plugins add theirs through the registry. */
 export const coreEntities = [
@@ -53,4 +55,5 @@ export const coreEntities = [
   DefenderEventSchema,
   TransferUsageSchema,
   PasswordResetCodeSchema,
+  WebSessionSchema,
 ];

@@ -28,6 +28,7 @@ const SCHEMES: Record<string, string> = {
   'apikey-user': 'APIKeyAuth',
   'basic-admin': 'BasicAuth',
   'basic-user': 'BasicAuth',
+  'web-user': 'WebSessionCookie',
 };
 
 /** hapi's `{name*}`, `{name*2}`, `{name?}` → OpenAPI's `{name}`. */
@@ -199,6 +200,8 @@ export function openApiDocument(server: Hapi.Server, info: OpenApiInfo): Record<
         BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         APIKeyAuth: { type: 'apiKey', in: 'header', name: 'X-SERVICE-API-KEY' },
         BasicAuth: { type: 'http', scheme: 'basic' },
+        // the browser session of POST /api/v2/user/web-session (an addition to v2.7): state-changing requests also carry X-CSRF-Token
+        WebSessionCookie: { type: 'apiKey', in: 'cookie', name: 'ferry_web' },
       },
       schemas,
       responses,

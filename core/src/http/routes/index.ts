@@ -29,12 +29,14 @@ import { openApiRoutes } from '../openapi/routes.js';
 import { eventRoutes } from './events.js';
 import { twoFactorRoutes } from './two-factor.js';
 import { passwordResetRoutes } from './password-reset.js';
+import { webSessionRoutes } from './web-session.js';
 import { declareAnswers } from '../openapi/answers.js';
 
 /** Every route file of the core, one per resource (answers the routes do not declare are added from openapi/answers.ts). */
 export const coreRoutes: RouteFactory[] = [
   healthRoutes,
   tokenRoutes,
+  webSessionRoutes,
   adminRoutes,
   roleRoutes,
   apiKeyRoutes,

@@ -1,7 +1,7 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { ADMIN_AUTH, ADMIN_BEARER_ONLY, adminOf, clientIp, userOf } from '../auth-strategies.js';
+import { ADMIN_AUTH, ADMIN_BEARER_ONLY, USER_BEARER_OR_WEB, adminOf, clientIp, userOf } from '../auth-strategies.js';
 import { DefenderService } from '../../security/defender.service.js';
 import { actorOf } from '../server.js';
 import { Errors } from '../errors.js';
@@ -54,7 +54,7 @@ export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
   };
 
   const selfRoutes = (kind: AccountKind): ServerRoute[] => {
-    const auth = kind === 'admin' ? ADMIN_BEARER_ONLY : { strategies: ['jwt-user'] };
+    const auth = kind === 'admin' ? ADMIN_BEARER_ONLY : USER_BEARER_OR_WEB;
     const setup = (answer: Answer) => ({ auth, plugins: { ferry: { permission: 'any' as const, mfaSetup: true, responses: { 200: answer } } } });
     const plain = (answer: Answer) => ({ auth, plugins: { ferry: { permission: 'any' as const, responses: { 200: answer } } } });
     const base = `/api/v2/${kind}`;

@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { userOf } from '../auth-strategies.js';
+import { USER_BEARER_OR_WEB, userOf } from '../auth-strategies.js';
 import { UserProfileService } from '../../accounts/user-profile.service.js';
 import { actorOf } from '../server.js';
 
@@ -25,10 +25,10 @@ const pwdChangeInput = Joi.object({
   new_password: Joi.string().min(1).max(4096).required(),
 });
 
-/** Profile and password of the calling user (bearer token only, as the API specifies). */
+/** Profile and password of the calling user (bearer token as the API specifies, or the web session cookie; no API key). */
 export function userProfileRoutes(c: DependencyContainer): ServerRoute[] {
   const profiles = c.resolve(UserProfileService);
-  const auth = { strategies: ['jwt-user'] };
+  const auth = USER_BEARER_OR_WEB;
   return [
     {
       method: 'GET',

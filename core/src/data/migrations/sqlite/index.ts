@@ -111,4 +111,13 @@ export const statements: { name: string; statements: string[] }[] = [
       "create index `users_role_id_username_index` on `users` (`role_id`, `username`);",
     ],
   },
+  {
+    // browser sessions of the REST API (core/src/http/web-session.ts)
+    name: 'Migration20261203180000_web_sessions',
+    statements: [
+      "create table `web_sessions` (`id_hash` text not null, `user_id` integer not null, `username` text not null, `csrf_token` text not null, `idp` integer not null default false, `created_at` bigint not null default 0, `expires_at` bigint not null default 0, `max_expires_at` bigint not null default 0, primary key (`id_hash`));",
+      "create index `web_sessions_user_id_index` on `web_sessions` (`user_id`);",
+      "create index `web_sessions_expires_at_index` on `web_sessions` (`expires_at`);",
+    ],
+  },
 ];
