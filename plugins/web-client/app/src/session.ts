@@ -18,11 +18,19 @@ export async function currentSession(): Promise<Session | null> {
   return data;
 }
 
-/** What a refused sign-in says to the user, by status. */
+/** What a refused sign-in says to the user, from the status and the server's message (see core/src/auth/login.service.ts). */
 export function refusalMessage(status: number, body: unknown, withPasscode: boolean): string {
-  if (status === 401) return withPasscode ? t.wrongPasscode : t.wrongCredentials;
+  const message = errorMessage(body, '');
+  if (status === 401) {
+    if (/disabled/.test(message)) return t.accountDisabled;
+    if (/expired/.test(message)) return t.accountExpired;
+    if (/already been used/.test(message)) return t.passcodeReused;
+    if (withPasscode && /two-factor/.test(message)) return t.wrongPasscode;
+    if (message === 'invalid credentials' || !message) return t.wrongCredentials;
+    return t.refused(message);
+  }
   if (status === 429) return t.tooManyAttempts;
-  if (status === 403) return t.refused(errorMessage(body, String(status)));
+  if (status === 403) return /banned/.test(message) ? t.banned : t.refused(message || String(status));
   return t.unexpected(status);
 }
 
