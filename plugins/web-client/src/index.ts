@@ -27,11 +27,11 @@ export const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 export interface WebClientConfig {
-  /** Directory of the built site (default: the package's www/). */
+  /** Absolute directory of the built site; empty or absent: the package's www/. */
   site_dir?: string;
 }
 
-export const configSchema = Joi.object({ site_dir: Joi.string() });
+export const configSchema = Joi.object({ site_dir: Joi.string().allow('') });
 
 /** The web client: its built files under /web/client/ on the REST API's bindings (see README.md). */
 export default definePlugin<WebClientConfig>({
@@ -40,7 +40,7 @@ export default definePlugin<WebClientConfig>({
   apiVersion: 1,
   configSchema,
   register(ctx, config) {
-    const root = path.resolve(config.site_dir ?? SITE_DIR);
+    const root = path.resolve(config.site_dir || SITE_DIR);
     if (!existsSync(path.join(root, 'index.html'))) {
       ctx.logger.warn({ root }, 'the web client is not built (npm run build): /web/client/ answers 404');
     }

@@ -1,13 +1,28 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
 import { api, errorMessage, routeUrl } from './api';
 import { Dialog } from './Dialog';
+import { Icon } from './Icon';
 import { filterEntries, isDir, sortEntries, type Entry, type Sort, type SortKey } from './entries';
 import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
 import { t } from './strings';
 import { Uploads, useUploads } from './Uploads';
 import { VirtualList } from './VirtualList';
 
+/** Row heights, as styles.css sets them: one line on a desktop, two on a phone (the size and date under the name). */
 const ROW_HEIGHT = 48;
+const ROW_HEIGHT_NARROW = 60;
+const NARROW = '(max-width: 40rem)';
+
+function useMedia(query: string): boolean {
+  const [matches, setMatches] = useState(() => matchMedia(query).matches);
+  useEffect(() => {
+    const m = matchMedia(query);
+    const update = () => setMatches(m.matches);
+    m.addEventListener('change', update);
+    return () => m.removeEventListener('change', update);
+  }, [query]);
+  return matches;
+}
 
 type Pending = { kind: 'mkdir' } | { kind: 'rename'; entry: Entry } | { kind: 'delete'; entry: Entry } | null;
 
@@ -22,6 +37,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
   const [newName, setNewName] = useState('');
   const [nameError, setNameError] = useState('');
   const heading = useRef<HTMLHeadingElement>(null);
+  const rowHeight = useMedia(NARROW) ? ROW_HEIGHT_NARROW : ROW_HEIGHT;
 
   const load = useCallback(async () => {
     const { data, error: err, response } = await api.GET('/api/v2/user/dirs', { params: { query: { path: dir } } });
@@ -85,16 +101,12 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
         <div role="cell" className="col-name">
           {folder ? (
             <button type="button" className="link" onClick={() => onNavigate(path)}>
-              <span className="icon" aria-hidden="true">
-                📁
-              </span>
+              <Icon name="folder" />
               {e.name}
             </button>
           ) : (
             <a href={routeUrl('/api/v2/user/files', 'get', { path })} download={e.name} aria-label={`${t.download} ${e.name}`}>
-              <span className="icon" aria-hidden="true">
-                📄
-              </span>
+              <Icon name="file" />
               {e.name}
             </a>
           )}
@@ -195,11 +207,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
             </div>
           </div>
         </div>
-        {entries === null ? (
-          <p className="muted">{t.loading}</p>
-        ) : (
-          <VirtualList items={shown} rowHeight={ROW_HEIGHT} render={row} label={t.filesTitle} />
-        )}
+        {entries === null ? <p className="muted">{t.loading}</p> : <VirtualList items={shown} rowHeight={rowHeight} render={row} label={t.filesTitle} />}
       </div>
       <p className="muted count" role="status">
         {entries === null ? '' : entries.length === 0 ? t.emptyFolder : shown.length === 0 ? t.noMatch : t.entries(shown.length, entries.length)}
@@ -223,7 +231,9 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
           onSubmit={() =>
             confirmName((name) => {
               const query = { path: joinPath(dir, pending.entry.name), target: joinPath(dir, name) };
-              void run(() => (isDir(pending.entry) ? api.PATCH('/api/v2/user/dirs', { params: { query } }) : api.PATCH('/api/v2/user/files', { params: { query } })));
+              void run(() =>
+                isDir(pending.entry) ? api.PATCH('/api/v2/user/dirs', { params: { query } }) : api.PATCH('/api/v2/user/files', { params: { query } }),
+              );
             })
           }
         >
@@ -238,7 +248,9 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
           onClose={() => setPending(null)}
           onSubmit={() => {
             const query = { path: joinPath(dir, pending.entry.name) };
-            void run(() => (isDir(pending.entry) ? api.DELETE('/api/v2/user/dirs', { params: { query } }) : api.DELETE('/api/v2/user/files', { params: { query } })));
+            void run(() =>
+              isDir(pending.entry) ? api.DELETE('/api/v2/user/dirs', { params: { query } }) : api.DELETE('/api/v2/user/files', { params: { query } }),
+            );
           }}
         >
           <p>{t.confirmDelete(pending.entry.name)}</p>

@@ -36,14 +36,16 @@ export function useUploads(dir: string, onDone: () => void): UploadsState {
       patch(job.id, { status: 'sending' });
       const h = uploadFile(joinPath(job.dir, job.file.name), job.file, (sent) => patch(job.id, { sent }));
       running.current.set(job.id, h);
-      h.done.then(
-        () => patch(job.id, { status: 'done', sent: job.file.size }),
-        (err: Error) => patch(job.id, { status: 'failed', error: err.message }),
-      ).finally(() => {
-        running.current.delete(job.id);
-        onDone();
-        pump();
-      });
+      h.done
+        .then(
+          () => patch(job.id, { status: 'done', sent: job.file.size }),
+          (err: Error) => patch(job.id, { status: 'failed', error: err.message }),
+        )
+        .finally(() => {
+          running.current.delete(job.id);
+          onDone();
+          pump();
+        });
     }
   }, [onDone]);
 

@@ -8,7 +8,12 @@ export function formatSize(bytes: number, locale?: string): string {
     v /= 1024;
     i++;
   }
-  return new Intl.NumberFormat(locale, { style: 'unit', unit: UNITS[i], unitDisplay: i === 0 ? 'long' : 'short', maximumFractionDigits: i === 0 ? 0 : 1 }).format(v);
+  return new Intl.NumberFormat(locale, {
+    style: 'unit',
+    unit: UNITS[i],
+    unitDisplay: i === 0 ? 'long' : 'short',
+    maximumFractionDigits: i === 0 ? 0 : 1,
+  }).format(v);
 }
 
 export function formatDate(iso: string, locale?: string): string {

@@ -46,7 +46,13 @@ export async function login(username: string, password: string, passcode?: strin
     return { kind: 'ok', session: res.data };
   }
   const body: unknown = res.error;
-  if (res.response.status === 401 && body && typeof body === 'object' && (body as { two_factor_required?: unknown }).two_factor_required === true && !passcode) {
+  if (
+    res.response.status === 401 &&
+    body &&
+    typeof body === 'object' &&
+    (body as { two_factor_required?: unknown }).two_factor_required === true &&
+    !passcode
+  ) {
     return { kind: 'two-factor' };
   }
   return { kind: 'refused', message: refusalMessage(res.response.status, body, !!passcode) };
