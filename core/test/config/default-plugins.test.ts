@@ -32,6 +32,7 @@ const BUNDLED = [
   '@ferry/action-fs',
   '@ferry/action-icap',
   '@ferry/service-sftp',
+  '@ferry/web-client',
 ];
 
 const plain = (payload: string) => ({ status: 'Plain', payload });

@@ -20,7 +20,8 @@ const generated = path.join(appDir, 'generated');
 const BUDGET = 200 * 1024;
 const t0 = Date.now();
 
-// 1. the document, as GET /openapi.json answers it
+// 1. the document, as GET /openapi.json answers it (an in-memory SQLite app, whatever the test settings)
+delete process.env.FERRY_TEST_DB;
 const { createTestApp } = await import('@ferry/core/testing');
 const ta = await createTestApp({ plugins: [] });
 let doc;
