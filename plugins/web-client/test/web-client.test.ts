@@ -209,6 +209,30 @@ t.test('a user without the upload permission: the upload is refused and said so'
   t.notOk(existsSync(path.join(home, 'nope.txt')), 'nothing written');
 });
 
+t.test('an upload cancelled while it is sent: said so, nothing kept, the others go on', async (t) => {
+  const home = await f.addUser('carl');
+  const ctx = await newContext(browser);
+  t.teardown(() => ctx.close());
+  const page = await ctx.newPage();
+  await signIn(page, f, 'carl');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  // the upload of held.bin is held in the browser (never answered) until it is cancelled
+  let held!: () => void;
+  const reached = new Promise<void>((resolve) => (held = resolve));
+  await page.route(/\/api\/v2\/user\/files\/upload\?path=%2Fheld\.bin$/, () => held());
+  await page.getByLabel(strings.upload).setInputFiles([
+    { name: 'held.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(1024, 1) },
+    { name: 'free.txt', mimeType: 'text/plain', buffer: Buffer.from('free') },
+  ]);
+  await reached;
+  await row(page, 'free.txt').waitFor();
+  await page.getByRole('button', { name: `${strings.cancel} held.bin` }).click();
+  await page.locator('.upload.failed').filter({ hasText: 'held.bin' }).getByText(strings.uploadFailed('cancelled')).waitFor();
+  t.pass('the cancelled upload says so');
+  t.notOk(existsSync(path.join(home, 'held.bin')), 'nothing of it on the server');
+  t.equal(readFileSync(path.join(home, 'free.txt'), 'utf8'), 'free', 'the other file was uploaded');
+});
+
 t.test('a folder of 10,000 entries: virtualized rows, filter, sort; the phone width; dark mode', async (t) => {
   const home = await f.addUser('vera');
   mkdirSync(path.join(home, 'many'), { recursive: true });
