@@ -17,6 +17,25 @@ export function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && crypto.timingSafeEqual(x, y);
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * Whether the user must change the password before anything else (told to
+ * the web client: v2.7 logins do not refuse such an account, GET
+ * /api/v2/user/token issues its token as usual): `require_password_change`
+ * set by an admin, or `password_expiration` days passed since the last
+ * change (or the creation). `filters` are the effective ones (groups merged).
+ */
+export function passwordChangeRequired(
+  user: { last_password_change: number; created_at: number },
+  filters: Record<string, unknown>,
+  now = Date.now(),
+): boolean {
+  if (filters.require_password_change === true) return true;
+  const days = typeof filters.password_expiration === 'number' ? filters.password_expiration : 0;
+  return days > 0 && (user.last_password_change || user.created_at) + days * DAY_MS <= now;
+}
+
 /**
  * Browser sessions of the REST API (http/web-session.ts), stored in the
  * database so every node and a restart see them: opened by a password (or

@@ -97,6 +97,9 @@ export async function createHttpServer(
       // routes parse Range themselves (range-header.ts), so a header the other routes do not use costs nothing
       response: { emptyStatusCode: 200, ranges: false },
       security: { noSniff: true, xframe: true, hsts: false, referrer: 'no-referrer' },
+      // browsers send every cookie of the host: one of another application that is not a valid cookie
+      // value (a space, JSON) is skipped, not a 400 for every request (Ferry's own cookies are base64url)
+      state: { parse: true, failAction: 'ignore' },
     },
     load: { sampleInterval: 0 },
   });

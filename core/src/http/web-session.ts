@@ -3,7 +3,7 @@ import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
 import type { UserCredentials } from '../auth/credentials.js';
 import { UserAuthService } from '../auth/user-auth.service.js';
-import { WebSessionService, sameSecret } from '../auth/web-session.service.js';
+import { WebSessionService, passwordChangeRequired, sameSecret } from '../auth/web-session.service.js';
 import { accountRefusalOf } from '../accounts/account-access.js';
 import type { CachedUser } from '../accounts/account-cache.js';
 import type { WebSession } from '../data/entities/index.js';
@@ -99,14 +99,18 @@ export function registerWebSessionAuth(
         webSession: s.id_hash,
         ...(s.idp ? { idpLogin: true } : o.mfaSetup(user!.filters, found!.view.filters)),
       };
-      (request.app as { webSession?: WebSession }).webSession = s;
+      (request.app as WebSessionApp).webSession = { session: s, passwordChangeRequired: passwordChangeRequired(user!, found!.view.filters) };
       return h.authenticated({ credentials: credentials as never });
     },
   }));
   server.auth.strategy('web-user', 'web-session');
 }
 
-/** The web session row a request was authenticated with (routes using the `web-user` strategy). */
-export function webSessionOf(request: Request): WebSession | undefined {
-  return (request.app as { webSession?: WebSession }).webSession;
+interface WebSessionApp {
+  webSession?: { session: WebSession; passwordChangeRequired: boolean };
+}
+
+/** The web session a request was authenticated with (routes using the `web-user` strategy). */
+export function webSessionOf(request: Request): WebSessionApp['webSession'] {
+  return (request.app as WebSessionApp).webSession;
 }

@@ -124,3 +124,16 @@ export async function startOidcProvider(o: TestOidcProviderOptions, teardown: (f
 
   return { issuer, client, callback, scopes: Object.keys(o.claims), overrideJwks: (b) => void (fakeJwks = b), drive };
 }
+
+/** Ferry's `oidc` settings of a binding for `op` (role claim `role`, admins by the value `admin`). */
+export function oidcBindingFor(op: TestOidcProvider, redirectBase: string): Record<string, unknown> {
+  return {
+    config_url: op.issuer,
+    ...op.client,
+    redirect_base_url: redirectBase,
+    role_field: 'role',
+    admin_roles: ['admin'],
+    scopes: op.scopes,
+    allow_insecure_http: true,
+  };
+}

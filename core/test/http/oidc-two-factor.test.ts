@@ -1,7 +1,7 @@
 import t from 'tap';
 import path from 'node:path';
 import { createTestApp } from '../../src/testing.js';
-import { startOidcProvider } from '../helpers/oidc-provider.js';
+import { oidcBindingFor, startOidcProvider } from '../helpers/oidc-provider.js';
 import { totpNow } from '../helpers/rfc6238.js';
 
 // Ferry's 2FA and identity-provider (OIDC) logins (docs/two-factor.md, "Logging in with a code"):
@@ -23,15 +23,7 @@ const ta = await createTestApp({
         {
           address: '127.0.0.1',
           port: 0,
-          oidc: {
-            config_url: op.issuer,
-            ...op.client,
-            redirect_base_url: 'http://127.0.0.1:18082',
-            role_field: 'role',
-            admin_roles: ['admin'],
-            scopes: op.scopes,
-            allow_insecure_http: true,
-          },
+          oidc: oidcBindingFor(op, 'http://127.0.0.1:18082'),
         },
       ],
     },

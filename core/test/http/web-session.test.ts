@@ -1,5 +1,10 @@
 import t from 'tap';
 import path from 'node:path';
+import https from 'node:https';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { User } from '../../src/data/entities/index.js';
+import { AccountCache } from '../../src/accounts/account-cache.js';
 import { createTestApp, type TestApp } from '../../src/testing.js';
 import { TOKENS } from '../../src/tokens.js';
 import type { EventBus } from '../../src/events/event-bus.js';
@@ -223,6 +228,8 @@ t.test('the cookie authenticates the user routes; CSRF guards the changes', asyn
   t.equal(profile.status, 403, 'a profile change needs it too');
   t.equal((await call('GET', '/api/v2/user/profile', { headers: withCookie(s) })).body.description ?? '', '', 'the profile unchanged');
 
+  const foreign = await call('GET', '/api/v2/user/dirs?path=/', { headers: { cookie: `prefs={"a": 1}; ${s.cookie}; other=x y` } });
+  t.equal(foreign.status, 200, "another application's cookies that are no valid cookie values are skipped");
   const made = await call('POST', '/api/v2/user/dirs?path=/made', { headers: withCookie(s, s.csrf) });
   t.equal(made.status, 201, JSON.stringify(made.body));
   t.match((await call('GET', '/api/v2/user/dirs?path=/', { headers: withCookie(s) })).body, [{ name: 'made' }]);
@@ -251,7 +258,7 @@ t.test('GET tells the CSRF token and refreshes; DELETE revokes, a replayed cooki
   const s = await login('ws-fay');
   const g = await call('GET', WS, { headers: withCookie(s) });
   t.equal(g.status, 200);
-  t.same(g.body, { username: 'ws-fay', csrf_token: s.csrf, expires_at: g.body.expires_at });
+  t.same(g.body, { username: 'ws-fay', csrf_token: s.csrf, expires_at: g.body.expires_at, password_change_required: false });
   t.ok(Date.parse(g.body.expires_at) >= Date.parse(s.expiresAt), 'not earlier');
   const noCsrf = await call('DELETE', WS, { headers: withCookie(s) });
   t.equal(noCsrf.status, 403, 'logout needs the CSRF token (no forced logout)');
@@ -332,4 +339,92 @@ t.test('idle timeout, refresh and maximum lifetime (small config values)', async
   const r = await call('GET', '/api/v2/user/dirs', { app: short, headers: withCookie(idle) });
   t.equal(r.status, 401, 'idle too long: ended');
   t.match(r.body, { message: /web session has ended/ });
+});
+
+t.test('password_change_required: an expired or admin-required password is told, the session works', async (t) => {
+  await createUser('ws-ida', { require_password_change: true });
+  const r = await call('POST', WS, { ip: freshIp(), payload: { username: 'ws-ida', password: 'ws-ida-pass-1' } });
+  t.equal(r.status, 200, 'the login succeeds, as GET /api/v2/user/token does');
+  t.equal(r.body.password_change_required, true);
+  const s = { cookie: r.cookie!.split(';')[0]!, csrf: r.body.csrf_token } as Session;
+  t.equal((await call('GET', WS, { headers: withCookie(s) })).body.password_change_required, true, 'GET tells it too');
+  const change = await call('PUT', '/api/v2/user/changepwd', {
+    headers: withCookie(s, s.csrf),
+    payload: { current_password: 'ws-ida-pass-1', new_password: 'ws-ida-pass-2-Longer' },
+  });
+  t.equal(change.status, 200);
+  const after = await call('POST', WS, { ip: freshIp(), payload: { username: 'ws-ida', password: 'ws-ida-pass-2-Longer' } });
+  t.equal(after.body.password_change_required, false, 'changed: no longer required');
+
+  await createUser('ws-jon', { password_expiration: 30 });
+  t.equal((await call('POST', WS, { ip: freshIp(), payload: { username: 'ws-jon', password: 'ws-jon-pass-1' } })).body.password_change_required, false);
+  await ta.app.orm.em.fork().nativeUpdate(User, { username: 'ws-jon' }, { last_password_change: Date.now() - 31 * 86_400_000 });
+  ta.app.container.resolve(AccountCache).changed({ type: 'user', name: 'ws-jon' });
+  const expired = await call('POST', WS, { ip: freshIp(), payload: { username: 'ws-jon', password: 'ws-jon-pass-1' } });
+  t.equal(expired.status, 200);
+  t.equal(expired.body.password_change_required, true, '31 days after the last change, with password_expiration 30');
+});
+
+t.test('over TLS the cookie is Secure (a real HTTPS request)', async (t) => {
+  const dir = t.testdir({});
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'k.pem',
+      '-out',
+      'c.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=ws.ferry.test',
+    ],
+    { cwd: dir, stdio: 'ignore' },
+  );
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+  const tls = await createTestApp({
+    config: {
+      httpd: {
+        bindings: [
+          {
+            address: '127.0.0.1',
+            port: 0,
+            enable_https: true,
+            certificate_file: path.relative(root, path.join(dir, 'c.pem')),
+            certificate_key_file: path.relative(root, path.join(dir, 'k.pem')),
+          },
+        ],
+      },
+    },
+  });
+  t.teardown(() => tls.close());
+  await createUser('ws-kim', {}, tls, await tls.adminToken());
+  await tls.app.start();
+  const port = tls.server.info.port as number;
+  const request = (method: string, urlPath: string, headers: Record<string, string>, body?: string) =>
+    new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port, method, path: urlPath, headers, rejectUnauthorized: false, agent: false }, (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (data += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: data }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const r = await request('POST', WS, { 'content-type': 'application/json' }, JSON.stringify({ username: 'ws-kim', password: 'ws-kim-pass-1' }));
+  t.equal(r.status, 200, r.body);
+  const cookie = String((r.headers['set-cookie'] as string[])[0]);
+  t.match(cookie, /; Secure$/, 'Secure');
+  t.match(cookie, /HttpOnly; SameSite=Strict/);
+  const csrf = (JSON.parse(r.body) as Obj).csrf_token as string;
+  const made = await request('POST', '/api/v2/user/dirs?path=/over-tls', { cookie: cookie.split(';')[0]!, 'x-csrf-token': csrf });
+  t.equal(made.status, 201, 'the cookie and the CSRF token work over a real connection');
 });

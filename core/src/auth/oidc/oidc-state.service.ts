@@ -14,6 +14,8 @@ export interface PendingOidcLogin {
   client: string;
   /** Unix ms after which the callback is refused. */
   expires_at: number;
+  /** The login ends in a web session cookie (GET /api/v2/oidc/login?web=1), not a token. */
+  web?: true;
 }
 
 const PREFIX = 'oidc_pending:';

@@ -52,6 +52,11 @@ const GATEWAY_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_I
  * rules (which may refuse the login or provision the account), publishes the
  * idp-login event and issues a Ferry token.
  */
+/** A user OIDC login started with `web`: the user a web session is to be opened for (http/routes/oidc.ts). */
+export interface OidcWebLogin {
+  webUser: { id: number; username: string };
+}
+
 @injectable()
 export class OidcService {
   private readonly configs = new Map<string, Promise<oidc.Configuration>>();
@@ -93,8 +98,12 @@ export class OidcService {
     });
   }
 
-  /** Starts a login: stores state, nonce and PKCE verifier, returns the provider's authorization URL. */
-  async start(o: OidcBindingConfig, target: OidcLoginKind): Promise<URL> {
+  /**
+   * Starts a login: stores state, nonce and PKCE verifier, returns the
+   * provider's authorization URL. `web`: the callback opens a web session
+   * (users only) instead of answering a token.
+   */
+  async start(o: OidcBindingConfig, target: OidcLoginKind, opts: { web?: boolean } = {}): Promise<URL> {
     const cfg = await this.configuration(o);
     const client = await openidClient.load();
     const state = client.randomState();
@@ -106,6 +115,7 @@ export class OidcService {
       target,
       client: clientKey(o),
       expires_at: Date.now() + o.state_ttl * 1000,
+      ...(opts.web ? { web: true as const } : {}),
     });
     return client.buildAuthorizationUrl(cfg, {
       redirect_uri: callbackUrl(o).href,
@@ -117,8 +127,12 @@ export class OidcService {
     });
   }
 
-  /** Finishes a login from the callback's query string; throws OidcLoginError when refused. */
-  async finish(o: OidcBindingConfig, query: OidcCallbackQuery, rawSearch: string, ip: string): Promise<IssuedToken> {
+  /**
+   * Finishes a login from the callback's query string: the token, or for a
+   * login started with `web` the user a web session is opened for (the
+   * caller opens it); throws OidcLoginError when refused.
+   */
+  async finish(o: OidcBindingConfig, query: OidcCallbackQuery, rawSearch: string, ip: string): Promise<IssuedToken | OidcWebLogin> {
     const pending = await this.states.take(query.state);
     if (!pending) throw new OidcLoginError(400, 'unknown, expired or already used OIDC state: start the login again');
     if (pending.client !== clientKey(o)) throw new OidcLoginError(400, 'this OIDC login was started for another identity provider or client');
@@ -178,7 +192,7 @@ export class OidcService {
       throw err;
     }
     this.bus.publish('idp-login', event);
-    return kind === 'admin' ? this.adminToken(username, ip) : this.userToken(username, ip);
+    return kind === 'admin' ? this.adminToken(username, ip) : this.userToken(username, ip, pending.web === true);
   }
 
   private async adminToken(username: string, ip: string): Promise<IssuedToken> {
@@ -192,13 +206,14 @@ export class OidcService {
     return this.tokens.issue('admin', admin.username, admin.id, { idp: true });
   }
 
-  private async userToken(username: string, ip: string): Promise<IssuedToken> {
+  private async userToken(username: string, ip: string, web: boolean): Promise<IssuedToken | OidcWebLogin> {
     const user = await this.users.findByUsername(username);
     if (!user) this.refuse(2, username, ip, 401, `no user "${username}" exists in Ferry`);
     const refusal = loginRefusal(await this.users.loginView(user), ip, 'OIDC');
     if (refusal) this.refuse(1, username, ip, 403, refusal);
     await this.users.touchLogin(user.id);
     this.logLogin(username, ip, 'user OIDC login', user.role?.name ?? '');
+    if (web) return { webUser: { id: user.id, username: user.username } };
     return this.tokens.issue('user', user.username, user.id, { idp: true });
   }
 

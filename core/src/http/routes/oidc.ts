@@ -9,6 +9,10 @@ import type { OidcLoginKind } from '../../auth/oidc/oidc-claims.js';
 import crypto from 'node:crypto';
 import { TokenService } from '../../auth/token.service.js';
 import { DefenderService, type DefenderEventKind } from '../../security/defender.service.js';
+import { openWebSession } from './web-session.js';
+
+/** Where a web login (web=1) sends the browser once its session is open: the web client. */
+const WEB_CLIENT_PATH = '/web/client/';
 
 /** Cookie binding a login to the browser that started it: an HMAC of the state under the token signing key. */
 const BROWSER_COOKIE = 'ferry_oidc_login';
@@ -44,7 +48,9 @@ function refuse(h: ResponseToolkit, err: unknown) {
 /**
  * Identity-provider (OIDC) login for the REST API (docs/oidc.md):
  * GET /api/v2/oidc/login redirects to the provider, the provider redirects
- * the browser to GET /api/v2/oidc/callback, which answers a Ferry token.
+ * the browser to GET /api/v2/oidc/callback, which answers a Ferry token,
+ * or for a login started with web=1 sets the web session cookie and
+ * redirects to the web client.
  */
 export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
   const service = c.resolve(OidcService);
@@ -72,12 +78,20 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
       path: '/api/v2/oidc/login',
       options: {
         auth: false,
-        validate: { query: Joi.object({ target: Joi.string().valid('admin', 'user').default('user') }) },
+        validate: {
+          query: Joi.object({
+            target: Joi.string().valid('admin', 'user').default('user'),
+            // an addition to v2.7: the callback opens a web session (cookie ferry_web) and redirects to the web client
+            web: Joi.boolean().truthy('1').falsy('0').default(false),
+          }),
+        },
       },
       handler: async (request, h) => {
         try {
           const o = oidcOf(request);
-          const url = await service.start(o, (request.query as { target: OidcLoginKind }).target);
+          const q = request.query as { target: OidcLoginKind; web: boolean };
+          if (q.web && q.target !== 'user') throw new OidcLoginError(400, 'web=1 opens a user web session: it goes with target=user');
+          const url = await service.start(o, q.target, { web: q.web });
           const secure = (request.server.settings.app as { binding?: HttpBinding } | undefined)?.binding?.enable_https ? '; Secure' : '';
           const mark = await browserMark(url.searchParams.get('state') ?? '');
           return h
@@ -111,11 +125,19 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
           const o = oidcOf(request);
           const query = request.query as unknown as OidcCallbackQuery;
           await checkBrowser(request, query.state);
-          const token = await service.finish(o, query, request.url.search, clientIp(request));
-          return h
-            .response(token)
-            .header('cache-control', 'no-store')
-            .header('set-cookie', `${BROWSER_COOKIE}=; Path=/api/v2/oidc; Max-Age=0; HttpOnly; SameSite=Lax`);
+          const done = await service.finish(o, query, request.url.search, clientIp(request));
+          const cleared = `${BROWSER_COOKIE}=; Path=/api/v2/oidc; Max-Age=0; HttpOnly; SameSite=Lax`;
+          if ('webUser' in done) {
+            // a login started with web=1: the session cookie, and the browser goes on to the web client
+            const { cookie } = await openWebSession(c, request, done.webUser, { idp: true });
+            return h
+              .redirect(WEB_CLIENT_PATH)
+              .code(302)
+              .header('cache-control', 'no-store')
+              .header('set-cookie', cleared)
+              .header('set-cookie', cookie, { append: true });
+          }
+          return h.response(done).header('cache-control', 'no-store').header('set-cookie', cleared);
         } catch (err) {
           // failed identity-provider logins score the host like failed password logins
           const kind = err instanceof OidcLoginError ? defenderKind(err.status) : null;

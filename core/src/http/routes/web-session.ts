@@ -4,7 +4,7 @@ import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { LoginService } from '../../auth/login.service.js';
 import { UserAuthService } from '../../auth/user-auth.service.js';
-import { WebSessionService } from '../../auth/web-session.service.js';
+import { WebSessionService, passwordChangeRequired } from '../../auth/web-session.service.js';
 import type { WebSession } from '../../data/entities/index.js';
 import { ErrorKind, LoginRefusedError } from '../../errors.js';
 import { clientIp, userOf } from '../auth-strategies.js';
@@ -21,9 +21,19 @@ const sessionAnswer = Joi.object({
   username: Joi.string().required(),
   csrf_token: Joi.string().required().description('send it as X-CSRF-Token with every state-changing request the cookie authenticates'),
   expires_at: Joi.string().isoDate().required().description('idle expiry of the session, slid forward while it is used'),
+  password_change_required: Joi.boolean()
+    .required()
+    .description(
+      'the password must be changed (require_password_change, or password_expiration passed): the session works, the client should ask for PUT /api/v2/user/changepwd',
+    ),
 }).description('WebSession');
 
-const answer = (s: WebSession) => ({ username: s.username, csrf_token: s.csrf_token, expires_at: new Date(s.expires_at).toISOString() });
+const answer = (s: WebSession, mustChange: boolean) => ({
+  username: s.username,
+  csrf_token: s.csrf_token,
+  expires_at: new Date(s.expires_at).toISOString(),
+  password_change_required: mustChange,
+});
 
 /** Opens a web session of `user`: the row and the Set-Cookie value (the login route's, and the OIDC callback's). */
 export async function openWebSession(
@@ -89,7 +99,10 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
         const user = users.identity(out.user!);
         await users.touchLogin(user.id);
         const { session, cookie } = await openWebSession(c, request, user);
-        return h.response(answer(session)).header('set-cookie', cookie).header('cache-control', 'no-store');
+        return h
+          .response(answer(session, passwordChangeRequired(out.user!, out.view!.filters)))
+          .header('set-cookie', cookie)
+          .header('cache-control', 'no-store');
       },
     },
     {
@@ -98,7 +111,8 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
       options: { auth, plugins: { ferry: { mfaSetup: true, responses: { 200: { description: 'the session, refreshed', schema: sessionAnswer } } } } },
       handler: (request, h) => {
         userOf(request);
-        return h.response(answer(webSessionOf(request)!)).header('cache-control', 'no-store');
+        const web = webSessionOf(request)!;
+        return h.response(answer(web.session, web.passwordChangeRequired)).header('cache-control', 'no-store');
       },
     },
     {

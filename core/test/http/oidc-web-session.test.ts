@@ -1,0 +1,91 @@
+import t from 'tap';
+import { createTestApp } from '../../src/testing.js';
+import { TOKENS } from '../../src/tokens.js';
+import type { EventBus } from '../../src/events/event-bus.js';
+import type { LogEvent } from '../../src/events/event-types.js';
+import { insertUserRow } from '../helpers/user-rows.js';
+import { oidcBindingFor, startOidcProvider } from '../helpers/oidc-provider.js';
+
+// An OIDC login started with web=1 ends in a web session cookie and a redirect to the web client
+// (a real OpenID provider in process, helpers/oidc-provider.ts).
+
+const REDIRECT_BASE = 'http://127.0.0.1:18081';
+const op = await startOidcProvider(
+  {
+    accounts: { alice: { role: 'user' }, boss: { role: 'admin' } },
+    redirectBase: REDIRECT_BASE,
+    claims: { openid: ['sub'], profile: ['preferred_username'], role: ['role'] },
+  },
+  (fn) => t.teardown(fn),
+);
+const ta = await createTestApp({
+  config: {
+    httpd: {
+      bindings: [{ address: '127.0.0.1', port: 0, oidc: oidcBindingFor(op, REDIRECT_BASE) }],
+    },
+  },
+});
+t.teardown(() => ta.close());
+await insertUserRow(ta, 'alice', 'unused-password-1');
+const bus = ta.app.container.resolve<EventBus>(TOKENS.EventBus);
+const logins: LogEvent[] = [];
+t.teardown(bus.on('log', (e) => void logins.push(e)));
+
+const get = (url: string, headers: Record<string, string> = {}) => ta.server.inject({ method: 'GET', url, headers, remoteAddress: '127.0.0.1' });
+const cookiesOf = (r: { headers: Record<string, unknown> }) => {
+  const set = r.headers['set-cookie'];
+  return (Array.isArray(set) ? set : set ? [set] : []).map(String);
+};
+
+/** The whole flow with web=1: the callback's answer. */
+async function webLogin(login: string) {
+  const start = await get('/api/v2/oidc/login?target=user&web=1');
+  if (start.statusCode !== 302) throw new Error(`login: ${start.statusCode} ${start.payload}`);
+  const browser = cookiesOf(start)[0]!.split(';')[0]!;
+  const cb = await op.drive(String(start.headers.location), login);
+  return get(cb.pathname + cb.search, { cookie: browser });
+}
+
+t.test('web=1: the callback sets the session cookie and redirects to the web client', async (t) => {
+  const r = await webLogin('alice');
+  t.equal(r.statusCode, 302, r.payload);
+  t.equal(r.headers.location, '/web/client/');
+  t.equal(r.headers['cache-control'], 'no-store');
+  const cookies = cookiesOf(r);
+  t.ok(
+    cookies.some((c) => c.startsWith('ferry_oidc_login=;')),
+    'the login cookie cleared',
+  );
+  const web = cookies.find((c) => c.startsWith('ferry_web='))!;
+  t.match(web, /^ferry_web=[\w-]{43}; Max-Age=43200; Path=\/; HttpOnly; SameSite=Strict$/);
+  t.notOk(r.payload.includes('access_token'), 'no token in the answer');
+  t.match(logins.filter((e) => e.event === 5).pop(), { protocol: 'OIDC', username: 'alice', message: 'user OIDC login' });
+
+  const cookie = web.split(';')[0]!;
+  const s = await get('/api/v2/user/web-session', { cookie });
+  t.equal(s.statusCode, 200, s.payload);
+  const body = JSON.parse(s.payload) as Record<string, unknown>;
+  t.match(body, { username: 'alice', csrf_token: /^[0-9a-f]{64}$/ });
+  t.equal((await get('/api/v2/user/dirs', { cookie })).statusCode, 200, 'the cookie works on the user routes');
+  const totp = await get('/api/v2/user/totp/configs', { cookie });
+  t.equal(totp.statusCode, 200, 'an OIDC session needs no Ferry 2FA setup');
+  const codes = await get('/api/v2/user/2fa/recoverycodes', { cookie });
+  t.equal(codes.statusCode, 403, 'but may not read 2FA settings, like an OIDC token');
+  t.match(JSON.parse(codes.payload), { message: /identity-provider \(OIDC\) login/ });
+});
+
+t.test('web=1 is for users; without it the callback answers a token as before', async (t) => {
+  const admin = await get('/api/v2/oidc/login?target=admin&web=1');
+  t.equal(admin.statusCode, 400);
+  t.match(JSON.parse(admin.payload), { message: /target=user/, error: 'Bad Request' });
+  const start = await get('/api/v2/oidc/login?target=user');
+  const browser = cookiesOf(start)[0]!.split(';')[0]!;
+  const cb = await op.drive(String(start.headers.location), 'alice');
+  const r = await get(cb.pathname + cb.search, { cookie: browser });
+  t.equal(r.statusCode, 200);
+  t.match(JSON.parse(r.payload), { access_token: String });
+  t.notOk(
+    cookiesOf(r).some((c) => c.startsWith('ferry_web=')),
+    'no session cookie',
+  );
+});
