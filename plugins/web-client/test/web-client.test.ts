@@ -118,6 +118,32 @@ t.test('two-factor sign-in: the passcode step, a wrong code, the right one', asy
   t.pass('the right code signs in');
 });
 
+t.test('a password the administrator wants changed: the change form first, then a sign-in with the new one', async (t) => {
+  await f.addUser('paul', { filters: { require_password_change: true } });
+  const ctx = await newContext(browser);
+  t.teardown(() => ctx.close());
+  const page = await ctx.newPage();
+  await signIn(page, f, 'paul');
+  await page.getByRole('heading', { name: strings.changePasswordTitle }).waitFor();
+  await checkA11y(t, page, 'password change page');
+  await screenshot(page, 'change-password');
+  await page.getByLabel(strings.currentPassword).fill(passwordOf('paul'));
+  await page.getByLabel(strings.newPassword, { exact: true }).fill('a-new-Password-42');
+  await page.getByLabel(strings.confirmPassword).fill('a-new-Password-43');
+  await page.getByRole('button', { name: strings.changePassword }).click();
+  t.equal(await page.getByRole('alert').textContent(), strings.passwordsDiffer, 'two different new passwords are caught');
+  await page.getByLabel(strings.confirmPassword).fill('a-new-Password-42');
+  await page.getByRole('button', { name: strings.changePassword }).click();
+  // the server ends the sessions of a changed password: the sign-in page says so
+  await page.getByRole('status').filter({ hasText: strings.passwordChanged }).waitFor();
+  t.pass('told to sign in again with the new password');
+  await signIn(page, f, 'paul');
+  t.equal(await page.getByRole('alert').textContent(), strings.wrongCredentials, 'the old password no longer works');
+  await signIn(page, f, 'paul', 'a-new-Password-42');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('the new one does, straight to the files');
+});
+
 t.test('files: new folder, upload, list, download, rename, delete', async (t) => {
   const home = await f.addUser('bob');
   const ctx = await newContext(browser);

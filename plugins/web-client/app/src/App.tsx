@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { onUnauthorized } from './api';
+import { ChangePassword } from './ChangePassword';
 import { Files } from './Files';
 import { Login } from './Login';
 import { currentSession, keepAlive, logout, type Session } from './session';
@@ -76,6 +77,20 @@ export function App() {
           setNotice('');
           setSession(s);
           if (!location.pathname.startsWith(`${BASE}/files`)) history.replaceState(null, '', locationOfDir(dir));
+        }}
+      />
+    );
+  }
+  if (session.password_change_required) {
+    return (
+      <ChangePassword
+        onCancel={() => void signOut()}
+        onChanged={() => {
+          // the server may end the sessions of a changed password: ask it
+          void currentSession().then((s) => {
+            setSession(s);
+            if (!s) setNotice(t.passwordChanged);
+          });
         }}
       />
     );

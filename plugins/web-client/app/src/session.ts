@@ -1,12 +1,10 @@
 /** The web session (cookie ferry_web, see api.ts): sign-in, the current session, its refresh while the tab is used, sign-out. */
+import type { operations } from '../generated/api';
 import { api, errorMessage, setCsrfToken } from './api';
 import { t } from './strings';
 
-export interface Session {
-  username: string;
-  csrf_token: string;
-  expires_at: string;
-}
+/** The answer of GET/POST /api/v2/user/web-session (generated from the OpenAPI document). */
+export type Session = operations['get_api_v2_user_web_session']['responses'][200]['content']['application/json'];
 
 export type LoginOutcome = { kind: 'ok'; session: Session } | { kind: 'two-factor' } | { kind: 'refused'; message: string };
 
@@ -56,6 +54,16 @@ export async function login(username: string, password: string, passcode?: strin
     return { kind: 'two-factor' };
   }
   return { kind: 'refused', message: refusalMessage(res.response.status, body, !!passcode) };
+}
+
+/** Changes the signed-in user's password (PUT /api/v2/user/changepwd); null when done, else the reason. */
+export async function changePassword(current: string, next: string): Promise<string | null> {
+  try {
+    const { response, error } = await api.PUT('/api/v2/user/changepwd', { body: { current_password: current, new_password: next } });
+    return response.ok ? null : errorMessage(error, t.unexpected(response.status));
+  } catch {
+    return t.networkError;
+  }
 }
 
 export async function logout(): Promise<void> {

@@ -27,6 +27,18 @@ export const en = {
   refused: (why: string) => `Sign-in refused: ${why}`,
   networkError: 'The server cannot be reached. Check your connection and try again.',
   unexpected: (status: number) => `Unexpected answer from the server (${status}).`,
+  // password change (required by the administrator, or the password expired)
+  changePasswordTitle: 'Change your password',
+  changePasswordHelp: 'Your password must be changed before you go on.',
+  currentPassword: 'Current password',
+  newPassword: 'New password',
+  confirmPassword: 'New password, again',
+  passwordsDiffer: 'The two new passwords differ.',
+  passwordSameAsOld: 'The new password must differ from the current one.',
+  changePassword: 'Change password',
+  passwordChanged: 'Your password has been changed. Sign in with the new one.',
+  changingPassword: 'Changing…',
+  passwordChangeFailed: (why: string) => `The password was not changed: ${why}`,
   // layout
   signedInAs: (user: string) => `Signed in as ${user}`,
   logout: 'Sign out',
