@@ -48,6 +48,21 @@ const row = (page: Page, name: string) => page.getByRole('row').filter({ has: pa
 let f: Ferry;
 let browser: Browser;
 
+/** A page in a fresh browser context (its own cookies), closed at the end of `t`. */
+async function openPage(t: Test, o: Parameters<typeof newContext>[1] = {}) {
+  const ctx = await newContext(browser, o);
+  t.teardown(() => ctx.close());
+  return { ctx, page: await ctx.newPage() };
+}
+
+/** A page signed in as `username`, on its home folder. */
+async function signedIn(t: Test, username: string, o: Parameters<typeof newContext>[1] = {}) {
+  const opened = await openPage(t, o);
+  await signIn(opened.page, f, username);
+  await opened.page.getByRole('heading', { name: strings.home }).waitFor();
+  return opened;
+}
+
 t.before(async () => {
   f = await startFerry(t);
   browser = await launchBrowser(t);
@@ -56,9 +71,7 @@ t.before(async () => {
 t.test('sign-in: a wrong password, a disabled account, then the files page', async (t) => {
   await f.addUser('alice');
   await f.addUser('dora', { status: 0 });
-  const ctx = await newContext(browser);
-  t.teardown(() => ctx.close());
-  const page = await ctx.newPage();
+  const { ctx, page } = await openPage(t);
 
   await page.goto(f.url);
   await page.getByRole('heading', { name: strings.loginTitle }).waitFor();
@@ -98,9 +111,7 @@ t.test('sign-in: a wrong password, a disabled account, then the files page', asy
 t.test('two-factor sign-in: the passcode step, a wrong code, the right one', async (t) => {
   await f.addUser('tom');
   const code = await f.enableTotp('tom');
-  const ctx = await newContext(browser);
-  t.teardown(() => ctx.close());
-  const page = await ctx.newPage();
+  const { page } = await openPage(t);
   await signIn(page, f, 'tom');
   await page.getByRole('heading', { name: strings.passcodeTitle }).waitFor();
   t.equal(await page.evaluate(() => document.activeElement?.id), 'passcode', 'the code field has the focus');
@@ -120,9 +131,7 @@ t.test('two-factor sign-in: the passcode step, a wrong code, the right one', asy
 
 t.test('a password the administrator wants changed: the change form first, then a sign-in with the new one', async (t) => {
   await f.addUser('paul', { filters: { require_password_change: true } });
-  const ctx = await newContext(browser);
-  t.teardown(() => ctx.close());
-  const page = await ctx.newPage();
+  const { page } = await openPage(t);
   await signIn(page, f, 'paul');
   await page.getByRole('heading', { name: strings.changePasswordTitle }).waitFor();
   await checkA11y(t, page, 'password change page');
@@ -146,11 +155,7 @@ t.test('a password the administrator wants changed: the change form first, then 
 
 t.test('files: new folder, upload, list, download, rename, delete', async (t) => {
   const home = await f.addUser('bob');
-  const ctx = await newContext(browser);
-  t.teardown(() => ctx.close());
-  const page = await ctx.newPage();
-  await signIn(page, f, 'bob');
-  await page.getByRole('heading', { name: strings.home }).waitFor();
+  const { page } = await signedIn(t, 'bob');
 
   // new folder, then into it
   await page.getByRole('button', { name: strings.newFolder }).click();
@@ -223,11 +228,7 @@ t.test('files: new folder, upload, list, download, rename, delete', async (t) =>
 
 t.test('a user without the upload permission: the upload is refused and said so', async (t) => {
   const home = await f.addUser('rita', { permissions: { '/': ['list', 'download', 'create_dirs', 'rename', 'delete'] } });
-  const ctx = await newContext(browser);
-  t.teardown(() => ctx.close());
-  const page = await ctx.newPage();
-  await signIn(page, f, 'rita');
-  await page.getByRole('heading', { name: strings.home }).waitFor();
+  const { page } = await signedIn(t, 'rita');
   await page.getByLabel(strings.upload).setInputFiles([{ name: 'nope.txt', mimeType: 'text/plain', buffer: Buffer.from('x') }]);
   const alert = page.locator('.upload.failed [role=alert]');
   await alert.waitFor();
@@ -237,11 +238,7 @@ t.test('a user without the upload permission: the upload is refused and said so'
 
 t.test('an upload cancelled while it is sent: said so, nothing kept, the others go on', async (t) => {
   const home = await f.addUser('carl');
-  const ctx = await newContext(browser);
-  t.teardown(() => ctx.close());
-  const page = await ctx.newPage();
-  await signIn(page, f, 'carl');
-  await page.getByRole('heading', { name: strings.home }).waitFor();
+  const { page } = await signedIn(t, 'carl');
   // the upload of held.bin is held in the browser (never answered) until it is cancelled
   let held!: () => void;
   const reached = new Promise<void>((resolve) => (held = resolve));
@@ -263,11 +260,7 @@ t.test('a folder of 10,000 entries: virtualized rows, filter, sort; the phone wi
   const home = await f.addUser('vera');
   mkdirSync(path.join(home, 'many'), { recursive: true });
   for (let i = 0; i < 10_000; i++) writeFileSync(path.join(home, 'many', `file-${String(i).padStart(5, '0')}.txt`), '');
-  const ctx = await newContext(browser, { width: 375, height: 740, colorScheme: 'dark', locale: 'de-DE' });
-  t.teardown(() => ctx.close());
-  const page = await ctx.newPage();
-  await signIn(page, f, 'vera');
-  await page.getByRole('heading', { name: strings.home }).waitFor();
+  const { page } = await signedIn(t, 'vera', { width: 375, height: 740, colorScheme: 'dark', locale: 'de-DE' });
   await page.goto(`${f.url}files/many`);
   await page
     .getByRole('status')
