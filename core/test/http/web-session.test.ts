@@ -119,6 +119,12 @@ t.test('login refusals follow the rules of /api/v2/user/token', async (t) => {
   await createUser('ws-off');
   await setStatus('ws-off', 0);
   await createUser('ws-nohttp', { denied_protocols: ['HTTP'] });
+  const events: Obj[] = [];
+  t.teardown(
+    bus.on('log', (e) => {
+      events.push(e);
+    }),
+  );
   const wrong = await call('POST', WS, { ip: '10.1.0.1', payload: { username: 'ws-bob', password: 'nope' } });
   t.equal(wrong.status, 401);
   t.same(wrong.body, { message: 'invalid credentials', error: 'Unauthorized' });
@@ -126,6 +132,14 @@ t.test('login refusals follow the rules of /api/v2/user/token', async (t) => {
   const unknown = await call('POST', WS, { ip: '10.1.0.2', payload: { username: 'nobody-here', password: 'nope' } });
   t.equal(unknown.status, 401);
   t.same(unknown.body, wrong.body, 'an unknown user answers as a wrong password');
+  t.match(
+    events.map((e) => [e.event, e.username, e.protocol]),
+    [
+      [1, 'ws-bob', 'HTTP'],
+      [2, 'nobody-here', 'HTTP'],
+    ],
+    'login events: 1 for a known user, 2 for an unknown one',
+  );
   const off = await call('POST', WS, { ip: '10.1.0.3', payload: { username: 'ws-off', password: 'ws-off-pass-1' } });
   t.equal(off.status, 401);
   t.match(off.body, { error: 'Unauthorized', message: /disabled/ });
@@ -134,6 +148,15 @@ t.test('login refusals follow the rules of /api/v2/user/token', async (t) => {
   t.equal(denied.status, 403);
   t.match(denied.body, { error: 'Forbidden', message: /HTTP/ });
   t.notOk(denied.cookie);
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+    const form = await call('POST', WS, {
+      ip: freshIp(),
+      headers: { 'content-type': type },
+      payload: type === 'text/plain' ? JSON.stringify({ username: 'ws-bob', password: 'ws-bob-pass-1' }) : 'username=ws-bob&password=ws-bob-pass-1',
+    });
+    t.equal(form.status, 415, `${type}: a cross-site form cannot log in`);
+    t.notOk(form.cookie);
+  }
   const bad = await call('POST', WS, { ip: '10.1.0.5', payload: { username: 'ws-bob' } });
   t.equal(bad.status, 400, 'a body without password');
   t.match(bad.body, { error: 'Bad Request', message: /password/ });

@@ -64,11 +64,13 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
       path: WEB_SESSION_PATH,
       options: {
         auth: false,
+        // JSON only: a cross-site form (text/plain, urlencoded) cannot log a browser into another account (login CSRF)
+        payload: { allow: 'application/json' },
         validate: { payload: loginInput },
         plugins: {
           ferry: {
             responses: { 200: { description: 'the session is open: cookie ferry_web set (HttpOnly, SameSite=Strict)', schema: sessionAnswer } },
-            errors: [401, 403, 429],
+            errors: [401, 403, 415, 429],
           },
         },
       },
