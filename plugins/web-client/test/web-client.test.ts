@@ -276,7 +276,10 @@ t.test('a folder of 10,000 entries: virtualized rows, filter, sort; the phone wi
 
   await page.getByRole('button', { name: strings.sortBy(strings.name, 'descending') }).click();
   await page.locator('.scroller').evaluate((el) => el.scrollTo(0, 0));
-  t.equal(await page.locator('.scroller [role=row]').first().getByRole('cell').first().textContent(), 'file-09999.txt', 'sorted by name, descending');
+  // the list re-renders after the scroll event: wait until its first row is the last name
+  const firstName = () => document.querySelector('.scroller [role=row] [role=cell]')?.textContent;
+  await page.waitForFunction((want) => document.querySelector('.scroller [role=row] [role=cell]')?.textContent === want, 'file-09999.txt');
+  t.equal(await page.evaluate(firstName), 'file-09999.txt', 'sorted by name, descending');
 
   await page.getByLabel(strings.filter).fill('file-0123');
   await page
