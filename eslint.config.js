@@ -3,7 +3,16 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['**/node_modules/**', '**/dist/**', '.servers/**', 'scripts/servers/**/node_modules/**', 'core/src/data/migrations/**', 'bench/results/**'],
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      '.servers/**',
+      'scripts/servers/**/node_modules/**',
+      'core/src/data/migrations/**',
+      'bench/results/**',
+      'plugins/web-client/www/**',
+      'plugins/web-client/app/generated/**',
+    ],
   },
   ...tseslint.configs.recommended,
   {

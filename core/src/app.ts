@@ -19,6 +19,8 @@ import type { PluginManifest } from './plugins/manifest.js';
 import type { PluginRegistry } from './plugins/registry.js';
 import { createHttpServer, type RouteFactory } from './http/server.js';
 import { coreRoutes } from './http/routes/index.js';
+import { staticSiteRoutes } from './http/static-site.js';
+import type { StaticSiteDef } from './sdk/static-site.js';
 import { AdminService } from './accounts/admin.service.js';
 import { generatePassword } from './accounts/password.js';
 import { SYSTEM_ACTOR } from './events/provider-events.service.js';
@@ -145,8 +147,10 @@ export async function createApp(o: AppOptions): Promise<App> {
     const services = container.resolve<ServiceRunner>(TOKENS.Services);
     const graceMs = config.common.shutdown_grace_period * 1000;
     const stopHooks: { plugin: string; fn: () => void | Promise<void> }[] = [];
+    const staticSites: { plugin: string; def: StaticSiteDef }[] = [];
     const plugins = await loadPlugins({
       entries: config.plugins,
+      staticSites,
       baseDir: o.baseDir ?? process.cwd(),
       registry,
       services,
@@ -176,7 +180,7 @@ export async function createApp(o: AppOptions): Promise<App> {
     container.resolve(UsageService).start();
     // Prometheus metrics (GET /metrics) on the bindings that enable them
     if (config.httpd.bindings.some((b) => b.enable_metrics)) container.resolve(MetricsService).start();
-    const routes = [...coreRoutes, ...(o.routes ?? [])];
+    const routes = [...coreRoutes, ...staticSites.map((s) => staticSiteRoutes(s.def)), ...(o.routes ?? [])];
     const servers: Hapi.Server[] = [];
     for (const b of config.httpd.bindings) {
       servers.push(await createHttpServer(container, b, routes, { baseDir: o.baseDir }));

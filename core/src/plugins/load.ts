@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import { SUPPORTED_PLUGIN_API_VERSIONS, type PluginContext, type PluginManifest } from './manifest.js';
 import { PluginLoadError, PluginRegistry } from './registry.js';
 import type { ServiceRunner } from './services.js';
+import type { StaticSiteDef } from '../sdk/static-site.js';
 
 const capabilitiesSchema = Joi.object({
   rangeRead: Joi.boolean().required(),
@@ -64,6 +65,26 @@ const actionDefSchema = Joi.object({
   triggers: Joi.array().items(Joi.number().integer()),
   create: Joi.function().required(),
 }).unknown(true);
+
+// a path of URL-safe segments, not where the API, its document or the health checks live
+const RESERVED_PREFIXES = /^\/(api|openapi|healthz|metrics)(\/|$)/i;
+const staticSiteSchema = Joi.object({
+  prefix: Joi.string()
+    .pattern(/^(\/[A-Za-z0-9._~-]+)+$/)
+    .pattern(RESERVED_PREFIXES, { invert: true, name: 'a path outside /api, /openapi, /healthz and /metrics' })
+    .max(200)
+    .required(),
+  root: Joi.string()
+    .custom((v: string) => {
+      if (!path.isAbsolute(v)) throw new Error('must be an absolute path');
+      return v;
+    })
+    .required(),
+  index: Joi.string().pattern(/^[^/\\]/),
+  fallback: Joi.string().pattern(/^[^/\\]/),
+  immutable: Joi.array().items(Joi.string().min(1)),
+  headers: Joi.object().pattern(/^[A-Za-z0-9-]+$/, Joi.string()),
+});
 
 const serviceDefSchema = Joi.object({
   name: Joi.string()
@@ -151,9 +172,14 @@ export interface LoadPluginsOptions {
   registry: PluginRegistry;
   /** Where registerService() puts the plugins' services (started and stopped by the app). */
   services: ServiceRunner;
+  /** Where registerStaticSite() puts the plugins' static sites (served by the app's HTTP servers). */
+  staticSites: { plugin: string; def: StaticSiteDef }[];
   logger: Logger;
   /** Builds the context handed to a plugin's register(). */
-  context(name: string, config: Record<string, unknown>): Omit<PluginContext, 'registerFsProvider' | 'registerActionType' | 'registerService'>;
+  context(
+    name: string,
+    config: Record<string, unknown>,
+  ): Omit<PluginContext, 'registerFsProvider' | 'registerActionType' | 'registerService' | 'registerStaticSite'>;
 }
 
 /**
@@ -222,6 +248,13 @@ export async function loadPlugins(o: LoadPluginsOptions): Promise<PluginManifest
         const { error } = serviceDefSchema.validate(def);
         if (error) throw new PluginLoadError(manifest.name, `invalid service definition: ${error.message}`);
         o.services.add(manifest.name, def);
+      },
+      registerStaticSite(def) {
+        const { error } = staticSiteSchema.validate(def);
+        if (error) throw new PluginLoadError(manifest.name, `invalid static site definition: ${error.message}`);
+        const taken = o.staticSites.find((s) => s.def.prefix === def.prefix);
+        if (taken) throw new PluginLoadError(manifest.name, `static site ${def.prefix} is already served by ${taken.plugin}`);
+        o.staticSites.push({ plugin: manifest.name, def });
       },
     };
     try {

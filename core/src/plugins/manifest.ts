@@ -8,6 +8,7 @@ import type { Fs, FsCapabilities, FsScope } from '../fs/fs.contract.js';
 import type { SecretsService } from '../secrets/secret.js';
 import type { EventSearch } from '../sdk/event-search.js';
 import type { PluginDatabase, PluginEntitiesDef } from '../sdk/plugin-entities.js';
+import type { StaticSiteDef } from '../sdk/static-site.js';
 import type { ServiceDef } from '../sdk/service.js';
 
 /** Plugin-API major versions this core accepts. */
@@ -68,6 +69,13 @@ export interface PluginContext {
    * core/src/sdk/service.ts and docs/DEVELOPING.md.
    */
   registerService(def: ServiceDef): void;
+  /**
+   * Serves a directory of static files (a browser application) under
+   * `def.prefix` on the REST API's HTTP bindings: precompressed variants,
+   * long caching of hashed files, a single-page-app fallback and the site's
+   * own headers. See `StaticSiteDef` in core/src/sdk/static-site.ts.
+   */
+  registerStaticSite(def: StaticSiteDef): void;
   /**
    * Makes the plugin's MikroORM entities known to the core database and runs
    * its pending migrations (the list for the database's dialect); resolves

@@ -28,3 +28,4 @@ export * from './protocols.js';
 export type * from './login.js';
 export type * from './file-session.js';
 export type * from './service.js';
+export type * from './static-site.js';

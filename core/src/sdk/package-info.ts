@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 export interface PackageInfo {
   name: string;
   version: string;
+  /** The directory of that package.json (the package's own files: a built site, assets). */
+  dir: string;
 }
 
 /**
@@ -26,7 +28,7 @@ export function packageInfo(moduleUrl: string): PackageInfo {
       const pkg = JSON.parse(text) as Partial<PackageInfo>;
       // dist/ may hold a copied package.json; only a named one counts.
       if (typeof pkg.name === 'string' && typeof pkg.version === 'string') {
-        return { name: pkg.name, version: pkg.version };
+        return { name: pkg.name, version: pkg.version, dir };
       }
     }
     const parent = path.dirname(dir);

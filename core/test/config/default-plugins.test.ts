@@ -33,6 +33,7 @@ const BUNDLED = [
   '@ferry/action-icap',
   '@ferry/service-sftp',
   '@ferry/service-webdav',
+  '@ferry/web-client',
 ];
 
 const plain = (payload: string) => ({ status: 'Plain', payload });

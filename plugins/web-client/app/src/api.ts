@@ -1,0 +1,89 @@
+/**
+ * The typed REST client: openapi-fetch over the types generated from Ferry's
+ * OpenAPI document (generated/api.d.ts), so a route or schema change that
+ * breaks a call fails the build's typecheck. The session is the HttpOnly
+ * cookie `ferry_web` (never readable here); state-changing requests carry
+ * the CSRF token the session answered.
+ */
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { paths } from '../generated/api';
+
+export type Paths = paths;
+
+let csrfToken = '';
+/** Called when a session starts or is refreshed, and with '' at logout. */
+export function setCsrfToken(token: string): void {
+  csrfToken = token;
+}
+export function getCsrfToken(): string {
+  return csrfToken;
+}
+
+let onSessionLost: () => void = () => {};
+/** What to do when an authenticated request answers 401 (the session expired or was revoked). */
+export function onUnauthorized(fn: () => void): void {
+  onSessionLost = fn;
+}
+
+const session: Middleware = {
+  onRequest({ request }) {
+    if (request.method !== 'GET' && request.method !== 'HEAD' && csrfToken) request.headers.set('X-CSRF-Token', csrfToken);
+    return request;
+  },
+  onResponse({ request, response }) {
+    if (response.status === 401 && !new URL(request.url).pathname.endsWith('/user/web-session')) onSessionLost();
+    return response;
+  },
+};
+
+export const api = createClient<paths>({ baseUrl: location.origin, credentials: 'same-origin' });
+api.use(session);
+
+/** The message of an API error answer ({"message","error"}), or a fallback. */
+export function errorMessage(body: unknown, fallback: string): string {
+  if (body && typeof body === 'object' && 'message' in body && typeof (body as { message: unknown }).message === 'string') {
+    return (body as { message: string }).message;
+  }
+  return fallback;
+}
+
+/** Query parameters of a route, from the generated types. */
+type QueryOf<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+
+/** The URL of a route with its query (a typed path and query: for links and XHR uploads, which openapi-fetch does not make). */
+export function routeUrl<P extends keyof paths, M extends keyof paths[P]>(path: P, _method: M, query: QueryOf<P, M>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query as Record<string, unknown>)) if (v !== undefined) q.set(k, String(v));
+  return `${path}?${q.toString()}`;
+}
+
+export interface UploadHandle {
+  done: Promise<void>;
+  abort(): void;
+}
+
+/** Uploads one file's bytes to `path` (POST /api/v2/user/files/upload) with progress: XHR, since fetch reports no upload progress. */
+export function uploadFile(path: string, file: Blob, onProgress: (sent: number, total: number) => void): UploadHandle {
+  const xhr = new XMLHttpRequest();
+  const done = new Promise<void>((resolve, reject) => {
+    xhr.open('POST', routeUrl('/api/v2/user/files/upload', 'post', { path }));
+    xhr.setRequestHeader('X-CSRF-Token', csrfToken);
+    xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) return resolve();
+      if (xhr.status === 401) onSessionLost();
+      let body: unknown;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        body = undefined;
+      }
+      reject(new Error(errorMessage(body, `HTTP ${xhr.status}`)));
+    };
+    xhr.onerror = () => reject(new Error('network error'));
+    xhr.onabort = () => reject(new Error('cancelled'));
+    xhr.send(file);
+  });
+  return { done, abort: () => xhr.abort() };
+}

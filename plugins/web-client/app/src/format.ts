@@ -1,0 +1,44 @@
+/** Sizes and dates in the user's locale (the browser's languages). */
+const UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte', 'petabyte'] as const;
+
+export function formatSize(bytes: number, locale?: string): string {
+  let i = 0;
+  let v = bytes;
+  while (v >= 1024 && i < UNITS.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return new Intl.NumberFormat(locale, {
+    style: 'unit',
+    unit: UNITS[i],
+    unitDisplay: i === 0 ? 'long' : 'short',
+    maximumFractionDigits: i === 0 ? 0 : 1,
+  }).format(v);
+}
+
+export function formatDate(iso: string, locale?: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }).format(d);
+}
+
+/** Joins a directory and a name into an absolute path of the user's tree. */
+export function joinPath(dir: string, name: string): string {
+  return dir === '/' ? `/${name}` : `${dir}/${name}`;
+}
+
+/** The segments of a path, each with the path leading to it: '/a/b' → [{a, /a}, {b, /a/b}]. */
+export function crumbs(dir: string): { name: string; path: string }[] {
+  const out: { name: string; path: string }[] = [];
+  let p = '';
+  for (const name of dir.split('/').filter(Boolean)) {
+    p += `/${name}`;
+    out.push({ name, path: p });
+  }
+  return out;
+}
+
+/** True for a name a file or folder may have in one path segment. */
+export function validName(name: string): boolean {
+  return name.length > 0 && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0');
+}

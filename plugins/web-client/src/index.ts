@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { definePlugin, packageInfo } from '@ferry/core';
+import Joi from 'joi';
+
+const pkg = packageInfo(import.meta.url);
+
+/** Where the build (scripts/build.mjs) leaves the site: index.html, assets/ and their .br/.gz variants. */
+export const SITE_DIR = path.join(pkg.dir, 'www');
+export const SITE_PREFIX = '/web/client';
+
+/**
+ * The site's Content-Security-Policy: its own scripts, styles and API only, no inline script or
+ * style, no plugin, no framing. Images may be blob: URLs (previews of the user's own files).
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export interface WebClientConfig {
+  /** Absolute directory of the built site; empty or absent: the package's www/. */
+  site_dir?: string;
+}
+
+export const configSchema = Joi.object({ site_dir: Joi.string().allow('') });
+
+/** The web client: its built files under /web/client/ on the REST API's bindings (see README.md). */
+export default definePlugin<WebClientConfig>({
+  name: pkg.name,
+  version: pkg.version,
+  apiVersion: 1,
+  configSchema,
+  register(ctx, config) {
+    const root = path.resolve(config.site_dir || SITE_DIR);
+    if (!existsSync(path.join(root, 'index.html'))) {
+      ctx.logger.warn({ root }, 'the web client is not built (npm run build): /web/client/ answers 404');
+    }
+    ctx.registerStaticSite({
+      prefix: SITE_PREFIX,
+      root,
+      index: 'index.html',
+      fallback: 'index.html',
+      immutable: ['assets/'],
+      headers: {
+        'content-security-policy': CONTENT_SECURITY_POLICY,
+        'cross-origin-opener-policy': 'same-origin',
+        'permissions-policy': 'camera=(), microphone=(), geolocation=()',
+      },
+    });
+  },
+});

@@ -1,0 +1,61 @@
+import t from 'tap';
+import { filterEntries, isDir, sortEntries, type Entry } from '../app/src/entries.js';
+import { crumbs, formatDate, formatSize, joinPath, validName } from '../app/src/format.js';
+
+const DIR = 0o040755;
+const FILE = 0o100644;
+const e = (name: string, size: number, mode: number, last_modified: string): Entry => ({ name, size, mode, last_modified });
+
+t.test('sorting: folders first, names as people read them, by size and date both ways', async (t) => {
+  const list = [
+    e('file10.txt', 5, FILE, '2024-01-03T00:00:00Z'),
+    e('file2.txt', 50, FILE, '2024-01-01T00:00:00Z'),
+    e('Zeta', 0, DIR, '2024-01-02T00:00:00Z'),
+    e('alpha', 0, DIR, '2024-01-04T00:00:00Z'),
+    e('Big.bin', 500, FILE, '2024-01-02T00:00:00Z'),
+  ];
+  const names = (l: Entry[]) => l.map((x) => x.name);
+  t.same(names(sortEntries(list, { key: 'name', asc: true })), ['alpha', 'Zeta', 'Big.bin', 'file2.txt', 'file10.txt']);
+  t.same(names(sortEntries(list, { key: 'name', asc: false })), ['Zeta', 'alpha', 'file10.txt', 'file2.txt', 'Big.bin']);
+  t.same(names(sortEntries(list, { key: 'size', asc: true })), ['alpha', 'Zeta', 'file10.txt', 'file2.txt', 'Big.bin']);
+  t.same(names(sortEntries(list, { key: 'modified', asc: false })), ['alpha', 'Zeta', 'file10.txt', 'Big.bin', 'file2.txt']);
+  t.equal(list[0]!.name, 'file10.txt', 'the input is not reordered');
+  t.ok(isDir(list[2]!));
+  t.notOk(isDir(list[0]!));
+});
+
+t.test('filter: case-insensitive substring, blank keeps all', async (t) => {
+  const list = [e('Report.PDF', 1, FILE, ''), e('photos', 0, DIR, ''), e('notes.txt', 1, FILE, '')];
+  t.same(
+    filterEntries(list, 'rep').map((x) => x.name),
+    ['Report.PDF'],
+  );
+  t.same(
+    filterEntries(list, ' O ').map((x) => x.name),
+    ['Report.PDF', 'photos', 'notes.txt'],
+  );
+  t.equal(filterEntries(list, '   ').length, 3);
+  t.equal(filterEntries(list, 'zzz').length, 0);
+});
+
+t.test('sizes and dates in the locale', async (t) => {
+  t.equal(formatSize(0, 'en-US'), '0 bytes');
+  t.equal(formatSize(1536, 'en-US'), '1.5 kB');
+  t.equal(formatSize(5 * 1024 * 1024, 'de-DE'), '5 MB');
+  t.match(formatSize(1.25 * 1024 ** 3, 'fr-FR'), /^1,3\sGo$/, 'French: decimal comma, a (narrow) no-break space');
+  t.match(formatDate('2024-03-05T14:07:00Z', 'en-US'), /Mar 5, 2024/);
+  t.match(formatDate('2024-03-05T14:07:00Z', 'de-DE'), /05\.03\.2024/);
+  t.equal(formatDate('not a date', 'en-US'), '');
+});
+
+t.test('paths and names', async (t) => {
+  t.equal(joinPath('/', 'a'), '/a');
+  t.equal(joinPath('/a/b', 'c'), '/a/b/c');
+  t.same(crumbs('/'), []);
+  t.same(crumbs('/a/b'), [
+    { name: 'a', path: '/a' },
+    { name: 'b', path: '/a/b' },
+  ]);
+  for (const bad of ['', '.', '..', 'a/b', 'x\0']) t.notOk(validName(bad), JSON.stringify(bad));
+  for (const good of ['a', '.hidden', 'with space', 'é…']) t.ok(validName(good), good);
+});

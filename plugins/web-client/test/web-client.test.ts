@@ -1,0 +1,297 @@
+/**
+ * The web client in Debian's chromium (headless, playwright-core) against a
+ * real Ferry on 127.0.0.1: sign-in (password, wrong password, disabled
+ * account, two-factor), the file browser (list, new folder, upload,
+ * download, rename, delete, a refused upload, a 10,000-entry folder),
+ * sign-out, axe-core on each page, screenshots (FERRY_SCREENSHOT_DIR keeps
+ * them, e.g. docs/images/web-client for docs/web-client.md).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Browser, Page } from 'playwright-core';
+import t, { type Test } from 'tap';
+import { en as strings } from '../app/src/strings.js';
+import { launchBrowser, newContext } from './browser.js';
+import { passwordOf, startFerry, type Ferry } from './helpers.js';
+
+const shots = process.env.FERRY_SCREENSHOT_DIR;
+if (shots) mkdirSync(shots, { recursive: true });
+async function screenshot(page: Page, name: string) {
+  const file = path.join(shots ?? os.tmpdir(), `web-client-${name}.png`);
+  await page.screenshot({ path: file, fullPage: false });
+}
+
+/** axe-core on the page: no serious or critical violation (the others are reported as comments). */
+async function checkA11y(t: Test, page: Page, what: string) {
+  const result = await new AxeBuilder({ page }).analyze();
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  for (const v of result.violations) t.comment(`axe ${what}: ${v.impact} ${v.id}: ${v.help} (${v.nodes.length})`);
+  t.same(
+    bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `axe: no serious or critical violation on the ${what}`,
+  );
+  t.ok(result.passes.length > 10, `axe ran its checks on the ${what}`);
+}
+
+async function signIn(page: Page, f: Ferry, username: string, password = passwordOf(username)) {
+  await page.goto(f.url);
+  await page.getByLabel(strings.username).fill(username);
+  await page.getByLabel(strings.password).fill(password);
+  await page.getByRole('button', { name: strings.signIn }).click();
+}
+
+const row = (page: Page, name: string) => page.getByRole('row').filter({ has: page.getByRole('cell').first().filter({ hasText: name }) });
+
+let f: Ferry;
+let browser: Browser;
+
+/** A page in a fresh browser context (its own cookies), closed at the end of `t`. */
+async function openPage(t: Test, o: Parameters<typeof newContext>[1] = {}) {
+  const ctx = await newContext(browser, o);
+  t.teardown(() => ctx.close());
+  return { ctx, page: await ctx.newPage() };
+}
+
+/** A page signed in as `username`, on its home folder. */
+async function signedIn(t: Test, username: string, o: Parameters<typeof newContext>[1] = {}) {
+  const opened = await openPage(t, o);
+  await signIn(opened.page, f, username);
+  await opened.page.getByRole('heading', { name: strings.home }).waitFor();
+  return opened;
+}
+
+t.before(async () => {
+  f = await startFerry(t);
+  browser = await launchBrowser(t);
+});
+
+t.test('sign-in: a wrong password, a disabled account, then the files page', async (t) => {
+  await f.addUser('alice');
+  await f.addUser('dora', { status: 0 });
+  const { ctx, page } = await openPage(t);
+
+  await page.goto(f.url);
+  await page.getByRole('heading', { name: strings.loginTitle }).waitFor();
+  await checkA11y(t, page, 'sign-in page');
+  await screenshot(page, 'login');
+
+  await signIn(page, f, 'alice', 'not-her-password');
+  t.equal(await page.getByRole('alert').textContent(), strings.wrongCredentials);
+  t.equal(await page.getByLabel(strings.password).inputValue(), 'not-her-password', 'the form keeps what was typed');
+  await screenshot(page, 'login-error');
+
+  await signIn(page, f, 'dora');
+  await page.getByRole('alert').filter({ hasText: strings.accountDisabled }).waitFor();
+  t.pass('a disabled account is told so');
+
+  await signIn(page, f, 'alice');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  await page.getByRole('status').filter({ hasText: strings.emptyFolder }).waitFor();
+  t.pass('an empty home');
+  t.match(page.url(), /\/web\/client\/files$/);
+  const cookies = await ctx.cookies();
+  const session = cookies.find((c) => c.name === 'ferry_web');
+  t.ok(session?.httpOnly, 'the session cookie is HttpOnly');
+  t.equal(session?.sameSite, 'Strict');
+  t.equal(await page.evaluate(() => document.cookie), '', 'scripts see no cookie');
+
+  await page.reload();
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('a reload keeps the session');
+
+  await page.getByRole('button', { name: strings.logout }).click();
+  await page.getByRole('heading', { name: strings.loginTitle }).waitFor();
+  const after = await ctx.request.get(`${f.origin}/api/v2/user/web-session`, { failOnStatusCode: false });
+  t.equal(after.status(), 401, 'sign-out ends the session on the server');
+});
+
+t.test('two-factor sign-in: the passcode step, a wrong code, the right one', async (t) => {
+  await f.addUser('tom');
+  const code = await f.enableTotp('tom');
+  const { page } = await openPage(t);
+  await signIn(page, f, 'tom');
+  await page.getByRole('heading', { name: strings.passcodeTitle }).waitFor();
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'passcode', 'the code field has the focus');
+  await checkA11y(t, page, 'passcode step');
+  await screenshot(page, 'passcode');
+  const good = code();
+  const wrong = String((Number(good) + 1) % 1_000_000).padStart(6, '0');
+  await page.getByLabel(strings.passcode).fill(wrong);
+  await page.getByRole('button', { name: strings.verify }).click();
+  await page.getByRole('alert').filter({ hasText: strings.wrongPasscode }).waitFor();
+  t.pass('a wrong code is refused with a clear message');
+  await page.getByLabel(strings.passcode).fill(good);
+  await page.getByRole('button', { name: strings.verify }).click();
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('the right code signs in');
+});
+
+t.test('a password the administrator wants changed: the change form first, then a sign-in with the new one', async (t) => {
+  await f.addUser('paul', { filters: { require_password_change: true } });
+  const { page } = await openPage(t);
+  await signIn(page, f, 'paul');
+  await page.getByRole('heading', { name: strings.changePasswordTitle }).waitFor();
+  await checkA11y(t, page, 'password change page');
+  await screenshot(page, 'change-password');
+  await page.getByLabel(strings.currentPassword).fill(passwordOf('paul'));
+  await page.getByLabel(strings.newPassword, { exact: true }).fill('a-new-Password-42');
+  await page.getByLabel(strings.confirmPassword).fill('a-new-Password-43');
+  await page.getByRole('button', { name: strings.changePassword }).click();
+  t.equal(await page.getByRole('alert').textContent(), strings.passwordsDiffer, 'two different new passwords are caught');
+  await page.getByLabel(strings.confirmPassword).fill('a-new-Password-42');
+  await page.getByRole('button', { name: strings.changePassword }).click();
+  // the server ends the sessions of a changed password: the sign-in page says so
+  await page.getByRole('status').filter({ hasText: strings.passwordChanged }).waitFor();
+  t.pass('told to sign in again with the new password');
+  await signIn(page, f, 'paul');
+  t.equal(await page.getByRole('alert').textContent(), strings.wrongCredentials, 'the old password no longer works');
+  await signIn(page, f, 'paul', 'a-new-Password-42');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('the new one does, straight to the files');
+});
+
+t.test('files: new folder, upload, list, download, rename, delete', async (t) => {
+  const home = await f.addUser('bob');
+  const { page } = await signedIn(t, 'bob');
+
+  // new folder, then into it
+  await page.getByRole('button', { name: strings.newFolder }).click();
+  await page.getByLabel(strings.newFolderName).fill('Reports');
+  await page.getByRole('button', { name: strings.create }).click();
+  await row(page, 'Reports').waitFor();
+  t.ok(existsSync(path.join(home, 'Reports')), 'the folder exists on disk');
+  await row(page, 'Reports').getByRole('button', { name: 'Reports', exact: true }).click();
+  await page.getByRole('heading', { name: 'Reports' }).waitFor();
+  t.match(page.url(), /\/web\/client\/files\/Reports$/, 'the URL follows the folder');
+
+  // upload two files by the button
+  const big = Buffer.alloc(3 * 1024 * 1024, 7);
+  await page.getByLabel(strings.upload).setInputFiles([
+    { name: 'q1.txt', mimeType: 'text/plain', buffer: Buffer.from('first quarter\n') },
+    { name: 'data.bin', mimeType: 'application/octet-stream', buffer: big },
+  ]);
+  await row(page, 'q1.txt').waitFor();
+  await row(page, 'data.bin').waitFor();
+  await page.locator('.upload.done').nth(1).waitFor();
+  t.equal(readFileSync(path.join(home, 'Reports', 'q1.txt'), 'utf8'), 'first quarter\n', 'uploaded as sent');
+  t.same(readFileSync(path.join(home, 'Reports', 'data.bin')), big);
+  t.equal(
+    await page.getByRole('progressbar', { name: strings.uploadProgress('data.bin') }).getAttribute('value'),
+    String(big.length),
+    'per-file progress at 100%',
+  );
+  t.match(await row(page, 'data.bin').getByRole('cell').nth(1).textContent(), /^3 MB$/, 'size in the locale');
+  await checkA11y(t, page, 'files page');
+  await screenshot(page, 'files');
+
+  // download
+  const [download] = await Promise.all([page.waitForEvent('download'), row(page, 'q1.txt').getByRole('link').click()]);
+  t.equal(download.suggestedFilename(), 'q1.txt');
+  const saved = await download.path();
+  t.equal(readFileSync(saved, 'utf8'), 'first quarter\n', 'downloaded as stored');
+
+  // rename
+  await row(page, 'q1.txt')
+    .getByRole('button', { name: `${strings.rename} q1.txt` })
+    .click();
+  await page.getByLabel(strings.renameTo('q1.txt')).fill('Q1 report.txt');
+  await page.getByRole('button', { name: strings.save }).click();
+  await row(page, 'Q1 report.txt').waitFor();
+  t.ok(existsSync(path.join(home, 'Reports', 'Q1 report.txt')));
+  t.notOk(existsSync(path.join(home, 'Reports', 'q1.txt')), 'renamed on disk');
+
+  // delete, with a confirmation: cancel first, then confirm
+  await row(page, 'data.bin')
+    .getByRole('button', { name: `${strings.delete} data.bin` })
+    .click();
+  await page.getByText(strings.confirmDelete('data.bin')).waitFor();
+  await page.getByRole('button', { name: strings.cancel }).click();
+  t.ok(existsSync(path.join(home, 'Reports', 'data.bin')), 'cancel deletes nothing');
+  await row(page, 'data.bin')
+    .getByRole('button', { name: `${strings.delete} data.bin` })
+    .click();
+  await page.getByRole('dialog').getByRole('button', { name: strings.delete }).click();
+  await row(page, 'data.bin').waitFor({ state: 'detached' });
+  t.notOk(existsSync(path.join(home, 'Reports', 'data.bin')), 'deleted on disk');
+
+  // breadcrumbs back home; sort and filter
+  await page.getByRole('navigation', { name: strings.breadcrumbs }).getByRole('link', { name: strings.home }).click();
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  await row(page, 'Reports').waitFor();
+  await page.goBack();
+  await page.getByRole('heading', { name: 'Reports' }).waitFor();
+  t.pass('the browser history moves between folders');
+});
+
+t.test('a user without the upload permission: the upload is refused and said so', async (t) => {
+  const home = await f.addUser('rita', { permissions: { '/': ['list', 'download', 'create_dirs', 'rename', 'delete'] } });
+  const { page } = await signedIn(t, 'rita');
+  await page.getByLabel(strings.upload).setInputFiles([{ name: 'nope.txt', mimeType: 'text/plain', buffer: Buffer.from('x') }]);
+  const alert = page.locator('.upload.failed [role=alert]');
+  await alert.waitFor();
+  t.match(await alert.textContent(), /^Failed: .*permission/i, 'the refusal is shown on the file');
+  t.notOk(existsSync(path.join(home, 'nope.txt')), 'nothing written');
+});
+
+t.test('an upload cancelled while it is sent: said so, nothing kept, the others go on', async (t) => {
+  const home = await f.addUser('carl');
+  const { page } = await signedIn(t, 'carl');
+  // the upload of held.bin is held in the browser (never answered) until it is cancelled
+  let held!: () => void;
+  const reached = new Promise<void>((resolve) => (held = resolve));
+  await page.route(/\/api\/v2\/user\/files\/upload\?path=%2Fheld\.bin$/, () => held());
+  await page.getByLabel(strings.upload).setInputFiles([
+    { name: 'held.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(1024, 1) },
+    { name: 'free.txt', mimeType: 'text/plain', buffer: Buffer.from('free') },
+  ]);
+  await reached;
+  await row(page, 'free.txt').waitFor();
+  await page.getByRole('button', { name: `${strings.cancel} held.bin` }).click();
+  await page.locator('.upload.failed').filter({ hasText: 'held.bin' }).getByText(strings.uploadFailed('cancelled')).waitFor();
+  t.pass('the cancelled upload says so');
+  t.notOk(existsSync(path.join(home, 'held.bin')), 'nothing of it on the server');
+  t.equal(readFileSync(path.join(home, 'free.txt'), 'utf8'), 'free', 'the other file was uploaded');
+});
+
+t.test('a folder of 10,000 entries: virtualized rows, filter, sort; the phone width; dark mode', async (t) => {
+  const home = await f.addUser('vera');
+  mkdirSync(path.join(home, 'many'), { recursive: true });
+  for (let i = 0; i < 10_000; i++) writeFileSync(path.join(home, 'many', `file-${String(i).padStart(5, '0')}.txt`), '');
+  const { page } = await signedIn(t, 'vera', { width: 375, height: 740, colorScheme: 'dark', locale: 'de-DE' });
+  await page.goto(`${f.url}files/many`);
+  await page
+    .getByRole('status')
+    .filter({ hasText: strings.entries(10_000, 10_000) })
+    .waitFor();
+  const rendered = await page.locator('.scroller [role=row]').count();
+  t.ok(rendered > 5 && rendered < 100, `only the rows in view are in the page (${rendered})`);
+  t.equal(await page.getByRole('table').getAttribute('aria-rowcount'), '10001');
+
+  await page.locator('.scroller').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+  await row(page, 'file-09999.txt').waitFor();
+  t.pass('scrolling to the end shows the last entry');
+
+  await page.getByRole('button', { name: strings.sortBy(strings.name, 'descending') }).click();
+  await page.locator('.scroller').evaluate((el) => el.scrollTo(0, 0));
+  // the list re-renders after the scroll event: wait until its first row is the last name
+  const firstName = () => document.querySelector('.scroller [role=row] [role=cell]')?.textContent;
+  await page.waitForFunction((want) => document.querySelector('.scroller [role=row] [role=cell]')?.textContent === want, 'file-09999.txt');
+  t.equal(await page.evaluate(firstName), 'file-09999.txt', 'sorted by name, descending');
+
+  await page.getByLabel(strings.filter).fill('file-0123');
+  await page
+    .getByRole('status')
+    .filter({ hasText: strings.entries(10, 10_000) })
+    .waitFor();
+  t.equal(await page.locator('.scroller [role=row]').count(), 10, 'the filter narrows the list');
+
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  t.ok(width <= 375, `no horizontal scrolling at 375 px (${width})`);
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  t.equal(bg, 'rgb(15, 18, 22)', 'the dark palette follows prefers-color-scheme');
+  await checkA11y(t, page, 'files page (phone, dark)');
+  await screenshot(page, 'files-phone-dark');
+});
