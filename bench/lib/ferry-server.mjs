@@ -86,7 +86,14 @@ export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }],
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
     // the shipped list serves SFTP on 2022: several nodes must not collide (any free port)
-    env: { ...process.env, ...nodeOptions, ...(plugins === null ? { SERVICE_PLUGINS__SERVICE_SFTP__CONFIG__BINDINGS__0__PORT: '0' } : {}), ...env },
+    env: {
+      ...process.env,
+      ...nodeOptions,
+      ...(plugins === null
+        ? { SERVICE_PLUGINS__SERVICE_SFTP__CONFIG__BINDINGS__0__PORT: '0', SERVICE_PLUGINS__SERVICE_FTP__CONFIG__BINDINGS__0__PORT: '0' }
+        : {}),
+      ...env,
+    },
   });
   children.push(proc);
   let err = '';

@@ -28,3 +28,5 @@ export * from './protocols.js';
 export type * from './login.js';
 export type * from './file-session.js';
 export type * from './service.js';
+/** TLS certificate loading and checks of the core's HTTPS bindings, for services serving TLS themselves (FTPS). */
+export { loadTlsMaterial, secureContextOptions, TlsFileError, type TlsBindingFiles, type TlsMaterial } from './tls-material.js';

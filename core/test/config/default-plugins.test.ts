@@ -32,6 +32,7 @@ const BUNDLED = [
   '@ferry/action-fs',
   '@ferry/action-icap',
   '@ferry/service-sftp',
+  '@ferry/service-ftp',
 ];
 
 const plain = (payload: string) => ({ status: 'Plain', payload });

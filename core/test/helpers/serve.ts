@@ -28,7 +28,7 @@ export async function startServe(t: Test, env: Record<string, string>, nodeArgs:
   const clean: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TAP')) clean[k] = v;
   // the shipped SFTP service on any free port: parallel test files must not collide on 2022
-  const sftpPort = { SERVICE_PLUGINS__SERVICE_SFTP__CONFIG__BINDINGS__0__PORT: '0' };
+  const sftpPort = { SERVICE_PLUGINS__SERVICE_SFTP__CONFIG__BINDINGS__0__PORT: '0', SERVICE_PLUGINS__SERVICE_FTP__CONFIG__BINDINGS__0__PORT: '0' };
   const p = spawn(process.execPath, [...nodeArgs, ...CLI, 'serve'], { cwd: root, env: { ...clean, ...sftpPort, ...env } });
   let out = '';
   p.stderr.on('data', (d) => (out += d));
