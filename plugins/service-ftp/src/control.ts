@@ -560,8 +560,13 @@ export class FtpControl {
       await this.withTransfer(p, async (data) => {
         let ended = false;
         data.once('end', () => (ended = true));
+        // a write refused midway (quota) may stop taking bytes without failing the pipeline: its end decides
+        const refused = write.done.then(
+          () => new Promise<never>(() => undefined),
+          (e: unknown) => Promise.reject(e),
+        );
         try {
-          await pipeline(data, write.stream);
+          await Promise.race([pipeline(data, write.stream), refused]);
         } catch (err) {
           throw await write.done.then(
             () => new FtpReply(426, 'Transfer failed.'),
