@@ -25,6 +25,13 @@ export interface FtpConfig {
   certificate_file: string;
   certificate_key_file: string;
   min_tls_version: 12 | 13;
+  /**
+   * Protected data connections must resume the control connection's TLS
+   * session (vsftpd's require_ssl_reuse): without it anyone who reaches the
+   * passive port first from the client's address could take the transfer.
+   * Turn off only for clients that cannot (rclone with an IP address as host).
+   */
+  require_tls_session_reuse: boolean;
   tls_cipher_suites: string[];
   /** Ports of passive data connections; 0 and 0: any free port. */
   passive_port_range: { start: number; end: number };
@@ -65,6 +72,7 @@ export const configSchema = Joi.object<FtpConfig>({
   certificate_file: Joi.string().allow('').default(''),
   certificate_key_file: Joi.string().allow('').default(''),
   min_tls_version: Joi.number().valid(12, 13).default(12),
+  require_tls_session_reuse: Joi.boolean().default(true),
   tls_cipher_suites: Joi.array().items(Joi.string().min(1)).default([]),
   passive_port_range: Joi.object({
     start: Joi.number().integer().min(0).max(65535).default(0),

@@ -449,7 +449,7 @@ export class FtpControl {
       socket.destroy();
       throw new FtpReply(425, 'TLS handshake on the data connection failed.');
     }
-    if (!secure.isSessionReused()) {
+    if (this.o.config.require_tls_session_reuse && !secure.isSessionReused()) {
       this.o.logger.warn({ ip: this.ip }, 'ftp data connection refused: its TLS session is not the control connection session');
       secure.destroy();
       throw new FtpReply(522, 'The data connection must reuse the TLS session of the control connection.');

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -82,4 +82,63 @@ t.test('explicit FTPS, required on the binding', async (t) => {
     const r = await run('curl', ['-sS', '--user', `bob:${PASSWORD('bob')}`, `${url}/`]);
     t.not(r.code, 0, 'curl without TLS fails');
   });
+});
+
+t.test('implicit FTPS with curl ftps://', async (t) => {
+  const dir = t.testdir();
+  const certs = await testCertificates(dir);
+  const h = await startFtp(t, {
+    ftp: { bindings: [{ address: '127.0.0.1', port: 0, tls_mode: 'implicit' }], certificate_file: certs.cert, certificate_key_file: certs.key },
+  });
+  const home = await h.addUser('ivy');
+  t.equal((await h.status()).bindings![0]!.tls_mode, 2);
+  writeFileSync(path.join(dir, 'f.txt'), 'implicit');
+  const auth = ['-sS', '--cacert', certs.ca, '--user', `ivy:${PASSWORD('ivy')}`];
+  const up = await run('curl', [...auth, '-T', path.join(dir, 'f.txt'), `ftps://127.0.0.1:${h.port}/f.txt`]);
+  t.equal(up.code, 0, up.stderr);
+  t.equal(readFileSync(path.join(home, 'f.txt'), 'utf8'), 'implicit');
+  const down = await run('curl', [...auth, `ftps://127.0.0.1:${h.port}/f.txt`]);
+  t.equal(down.stdout, 'implicit');
+  const clear = await RawFtp.connect(h.port);
+  clear.send('USER ivy\r\n');
+  t.equal(await clear.reply(), '', 'a clear-text client gets no reply and is dropped');
+});
+
+// rclone 1.60 keys its TLS session cache by host and port, and the data port is another port:
+// it cannot resume the control session, so this server turns require_tls_session_reuse off
+t.test('rclone over explicit FTPS (session reuse not required)', async (t) => {
+  const dir = t.testdir();
+  const certs = await testCertificates(dir);
+  const h = await startFtp(t, {
+    ftp: {
+      bindings: [{ address: '127.0.0.1', port: 0, tls_mode: 'explicit-required' }],
+      certificate_file: certs.cert,
+      certificate_key_file: certs.key,
+      require_tls_session_reuse: false,
+    },
+  });
+  const home = await h.addUser('rex');
+  const obscured = (await run('rclone', ['obscure', PASSWORD('rex')])).stdout.trim();
+  const remote = `:ftp,host=127.0.0.1,port=${h.port},user=rex,pass=${obscured},explicit_tls=true,no_check_certificate=true:`;
+  const env = { RCLONE_CONFIG: path.join(dir, 'none.conf') };
+  const src = path.join(dir, 'src');
+  for (const [f, body] of [
+    ['a.txt', 'alpha'],
+    ['sub/b.txt', 'beta'],
+    ['sub/deeper/c.txt', 'gamma'],
+  ] as const) {
+    mkdirSync(path.dirname(path.join(src, f)), { recursive: true });
+    writeFileSync(path.join(src, f), body);
+  }
+  const copy = await run('rclone', ['copy', src, `${remote}/tree`], { env });
+  t.equal(copy.code, 0, copy.stderr);
+  t.equal(readFileSync(path.join(home, 'tree', 'sub', 'deeper', 'c.txt'), 'utf8'), 'gamma');
+  const ls = await run('rclone', ['lsf', '-R', `${remote}/tree`], { env });
+  t.same(ls.stdout.trim().split('\n').sort(), ['a.txt', 'sub/', 'sub/b.txt', 'sub/deeper/', 'sub/deeper/c.txt']);
+  const back = await run('rclone', ['copy', `${remote}/tree`, path.join(dir, 'back')], { env });
+  t.equal(back.code, 0, back.stderr);
+  t.equal(readFileSync(path.join(dir, 'back', 'sub', 'b.txt'), 'utf8'), 'beta');
+  const purge = await run('rclone', ['purge', `${remote}/tree`], { env });
+  t.equal(purge.code, 0, purge.stderr);
+  t.notOk(existsSync(path.join(home, 'tree')), 'purged');
 });
