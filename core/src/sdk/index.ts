@@ -25,6 +25,7 @@ export type * from './event-history.js';
 export type * from './user-files.js';
 export { redactSecrets } from '../secrets/redact.js';
 export * from './protocols.js';
+export { drainService } from './service-stop.js';
 export type * from './login.js';
 export type * from './file-session.js';
 export type * from './service.js';

@@ -1,6 +1,15 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import { loadTlsMaterial, secureContextOptions, type Logger, type ServiceDef, type ServiceHost, type ServiceStatus, type TlsBindingFiles } from '@ferry/core';
+import {
+  drainService,
+  loadTlsMaterial,
+  secureContextOptions,
+  type Logger,
+  type ServiceDef,
+  type ServiceHost,
+  type ServiceStatus,
+  type TlsBindingFiles,
+} from '@ferry/core';
 import { TLS_MODE_NUMBER, type FtpBinding, type FtpConfig } from './config.js';
 import { FtpControl } from './control.js';
 import { plainIp } from './passive.js';
@@ -92,18 +101,10 @@ export function ftpService(o: FtpServiceOptions): ServiceDef {
     },
     async stop({ signal }) {
       active = false;
-      const closed = Promise.all(listeners.map((l) => new Promise<void>((resolve) => l.server.close(() => resolve()))));
+      const servers = listeners.map((l) => l.server);
       listeners = [];
       for (const c of clients.values()) c.close('Server shutting down.');
-      const cut = () => clients.forEach((_c, s) => s.destroy());
-      signal.addEventListener('abort', cut, { once: true });
-      const allGone = new Promise<void>((resolve) => {
-        const check = () => (clients.size === 0 ? resolve() : setTimeout(check, 50).unref());
-        check();
-      });
-      await Promise.race([Promise.all([closed, allGone]), new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
-      signal.removeEventListener('abort', cut);
-      cut();
+      await drainService({ servers, signal, clients: () => clients.size, cut: () => clients.forEach((_c, s) => s.destroy()) });
     },
     status(): ServiceStatus {
       const bindings = listeners.flatMap(({ server, binding }) => {
