@@ -59,6 +59,8 @@ export class FtpControl {
 
   /** Starts the conversation (implicit TLS first when the binding wants it). */
   start(): void {
+    // the grace time counts from the connection (an implicit TLS client that never finishes its handshake too)
+    this.arm(this.o.config.login_grace_time, 'no login within the grace time');
     if (this.o.binding.tls_mode === 'implicit') {
       this.upgrade(() => this.greet());
     } else {
@@ -68,7 +70,6 @@ export class FtpControl {
   }
 
   private greet(): void {
-    this.arm(this.o.config.login_grace_time, 'no login within the grace time');
     this.reply(`220 ${this.o.config.banner || 'Ferry FTP server ready.'}`);
   }
 
