@@ -50,6 +50,20 @@ t.test('refusals on plain FTP', async (t) => {
     t.notOk(existsSync(path.join(home, 'big.bin')), 'no partial file');
   });
 
+  t.test('an account denied FTP, and one over max_sessions, cannot log in', async (t) => {
+    await h.addUser('gina', { filters: { denied_protocols: ['FTP'] } });
+    const denied = await run('curl', ['-sS', '--user', `gina:${PASSWORD('gina')}`, `ftp://127.0.0.1:${h.port}/`]);
+    t.equal(denied.code, 67, 'denied_protocols FTP: 530');
+    await h.addUser('hank', { max_sessions: 1 });
+    const first = await login('hank');
+    const second = await RawFtp.connect(h.port);
+    await second.reply();
+    await second.cmd('USER hank');
+    t.match(await second.cmd(`PASS ${PASSWORD('hank')}`), /^530 /, 'a second session over max_sessions 1: 530');
+    second.close();
+    first.close();
+  });
+
   t.test('a denied path is refused', async (t) => {
     const home = await h.addUser('erin', { permissions: { '/': ['*'], '/ro': ['list', 'download'] } });
     const c = await login('erin');
