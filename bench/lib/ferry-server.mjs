@@ -85,12 +85,16 @@ export async function startFerry({ dir, plugins = [{ name: '@ferry/fs-local' }],
   const proc = spawn(path.join(root, 'core/bin/ferry'), ['serve', '--config', config], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
-    // the shipped list serves SFTP on 2022 and WebDAV on 8090: several nodes must not collide (any free port)
+    // the shipped list serves SFTP on 2022, WebDAV on 8090 and FTP on 2121: several nodes must not collide (any free port)
     env: {
       ...process.env,
       ...nodeOptions,
       ...(plugins === null
-        ? { SERVICE_PLUGINS__SERVICE_SFTP__CONFIG__BINDINGS__0__PORT: '0', SERVICE_PLUGINS__SERVICE_WEBDAV__CONFIG__BINDINGS__0__PORT: '0' }
+        ? {
+            SERVICE_PLUGINS__SERVICE_SFTP__CONFIG__BINDINGS__0__PORT: '0',
+            SERVICE_PLUGINS__SERVICE_WEBDAV__CONFIG__BINDINGS__0__PORT: '0',
+            SERVICE_PLUGINS__SERVICE_FTP__CONFIG__BINDINGS__0__PORT: '0',
+          }
         : {}),
       ...env,
     },

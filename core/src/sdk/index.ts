@@ -25,7 +25,10 @@ export type * from './event-history.js';
 export type * from './user-files.js';
 export { redactSecrets } from '../secrets/redact.js';
 export * from './protocols.js';
+export { drainService } from './service-stop.js';
 export type * from './login.js';
 export type * from './file-session.js';
 export type * from './service.js';
 export type * from './static-site.js';
+/** TLS certificate loading and checks of the core's HTTPS bindings, for services serving TLS themselves (FTPS). */
+export { loadTlsMaterial, secureContextOptions, TlsFileError, type TlsBindingFiles, type TlsMaterial } from './tls-material.js';

@@ -34,6 +34,7 @@ const BUNDLED = [
   '@ferry/service-sftp',
   '@ferry/service-webdav',
   '@ferry/web-client',
+  '@ferry/service-ftp',
 ];
 
 const plain = (payload: string) => ({ status: 'Plain', payload });

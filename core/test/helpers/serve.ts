@@ -27,8 +27,12 @@ export interface ServeProcess {
 export async function startServe(t: Test, env: Record<string, string>, nodeArgs: string[] = []): Promise<ServeProcess> {
   const clean: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TAP')) clean[k] = v;
-  // the shipped SFTP and WebDAV services on any free port: parallel test files must not collide on 2022 / 8090
-  const sftpPort = { SERVICE_PLUGINS__SERVICE_SFTP__CONFIG__BINDINGS__0__PORT: '0', SERVICE_PLUGINS__SERVICE_WEBDAV__CONFIG__BINDINGS__0__PORT: '0' };
+  // the shipped SFTP, WebDAV and FTP services on any free port: parallel test files must not collide on 2022 / 8090 / 2121
+  const sftpPort = {
+    SERVICE_PLUGINS__SERVICE_SFTP__CONFIG__BINDINGS__0__PORT: '0',
+    SERVICE_PLUGINS__SERVICE_WEBDAV__CONFIG__BINDINGS__0__PORT: '0',
+    SERVICE_PLUGINS__SERVICE_FTP__CONFIG__BINDINGS__0__PORT: '0',
+  };
   const p = spawn(process.execPath, [...nodeArgs, ...CLI, 'serve'], { cwd: root, env: { ...clean, ...sftpPort, ...env } });
   let out = '';
   p.stderr.on('data', (d) => (out += d));

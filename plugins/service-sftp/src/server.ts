@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import type { FileSession, Logger, Protocol, ServiceDef, ServiceHost, ServiceStatus } from '@ferry/core';
+import { drainService, type FileSession, type Logger, type Protocol, type ServiceDef, type ServiceHost, type ServiceStatus } from '@ferry/core';
 import ssh2, { type Connection, type ServerChannel, type Session } from 'ssh2';
 import { ConnectionAuth } from './auth.js';
 import type { SftpConfig } from './config.js';
@@ -266,22 +266,14 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     async stop({ signal }) {
       active = false;
       process.off('SIGHUP', onHup);
-      const closed = Promise.all(listeners.map((l) => new Promise<void>((resolve) => l.close(() => resolve()))));
+      const servers = listeners;
       listeners = [];
       // connections are told (SSH disconnect), the others cut; whoever is left at the deadline is cut
       for (const c of clients.values()) {
         if (c.conn) c.conn.end();
         else c.socket.destroy();
       }
-      const cut = () => clients.forEach((c) => c.socket.destroy());
-      signal.addEventListener('abort', cut, { once: true });
-      const allGone = new Promise<void>((resolve) => {
-        const check = () => (clients.size === 0 ? resolve() : setTimeout(check, 50).unref());
-        check();
-      });
-      await Promise.race([Promise.all([closed, allGone]), new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
-      signal.removeEventListener('abort', cut);
-      cut();
+      await drainService({ servers, signal, clients: () => clients.size, cut: () => clients.forEach((c) => c.socket.destroy()) });
       ssh = null;
     },
     status(): ServiceStatus {

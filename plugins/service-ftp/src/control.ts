@@ -1,0 +1,585 @@
+// longer than 500 lines: one FTP control connection is one state machine (login, TLS, paths, data connections), its commands read best side by side
+import { randomUUID } from 'node:crypto';
+import type net from 'node:net';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import tls from 'node:tls';
+import { LoginRefusedError, type FileInfo, type FileSession, type Logger, type ServiceHost } from '@ferry/core';
+import type { FtpBinding, FtpConfig } from './config.js';
+import { LineReader, parseCommand, type LineItem } from './lines.js';
+import { ftpTime, listLine, mlsxFacts, parseFtpTime } from './listing.js';
+import { PassiveListener, plainIp } from './passive.js';
+import { FtpReply, replyOf } from './replies.js';
+
+const PROTOCOL = 'FTP';
+const MAX_LINE = 4096;
+
+export interface ControlOptions {
+  config: FtpConfig;
+  binding: FtpBinding;
+  logger: Logger;
+  host: () => ServiceHost;
+  /** A secure context of the service's certificate (a new one per connection: its own session ticket keys); null without TLS. */
+  secureContext: (() => tls.SecureContext) | null;
+}
+
+const FEATURES = ['UTF8', 'EPSV', 'PASV', 'SIZE', 'MDTM', 'MFMT', 'REST STREAM', 'MLST type*;size*;modify*;perm*;', 'TVFS'];
+
+/** One FTP control connection: its commands, login, file session and data connections. */
+export class FtpControl {
+  private stream: net.Socket | tls.TLSSocket;
+  private readonly ip: string;
+  private reader = new LineReader(MAX_LINE);
+  private queue: string[] = [];
+  private busy = false;
+  private closed = false;
+  private user: string | null = null;
+  private files: FileSession | null = null;
+  private failures = 0;
+  private cwd = '/';
+  private tlsContext: tls.SecureContext | null = null;
+  private protectData = false;
+  private pbsz = false;
+  private passive: PassiveListener | null = null;
+  private restAt = 0;
+  private renameFrom: string | null = null;
+  private transfer: AbortController | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly gone = new AbortController();
+
+  constructor(
+    socket: net.Socket,
+    private readonly o: ControlOptions,
+  ) {
+    this.stream = socket;
+    this.ip = plainIp(socket.remoteAddress);
+    socket.setNoDelay(true);
+    socket.on('close', () => this.onClose());
+  }
+
+  /** Starts the conversation (implicit TLS first when the binding wants it). */
+  start(): void {
+    // the grace time counts from the connection (an implicit TLS client that never finishes its handshake too)
+    this.arm(this.o.config.login_grace_time, 'no login within the grace time');
+    if (this.o.binding.tls_mode === 'implicit') {
+      this.upgrade(() => this.greet());
+    } else {
+      this.attach();
+      this.greet();
+    }
+  }
+
+  private greet(): void {
+    this.reply(`220 ${this.o.config.banner || 'Ferry FTP server ready.'}`);
+  }
+
+  /** Closes the connection at once (service stop, administrator). */
+  close(why: string): void {
+    if (this.closed) return;
+    this.reply(`421 ${why}`);
+    this.stream.end();
+    setTimeout(() => this.stream.destroy(), 1000).unref();
+  }
+
+  private attach(): void {
+    this.stream.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.stream.on('error', (err) => this.o.logger.debug({ err: err.message, ip: this.ip }, 'ftp control connection error'));
+  }
+
+  private onData(chunk: Buffer): void {
+    for (const item of this.reader.push(chunk)) this.enqueue(item);
+    void this.drain();
+  }
+
+  private enqueue(item: LineItem): void {
+    if ('refused' in item) {
+      this.queue.push(`\u0000${item.refused}`);
+      return;
+    }
+    // ABOR and STAT act during a transfer (RFC 959 4.1.3)
+    if (this.transfer && /^ABOR$/i.test(item.line.trim())) {
+      this.transfer.abort();
+      this.queue.unshift('ABOR');
+      return;
+    }
+    this.queue.push(item.line);
+  }
+
+  private async drain(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      while (this.queue.length && !this.closed) {
+        const line = this.queue.shift()!;
+        if (line.startsWith('\u0000')) {
+          this.reply(line.slice(1));
+          continue;
+        }
+        if (this.user && this.files) this.arm(this.o.config.idle_timeout, 'idle timeout');
+        await this.command(line);
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private reply(text: string): void {
+    if (this.closed || this.stream.destroyed) return;
+    this.stream.write(`${text}\r\n`);
+  }
+
+  private arm(seconds: number, why: string): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer =
+      seconds > 0
+        ? setTimeout(() => (this.o.logger.info({ ip: this.ip }, `ftp connection closed: ${why}`), this.close(`Closing: ${why}.`)), seconds * 1000)
+        : null;
+    this.timer?.unref();
+  }
+
+  private onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.transfer?.abort();
+    this.passive?.close();
+    this.gone.abort();
+    if (!this.user && this.failures === 0) {
+      this.o
+        .host()
+        .defender.addEvent(this.ip, 'no_auth', PROTOCOL)
+        .catch((err: unknown) => this.o.logger.warn({ err, ip: this.ip }, 'defender event not recorded'));
+    }
+    const files = this.files;
+    this.files = null;
+    void files?.close().catch((err: unknown) => this.o.logger.warn({ err, ip: this.ip }, 'ftp session not closed cleanly'));
+  }
+
+  /** Wraps the control connection in TLS (AUTH TLS, implicit FTPS); `then` runs once secure. */
+  private upgrade(then: () => void): void {
+    const raw = this.stream as net.Socket;
+    raw.removeAllListeners('data');
+    raw.pause();
+    this.tlsContext = this.o.secureContext!();
+    const secure = new tls.TLSSocket(raw, { isServer: true, secureContext: this.tlsContext });
+    secure.once('secure', () => {
+      this.stream = secure;
+      // bytes a client sent in clear after AUTH TLS are dropped: they were never protected
+      this.reader = new LineReader(MAX_LINE);
+      this.attach();
+      then();
+    });
+    secure.on('error', (err) => {
+      this.o.logger.info({ ip: this.ip, err: err.message }, 'ftp TLS handshake failed');
+      raw.destroy();
+    });
+  }
+
+  private get tlsRequired(): boolean {
+    return this.o.binding.tls_mode === 'explicit-required' || this.o.binding.tls_mode === 'implicit';
+  }
+
+  private resolve(arg: string): string {
+    return this.files!.path(path.posix.resolve('/', this.cwd, arg || '.'));
+  }
+
+  private async command(line: string): Promise<void> {
+    const { verb, arg } = parseCommand(line);
+    try {
+      await this.run(verb, arg);
+    } catch (err) {
+      if (!(err instanceof FtpReply)) this.o.logger.info({ ip: this.ip, verb, err: (err as Error).message }, 'ftp command failed');
+      this.reply(replyOf(err));
+    }
+    if (verb !== 'REST') this.restAt = 0;
+    if (verb !== 'RNFR') this.renameFrom = verb === 'RNTO' ? null : this.renameFrom;
+  }
+
+  private async run(verb: string, arg: string): Promise<void> {
+    switch (verb) {
+      case 'QUIT':
+        this.reply('221 Goodbye.');
+        this.stream.end();
+        return;
+      case 'NOOP':
+        return this.reply('200 OK.');
+      case 'SYST':
+        return this.reply('215 UNIX Type: L8');
+      case 'FEAT':
+        return this.reply(['211-Features:', ...this.features().map((f) => ` ${f}`), '211 End'].join('\r\n'));
+      case 'OPTS':
+        if (/^UTF8(\s+ON)?$/i.test(arg.trim())) return this.reply('200 UTF8 is always on.');
+        throw new FtpReply(501, 'Option not understood.');
+      case 'AUTH':
+        return this.auth(arg);
+      case 'PBSZ':
+        if (!this.tlsContext) throw new FtpReply(503, 'PBSZ needs a TLS control connection.');
+        this.pbsz = true;
+        return this.reply('200 PBSZ=0');
+      case 'PROT':
+        return this.prot(arg);
+      case 'USER':
+        return this.userCmd(arg);
+      case 'PASS':
+        return this.pass(arg);
+      case 'ABOR':
+        return this.reply('226 ABOR processed.');
+    }
+    if (!this.files) throw new FtpReply(530, 'Please log in with USER and PASS.');
+    switch (verb) {
+      case 'PWD':
+      case 'XPWD':
+        return this.reply(`257 "${this.cwd.replace(/"/g, '""')}" is the current directory.`);
+      case 'CWD':
+      case 'XCWD':
+        return this.cwdTo(arg);
+      case 'CDUP':
+      case 'XCUP':
+        return this.cwdTo('..');
+      case 'TYPE':
+        if (/^(A|A N|I|L 8)$/i.test(arg.trim())) return this.reply(`200 Type set to ${arg.trim().toUpperCase()[0]}.`);
+        throw new FtpReply(504, 'Type not supported.');
+      case 'MODE':
+        if (arg.trim().toUpperCase() === 'S') return this.reply('200 Mode S.');
+        throw new FtpReply(504, 'Only mode S is supported.');
+      case 'STRU':
+        if (arg.trim().toUpperCase() === 'F') return this.reply('200 Structure F.');
+        throw new FtpReply(504, 'Only structure F is supported.');
+      case 'PASV':
+        return this.pasv(false);
+      case 'EPSV':
+        if (arg && !/^(2|ALL)$/i.test(arg.trim())) throw new FtpReply(522, 'Network protocol not supported, use (2).');
+        return this.pasv(true);
+      case 'REST': {
+        if (!/^\d{1,15}$/.test(arg.trim())) throw new FtpReply(501, 'REST needs a byte offset.');
+        this.restAt = Number(arg.trim());
+        return this.reply(`350 Restarting at ${this.restAt}.`);
+      }
+      case 'SIZE': {
+        const info = await this.files.stat(this.resolve(arg), { signal: this.gone.signal });
+        if (info.isDir) throw new FtpReply(550, 'Not a regular file.');
+        return this.reply(`213 ${info.size}`);
+      }
+      case 'MDTM': {
+        const info = await this.files.stat(this.resolve(arg), { signal: this.gone.signal });
+        return this.reply(`213 ${ftpTime(info.mtime)}`);
+      }
+      case 'MFMT': {
+        const sp = arg.indexOf(' ');
+        const when = parseFtpTime(sp < 0 ? arg : arg.slice(0, sp));
+        if (!when || sp < 0) throw new FtpReply(501, 'MFMT needs YYYYMMDDHHMMSS and a path.');
+        const p = this.resolve(arg.slice(sp + 1));
+        await this.files.setMtime(p, when, { signal: this.gone.signal });
+        return this.reply(`213 Modify=${ftpTime(when)}; ${arg.slice(sp + 1)}`);
+      }
+      case 'MKD':
+      case 'XMKD': {
+        const p = this.resolve(arg);
+        await this.files.mkdir(p, false, { signal: this.gone.signal });
+        return this.reply(`257 "${p.replace(/"/g, '""')}" created.`);
+      }
+      case 'RMD':
+      case 'XRMD': {
+        const p = this.resolve(arg);
+        const info = await this.files.stat(p, { signal: this.gone.signal });
+        if (!info.isDir) throw new FtpReply(550, 'Not a directory.');
+        if (p === '/') throw new FtpReply(550, 'The root directory cannot be removed.');
+        const first = await this.files.list(p, { signal: this.gone.signal });
+        for await (const page of first) {
+          if (page.length) throw new FtpReply(550, 'Directory not empty.');
+          break;
+        }
+        await this.files.removeDir(p, { signal: this.gone.signal });
+        return this.reply('250 Directory removed.');
+      }
+      case 'DELE':
+        await this.files.removeFile(this.resolve(arg), { signal: this.gone.signal });
+        return this.reply('250 File deleted.');
+      case 'RNFR': {
+        const p = this.resolve(arg);
+        await this.files.stat(p, { signal: this.gone.signal });
+        this.renameFrom = p;
+        return this.reply('350 Ready for RNTO.');
+      }
+      case 'RNTO': {
+        if (!this.renameFrom) throw new FtpReply(503, 'RNFR first.');
+        const from = this.renameFrom;
+        this.renameFrom = null;
+        await this.files.rename(from, this.resolve(arg), { signal: this.gone.signal });
+        return this.reply('250 Renamed.');
+      }
+      case 'MLST': {
+        const p = this.resolve(arg);
+        const info = await this.files.stat(p, { signal: this.gone.signal });
+        return this.reply(`250-Listing ${p}\r\n ${mlsxFacts(info, this.perm(info, p))} ${p}\r\n250 End`);
+      }
+      case 'LIST':
+      case 'NLST':
+      case 'MLSD':
+        return this.list(verb, arg);
+      case 'RETR':
+        return this.retr(arg);
+      case 'STOR':
+      case 'APPE':
+        return this.stor(verb, arg);
+    }
+    throw new FtpReply(502, 'Command not implemented.');
+  }
+
+  private features(): string[] {
+    const f = [...FEATURES];
+    if (this.o.secureContext && this.o.binding.tls_mode !== 'plain') f.push('AUTH TLS', 'PBSZ', 'PROT');
+    return f.sort();
+  }
+
+  private auth(arg: string): void {
+    if (!/^(TLS|TLS-C|SSL)$/i.test(arg.trim())) throw new FtpReply(504, 'Only AUTH TLS is supported.');
+    if (!this.o.secureContext || this.o.binding.tls_mode === 'plain') throw new FtpReply(534, 'TLS is not available on this address.');
+    if (this.tlsContext) throw new FtpReply(503, 'Already on TLS.');
+    this.reply('234 AUTH TLS OK.');
+    // the queue is dropped: commands pipelined after AUTH TLS came in clear
+    this.queue = [];
+    this.upgrade(() => undefined);
+  }
+
+  private prot(arg: string): void {
+    if (!this.tlsContext) throw new FtpReply(503, 'PROT needs a TLS control connection.');
+    if (!this.pbsz) throw new FtpReply(503, 'PBSZ first.');
+    const level = arg.trim().toUpperCase();
+    if (level === 'P') {
+      this.protectData = true;
+      return this.reply('200 PROT P.');
+    }
+    if (level === 'C') {
+      if (this.tlsRequired) throw new FtpReply(534, 'Data connections must be protected here (PROT P).');
+      this.protectData = false;
+      return this.reply('200 PROT C.');
+    }
+    throw new FtpReply(504, 'PROT level not supported.');
+  }
+
+  private userCmd(arg: string): void {
+    if (this.files) throw new FtpReply(503, 'Already logged in.');
+    if (this.tlsRequired && !this.tlsContext) throw new FtpReply(530, 'TLS is required on this address: send AUTH TLS first.');
+    if (!arg) throw new FtpReply(501, 'USER needs a name.');
+    this.user = arg;
+    this.reply(`331 Password required for ${arg}.`);
+  }
+
+  private async pass(password: string): Promise<void> {
+    if (this.files) throw new FtpReply(503, 'Already logged in.');
+    const username = this.user;
+    if (!username) throw new FtpReply(503, 'USER first.');
+    try {
+      const result = await this.o.host().login.authenticate({ username, credential: { method: 'password', password }, ip: this.ip, protocol: PROTOCOL });
+      // a second factor cannot be asked for over FTP yet: such an account is refused
+      if (result.status !== 'ok') throw new FtpReply(530, 'Login incorrect.');
+      const files = await this.o.host().sessions.open({
+        username,
+        ip: this.ip,
+        protocol: PROTOCOL,
+        sessionKey: randomUUID(),
+        command: '',
+        signal: this.gone.signal,
+      });
+      if (this.closed) return void files.close().catch(() => undefined);
+      this.files = files;
+      // closed by an administrator (DELETE /api/v2/connections/{id}, from any node)
+      files.signal.addEventListener('abort', () => this.close('Connection closed by the administrator.'), { once: true });
+      this.arm(this.o.config.idle_timeout, 'idle timeout');
+      this.reply(`230 User ${username} logged in.`);
+    } catch (err) {
+      this.user = null;
+      const reason = err instanceof LoginRefusedError ? err.reason : (err as Error).message;
+      this.o.logger.info({ ip: this.ip, username, reason }, 'ftp login refused');
+      if (++this.failures >= this.o.config.max_auth_tries) {
+        this.reply('530 Login incorrect.');
+        this.close('Too many failed logins.');
+        return;
+      }
+      throw new FtpReply(530, 'Login incorrect.');
+    }
+  }
+
+  private async cwdTo(arg: string): Promise<void> {
+    const p = this.resolve(arg);
+    const info = await this.files!.stat(p, { signal: this.gone.signal });
+    if (!info.isDir) throw new FtpReply(550, 'Not a directory.');
+    this.cwd = p;
+    this.reply(`250 Directory changed to ${p}.`);
+  }
+
+  private async pasv(extended: boolean): Promise<void> {
+    this.passive?.close();
+    const raw = this.rawSocket();
+    const local = plainIp(raw.localAddress);
+    const listener = new PassiveListener({ localAddress: local, clientIp: this.ip, range: this.o.config.passive_port_range, logger: this.o.logger });
+    await listener.listen();
+    this.passive = listener;
+    if (extended) return this.reply(`229 Entering Extended Passive Mode (|||${listener.port}|)`);
+    const announced = this.o.binding.force_passive_ip || local;
+    if (!/^\d+\.\d+\.\d+\.\d+$/.test(announced)) throw new FtpReply(425, 'PASV needs IPv4: use EPSV.');
+    this.reply(`227 Entering Passive Mode (${announced.replace(/\./g, ',')},${listener.port >> 8},${listener.port & 255}).`);
+  }
+
+  private rawSocket(): net.Socket {
+    const s = this.stream as tls.TLSSocket & { _parent?: net.Socket };
+    return s instanceof tls.TLSSocket ? (s._parent ?? s) : s;
+  }
+
+  /** The data connection for a transfer, after the 150 reply (TLS with session reuse under PROT P); throws a reply otherwise. */
+  private async openData(what: string): Promise<net.Socket | tls.TLSSocket> {
+    if (this.tlsRequired && !this.protectData) throw new FtpReply(521, 'Data connections must be protected here: send PBSZ 0 and PROT P.');
+    const listener = this.passive;
+    this.passive = null;
+    if (!listener) throw new FtpReply(425, 'Use PASV or EPSV first.');
+    const socket = await listener.take(this.o.config.data_timeout * 1000);
+    if (!socket) {
+      listener.close();
+      throw new FtpReply(425, 'No data connection.');
+    }
+    this.reply(`150 Opening data connection for ${what}.`);
+    if (!this.protectData) return socket;
+    const secure = new tls.TLSSocket(socket, { isServer: true, secureContext: this.tlsContext! });
+    const ok = await new Promise<boolean>((resolve) => {
+      secure.once('secure', () => resolve(true));
+      secure.once('error', () => resolve(false));
+      secure.once('close', () => resolve(false));
+    });
+    if (!ok) {
+      socket.destroy();
+      throw new FtpReply(425, 'TLS handshake on the data connection failed.');
+    }
+    if (this.o.config.require_tls_session_reuse && !secure.isSessionReused()) {
+      this.o.logger.warn({ ip: this.ip }, 'ftp data connection refused: its TLS session is not the control connection session');
+      secure.destroy();
+      throw new FtpReply(522, 'The data connection must reuse the TLS session of the control connection.');
+    }
+    secure.on('error', () => undefined);
+    return secure;
+  }
+
+  private perm(info: FileInfo, p: string): string {
+    const dir = info.isDir ? p : path.posix.dirname(p);
+    const has = (...perms: Parameters<FileSession['hasPermission']>[1][]) => this.files!.hasPermission(dir, ...perms);
+    let s = '';
+    if (info.isDir) {
+      if (has('list')) s += 'el';
+      if (has('upload')) s += 'c';
+      if (has('create_dirs')) s += 'm';
+      if (has('delete', 'delete_dirs')) s += 'd';
+    } else {
+      if (has('download')) s += 'r';
+      if (has('overwrite')) s += 'w';
+      if (has('delete', 'delete_files')) s += 'd';
+    }
+    if (has('rename')) s += 'f';
+    return s;
+  }
+
+  private async list(verb: string, arg: string): Promise<void> {
+    const target = arg
+      .split(' ')
+      .filter((a) => a && !(verb === 'LIST' && a.startsWith('-')))
+      .join(' ');
+    const p = this.resolve(target);
+    const info = await this.files!.stat(p, { signal: this.gone.signal });
+    if (verb === 'MLSD' && !info.isDir) throw new FtpReply(501, 'MLSD needs a directory.');
+    const pages: AsyncIterable<FileInfo[]> = info.isDir
+      ? await this.files!.list(p, { signal: this.gone.signal })
+      : (async function* () {
+          yield [info];
+        })();
+    await this.withTransfer('the listing', async (data, signal) => {
+      const now = Date.now();
+      for await (const page of pages) {
+        if (signal.aborted) throw new FtpReply(426, 'Transfer aborted.');
+        let out = '';
+        for (const e of page) {
+          if (verb === 'NLST') out += `${target && info.isDir ? path.posix.join(target, e.name) : e.name}\r\n`;
+          else if (verb === 'MLSD') out += `${mlsxFacts(e, this.perm(e, path.posix.join(p, e.name)))} ${e.name}\r\n`;
+          else out += listLine(e, now);
+        }
+        if (!data.write(out))
+          await new Promise<void>((resolve, reject) => {
+            data.once('drain', resolve);
+            data.once('close', () => reject(new FtpReply(426, 'Data connection closed.')));
+          });
+      }
+      await new Promise<void>((resolve) => data.end(resolve));
+    });
+  }
+
+  /** Runs a transfer on the data connection: 226 once done, 426 when aborted or cut. */
+  private async withTransfer(what: string, work: (data: net.Socket | tls.TLSSocket, signal: AbortSignal) => Promise<void>): Promise<void> {
+    const data = await this.openData(what);
+    const ctl = new AbortController();
+    this.transfer = ctl;
+    const cut = () => data.destroy();
+    ctl.signal.addEventListener('abort', cut, { once: true });
+    if (this.timer) clearTimeout(this.timer);
+    try {
+      await work(data, ctl.signal);
+      this.reply('226 Transfer complete.');
+    } catch (err) {
+      data.destroy();
+      if (ctl.signal.aborted) throw new FtpReply(426, 'Transfer aborted.');
+      throw err;
+    } finally {
+      ctl.signal.removeEventListener('abort', cut);
+      this.transfer = null;
+      this.arm(this.o.config.idle_timeout, 'idle timeout');
+    }
+  }
+
+  private async retr(arg: string): Promise<void> {
+    const p = this.resolve(arg);
+    const start = this.restAt;
+    const read = await this.files!.openRead(p, { signal: this.gone.signal, ...(start ? { start } : {}) });
+    try {
+      await this.withTransfer(p, async (data) => {
+        try {
+          await pipeline(read.stream, data);
+        } catch (err) {
+          throw err instanceof FtpReply ? err : new FtpReply(426, 'Transfer failed: connection closed.');
+        }
+      });
+    } finally {
+      read.stream.destroy();
+      await read.done;
+    }
+  }
+
+  private async stor(verb: string, arg: string): Promise<void> {
+    const p = this.resolve(arg);
+    let offset: number | undefined;
+    if (verb === 'APPE') offset = (await this.files!.stat(p, { signal: this.gone.signal }).catch(() => null))?.size ?? 0;
+    else if (this.restAt) offset = this.restAt;
+    const write = await this.files!.openWrite(p, { signal: this.gone.signal, ...(offset ? { offset } : {}) });
+    write.done.catch(() => undefined);
+    try {
+      await this.withTransfer(p, async (data) => {
+        let ended = false;
+        data.once('end', () => (ended = true));
+        // a write refused midway (quota) may stop taking bytes without failing the pipeline: its end decides
+        const refused = write.done.then(
+          () => new Promise<never>(() => undefined),
+          (e: unknown) => Promise.reject(e),
+        );
+        try {
+          await Promise.race([pipeline(data, write.stream), refused]);
+        } catch (err) {
+          throw await write.done.then(
+            () => new FtpReply(426, 'Transfer failed.'),
+            (e: unknown) => e ?? err,
+          );
+        }
+        if (!ended) throw new FtpReply(426, 'Data connection cut.');
+        await write.done;
+      });
+    } catch (err) {
+      write.abort(err);
+      throw err;
+    }
+  }
+}
