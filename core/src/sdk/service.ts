@@ -93,4 +93,31 @@ export interface ServiceHost {
    */
   readonly sessions: FileSessionOpener;
   readonly defender: ServiceDefender;
+  /** Changes of stored accounts made on any node of the cluster (logins a service keeps in memory must follow them). */
+  readonly changes: AccountChanges;
+}
+
+/**
+ * A change of stored objects: `type` is a provider object type ('user',
+ * 'group', 'folder', 'role', 'ip_list_entry', 'admin', 'api_key'...), 'jti'
+ * (a token revoked) or 'all' (anything may have changed: the feed lost or
+ * regained its connection to the other nodes).
+ */
+export interface AccountChange {
+  readonly type: string;
+  readonly name: string;
+}
+
+/**
+ * The core's change feed (docs/cluster.md) as services see it: a change
+ * made on this node is heard at once (before the provider event), one made
+ * on another node of a PostgreSQL cluster when its NOTIFY arrives. While
+ * `trusted` is false (the listening connection is down) changes of other
+ * nodes may be missed: keep nothing in memory and answer nothing from it.
+ */
+export interface AccountChanges {
+  /** Whether every change made on any node reaches this one (SQLite: always; PostgreSQL: while listening). */
+  readonly trusted: boolean;
+  /** Calls `fn` on each change (synchronously: keep it cheap); returns the unsubscribe function. */
+  subscribe(fn: (c: AccountChange) => void): () => void;
 }

@@ -3,11 +3,10 @@ import http from 'node:http';
 import type net from 'node:net';
 import {
   LoginRefusedError,
-  type EventBus,
   type FileSession,
   type Logger,
   type PluginDatabase,
-  type ProviderEvent,
+  type AccountChange,
   type ServiceDef,
   type ServiceHost,
   type ServiceStatus,
@@ -29,8 +28,6 @@ export interface WebdavServiceOptions {
   host: () => ServiceHost;
   /** The core database with the plugin's tables (locks, dead properties). */
   db: PluginDatabase;
-  /** The core's event bus: changes of accounts (provider events) drop cached logins. */
-  events: EventBus;
 }
 
 const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/, '');
@@ -61,7 +58,7 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
   const { config, logger } = o;
   const paths = new Paths(config.prefix);
   const handlers = new DavHandlers({ config, paths, locks: new LockStore(o.db), props: new PropStore(o.db) });
-  const cache = new LoginCache(config.login_cache_ttl);
+  const cache = new LoginCache(config.login_cache_ttl, 10_000, () => o.host().changes.trusted);
   const states = new WeakMap<net.Socket, SocketState>();
   const sockets = new Set<net.Socket>();
   let servers: http.Server[] = [];
@@ -69,18 +66,20 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
   let unsubscribe: (() => void) | null = null;
 
   /**
-   * An account changed on this node: its cached logins go, and its open
-   * connections open their file session again on their next request (so the
-   * account's status, allow list and denied protocols are checked again).
-   * A change of a group, role, folder or IP list may change any account.
+   * An account changed on any node of the cluster (the SDK's account
+   * changes, heard from the other nodes through the core's change feed): its
+   * cached logins go, and its open connections open their file session again
+   * on their next request (so the account's status, allow list and denied
+   * protocols are checked again). A change of a group, role, folder or IP
+   * list may change any account, as may 'all' (changes may have been missed).
    */
-  function onProvider(e: ProviderEvent): void {
-    if (e.object_type === 'user') cache.dropUser(e.object_name);
-    else if (['group', 'role', 'folder', 'ip_list_entry'].includes(e.object_type)) cache.clear();
+  function onChange(c: AccountChange): void {
+    if (c.type === 'user') cache.dropUser(c.name);
+    else if (['group', 'role', 'folder', 'ip_list_entry', 'all'].includes(c.type)) cache.clear();
     else return;
     for (const socket of sockets) {
       const st = states.get(socket);
-      if (st && (e.object_type !== 'user' || st.username === e.object_name)) st.expires = 0;
+      if (st && (c.type !== 'user' || st.username === c.name)) st.expires = 0;
     }
   }
 
@@ -103,6 +102,7 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     const key = cache.keyOf(creds.username, creds.password);
     const cached = cache.get(key);
     if (cached) return { username: cached, key };
+    const stamp = cache.stamp();
     try {
       const result = await o
         .host()
@@ -113,7 +113,7 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
         sendError(res, req.method === 'HEAD', 401, 'this account needs a second factor, which WebDAV cannot ask for');
         return null;
       }
-      cache.add(key, result.account.username);
+      cache.add(key, result.account.username, stamp);
       return { username: result.account.username, key };
     } catch (err) {
       if (!(err instanceof LoginRefusedError)) throw err;
@@ -212,7 +212,7 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
         throw err;
       }
       active = true;
-      unsubscribe = o.events.on('provider', onProvider);
+      unsubscribe = o.host().changes.subscribe(onChange);
       logger.info({ bindings: servers.map((s) => s.address()), prefix: config.prefix }, 'webdav listening');
     },
     async stop({ signal }) {
