@@ -111,6 +111,7 @@ export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
     sessions: TOKENS.ServiceSessions,
     defender: TOKENS.Defender,
     changes: TOKENS.AccountChanges,
+    tls: TOKENS.ServiceTls,
   };
   Object.defineProperty(host, 'services', { enumerable: true, value: Object.freeze(lazyMembers<ServiceHost>(resolve, serviceMembers)) });
   let hook: HookSettings | undefined;

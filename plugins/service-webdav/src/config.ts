@@ -4,6 +4,15 @@ import Joi from 'joi';
 export interface WebdavBinding {
   address: string;
   port: number;
+  /** Serve HTTPS with certificate_file/certificate_key_file (reloaded when they change, as core's HTTPS bindings: docs/https.md). */
+  tls: boolean;
+  /** PEM certificate (chain) and key; relative paths are resolved against the configuration file's directory. */
+  certificate_file: string;
+  certificate_key_file: string;
+  /** 12 (TLS 1.2) or 13. */
+  min_tls_version: 12 | 13;
+  /** OpenSSL cipher suite names; empty: Node's defaults. */
+  tls_cipher_suites: string[];
 }
 
 export interface WebdavConfig {
@@ -22,7 +31,15 @@ export interface WebdavConfig {
   max_lock_timeout: number;
   /** Extra MIME types by file extension (without the dot), over the built-in table. */
   mime_types: Record<string, string>;
+  /** Accept Basic credentials over plain HTTP from clients that are not on a loopback address (else 403). */
+  allow_insecure_basic: boolean;
 }
+
+/** A TLS file: required when the binding sets `tls`. */
+const tlsFile = Joi.string()
+  .allow('')
+  .default('')
+  .when('tls', { is: true, then: Joi.string().trim().invalid('').required().messages({ 'any.invalid': '{{#label}} is required when tls is true' }) });
 
 export const configSchema = Joi.object<WebdavConfig>({
   bindings: Joi.array()
@@ -30,6 +47,11 @@ export const configSchema = Joi.object<WebdavConfig>({
       Joi.object({
         address: Joi.string().default('127.0.0.1'),
         port: Joi.number().integer().min(0).max(65535).default(8090),
+        tls: Joi.boolean().default(false),
+        certificate_file: tlsFile,
+        certificate_key_file: tlsFile,
+        min_tls_version: Joi.number().valid(12, 13).default(12),
+        tls_cipher_suites: Joi.array().items(Joi.string().trim().min(1)).default([]),
       }),
     )
     .min(1)
@@ -49,4 +71,5 @@ export const configSchema = Joi.object<WebdavConfig>({
   mime_types: Joi.object()
     .pattern(/^[A-Za-z0-9._+-]+$/, Joi.string().pattern(/^[\w.+-]+\/[\w.+-]+$/))
     .default({}),
+  allow_insecure_basic: Joi.boolean().default(false),
 });

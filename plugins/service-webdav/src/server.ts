@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
 import type net from 'node:net';
 import {
   LoginRefusedError,
   type FileSession,
   type Logger,
+  type ServiceCertificate,
   type PluginDatabase,
   type AccountChange,
   type ServiceDef,
@@ -31,6 +33,8 @@ export interface WebdavServiceOptions {
 }
 
 const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/, '');
+/** Whether a (plain) address is a loopback one: 127.0.0.0/8 or ::1. */
+const isLoopback = (ip: string) => ip === '::1' || /^127\./.test(ip);
 
 /** The file session of one TCP connection: listed as one connection while the client keeps it open. */
 interface SocketState {
@@ -62,6 +66,8 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
   const states = new WeakMap<net.Socket, SocketState>();
   const sockets = new Set<net.Socket>();
   let servers: http.Server[] = [];
+  let certificates: ServiceCertificate[] = [];
+  const tlsServers = new WeakSet<http.Server>();
   let active = false;
   let unsubscribe: (() => void) | null = null;
 
@@ -97,6 +103,11 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     if (!creds) {
       res.setHeader('WWW-Authenticate', REALM);
       sendError(res, req.method === 'HEAD', 401, 'authentication required');
+      return null;
+    }
+    // Basic sends the password in clear: over plain HTTP only from this machine, unless the operator allows it
+    if (!(req.socket as { encrypted?: boolean }).encrypted && !config.allow_insecure_basic && !isLoopback(ip)) {
+      sendError(res, req.method === 'HEAD', 403, 'Basic credentials over plain HTTP are refused from a non-loopback address: use the HTTPS binding');
       return null;
     }
     const key = cache.keyOf(creds.username, creds.password);
@@ -180,9 +191,27 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     statusKey: 'webdav',
     async start() {
       try {
-        for (const b of config.bindings) {
-          const server = http.createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 30_000 }, (req, res) => void onRequest(req, res));
-          server.on('connection', (socket: net.Socket) => {
+        for (const [i, b] of config.bindings.entries()) {
+          const options = { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 30_000 };
+          const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void onRequest(req, res);
+          let server: http.Server;
+          let certificate: ServiceCertificate | undefined;
+          if (b.tls) {
+            certificate = await o.host().tls.certificate({
+              key: `webdav.bindings.${i}`,
+              certificate_file: b.certificate_file,
+              certificate_key_file: b.certificate_key_file,
+              min_tls_version: b.min_tls_version,
+              tls_cipher_suites: b.tls_cipher_suites,
+            });
+            certificates.push(certificate);
+            const secure = https.createServer({ ...options, ...certificate.serverOptions() }, handler);
+            certificate.attach(secure);
+            server = secure;
+            tlsServers.add(server);
+          } else server = http.createServer(options, handler);
+          const connectionEvent = b.tls ? 'secureConnection' : 'connection';
+          server.on(connectionEvent, (socket: net.Socket) => {
             sockets.add(socket);
             socket.on('close', () => (sockets.delete(socket), closeState(socket)));
             const ip = plainIp(socket.remoteAddress);
@@ -205,10 +234,13 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
             server.listen(b.port, b.address, () => (server.off('error', reject), resolve()));
           });
           servers.push(server);
+          certificate?.start();
         }
       } catch (err) {
         for (const s of servers) s.close();
         servers = [];
+        for (const c of certificates) c.stop();
+        certificates = [];
         throw err;
       }
       active = true;
@@ -219,6 +251,8 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
       active = false;
       unsubscribe?.();
       unsubscribe = null;
+      for (const c of certificates) c.stop();
+      certificates = [];
       const closed = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       for (const s of servers) s.closeIdleConnections();
       servers = [];
@@ -230,11 +264,21 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
       cache.clear();
     },
     status(): ServiceStatus {
-      const bindings = servers.map((s) => s.address()).filter((a): a is net.AddressInfo => typeof a === 'object' && a !== null);
+      const bindings = servers.flatMap((s) => {
+        const a = s.address();
+        return typeof a === 'object' && a !== null ? [{ a, https: tlsServers.has(s) }] : [];
+      });
       return {
         is_active: active,
         bindings: active
-          ? bindings.map((a) => ({ address: a.address, port: a.port, enable_https: false, client_auth_type: 0, prefix: config.prefix, proxy_allowed: [] }))
+          ? bindings.map(({ a, https }) => ({
+              address: a.address,
+              port: a.port,
+              enable_https: https,
+              client_auth_type: 0,
+              prefix: config.prefix,
+              proxy_allowed: [],
+            }))
           : null,
       };
     },
