@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import type { CorsConfig } from './cors.js';
 
 /** One address the WebDAV server listens on (port 0: any free port, shown by /status). */
 export interface WebdavBinding {
@@ -33,6 +34,8 @@ export interface WebdavConfig {
   mime_types: Record<string, string>;
   /** Accept Basic credentials over plain HTTP from clients that are not on a loopback address (else 403). */
   allow_insecure_basic: boolean;
+  /** CORS for browser clients (src/cors.ts). */
+  cors: CorsConfig;
 }
 
 /** A TLS file: required when the binding sets `tls`. */
@@ -72,4 +75,15 @@ export const configSchema = Joi.object<WebdavConfig>({
     .pattern(/^[A-Za-z0-9._+-]+$/, Joi.string().pattern(/^[\w.+-]+\/[\w.+-]+$/))
     .default({}),
   allow_insecure_basic: Joi.boolean().default(false),
+  cors: Joi.object({
+    allowed_origins: Joi.array()
+      .items(
+        Joi.string()
+          .uri({ scheme: ['http', 'https'] })
+          .pattern(/^[a-z]+:\/\/[^/]+$/i, 'origin (scheme://host[:port], no path)'),
+      )
+      .default([]),
+    allow_credentials: Joi.boolean().default(false),
+    max_age: Joi.number().integer().min(0).max(86400).default(0),
+  }).default(),
 });

@@ -14,6 +14,7 @@ import {
   type ServiceStatus,
 } from '@ferry/core';
 import type { WebdavConfig } from './config.js';
+import { applyCors } from './cors.js';
 import { DavHandlers, sendError, statusOf } from './dav.js';
 import { LockStore } from './locks.js';
 import { LoginCache } from './login-cache.js';
@@ -168,6 +169,7 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     try {
+      if (applyCors(config.cors, req, res)) return;
       const path = paths.toVirtual(req.url ?? '/');
       if (path === null) return sendError(res, head, 404, 'not a WebDAV path');
       const login = await authenticate(req, res, ip);
