@@ -1,5 +1,14 @@
 import Joi from 'joi';
-import type { CorsConfig } from './cors.js';
+
+/** CORS for browser clients: the origins allowed to call the server from their pages. */
+export interface CorsConfig {
+  /** Exact origins (`https://app.example.com`); empty: no CORS header is ever sent. */
+  allowed_origins: string[];
+  /** Let those pages send credentials (Authorization, cookies): Access-Control-Allow-Credentials. */
+  allow_credentials: boolean;
+  /** Seconds a browser may keep a preflight answer (0: not sent). */
+  max_age: number;
+}
 
 /** One address the WebDAV server listens on (port 0: any free port, shown by /status). */
 export interface WebdavBinding {

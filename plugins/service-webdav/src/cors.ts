@@ -1,15 +1,6 @@
 import type http from 'node:http';
+import type { CorsConfig } from './config.js';
 import { ALLOWED_METHODS } from './dav.js';
-
-/** CORS for browser clients: the origins allowed to call the server from their pages. */
-export interface CorsConfig {
-  /** Exact origins (`https://app.example.com`); empty: no CORS header is ever sent. */
-  allowed_origins: string[];
-  /** Let those pages send credentials (Authorization, cookies): Access-Control-Allow-Credentials. */
-  allow_credentials: boolean;
-  /** Seconds a browser may keep a preflight answer (0: not sent). */
-  max_age: number;
-}
 
 /** The request headers a WebDAV client sends, allowed in preflights. */
 export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, Depth, Destination, Overwrite, If, Lock-Token, Timeout, If-Match, If-None-Match, Range';
