@@ -35,6 +35,7 @@ import { UsageService } from './ops/usage.service.js';
 import { MetricsService } from './ops/metrics.service.js';
 import { ClusterNodes, serverUrl } from './ops/cluster-nodes.service.js';
 import { boundUrl } from './http/bound-url.js';
+import { serviceTls } from './http/tls.js';
 import { installPluginEntities } from './data/plugin-entities.js';
 import type { EventSearchRegistry } from './events/event-search.registry.js';
 import type { ServiceRunner } from './plugins/services.js';
@@ -143,6 +144,11 @@ export async function createApp(o: AppOptions): Promise<App> {
     const instanceId = config.common.instance_id || `${os.hostname()}-${process.pid}`;
     const secrets = new LocalSecretsService(masterKey(config));
     const container = buildContainer({ config, logger, orm, secrets, instanceId });
+    // TLS certificates of service plugins' bindings (PluginHost.services.tls), handled as the HTTPS bindings'
+    container.registerInstance(
+      TOKENS.ServiceTls,
+      serviceTls({ bus: container.resolve<EventBus>(TOKENS.EventBus), logger, instanceId, baseDir: o.baseDir ?? process.cwd() }),
+    );
     const registry = container.resolve<PluginRegistry>(TOKENS.Plugins);
     const services = container.resolve<ServiceRunner>(TOKENS.Services);
     const graceMs = config.common.shutdown_grace_period * 1000;

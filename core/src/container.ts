@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { container as root, type DependencyContainer } from 'tsyringe';
 import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from './tokens.js';
+import { ChangeFeed } from './data/change-feed.js';
 import type { FerryConfig } from './config/schema.js';
 import type { Logger } from './logger.js';
 import type { SecretsService } from './secrets/secret.js';
@@ -73,5 +74,6 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   c.registerInstance(TOKENS.Services, new ServiceRunner());
   c.register(TOKENS.ServiceSessions, { useFactory: (d) => d.resolve(FileSessions) });
   c.register(TOKENS.Defender, { useFactory: (d) => d.resolve(DefenderService) });
+  c.register(TOKENS.AccountChanges, { useFactory: (d) => d.resolve(ChangeFeed) });
   return c;
 }

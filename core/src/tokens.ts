@@ -39,6 +39,10 @@ export const TOKENS = {
   ServiceSessions: Symbol.for('ferry.ServiceSessions'),
   /** The defender as service plugins see it (ServiceDefender of sdk/service.ts). */
   Defender: Symbol.for('ferry.Defender'),
+  /** Changes of stored accounts from every node, as service plugins see them (AccountChanges of sdk/service.ts, the ChangeFeed). */
+  AccountChanges: Symbol.for('ferry.AccountChanges'),
+  /** TLS certificates of service bindings (ServiceTls of sdk/service.ts, http/tls.ts; registered by app.ts). */
+  ServiceTls: Symbol.for('ferry.ServiceTls'),
   /** The running service plugins (ServiceRunner of plugins/services.ts): started, stopped, their /status sections. */
   Services: Symbol.for('ferry.Services'),
 } as const;

@@ -8,6 +8,6 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-apt_install openssh-client openssh-server openssh-sftp-server rclone lftp python3-paramiko litmus
+apt_install openssh-client openssh-server openssh-sftp-server rclone lftp python3-paramiko litmus cadaver
 echo "clients: $(ssh -V 2>&1), $(rclone version 2>/dev/null | head -1), $(lftp --version | head -1),"\
   "paramiko $(/usr/bin/python3 -c 'import paramiko; print(paramiko.__version__)')"

@@ -6,6 +6,7 @@ import type { EventBus } from '../events/event-bus.js';
 import { nowNanos } from '../events/event-types.js';
 import type { Logger } from '../logger.js';
 import { loadTlsMaterial, secureContextOptions, tlsErrorText as errorText, TlsFileError, type TlsBindingFiles, type TlsMaterial } from '../sdk/tls-material.js';
+import type { ServiceTls } from '../sdk/service.js';
 
 export {
   TLS_VERSIONS,
@@ -227,4 +228,25 @@ export class CertificateReloader {
   private log(): Logger {
     return this.o.logger;
   }
+}
+
+/** Service bindings' certificates (ServiceTls of the SDK): a CertificateReloader per binding, paths resolved against `baseDir`. */
+export function serviceTls(o: { bus: EventBus; logger: Logger; instanceId: string; baseDir: string }): ServiceTls {
+  return {
+    certificate: (b) =>
+      CertificateReloader.create({
+        files: {
+          key: b.key,
+          certificateFile: path.resolve(o.baseDir, b.certificate_file),
+          certificateKeyFile: path.resolve(o.baseDir, b.certificate_key_file),
+          caFiles: [],
+          minTlsVersion: b.min_tls_version ?? 12,
+          cipherSuites: b.tls_cipher_suites ?? [],
+          requireClientCert: false,
+        },
+        bus: o.bus,
+        logger: o.logger,
+        instanceId: o.instanceId,
+      }),
+  };
 }

@@ -106,7 +106,13 @@ export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
     files: TOKENS.UserFiles,
   };
   const host = lazyMembers<PluginHost>(resolve, members);
-  const serviceMembers: Record<keyof ServiceHost, symbol> = { login: TOKENS.LoginService, sessions: TOKENS.ServiceSessions, defender: TOKENS.Defender };
+  const serviceMembers: Record<keyof ServiceHost, symbol> = {
+    login: TOKENS.LoginService,
+    sessions: TOKENS.ServiceSessions,
+    defender: TOKENS.Defender,
+    changes: TOKENS.AccountChanges,
+    tls: TOKENS.ServiceTls,
+  };
   Object.defineProperty(host, 'services', { enumerable: true, value: Object.freeze(lazyMembers<ServiceHost>(resolve, serviceMembers)) });
   let hook: HookSettings | undefined;
   Object.defineProperty(host, 'hook', {

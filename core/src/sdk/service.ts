@@ -93,4 +93,70 @@ export interface ServiceHost {
    */
   readonly sessions: FileSessionOpener;
   readonly defender: ServiceDefender;
+  /** Changes of stored accounts made on any node of the cluster (logins a service keeps in memory must follow them). */
+  readonly changes: AccountChanges;
+  /** TLS certificates of a service's bindings, served and reloaded as the REST API's HTTPS bindings are (docs/https.md). */
+  readonly tls: ServiceTls;
+}
+
+/** The TLS files and options of one binding of a service. */
+export interface ServiceTlsBinding {
+  /** Names the binding in messages and logs, e.g. `webdav.bindings.0` (never key material). */
+  key: string;
+  /** PEM certificate (chain) and private key; relative paths are resolved against the configuration file's directory. */
+  certificate_file: string;
+  certificate_key_file: string;
+  /** 12 (TLS 1.2, the default) or 13. */
+  min_tls_version?: 12 | 13;
+  /** OpenSSL cipher suite names; empty: Node's defaults. */
+  tls_cipher_suites?: string[];
+}
+
+/**
+ * One binding's certificate, loaded and checked, swapped without a restart
+ * on a change of its files, on SIGHUP or on reload() (a bad new one is
+ * logged and the current one stays in service); each attempt publishes a
+ * `certificate` event, as for the REST API's HTTPS bindings.
+ */
+export interface ServiceCertificate {
+  /** Options for `https.createServer` / `tls.createServer`. */
+  serverOptions(): import('node:tls').TlsOptions;
+  /** The server whose secure context reloads replace; then start(). */
+  attach(server: import('node:tls').Server): void;
+  /** Starts watching the files and SIGHUP. */
+  start(): void;
+  /** Stops watching (the server keeps its current certificate). */
+  stop(): void;
+  reload(): Promise<{ status: 'reloaded' | 'failed' | 'unchanged'; names: string[]; fingerprint256: string; error?: string }>;
+  readonly certificate: { readonly fingerprint256: string; readonly names: string[]; readonly validTo: string };
+}
+
+export interface ServiceTls {
+  /** Loads a binding's certificate; rejects with a message naming `key` and the file when it cannot be used. */
+  certificate(binding: ServiceTlsBinding): Promise<ServiceCertificate>;
+}
+
+/**
+ * A change of stored objects: `type` is a provider object type ('user',
+ * 'group', 'folder', 'role', 'ip_list_entry', 'admin', 'api_key'...), 'jti'
+ * (a token revoked) or 'all' (anything may have changed: the feed lost or
+ * regained its connection to the other nodes).
+ */
+export interface AccountChange {
+  readonly type: string;
+  readonly name: string;
+}
+
+/**
+ * The core's change feed (docs/cluster.md) as services see it: a change
+ * made on this node is heard at once (before the provider event), one made
+ * on another node of a PostgreSQL cluster when its NOTIFY arrives. While
+ * `trusted` is false (the listening connection is down) changes of other
+ * nodes may be missed: keep nothing in memory and answer nothing from it.
+ */
+export interface AccountChanges {
+  /** Whether every change made on any node reaches this one (SQLite: always; PostgreSQL: while listening). */
+  readonly trusted: boolean;
+  /** Calls `fn` on each change (synchronously: keep it cheap); returns the unsubscribe function. */
+  subscribe(fn: (c: AccountChange) => void): () => void;
 }

@@ -15,6 +15,6 @@ export default definePlugin<WebdavConfig>({
   configSchema,
   async register(ctx, config) {
     const db = await ctx.registerEntities(tables);
-    ctx.registerService(webdavService({ config, logger: ctx.logger, host: () => ctx.host.services, db, events: ctx.events }));
+    ctx.registerService(webdavService({ config, logger: ctx.logger, host: () => ctx.host.services, db }));
   },
 });

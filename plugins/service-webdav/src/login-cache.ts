@@ -5,17 +5,28 @@ import { createHmac, randomBytes } from 'node:crypto';
  * every request (as WebDAV clients do) is not checked with argon2 each time.
  * Keyed by an HMAC of username and password under a key of this process:
  * no password or plain hash of one is kept. An entry lives `ttl` seconds
- * from its login, and is dropped at once when the account changes on this
- * node (see dropUser / clear).
+ * from its login, and is dropped at once when the account changes on any
+ * node (the SDK's account changes: see dropUser / clear). A login verified
+ * while a change arrived is not kept (stamp / add), and nothing is kept nor
+ * answered while the change feed is not trusted (`trusted`).
  */
 export class LoginCache {
   private readonly key = randomBytes(32);
   private readonly entries = new Map<string, { username: string; expires: number }>();
 
+  private generation = 0;
+
   constructor(
     private readonly ttlSeconds: number,
     private readonly maxEntries = 10_000,
+    /** Whether every account change reaches this process now (false: the cache is bypassed). */
+    private readonly trusted: () => boolean = () => true,
   ) {}
+
+  /** Taken before a login is verified; given back to add(). */
+  stamp(): number {
+    return this.generation;
+  }
 
   keyOf(username: string, password: string): string {
     return createHmac('sha256', this.key).update(username).update('\0').update(password).digest('base64url');
@@ -25,6 +36,10 @@ export class LoginCache {
   get(key: string): string | null {
     const e = this.entries.get(key);
     if (!e) return null;
+    if (!this.trusted()) {
+      this.entries.clear();
+      return null;
+    }
     if (e.expires <= Date.now()) {
       this.entries.delete(key);
       return null;
@@ -37,8 +52,9 @@ export class LoginCache {
     return this.entries.get(key)?.expires ?? 0;
   }
 
-  add(key: string, username: string): void {
-    if (this.ttlSeconds <= 0) return;
+  /** Keeps a login verified since `stamp` (not when an account changed meanwhile or changes may be missed). */
+  add(key: string, username: string, stamp: number): void {
+    if (this.ttlSeconds <= 0 || stamp !== this.generation || !this.trusted()) return;
     if (this.entries.size >= this.maxEntries) {
       const now = Date.now();
       for (const [k, e] of this.entries) if (e.expires <= now) this.entries.delete(k);
@@ -50,10 +66,12 @@ export class LoginCache {
 
   /** Drops the entries of an account (changed or deleted). */
   dropUser(username: string): void {
+    this.generation++;
     for (const [k, e] of this.entries) if (e.username === username) this.entries.delete(k);
   }
 
   clear(): void {
+    this.generation++;
     this.entries.clear();
   }
 }

@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
 import type net from 'node:net';
 import {
   LoginRefusedError,
-  type EventBus,
   type FileSession,
   type Logger,
+  type ServiceCertificate,
   type PluginDatabase,
-  type ProviderEvent,
+  type AccountChange,
   type ServiceDef,
   type ServiceHost,
   type ServiceStatus,
 } from '@ferry/core';
 import type { WebdavConfig } from './config.js';
+import { applyCors } from './cors.js';
 import { DavHandlers, sendError, statusOf } from './dav.js';
 import { LockStore } from './locks.js';
 import { LoginCache } from './login-cache.js';
@@ -29,11 +31,11 @@ export interface WebdavServiceOptions {
   host: () => ServiceHost;
   /** The core database with the plugin's tables (locks, dead properties). */
   db: PluginDatabase;
-  /** The core's event bus: changes of accounts (provider events) drop cached logins. */
-  events: EventBus;
 }
 
 const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/, '');
+/** Whether a (plain) address is a loopback one: 127.0.0.0/8 or ::1. */
+const isLoopback = (ip: string) => ip === '::1' || /^127\./.test(ip);
 
 /** The file session of one TCP connection: listed as one connection while the client keeps it open. */
 interface SocketState {
@@ -61,26 +63,30 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
   const { config, logger } = o;
   const paths = new Paths(config.prefix);
   const handlers = new DavHandlers({ config, paths, locks: new LockStore(o.db), props: new PropStore(o.db) });
-  const cache = new LoginCache(config.login_cache_ttl);
+  const cache = new LoginCache(config.login_cache_ttl, 10_000, () => o.host().changes.trusted);
   const states = new WeakMap<net.Socket, SocketState>();
   const sockets = new Set<net.Socket>();
   let servers: http.Server[] = [];
+  let certificates: ServiceCertificate[] = [];
+  const tlsServers = new WeakSet<http.Server>();
   let active = false;
   let unsubscribe: (() => void) | null = null;
 
   /**
-   * An account changed on this node: its cached logins go, and its open
-   * connections open their file session again on their next request (so the
-   * account's status, allow list and denied protocols are checked again).
-   * A change of a group, role, folder or IP list may change any account.
+   * An account changed on any node of the cluster (the SDK's account
+   * changes, heard from the other nodes through the core's change feed): its
+   * cached logins go, and its open connections open their file session again
+   * on their next request (so the account's status, allow list and denied
+   * protocols are checked again). A change of a group, role, folder or IP
+   * list may change any account, as may 'all' (changes may have been missed).
    */
-  function onProvider(e: ProviderEvent): void {
-    if (e.object_type === 'user') cache.dropUser(e.object_name);
-    else if (['group', 'role', 'folder', 'ip_list_entry'].includes(e.object_type)) cache.clear();
+  function onChange(c: AccountChange): void {
+    if (c.type === 'user') cache.dropUser(c.name);
+    else if (['group', 'role', 'folder', 'ip_list_entry', 'all'].includes(c.type)) cache.clear();
     else return;
     for (const socket of sockets) {
       const st = states.get(socket);
-      if (st && (e.object_type !== 'user' || st.username === e.object_name)) st.expires = 0;
+      if (st && (c.type !== 'user' || st.username === c.name)) st.expires = 0;
     }
   }
 
@@ -100,9 +106,15 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
       sendError(res, req.method === 'HEAD', 401, 'authentication required');
       return null;
     }
+    // Basic sends the password in clear: over plain HTTP only from this machine, unless the operator allows it
+    if (!(req.socket as { encrypted?: boolean }).encrypted && !config.allow_insecure_basic && !isLoopback(ip)) {
+      sendError(res, req.method === 'HEAD', 403, 'Basic credentials over plain HTTP are refused from a non-loopback address: use the HTTPS binding');
+      return null;
+    }
     const key = cache.keyOf(creds.username, creds.password);
     const cached = cache.get(key);
     if (cached) return { username: cached, key };
+    const stamp = cache.stamp();
     try {
       const result = await o
         .host()
@@ -113,7 +125,7 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
         sendError(res, req.method === 'HEAD', 401, 'this account needs a second factor, which WebDAV cannot ask for');
         return null;
       }
-      cache.add(key, result.account.username);
+      cache.add(key, result.account.username, stamp);
       return { username: result.account.username, key };
     } catch (err) {
       if (!(err instanceof LoginRefusedError)) throw err;
@@ -157,6 +169,7 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     try {
+      if (applyCors(config.cors, req, res)) return;
       const path = paths.toVirtual(req.url ?? '/');
       if (path === null) return sendError(res, head, 404, 'not a WebDAV path');
       const login = await authenticate(req, res, ip);
@@ -180,9 +193,27 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     statusKey: 'webdav',
     async start() {
       try {
-        for (const b of config.bindings) {
-          const server = http.createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 30_000 }, (req, res) => void onRequest(req, res));
-          server.on('connection', (socket: net.Socket) => {
+        for (const [i, b] of config.bindings.entries()) {
+          const options = { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 30_000 };
+          const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void onRequest(req, res);
+          let server: http.Server;
+          let certificate: ServiceCertificate | undefined;
+          if (b.tls) {
+            certificate = await o.host().tls.certificate({
+              key: `webdav.bindings.${i}`,
+              certificate_file: b.certificate_file,
+              certificate_key_file: b.certificate_key_file,
+              min_tls_version: b.min_tls_version,
+              tls_cipher_suites: b.tls_cipher_suites,
+            });
+            certificates.push(certificate);
+            const secure = https.createServer({ ...options, ...certificate.serverOptions() }, handler);
+            certificate.attach(secure);
+            server = secure;
+            tlsServers.add(server);
+          } else server = http.createServer(options, handler);
+          const connectionEvent = b.tls ? 'secureConnection' : 'connection';
+          server.on(connectionEvent, (socket: net.Socket) => {
             sockets.add(socket);
             socket.on('close', () => (sockets.delete(socket), closeState(socket)));
             const ip = plainIp(socket.remoteAddress);
@@ -205,20 +236,25 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
             server.listen(b.port, b.address, () => (server.off('error', reject), resolve()));
           });
           servers.push(server);
+          certificate?.start();
         }
       } catch (err) {
         for (const s of servers) s.close();
         servers = [];
+        for (const c of certificates) c.stop();
+        certificates = [];
         throw err;
       }
       active = true;
-      unsubscribe = o.events.on('provider', onProvider);
+      unsubscribe = o.host().changes.subscribe(onChange);
       logger.info({ bindings: servers.map((s) => s.address()), prefix: config.prefix }, 'webdav listening');
     },
     async stop({ signal }) {
       active = false;
       unsubscribe?.();
       unsubscribe = null;
+      for (const c of certificates) c.stop();
+      certificates = [];
       const closed = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       for (const s of servers) s.closeIdleConnections();
       servers = [];
@@ -230,11 +266,21 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
       cache.clear();
     },
     status(): ServiceStatus {
-      const bindings = servers.map((s) => s.address()).filter((a): a is net.AddressInfo => typeof a === 'object' && a !== null);
+      const bindings = servers.flatMap((s) => {
+        const a = s.address();
+        return typeof a === 'object' && a !== null ? [{ a, https: tlsServers.has(s) }] : [];
+      });
       return {
         is_active: active,
         bindings: active
-          ? bindings.map((a) => ({ address: a.address, port: a.port, enable_https: false, client_auth_type: 0, prefix: config.prefix, proxy_allowed: [] }))
+          ? bindings.map(({ a, https }) => ({
+              address: a.address,
+              port: a.port,
+              enable_https: https,
+              client_auth_type: 0,
+              prefix: config.prefix,
+              proxy_allowed: [],
+            }))
           : null,
       };
     },

@@ -51,3 +51,46 @@ t.test('locks and dead properties are shared by the nodes', async (t) => {
   t.equal((await curl(b, dir, '/f.txt', ['-X', 'UNLOCK', '-H', `Lock-Token: <${token}>`])).status, 204, 'unlocked through node B');
   t.equal((await curl(a, dir, '/f.txt', ['-X', 'PUT', '--data-binary', 'three'])).status, 204, 'node A writes without a token again');
 });
+
+/** Polls `probe` until it holds or `boundMs` passed (a bounded wait for node B to hear A's notification, not a measure of speed). */
+async function within(boundMs: number, probe: () => Promise<boolean>): Promise<boolean> {
+  const end = Date.now() + boundMs;
+  for (;;) {
+    if (await probe()) return true;
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+t.test('an account changed through node A drops the logins node B holds', async (t) => {
+  const db = await createPgDatabase();
+  t.teardown(() => db.drop());
+  // an hour of login cache: without the change feed, B would go on accepting the old login
+  const webdav = { login_cache_ttl: 3600 };
+  const a = await startWebdav(t, { databaseUrl: db.url, webdav });
+  const b = await startWebdav(t, { databaseUrl: db.url, dataDir: a.ta.dataDir, webdav });
+  await a.addUser('u1');
+  await a.addUser('u2');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'webdav-cluster-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const propfind = (auth: string) => curl(b, dir, '/', ['-X', 'PROPFIND', '-H', 'Depth: 0'], auth);
+  const update = async (username: string, change: Record<string, unknown>) => {
+    const got = await a.ta.inject('GET', `/api/v2/users/${username}`, { token: a.token });
+    const body = { ...(got.result as Record<string, unknown>), ...change };
+    if (!('password' in change)) delete body.password;
+    const r = await a.ta.inject('PUT', `/api/v2/users/${username}`, { token: a.token, payload: body });
+    t.equal(r.statusCode, 200, `${username} updated through node A`);
+  };
+
+  t.equal((await propfind('u1')).status, 207, 'node B serves u1 (and caches its login)');
+  t.equal((await propfind('u1')).status, 207, 'again, from the cache');
+  await update('u1', { password: 'u1-new-pass-2' });
+  t.ok(await within(5000, async () => (await propfind('u1')).status === 401), 'node B refuses the old password');
+  t.equal((await propfind('u1:u1-new-pass-2')).status, 207, 'and takes the new one');
+
+  t.equal((await propfind('u2')).status, 207, 'node B serves u2');
+  await update('u2', { status: 0 });
+  t.ok(await within(5000, async () => (await propfind('u2')).status !== 207), 'node B refuses u2 once disabled on node A');
+  const refused = await propfind('u2');
+  t.ok([401, 403].includes(refused.status), `refused with ${refused.status}`);
+});
