@@ -291,6 +291,10 @@ export interface World {
   events: EventManager;
   /** The SFTP service's port on 127.0.0.1 (0 unless started with `sftp`). */
   sftpPort: number;
+  /** The WebDAV service's port on 127.0.0.1 (0 unless started with `webdav`). */
+  webdavPort: number;
+  /** The FTP service's control port on 127.0.0.1 (0 unless started with `ftp`). */
+  ftpPort: number;
   close(): Promise<void>;
 }
 
@@ -324,6 +328,10 @@ export interface WorldOptions {
   providers?: Provider[];
   /** Also serve SFTP/SCP/SSH (the service-sftp plugin on a free port of 127.0.0.1). */
   sftp?: boolean;
+  /** Also serve WebDAV (the service-webdav plugin on a free port of 127.0.0.1, plain HTTP). */
+  webdav?: boolean;
+  /** Also serve FTP (the service-ftp plugin on a free port of 127.0.0.1, plain; AUTH TLS not offered). */
+  ftp?: boolean;
 }
 
 /** The standard canary tree of one user under `dir`, written with `put` (plaintext returned by name). */
@@ -374,13 +382,17 @@ async function ageTree(root: string): Promise<void> {
 export async function startWorld(o: WorldOptions = {}): Promise<World> {
   const binding: Record<string, unknown> = { address: '127.0.0.1', port: 0 };
   if (o.tus) binding.upload_chunk_size = 1;
-  const sftp = { name: '@ferry/service-sftp', config: { bindings: [{ address: '127.0.0.1', port: 0 }] } };
+  const services = [
+    ...(o.sftp ? [{ name: '@ferry/service-sftp', config: { bindings: [{ address: '127.0.0.1', port: 0 }] } }] : []),
+    ...(o.webdav ? [{ name: '@ferry/service-webdav', config: { bindings: [{ address: '127.0.0.1', port: 0 }] } }] : []),
+    ...(o.ftp ? [{ name: '@ferry/service-ftp', config: { bindings: [{ address: '127.0.0.1', port: 0, tls_mode: 'plain' }] } }] : []),
+  ];
   const ta = await createTestApp({
-    plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-crypt' }, { name: '@ferry/actions-builtin' }, ...(o.sftp ? [sftp] : [])],
+    plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-crypt' }, { name: '@ferry/actions-builtin' }, ...services],
     config: { httpd: { bindings: [binding] } },
   });
-  // the app's start starts its services (the SFTP server) with the HTTP server
-  await (o.sftp ? ta.app.start() : ta.server.start());
+  // the app's start starts its services (SFTP, WebDAV, FTP servers) with the HTTP server
+  await (services.length > 0 ? ta.app.start() : ta.server.start());
   const base = ta.server.info.uri;
   const client = new Client(base);
   const canary = new Canary();
@@ -430,14 +442,20 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
   canary.record();
 
   const events = ta.app.container.resolve<EventManager>(TOKENS.EventManager);
-  let sftpPort = 0;
-  if (o.sftp) {
-    const r = await client.request('GET', '/api/v2/status', { token: admin });
-    sftpPort = (JSON.parse(r.body.toString()) as { ssh: { bindings: { port: number }[] | null } }).ssh.bindings?.[0]?.port ?? 0;
-    if (!sftpPort) throw new Error(`no SFTP binding in /status: ${r.body.toString()}`);
-  }
+  // the services' ports as /api/v2/status reports them (ssh, webdav and ftp sections)
+  type Section = { bindings?: { port: number }[] | null } | undefined;
+  const status =
+    services.length > 0 ? (JSON.parse((await client.request('GET', '/api/v2/status', { token: admin })).body.toString()) as Record<string, Section>) : {};
+  const portOf = (wanted: boolean | undefined, section: string): number => {
+    if (!wanted) return 0;
+    const port = status[section]?.bindings?.[0]?.port ?? 0;
+    if (!port) throw new Error(`no ${section} binding in /status: ${JSON.stringify(status[section])}`);
+    return port;
+  };
   return {
-    sftpPort,
+    sftpPort: portOf(o.sftp, 'ssh'),
+    webdavPort: portOf(o.webdav, 'webdav'),
+    ftpPort: portOf(o.ftp, 'ftp'),
     ta,
     base,
     client,
