@@ -1,15 +1,6 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import {
-  drainService,
-  loadTlsMaterial,
-  secureContextOptions,
-  type Logger,
-  type ServiceDef,
-  type ServiceHost,
-  type ServiceStatus,
-  type TlsBindingFiles,
-} from '@ferry/core';
+import { drainService, type Logger, type ServiceCertificate, type ServiceDef, type ServiceHost, type ServiceStatus } from '@ferry/core';
 import { TLS_MODE_NUMBER, type FtpBinding, type FtpConfig } from './config.js';
 import { FtpControl } from './control.js';
 import { plainIp } from './passive.js';
@@ -27,10 +18,12 @@ export function ftpService(o: FtpServiceOptions): ServiceDef {
   const clients = new Map<net.Socket, FtpControl>();
   const perHost = new Map<string, number>();
   let listeners: { server: net.Server; binding: FtpBinding }[] = [];
-  let contextOptions: tls.SecureContextOptions | null = null;
+  /** The FTPS certificate (core's loading and reload: a new one serves the control connections that come after). */
+  let certificate: ServiceCertificate | null = null;
   let active = false;
 
-  const secureContext = () => tls.createSecureContext(contextOptions!);
+  // a context per control connection (its own session ticket keys: a data connection can resume only its own control session)
+  const secureContext = () => tls.createSecureContext(certificate!.serverOptions());
 
   function admit(socket: net.Socket, binding: FtpBinding): void {
     const ip = plainIp(socket.remoteAddress);
@@ -56,7 +49,7 @@ export function ftpService(o: FtpServiceOptions): ServiceDef {
           logger.info({ ip }, banned ? 'ftp connection from a banned host dropped' : 'ftp connection refused: stopping');
           return void socket.destroy();
         }
-        const control = new FtpControl(socket, { config, binding, logger, host: o.host, secureContext: contextOptions ? secureContext : null });
+        const control = new FtpControl(socket, { config, binding, logger, host: o.host, secureContext: certificate ? secureContext : null });
         clients.set(socket, control);
         control.start();
       })
@@ -71,16 +64,14 @@ export function ftpService(o: FtpServiceOptions): ServiceDef {
     statusKey: 'ftp',
     async start() {
       if (config.certificate_file && config.certificate_key_file) {
-        const files: TlsBindingFiles = {
+        certificate = await o.host().tls.certificate({
           key: 'ftp',
-          certificateFile: config.certificate_file,
-          certificateKeyFile: config.certificate_key_file,
-          caFiles: [],
-          minTlsVersion: config.min_tls_version,
-          cipherSuites: config.tls_cipher_suites,
-          requireClientCert: false,
-        };
-        contextOptions = secureContextOptions(files, await loadTlsMaterial(files));
+          certificate_file: config.certificate_file,
+          certificate_key_file: config.certificate_key_file,
+          min_tls_version: config.min_tls_version,
+          tls_cipher_suites: config.tls_cipher_suites,
+        });
+        certificate.start();
       }
       try {
         for (const binding of config.bindings) {
@@ -101,6 +92,7 @@ export function ftpService(o: FtpServiceOptions): ServiceDef {
     },
     async stop({ signal }) {
       active = false;
+      certificate?.stop();
       const servers = listeners.map((l) => l.server);
       listeners = [];
       for (const c of clients.values()) c.close('Server shutting down.');

@@ -1,5 +1,7 @@
+import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { PASSWORD, RawFtp, run, startFtp, testCertificates } from './helpers.js';
@@ -103,6 +105,44 @@ t.test('implicit FTPS with curl ftps://', async (t) => {
   clear.send('USER ivy\r\n');
   t.equal(await clear.reply(), '', 'a clear-text client gets no reply and is dropped');
 });
+
+t.test('a certificate written over the files is served without a restart (core reload)', async (t) => {
+  const dir = t.testdir({ first: {}, second: {} });
+  const first = await testCertificates(path.join(dir, 'first'));
+  const second = await testCertificates(path.join(dir, 'second'));
+  const h = await startFtp(t, {
+    ftp: { bindings: [{ address: '127.0.0.1', port: 0, tls_mode: 'implicit' }], certificate_file: first.cert, certificate_key_file: first.key },
+  });
+  await h.addUser('kim');
+  const fingerprint = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256;
+  t.equal(await servedFingerprint(h.port), fingerprint(first.cert), 'the configured certificate is served');
+  writeFileSync(first.key, readFileSync(second.key));
+  writeFileSync(first.cert, readFileSync(second.cert));
+  let served = '';
+  // a bounded wait for the file watch (not a measure of speed)
+  for (const end = Date.now() + 15_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    served = await servedFingerprint(h.port);
+    if (served === fingerprint(second.cert)) break;
+  }
+  t.equal(served, fingerprint(second.cert), 'the new certificate is served to new connections');
+  const auth = ['-sS', '--cacert', second.ca, '--user', `kim:${PASSWORD('kim')}`];
+  const list = await run('curl', [...auth, '-l', `ftps://127.0.0.1:${h.port}/`]);
+  t.equal(list.code, 0, `a client trusting only the new CA logs in and lists: ${list.stderr}`);
+  const old = await run('curl', ['-sS', '--cacert', first.ca, '--user', `kim:${PASSWORD('kim')}`, '-l', `ftps://127.0.0.1:${h.port}/`]);
+  t.not(old.code, 0, 'a client trusting only the old CA is refused at the handshake');
+});
+
+/** The fingerprint of the certificate an implicit-FTPS port presents. */
+function servedFingerprint(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      const fp = s.getPeerCertificate().fingerprint256;
+      s.destroy();
+      resolve(fp);
+    });
+    s.on('error', reject);
+  });
+}
 
 // rclone 1.60 keys its TLS session cache by host and port, and the data port is another port:
 // it cannot resume the control session, so this server turns require_tls_session_reuse off
