@@ -30,5 +30,3 @@ export type * from './login.js';
 export type * from './file-session.js';
 export type * from './service.js';
 export type * from './static-site.js';
-/** TLS certificate loading and checks of the core's HTTPS bindings, for services serving TLS themselves (FTPS). */
-export { loadTlsMaterial, secureContextOptions, TlsFileError, type TlsBindingFiles, type TlsMaterial } from './tls-material.js';
