@@ -79,6 +79,7 @@ async function davPaths(d: DavUser, c: Crafted, target: string): Promise<void> {
   ];
   for (const [form, dest, other] of [
     ['same host', same, false],
+    ['same host, https', `https://${d.host}${target}`, false],
     ['bare path', target, false],
     ['other host', `http://evil.example${target}`, true],
   ] as const) {
@@ -138,6 +139,33 @@ t.test('crafted paths and planted symlinks through every WebDAV method, as sourc
     );
   t.ok(total >= 2000, `${total} requests`);
   t.same(problems.slice(0, 30), [], 'no 500, no broken connection, every read refused with a 4xx, nothing of the canary copied into the home');
+});
+
+t.test('request targets in absolute form, and Destinations with user info or another port', async (t) => {
+  const clients = w.users.map((u) => new DavUser(w, u));
+  t.teardown(() => clients.forEach((c) => c.close()));
+  const seen: string[] = [];
+  for (const d of clients) {
+    const O = `outside/${d.user.name}`;
+    for (const p of ['/../../' + O + '/secret.txt', '/link-dir/secret.txt', '/%2e%2e/%2e%2e/' + O, '/inside.txt']) {
+      for (const target of [`http://${d.host}${p}`, `http://evil.example${p}`, `//${d.host}${p}`]) {
+        for (const m of ['GET', 'PROPFIND', 'PUT', 'DELETE']) {
+          const r = await d.request(m, target, m === 'PROPFIND' ? { depth: '1' } : {}, m === 'PUT' ? Buffer.from('PWNED') : undefined);
+          seen.push(`${r.status}`);
+          if (r.status === 0 || r.status >= 500) problems.push(`${d.user.name} ${m} ${target}: ${r.status || r.error}`);
+          if (r.status < 300 && r.status > 0) await reset(d.user);
+        }
+      }
+      for (const dest of [`http://user@${d.host}${p}`, `http://127.0.0.1:1${p}`, `http://localhost:${w.webdavPort}${p}`, `ftp://${d.host}${p}`]) {
+        const r = await d.copyMove('COPY', '/inside.txt', dest);
+        seen.push(`${r.status}`);
+        if (r.status !== 502 && (r.status < 400 || r.status >= 500)) problems.push(`${d.user.name} COPY to ${dest}: ${r.status || r.error}`);
+        if (r.status < 300 && r.status > 0) await reset(d.user);
+      }
+    }
+  }
+  t.comment(`statuses: ${[...new Set(seen)].sort().join(' ')} (${seen.length} requests)`);
+  t.same(problems.slice(0, 30), [], 'no 500, no broken connection; a Destination elsewhere refused (502 or 4xx)');
 });
 
 t.test('the canary outside the homes', async (t) => {
