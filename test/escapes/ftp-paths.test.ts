@@ -123,6 +123,20 @@ t.test('the client works: reads, listings, writes and renames inside the home su
     t.equal((await f.cmd('DELE /sub/new.txt')).code, 250, `${u.name} DELE`);
     t.equal((await f.cmd('MULTI')).code, 502, `${u.name} an unknown verb`);
     t.match((await f.cmd('FEAT')).text, /^211-[^]*\n211 End$/, `${u.name} a multi-line reply read whole`);
+    // the scan sees data and listings: a probe needle (the content of inside.txt) and a probe name (f.txt), then taken back
+    const leaks = w.canary.leaks.length;
+    w.canary.needles.push({ what: 'probe', bytes: Buffer.from(`${INSIDE} inside.txt`) });
+    w.canary.names.push('f.txt');
+    const probes = [await f.transfer('RETR /inside.txt'), await f.transfer('MLSD /sub'), await f.cmd('MLST /sub/f.txt')];
+    w.canary.needles.pop();
+    w.canary.names.pop();
+    const seen = w.canary.leaks.splice(leaks).map((l) => l.what);
+    t.same(
+      probes.map((a) => a.code),
+      [226, 226, 250],
+      `${u.name} probes answered`,
+    );
+    t.same(seen, ['content of probe', 'canary name f.txt', 'canary name f.txt'], `${u.name} the canary scan sees RETR data, MLSD data and MLST replies`);
     t.same([f.broken, f.malformed], [[], []], `${u.name} no broken connection, no malformed reply`);
     await resetHome(u, w.dataDir);
   }
