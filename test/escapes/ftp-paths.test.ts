@@ -162,6 +162,14 @@ t.test('crafted paths and planted symlinks through every FTP command that takes 
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   t.comment(`commands per verb (${total} in all, both users; ${refusedLines} lines refused by the line reader as expected):`);
   for (const [k, n] of [...counts].sort()) t.comment(`  ${k}: ${n}`);
+  const codes = new Map<string, number>();
+  for (const f of clients) for (const [k, n] of f.codes) codes.set(k, (codes.get(k) ?? 0) + n);
+  t.comment(
+    `final replies by verb and code: ${[...codes]
+      .sort()
+      .map(([k, n]) => `${k}: ${n}`)
+      .join(', ')}`,
+  );
   t.comment(`not sent (CR or LF in the path, which would end the command line): ${skipped.join(', ')}`);
   t.ok(total >= 2000, `${total} commands`);
   t.ok(refusedLines > 0, 'control characters and over-long lines refused by the line reader');

@@ -90,6 +90,8 @@ export class FtpUser {
   private epsv = true;
   /** Commands sent, by verb. */
   readonly counts = new Map<string, number>();
+  /** Final replies, by verb and code ("STOR 550"). */
+  readonly codes = new Map<string, number>();
   /** Control connections that broke under a command (never expected). */
   readonly broken: string[] = [];
   /** Replies that are not well-formed FTP replies (code 100-599). */
@@ -129,7 +131,9 @@ export class FtpUser {
     return c;
   }
 
-  private record(label: string, a: FtpAnswer): FtpAnswer {
+  private record(verb: string, label: string, a: FtpAnswer): FtpAnswer {
+    const key = `${verb} ${a.code}`;
+    this.codes.set(key, (this.codes.get(key) ?? 0) + 1);
     if (a.broken) this.broken.push(`${this.user.name} ${label}: the control connection ${this.ctl?.closed ? 'closed' : 'went silent'}`);
     else if (!(a.code >= 100 && a.code <= 599)) this.malformed.push(`${this.user.name} ${label}: ${short(a.text)}`);
     this.canary.scan(`${this.user.name} ${label}`, a.code, [Buffer.from(a.text), ...(a.data ? [a.data] : [])]);
@@ -153,7 +157,7 @@ export class FtpUser {
     const verb = line.split(' ')[0]!;
     this.counts.set(verb, (this.counts.get(verb) ?? 0) + 1);
     await this.control();
-    return this.record(short(JSON.stringify(line)), await this.send(line));
+    return this.record(verb, short(JSON.stringify(line)), await this.send(line));
   }
 
   /**
@@ -171,13 +175,13 @@ export class FtpUser {
     const mode = this.epsv ? 'EPSV' : 'PASV';
     this.epsv = !this.epsv;
     const pasv = await this.send(mode);
-    if (pasv.broken) return this.record(`${mode} for ${label}`, pasv);
+    if (pasv.broken) return this.record(mode, `${mode} for ${label}`, pasv);
     let port: number | undefined;
     const e = /\(\|\|\|(\d+)\|\)/.exec(pasv.text);
     const p = /(\d+),(\d+),(\d+),(\d+),(\d+),(\d+)/.exec(pasv.text);
     if (mode === 'EPSV' && e) port = Number(e[1]);
     if (mode === 'PASV' && p) port = Number(p[5]) * 256 + Number(p[6]);
-    if (!port) return this.record(`${mode} for ${label}`, { ...pasv, code: pasv.code === 229 || pasv.code === 227 ? 0 : pasv.code });
+    if (!port) return this.record(mode, `${mode} for ${label}`, { ...pasv, code: pasv.code === 229 || pasv.code === 227 ? 0 : pasv.code });
     const data = net.connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     const ended = new Promise<void>((resolve) => {
@@ -189,19 +193,19 @@ export class FtpUser {
       const rest = await this.send(`REST ${o.rest}`);
       if (rest.code !== 350) {
         data.destroy();
-        return this.record(`REST ${o.rest} for ${label}`, rest);
+        return this.record('REST', `REST ${o.rest} for ${label}`, rest);
       }
     }
     const first = await this.send(line);
     if (first.broken || first.code >= 200) {
       data.destroy();
-      return this.record(label, first);
+      return this.record(verb, label, first);
     }
     if (upload !== undefined) data.end(upload);
     await ended;
     const c = this.ctl!;
     const last = await c.next();
-    if (!last) return this.record(label, { code: -1, text: first.text, broken: true, data: Buffer.concat(chunks) });
-    return this.record(label, { code: last.code, text: `${first.text}\n${last.text}`, mark: first.code, data: Buffer.concat(chunks) });
+    if (!last) return this.record(verb, label, { code: -1, text: first.text, broken: true, data: Buffer.concat(chunks) });
+    return this.record(verb, label, { code: last.code, text: `${first.text}\n${last.text}`, mark: first.code, data: Buffer.concat(chunks) });
   }
 }
