@@ -1,8 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
+import { servedFingerprint } from '@ferry/testkit';
 import t from 'tap';
 import { PASSWORD, RawFtp, run, startFtp, testCertificates } from './helpers.js';
 
@@ -131,18 +131,6 @@ t.test('a certificate written over the files is served without a restart (core r
   const old = await run('curl', ['-sS', '--cacert', first.ca, '--user', `kim:${PASSWORD('kim')}`, '-l', `ftps://127.0.0.1:${h.port}/`]);
   t.not(old.code, 0, 'a client trusting only the old CA is refused at the handshake');
 });
-
-/** The fingerprint of the certificate an implicit-FTPS port presents. */
-function servedFingerprint(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
-      const fp = s.getPeerCertificate().fingerprint256;
-      s.destroy();
-      resolve(fp);
-    });
-    s.on('error', reject);
-  });
-}
 
 // rclone 1.60 keys its TLS session cache by host and port, and the data port is another port:
 // it cannot resume the control session, so this server turns require_tls_session_reuse off

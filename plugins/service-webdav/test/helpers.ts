@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestApp, type TestApp } from '@ferry/core/testing';
@@ -55,22 +54,10 @@ export async function startWebdav(
   return { ta, token, port, base: `http://127.0.0.1:${port}${prefix}`, addUser, status };
 }
 
-export interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+// the real client programs' runner, shared by the front-ends' tests
+import { run, type Run } from '@ferry/testkit';
 
-/** Runs a program (`env` added to this process's); resolves with its exit code and output (never rejects on a failing exit). */
-export function run(cmd: string, args: string[], o: { cwd?: string; env?: Record<string, string>; input?: string } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(cmd, args, { cwd: o.cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...o.env } }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') return reject(err);
-      resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
-    });
-    if (o.input !== undefined) child.stdin?.end(o.input);
-  });
-}
+export { run, type Run };
 
 /** A request with Basic credentials (fetch). */
 export function dav(

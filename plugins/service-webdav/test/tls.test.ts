@@ -2,8 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import tls from 'node:tls';
-import { opensslMissing, selfSignedCert } from '@ferry/testkit';
+import { opensslMissing, selfSignedCert, servedFingerprint } from '@ferry/testkit';
 import t from 'tap';
 import { run, startWebdav } from './helpers.js';
 
@@ -23,18 +22,6 @@ const keyFile = path.join(dir, 'key.pem');
 const first = await selfSignedCert();
 writeFileSync(certFile, first.cert);
 writeFileSync(keyFile, first.key);
-
-/** The fingerprint of the certificate the server at `port` presents. */
-function servedFingerprint(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
-      const fp = s.getPeerCertificate().fingerprint256;
-      s.end();
-      resolve(fp);
-    });
-    s.on('error', reject);
-  });
-}
 
 /** A PROPFIND over HTTPS with curl, trusting only `caFile`: the status (000 when the TLS handshake failed). */
 async function propfindHttps(port: number, auth: string, caFile: string): Promise<{ status: string; body: string }> {

@@ -23,7 +23,8 @@ export {
 } from './fs-helpers.js';
 export { AWKWARD_NAMES } from './cases/basics.js';
 export { RecordingRelay, StalledServer, type RecordedRequest } from './relay.js';
-export { opensslMissing, selfSignedCert } from './tls.js';
+export { opensslMissing, selfSignedCert, servedFingerprint } from './tls.js';
+export { run, type Run } from './programs.js';
 export { localEscapeConformance, craftedPaths } from './local-escape.js';
 export { localRaceConformance, type LocalRaceOptions } from './local-race.js';
 export { unzip } from './zip.js';

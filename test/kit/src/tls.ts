@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 
 /** Why self-signed certificates cannot be made on this machine (openssl is not installed), or null. */
 export function opensslMissing(): string | null {
@@ -49,4 +50,16 @@ export async function selfSignedCert(): Promise<{ key: Buffer; cert: Buffer }> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The SHA-256 fingerprint of the certificate a TLS server on 127.0.0.1:`port` presents (not verified). */
+export function servedFingerprint(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      const fp = s.getPeerCertificate().fingerprint256;
+      s.destroy();
+      resolve(fp);
+    });
+    s.on('error', reject);
+  });
 }
