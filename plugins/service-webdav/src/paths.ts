@@ -20,13 +20,17 @@ export class Paths {
 
   /**
    * The virtual path of a request target (the raw path of the URL, query
-   * cut). Every segment is decoded on its own: an encoded '/' (%2F), a
-   * backslash, a NUL, '.' or '..' in a segment are refused (400), never
-   * resolved; null when the path is not under the prefix.
+   * cut; a target in absolute form, `http://host/path`, which HTTP/1.1
+   * servers must accept, gives its path). Every segment is decoded on its
+   * own: an encoded '/' (%2F), a backslash, a NUL, '.' or '..' in a segment
+   * are refused (400), never resolved; null when the path is not under the
+   * prefix.
    */
   toVirtual(raw: string): string | null {
     const q = raw.indexOf('?');
     let p = q >= 0 ? raw.slice(0, q) : raw;
+    const absolute = /^https?:\/\/[^/]*/i.exec(p);
+    if (absolute) p = p.slice(absolute[0].length) || '/';
     if (!p.startsWith('/')) throw new PathError(400, 'the request path must start with /');
     if (this.base) {
       if (p !== this.base && !p.startsWith(this.base + '/')) return null;

@@ -50,6 +50,16 @@ t.test('methods and their error codes (curl)', async (t) => {
     t.equal((await curl(h, dir, '/', [])).status, 405, 'GET of a collection');
   });
 
+  t.test('request targets in absolute form (RFC 9112 3.2.2: servers accept them)', async (t) => {
+    const abs = await curl(h, dir, '/hello.txt', ['--request-target', `http://127.0.0.1:${h.port}/hello.txt`]);
+    t.equal(abs.status, 200, 'GET http://host/path');
+    t.equal(abs.body, 'hello world');
+    const dotdot = await curl(h, dir, '/hello.txt', ['--request-target', `http://127.0.0.1:${h.port}/../hello.txt`]);
+    t.equal(dotdot.status, 400, "'..' in an absolute-form target refused as in a path");
+    const ftp = await curl(h, dir, '/hello.txt', ['--request-target', 'ftp://127.0.0.1/hello.txt']);
+    t.equal(ftp.status, 400, 'another scheme refused');
+  });
+
   t.test('PUT refusals', async (t) => {
     t.equal((await curl(h, dir, '/hello.txt', ['-T', local, '-H', 'If-Match: "other"'])).status, 412, 'If-Match mismatch');
     t.equal((await curl(h, dir, '/hello.txt', ['-T', local, '-H', 'If-None-Match: *'])).status, 412, 'If-None-Match * on an existing file');
