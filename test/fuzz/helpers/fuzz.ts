@@ -206,6 +206,11 @@ function credentialsFor(r: Rng, w: World, rt: RouteInfo): Record<string, string>
     return s.includes('apikey-admin') && r.chance(0.2) ? { 'x-service-api-key': w.adminKey } : { authorization: `Bearer ${w.adminToken}` };
   if (s.includes('jwt-user'))
     return s.includes('apikey-user') && r.chance(0.2) ? { 'x-service-api-key': w.userKey } : { authorization: `Bearer ${w.userToken}` };
+  if (s.includes('web-user')) {
+    // the web session's own routes (cookie only); a DELETE ends its session, so it has one of its own
+    const ws = rt.method === 'DELETE' ? w.webSessions.end : w.webSessions.read;
+    return { cookie: `ferry_web=${ws.cookie}`, 'x-csrf-token': ws.csrf };
+  }
   if (s.includes('apikey-admin')) return { 'x-service-api-key': w.adminKey };
   if (s.includes('apikey-user')) return { 'x-service-api-key': w.userKey };
   if (SHARE_ROUTES.test(rt.path) || rt.path.startsWith('/api/v2/shares-chunked-uploads'))

@@ -15,6 +15,12 @@ export const SHARE_PASSWORD = 'fuzz-share-pw';
 export const SIGNING_PASSPHRASE = 'fuzz-signing-passphrase';
 export const ADMIN = { username: 'admin', password: 'admin-password-1' };
 
+/** A browser's web session: the `ferry_web` cookie's value and the session's CSRF token. */
+export interface WebSession {
+  cookie: string;
+  csrf: string;
+}
+
 export interface World {
   ta: TestApp;
   server: Hapi.Server;
@@ -32,6 +38,8 @@ export interface World {
   /** A token that was logged out. */
   revokedAdminToken: string;
   revokedUserToken: string;
+  /** Web sessions of the user (cookie value, CSRF token): `read` for GET, `end` for DELETE (a fuzzed DELETE may log it out). */
+  webSessions: { read: WebSession; end: WebSession };
   /** The JWT signing key (HS256), to forge expired and foreign tokens. */
   jwtKey: string;
   adminUid: number;
@@ -131,6 +139,13 @@ export async function createWorld(): Promise<World> {
   await must('GET', '/api/v2/logout', undefined, revokedAdminToken);
   const revokedUserToken = await ta.userToken('fz-user', PASSWORD);
   await must('GET', '/api/v2/user/logout', undefined, revokedUserToken);
+  const openWebSession = async (): Promise<WebSession> => {
+    const r = await server.inject({ method: 'POST', url: '/api/v2/user/web-session', payload: { username: 'fz-user', password: PASSWORD } });
+    const cookie = /ferry_web=([^;]+)/.exec(String(r.headers['set-cookie'] ?? ''))?.[1];
+    if (r.statusCode !== 200 || !cookie) throw new Error(`setup web session: ${r.statusCode} ${r.payload}`);
+    return { cookie, csrf: (JSON.parse(r.payload) as { csrf_token: string }).csrf_token };
+  };
+  const webSessions = { read: await openWebSession(), end: await openWebSession() };
   const limitedAdminToken = await ta.adminToken('fz-limited', 'limited-password-1');
   adminToken = await ta.adminToken();
 
@@ -152,6 +167,7 @@ export async function createWorld(): Promise<World> {
     limitedAdminToken,
     revokedAdminToken,
     revokedUserToken,
+    webSessions,
     jwtKey: crypto.createHash('sha256').update(`ferry-jwt:${SIGNING_PASSPHRASE}`).digest('base64'),
     adminUid,
     userUid,
