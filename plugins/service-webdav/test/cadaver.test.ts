@@ -35,7 +35,8 @@ t.test('cadaver: put, get, mkcol, move, copy, delete, lock/unlock, propset/propg
   const out = r.stdout + r.stderr;
   if (process.env.WEBDAV_SHOW_CADAVER) console.error(out);
   t.equal(r.code, 0, 'cadaver ran', { out });
-  t.notMatch(out, /failed|Could not|not authorized|401|403|500/i, 'no command failed', { out });
+  // an HTTP status is matched with its reason phrase ("403 Forbidden"): bare digits also occur in the random lock token
+  t.notMatch(out, /failed|Could not|not authorized|\b[45]\d\d [A-Z]/i, 'no command failed', { out });
   t.equal(readFileSync(path.join(home, 'docs/a.txt'), 'utf8'), 'from cadaver\n', 'put');
   t.equal(readFileSync(path.join(home, 'c.txt'), 'utf8'), 'from cadaver\n', 'copy then move');
   t.notOk(existsSync(path.join(home, 'docs/b.txt')), 'moved away');
