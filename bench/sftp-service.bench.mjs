@@ -46,7 +46,7 @@ import os from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import { SFTP } from './lib/backends.mjs';
-import { MB, ensureServers, envNumber, freePort, makeFile, scratchWorkspace, waitPort, writeResults, runBench } from './lib/common.mjs';
+import { MB, ensureServers, envNumber, freePort, makeFile, resetPeakRss, rssOf, scratchWorkspace, waitPort, writeResults, runBench } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const SIZE_MB = envNumber('BENCH_MB', 1024);
@@ -151,19 +151,6 @@ async function startFerrySftp() {
   return { ...ferry, name: 'ferry', port };
 }
 
-/** Resets the peak resident set (VmHWM) of a process. */
-function resetPeak(pid) {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    /* not root: the peak since the start is reported */
-  }
-}
-const peakMb = (pid) => {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : 0;
-};
-
 /** Runs `fn(server)` for OpenSSH then Ferry, ROUNDS times; the best seconds of each, and Ferry's peak RSS over its runs. */
 async function sideBySide(label, servers, fn, after = async () => {}) {
   const best = { openssh: Infinity, ferry: Infinity };
@@ -171,9 +158,9 @@ async function sideBySide(label, servers, fn, after = async () => {}) {
   for (let i = 0; i < ROUNDS; i++) {
     for (const s of [servers.openssh, servers.ferry]) {
       noteLoad();
-      if (s.name === 'ferry') resetPeak(s.proc.pid);
+      if (s.name === 'ferry') resetPeakRss(s.proc.pid);
       const secs = await fn(s);
-      if (s.name === 'ferry') peak = Math.max(peak, peakMb(s.proc.pid));
+      if (s.name === 'ferry') peak = Math.max(peak, rssOf(s.proc.pid, 'VmHWM'));
       best[s.name] = Math.min(best[s.name], secs);
       await after(s);
       log(`${label} ${s.name} round ${i + 1}: ${secs.toFixed(2)} s`);
