@@ -45,6 +45,7 @@ t.test('sizes and dates in the locale', async (t) => {
   t.match(formatSize(1.25 * 1024 ** 3, 'fr-FR'), /^1,3\sGo$/, 'French: decimal comma, a (narrow) no-break space');
   t.match(formatDate('2024-03-05T14:07:00Z', 'en-US'), /Mar 5, 2024/);
   t.match(formatDate('2024-03-05T14:07:00Z', 'de-DE'), /05\.03\.2024/);
+  t.equal(formatDate('2024-03-05T14:07:00Z', 'de-DE', 'narrow'), '05.03.24', 'the narrow style: the date alone, in numbers');
   t.equal(formatDate('not a date', 'en-US'), '');
 });
 

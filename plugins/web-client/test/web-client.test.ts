@@ -288,6 +288,12 @@ t.test('a folder of 10,000 entries: virtualized rows, filter, sort; the phone wi
     .waitFor();
   t.equal(await page.locator('.scroller [role=row]').count(), 10, 'the filter narrows the list');
 
+  const cut = await page.evaluate(() =>
+    Array.from(document.querySelectorAll<HTMLElement>('.scroller .col-modified, .scroller .col-size'))
+      .filter((el) => el.scrollWidth > el.clientWidth)
+      .map((el) => el.textContent),
+  );
+  t.same(cut, [], 'sizes and dates are shown whole at 375 px (not cut off)');
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   t.ok(width <= 375, `no horizontal scrolling at 375 px (${width})`);
   const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);

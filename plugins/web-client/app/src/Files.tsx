@@ -114,8 +114,9 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
         <div role="cell" className="col-size">
           {folder ? t.folder : formatSize(e.size)}
         </div>
-        <div role="cell" className="col-modified">
-          {formatDate(e.last_modified)}
+        <div role="cell" className="col-modified" title={formatDate(e.last_modified)}>
+          <span className="date-medium">{formatDate(e.last_modified)}</span>
+          <span className="date-short">{formatDate(e.last_modified, undefined, 'narrow')}</span>
         </div>
         <div role="cell" className="col-actions">
           <button type="button" onClick={() => open('rename', e)} aria-label={`${t.rename} ${e.name}`}>

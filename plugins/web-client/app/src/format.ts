@@ -16,10 +16,16 @@ export function formatSize(bytes: number, locale?: string): string {
   }).format(v);
 }
 
-export function formatDate(iso: string, locale?: string): string {
+/**
+ * A date in the user's locale: `full`, the date and the time (wide screens);
+ * `narrow`, the date alone in numbers (a phone's row, where the full form
+ * would be cut off: the full one is then the cell's title).
+ */
+export function formatDate(iso: string, locale?: string, style: 'full' | 'narrow' = 'full'): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
-  return new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }).format(d);
+  const options: Intl.DateTimeFormatOptions = style === 'full' ? { dateStyle: 'medium', timeStyle: 'short' } : { dateStyle: 'short' };
+  return new Intl.DateTimeFormat(locale, options).format(d);
 }
 
 /** Joins a directory and a name into an absolute path of the user's tree. */
