@@ -1,5 +1,7 @@
 import t from 'tap';
 import { filterEntries, isDir, sortEntries, type Entry } from '../app/src/entries.js';
+import { parseRoute, routePath, type Route } from '../app/src/routes.js';
+import { qrMatrix, qrPath } from '../app/src/qr.js';
 import { crumbs, formatDate, formatSize, joinPath, validName } from '../app/src/format.js';
 
 const DIR = 0o040755;
@@ -59,4 +61,36 @@ t.test('paths and names', async (t) => {
   ]);
   for (const bad of ['', '.', '..', 'a/b', 'x\0']) t.notOk(validName(bad), JSON.stringify(bad));
   for (const good of ['a', '.hidden', 'with space', 'é…']) t.ok(validName(good), good);
+});
+
+t.test('QR codes: the version grows with the text, finder patterns in three corners, UTF-8 text accepted', async (t) => {
+  const short = qrMatrix('https://ferry.example/web/client/pub/abc');
+  t.equal(short.length % 4, 1, 'a QR side is 17 + 4 x version modules');
+  t.ok(short.length >= 25);
+  const long = qrMatrix(`otpauth://totp/Ferry:${'ü'.repeat(60)}?secret=${'A'.repeat(32)}&issuer=Ferry`);
+  t.ok(long.length > short.length, 'a longer text needs a larger version');
+  const finderAt = (m: boolean[][], r0: number, c0: number) =>
+    [0, 6].every((i) => [0, 1, 2, 3, 4, 5, 6].every((j) => m[r0 + i]![c0 + j] && m[r0 + j]![c0 + i])) && m[r0 + 3]![c0 + 3] && !m[r0 + 1]![c0 + 1];
+  const n = short.length;
+  t.ok(finderAt(short, 0, 0) && finderAt(short, 0, n - 7) && finderAt(short, n - 7, 0), 'the three finder patterns');
+  t.notOk(finderAt(short, n - 7, n - 7), 'none in the fourth corner');
+  const { d, size } = qrPath('x');
+  t.equal(size, 21, 'one character: version 1');
+  t.equal(d.split('M').length - 1, qrMatrix('x').flat().filter(Boolean).length, 'one square per dark module');
+});
+
+t.test('routes: each screen has a URL, and a URL gives back its screen', async (t) => {
+  const cases: Route[] = [
+    { kind: 'files', dir: '/' },
+    { kind: 'files', dir: '/Reports/2024 Q1/#ünïcode%' },
+    { kind: 'shares' },
+    { kind: 'profile' },
+    { kind: 'pub', shareId: 'Ab3_x', dir: '/' },
+    { kind: 'pub', shareId: 'Ab3_x', dir: '/in/a b' },
+  ];
+  for (const r of cases) t.same(parseRoute(routePath(r)), r, routePath(r));
+  t.equal(routePath({ kind: 'files', dir: '/a b/c?d' }), '/web/client/files/a%20b/c%3Fd');
+  t.same(parseRoute('/web/client/'), { kind: 'files', dir: '/' }, 'the root is the home folder');
+  t.same(parseRoute('/web/client/files/%E0%A4%A'), { kind: 'files', dir: '/' }, 'a malformed escape is the home folder');
+  t.same(parseRoute('/web/client/nowhere'), { kind: 'files', dir: '/' });
 });

@@ -7,87 +7,39 @@
  * them, e.g. docs/images/web-client for docs/web-client.md).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
-import type { Browser, Page } from 'playwright-core';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { en as strings } from '../app/src/strings.js';
-import { launchBrowser, newContext } from './browser.js';
-import { passwordOf, startFerry, type Ferry } from './helpers.js';
+import { passwordOf } from './helpers.js';
+import { checkA11y, harness, row, screenshot, signIn, type Harness } from './page.js';
 
-const shots = process.env.FERRY_SCREENSHOT_DIR;
-if (shots) mkdirSync(shots, { recursive: true });
-async function screenshot(page: Page, name: string) {
-  const file = path.join(shots ?? os.tmpdir(), `web-client-${name}.png`);
-  await page.screenshot({ path: file, fullPage: false });
-}
-
-/** axe-core on the page: no serious or critical violation (the others are reported as comments). */
-async function checkA11y(t: Test, page: Page, what: string) {
-  const result = await new AxeBuilder({ page }).analyze();
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  for (const v of result.violations) t.comment(`axe ${what}: ${v.impact} ${v.id}: ${v.help} (${v.nodes.length})`);
-  t.same(
-    bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    [],
-    `axe: no serious or critical violation on the ${what}`,
-  );
-  t.ok(result.passes.length > 10, `axe ran its checks on the ${what}`);
-}
-
-async function signIn(page: Page, f: Ferry, username: string, password = passwordOf(username)) {
-  await page.goto(f.url);
-  await page.getByLabel(strings.username).fill(username);
-  await page.getByLabel(strings.password).fill(password);
-  await page.getByRole('button', { name: strings.signIn }).click();
-}
-
-const row = (page: Page, name: string) => page.getByRole('row').filter({ has: page.getByRole('cell').first().filter({ hasText: name }) });
-
-let f: Ferry;
-let browser: Browser;
-
-/** A page in a fresh browser context (its own cookies), closed at the end of `t`. */
-async function openPage(t: Test, o: Parameters<typeof newContext>[1] = {}) {
-  const ctx = await newContext(browser, o);
-  t.teardown(() => ctx.close());
-  return { ctx, page: await ctx.newPage() };
-}
-
-/** A page signed in as `username`, on its home folder. */
-async function signedIn(t: Test, username: string, o: Parameters<typeof newContext>[1] = {}) {
-  const opened = await openPage(t, o);
-  await signIn(opened.page, f, username);
-  await opened.page.getByRole('heading', { name: strings.home }).waitFor();
-  return opened;
-}
-
+let h: Harness;
 t.before(async () => {
-  f = await startFerry(t);
-  browser = await launchBrowser(t);
+  h = await harness(t);
 });
+const openPage: Harness['openPage'] = (t, o) => h.openPage(t, o);
+const signedIn: Harness['signedIn'] = (t, u, o) => h.signedIn(t, u, o);
 
 t.test('sign-in: a wrong password, a disabled account, then the files page', async (t) => {
-  await f.addUser('alice');
-  await f.addUser('dora', { status: 0 });
+  await h.f.addUser('alice');
+  await h.f.addUser('dora', { status: 0 });
   const { ctx, page } = await openPage(t);
 
-  await page.goto(f.url);
+  await page.goto(h.f.url);
   await page.getByRole('heading', { name: strings.loginTitle }).waitFor();
   await checkA11y(t, page, 'sign-in page');
   await screenshot(page, 'login');
 
-  await signIn(page, f, 'alice', 'not-her-password');
+  await signIn(page, h.f, 'alice', 'not-her-password');
   t.equal(await page.getByRole('alert').textContent(), strings.wrongCredentials);
   t.equal(await page.getByLabel(strings.password).inputValue(), 'not-her-password', 'the form keeps what was typed');
   await screenshot(page, 'login-error');
 
-  await signIn(page, f, 'dora');
+  await signIn(page, h.f, 'dora');
   await page.getByRole('alert').filter({ hasText: strings.accountDisabled }).waitFor();
   t.pass('a disabled account is told so');
 
-  await signIn(page, f, 'alice');
+  await signIn(page, h.f, 'alice');
   await page.getByRole('heading', { name: strings.home }).waitFor();
   await page.getByRole('status').filter({ hasText: strings.emptyFolder }).waitFor();
   t.pass('an empty home');
@@ -104,15 +56,15 @@ t.test('sign-in: a wrong password, a disabled account, then the files page', asy
 
   await page.getByRole('button', { name: strings.logout }).click();
   await page.getByRole('heading', { name: strings.loginTitle }).waitFor();
-  const after = await ctx.request.get(`${f.origin}/api/v2/user/web-session`, { failOnStatusCode: false });
+  const after = await ctx.request.get(`${h.f.origin}/api/v2/user/web-session`, { failOnStatusCode: false });
   t.equal(after.status(), 401, 'sign-out ends the session on the server');
 });
 
 t.test('two-factor sign-in: the passcode step, a wrong code, the right one', async (t) => {
-  await f.addUser('tom');
-  const code = await f.enableTotp('tom');
+  await h.f.addUser('tom');
+  const code = await h.f.enableTotp('tom');
   const { page } = await openPage(t);
-  await signIn(page, f, 'tom');
+  await signIn(page, h.f, 'tom');
   await page.getByRole('heading', { name: strings.passcodeTitle }).waitFor();
   t.equal(await page.evaluate(() => document.activeElement?.id), 'passcode', 'the code field has the focus');
   await checkA11y(t, page, 'passcode step');
@@ -130,9 +82,9 @@ t.test('two-factor sign-in: the passcode step, a wrong code, the right one', asy
 });
 
 t.test('a password the administrator wants changed: the change form first, then a sign-in with the new one', async (t) => {
-  await f.addUser('paul', { filters: { require_password_change: true } });
+  await h.f.addUser('paul', { filters: { require_password_change: true } });
   const { page } = await openPage(t);
-  await signIn(page, f, 'paul');
+  await signIn(page, h.f, 'paul');
   await page.getByRole('heading', { name: strings.changePasswordTitle }).waitFor();
   await checkA11y(t, page, 'password change page');
   await screenshot(page, 'change-password');
@@ -146,15 +98,15 @@ t.test('a password the administrator wants changed: the change form first, then 
   // the server ends the sessions of a changed password: the sign-in page says so
   await page.getByRole('status').filter({ hasText: strings.passwordChanged }).waitFor();
   t.pass('told to sign in again with the new password');
-  await signIn(page, f, 'paul');
+  await signIn(page, h.f, 'paul');
   t.equal(await page.getByRole('alert').textContent(), strings.wrongCredentials, 'the old password no longer works');
-  await signIn(page, f, 'paul', 'a-new-Password-42');
+  await signIn(page, h.f, 'paul', 'a-new-Password-42');
   await page.getByRole('heading', { name: strings.home }).waitFor();
   t.pass('the new one does, straight to the files');
 });
 
 t.test('files: new folder, upload, list, download, rename, delete', async (t) => {
-  const home = await f.addUser('bob');
+  const home = await h.f.addUser('bob');
   const { page } = await signedIn(t, 'bob');
 
   // new folder, then into it
@@ -227,7 +179,7 @@ t.test('files: new folder, upload, list, download, rename, delete', async (t) =>
 });
 
 t.test('a user without the upload permission: the upload is refused and said so', async (t) => {
-  const home = await f.addUser('rita', { permissions: { '/': ['list', 'download', 'create_dirs', 'rename', 'delete'] } });
+  const home = await h.f.addUser('rita', { permissions: { '/': ['list', 'download', 'create_dirs', 'rename', 'delete'] } });
   const { page } = await signedIn(t, 'rita');
   await page.getByLabel(strings.upload).setInputFiles([{ name: 'nope.txt', mimeType: 'text/plain', buffer: Buffer.from('x') }]);
   const alert = page.locator('.upload.failed [role=alert]');
@@ -237,7 +189,7 @@ t.test('a user without the upload permission: the upload is refused and said so'
 });
 
 t.test('an upload cancelled while it is sent: said so, nothing kept, the others go on', async (t) => {
-  const home = await f.addUser('carl');
+  const home = await h.f.addUser('carl');
   const { page } = await signedIn(t, 'carl');
   // the upload of held.bin is held in the browser (never answered) until it is cancelled
   let held!: () => void;
@@ -257,11 +209,11 @@ t.test('an upload cancelled while it is sent: said so, nothing kept, the others 
 });
 
 t.test('a folder of 10,000 entries: virtualized rows, filter, sort; the phone width; dark mode', async (t) => {
-  const home = await f.addUser('vera');
+  const home = await h.f.addUser('vera');
   mkdirSync(path.join(home, 'many'), { recursive: true });
   for (let i = 0; i < 10_000; i++) writeFileSync(path.join(home, 'many', `file-${String(i).padStart(5, '0')}.txt`), '');
   const { page } = await signedIn(t, 'vera', { width: 375, height: 740, colorScheme: 'dark', locale: 'de-DE' });
-  await page.goto(`${f.url}files/many`);
+  await page.goto(`${h.f.url}files/many`);
   await page
     .getByRole('status')
     .filter({ hasText: strings.entries(10_000, 10_000) })

@@ -4,26 +4,13 @@ import { ChangePassword } from './ChangePassword';
 import { Files } from './Files';
 import { Login } from './Login';
 import { currentSession, keepAlive, logout, type Session } from './session';
+import { BASE, parseRoute, routePath, type Route } from './routes';
 import { t } from './strings';
-
-/** The client route: the folder shown is the URL's path below /web/client/files. */
-const BASE = '/web/client';
-
-function dirFromLocation(): string {
-  const p = decodeURIComponent(location.pathname);
-  if (!p.startsWith(`${BASE}/files`)) return '/';
-  const rest = p.slice(`${BASE}/files`.length);
-  return rest === '' ? '/' : rest;
-}
-
-function locationOfDir(dir: string): string {
-  return `${BASE}/files${dir === '/' ? '' : dir.split('/').map(encodeURIComponent).join('/')}`;
-}
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [notice, setNotice] = useState('');
-  const [dir, setDir] = useState(dirFromLocation);
+  const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
 
   useEffect(() => {
     void currentSession().then(setSession, () => setSession(null));
@@ -31,7 +18,7 @@ export function App() {
       setSession(null);
       setNotice(t.sessionExpired);
     });
-    const pop = () => setDir(dirFromLocation());
+    const pop = () => setRoute(parseRoute(location.pathname));
     window.addEventListener('popstate', pop);
     return () => window.removeEventListener('popstate', pop);
   }, []);
@@ -48,18 +35,19 @@ export function App() {
     document.title = session ? `${t.filesTitle} · ${t.appName}` : t.loginTitle;
   }, [session]);
 
-  const navigate = useCallback((to: string) => {
-    setDir(to);
-    const url = locationOfDir(to);
+  const go = useCallback((to: Route) => {
+    setRoute(to);
+    const url = routePath(to);
     if (location.pathname !== url) history.pushState(null, '', url);
   }, []);
+  const navigate = useCallback((dir: string) => go({ kind: 'files', dir }), [go]);
 
   const signOut = useCallback(async () => {
     await logout().catch(() => {});
     setSession(null);
     setNotice('');
     history.replaceState(null, '', `${BASE}/`);
-    setDir('/');
+    setRoute({ kind: 'files', dir: '/' });
   }, []);
 
   if (session === undefined) {
@@ -76,7 +64,7 @@ export function App() {
         onSignedIn={(s) => {
           setNotice('');
           setSession(s);
-          if (!location.pathname.startsWith(`${BASE}/files`)) history.replaceState(null, '', locationOfDir(dir));
+          if (location.pathname !== routePath(route)) history.replaceState(null, '', routePath(route));
         }}
       />
     );
@@ -107,7 +95,7 @@ export function App() {
           {t.logout}
         </button>
       </header>
-      <Files dir={dir} onNavigate={navigate} />
+      {route.kind === 'files' ? <Files dir={route.dir} onNavigate={navigate} /> : <Files dir="/" onNavigate={navigate} />}
     </>
   );
 }

@@ -1,0 +1,79 @@
+/**
+ * What the browser tests share: a Ferry and a chromium per test file, pages
+ * in fresh contexts, the sign-in, axe-core checks and screenshots
+ * (FERRY_SCREENSHOT_DIR keeps them, e.g. docs/images/web-client for
+ * docs/web-client.md).
+ */
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Browser, Page } from 'playwright-core';
+import type { Test } from 'tap';
+import { en as strings } from '../app/src/strings.js';
+import { launchBrowser, newContext } from './browser.js';
+import { passwordOf, startFerry, type Ferry } from './helpers.js';
+
+const shots = process.env.FERRY_SCREENSHOT_DIR;
+if (shots) mkdirSync(shots, { recursive: true });
+
+/** A screenshot named web-client-<name>.png (in FERRY_SCREENSHOT_DIR when set, else the temp directory). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const file = path.join(shots ?? os.tmpdir(), `web-client-${name}.png`);
+  await page.screenshot({ path: file, fullPage: false });
+}
+
+/** axe-core on the page: no serious or critical violation (the others are reported as comments). */
+export async function checkA11y(t: Test, page: Page, what: string): Promise<void> {
+  const result = await new AxeBuilder({ page }).analyze();
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  for (const v of result.violations) t.comment(`axe ${what}: ${v.impact} ${v.id}: ${v.help} (${v.nodes.length})`);
+  t.same(
+    bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `axe: no serious or critical violation on the ${what}`,
+  );
+  t.ok(result.passes.length > 10, `axe ran its checks on the ${what}`);
+}
+
+/** Fills and sends the sign-in form. */
+export async function signIn(page: Page, f: Ferry, username: string, password = passwordOf(username)): Promise<void> {
+  await page.goto(f.url);
+  await page.getByLabel(strings.username).fill(username);
+  await page.getByLabel(strings.password).fill(password);
+  await page.getByRole('button', { name: strings.signIn }).click();
+}
+
+/** The file list's row whose first cell holds `name`. */
+export const row = (page: Page, name: string) =>
+  page.getByRole('row').filter({ has: page.getByRole('cell').first().filter({ hasText: name }) });
+
+export type ContextOptions = Parameters<typeof newContext>[1];
+
+/** The Ferry and browser of one test file, and pages on them. */
+export interface Harness {
+  f: Ferry;
+  browser: Browser;
+  /** A page in a fresh browser context (its own cookies), closed at the end of `t`. */
+  openPage(t: Test, o?: ContextOptions): Promise<{ ctx: Awaited<ReturnType<typeof newContext>>; page: Page }>;
+  /** A page signed in as `username`, on its home folder. */
+  signedIn(t: Test, username: string, o?: ContextOptions): Promise<{ ctx: Awaited<ReturnType<typeof newContext>>; page: Page }>;
+}
+
+/** Starts a Ferry and a browser for the test file `t` (both stopped at its end). */
+export async function harness(t: Test): Promise<Harness> {
+  const f = await startFerry(t);
+  const browser = await launchBrowser(t);
+  const openPage: Harness['openPage'] = async (t, o = {}) => {
+    const ctx = await newContext(browser, o);
+    t.teardown(() => ctx.close());
+    return { ctx, page: await ctx.newPage() };
+  };
+  const signedIn: Harness['signedIn'] = async (t, username, o = {}) => {
+    const opened = await openPage(t, o);
+    await signIn(opened.page, f, username);
+    await opened.page.getByRole('heading', { name: strings.home }).waitFor();
+    return opened;
+  };
+  return { f, browser, openPage, signedIn };
+}
