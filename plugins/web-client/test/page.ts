@@ -45,8 +45,7 @@ export async function signIn(page: Page, f: Ferry, username: string, password = 
 }
 
 /** The file list's row whose first cell holds `name`. */
-export const row = (page: Page, name: string) =>
-  page.getByRole('row').filter({ has: page.getByRole('cell').first().filter({ hasText: name }) });
+export const row = (page: Page, name: string) => page.getByRole('row').filter({ has: page.getByRole('cell').first().filter({ hasText: name }) });
 
 export type ContextOptions = Parameters<typeof newContext>[1];
 

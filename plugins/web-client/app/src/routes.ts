@@ -9,11 +9,7 @@
  */
 export const BASE = '/web/client';
 
-export type Route =
-  | { kind: 'files'; dir: string }
-  | { kind: 'shares' }
-  | { kind: 'profile' }
-  | { kind: 'pub'; shareId: string; dir: string };
+export type Route = { kind: 'files'; dir: string } | { kind: 'shares' } | { kind: 'profile' } | { kind: 'pub'; shareId: string; dir: string };
 
 const segments = (p: string) => p.split('/').map(encodeURIComponent).join('/');
 
