@@ -12,6 +12,7 @@ import type Hapi from '@hapi/hapi';
 import { loadConfig, deepMerge } from './config/load.js';
 import type { FerryConfig, PluginEntry } from './config/schema.js';
 import { createApp, type App } from './app.js';
+import * as OTPAuth from 'otpauth';
 import { pino } from 'pino';
 import { silentLogger, type Logger } from './logger.js';
 
@@ -47,6 +48,11 @@ export interface TestApp {
   inject(method: string, url: string, o?: InjectOptions): Promise<Hapi.ServerInjectResponse>;
   adminToken(username?: string, password?: string): Promise<string>;
   userToken(username: string, password: string): Promise<string>;
+  /**
+   * Turns TOTP on for `protocols` on a user's account through the user API
+   * (generate, then save); returns a generator of its current code.
+   */
+  enableTotp(username: string, password: string, protocols: string[]): Promise<() => string>;
   close(): Promise<void>;
 }
 
@@ -127,6 +133,17 @@ export async function createTestApp(o: TestAppOptions = {}): Promise<TestApp> {
     inject,
     adminToken: (u = TEST_ADMIN.username, p = TEST_ADMIN.password) => token('/api/v2/token', u, p),
     userToken: (u, p) => token('/api/v2/user/token', u, p),
+    async enableTotp(username, password, protocols) {
+      const userToken = await token('/api/v2/user/token', username, password);
+      const generated = await inject('POST', '/api/v2/user/totp/generate', { token: userToken, payload: { config_name: 'Default' } });
+      if (generated.statusCode !== 200) throw new Error(`totp generate failed (${generated.statusCode}): ${generated.payload}`);
+      const secret = (generated.result as { secret: string }).secret;
+      const payload = { enabled: true, config_name: 'Default', protocols, secret: { status: 'Plain', payload: secret } };
+      const saved = await inject('POST', '/api/v2/user/totp/save', { token: userToken, payload });
+      if (saved.statusCode !== 200) throw new Error(`totp save failed (${saved.statusCode}): ${saved.payload}`);
+      const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
+      return () => totp.generate();
+    },
     async close() {
       await app.stop();
       await pgDb?.drop().catch(() => {});

@@ -128,6 +128,7 @@ export class LoginService implements LoginGate {
     }
     switch (cred.method) {
       case 'password':
+        if (cred.otpAppended && cred.otp === undefined) return this.passwordLogin(req, ...(await this.appendedCode(req, cred.password)), 'password');
         return this.passwordLogin(req, cred.password, cred.otp, 'password');
       case 'keyboard-interactive':
         return this.passwordLogin(req, cred.answers[0] ?? '', cred.answers[1], 'keyboard-interactive');
@@ -203,6 +204,20 @@ export class LoginService implements LoginGate {
     const method = stepMethod(kind, req.passed);
     await this.userState(req, login.view, method);
     return this.finish(req, 'user', login.user, login.view, method, await this.secondFactor(req, 'user', login.user, otp, later));
+  }
+
+  /**
+   * A password that may end with the TOTP code (LoginCredential
+   * `otpAppended`): split when the user's second factor applies to the
+   * protocol and the password ends with 6 digits after at least one other
+   * character; otherwise the whole is the password.
+   */
+  private async appendedCode(req: LoginRequest, sent: string): Promise<[string, string | undefined]> {
+    if (req.audience === 'admin') return [sent, undefined];
+    const user = await this.users.findByUsername(req.username);
+    const m = /^([\s\S]+)(\d{6})$/.exec(sent);
+    if (!user || !m || !this.twoFactor.applies('user', user, req.protocol)) return [sent, undefined];
+    return [m[1]!, m[2]!];
   }
 
   /** The `otp` step after a password step answered `second-factor`. */

@@ -31,7 +31,18 @@ export type LoginStep = 'publickey' | 'password' | 'keyboard-interactive' | 'TLS
 /** What the client presented. */
 export type LoginCredential =
   /** A password, with the second factor (TOTP code or recovery code) when the client sends it in the same step. */
-  | { method: 'password'; password: string; otp?: string }
+  | {
+      method: 'password';
+      password: string;
+      otp?: string;
+      /**
+       * The client sends its one-time code at the end of the password (FTP,
+       * whose login has one step): when the account's second factor applies
+       * to the protocol, the last 6 characters, all digits, are taken as the
+       * TOTP code. A recovery code cannot be sent this way.
+       */
+      otpAppended?: boolean;
+    }
   /**
    * An SSH public key: `key` is the public key in the SSH wire format (or an
    * OpenSSH `authorized_keys` line). Without `signed`, the client only asks

@@ -371,8 +371,9 @@ export class FtpControl {
     const username = this.user;
     if (!username) throw new FtpReply(503, 'USER first.');
     try {
-      const result = await this.o.host().login.authenticate({ username, credential: { method: 'password', password }, ip: this.ip, protocol: PROTOCOL });
-      // a second factor cannot be asked for over FTP yet: such an account is refused
+      // FTP has one login step: an account whose second factor applies to FTP sends its code at the end of the password
+      const credential = { method: 'password' as const, password, otpAppended: true };
+      const result = await this.o.host().login.authenticate({ username, credential, ip: this.ip, protocol: PROTOCOL });
       if (result.status !== 'ok') throw new FtpReply(530, 'Login incorrect.');
       const files = await this.o.host().sessions.open({
         username,

@@ -3,7 +3,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TOKENS, type EventBus, type LogEvent, type Logger } from '@ferry/core';
 import { createTestApp, type TestApp } from '@ferry/core/testing';
-import * as OTPAuth from 'otpauth';
 import ssh2 from 'ssh2';
 import type { Test } from 'tap';
 
@@ -129,18 +128,7 @@ export async function defenderScore(h: Harness): Promise<number> {
 }
 
 /** Enables TOTP for SSH on a user's account (made by addUser) through the user API; returns a code generator. */
-export async function enableTotp(h: Harness, username: string): Promise<() => string> {
-  const token = await h.ta.userToken(username, `${username}-pass-1`);
-  const generated = await h.ta.inject('POST', '/api/v2/user/totp/generate', { token, payload: { config_name: 'Default' } });
-  const secret = (generated.result as { secret: string }).secret;
-  const saved = await h.ta.inject('POST', '/api/v2/user/totp/save', {
-    token,
-    payload: { enabled: true, config_name: 'Default', protocols: ['SSH'], secret: { status: 'Plain', payload: secret } },
-  });
-  if (saved.statusCode !== 200) throw new Error(saved.payload);
-  const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
-  return () => totp.generate();
-}
+export const enableTotp = (h: Harness, username: string): Promise<() => string> => h.ta.enableTotp(username, `${username}-pass-1`, ['SSH']);
 
 /** A raw SFTP channel: packets sent by type and body, answers read one by one (type byte first). */
 export interface RawSftp {

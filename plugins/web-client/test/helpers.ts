@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { createTestApp, type TestApp } from '@ferry/core/testing';
-import * as OTPAuth from 'otpauth';
 import type { Test } from 'tap';
 
 export const PLUGIN = { name: '@ferry/web-client' };
@@ -34,17 +33,6 @@ export async function startFerry(t: Test): Promise<Ferry> {
     if (r.statusCode !== 201) throw new Error(r.payload);
     return home;
   };
-  const enableTotp = async (username: string) => {
-    const userToken = await ta.userToken(username, passwordOf(username));
-    const generated = await ta.inject('POST', '/api/v2/user/totp/generate', { token: userToken, payload: { config_name: 'Default' } });
-    const secret = (generated.result as { secret: string }).secret;
-    const saved = await ta.inject('POST', '/api/v2/user/totp/save', {
-      token: userToken,
-      payload: { enabled: true, config_name: 'Default', protocols: ['HTTP'], secret: { status: 'Plain', payload: secret } },
-    });
-    if (saved.statusCode !== 200) throw new Error(saved.payload);
-    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
-    return () => totp.generate();
-  };
+  const enableTotp = (username: string) => ta.enableTotp(username, passwordOf(username), ['HTTP']);
   return { ta, token, origin, url: `${origin}/web/client/`, addUser, enableTotp };
 }
