@@ -32,7 +32,6 @@ t.test('an account with TOTP on FTP logs in with the password followed by the co
   t.equal(got.code, 0, got.stderr);
   t.equal(got.stdout, 'hello', 'the password and the code log in and download');
   t.match(await pass(`${PASSWORD('tina')}${good}`), /^530 /, 'the same code is not accepted twice');
-
 });
 
 t.test('an account whose TOTP is for other protocols only: the whole PASS is its password, digits and all', async (t) => {
