@@ -35,6 +35,12 @@ export interface FtpConfig {
   tls_cipher_suites: string[];
   /** Ports of passive data connections; 0 and 0: any free port. */
   passive_port_range: { start: number; end: number };
+  /**
+   * Accept PORT and EPRT (active mode: the server connects to the client).
+   * Off by default; when on, only to the control connection's own address
+   * and to ports from 1024 (no FXP, no bounce).
+   */
+  active_mode: boolean;
   /** Seconds without a command before a connection is closed (0: never; not counted during a transfer). */
   idle_timeout: number;
   /** Seconds a client has to open the data connection it asked for. */
@@ -83,6 +89,7 @@ export const configSchema = Joi.object<FtpConfig>({
   idle_timeout: Joi.number().integer().min(0).default(900),
   data_timeout: Joi.number().integer().min(1).default(60),
   login_grace_time: Joi.number().integer().min(0).default(120),
+  active_mode: Joi.boolean().default(false),
   max_auth_tries: Joi.number().integer().min(1).default(3),
   max_clients_per_host: Joi.number().integer().min(0).default(0),
   banner: Joi.string().allow('').default(''),

@@ -8,6 +8,7 @@ import { LoginRefusedError, type FileInfo, type FileSession, type Logger, type S
 import type { FtpBinding, FtpConfig } from './config.js';
 import { LineReader, parseCommand, type LineItem } from './lines.js';
 import { ftpTime, listLine, mlsxFacts, parseFtpTime } from './listing.js';
+import { ActiveConnector, checkTarget, parseEprt, parsePort } from './active.js';
 import { PassiveListener, plainIp } from './passive.js';
 import { FtpReply, replyOf } from './replies.js';
 
@@ -40,7 +41,10 @@ export class FtpControl {
   private tlsContext: tls.SecureContext | null = null;
   private protectData = false;
   private pbsz = false;
-  private passive: PassiveListener | null = null;
+  /** The data connection the next transfer uses: a passive listener (PASV/EPSV) or an active target (PORT/EPRT). */
+  private passive: PassiveListener | ActiveConnector | null = null;
+  /** After EPSV ALL the client promised to use EPSV only (RFC 2428): PORT, EPRT and PASV are refused. */
+  private epsvOnly = false;
   private restAt = 0;
   private renameFrom: string | null = null;
   private transfer: AbortController | null = null;
@@ -246,10 +250,18 @@ export class FtpControl {
         if (arg.trim().toUpperCase() === 'F') return this.reply('200 Structure F.');
         throw new FtpReply(504, 'Only structure F is supported.');
       case 'PASV':
+        if (this.epsvOnly) throw new FtpReply(501, 'PASV after EPSV ALL: use EPSV.');
         return this.pasv(false);
       case 'EPSV':
         if (arg && !/^(2|ALL)$/i.test(arg.trim())) throw new FtpReply(522, 'Network protocol not supported, use (2).');
+        if (/^ALL$/i.test(arg.trim())) {
+          this.epsvOnly = true;
+          return this.reply('200 EPSV ALL: only EPSV from now on.');
+        }
         return this.pasv(true);
+      case 'PORT':
+      case 'EPRT':
+        return this.active(verb, arg);
       case 'REST': {
         if (!/^\d{1,15}$/.test(arg.trim())) throw new FtpReply(501, 'REST needs a byte offset.');
         this.restAt = Number(arg.trim());
@@ -328,6 +340,7 @@ export class FtpControl {
 
   private features(): string[] {
     const f = [...FEATURES];
+    if (this.o.config.active_mode) f.push('EPRT');
     if (this.o.secureContext && this.o.binding.tls_mode !== 'plain') f.push('AUTH TLS', 'PBSZ', 'PROT');
     return f.sort();
   }
@@ -423,6 +436,22 @@ export class FtpControl {
     this.reply(`227 Entering Passive Mode (${announced.replace(/\./g, ',')},${listener.port >> 8},${listener.port & 255}).`);
   }
 
+  /** PORT/EPRT: the next transfer connects to the client (when the operator turned active mode on). */
+  private active(verb: 'PORT' | 'EPRT', arg: string): void {
+    if (!this.o.config.active_mode) throw new FtpReply(502, 'Active mode is off on this server: use PASV or EPSV.');
+    if (this.epsvOnly) throw new FtpReply(501, `${verb} after EPSV ALL: use EPSV.`);
+    const target = verb === 'PORT' ? parsePort(arg) : parseEprt(arg);
+    try {
+      checkTarget(target, this.ip);
+    } catch (err) {
+      this.o.logger.warn({ ip: this.ip, target }, `ftp ${verb} refused: ${(err as Error).message}`);
+      throw err;
+    }
+    this.passive?.close();
+    this.passive = new ActiveConnector({ target, localAddress: plainIp(this.rawSocket().localAddress), logger: this.o.logger });
+    this.reply(`200 ${verb} command successful.`);
+  }
+
   private rawSocket(): net.Socket {
     const s = this.stream as tls.TLSSocket & { _parent?: net.Socket };
     return s instanceof tls.TLSSocket ? (s._parent ?? s) : s;
@@ -433,7 +462,7 @@ export class FtpControl {
     if (this.tlsRequired && !this.protectData) throw new FtpReply(521, 'Data connections must be protected here: send PBSZ 0 and PROT P.');
     const listener = this.passive;
     this.passive = null;
-    if (!listener) throw new FtpReply(425, 'Use PASV or EPSV first.');
+    if (!listener) throw new FtpReply(425, this.o.config.active_mode ? 'Use PASV, EPSV, PORT or EPRT first.' : 'Use PASV or EPSV first.');
     const socket = await listener.take(this.o.config.data_timeout * 1000);
     if (!socket) {
       listener.close();

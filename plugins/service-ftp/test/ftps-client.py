@@ -2,7 +2,8 @@
 
 usage: ftps-client.py PORT USER PASSWORD CAFILE MODE FILE
 MODE reuse: data connections resume the control connection's TLS session (as servers
-requiring reuse expect); noreuse: ftplib's stock FTP_TLS (a fresh session per data connection).
+requiring reuse expect); noreuse: ftplib's stock FTP_TLS (a fresh session per data connection);
+reuse-active: as reuse, in active mode (PORT: the server connects to the client).
 Prints one line per step; exits 0 when every step passed.
 """
 import ftplib
@@ -22,12 +23,14 @@ class ReusingFTP_TLS(ftplib.FTP_TLS):
 
 
 ctx = ssl.create_default_context(cafile=cafile)
-cls = ReusingFTP_TLS if mode == "reuse" else ftplib.FTP_TLS
+cls = ReusingFTP_TLS if mode.startswith("reuse") else ftplib.FTP_TLS
 ftp = cls(context=ctx, timeout=30)
 ftp.connect("127.0.0.1", int(port))
 ftp.auth()
 ftp.login(user, password)
 ftp.prot_p()
+if mode.endswith("-active"):
+    ftp.set_pasv(False)
 data = b"0123456789" * 100000
 try:
     print(ftp.storbinary("STOR " + path, io.BytesIO(data)))
