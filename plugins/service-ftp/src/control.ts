@@ -334,6 +334,8 @@ export class FtpControl {
       case 'STOR':
       case 'APPE':
         return this.stor(verb, arg);
+      case 'STOU':
+        return this.stou(arg);
     }
     throw new FtpReply(502, 'Command not implemented.');
   }
@@ -458,7 +460,7 @@ export class FtpControl {
   }
 
   /** The data connection for a transfer, after the 150 reply (TLS with session reuse under PROT P); throws a reply otherwise. */
-  private async openData(what: string): Promise<net.Socket | tls.TLSSocket> {
+  private async openData(what: string, opening = `Opening data connection for ${what}.`): Promise<net.Socket | tls.TLSSocket> {
     if (this.tlsRequired && !this.protectData) throw new FtpReply(521, 'Data connections must be protected here: send PBSZ 0 and PROT P.');
     const listener = this.passive;
     this.passive = null;
@@ -468,7 +470,7 @@ export class FtpControl {
       listener.close();
       throw new FtpReply(425, 'No data connection.');
     }
-    this.reply(`150 Opening data connection for ${what}.`);
+    this.reply(`150 ${opening}`);
     if (!this.protectData) return socket;
     const secure = new tls.TLSSocket(socket, { isServer: true, secureContext: this.tlsContext! });
     const ok = await new Promise<boolean>((resolve) => {
@@ -520,7 +522,7 @@ export class FtpControl {
       : (async function* () {
           yield [info];
         })();
-    await this.withTransfer('the listing', async (data, signal) => {
+    await this.withTransfer('the listing', undefined, async (data, signal) => {
       const now = Date.now();
       for await (const page of pages) {
         if (signal.aborted) throw new FtpReply(426, 'Transfer aborted.');
@@ -541,8 +543,13 @@ export class FtpControl {
   }
 
   /** Runs a transfer on the data connection: 226 once done, 426 when aborted or cut. */
-  private async withTransfer(what: string, work: (data: net.Socket | tls.TLSSocket, signal: AbortSignal) => Promise<void>): Promise<void> {
-    const data = await this.openData(what);
+  /** A transfer on a data connection; `opening` replaces the text of the 150 reply. */
+  private async withTransfer(
+    what: string,
+    opening: string | undefined,
+    work: (data: net.Socket | tls.TLSSocket, signal: AbortSignal) => Promise<void>,
+  ): Promise<void> {
+    const data = await this.openData(what, opening);
     const ctl = new AbortController();
     this.transfer = ctl;
     const cut = () => data.destroy();
@@ -567,7 +574,7 @@ export class FtpControl {
     const start = this.restAt;
     const read = await this.files!.openRead(p, { signal: this.gone.signal, ...(start ? { start } : {}) });
     try {
-      await this.withTransfer(p, async (data) => {
+      await this.withTransfer(p, undefined, async (data) => {
         try {
           await pipeline(read.stream, data);
         } catch (err) {
@@ -580,15 +587,32 @@ export class FtpControl {
     }
   }
 
-  private async stor(verb: string, arg: string): Promise<void> {
-    const p = this.resolve(arg);
+  /**
+   * STOU (RFC 959, reply as RFC 1123 4.1.2.9): stores under a name no file
+   * has, the argument (or "ftp-upload") when free, else with a random suffix;
+   * the 150 reply names it as `FILE: name`.
+   */
+  private async stou(arg: string): Promise<void> {
+    if (this.restAt) throw new FtpReply(503, 'REST cannot be used with STOU.');
+    const base = this.resolve(arg.trim() || 'ftp-upload');
+    const free = async (p: string) => (await this.files!.stat(p, { signal: this.gone.signal }).catch(() => null)) === null;
+    let p = base;
+    for (let i = 0; !(await free(p)); i++) {
+      if (i === 5) throw new FtpReply(450, 'No unique name found: try again.');
+      p = `${base}.${randomUUID().slice(0, 8)}`;
+    }
+    return this.stor('STOR', p, `FILE: ${path.posix.basename(p)}`);
+  }
+
+  private async stor(verb: string, arg: string, opening?: string): Promise<void> {
+    const p = verb === 'STOR' && opening ? arg : this.resolve(arg);
     let offset: number | undefined;
     if (verb === 'APPE') offset = (await this.files!.stat(p, { signal: this.gone.signal }).catch(() => null))?.size ?? 0;
     else if (this.restAt) offset = this.restAt;
     const write = await this.files!.openWrite(p, { signal: this.gone.signal, ...(offset ? { offset } : {}) });
     write.done.catch(() => undefined);
     try {
-      await this.withTransfer(p, async (data) => {
+      await this.withTransfer(p, opening, async (data) => {
         let ended = false;
         data.once('end', () => (ended = true));
         // a write refused midway (quota) may stop taking bytes without failing the pipeline: its end decides
