@@ -114,6 +114,8 @@ export function isDomainError(err: unknown, kind?: ErrorKind): err is DomainErro
 export type LoginRefusalReason =
   /** Unknown account, wrong password, key or API key. */
   | 'bad-credentials'
+  /** A TLS client certificate that does not log in the account (not scored: the client logs in otherwise). */
+  | 'certificate-not-accepted'
   /** Credentials no account can have (not UTF-8, control characters). */
   | 'malformed'
   | 'disabled'

@@ -61,6 +61,7 @@ const roleOf = (a: Admin | User): string => (a.role ? (a.role as Role).name : ''
 
 /** What the step names as its login method, for denied_login_methods. */
 function stepMethod(kind: 'password' | 'keyboard-interactive', passed: LoginRequest['passed']): LoginMethod {
+  if (kind === 'password' && passed?.includes('TLSCertificate')) return 'TLSCertificate+password';
   return passed?.includes('publickey') ? `publickey+${kind}` : kind;
 }
 
@@ -136,6 +137,8 @@ export class LoginService implements LoginGate {
         return this.secondFactorStep(req, cred.code);
       case 'publickey':
         return this.publicKeyLogin(req, cred);
+      case 'tls-certificate':
+        return this.certificateLogin(req, cred.commonName);
       case 'apikey':
         return this.apiKeyLogin(req, cred.key);
     }
@@ -236,6 +239,21 @@ export class LoginService implements LoginGate {
     const method = stepMethod(step, req.passed);
     await this.userState(req, view, method);
     return this.finish(req, 'user', user, view, method, await this.secondFactor(req, 'user', user, code, false));
+  }
+
+  /** A verified TLS client certificate (LoginCredential `tls-certificate`). */
+  private async certificateLogin(req: LoginRequest, commonName: string): Promise<LoginOutcome> {
+    const user = req.audience === 'admin' || commonName !== req.username ? null : await this.users.findByUsername(req.username);
+    const view = user ? await this.users.loginView(user) : null;
+    if (!user || !view || (view.filters as { tls_username?: string }).tls_username !== 'CommonName') {
+      throw refused(ErrorKind.Unauthorized, 'certificate-not-accepted', 'the client certificate does not log in this account');
+    }
+    await this.userState(req, view, null);
+    // a certificate is one factor: an account whose second factor applies logs in with the password and its code
+    const alone = !this.methodDenied(view, 'TLSCertificate', req.protocol) && !this.twoFactor.applies('user', user, req.protocol);
+    if (alone) return this.finish(req, 'user', user, view, 'TLSCertificate', 'none');
+    if (!this.methodDenied(view, 'TLSCertificate+password', req.protocol)) return { result: { status: 'partial', next: ['password'] } };
+    return this.refuse(req, { event: 1 }, this.methodRefusal('TLSCertificate'));
   }
 
   private async publicKeyLogin(req: LoginRequest, cred: Extract<LoginCredential, { method: 'publickey' }>): Promise<LoginOutcome> {

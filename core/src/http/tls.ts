@@ -95,7 +95,7 @@ export class CertificateReloader {
   serverOptions(): tls.TlsOptions {
     return {
       ...secureContextOptions(this.o.files, this.current),
-      requestCert: this.o.files.requireClientCert,
+      requestCert: this.o.files.requireClientCert || this.o.files.requestClientCert === true,
       rejectUnauthorized: this.o.files.requireClientCert,
     };
   }
@@ -239,10 +239,12 @@ export function serviceTls(o: { bus: EventBus; logger: Logger; instanceId: strin
           key: b.key,
           certificateFile: path.resolve(o.baseDir, b.certificate_file),
           certificateKeyFile: path.resolve(o.baseDir, b.certificate_key_file),
-          caFiles: [],
+          caFiles: (b.client_ca_files ?? []).map((f) => path.resolve(o.baseDir, f)),
           minTlsVersion: b.min_tls_version ?? 12,
           cipherSuites: b.tls_cipher_suites ?? [],
           requireClientCert: false,
+          requestClientCert: (b.client_ca_files ?? []).length > 0,
+          caKey: `${b.key}.client_ca_files`,
         },
         bus: o.bus,
         logger: o.logger,

@@ -52,6 +52,17 @@ export type LoginCredential =
   | { method: 'publickey'; algo?: string; key: Buffer | string; signed?: { data: Buffer; signature: Buffer; hashAlgo?: string } }
   /** Answers to the prompts of `LoginGate.keyboardInteractivePrompts`, in their order. */
   | { method: 'keyboard-interactive'; answers: string[] }
+  /**
+   * A TLS client certificate the front-end verified against its binding's
+   * certificate authorities (FTPS): its subject's common name. It logs in
+   * an account whose `filters.tls_username` is `CommonName` and whose
+   * username is that name; `TLSCertificate` logs in alone,
+   * `TLSCertificate+password` answers `partial` (then the password step
+   * with `passed: ['TLSCertificate']`). An account that does not take the
+   * certificate is refused with `certificate-not-accepted`, without a
+   * login event or a defender score (the client then logs in otherwise).
+   */
+  | { method: 'tls-certificate'; commonName: string }
   /** An API key as sent in X-SERVICE-API-KEY (`key` or `key.username`). */
   | { method: 'apikey'; key: string }
   /** The second factor alone, after a step that asked for it (`LoginResult.status === 'second-factor'`). */

@@ -110,6 +110,14 @@ export interface ServiceTlsBinding {
   min_tls_version?: 12 | 13;
   /** OpenSSL cipher suite names; empty: Node's defaults. */
   tls_cipher_suites?: string[];
+  /**
+   * PEM files of the certificate authorities client certificates are
+   * verified against; when given, serverOptions() asks clients for a
+   * certificate (`requestCert`) without refusing the handshake
+   * (`rejectUnauthorized: false`): the service reads `authorized` and the
+   * peer certificate and decides (required, or verified when given).
+   */
+  client_ca_files?: string[];
 }
 
 /**

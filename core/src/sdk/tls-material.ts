@@ -22,6 +22,10 @@ export interface TlsBindingFiles {
   minTlsVersion: 12 | 13;
   cipherSuites: string[];
   requireClientCert: boolean;
+  /** The config key naming the CA files in messages (default `httpd.ca_certificates`). */
+  caKey?: string;
+  /** Ask for a client certificate without refusing the handshake (the service checks it: ServiceTlsBinding.client_ca_files). */
+  requestClientCert?: boolean;
 }
 
 /** A certificate and key read from disk, checked and ready to serve. */
@@ -80,7 +84,7 @@ export async function loadTlsMaterial(f: TlsBindingFiles): Promise<TlsMaterial> 
   const cert = await read(f.certificateFile, `${f.key}.certificate_file`);
   const key = await read(f.certificateKeyFile, `${f.key}.certificate_key_file`);
   const ca: Buffer[] = [];
-  for (const file of f.caFiles) ca.push(await read(file, 'httpd.ca_certificates'));
+  for (const file of f.caFiles) ca.push(await read(file, f.caKey ?? 'httpd.ca_certificates'));
   const hash = createHash('sha256');
   for (const b of [cert, key, ...ca]) hash.update(createHash('sha256').update(b).digest());
   const digest = hash.digest('hex');

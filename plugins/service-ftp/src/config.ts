@@ -17,6 +17,13 @@ export interface FtpBinding {
   tls_mode: TlsMode;
   /** The IPv4 address announced in PASV answers (NAT); '' for the control connection's local address. */
   force_passive_ip: string;
+  /**
+   * TLS client certificates (FTPDBinding.client_auth_type): 0 not asked,
+   * 1 required (a client without a trusted one is disconnected), 2 verified
+   * when the client sends one. A trusted certificate logs in the account
+   * named by its common name where the account allows it (docs/ftp.md).
+   */
+  client_auth_type: 0 | 1 | 2;
 }
 
 export interface FtpConfig {
@@ -33,6 +40,8 @@ export interface FtpConfig {
    */
   require_tls_session_reuse: boolean;
   tls_cipher_suites: string[];
+  /** PEM files of the certificate authorities client certificates must chain to (needed by bindings with client_auth_type 1 or 2). */
+  ca_certificates: string[];
   /** Ports of passive data connections; 0 and 0: any free port. */
   passive_port_range: { start: number; end: number };
   /**
@@ -71,15 +80,17 @@ export const configSchema = Joi.object<FtpConfig>({
           .ip({ version: ['ipv4'], cidr: 'forbidden' })
           .allow('')
           .default(''),
+        client_auth_type: Joi.number().valid(0, 1, 2).default(0),
       }).custom((b: FtpBinding) => ({ ...b, tls_mode: b.tls_mode ?? (isLoopback(b.address) ? 'explicit' : 'explicit-required') })),
     )
     .min(1)
-    .default([{ address: '127.0.0.1', port: 2121, tls_mode: 'explicit', force_passive_ip: '' }]),
+    .default([{ address: '127.0.0.1', port: 2121, tls_mode: 'explicit', force_passive_ip: '', client_auth_type: 0 }]),
   certificate_file: Joi.string().allow('').default(''),
   certificate_key_file: Joi.string().allow('').default(''),
   min_tls_version: Joi.number().valid(12, 13).default(12),
   require_tls_session_reuse: Joi.boolean().default(true),
   tls_cipher_suites: Joi.array().items(Joi.string().min(1)).default([]),
+  ca_certificates: Joi.array().items(Joi.string().min(1)).default([]),
   passive_port_range: Joi.object({
     start: Joi.number().integer().min(0).max(65535).default(0),
     end: Joi.number().integer().min(0).max(65535).default(0),
@@ -98,6 +109,12 @@ export const configSchema = Joi.object<FtpConfig>({
   if (needsTls && !(c.certificate_file && c.certificate_key_file)) {
     return h.message({
       custom: `binding ${needsTls.address}:${needsTls.port} has tls_mode ${needsTls.tls_mode}: set certificate_file and certificate_key_file`,
+    });
+  }
+  const wantsCerts = c.bindings.find((b) => b.client_auth_type > 0);
+  if (wantsCerts && (!c.ca_certificates.length || wantsCerts.tls_mode === 'plain' || !c.certificate_file)) {
+    return h.message({
+      custom: `binding ${wantsCerts.address}:${wantsCerts.port} has client_auth_type ${wantsCerts.client_auth_type}: it needs TLS (a certificate and a tls_mode other than plain) and ca_certificates`,
     });
   }
   return c;

@@ -26,6 +26,20 @@ export interface ControlOptions {
 
 const FEATURES = ['UTF8', 'EPSV', 'PASV', 'SIZE', 'MDTM', 'MFMT', 'REST STREAM', 'MLST type*;size*;modify*;perm*;', 'TVFS'];
 
+/**
+ * Why the client certificate of a server-side TLS socket does not chain to
+ * the context's CAs, or null when it does. A TLSSocket made from a plain
+ * socket (as AUTH TLS must) is not a tls.Server's: Node does not set its
+ * `authorized`, so the verification result is read where tls.Server reads
+ * it (the TLS handle's verifyError); without that handle, nothing is trusted.
+ */
+function chainError(secure: tls.TLSSocket): string | null {
+  const handle = (secure as unknown as { _handle?: { verifyError?: () => (Error & { code?: string }) | null } })._handle;
+  if (typeof handle?.verifyError !== 'function') return 'the certificate could not be verified';
+  const err = handle.verifyError();
+  return err ? (err.code ?? err.message) : null;
+}
+
 /** One FTP control connection: its commands, login, file session and data connections. */
 export class FtpControl {
   private stream: net.Socket | tls.TLSSocket;
@@ -45,6 +59,10 @@ export class FtpControl {
   private passive: PassiveListener | ActiveConnector | null = null;
   /** After EPSV ALL the client promised to use EPSV only (RFC 2428): PORT, EPRT and PASV are refused. */
   private epsvOnly = false;
+  /** The common name of the control connection's trusted client certificate. */
+  private certificateName: string | null = null;
+  /** The certificate step of a TLSCertificate+password login passed for `user`. */
+  private certificatePassed = false;
   private restAt = 0;
   private renameFrom: string | null = null;
   private transfer: AbortController | null = null;
@@ -165,8 +183,10 @@ export class FtpControl {
     raw.removeAllListeners('data');
     raw.pause();
     this.tlsContext = this.o.secureContext!();
-    const secure = new tls.TLSSocket(raw, { isServer: true, secureContext: this.tlsContext });
+    const asks = this.o.binding.client_auth_type > 0;
+    const secure = new tls.TLSSocket(raw, { isServer: true, secureContext: this.tlsContext, requestCert: asks, rejectUnauthorized: false });
     secure.once('secure', () => {
+      if (asks && !this.acceptClientCertificate(secure)) return;
       this.stream = secure;
       // bytes a client sent in clear after AUTH TLS are dropped: they were never protected
       this.reader = new LineReader(MAX_LINE);
@@ -177,6 +197,30 @@ export class FtpControl {
       this.o.logger.info({ ip: this.ip, err: err.message }, 'ftp TLS handshake failed');
       raw.destroy();
     });
+  }
+
+  /**
+   * The client certificate of the control connection (client_auth_type 1
+   * or 2): an untrusted one, or none where one is required, ends the
+   * connection; a trusted one's common name may log in (USER).
+   */
+  private acceptClientCertificate(secure: tls.TLSSocket): boolean {
+    const peer = secure.getPeerCertificate();
+    const sent = !!peer && Object.keys(peer).length > 0;
+    const untrusted = sent ? chainError(secure) : null;
+    const why = untrusted ? `untrusted client certificate (${untrusted})` : !sent && this.o.binding.client_auth_type === 1 ? 'no client certificate' : '';
+    if (why) {
+      this.o.logger.info({ ip: this.ip }, `ftp connection refused: ${why}`);
+      secure.end(`421 ${untrusted ? 'Your client certificate is not trusted.' : 'A client certificate is required here.'}\r\n`);
+      void this.o
+        .host()
+        .defender.addEvent(this.ip, 'no_auth', PROTOCOL)
+        .catch(() => undefined);
+      return false;
+    }
+    const cn = sent ? peer.subject?.CN : undefined;
+    this.certificateName = typeof cn === 'string' ? cn : Array.isArray(cn) ? (cn[0] ?? null) : null;
+    return true;
   }
 
   private get tlsRequired(): boolean {
@@ -373,12 +417,32 @@ export class FtpControl {
     throw new FtpReply(504, 'PROT level not supported.');
   }
 
-  private userCmd(arg: string): void {
+  private userCmd(arg: string): void | Promise<void> {
     if (this.files) throw new FtpReply(503, 'Already logged in.');
     if (this.tlsRequired && !this.tlsContext) throw new FtpReply(530, 'TLS is required on this address: send AUTH TLS first.');
     if (!arg) throw new FtpReply(501, 'USER needs a name.');
     this.user = arg;
+    this.certificatePassed = false;
+    if (this.certificateName !== null && arg === this.certificateName) return this.certificateLogin(arg);
     this.reply(`331 Password required for ${arg}.`);
+  }
+
+  /** USER with the name of the client certificate: logged in (232), or the password step of TLSCertificate+password, or an ordinary password login. */
+  private async certificateLogin(username: string): Promise<void> {
+    const credential = { method: 'tls-certificate' as const, commonName: this.certificateName! };
+    let result;
+    try {
+      result = await this.o.host().login.authenticate({ username, credential, ip: this.ip, protocol: PROTOCOL });
+    } catch (err) {
+      if (err instanceof LoginRefusedError && err.reason === 'certificate-not-accepted') return this.reply(`331 Password required for ${username}.`);
+      return this.loginFailed(username, err);
+    }
+    if (result.status === 'partial') {
+      this.certificatePassed = true;
+      return this.reply(`331 Certificate accepted: password required for ${username}.`);
+    }
+    if (result.status !== 'ok') return this.loginFailed(username, new Error(`unexpected login result ${result.status}`));
+    await this.startSession(username, '232 User %s logged in, authorized by the client certificate.');
   }
 
   private async pass(password: string): Promise<void> {
@@ -388,8 +452,18 @@ export class FtpControl {
     try {
       // FTP has one login step: an account whose second factor applies to FTP sends its code at the end of the password
       const credential = { method: 'password' as const, password, otpAppended: true };
-      const result = await this.o.host().login.authenticate({ username, credential, ip: this.ip, protocol: PROTOCOL });
+      const passed = this.certificatePassed ? (['TLSCertificate'] as const) : undefined;
+      const result = await this.o.host().login.authenticate({ username, credential, ip: this.ip, protocol: PROTOCOL, ...(passed ? { passed } : {}) });
       if (result.status !== 'ok') throw new FtpReply(530, 'Login incorrect.');
+    } catch (err) {
+      return this.loginFailed(username, err);
+    }
+    await this.startSession(username, '230 User %s logged in.');
+  }
+
+  /** Opens the file session of a logged-in user and answers `reply` (%s: the username). */
+  private async startSession(username: string, reply: string): Promise<void> {
+    try {
       const files = await this.o.host().sessions.open({
         username,
         ip: this.ip,
@@ -403,18 +477,24 @@ export class FtpControl {
       // closed by an administrator (DELETE /api/v2/connections/{id}, from any node)
       files.signal.addEventListener('abort', () => this.close('Connection closed by the administrator.'), { once: true });
       this.arm(this.o.config.idle_timeout, 'idle timeout');
-      this.reply(`230 User ${username} logged in.`);
+      this.reply(reply.replace('%s', username));
     } catch (err) {
-      this.user = null;
-      const reason = err instanceof LoginRefusedError ? err.reason : (err as Error).message;
-      this.o.logger.info({ ip: this.ip, username, reason }, 'ftp login refused');
-      if (++this.failures >= this.o.config.max_auth_tries) {
-        this.reply('530 Login incorrect.');
-        this.close('Too many failed logins.');
-        return;
-      }
-      throw new FtpReply(530, 'Login incorrect.');
+      this.loginFailed(username, err);
     }
+  }
+
+  /** A refused login: logged, counted, the connection closed after max_auth_tries. */
+  private loginFailed(username: string, err: unknown): void {
+    this.user = null;
+    this.certificatePassed = false;
+    const reason = err instanceof LoginRefusedError ? err.reason : (err as Error).message;
+    this.o.logger.info({ ip: this.ip, username, reason }, 'ftp login refused');
+    if (++this.failures >= this.o.config.max_auth_tries) {
+      this.reply('530 Login incorrect.');
+      this.close('Too many failed logins.');
+      return;
+    }
+    throw new FtpReply(530, 'Login incorrect.');
   }
 
   private async cwdTo(arg: string): Promise<void> {

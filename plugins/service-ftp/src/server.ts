@@ -70,6 +70,7 @@ export function ftpService(o: FtpServiceOptions): ServiceDef {
           certificate_key_file: config.certificate_key_file,
           min_tls_version: config.min_tls_version,
           tls_cipher_suites: config.tls_cipher_suites,
+          ...(config.bindings.some((b) => b.client_auth_type > 0) ? { client_ca_files: config.ca_certificates } : {}),
         });
         certificate.start();
       }
@@ -113,6 +114,7 @@ export function ftpService(o: FtpServiceOptions): ServiceDef {
             tls_cipher_suites: config.tls_cipher_suites,
             passive_connections_security: 0,
             active_connections_security: 0,
+            client_auth_type: binding.client_auth_type,
           },
         ];
       });

@@ -10,7 +10,7 @@ export const PASSWORD = (u: string) => `${u}-pass-1`;
 
 export interface FtpStatus {
   is_active: boolean;
-  bindings: { address: string; port: number; tls_mode: number }[] | null;
+  bindings: { address: string; port: number; tls_mode: number; client_auth_type?: number }[] | null;
   passive_port_range: { start: number; end: number };
 }
 
