@@ -44,9 +44,12 @@ export function App() {
     setSharePolicy(null);
     if (!session || session.password_change_required) return;
     let live = true;
-    void api.GET('/api/v2/user/share-policy').then(({ data }) => {
-      if (live && data) setSharePolicy(data);
-    });
+    // unreadable (an older server, a network error): no shares offered
+    const none: SharePolicy = { shares_allowed: false, password_required: false, default_expiration_days: 0, max_expiration_days: 0 };
+    void api.GET('/api/v2/user/share-policy').then(
+      ({ data }) => live && setSharePolicy(data ?? none),
+      () => live && setSharePolicy(none),
+    );
     return () => {
       live = false;
     };

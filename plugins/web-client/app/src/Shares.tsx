@@ -245,6 +245,19 @@ function ShareCard({ share: s, onStatus, onEdit, onDelete }: { share: Share; onS
   );
 }
 
+/** The API field a form value feeds. */
+const FIELD_OF: Partial<Record<keyof ShareForm, Field>> = {
+  name: 'name',
+  description: 'description',
+  scope: 'scope',
+  paths: 'paths',
+  expires: 'expires_at',
+  password: 'password',
+  maxTokens: 'max_tokens',
+  allowFrom: 'allow_from',
+  emails: 'emails',
+};
+
 const MESSAGES = {
   nameRequired: t.nameRequired,
   pathsRequired: t.pathsRequired,
@@ -275,7 +288,12 @@ function ShareEditor({
   const [busy, setBusy] = useState(false);
   const heading = useRef<HTMLHeadingElement>(null);
   const formRef = useRef<HTMLFormElement>(null);
-  const set = <K extends keyof ShareForm>(k: K, v: ShareForm[K]) => setForm((f) => ({ ...f, [k]: v }));
+  const set = <K extends keyof ShareForm>(k: K, v: ShareForm[K]) => {
+    setForm((f) => ({ ...f, [k]: v }));
+    // a corrected field loses its message
+    const field = FIELD_OF[k];
+    if (field) setErrors((e) => (e[field] ? { ...e, [field]: undefined } : e));
+  };
 
   useEffect(() => heading.current?.focus(), []);
 

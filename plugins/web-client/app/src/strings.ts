@@ -143,7 +143,7 @@ export const en = {
   expiryInPast: 'The last day must be today or later.',
   expiryTooLate: (days: number) => `Your shares must expire within ${days} days.`,
   expiryRequired: (days: number) => `Your shares must expire within ${days} days: choose a last day.`,
-  passwordRequired: 'Your account requires a password on every share.',
+  passwordRequired: 'Type a password for the share.',
   maxTokensInvalid: 'A whole number, 0 or more.',
   fixFields: 'Correct the marked fields.',
   // ---- end of shares ----
