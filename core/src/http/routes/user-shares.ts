@@ -20,7 +20,9 @@ const sharePolicyAnswer = Joi.object({
   password_required: Joi.boolean()
     .required()
     .description('true when shares-without-password-disabled (or share_no_password_disabled) applies: a share without password is a 400'),
-  default_expiration_days: days().required().description('filters.default_shares_expiration: a new share without expires_at expires after so many days (0: none)'),
+  default_expiration_days: days()
+    .required()
+    .description('filters.default_shares_expiration: a new share without expires_at expires after so many days (0: none)'),
   max_expiration_days: days().required().description('filters.max_shares_expiration: every share must expire within so many days (0: no limit)'),
 }).description('SharePolicy');
 

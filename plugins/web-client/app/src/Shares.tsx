@@ -296,6 +296,10 @@ function ShareEditor({
   };
 
   useEffect(() => heading.current?.focus(), []);
+  // every marked field corrected: the banner that asked for it goes
+  useEffect(() => {
+    if (!Object.values(errors).some(Boolean)) setFormError((m) => (m === t.fixFields ? '' : m));
+  }, [errors]);
 
   const focusFirstError = (errs: FieldErrors) => {
     const first = (Object.keys(errs) as Field[])[0];
