@@ -1,16 +1,25 @@
-import { useCallback, useEffect, useState } from 'react';
-import { onUnauthorized } from './api';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
+import { api, onUnauthorized } from './api';
 import { ChangePassword } from './ChangePassword';
 import { Files } from './Files';
 import { Login } from './Login';
+import { Nav, type NavItem } from './Nav';
+import type { SharePolicy } from './shareForm';
 import { currentSession, keepAlive, logout, type Session } from './session';
 import { BASE, parseRoute, routePath, type Route } from './routes';
 import { t } from './strings';
+
+/** The Shares screen, loaded when first shown (it brings the QR code encoder). */
+const Shares = lazy(() => import('./Shares'));
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [notice, setNotice] = useState('');
   const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
+  /** What the account's shares may be (null until known, or when it cannot be read). */
+  const [sharePolicy, setSharePolicy] = useState<SharePolicy | null>(null);
+  /** Paths chosen in the file browser for a new share, handed to the Shares screen. */
+  const [sharePaths, setSharePaths] = useState<string[] | null>(null);
 
   useEffect(() => {
     void currentSession().then(setSession, () => setSession(null));
@@ -32,8 +41,23 @@ export function App() {
   }, [session]);
 
   useEffect(() => {
-    document.title = session ? `${t.filesTitle} · ${t.appName}` : t.loginTitle;
+    setSharePolicy(null);
+    if (!session || session.password_change_required) return;
+    let live = true;
+    // unreadable (an older server, a network error): no shares offered
+    const none: SharePolicy = { shares_allowed: false, password_required: false, default_expiration_days: 0, max_expiration_days: 0 };
+    void api.GET('/api/v2/user/share-policy').then(
+      ({ data }) => live && setSharePolicy(data ?? none),
+      () => live && setSharePolicy(none),
+    );
+    return () => {
+      live = false;
+    };
   }, [session]);
+
+  useEffect(() => {
+    document.title = session ? `${route.kind === 'shares' ? t.sharesTitle : t.filesTitle} · ${t.appName}` : t.loginTitle;
+  }, [session, route.kind]);
 
   const go = useCallback((to: Route) => {
     setRoute(to);
@@ -41,6 +65,14 @@ export function App() {
     if (location.pathname !== url) history.pushState(null, '', url);
   }, []);
   const navigate = useCallback((dir: string) => go({ kind: 'files', dir }), [go]);
+  const share = useCallback(
+    (paths: string[]) => {
+      setSharePaths(paths);
+      go({ kind: 'shares' });
+    },
+    [go],
+  );
+  const pathsTaken = useCallback(() => setSharePaths(null), []);
 
   const signOut = useCallback(async () => {
     await logout().catch(() => {});
@@ -83,6 +115,12 @@ export function App() {
       />
     );
   }
+  const canShare = !!sharePolicy?.shares_allowed;
+  /** The header's navigation: one item a screen. */
+  const navItems: NavItem[] = [
+    { route: { kind: 'files', dir: '/' }, label: t.filesTitle },
+    ...(canShare ? [{ route: { kind: 'shares' } as const, label: t.sharesTitle }] : []),
+  ];
   return (
     <>
       <a className="skip" href="#content">
@@ -90,12 +128,29 @@ export function App() {
       </a>
       <header className="bar">
         <span className="brand">{t.appName}</span>
+        <Nav items={navItems} current={route} onGo={go} />
         <span className="who">{t.signedInAs(session.username)}</span>
         <button type="button" onClick={() => void signOut()}>
           {t.logout}
         </button>
       </header>
-      {route.kind === 'files' ? <Files dir={route.dir} onNavigate={navigate} /> : <Files dir="/" onNavigate={navigate} />}
+      {route.kind === 'shares' && sharePolicy?.shares_allowed ? (
+        <Suspense
+          fallback={
+            <main id="content" className="center" aria-busy="true">
+              <p>{t.loading}</p>
+            </main>
+          }
+        >
+          <Shares policy={sharePolicy} paths={sharePaths} onPathsTaken={pathsTaken} />
+        </Suspense>
+      ) : route.kind === 'shares' && !sharePolicy ? (
+        <main id="content" className="center" aria-busy="true">
+          <p>{t.loading}</p>
+        </main>
+      ) : (
+        <Files dir={route.kind === 'files' ? route.dir : '/'} onNavigate={navigate} onShare={canShare ? share : undefined} />
+      )}
     </>
   );
 }

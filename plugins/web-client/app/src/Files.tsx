@@ -4,6 +4,7 @@ import { Dialog } from './Dialog';
 import { Icon } from './Icon';
 import { filterEntries, isDir, sortEntries, type Entry, type Sort, type SortKey } from './entries';
 import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
+import { useSelection } from './selection';
 import { t } from './strings';
 import { Uploads, useUploads } from './Uploads';
 import { VirtualList } from './VirtualList';
@@ -26,8 +27,11 @@ function useMedia(query: string): boolean {
 
 type Pending = { kind: 'mkdir' } | { kind: 'rename'; entry: Entry } | { kind: 'delete'; entry: Entry } | null;
 
-/** The file browser of one folder: breadcrumbs, sortable and filterable virtualized list, actions and uploads. */
-export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: string) => void }) {
+/**
+ * The file browser of one folder: breadcrumbs, sortable and filterable virtualized list, actions and uploads.
+ * `onShare` (when the account may share): a new share of the selected entries, or of the folder.
+ */
+export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (dir: string) => void; onShare?: (paths: string[]) => void }) {
   const [entries, setEntries] = useState<Entry[] | null>(null);
   const [listError, setListError] = useState('');
   const [error, setError] = useState('');
@@ -38,6 +42,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
   const [nameError, setNameError] = useState('');
   const heading = useRef<HTMLHeadingElement>(null);
   const rowHeight = useMedia(NARROW) ? ROW_HEIGHT_NARROW : ROW_HEIGHT;
+  const selection = useSelection(dir);
 
   const load = useCallback(async () => {
     const { data, error: err, response } = await api.GET('/api/v2/user/dirs', { params: { query: { path: dir } } });
@@ -99,6 +104,13 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
     return (
       <div role="row" className="entry" key={e.name} aria-rowindex={i + 2}>
         <div role="cell" className="col-name">
+          <input
+            type="checkbox"
+            className="pick"
+            aria-label={t.select(e.name)}
+            checked={selection.has(e.name)}
+            onChange={(ev) => selection.toggle(e.name, ev.target.checked)}
+          />
           {folder ? (
             <button type="button" className="link" onClick={() => onNavigate(path)}>
               <Icon name="folder" />
@@ -173,6 +185,11 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
         <button type="button" onClick={() => open('mkdir')}>
           {t.newFolder}
         </button>
+        {onShare && (
+          <button type="button" onClick={() => onShare(selection.names.size ? [...selection.names].map((n) => joinPath(dir, n)) : [dir])}>
+            {t.shareSelected(selection.names.size)}
+          </button>
+        )}
         <label className="button primary">
           <input
             type="file"
