@@ -193,7 +193,18 @@ export const DirEntry = Joi.object({
 }).description('DirEntry');
 
 export const AdminProfile = Joi.object(profile).description('AdminProfile');
-export const UserProfile = Joi.object({ ...profile, public_keys: names() }).description('UserProfile');
+export const UserProfile = Joi.object({
+  ...profile,
+  public_keys: names(),
+  // additions to v2.7 (GET only, for the web client): what the account may change, and its two-factor state
+  web_client: names().description("the account's effective web client options (groups merged): the changes they forbid are refused"),
+  two_factor: Joi.object({
+    enabled: Joi.boolean().required(),
+    config_name: str().required(),
+    protocols: names().required().description('the protocols the TOTP code is asked on'),
+    required_protocols: names().required().description('the protocols on which the account must have two-factor authentication (two_factor_protocols)'),
+  }).description('the two-factor state of the account'),
+}).description('UserProfile');
 
 /** Objects as a dump holds them: without their database id (ids are not carried from one server to another). */
 const dumped = (o: Joi.ObjectSchema) => arrayOf(o.fork(['id'], (k) => k.optional()));

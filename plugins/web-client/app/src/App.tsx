@@ -3,6 +3,7 @@ import { onUnauthorized } from './api';
 import { ChangePassword } from './ChangePassword';
 import { Files } from './Files';
 import { Login } from './Login';
+import { Profile } from './Profile';
 import { currentSession, keepAlive, logout, type Session } from './session';
 import { BASE, parseRoute, routePath, type Route } from './routes';
 import { t } from './strings';
@@ -32,8 +33,8 @@ export function App() {
   }, [session]);
 
   useEffect(() => {
-    document.title = session ? `${t.filesTitle} · ${t.appName}` : t.loginTitle;
-  }, [session]);
+    document.title = session ? `${route.kind === 'profile' ? t.profile : t.filesTitle} · ${t.appName}` : t.loginTitle;
+  }, [session, route.kind]);
 
   const go = useCallback((to: Route) => {
     setRoute(to);
@@ -69,19 +70,14 @@ export function App() {
       />
     );
   }
+  // the server may end the sessions of a changed password: ask it
+  const passwordChanged = () =>
+    void currentSession().then((s) => {
+      setSession(s);
+      if (!s) setNotice(t.passwordChanged);
+    });
   if (session.password_change_required) {
-    return (
-      <ChangePassword
-        onCancel={() => void signOut()}
-        onChanged={() => {
-          // the server may end the sessions of a changed password: ask it
-          void currentSession().then((s) => {
-            setSession(s);
-            if (!s) setNotice(t.passwordChanged);
-          });
-        }}
-      />
-    );
+    return <ChangePassword onCancel={() => void signOut()} onChanged={passwordChanged} />;
   }
   return (
     <>
@@ -91,11 +87,27 @@ export function App() {
       <header className="bar">
         <span className="brand">{t.appName}</span>
         <span className="who">{t.signedInAs(session.username)}</span>
+        <a
+          href={routePath({ kind: 'profile' })}
+          aria-current={route.kind === 'profile' ? 'page' : undefined}
+          onClick={(e) => {
+            e.preventDefault();
+            go({ kind: 'profile' });
+          }}
+        >
+          {t.profile}
+        </a>
         <button type="button" onClick={() => void signOut()}>
           {t.logout}
         </button>
       </header>
-      {route.kind === 'files' ? <Files dir={route.dir} onNavigate={navigate} /> : <Files dir="/" onNavigate={navigate} />}
+      {route.kind === 'files' ? (
+        <Files dir={route.dir} onNavigate={navigate} />
+      ) : route.kind === 'profile' ? (
+        <Profile onPasswordChanged={passwordChanged} />
+      ) : (
+        <Files dir="/" onNavigate={navigate} />
+      )}
     </>
   );
 }
