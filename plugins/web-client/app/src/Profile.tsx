@@ -65,10 +65,13 @@ function ContactDetails({ profile, onSaved }: { profile: ProfileData; onSaved: (
 
 function ApiKeyAuth({ profile, onSaved }: { profile: ProfileData; onSaved: () => void }) {
   const [result, setResult] = useState<Result>(null);
-  const on = !!profile.allow_api_key_auth;
+  // shown changed at once, put back if the server refuses
+  const [on, setOn] = useState(!!profile.allow_api_key_auth);
   const toggle = async (next: boolean) => {
+    setOn(next);
     const problem = await saveProfile({ allow_api_key_auth: next });
     setResult(problem === null ? { ok: true, text: next ? t.apiKeyAuthOn : t.apiKeyAuthOff } : { ok: false, text: t.saveFailed(problem) });
+    if (problem !== null) setOn(!next);
     onSaved();
   };
   return (

@@ -165,6 +165,9 @@ function Enrol({ profile, onEnabled, onCancel }: { profile: Profile; onEnabled: 
             ))}
           </fieldset>
           <label htmlFor="totp-code">{t.checkCode}</label>
+          <p id="totp-code-help" className="muted">
+            {t.checkCodeHelp}
+          </p>
           <input
             id="totp-code"
             ref={codeRef}
@@ -176,9 +179,6 @@ function Enrol({ profile, onEnabled, onCancel }: { profile: Profile; onEnabled: 
             value={code}
             onChange={(e) => setCode(e.target.value.trim())}
           />
-          <p id="totp-code-help" className="muted">
-            {t.checkCodeHelp}
-          </p>
           <div className="row">
             <button type="button" onClick={onCancel}>
               {t.cancel}
