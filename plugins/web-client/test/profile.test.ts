@@ -10,11 +10,12 @@
  */
 import crypto from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import * as OTPAuth from 'otpauth';
 import type { APIRequestContext, Page } from 'playwright-core';
 import t from 'tap';
 import { en as strings } from '../app/src/strings.js';
-import { passwordOf } from './helpers.js';
+import { passwordOf, startFerry } from './helpers.js';
 import { checkA11y, harness, screenshot, signIn, type Harness } from './page.js';
 
 /** The core tests' SMTP receiver (core/test/helpers/smtp.ts: smtp-server and mailparser), loaded at run time: it is outside this package's build. */
@@ -312,4 +313,47 @@ t.test('forgot password: a code by a real mail, then the reset, then a sign-in w
   await signIn(page, h.f, 'nina', 'Nina-reset-Password-3');
   await page.getByRole('heading', { name: strings.home }).waitFor();
   t.pass('the new password signs in');
+});
+
+t.test('single sign-on: the button on the sign-in page, the provider, back signed in', async (t) => {
+  // the core tests' OpenID provider (core/test/helpers/oidc-provider.ts: oidc-provider in process), loaded at run time
+  const oidcHelper = new URL('../../../core/test/helpers/oidc-provider.js', import.meta.url).href;
+  const { startOidcProvider, oidcBindingFor } = (await import(oidcHelper)) as {
+    startOidcProvider: (
+      o: { accounts: Record<string, Record<string, unknown>>; redirectBase: string; claims: Record<string, string[]> },
+      teardown: (fn: () => Promise<void>) => void,
+    ) => Promise<{ issuer: string }>;
+    oidcBindingFor: (op: unknown, redirectBase: string) => Record<string, unknown>;
+  };
+  // the provider must know Ferry's callback before Ferry starts: a port chosen first
+  const port = await new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const op = await startOidcProvider({ accounts: { olga: {} }, redirectBase: base, claims: { openid: ['sub'], profile: ['preferred_username'] } }, (fn) =>
+    t.teardown(fn),
+  );
+  const f = await startFerry(t, { config: { httpd: { bindings: [{ address: '127.0.0.1', port, oidc: oidcBindingFor(op, base) }] } } });
+  await f.addUser('olga');
+  const { page } = await h.openPage(t);
+  await page.goto(f.url);
+  const button = page.getByRole('link', { name: strings.signInOidc });
+  await button.waitFor();
+  t.equal(await page.getByRole('button', { name: strings.forgotPassword }).count(), 0, 'no "forgot password" without a mail server');
+  await checkA11y(t, page, 'sign-in page with single sign-on');
+  await screenshot(page, 'login-sso');
+  await button.click();
+  // the provider's development login and consent pages
+  await page.waitForURL((u) => u.href.startsWith(op.issuer));
+  await page.locator('input[name="login"]').fill('olga');
+  await page.locator('input[name="password"]').fill('any');
+  await page.locator('button[type="submit"]').click();
+  await page.locator('button[type="submit"]').click(); // consent
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.match(page.url(), new RegExp(`^${base}/web/client/`), 'back on the web client');
+  await page.getByText(strings.signedInAs('olga')).waitFor();
+  t.pass('signed in as the provider account');
 });
