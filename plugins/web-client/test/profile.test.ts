@@ -234,15 +234,36 @@ t.test('contact details, SSH public keys (a real ed25519 key) and API key login'
   await box.check();
   await api.getByRole('status').filter({ hasText: strings.apiKeyAuthOn }).waitFor();
   t.ok((await profileOf(ctx.request)).allow_api_key_auth, 'API key login on');
-  // an API key an admin binds to kai now works
+  // the user's own keys: one created on the page, shown once, working, then deleted
+  const keysList = api.getByRole('list', { name: strings.apiKeysTitle });
+  await api.getByText(strings.noApiKeys).waitFor();
+  await api.getByLabel(strings.apiKeyName).fill('backup script');
+  await api.getByRole('button', { name: strings.createApiKey }).click();
+  const shownKey = (await api.getByLabel(strings.newApiKey).textContent())!.trim();
+  t.match(shownKey, /^[\w-]{8,64}\.[\w-]{16,128}$/, 'the new key is shown');
+  await keysList.getByText('backup script').waitFor();
+  await checkA11y(t, page, 'profile with an API key');
+  await api.scrollIntoViewIfNeeded();
+  await screenshot(page, 'api-keys');
+  t.equal((await h.f.ta.inject('GET', '/api/v2/user/dirs', { apiKey: shownKey })).statusCode, 200, 'the key works while API key login is on');
+  await api.getByRole('button', { name: strings.deleteApiKey('backup script') }).click();
+  await page.getByRole('dialog').getByRole('button', { name: strings.delete }).click();
+  await api.getByText(strings.noApiKeys).waitFor();
+  t.equal(await api.getByLabel(strings.newApiKey).count(), 0, 'the key is no longer shown');
+  t.equal((await h.f.ta.inject('GET', '/api/v2/user/dirs', { apiKey: shownKey })).statusCode, 401, 'a deleted key is refused');
+
+  // an admin's key bound to kai stops working when kai turns API key login off; no key can be made then
   const made = await h.f.ta.inject('POST', '/api/v2/apikeys', { token: h.f.token, payload: { name: 'kai-key', scope: 2, user: 'kai' } });
   t.equal(made.statusCode, 201, made.payload);
   const apiKey = (made.result as { key: string }).key;
-  t.equal((await h.f.ta.inject('GET', '/api/v2/user/dirs', { apiKey })).statusCode, 200, 'the key works while API key login is on');
+  t.equal((await h.f.ta.inject('GET', '/api/v2/user/dirs', { apiKey })).statusCode, 200);
   await box.uncheck();
   await api.getByRole('status').filter({ hasText: strings.apiKeyAuthOff }).waitFor();
   t.notOk((await profileOf(ctx.request)).allow_api_key_auth, 'API key login off');
+  t.equal(await api.getByLabel(strings.apiKeyName).count(), 0, 'no key creation offered');
   t.equal((await h.f.ta.inject('GET', '/api/v2/user/dirs', { apiKey })).statusCode, 401, 'and the key is refused');
+  const refused = await (await rest(ctx.request)).post('/api/v2/user/apikeys', { name: 'sneaky' });
+  t.equal(refused.status(), 403, 'the server refuses a key while API key login is off');
 });
 
 t.test('web client options hide what they forbid, and the server refuses it anyway', async (t) => {
@@ -261,6 +282,7 @@ t.test('web client options hide what they forbid, and the server refuses it anyw
   t.equal(gen.status(), 403, '2FA setup refused');
   const prof = await r.put('/api/v2/user/profile', { email: 'other@example.com', public_keys: [sshEd25519('x')], allow_api_key_auth: true });
   t.equal(prof.status(), 403, 'profile change refused');
+  t.equal((await r.post('/api/v2/user/apikeys', { name: 'k' })).status(), 403, 'API key creation refused');
   const after = await profileOf(ctx.request);
   t.same([after.email, after.public_keys, after.allow_api_key_auth], ['rita@example.com', [], false], 'nothing changed');
 

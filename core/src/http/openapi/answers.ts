@@ -309,6 +309,13 @@ export const ROUTE_ANSWERS: Record<string, Answers> = {
     // reference.yaml spells the member "mesage"
     Joi.object({ mesage: Joi.string().required(), key: Joi.string().required() }),
   ),
+  // a user's own API keys (an addition to v2.7)
+  'get /api/v2/user/apikeys': list(ApiKey),
+  'post /api/v2/user/apikeys': created(
+    'the key, shown this once',
+    Joi.object({ message: Joi.string().required(), id: Joi.string().required(), key: Joi.string().required() }),
+  ),
+  'delete /api/v2/user/apikeys/{id}': ok('ApiResponse'),
   ...crud('/api/v2/eventactions', '{name}', EventAction),
   ...crud('/api/v2/eventrules', '{name}', EventRule),
   'post /api/v2/eventrules/run/{name}': accepted('the rule was started'),

@@ -10,6 +10,7 @@ import { Dialog } from './Dialog';
 import { forbids, loadProfile, saveProfile, type Profile as ProfileData } from './profile-api';
 import { t } from './strings';
 import { TwoFactor } from './TwoFactor';
+import { ApiKeys } from './ApiKeys';
 
 function Section({ id, title, children }: { id: string; title: string; children: ReactNode }) {
   return (
@@ -63,7 +64,9 @@ function ContactDetails({ profile, onSaved }: { profile: ProfileData; onSaved: (
   );
 }
 
+/** API key login (its switch unless api-key-auth-change-disabled) and, while it is on, the user's own keys. */
 function ApiKeyAuth({ profile, onSaved }: { profile: ProfileData; onSaved: () => void }) {
+  const mayChange = !forbids(profile, 'api-key-auth-change-disabled');
   const [result, setResult] = useState<Result>(null);
   // shown changed at once, put back if the server refuses
   const [on, setOn] = useState(!!profile.allow_api_key_auth);
@@ -76,14 +79,21 @@ function ApiKeyAuth({ profile, onSaved }: { profile: ProfileData; onSaved: () =>
   };
   return (
     <div className="stack">
-      <label className="check">
-        <input type="checkbox" checked={on} aria-describedby="api-key-help" onChange={(e) => void toggle(e.target.checked)} />
-        {t.allowApiKeyAuth}
-      </label>
-      <p id="api-key-help" className="muted">
-        {t.apiKeyHelp}
-      </p>
-      <Outcome value={result} />
+      {mayChange ? (
+        <>
+          <label className="check">
+            <input type="checkbox" checked={on} aria-describedby="api-key-help" onChange={(e) => void toggle(e.target.checked)} />
+            {t.allowApiKeyAuth}
+          </label>
+          <p id="api-key-help" className="muted">
+            {t.apiKeyHelp}
+          </p>
+          <Outcome value={result} />
+        </>
+      ) : (
+        <p>{t.apiKeyAuthOn}</p>
+      )}
+      {on && <ApiKeys />}
     </div>
   );
 }
@@ -217,7 +227,7 @@ export function Profile({ onPasswordChanged }: { onPasswordChanged: () => void }
               <PublicKeys profile={profile} onSaved={reload} />
             </Section>
           )}
-          {!forbids(profile, 'api-key-auth-change-disabled') && (
+          {(!forbids(profile, 'api-key-auth-change-disabled') || profile.allow_api_key_auth) && (
             <Section id="api-key" title={t.apiKeySection}>
               <ApiKeyAuth profile={profile} onSaved={reload} />
             </Section>

@@ -87,3 +87,35 @@ export async function recoveryCodes(fresh: boolean): Promise<string[] | string> 
     return t.networkError;
   }
 }
+
+/** One of the user's own API keys (GET /api/v2/user/apikeys, an addition). */
+export type OwnApiKey = { id: string; name: string; description: string; created_at: number; last_use_at: number; expires_at: number };
+
+export async function listApiKeys(): Promise<OwnApiKey[] | string> {
+  try {
+    const { data, error, response } = await api.GET('/api/v2/user/apikeys');
+    if (!data) return errorMessage(error, t.unexpected(response.status));
+    return data.map((k) => ({
+      id: k.id ?? '',
+      name: k.name ?? '',
+      description: k.description ?? '',
+      created_at: k.created_at ?? 0,
+      last_use_at: k.last_use_at ?? 0,
+      expires_at: k.expires_at ?? 0,
+    }));
+  } catch {
+    return t.networkError;
+  }
+}
+
+/** Creates a key: the key itself (shown once), or the reason it was refused. */
+export async function createApiKey(name: string, description: string, expiresAt: number): Promise<{ key: string } | string> {
+  try {
+    const { data, error, response } = await api.POST('/api/v2/user/apikeys', { body: { name, description, expires_at: expiresAt } });
+    return data ? { key: data.key } : errorMessage(error, t.unexpected(response.status));
+  } catch {
+    return t.networkError;
+  }
+}
+
+export const deleteApiKey = (id: string): Outcome => outcome(api.DELETE('/api/v2/user/apikeys/{id}', { params: { path: { id } } }));
