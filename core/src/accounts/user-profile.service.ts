@@ -7,7 +7,6 @@ import { hashPassword, verifyPassword } from './password.js';
 import { passwordStrengthProblem } from './password-policy.js';
 import { ProviderEventsService, type Actor } from '../events/provider-events.service.js';
 import { UserService } from './user.service.js';
-import { storedTotp } from '../auth/two-factor.service.js';
 
 export interface UserProfile {
   email: string;
@@ -52,7 +51,8 @@ export class UserProfileService {
     const { user } = await this.load(username);
     const eff = await this.users.findEffectiveUser(username, { folders: false });
     const f = user.filters as { allow_api_key_auth?: boolean };
-    const totp = storedTotp(user.filters);
+    // the stored TOTP configuration (auth/two-factor.service.ts writes it; read here without importing auth, which imports accounts)
+    const totp = (user.filters as { totp_config?: { enabled?: boolean; config_name: string; protocols?: string[] } }).totp_config;
     const enabled = !!totp?.enabled;
     return {
       email: user.email,
