@@ -379,3 +379,18 @@ t.test('single sign-on: the button on the sign-in page, the provider, back signe
   await page.getByText(strings.signedInAs('olga')).waitFor();
   t.pass('signed in as the provider account');
 });
+
+t.test('the profile on a phone (375 px) in dark mode: nothing wider than the screen', async (t) => {
+  await h.f.addUser('lea');
+  const { page } = await h.signedIn(t, 'lea', { width: 375, height: 812, colorScheme: 'dark' });
+  await page.getByRole('link', { name: strings.profile }).click();
+  await page.getByRole('heading', { name: strings.profileTitle, level: 1 }).waitFor();
+  const tf = section(page, strings.twoFactorSection);
+  await tf.getByRole('button', { name: strings.setUp2fa }).click();
+  await tf.getByRole('button', { name: strings.continue }).click();
+  await tf.getByRole('img', { name: strings.qrLabel }).waitFor();
+  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
+  await checkA11y(t, page, 'profile on a phone, dark mode');
+  await tf.scrollIntoViewIfNeeded();
+  await screenshot(page, 'profile-phone-dark');
+});
