@@ -118,6 +118,17 @@ export class ApiKeyService {
     const em = this.orm.em.fork();
     if (input.expires_at && input.expires_at <= Date.now()) throw new InvalidError('"expires_at" must be in the future');
     const { user, admin } = await this.binding(em, input, caller);
+    return this.insert(em, input, user, admin, actor);
+  }
+
+  /** Stores a new key (only a hash of its secret) and answers it with the key to show once. */
+  private async insert(
+    em: EntityManager,
+    input: Pick<ApiKeyInput, 'name' | 'scope' | 'description' | 'expires_at'>,
+    user: User | null,
+    admin: Admin | null,
+    actor: Actor,
+  ): Promise<{ key: ApiKey; plain: string }> {
     const id = crypto.randomBytes(12).toString('base64url');
     const secret = crypto.randomBytes(32).toString('base64url');
     const now = Date.now();
@@ -163,6 +174,35 @@ export class ApiKeyService {
   async delete(id: string, caller: AdminIdentity, actor: Actor): Promise<void> {
     const em = this.orm.em.fork();
     const key = await this.get(id, caller, em);
+    const data = this.render(key);
+    await em.removeAndFlush(key);
+    this.events.emit('delete', 'api_key', id, data, actor);
+  }
+
+  // ---- a user's own keys (GET/POST /api/v2/user/apikeys, DELETE /api/v2/user/apikeys/{id}: an addition to v2.7) ----
+
+  /** The user-scoped keys bound to `username`, oldest first. */
+  async listOwn(username: string): Promise<ApiKey[]> {
+    return this.orm.em.fork().find(ApiKey, { user: { username }, scope: API_KEY_SCOPE.User }, { orderBy: { created_at: 'asc' }, populate: ['user'] });
+  }
+
+  /** A new user-scoped key bound to `username`; refused while the account's API key login (filters.allow_api_key_auth) is off. */
+  async createOwn(username: string, input: Pick<ApiKeyInput, 'name' | 'description' | 'expires_at'>, actor: Actor): Promise<{ key: ApiKey; plain: string }> {
+    const em = this.orm.em.fork();
+    const user = await em.findOne(User, { username });
+    if (!user) throw new NotFoundError(`user "${username}" not found`);
+    if (!(user.filters as { allow_api_key_auth?: boolean }).allow_api_key_auth) {
+      throw new ForbiddenError('API key login is off for this account (allow_api_key_auth): a key could not sign in, none is created');
+    }
+    if (input.expires_at && input.expires_at <= Date.now()) throw new InvalidError('"expires_at" must be in the future');
+    return this.insert(em, { ...input, scope: API_KEY_SCOPE.User }, user, null, actor);
+  }
+
+  /** Deletes one of `username`'s own keys (another's key is not found). */
+  async deleteOwn(username: string, id: string, actor: Actor): Promise<void> {
+    const em = this.orm.em.fork();
+    const key = await em.findOne(ApiKey, { key_id: id, user: { username }, scope: API_KEY_SCOPE.User }, { populate: ['user'] });
+    if (!key) throw new NotFoundError(`API key "${id}" not found`);
     const data = this.render(key);
     await em.removeAndFlush(key);
     this.events.emit('delete', 'api_key', id, data, actor);

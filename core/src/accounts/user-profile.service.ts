@@ -10,8 +10,20 @@ import { UserService } from './user.service.js';
 
 export interface UserProfile {
   email: string;
+  description: string;
   allow_api_key_auth: boolean;
   public_keys: string[];
+}
+
+/**
+ * What GET /api/v2/user/profile answers besides the profile (an addition to
+ * v2.7, for the web client): the account's effective web client options
+ * (groups merged) and its two-factor state, so a client can offer only what
+ * the server accepts.
+ */
+export interface UserProfileView extends UserProfile {
+  web_client: string[];
+  two_factor: { enabled: boolean; config_name: string; protocols: string[]; required_protocols: string[] };
 }
 
 /** A user's self-service settings (profile, password), limited by the web client options of the account. */
@@ -35,10 +47,27 @@ export class UserProfileService {
     return { em, user };
   }
 
-  async get(username: string): Promise<UserProfile> {
+  async get(username: string): Promise<UserProfileView> {
     const { user } = await this.load(username);
+    const eff = await this.users.findEffectiveUser(username, { folders: false });
     const f = user.filters as { allow_api_key_auth?: boolean };
-    return { email: user.email, allow_api_key_auth: f.allow_api_key_auth ?? false, public_keys: user.public_keys ?? [] };
+    // the stored TOTP configuration (auth/two-factor.service.ts writes it; read here without importing auth, which imports accounts)
+    const totp = (user.filters as { totp_config?: { enabled?: boolean; config_name: string; protocols?: string[] } }).totp_config;
+    const enabled = !!totp?.enabled;
+    return {
+      email: user.email,
+      description: user.description ?? '',
+      allow_api_key_auth: f.allow_api_key_auth ?? false,
+      public_keys: user.public_keys ?? [],
+      web_client: [...((eff?.filters.web_client as string[] | undefined) ?? [])],
+      two_factor: {
+        enabled,
+        config_name: enabled ? totp!.config_name : '',
+        // a configuration stored without protocols applies to the REST API only (two-factor.service.ts)
+        protocols: enabled ? [...(totp!.protocols ?? ['HTTP'])] : [],
+        required_protocols: [...((eff?.filters.two_factor_protocols as string[] | undefined) ?? [])],
+      },
+    };
   }
 
   /**
@@ -55,6 +84,7 @@ export class UserProfileService {
     if (!canInfo && !canKeys && !canApiKey) throw new ForbiddenError('this account is not allowed to change its profile');
     const { em, user } = await this.load(username);
     if (canInfo && p.email !== undefined) user.email = p.email;
+    if (canInfo && p.description !== undefined) user.description = p.description;
     if (canKeys && p.public_keys !== undefined) user.public_keys = p.public_keys;
     if (canApiKey && p.allow_api_key_auth !== undefined) user.filters = { ...user.filters, allow_api_key_auth: p.allow_api_key_auth };
     user.updated_at = Date.now();

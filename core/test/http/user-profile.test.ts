@@ -17,17 +17,31 @@ t.test('GET and PUT /user/profile', async (t) => {
   const token = await ta.userToken('pat', PASSWORD);
   const g = await ta.inject('GET', '/api/v2/user/profile', { token });
   t.equal(g.statusCode, 200);
-  t.same(JSON.parse(g.payload), { email: 'pat@example.com', allow_api_key_auth: false, public_keys: [] });
-  const p = await ta.inject('PUT', '/api/v2/user/profile', { token, payload: { email: 'new@example.com', allow_api_key_auth: true, public_keys: [KEY] } });
+  const noTwoFactor = { enabled: false, config_name: '', protocols: [], required_protocols: [] };
+  t.same(JSON.parse(g.payload), {
+    email: 'pat@example.com',
+    description: '',
+    allow_api_key_auth: false,
+    public_keys: [],
+    web_client: [],
+    two_factor: noTwoFactor,
+  });
+  const p = await ta.inject('PUT', '/api/v2/user/profile', {
+    token,
+    payload: { email: 'new@example.com', description: 'Pat, sales', allow_api_key_auth: true, public_keys: [KEY] },
+  });
   t.equal(p.statusCode, 200, p.payload);
   t.match(JSON.parse(p.payload), { message: String });
   t.same(JSON.parse((await ta.inject('GET', '/api/v2/user/profile', { token })).payload), {
     email: 'new@example.com',
+    description: 'Pat, sales',
     allow_api_key_auth: true,
     public_keys: [KEY],
+    web_client: [],
+    two_factor: noTwoFactor,
   });
   t.match(provider.at(-1), { action: 'update', object_type: 'user', object_name: 'pat', username: 'pat', ip: '127.0.0.1' });
-  for (const payload of [{ email: 'not-an-email' }, { public_keys: ['garbage'] }, { allow_api_key_auth: 'maybe' }]) {
+  for (const payload of [{ email: 'not-an-email' }, { public_keys: ['garbage'] }, { allow_api_key_auth: 'maybe' }, { description: 'x'.repeat(4097) }]) {
     const bad = await ta.inject('PUT', '/api/v2/user/profile', { token, payload });
     t.equal(bad.statusCode, 400, JSON.stringify(payload));
     t.match(JSON.parse(bad.payload), { message: String, error: 'Bad Request' });
@@ -47,10 +61,13 @@ t.test('web client options limit what the profile may change', async (t) => {
     JSON.parse((await ta.inject('GET', '/api/v2/user/profile', { token })).payload),
     {
       email: 'q@example.com',
+      description: '',
       allow_api_key_auth: false,
       public_keys: [KEY],
+      web_client: ['info-change-disabled', 'api-key-auth-change-disabled'],
+      two_factor: { enabled: false, config_name: '', protocols: [], required_protocols: [] },
     },
-    'only the public keys changed',
+    'only the public keys changed; the options are told',
   );
   await addUser(ta, { username: 'rory', filters: { web_client: ['info-change-disabled', 'api-key-auth-change-disabled', 'publickey-change-disabled'] } });
   const rt = await ta.userToken('rory', PASSWORD);
@@ -95,4 +112,60 @@ t.test('profile routes take bearer tokens only', async (t) => {
   t.equal((await ta.inject('GET', '/api/v2/user/dirs?path=/', { apiKey: key })).statusCode, 200);
   t.equal((await ta.inject('GET', '/api/v2/user/profile', { apiKey: key })).statusCode, 401);
   t.equal((await ta.inject('PUT', '/api/v2/user/changepwd', { apiKey: key, payload: { current_password: PASSWORD, new_password: 'x-1' } })).statusCode, 401);
+});
+
+t.test("a user's own API keys (GET/POST /user/apikeys, DELETE /user/apikeys/{id}: an addition)", async (t) => {
+  await addUser(ta, { username: 'vic' });
+  const token = await ta.userToken('vic', PASSWORD);
+  const off = await ta.inject('POST', '/api/v2/user/apikeys', { token, payload: { name: 'k1' } });
+  t.equal(off.statusCode, 403, 'refused while API key login is off');
+  t.match(JSON.parse(off.payload), { message: /API key login is off/, error: 'Forbidden' });
+  t.equal((await ta.inject('PUT', '/api/v2/user/profile', { token, payload: { allow_api_key_auth: true } })).statusCode, 200);
+  for (const payload of [{}, { name: '' }, { name: 'k', expires_at: -1 }]) {
+    t.equal((await ta.inject('POST', '/api/v2/user/apikeys', { token, payload })).statusCode, 400, JSON.stringify(payload));
+  }
+  t.equal((await ta.inject('POST', '/api/v2/user/apikeys', { token, payload: { name: 'k', expires_at: 1000 } })).statusCode, 400, 'an expiry in the past');
+  const made = await ta.inject('POST', '/api/v2/user/apikeys', { token, payload: { name: 'k1', description: 'backups' } });
+  t.equal(made.statusCode, 201, made.payload);
+  const { id, key } = JSON.parse(made.payload) as { id: string; key: string };
+  t.equal(made.headers['x-object-id'], id);
+  t.equal(made.headers.location, `/api/v2/user/apikeys/${id}`);
+  t.ok(key.startsWith(`${id}.`), 'the key is answered once');
+  t.equal((await ta.inject('GET', '/api/v2/user/dirs?path=/', { apiKey: key })).statusCode, 200, 'the key acts as vic');
+  t.equal((await ta.inject('GET', '/api/v2/user/apikeys', { apiKey: key })).statusCode, 401, 'an API key cannot manage API keys');
+  const listed = JSON.parse((await ta.inject('GET', '/api/v2/user/apikeys', { token })).payload) as Record<string, unknown>[];
+  t.match(listed, [{ id, name: 'k1', description: 'backups', scope: 2, user: 'vic', admin: '' }]);
+  t.notOk(JSON.stringify(listed).includes(key.split('.')[1]!), 'the secret is never listed');
+
+  // another user sees none of vic's keys and cannot delete them
+  await addUser(ta, { username: 'wyn', filters: { allow_api_key_auth: true } });
+  const other = await ta.userToken('wyn', PASSWORD);
+  t.same(JSON.parse((await ta.inject('GET', '/api/v2/user/apikeys', { token: other })).payload), []);
+  t.equal((await ta.inject('DELETE', `/api/v2/user/apikeys/${id}`, { token: other })).statusCode, 404);
+  t.equal((await ta.inject('DELETE', '/api/v2/user/apikeys/bad%20id', { token })).statusCode, 400);
+
+  const del = await ta.inject('DELETE', `/api/v2/user/apikeys/${id}`, { token });
+  t.equal(del.statusCode, 200, del.payload);
+  t.equal((await ta.inject('GET', '/api/v2/user/dirs?path=/', { apiKey: key })).statusCode, 401, 'a deleted key is refused');
+  t.same(JSON.parse((await ta.inject('GET', '/api/v2/user/apikeys', { token })).payload), []);
+  t.equal((await ta.inject('GET', '/api/v2/user/apikeys')).statusCode, 401);
+});
+
+t.test('the profile tells the two-factor state', async (t) => {
+  await addUser(ta, { username: 'xia', filters: { two_factor_protocols: ['SSH'] } });
+  const token = await ta.userToken('xia', PASSWORD);
+  const gen = JSON.parse((await ta.inject('POST', '/api/v2/user/totp/generate', { token, payload: { config_name: 'Default' } })).payload) as { secret: string };
+  const saved = await ta.inject('POST', '/api/v2/user/totp/save', {
+    token,
+    payload: { enabled: true, config_name: 'Default', protocols: ['SSH', 'FTP'], secret: { status: 'Plain', payload: gen.secret } },
+  });
+  t.equal(saved.statusCode, 200, saved.payload);
+  const p = JSON.parse((await ta.inject('GET', '/api/v2/user/profile', { token })).payload) as { two_factor: unknown };
+  t.same(p.two_factor, { enabled: true, config_name: 'Default', protocols: ['SSH', 'FTP'], required_protocols: ['SSH'] });
+});
+
+t.test('GET /user/web-session/login-options (an addition, no credentials)', async (t) => {
+  const r = await ta.inject('GET', '/api/v2/user/web-session/login-options');
+  t.equal(r.statusCode, 200);
+  t.same(JSON.parse(r.payload), { password_reset: false, oidc: false }, 'no mail server, no OpenID provider');
 });

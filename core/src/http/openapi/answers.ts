@@ -193,7 +193,18 @@ export const DirEntry = Joi.object({
 }).description('DirEntry');
 
 export const AdminProfile = Joi.object(profile).description('AdminProfile');
-export const UserProfile = Joi.object({ ...profile, public_keys: names() }).description('UserProfile');
+export const UserProfile = Joi.object({
+  ...profile,
+  public_keys: names(),
+  // additions to v2.7 (GET only, for the web client): what the account may change, and its two-factor state
+  web_client: names().description("the account's effective web client options (groups merged): the changes they forbid are refused"),
+  two_factor: Joi.object({
+    enabled: Joi.boolean().required(),
+    config_name: str().required(),
+    protocols: names().required().description('the protocols the TOTP code is asked on'),
+    required_protocols: names().required().description('the protocols on which the account must have two-factor authentication (two_factor_protocols)'),
+  }).description('the two-factor state of the account'),
+}).description('UserProfile');
 
 /** Objects as a dump holds them: without their database id (ids are not carried from one server to another). */
 const dumped = (o: Joi.ObjectSchema) => arrayOf(o.fork(['id'], (k) => k.optional()));
@@ -298,6 +309,13 @@ export const ROUTE_ANSWERS: Record<string, Answers> = {
     // reference.yaml spells the member "mesage"
     Joi.object({ mesage: Joi.string().required(), key: Joi.string().required() }),
   ),
+  // a user's own API keys (an addition to v2.7)
+  'get /api/v2/user/apikeys': list(ApiKey),
+  'post /api/v2/user/apikeys': created(
+    'the key, shown this once',
+    Joi.object({ message: Joi.string().required(), id: Joi.string().required(), key: Joi.string().required() }),
+  ),
+  'delete /api/v2/user/apikeys/{id}': ok('ApiResponse'),
   ...crud('/api/v2/eventactions', '{name}', EventAction),
   ...crud('/api/v2/eventrules', '{name}', EventRule),
   'post /api/v2/eventrules/run/{name}': accepted('the rule was started'),

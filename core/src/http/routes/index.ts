@@ -11,6 +11,7 @@ import { userFileRoutes } from './user-files.js';
 import { userDirRoutes } from './user-dirs.js';
 import { userActionRoutes } from './user-actions.js';
 import { userProfileRoutes } from './user-profile.js';
+import { userApiKeyRoutes } from './user-api-keys.js';
 import { connectionRoutes } from './connections.js';
 import { userRoutes } from './users.js';
 import { groupRoutes } from './groups.js';
@@ -47,6 +48,7 @@ export const coreRoutes: RouteFactory[] = [
   userDirRoutes,
   userActionRoutes,
   userProfileRoutes,
+  userApiKeyRoutes,
   connectionRoutes,
   userRoutes,
   groupRoutes,

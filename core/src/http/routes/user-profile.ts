@@ -16,6 +16,7 @@ const publicKey = Joi.string()
 
 const profileInput = Joi.object({
   email: Joi.string().email({ tlds: false }).allow(''),
+  description: Joi.string().allow('').max(4096),
   allow_api_key_auth: Joi.boolean(),
   public_keys: Joi.array().items(publicKey).max(100),
 });

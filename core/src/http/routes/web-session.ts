@@ -10,6 +10,8 @@ import { ErrorKind, LoginRefusedError } from '../../errors.js';
 import { clientIp, userOf } from '../auth-strategies.js';
 import { WEB_SESSION_PATH, clearedWebSessionCookie, webSessionCookie, webSessionOf } from '../web-session.js';
 import { ApiResponse } from '../openapi/answers.js';
+import { TOKENS } from '../../tokens.js';
+import type { FerryConfig, HttpBinding } from '../../config/schema.js';
 
 const loginInput = Joi.object({
   username: Joi.string().min(1).max(255).required(),
@@ -27,6 +29,11 @@ const sessionAnswer = Joi.object({
       'the password must be changed (require_password_change, or password_expiration passed): the session works, the client should ask for PUT /api/v2/user/changepwd',
     ),
 }).description('WebSession');
+
+const loginOptionsAnswer = Joi.object({
+  password_reset: Joi.boolean().required().description('a mail server is configured: POST /api/v2/users/{username}/forgot-password can mail a code'),
+  oidc: Joi.boolean().required().description('this binding has an OpenID provider: GET /api/v2/oidc/login?target=user&web=1 starts a login'),
+}).description('WebLoginOptions');
 
 const answer = (s: WebSession, mustChange: boolean) => ({
   username: s.username,
@@ -58,7 +65,21 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
   const users = c.resolve(UserAuthService);
   const sessions = c.resolve(WebSessionService);
   const auth = { strategies: ['web-user'] };
+  const config = c.resolve<FerryConfig>(TOKENS.Config);
   return [
+    {
+      // an addition to v2.7: what a sign-in page may offer besides the password (no credentials)
+      method: 'GET',
+      path: `${WEB_SESSION_PATH}/login-options`,
+      options: {
+        auth: false,
+        plugins: { ferry: { responses: { 200: { description: 'the sign-in methods of this binding', schema: loginOptionsAnswer } } } },
+      },
+      handler: (request, h) => {
+        const binding = (request.server.settings.app as { binding?: HttpBinding } | undefined)?.binding;
+        return h.response({ password_reset: config.smtp.host !== '', oidc: !!binding?.oidc?.config_url }).header('cache-control', 'no-store');
+      },
+    },
     {
       method: 'POST',
       path: WEB_SESSION_PATH,

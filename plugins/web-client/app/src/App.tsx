@@ -4,6 +4,7 @@ import { ChangePassword } from './ChangePassword';
 import { Files } from './Files';
 import { Login } from './Login';
 import { Nav, type NavItem } from './Nav';
+import { Profile } from './Profile';
 import type { SharePolicy } from './shareForm';
 import { currentSession, keepAlive, logout, type Session } from './session';
 import { BASE, parseRoute, routePath, type Route } from './routes';
@@ -56,7 +57,8 @@ export function App() {
   }, [session]);
 
   useEffect(() => {
-    document.title = session ? `${route.kind === 'shares' ? t.sharesTitle : t.filesTitle} · ${t.appName}` : t.loginTitle;
+    const screen = route.kind === 'shares' ? t.sharesTitle : route.kind === 'profile' ? t.profile : t.filesTitle;
+    document.title = session ? `${screen} · ${t.appName}` : t.loginTitle;
   }, [session, route.kind]);
 
   const go = useCallback((to: Route) => {
@@ -101,25 +103,21 @@ export function App() {
       />
     );
   }
+  // the server may end the sessions of a changed password: ask it
+  const passwordChanged = () =>
+    void currentSession().then((s) => {
+      setSession(s);
+      if (!s) setNotice(t.passwordChanged);
+    });
   if (session.password_change_required) {
-    return (
-      <ChangePassword
-        onCancel={() => void signOut()}
-        onChanged={() => {
-          // the server may end the sessions of a changed password: ask it
-          void currentSession().then((s) => {
-            setSession(s);
-            if (!s) setNotice(t.passwordChanged);
-          });
-        }}
-      />
-    );
+    return <ChangePassword onCancel={() => void signOut()} onChanged={passwordChanged} />;
   }
   const canShare = !!sharePolicy?.shares_allowed;
   /** The header's navigation: one item a screen. */
   const navItems: NavItem[] = [
     { route: { kind: 'files', dir: '/' }, label: t.filesTitle },
     ...(canShare ? [{ route: { kind: 'shares' } as const, label: t.sharesTitle }] : []),
+    { route: { kind: 'profile' }, label: t.profile },
   ];
   return (
     <>
@@ -148,6 +146,8 @@ export function App() {
         <main id="content" className="center" aria-busy="true">
           <p>{t.loading}</p>
         </main>
+      ) : route.kind === 'profile' ? (
+        <Profile onPasswordChanged={passwordChanged} />
       ) : (
         <Files dir={route.kind === 'files' ? route.dir : '/'} onNavigate={navigate} onShare={canShare ? share : undefined} />
       )}

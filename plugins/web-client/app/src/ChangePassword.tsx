@@ -1,16 +1,32 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { changePassword } from './session';
 import { t } from './strings';
 
-/** The password change a session must make first (password_change_required): current, new, new again. */
-export function ChangePassword({ onChanged, onCancel }: { onChanged: () => void; onCancel: () => void }) {
+/**
+ * The password change form's fields and checks (current, new, new again; PUT /api/v2/user/changepwd):
+ * the page a session must pass first (ChangePassword) and the profile's section share it.
+ * `buttons` go before the submit button; `autoFocus` puts the focus on the current password.
+ */
+export function PasswordChangeFields({
+  onChanged,
+  buttons,
+  autoFocus,
+  idPrefix = '',
+}: {
+  onChanged: () => void;
+  buttons?: ReactNode;
+  autoFocus?: boolean;
+  idPrefix?: string;
+}) {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [again, setAgain] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const first = useRef<HTMLInputElement>(null);
-  useEffect(() => first.current?.focus(), []);
+  useEffect(() => {
+    if (autoFocus) first.current?.focus();
+  }, [autoFocus]);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -26,9 +42,9 @@ export function ChangePassword({ onChanged, onCancel }: { onChanged: () => void;
 
   const field = (id: string, label: string, value: string, set: (v: string) => void, autoComplete: string) => (
     <>
-      <label htmlFor={id}>{label}</label>
+      <label htmlFor={idPrefix + id}>{label}</label>
       <input
-        id={id}
+        id={idPrefix + id}
         ref={id === 'current-password' ? first : undefined}
         type="password"
         autoComplete={autoComplete}
@@ -40,27 +56,42 @@ export function ChangePassword({ onChanged, onCancel }: { onChanged: () => void;
   );
 
   return (
+    <form className="stack" onSubmit={(e) => void submit(e)}>
+      {field('current-password', t.currentPassword, current, setCurrent, 'current-password')}
+      {field('new-password', t.newPassword, next, setNext, 'new-password')}
+      {field('confirm-password', t.confirmPassword, again, setAgain, 'new-password')}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="row">
+        {buttons}
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? t.changingPassword : t.changePassword}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The password change a session must make first (password_change_required): current, new, new again. */
+export function ChangePassword({ onChanged, onCancel }: { onChanged: () => void; onCancel: () => void }) {
+  return (
     <main className="center">
-      <form className="card login" onSubmit={(e) => void submit(e)}>
+      <div className="card login">
         <h1>{t.changePasswordTitle}</h1>
         <p>{t.changePasswordHelp}</p>
-        {field('current-password', t.currentPassword, current, setCurrent, 'current-password')}
-        {field('new-password', t.newPassword, next, setNext, 'new-password')}
-        {field('confirm-password', t.confirmPassword, again, setAgain, 'new-password')}
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
-        <div className="row">
-          <button type="button" onClick={onCancel}>
-            {t.logout}
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? t.changingPassword : t.changePassword}
-          </button>
-        </div>
-      </form>
+        <PasswordChangeFields
+          autoFocus
+          onChanged={onChanged}
+          buttons={
+            <button type="button" onClick={onCancel}>
+              {t.logout}
+            </button>
+          }
+        />
+      </div>
     </main>
   );
 }

@@ -1,30 +1,71 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { login, type Session } from './session';
+import { forgotPassword, login, loginOptions, OIDC_LOGIN_URL, resetPassword, type Session } from './session';
 import { t } from './strings';
 
-/** Sign-in: username and password, then the passcode step when the account has two-factor authentication. */
+type Step = 'password' | 'passcode' | 'forgot' | 'reset';
+
+/**
+ * Sign-in: username and password, then the passcode step when the account has two-factor authentication;
+ * the single sign-on button when the binding has an OpenID provider; "forgot password" (a code by email,
+ * then the code and a new password) when the server can send mail.
+ */
 export function Login({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Session) => void }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [passcode, setPasscode] = useState('');
-  const [step, setStep] = useState<'password' | 'passcode'>('password');
+  const [code, setCode] = useState('');
+  const [again, setAgain] = useState('');
+  const [step, setStep] = useState<Step>('password');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
+  const [info, setInfo] = useState('');
+  const [options, setOptions] = useState({ password_reset: false, oidc: false });
   const passcodeRef = useRef<HTMLInputElement>(null);
   const usernameRef = useRef<HTMLInputElement>(null);
+  const codeRef = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
-    (step === 'passcode' ? passcodeRef : usernameRef).current?.focus();
+    void loginOptions().then(setOptions);
+  }, []);
+  useEffect(() => {
+    (step === 'passcode' ? passcodeRef : step === 'reset' ? codeRef : usernameRef).current?.focus();
   }, [step]);
+
+  const goTo = (s: Step, message = '') => {
+    setStep(s);
+    setError('');
+    setInfo(message);
+    setPasscode('');
+    if (s !== 'password') setPassword('');
+  };
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
     setError('');
+    if (step === 'forgot') {
+      const problem = await forgotPassword(username);
+      setBusy(false);
+      if (problem) return setError(problem);
+      setCode('');
+      setAgain('');
+      return goTo('reset', t.codeSent);
+    }
+    if (step === 'reset') {
+      if (password !== again) {
+        setBusy(false);
+        return setError(t.passwordsDiffer);
+      }
+      const problem = await resetPassword(username, code.trim(), password);
+      setBusy(false);
+      if (problem) return setError(t.resetFailed(problem));
+      return goTo('password', t.passwordReset);
+    }
     const out = await login(username, password, step === 'passcode' ? passcode : undefined);
     setBusy(false);
     if (out.kind === 'ok') return onSignedIn(out.session);
     if (out.kind === 'two-factor') {
+      setInfo('');
       setStep('passcode');
       return;
     }
@@ -35,81 +76,125 @@ export function Login({ notice, onSignedIn }: { notice: string; onSignedIn: (s: 
     }
   };
 
+  const title = { password: t.loginTitle, passcode: t.passcodeTitle, forgot: t.forgotTitle, reset: t.forgotTitle }[step];
+  const submitLabel = busy
+    ? step === 'forgot'
+      ? t.sendingCode
+      : t.signingIn
+    : { password: t.signIn, passcode: t.verify, forgot: t.sendCode, reset: t.resetPassword }[step];
+  const message = info || (step === 'password' ? notice : '');
+
+  const usernameField = (
+    <>
+      <label htmlFor="username">{t.username}</label>
+      <input
+        id="username"
+        ref={usernameRef}
+        name="username"
+        autoComplete="username"
+        autoCapitalize="none"
+        spellCheck={false}
+        required
+        value={username}
+        onChange={(e) => setUsername(e.target.value)}
+      />
+    </>
+  );
+  const passwordField = (id: string, label: string, value: string, set: (v: string) => void, autoComplete: string) => (
+    <>
+      <label htmlFor={id}>{label}</label>
+      <input id={id} name={id} type="password" autoComplete={autoComplete} required value={value} onChange={(e) => set(e.target.value)} />
+    </>
+  );
+
   return (
     <main className="center">
-      <form className="card login" onSubmit={(e) => void submit(e)} aria-describedby={error ? 'login-error' : undefined}>
-        <h1>{step === 'password' ? t.loginTitle : t.passcodeTitle}</h1>
-        {notice && !error && (
-          <p className="notice" role="status">
-            {notice}
-          </p>
-        )}
-        {step === 'password' ? (
-          <>
-            <label htmlFor="username">{t.username}</label>
-            <input
-              id="username"
-              ref={usernameRef}
-              name="username"
-              autoComplete="username"
-              autoCapitalize="none"
-              spellCheck={false}
-              required
-              value={username}
-              onChange={(e) => setUsername(e.target.value)}
-            />
-            <label htmlFor="password">{t.password}</label>
-            <input
-              id="password"
-              name="password"
-              type="password"
-              autoComplete="current-password"
-              required
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          </>
-        ) : (
-          <>
-            <p id="passcode-help">{t.passcodeHelp}</p>
-            <label htmlFor="passcode">{t.passcode}</label>
-            <input
-              id="passcode"
-              ref={passcodeRef}
-              name="passcode"
-              autoComplete="one-time-code"
-              inputMode="text"
-              spellCheck={false}
-              required
-              aria-describedby="passcode-help"
-              value={passcode}
-              onChange={(e) => setPasscode(e.target.value.trim())}
-            />
-          </>
-        )}
-        {error && (
-          <p id="login-error" className="error" role="alert">
-            {error}
-          </p>
-        )}
-        <div className="row">
-          {step === 'passcode' && (
-            <button
-              type="button"
-              onClick={() => {
-                setStep('password');
-                setPasscode('');
-                setError('');
-              }}
-            >
-              {t.back}
-            </button>
+      <div className="card login">
+        <form className="stack" onSubmit={(e) => void submit(e)} aria-describedby={error ? 'login-error' : undefined}>
+          <h1>{title}</h1>
+          {message && !error && (
+            <p className="notice" role="status">
+              {message}
+            </p>
           )}
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? t.signingIn : step === 'password' ? t.signIn : t.verify}
+          {step === 'password' && (
+            <>
+              {usernameField}
+              {passwordField('password', t.password, password, setPassword, 'current-password')}
+            </>
+          )}
+          {step === 'passcode' && (
+            <>
+              <p id="passcode-help">{t.passcodeHelp}</p>
+              <label htmlFor="passcode">{t.passcode}</label>
+              <input
+                id="passcode"
+                ref={passcodeRef}
+                name="passcode"
+                autoComplete="one-time-code"
+                inputMode="text"
+                spellCheck={false}
+                required
+                aria-describedby="passcode-help"
+                value={passcode}
+                onChange={(e) => setPasscode(e.target.value.trim())}
+              />
+            </>
+          )}
+          {step === 'forgot' && (
+            <>
+              <p>{t.forgotHelp}</p>
+              {usernameField}
+            </>
+          )}
+          {step === 'reset' && (
+            <>
+              <label htmlFor="reset-code">{t.resetCode}</label>
+              <input
+                id="reset-code"
+                ref={codeRef}
+                name="code"
+                autoComplete="one-time-code"
+                autoCapitalize="characters"
+                spellCheck={false}
+                required
+                value={code}
+                onChange={(e) => setCode(e.target.value)}
+              />
+              {passwordField('reset-password', t.newPassword, password, setPassword, 'new-password')}
+              {passwordField('reset-password-again', t.confirmPassword, again, setAgain, 'new-password')}
+            </>
+          )}
+          {error && (
+            <p id="login-error" className="error" role="alert">
+              {error}
+            </p>
+          )}
+          <div className="row">
+            {step !== 'password' && (
+              <button type="button" onClick={() => goTo('password')}>
+                {t.back}
+              </button>
+            )}
+            <button type="submit" className="primary" disabled={busy}>
+              {submitLabel}
+            </button>
+          </div>
+        </form>
+        {step === 'password' && options.password_reset && (
+          <button type="button" className="linkish" onClick={() => goTo('forgot')}>
+            {t.forgotPassword}
           </button>
-        </div>
-      </form>
+        )}
+        {step === 'password' && options.oidc && (
+          <>
+            <p className="separator">{t.orSeparator}</p>
+            <a className="button sso" href={OIDC_LOGIN_URL}>
+              {t.signInOidc}
+            </a>
+          </>
+        )}
+      </div>
     </main>
   );
 }

@@ -99,3 +99,39 @@ export function keepAlive(onLost: () => void, everyMs = 60_000): () => void {
     window.removeEventListener('keydown', mark);
   };
 }
+
+/** What the sign-in page may offer besides the password (GET /api/v2/user/web-session/login-options, no credentials). */
+export async function loginOptions(): Promise<{ password_reset: boolean; oidc: boolean }> {
+  try {
+    const { data } = await api.GET('/api/v2/user/web-session/login-options');
+    return data ?? { password_reset: false, oidc: false };
+  } catch {
+    return { password_reset: false, oidc: false };
+  }
+}
+
+/** Asks for a password reset code by email (POST /api/v2/users/{username}/forgot-password); null when asked, else the reason. */
+export async function forgotPassword(username: string): Promise<string | null> {
+  try {
+    const { response, error } = await api.POST('/api/v2/users/{username}/forgot-password', { params: { path: { username } } });
+    return response.ok ? null : response.status === 429 ? t.tooManyAttempts : errorMessage(error, t.unexpected(response.status));
+  } catch {
+    return t.networkError;
+  }
+}
+
+/** Sets a new password with the mailed code (POST /api/v2/users/{username}/reset-password); null when done, else the reason. */
+export async function resetPassword(username: string, code: string, password: string): Promise<string | null> {
+  try {
+    const { response, error } = await api.POST('/api/v2/users/{username}/reset-password', {
+      params: { path: { username } },
+      body: { code, password },
+    });
+    return response.ok ? null : response.status === 429 ? t.tooManyAttempts : errorMessage(error, t.unexpected(response.status));
+  } catch {
+    return t.networkError;
+  }
+}
+
+/** Where the single sign-on button goes: the OIDC login for a web session (the callback opens it and comes back here). */
+export const OIDC_LOGIN_URL = '/api/v2/oidc/login?target=user&web=1';
