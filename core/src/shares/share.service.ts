@@ -339,14 +339,16 @@ export class ShareService implements EventShares {
   ): Promise<{ email: string; how: ShareLogin; what: string; csrf?: string }> {
     if (!share.password_hash && !share.emails.length) return { email: '', how: 'none', what: '' };
     const challenge = { scheme: 'Basic', attributes: { realm: 'Ferry share' } };
-    const fail = async (message: string): Promise<never> => {
+    const fail = async (message: string, o: { challenge?: boolean } = {}): Promise<never> => {
       await this.defender.addEvent(ip, 'valid', protocol);
-      throw new UnauthorizedError(message, challenge);
+      throw new UnauthorizedError(message, o.challenge === false ? undefined : challenge);
     };
     if (creds.web !== undefined) {
       // a share web session: a share token with a CSRF token, in an HttpOnly cookie
       const info = await this.codes.tokenInfo(share, creds.web.token);
-      if (!info?.csrf) return fail('the share web session has ended or is not valid: open the share again with its password or a one-time code');
+      // no Basic challenge: the browser of a share page would prompt for it
+      if (!info?.csrf)
+        return fail('the share web session has ended or is not valid: open the share again with its password or a one-time code', { challenge: false });
       if (creds.web.csrf !== null && !sameSecret(creds.web.csrf, info.csrf)) {
         throw new ForbiddenError(
           `missing or wrong X-CSRF-Token header: a request authenticated by the share web session cookie that changes something must carry the session's csrf_token (GET /api/v2/shares/${share.share_id}/web-session)`,

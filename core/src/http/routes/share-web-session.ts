@@ -82,17 +82,17 @@ export function shareWebSessionRoutes(c: DependencyContainer): ServerRoute[] {
   const codes = c.resolve(ShareCodesService);
   const path = '/api/v2/shares/{id}/web-session';
 
-  /** A refused request as the page needs it: what to ask for (401) or why there is no access (403); the cookie cleared. */
+  /**
+   * A refused request as the page needs it: what to ask for (401, without a Basic challenge, which would make
+   * the browser prompt) or why there is no access (403); the cookie cleared.
+   */
   const refusal = async (request: Request, h: ResponseToolkit, id: string, err: unknown) => {
     if (!(err instanceof DomainError) || (err.kind !== ErrorKind.Unauthorized && err.kind !== ErrorKind.Forbidden)) throw err;
     const guards = await shares.guardsOf(id, clientIp(request));
     if (!guards) throw Boom.notFound(`share "${id}" not found`);
     const r =
       err.kind === ErrorKind.Unauthorized
-        ? h
-            .response({ message: err.message, error: 'Unauthorized', password_required: guards.password, email_codes: guards.emails })
-            .code(401)
-            .header('WWW-Authenticate', 'Basic realm="Ferry share"')
+        ? h.response({ message: err.message, error: 'Unauthorized', password_required: guards.password, email_codes: guards.emails }).code(401)
         : h
             .response({ message: err.message, error: 'Forbidden', reason: guards.expired ? 'expired' : !guards.addressAllowed ? 'address' : 'denied' })
             .code(403);
@@ -132,7 +132,10 @@ export function shareWebSessionRoutes(c: DependencyContainer): ServerRoute[] {
         plugins: {
           ferry: {
             responses: {
-              200: { description: 'the share web session is open: cookie ferry_share_<id> set (HttpOnly, SameSite=Strict, Path=/api/v2/)', schema: sessionAnswer },
+              200: {
+                description: 'the share web session is open: cookie ferry_share_<id> set (HttpOnly, SameSite=Strict, Path=/api/v2/)',
+                schema: sessionAnswer,
+              },
               401: { description: 'wrong password or code: what the share asks for', schema: credentialsRefused },
               403: { description: 'no access to the share', schema: accessRefused },
             },

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { onUnauthorized } from './api';
 import { ChangePassword } from './ChangePassword';
 import { Files } from './Files';
@@ -7,7 +7,29 @@ import { currentSession, keepAlive, logout, type Session } from './session';
 import { BASE, parseRoute, routePath, type Route } from './routes';
 import { t } from './strings';
 
+/** The public share page (app/src/pub/), loaded only when a share link is opened. */
+const PubShare = lazy(() => import('./pub/PubShare'));
+
+/** A public share's page needs no user session: it is chosen before the session is asked for. */
 export function App() {
+  const [first] = useState(() => parseRoute(location.pathname));
+  if (first.kind === 'pub') {
+    return (
+      <Suspense
+        fallback={
+          <main className="center" aria-busy="true">
+            <p>{t.loading}</p>
+          </main>
+        }
+      >
+        <PubShare shareId={first.shareId} dir={first.dir} />
+      </Suspense>
+    );
+  }
+  return <UserApp />;
+}
+
+function UserApp() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [notice, setNotice] = useState('');
   const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
