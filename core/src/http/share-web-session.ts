@@ -28,4 +28,3 @@ export function shareSessionCookie(request: Request, id: string, token: string, 
   const secure = request.server.info.protocol === 'https' ? '; Secure' : '';
   return `${shareCookieName(id)}=${token}; Max-Age=${maxAgeSeconds}; Path=${COOKIE_PATH}; HttpOnly; SameSite=Strict${secure}`;
 }
-

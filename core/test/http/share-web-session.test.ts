@@ -109,7 +109,10 @@ t.test('wrong password: 401; right password: the cookie, HttpOnly, SameSite=Stri
 t.test('CSRF: a state-changing request the cookie authenticates needs the X-CSRF-Token', async (t) => {
   const { cookie, csrf } = await open(writeId, { password: 'share-pw-2' });
   const upload = (headers: Record<string, string>) =>
-    ta.inject('POST', `/api/v2/shares/${writeId}/files/up.txt`, { payload: 'uploaded', headers: { cookie, 'content-type': 'application/octet-stream', ...headers } });
+    ta.inject('POST', `/api/v2/shares/${writeId}/files/up.txt`, {
+      payload: 'uploaded',
+      headers: { cookie, 'content-type': 'application/octet-stream', ...headers },
+    });
   let r = await upload({});
   t.equal(r.statusCode, 403, r.payload);
   t.match(json(r).message, /X-CSRF-Token/);
@@ -179,7 +182,9 @@ t.test('an ended session: an expired token, or a share changed since', async (t)
   t.equal(r.statusCode, 401, 'an expired session');
   t.match(setCookie(r)[0], /Max-Age=0/);
   // a bearer share token (no CSRF token) is not a web session
-  const bearer = (await ta.inject('POST', `/api/v2/shares/${readId}/token`, { basic: { username: 'x', password: 'share-pw-1' } })).result as { access_token: string };
+  const bearer = (await ta.inject('POST', `/api/v2/shares/${readId}/token`, { basic: { username: 'x', password: 'share-pw-1' } })).result as {
+    access_token: string;
+  };
   r = await ta.inject('GET', `/api/v2/shares/${readId}/dirs`, withCookie(`ferry_share_${readId}=${bearer.access_token}`));
   t.equal(r.statusCode, 401, 'a bearer token in the cookie is refused');
 
