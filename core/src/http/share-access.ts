@@ -10,6 +10,8 @@ import { ShareService, type ShareCredentials } from '../shares/share.service.js'
 import type { FileSession } from '../vfs/file-session.js';
 import { openFileSession } from './user-session.js';
 import { Protocol } from '../sdk/protocols.js';
+import { shareCookieOf } from './share-web-session.js';
+import { CSRF_HEADER } from './web-session.js';
 
 /**
  * The credentials of a public share request: HTTP basic (the password, or an
@@ -25,6 +27,23 @@ export function basicCredentials(request: Request): ShareCredentials {
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   return colon < 0 ? {} : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+const SAFE_METHODS = new Set(['get', 'head', 'options']);
+
+/**
+ * The credentials of a request on share `id`: the Authorization header
+ * (basic or bearer) when it has one, else the share's web session cookie
+ * (share-web-session.ts) with the request's X-CSRF-Token when the request
+ * changes something.
+ */
+export function shareCredentials(request: Request, id: string): ShareCredentials {
+  if (request.headers.authorization !== undefined) return basicCredentials(request);
+  const token = shareCookieOf(request, id);
+  if (!token) return {};
+  const sent = request.headers[CSRF_HEADER];
+  const csrf = SAFE_METHODS.has(request.method) ? null : typeof sent === 'string' ? sent : '';
+  return { web: { token, csrf } };
 }
 
 /** A path sent to a public share route, inside the share's directory (relative to it whether or not it starts with a separator). */
@@ -84,7 +103,7 @@ export function shareAccess(c: DependencyContainer): ShareAccess {
     shares,
     async open(request, id, scopeOk, command, o = {}) {
       const ip = clientIp(request);
-      const { share, owner } = await shares.authorize(id, ip, basicCredentials(request), scopeOk, { ...o, protocol: Protocol.HTTPShare });
+      const { share, owner } = await shares.authorize(id, ip, shareCredentials(request, id), scopeOk, { ...o, protocol: Protocol.HTTPShare });
       const s = await openFileSession(
         sessions,
         request,

@@ -39,6 +39,14 @@ interface ShareTokenClaims {
   email: string;
   iat: number;
   exp: number;
+  /** The CSRF token of a share web session (cookie ferry_share_<id>); absent from bearer share tokens. */
+  csrf?: string;
+}
+
+/** What a valid share token tells: the address ('' for the share password) and, for a web session's token, its CSRF token. */
+export interface ShareTokenInfo {
+  email: string;
+  csrf?: string;
 }
 
 export interface IssuedShareToken {
@@ -163,17 +171,27 @@ export class ShareCodesService {
     return (await em.nativeUpdate(ShareCode, { id: row.id, used_at: 0 }, { used_at: now })) > 0;
   }
 
-  /** A share token for `email` on the share, valid for httpd.token_lifetime minutes. */
-  async issueToken(share: Share, email: string): Promise<IssuedShareToken> {
+  /** Lifetime of share tokens and share web sessions: httpd.token_lifetime minutes. */
+  get tokenLifetimeSeconds(): number {
+    return this.config.httpd.token_lifetime * 60;
+  }
+
+  /** A share token for `email` on the share, valid for httpd.token_lifetime minutes; `csrf` makes it a web session's token. */
+  async issueToken(share: Share, email: string, o: { csrf?: string } = {}): Promise<IssuedShareToken> {
     const now = Math.floor(Date.now() / 1000);
-    const exp = now + this.config.httpd.token_lifetime * 60;
-    const claims: ShareTokenClaims = { aud: SHARE_AUDIENCE, sub: share.share_id, email, iat: now, exp };
+    const exp = now + this.tokenLifetimeSeconds;
+    const claims: ShareTokenClaims = { aud: SHARE_AUDIENCE, sub: share.share_id, email, iat: now, exp, ...(o.csrf ? { csrf: o.csrf } : {}) };
     const access_token = jwt.sign(claims, await this.tokens.signingKeyObject(), { algorithm: 'HS256' });
     return { access_token, expires_at: new Date(exp * 1000).toISOString() };
   }
 
   /** The address of `token` ('' for a password token) when it is a valid share token of this share, for an address it still lists, issued after its last change; else null. */
   async verifyToken(share: Share, token: string): Promise<string | null> {
+    return (await this.tokenInfo(share, token))?.email ?? null;
+  }
+
+  /** verifyToken, with the CSRF token a web session's token carries. */
+  async tokenInfo(share: Share, token: string): Promise<ShareTokenInfo | null> {
     let claims: ShareTokenClaims;
     try {
       claims = jwt.verify(token, await this.tokens.signingKeyObject(), { algorithms: ['HS256'], audience: SHARE_AUDIENCE }) as ShareTokenClaims;
@@ -183,6 +201,7 @@ export class ShareCodesService {
     if (claims.sub !== share.share_id || typeof claims.email !== 'string') return null;
     // '' : a token obtained with the share password
     if (claims.email === '' ? !share.password_hash : !share.emails.includes(claims.email)) return null;
-    return claims.iat >= Math.floor(share.updated_at / 1000) ? claims.email : null;
+    if (claims.iat < Math.floor(share.updated_at / 1000)) return null;
+    return { email: claims.email, ...(typeof claims.csrf === 'string' ? { csrf: claims.csrf } : {}) };
   }
 }

@@ -17,6 +17,7 @@ import { hashPassword } from '../accounts/password.js';
 import { PasswordCache } from '../accounts/password-cache.js';
 import { DefenderService } from '../security/defender.service.js';
 import { ShareCodesService } from './share-codes.service.js';
+import { sameSecret } from '../auth/web-session.service.js';
 import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../events/provider-events.service.js';
 import type { EventBus } from '../events/event-bus.js';
 import { nowNanos, type LogEventType } from '../events/event-types.js';
@@ -60,6 +61,11 @@ export interface ShareCredentials {
   password?: string;
   /** A share token (Authorization: Bearer), see share-codes.service.ts. */
   bearer?: string;
+  /**
+   * A share web session (cookie ferry_share_<id>, core/src/http/share-web-session.ts): its token, and the
+   * request's X-CSRF-Token when the request changes something (null for GET and HEAD: nothing to check).
+   */
+  web?: { token: string; csrf: string | null };
 }
 
 /**
@@ -279,9 +285,9 @@ export class ShareService implements EventShares {
     creds: ShareCredentials,
     scopeOk: (scope: number) => boolean,
     o: { protocol: Protocol; ignoreTokens?: boolean },
-  ): Promise<{ share: Share; owner: EffectiveUser; email: string }> {
+  ): Promise<{ share: Share; owner: EffectiveUser; email: string; csrf?: string }> {
     const share = await this.em().findOne(Share, { share_id: id }, { populate: ['user', 'user.role'] });
-    const sent = creds.bearer !== undefined || creds.password !== undefined;
+    const sent = creds.bearer !== undefined || creds.password !== undefined || creds.web !== undefined;
     if (!share) {
       if (sent) this.loginEvent(o.protocol, 2, id, ip, `login to share "${id}": no such share`, '');
       throw new NotFoundError(`share "${id}" not found`);
@@ -302,7 +308,7 @@ export class ShareService implements EventShares {
       if (!canShare(owner)) throw new ForbiddenError('sharing is disabled for the owner of this share');
       if (!share.password_hash && sharePasswordRequired(owner)) throw new ForbiddenError('the owner of this share may only share with a password');
       if (how === 'password' || how === 'code') this.loginEvent(o.protocol, 5, id, ip, `share login with ${auth.what}`, role);
-      return { share, owner, email: auth.email };
+      return { share, owner, email: auth.email, ...(auth.csrf ? { csrf: auth.csrf } : {}) };
     } catch (err) {
       const refused = err instanceof UnauthorizedError || err instanceof ForbiddenError || err instanceof NotFoundError;
       if (guarded && refused) {
@@ -325,13 +331,31 @@ export class ShareService implements EventShares {
    * score_valid in the defender. Returns how the request was let in and the
    * address a code or token was for ('' otherwise).
    */
-  private async authenticate(share: Share, ip: string, creds: ShareCredentials, protocol: Protocol): Promise<{ email: string; how: ShareLogin; what: string }> {
+  private async authenticate(
+    share: Share,
+    ip: string,
+    creds: ShareCredentials,
+    protocol: Protocol,
+  ): Promise<{ email: string; how: ShareLogin; what: string; csrf?: string }> {
     if (!share.password_hash && !share.emails.length) return { email: '', how: 'none', what: '' };
     const challenge = { scheme: 'Basic', attributes: { realm: 'Ferry share' } };
-    const fail = async (message: string): Promise<never> => {
+    const fail = async (message: string, o: { challenge?: boolean } = {}): Promise<never> => {
       await this.defender.addEvent(ip, 'valid', protocol);
-      throw new UnauthorizedError(message, challenge);
+      throw new UnauthorizedError(message, o.challenge === false ? undefined : challenge);
     };
+    if (creds.web !== undefined) {
+      // a share web session: a share token with a CSRF token, in an HttpOnly cookie
+      const info = await this.codes.tokenInfo(share, creds.web.token);
+      // no Basic challenge: the browser of a share page would prompt for it
+      if (!info?.csrf)
+        return fail('the share web session has ended or is not valid: open the share again with its password or a one-time code', { challenge: false });
+      if (creds.web.csrf !== null && !sameSecret(creds.web.csrf, info.csrf)) {
+        throw new ForbiddenError(
+          `missing or wrong X-CSRF-Token header: a request authenticated by the share web session cookie that changes something must carry the session's csrf_token (GET /api/v2/shares/${share.share_id}/web-session)`,
+        );
+      }
+      return { email: info.email, how: 'token', what: 'a share web session', csrf: info.csrf };
+    }
     if (creds.bearer !== undefined) {
       const email = await this.codes.verifyToken(share, creds.bearer);
       if (email === null) return fail('invalid or expired share token: authenticate with the share password or a one-time code again');
@@ -353,6 +377,22 @@ export class ShareService implements EventShares {
     }
     // a wrong share password is a failed login for the defender
     return fail(share.password_hash ? 'invalid share password' : 'invalid, expired or already used one-time code');
+  }
+
+  /**
+   * What a public page may tell about share `id` before any credentials (null: no such share): whether it asks
+   * for a password or one-time codes, whether it has expired, whether `ip` may reach it. The routes tell no more
+   * than this already (a 401 challenge, POST /codes's 400, the 403 of an address or an expired share).
+   */
+  async guardsOf(id: string, ip: string): Promise<{ password: boolean; emails: boolean; expired: boolean; addressAllowed: boolean } | null> {
+    const share = await this.em().findOne(Share, { share_id: id });
+    if (!share) return null;
+    return {
+      password: !!share.password_hash,
+      emails: share.emails.length > 0,
+      expired: !!share.expires_at && share.expires_at <= Date.now(),
+      addressAllowed: !share.allow_from.length || ipMatcher(share.allow_from)(ip),
+    };
   }
 
   /**

@@ -19,6 +19,7 @@ import { folderRoutes } from './folders.js';
 import { quotaRoutes } from './quotas.js';
 import { backupRoutes } from './backup.js';
 import { publicShareRoutes } from './public-shares.js';
+import { shareWebSessionRoutes } from './share-web-session.js';
 import { userShareRoutes } from './user-shares.js';
 import { tusRoutes } from '../tus/routes.js';
 import { ipListRoutes } from './ip-lists.js';
@@ -57,6 +58,7 @@ export const coreRoutes: RouteFactory[] = [
   backupRoutes,
   userShareRoutes,
   publicShareRoutes,
+  shareWebSessionRoutes,
   tusRoutes,
   ipListRoutes,
   oidcRoutes,

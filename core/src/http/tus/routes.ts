@@ -15,7 +15,7 @@ import { quotaScope, StorageReservation } from '../../vfs/quota-guard.js';
 import { pathParam } from '../../util/common.input.js';
 import { shareId } from '../../shares/share.input.js';
 import { clientIp } from '../auth-strategies.js';
-import { basicCredentials, insideShare, shareAccess, shareDir } from '../share-access.js';
+import { insideShare, shareAccess, shareCredentials, shareDir } from '../share-access.js';
 import { declaredLength, STREAMED_PAYLOAD } from '../routes/user-files.js';
 import {
   TUS_EXTENSIONS,
@@ -157,7 +157,10 @@ export function tusRoutes(c: DependencyContainer): ServerRoute[] {
         if (request.method !== 'head') throw Boom.methodNotAllowed('use HEAD to read the offset of an upload');
         requireTusVersion(request, 412);
         const u = await uploads.get(pathParam(request, 'id'));
-        await shares.authorize(u.shareId, clientIp(request), basicCredentials(request), canWrite, { protocol: Protocol.HTTPShare, ignoreTokens: true });
+        await shares.authorize(u.shareId, clientIp(request), shareCredentials(request, u.shareId), canWrite, {
+          protocol: Protocol.HTTPShare,
+          ignoreTokens: true,
+        });
         return withOffset(h.response().code(200), u.offset).header('Upload-Length', String(u.length)).header('Cache-Control', 'no-store');
       },
     },

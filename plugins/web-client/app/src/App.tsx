@@ -13,7 +13,29 @@ import { t } from './strings';
 /** The Shares screen, loaded when first shown (it brings the QR code encoder). */
 const Shares = lazy(() => import('./Shares'));
 
+/** The public share page (app/src/pub/), loaded only when a share link is opened. */
+const PubShare = lazy(() => import('./pub/PubShare'));
+
+/** A public share's page needs no user session: it is chosen before the session is asked for. */
 export function App() {
+  const [first] = useState(() => parseRoute(location.pathname));
+  if (first.kind === 'pub') {
+    return (
+      <Suspense
+        fallback={
+          <main className="center" aria-busy="true">
+            <p>{t.loading}</p>
+          </main>
+        }
+      >
+        <PubShare shareId={first.shareId} dir={first.dir} />
+      </Suspense>
+    );
+  }
+  return <UserApp />;
+}
+
+function UserApp() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [notice, setNotice] = useState('');
   const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));

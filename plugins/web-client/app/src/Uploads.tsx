@@ -21,8 +21,11 @@ export interface UploadsState {
   clear(): void;
 }
 
+/** How one file is sent: to `path`, reporting the bytes sent (the user's files by default; a public share's page sends into the share). */
+export type SendFile = (path: string, file: File, onProgress: (sent: number) => void) => UploadHandle;
+
 /** Uploads into `dir`, PARALLEL at a time, each with its progress; `onDone` after each finished file. */
-export function useUploads(dir: string, onDone: () => void): UploadsState {
+export function useUploads(dir: string, onDone: () => void, send: SendFile = uploadFile): UploadsState {
   const [items, setItems] = useState<UploadItem[]>([]);
   const queue = useRef<{ id: number; file: File; dir: string }[]>([]);
   const running = useRef(new Map<number, UploadHandle>());
@@ -34,7 +37,7 @@ export function useUploads(dir: string, onDone: () => void): UploadsState {
     while (running.current.size < PARALLEL && queue.current.length) {
       const job = queue.current.shift()!;
       patch(job.id, { status: 'sending' });
-      const h = uploadFile(joinPath(job.dir, job.file.name), job.file, (sent) => patch(job.id, { sent }));
+      const h = send(joinPath(job.dir, job.file.name), job.file, (sent) => patch(job.id, { sent }));
       running.current.set(job.id, h);
       h.done
         .then(
@@ -47,7 +50,7 @@ export function useUploads(dir: string, onDone: () => void): UploadsState {
           pump();
         });
     }
-  }, [onDone]);
+  }, [onDone, send]);
 
   return {
     items,

@@ -1,0 +1,160 @@
+/**
+ * The REST calls of a public share page (no user session): the share web
+ * session (POST/GET /api/v2/shares/{id}/web-session sets the HttpOnly cookie
+ * ferry_share_<id>; its CSRF token goes with every state-changing request),
+ * listings, download links and uploads (TUS when the binding offers it, else
+ * one request per file), each with its progress.
+ */
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { operations } from '../../generated/api';
+import { errorMessage, routeUrl, type Paths, type UploadHandle } from '../api';
+
+export type PublicShare = operations['get_api_v2_shares_id_web_session']['responses'][200]['content']['application/json']['share'];
+export type Refusal = 'expired' | 'address' | 'denied';
+
+/** What the share answered: open (its description), credentials wanted, access refused, or no such share. */
+export type ShareState =
+  | { kind: 'open'; share: PublicShare }
+  | { kind: 'credentials'; password: boolean; emailCodes: boolean; message: string }
+  | { kind: 'refused'; reason: Refusal; message: string }
+  | { kind: 'not-found' }
+  | { kind: 'error'; status: number; message: string };
+
+let csrfToken = '';
+
+const csrf: Middleware = {
+  onRequest({ request }) {
+    if (request.method !== 'GET' && request.method !== 'HEAD' && csrfToken) request.headers.set('X-CSRF-Token', csrfToken);
+    return request;
+  },
+};
+
+const api = createClient<Paths>({ baseUrl: location.origin, credentials: 'same-origin' });
+api.use(csrf);
+
+function stateOf(status: number, body: unknown, data: { share: PublicShare; csrf_token?: string } | undefined): ShareState {
+  if (data) {
+    csrfToken = data.csrf_token ?? '';
+    return { kind: 'open', share: data.share };
+  }
+  const b = (body ?? {}) as { password_required?: boolean; email_codes?: boolean; reason?: Refusal };
+  const message = errorMessage(body, '');
+  if (status === 401) return { kind: 'credentials', password: !!b.password_required, emailCodes: !!b.email_codes, message };
+  if (status === 403) return { kind: 'refused', reason: b.reason ?? 'denied', message };
+  if (status === 404) return { kind: 'not-found' };
+  return { kind: 'error', status, message };
+}
+
+/** The share as the cookie (or no credentials) opens it; renews the session. */
+export async function shareState(id: string): Promise<ShareState> {
+  const { data, error, response } = await api.GET('/api/v2/shares/{id}/web-session', { params: { path: { id } } });
+  return stateOf(response.status, error, data);
+}
+
+/** Opens a share web session with the password, or an address and its one-time code. */
+export async function openShare(id: string, creds: { password: string } | { email: string; code: string }): Promise<ShareState> {
+  const { data, error, response } = await api.POST('/api/v2/shares/{id}/web-session', { params: { path: { id } }, body: creds });
+  return stateOf(response.status, error, data);
+}
+
+/** Asks for a one-time code mailed to `email` (the same answer whether or not the address is allowed); an error message or null. */
+export async function requestCode(id: string, email: string): Promise<string | null> {
+  const { error, response } = await api.POST('/api/v2/shares/{id}/codes', { params: { path: { id } }, body: { email } });
+  return response.ok ? null : errorMessage(error, `HTTP ${response.status}`);
+}
+
+/** The folder `dir` of the share: its entries, or the status and message of the refusal (400: not a one-folder share). */
+export async function listDir(id: string, dir: string) {
+  const { data, error, response } = await api.GET('/api/v2/shares/{id}/dirs', { params: { path: { id }, query: { path: dir } } });
+  return { entries: data, status: response.status, message: errorMessage(error, `HTTP ${response.status}`) };
+}
+
+const enc = encodeURIComponent;
+/** Link to one file of the share. */
+export const fileUrl = (id: string, path: string): string => routeUrl(`/api/v2/shares/${enc(id)}/files` as '/api/v2/shares/{id}/files', 'get', { path });
+/** Link to the whole share: a zip, or the file itself for a share of one file. */
+export const shareUrl = (id: string, compress: boolean): string => routeUrl(`/api/v2/shares/${enc(id)}` as '/api/v2/shares/{id}', 'get', { compress });
+
+const TUS_PATH = '/api/v2/shares-chunked-uploads';
+const TUS = '1.0.0';
+
+/** The TUS chunk size the binding takes, or 0 when resumable uploads are off there (asked once). */
+let chunkSize: Promise<number> | undefined;
+function tusChunkSize(): Promise<number> {
+  chunkSize ??= fetch(TUS_PATH, { method: 'OPTIONS' }).then(
+    (r) => (r.ok ? Number(r.headers.get('Tus-Max-Chunk-Size') ?? 0) : 0),
+    () => 0,
+  );
+  return chunkSize;
+}
+
+/** An XHR of `body`, its progress reported; resolves with the XHR when it answered 2xx. */
+function send(method: string, url: string, headers: Record<string, string>, body: Blob, onProgress: (sent: number) => void, signal: AbortSignal) {
+  return new Promise<XMLHttpRequest>((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, url);
+    for (const [k, v] of Object.entries(headers)) xhr.setRequestHeader(k, v);
+    if (csrfToken) xhr.setRequestHeader('X-CSRF-Token', csrfToken);
+    xhr.upload.onprogress = (e) => onProgress(e.loaded);
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(xhr);
+      let answer: unknown;
+      try {
+        answer = JSON.parse(xhr.responseText);
+      } catch {
+        answer = undefined;
+      }
+      reject(new Error(errorMessage(answer, `HTTP ${xhr.status}`)));
+    };
+    xhr.onerror = () => reject(new Error('network error'));
+    xhr.onabort = () => reject(new Error('cancelled'));
+    signal.addEventListener('abort', () => xhr.abort(), { once: true });
+    xhr.send(body);
+  });
+}
+
+const b64 = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
+
+/**
+ * Uploads `file` to `path` (relative to the share's folder): over TUS in
+ * chunks when the binding offers it (POST to create, PATCH each chunk), else
+ * in one POST /api/v2/shares/{id}/files/{path}.
+ */
+export function uploadToShare(id: string, path: string, file: File, onProgress: (sent: number) => void): UploadHandle {
+  const abort = new AbortController();
+  const done = (async () => {
+    const chunk = await tusChunkSize();
+    if (!chunk) {
+      const url = `/api/v2/shares/${enc(id)}/files/${path.split('/').filter(Boolean).map(enc).join('/')}`;
+      await send('POST', url, { 'Content-Type': 'application/octet-stream' }, file, onProgress, abort.signal);
+      return;
+    }
+    const meta = [`share_id ${b64(id)}`, `path ${b64(path)}`, `mtime ${b64(String(file.lastModified))}`].join(',');
+    const created = await send(
+      'POST',
+      TUS_PATH,
+      { 'Tus-Resumable': TUS, 'Upload-Length': String(file.size), 'Upload-Metadata': meta },
+      new Blob([]),
+      () => {},
+      abort.signal,
+    );
+    const location = created.getResponseHeader('Location');
+    if (!location) throw new Error('no upload location');
+    let offset = Number(created.getResponseHeader('Upload-Offset') ?? 0);
+    while (offset < file.size) {
+      const part = file.slice(offset, offset + chunk);
+      const base = offset;
+      const r = await send(
+        'PATCH',
+        location,
+        { 'Tus-Resumable': TUS, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
+        part,
+        (sent) => onProgress(base + sent),
+        abort.signal,
+      );
+      offset = Number(r.getResponseHeader('Upload-Offset') ?? offset + part.size);
+    }
+    onProgress(file.size);
+  })();
+  return { done, abort: () => abort.abort() };
+}
