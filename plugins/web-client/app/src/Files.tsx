@@ -7,6 +7,7 @@ import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
 import { t } from './strings';
 import { Uploads, useUploads } from './Uploads';
 import { VirtualList } from './VirtualList';
+import { useFileOps, FileOpsHeaderCell, FileOpsSelectCell } from './FileOps';
 
 /** Row heights, as styles.css sets them: one line on a desktop, two on a phone (the size and date under the name). */
 const ROW_HEIGHT = 48;
@@ -59,6 +60,8 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
 
   const uploads = useUploads(dir, () => void load());
   const shown = useMemo(() => sortEntries(filterEntries(entries ?? [], filter), sort), [entries, filter, sort]);
+  const ops = useFileOps(dir, shown, () => void load());
+  const { allowed } = ops;
 
   const run = async (action: () => Promise<{ error?: unknown; response: Response }>) => {
     setPending(null);
@@ -66,6 +69,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
     if (!response.ok) setError(t.actionFailed(errorMessage(err, `HTTP ${response.status}`)));
     else setError('');
     await load();
+    ops.changed();
   };
 
   const confirmName = (apply: (name: string) => void) => {
@@ -97,18 +101,24 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
     const path = joinPath(dir, e.name);
     const folder = isDir(e);
     return (
-      <div role="row" className="entry" key={e.name} aria-rowindex={i + 2}>
+      <div role="row" className="entry" key={e.name} aria-rowindex={i + 2} aria-selected={ops.selection.isSelected(path)}>
+        <FileOpsSelectCell ops={ops} entry={e} path={path} />
         <div role="cell" className="col-name">
           {folder ? (
             <button type="button" className="link" onClick={() => onNavigate(path)}>
               <Icon name="folder" />
               {e.name}
             </button>
-          ) : (
+          ) : allowed.download ? (
             <a href={routeUrl('/api/v2/user/files', 'get', { path })} download={e.name} aria-label={`${t.download} ${e.name}`}>
               <Icon name="file" />
               {e.name}
             </a>
+          ) : (
+            <span>
+              <Icon name="file" />
+              {e.name}
+            </span>
           )}
         </div>
         <div role="cell" className="col-size">
@@ -119,12 +129,17 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
           <span className="date-short">{formatDate(e.last_modified, undefined, 'narrow')}</span>
         </div>
         <div role="cell" className="col-actions">
-          <button type="button" onClick={() => open('rename', e)} aria-label={`${t.rename} ${e.name}`}>
-            {t.rename}
-          </button>
-          <button type="button" className="danger" onClick={() => setPending({ kind: 'delete', entry: e })} aria-label={`${t.delete} ${e.name}`}>
-            {t.delete}
-          </button>
+          {ops.previewButton(e, path)}
+          {(folder ? allowed.renameDirs : allowed.renameFiles) && (
+            <button type="button" onClick={() => open('rename', e)} aria-label={`${t.rename} ${e.name}`}>
+              {t.rename}
+            </button>
+          )}
+          {(folder ? allowed.deleteDirs : allowed.deleteFiles) && (
+            <button type="button" className="danger" onClick={() => setPending({ kind: 'delete', entry: e })} aria-label={`${t.delete} ${e.name}`}>
+              {t.delete}
+            </button>
+          )}
         </div>
       </div>
     );
@@ -170,22 +185,27 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
           <span className="visually-hidden">{t.filter}</span>
           <input type="search" placeholder={t.filterPlaceholder} value={filter} onChange={(e) => setFilter(e.target.value)} />
         </label>
-        <button type="button" onClick={() => open('mkdir')}>
-          {t.newFolder}
-        </button>
-        <label className="button primary">
-          <input
-            type="file"
-            multiple
-            className="visually-hidden"
-            onChange={(e: ChangeEvent<HTMLInputElement>) => {
-              if (e.target.files) uploads.add([...e.target.files]);
-              e.target.value = '';
-            }}
-          />
-          {t.upload}
-        </label>
+        {allowed.createDirs && (
+          <button type="button" onClick={() => open('mkdir')}>
+            {t.newFolder}
+          </button>
+        )}
+        {allowed.upload && (
+          <label className="button primary">
+            <input
+              type="file"
+              multiple
+              className="visually-hidden"
+              onChange={(e: ChangeEvent<HTMLInputElement>) => {
+                if (e.target.files) uploads.add([...e.target.files]);
+                e.target.value = '';
+              }}
+            />
+            {t.upload}
+          </label>
+        )}
       </div>
+      {ops.bar}
       {(error || listError) && (
         <div className="error banner" role="alert">
           <span>{error || listError}</span>
@@ -200,6 +220,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
       <div role="table" className="table" aria-label={t.filesTitle} aria-rowcount={shown.length + 1} aria-busy={entries === null}>
         <div role="rowgroup">
           <div role="row" className="entry head" aria-rowindex={1}>
+            <FileOpsHeaderCell ops={ops} />
             {header('name', t.name)}
             {header('size', t.size)}
             {header('modified', t.modified)}
@@ -213,6 +234,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
       <p className="muted count" role="status">
         {entries === null ? '' : entries.length === 0 ? t.emptyFolder : shown.length === 0 ? t.noMatch : t.entries(shown.length, entries.length)}
       </p>
+      {ops.footer}
 
       {pending?.kind === 'mkdir' && (
         <Dialog

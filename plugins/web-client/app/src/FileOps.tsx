@@ -1,0 +1,109 @@
+/**
+ * The file operations of the file list, kept out of Files.tsx: what the
+ * folder's permissions allow (permissions.ts), the selection (selection.ts)
+ * with its toolbar (SelectionBar.tsx), the quota usage, and the preview
+ * dialog with its checksums (preview/*).
+ */
+import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent, type ReactNode } from 'react';
+import { isDir, type Entry } from './entries';
+import { joinPath } from './format';
+import { useCapabilities } from './capabilities';
+import type { Allowed } from './permissions';
+import { previewKind } from './preview/kind';
+import { Preview, type PreviewItem } from './preview/Preview';
+import { QuotaUsage } from './Quota';
+import { SelectionBar } from './SelectionBar';
+import { useSelection, type Selection } from './selection';
+import { t } from './strings';
+
+export interface FileOps {
+  allowed: Allowed;
+  selection: Selection;
+  /** Tells that the folder's contents changed (the quota is read again). */
+  changed(): void;
+  /** The selection toolbar and the results of its actions. */
+  bar: ReactNode;
+  /** The quota usage and the preview dialog. */
+  footer: ReactNode;
+  /** A Preview button for a file the browser can show (when downloads are allowed), else nothing. */
+  previewButton(e: Entry, path: string): ReactNode;
+}
+
+/** The file operations of folder `dir`, whose listed entries (in display order) are `shown`. */
+export function useFileOps(dir: string, shown: readonly Entry[], reload: () => void): FileOps {
+  const caps = useCapabilities(dir);
+  const { allowed } = caps;
+  const order = useMemo(() => shown.map((e) => joinPath(dir, e.name)), [dir, shown]);
+  const selection = useSelection(order);
+  const { clear } = selection;
+  useEffect(() => clear(), [dir, clear]);
+
+  const previewable = useMemo<PreviewItem[]>(
+    () => shown.filter((e) => !isDir(e) && previewKind(e.name)).map((e) => ({ path: joinPath(dir, e.name), name: e.name, size: e.size })),
+    [dir, shown],
+  );
+  const [previewing, setPreviewing] = useState<number | null>(null);
+  useEffect(() => setPreviewing(null), [dir]);
+
+  const changed = caps.reload;
+  const afterBulk = useCallback(() => {
+    reload();
+    changed();
+  }, [reload, changed]);
+
+  const byPath = useMemo(() => new Map(shown.map((e) => [joinPath(dir, e.name), e])), [dir, shown]);
+  const targets = selection.paths.map((path) => ({ path, dir: isDir(byPath.get(path)!) }));
+
+  const previewButton = (e: Entry, path: string): ReactNode => {
+    if (!allowed.download || isDir(e) || !previewKind(e.name)) return null;
+    return (
+      <button type="button" onClick={() => setPreviewing(previewable.findIndex((p) => p.path === path))} aria-label={`${t.preview} ${e.name}`}>
+        {t.preview}
+      </button>
+    );
+  };
+
+  return {
+    allowed,
+    selection,
+    changed,
+    bar: <SelectionBar selection={selection} targets={targets} dir={dir} allowed={allowed} onChanged={afterBulk} />,
+    footer: (
+      <>
+        <QuotaUsage quota={caps.quota} />
+        {previewing !== null && previewable[previewing] && (
+          <Preview items={previewable} index={previewing} onIndex={setPreviewing} onClose={() => setPreviewing(null)} />
+        )}
+      </>
+    ),
+    previewButton,
+  };
+}
+
+/** The cell of an entry's selection box (space toggles it; a shift-click selects the range from the last one toggled). */
+export function FileOpsSelectCell({ ops, entry, path }: { ops: FileOps; entry: Entry; path: string }) {
+  return (
+    <div role="cell" className="col-select">
+      <input
+        type="checkbox"
+        checked={ops.selection.isSelected(path)}
+        aria-label={t.select(entry.name)}
+        onChange={(e: ChangeEvent<HTMLInputElement>) => ops.selection.toggle(path, (e.nativeEvent as MouseEvent).shiftKey === true)}
+      />
+    </div>
+  );
+}
+
+/** The "select all" box of the header row (mixed when some are selected). */
+export function FileOpsHeaderCell({ ops }: { ops: FileOps }) {
+  const ref = useRef<HTMLInputElement>(null);
+  const { state } = ops.selection;
+  useEffect(() => {
+    if (ref.current) ref.current.indeterminate = state === 'some';
+  }, [state]);
+  return (
+    <div role="columnheader" className="col-select">
+      <input ref={ref} type="checkbox" checked={state === 'all'} aria-label={t.selectAll} onChange={ops.selection.toggleAll} />
+    </div>
+  );
+}
