@@ -80,30 +80,25 @@ export function useFileOps(dir: string, shown: readonly Entry[], reload: () => v
   };
 }
 
-/** The cell of an entry's selection box (space toggles it; a shift-click selects the range from the last one toggled). */
-export function FileOpsSelectCell({ ops, entry, path }: { ops: FileOps; entry: Entry; path: string }) {
+/** The selection box of an entry, before its name (space toggles it; a shift-click selects the range from the last one toggled). */
+export function SelectBox({ ops, name, path }: { ops: FileOps; name: string; path: string }) {
   return (
-    <div role="cell" className="col-select">
-      <input
-        type="checkbox"
-        checked={ops.selection.isSelected(path)}
-        aria-label={t.select(entry.name)}
-        onChange={(e: ChangeEvent<HTMLInputElement>) => ops.selection.toggle(path, (e.nativeEvent as MouseEvent).shiftKey === true)}
-      />
-    </div>
+    <input
+      type="checkbox"
+      className="select-box"
+      checked={ops.selection.isSelected(path)}
+      aria-label={t.select(name)}
+      onChange={(e: ChangeEvent<HTMLInputElement>) => ops.selection.toggle(path, (e.nativeEvent as MouseEvent).shiftKey === true)}
+    />
   );
 }
 
 /** The "select all" box of the header row (mixed when some are selected). */
-export function FileOpsHeaderCell({ ops }: { ops: FileOps }) {
+export function SelectAllBox({ ops }: { ops: FileOps }) {
   const ref = useRef<HTMLInputElement>(null);
   const { state } = ops.selection;
   useEffect(() => {
     if (ref.current) ref.current.indeterminate = state === 'some';
   }, [state]);
-  return (
-    <div role="columnheader" className="col-select">
-      <input ref={ref} type="checkbox" checked={state === 'all'} aria-label={t.selectAll} onChange={ops.selection.toggleAll} />
-    </div>
-  );
+  return <input ref={ref} type="checkbox" className="select-box" checked={state === 'all'} aria-label={t.selectAll} onChange={ops.selection.toggleAll} />;
 }

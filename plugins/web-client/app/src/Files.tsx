@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent, type ReactNode } from 'react';
 import { api, errorMessage, routeUrl } from './api';
 import { Dialog } from './Dialog';
 import { Icon } from './Icon';
@@ -7,7 +7,7 @@ import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
 import { t } from './strings';
 import { Uploads, useUploads } from './Uploads';
 import { VirtualList } from './VirtualList';
-import { useFileOps, FileOpsHeaderCell, FileOpsSelectCell } from './FileOps';
+import { useFileOps, SelectAllBox, SelectBox } from './FileOps';
 
 /** Row heights, as styles.css sets them: one line on a desktop, two on a phone (the size and date under the name). */
 const ROW_HEIGHT = 48;
@@ -85,10 +85,11 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
   };
 
   const toggleSort = (key: SortKey) => setSort((s) => (s.key === key ? { key, asc: !s.asc } : { key, asc: true }));
-  const header = (key: SortKey, label: string) => {
+  const header = (key: SortKey, label: string, before?: ReactNode) => {
     const current = sort.key === key;
     return (
       <div role="columnheader" className={`col-${key}`} aria-sort={current ? (sort.asc ? 'ascending' : 'descending') : 'none'}>
+        {before}
         <button type="button" className="sort" onClick={() => toggleSort(key)} aria-label={t.sortBy(label, current && sort.asc ? 'descending' : 'ascending')}>
           {label}
           <span aria-hidden="true">{current ? (sort.asc ? ' ▲' : ' ▼') : ''}</span>
@@ -102,8 +103,8 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
     const folder = isDir(e);
     return (
       <div role="row" className="entry" key={e.name} aria-rowindex={i + 2} aria-selected={ops.selection.isSelected(path)}>
-        <FileOpsSelectCell ops={ops} entry={e} path={path} />
         <div role="cell" className="col-name">
+          <SelectBox ops={ops} name={e.name} path={path} />
           {folder ? (
             <button type="button" className="link" onClick={() => onNavigate(path)}>
               <Icon name="folder" />
@@ -220,8 +221,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
       <div role="table" className="table" aria-label={t.filesTitle} aria-rowcount={shown.length + 1} aria-busy={entries === null}>
         <div role="rowgroup">
           <div role="row" className="entry head" aria-rowindex={1}>
-            <FileOpsHeaderCell ops={ops} />
-            {header('name', t.name)}
+            {header('name', t.name, <SelectAllBox ops={ops} />)}
             {header('size', t.size)}
             {header('modified', t.modified)}
             <div role="columnheader" className="col-actions">
