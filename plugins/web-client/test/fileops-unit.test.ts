@@ -43,7 +43,7 @@ t.test('paths of moves and copies', async (t) => {
   t.equal(placementProblem('/docs', '/docs/sub', 'move'), 'into-itself');
   t.equal(placementProblem('/docs', '/docsother', 'move'), '', 'a name sharing a prefix is another folder');
   t.equal(placementProblem('/docs/a.txt', '/docs', 'move'), 'same-folder');
-  t.equal(placementProblem('/docs/a.txt', '/docs', 'copy'), '', 'a copy into its own folder is the server\'s to refuse (it exists)');
+  t.equal(placementProblem('/docs/a.txt', '/docs', 'copy'), '', "a copy into its own folder is the server's to refuse (it exists)");
   t.equal(placementProblem('/a.txt', '/docs', 'move'), '');
 });
 
