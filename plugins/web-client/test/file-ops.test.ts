@@ -366,14 +366,17 @@ t.test('previews: image, text (HTML shown as text), PDF, audio, video; next/prev
   await d.waitFor({ state: 'detached' });
 });
 
-t.test('quota usage is shown', async (t) => {
-  const home = await h.f.addUser('quoted', { quota_size: 10 * 1024 * 1024, quota_files: 100 });
+t.test('quota usage is shown, and follows an upload', async (t) => {
+  await h.f.addUser('quoted', { quota_size: 10 * 1024 * 1024, quota_files: 100 });
   const { page } = await h.signedIn(t, 'quoted');
-  await page.getByRole('region', { name: strings.quota }).waitFor();
-  t.match(await page.getByRole('region', { name: strings.quota }).textContent(), /of 10 MB used.*of 100 files/s);
-  writeFileSync(path.join(home, 'x'), '');
-  await page.getByLabel(strings.quota).getByRole('meter').waitFor();
-  t.pass('a meter of the size');
+  const region = page.getByRole('region', { name: strings.quota });
+  await region.getByText('0 bytes of 10 MB used').waitFor();
+  t.match(await region.textContent(), /0 of 100 files/);
+  t.equal(await region.getByRole('meter').count(), 1, 'a meter of the size');
+  await page.locator('input[type=file]').setInputFiles({ name: 'up.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(2048, 7) });
+  await row(page, 'up.bin').waitFor();
+  await region.getByText('2 kB of 10 MB used').waitFor();
+  t.match(await region.textContent(), /1 of 100 files/, 'read again after the upload');
 });
 
 t.test('a user with list and download only sees no write action, and the server refuses them', async (t) => {

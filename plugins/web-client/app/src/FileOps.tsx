@@ -4,8 +4,9 @@
  * with its toolbar (SelectionBar.tsx), the quota usage, and the preview
  * dialog with its checksums (preview/*).
  */
-import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent, type ReactNode } from 'react';
+import { useEffect, useMemo, useRef, useState, type ChangeEvent, type ReactNode } from 'react';
 import { isDir, type Entry } from './entries';
+import { Icon } from './Icon';
 import { joinPath } from './format';
 import { useCapabilities } from './capabilities';
 import type { Allowed } from './permissions';
@@ -29,10 +30,28 @@ export interface FileOps {
   previewButton(e: Entry, path: string): ReactNode;
 }
 
-/** The file operations of folder `dir`, whose listed entries (in display order) are `shown`. */
-export function useFileOps(dir: string, shown: readonly Entry[], reload: () => void): FileOps {
+/**
+ * The file operations of folder `dir`, whose listing is `entries` (null while it loads) and whose listed
+ * entries (filtered, in display order) are `shown`. The quota is read again whenever the listing is.
+ * `extraActions` adds buttons to the selection toolbar (e.g. "share the selection"), given the selected paths.
+ */
+export function useFileOps(
+  dir: string,
+  entries: readonly Entry[] | null,
+  shown: readonly Entry[],
+  reload: () => void,
+  extraActions?: (paths: readonly string[]) => ReactNode,
+): FileOps {
   const caps = useCapabilities(dir);
   const { allowed } = caps;
+  const first = useRef(true);
+  const { reload: reloadCaps } = caps;
+  useEffect(() => {
+    // the first listing of a folder comes with its capabilities (read when `dir` changed); later ones may follow a change
+    if (entries === null) first.current = true;
+    else if (first.current) first.current = false;
+    else reloadCaps();
+  }, [entries, reloadCaps]);
   const order = useMemo(() => shown.map((e) => joinPath(dir, e.name)), [dir, shown]);
   const selection = useSelection(order);
   const { clear } = selection;
@@ -46,10 +65,6 @@ export function useFileOps(dir: string, shown: readonly Entry[], reload: () => v
   useEffect(() => setPreviewing(null), [dir]);
 
   const changed = caps.reload;
-  const afterBulk = useCallback(() => {
-    reload();
-    changed();
-  }, [reload, changed]);
 
   const byPath = useMemo(() => new Map(shown.map((e) => [joinPath(dir, e.name), e])), [dir, shown]);
   const targets = selection.paths.map((path) => ({ path, dir: isDir(byPath.get(path)!) }));
@@ -58,7 +73,8 @@ export function useFileOps(dir: string, shown: readonly Entry[], reload: () => v
     if (!allowed.download || isDir(e) || !previewKind(e.name)) return null;
     return (
       <button type="button" onClick={() => setPreviewing(previewable.findIndex((p) => p.path === path))} aria-label={`${t.preview} ${e.name}`}>
-        {t.preview}
+        <Icon name="eye" />
+        <span className="action-label">{t.preview}</span>
       </button>
     );
   };
@@ -67,7 +83,7 @@ export function useFileOps(dir: string, shown: readonly Entry[], reload: () => v
     allowed,
     selection,
     changed,
-    bar: <SelectionBar selection={selection} targets={targets} dir={dir} allowed={allowed} onChanged={afterBulk} />,
+    bar: <SelectionBar selection={selection} targets={targets} dir={dir} allowed={allowed} onChanged={reload} extra={extraActions?.(selection.paths)} />,
     footer: (
       <>
         <QuotaUsage quota={caps.quota} />

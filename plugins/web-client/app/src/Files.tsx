@@ -60,7 +60,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
 
   const uploads = useUploads(dir, () => void load());
   const shown = useMemo(() => sortEntries(filterEntries(entries ?? [], filter), sort), [entries, filter, sort]);
-  const ops = useFileOps(dir, shown, () => void load());
+  const ops = useFileOps(dir, entries, shown, () => void load());
   const { allowed } = ops;
 
   const run = async (action: () => Promise<{ error?: unknown; response: Response }>) => {
@@ -69,7 +69,6 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
     if (!response.ok) setError(t.actionFailed(errorMessage(err, `HTTP ${response.status}`)));
     else setError('');
     await load();
-    ops.changed();
   };
 
   const confirmName = (apply: (name: string) => void) => {
@@ -133,12 +132,14 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
           {ops.previewButton(e, path)}
           {(folder ? allowed.renameDirs : allowed.renameFiles) && (
             <button type="button" onClick={() => open('rename', e)} aria-label={`${t.rename} ${e.name}`}>
-              {t.rename}
+              <Icon name="pencil" />
+              <span className="action-label">{t.rename}</span>
             </button>
           )}
           {(folder ? allowed.deleteDirs : allowed.deleteFiles) && (
             <button type="button" className="danger" onClick={() => setPending({ kind: 'delete', entry: e })} aria-label={`${t.delete} ${e.name}`}>
-              {t.delete}
+              <Icon name="trash" />
+              <span className="action-label">{t.delete}</span>
             </button>
           )}
         </div>

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Dialog } from './Dialog';
 import { runBulk } from './file-actions';
 import { failures, zipUrl, type BulkAction, type Outcome, type Target } from './file-paths';
@@ -28,7 +28,7 @@ export function SelectionBar({
   dir: string;
   allowed: Allowed;
   onChanged: () => void;
-  extra?: React.ReactNode;
+  extra?: ReactNode;
 }) {
   const [pending, setPending] = useState<BulkAction | null>(null);
   const [progress, setProgress] = useState<string>('');
