@@ -1,7 +1,10 @@
 import { useEffect, useRef, type FormEvent, type ReactNode } from 'react';
 import { t } from './strings';
 
-/** A modal dialog (the native <dialog>: focus kept inside, Escape closes it) with a form. */
+/**
+ * A modal dialog (the native <dialog>: focus kept inside, Escape closes it) with a form; without
+ * `submitLabel` it only shows things, with a Close button (`className` sizes it, e.g. the preview).
+ */
 export function Dialog({
   title,
   children,
@@ -9,13 +12,15 @@ export function Dialog({
   danger,
   onSubmit,
   onClose,
+  className,
 }: {
   title: string;
   children?: ReactNode;
-  submitLabel: string;
+  submitLabel?: string;
   danger?: boolean;
-  onSubmit: () => void;
+  onSubmit?: () => void;
   onClose: () => void;
+  className?: string;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
@@ -25,20 +30,22 @@ export function Dialog({
   }, []);
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    onSubmit();
+    onSubmit?.();
   };
   return (
-    <dialog ref={ref} aria-labelledby="dialog-title" onCancel={onClose}>
+    <dialog ref={ref} aria-labelledby="dialog-title" onCancel={onClose} className={className}>
       <form onSubmit={submit}>
         <h2 id="dialog-title">{title}</h2>
         {children}
         <div className="row">
           <button type="button" onClick={onClose}>
-            {t.cancel}
+            {submitLabel ? t.cancel : t.close}
           </button>
-          <button type="submit" className={danger ? 'danger' : 'primary'}>
-            {submitLabel}
-          </button>
+          {submitLabel && (
+            <button type="submit" className={danger ? 'danger' : 'primary'}>
+              {submitLabel}
+            </button>
+          )}
         </div>
       </form>
     </dialog>

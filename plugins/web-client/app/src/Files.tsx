@@ -1,13 +1,13 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent, type ReactNode } from 'react';
 import { api, errorMessage, routeUrl } from './api';
 import { Dialog } from './Dialog';
 import { Icon } from './Icon';
 import { filterEntries, isDir, sortEntries, type Entry, type Sort, type SortKey } from './entries';
 import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
-import { useSelection } from './selection';
 import { t } from './strings';
 import { Uploads, useUploads } from './Uploads';
 import { VirtualList } from './VirtualList';
+import { useFileOps, SelectAllBox, SelectBox } from './FileOps';
 
 /** Row heights, as styles.css sets them: one line on a desktop, two on a phone (the size and date under the name). */
 const ROW_HEIGHT = 48;
@@ -42,7 +42,6 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
   const [nameError, setNameError] = useState('');
   const heading = useRef<HTMLHeadingElement>(null);
   const rowHeight = useMedia(NARROW) ? ROW_HEIGHT_NARROW : ROW_HEIGHT;
-  const selection = useSelection(dir);
 
   const load = useCallback(async () => {
     const { data, error: err, response } = await api.GET('/api/v2/user/dirs', { params: { query: { path: dir } } });
@@ -64,6 +63,8 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
 
   const uploads = useUploads(dir, () => void load());
   const shown = useMemo(() => sortEntries(filterEntries(entries ?? [], filter), sort), [entries, filter, sort]);
+  const ops = useFileOps(dir, entries, shown, () => void load());
+  const { allowed } = ops;
 
   const run = async (action: () => Promise<{ error?: unknown; response: Response }>) => {
     setPending(null);
@@ -86,10 +87,11 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
   };
 
   const toggleSort = (key: SortKey) => setSort((s) => (s.key === key ? { key, asc: !s.asc } : { key, asc: true }));
-  const header = (key: SortKey, label: string) => {
+  const header = (key: SortKey, label: string, before?: ReactNode) => {
     const current = sort.key === key;
     return (
       <div role="columnheader" className={`col-${key}`} aria-sort={current ? (sort.asc ? 'ascending' : 'descending') : 'none'}>
+        {before}
         <button type="button" className="sort" onClick={() => toggleSort(key)} aria-label={t.sortBy(label, current && sort.asc ? 'descending' : 'ascending')}>
           {label}
           <span aria-hidden="true">{current ? (sort.asc ? ' ▲' : ' ▼') : ''}</span>
@@ -102,25 +104,24 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
     const path = joinPath(dir, e.name);
     const folder = isDir(e);
     return (
-      <div role="row" className="entry" key={e.name} aria-rowindex={i + 2}>
+      <div role="row" className="entry" key={e.name} aria-rowindex={i + 2} aria-selected={ops.selection.isSelected(path)}>
         <div role="cell" className="col-name">
-          <input
-            type="checkbox"
-            className="pick"
-            aria-label={t.select(e.name)}
-            checked={selection.has(e.name)}
-            onChange={(ev) => selection.toggle(e.name, ev.target.checked)}
-          />
+          <SelectBox ops={ops} name={e.name} path={path} />
           {folder ? (
             <button type="button" className="link" onClick={() => onNavigate(path)}>
               <Icon name="folder" />
               {e.name}
             </button>
-          ) : (
+          ) : allowed.download ? (
             <a href={routeUrl('/api/v2/user/files', 'get', { path })} download={e.name} aria-label={`${t.download} ${e.name}`}>
               <Icon name="file" />
               {e.name}
             </a>
+          ) : (
+            <span>
+              <Icon name="file" />
+              {e.name}
+            </span>
           )}
         </div>
         <div role="cell" className="col-size">
@@ -131,12 +132,19 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
           <span className="date-short">{formatDate(e.last_modified, undefined, 'narrow')}</span>
         </div>
         <div role="cell" className="col-actions">
-          <button type="button" onClick={() => open('rename', e)} aria-label={`${t.rename} ${e.name}`}>
-            {t.rename}
-          </button>
-          <button type="button" className="danger" onClick={() => setPending({ kind: 'delete', entry: e })} aria-label={`${t.delete} ${e.name}`}>
-            {t.delete}
-          </button>
+          {ops.previewButton(e, path)}
+          {(folder ? allowed.renameDirs : allowed.renameFiles) && (
+            <button type="button" onClick={() => open('rename', e)} aria-label={`${t.rename} ${e.name}`}>
+              <Icon name="pencil" />
+              <span className="action-label">{t.rename}</span>
+            </button>
+          )}
+          {(folder ? allowed.deleteDirs : allowed.deleteFiles) && (
+            <button type="button" className="danger" onClick={() => setPending({ kind: 'delete', entry: e })} aria-label={`${t.delete} ${e.name}`}>
+              <Icon name="trash" />
+              <span className="action-label">{t.delete}</span>
+            </button>
+          )}
         </div>
       </div>
     );
@@ -182,27 +190,32 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
           <span className="visually-hidden">{t.filter}</span>
           <input type="search" placeholder={t.filterPlaceholder} value={filter} onChange={(e) => setFilter(e.target.value)} />
         </label>
-        <button type="button" onClick={() => open('mkdir')}>
-          {t.newFolder}
-        </button>
-        {onShare && (
-          <button type="button" onClick={() => onShare(selection.names.size ? [...selection.names].map((n) => joinPath(dir, n)) : [dir])}>
-            {t.shareSelected(selection.names.size)}
+        {allowed.createDirs && (
+          <button type="button" onClick={() => open('mkdir')}>
+            {t.newFolder}
           </button>
         )}
-        <label className="button primary">
-          <input
-            type="file"
-            multiple
-            className="visually-hidden"
-            onChange={(e: ChangeEvent<HTMLInputElement>) => {
-              if (e.target.files) uploads.add([...e.target.files]);
-              e.target.value = '';
-            }}
-          />
-          {t.upload}
-        </label>
+        {onShare && (
+          <button type="button" onClick={() => onShare(ops.selection.paths.length ? ops.selection.paths : [dir])}>
+            {t.shareSelected(ops.selection.paths.length)}
+          </button>
+        )}
+        {allowed.upload && (
+          <label className="button primary">
+            <input
+              type="file"
+              multiple
+              className="visually-hidden"
+              onChange={(e: ChangeEvent<HTMLInputElement>) => {
+                if (e.target.files) uploads.add([...e.target.files]);
+                e.target.value = '';
+              }}
+            />
+            {t.upload}
+          </label>
+        )}
       </div>
+      {ops.bar}
       {(error || listError) && (
         <div className="error banner" role="alert">
           <span>{error || listError}</span>
@@ -217,7 +230,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
       <div role="table" className="table" aria-label={t.filesTitle} aria-rowcount={shown.length + 1} aria-busy={entries === null}>
         <div role="rowgroup">
           <div role="row" className="entry head" aria-rowindex={1}>
-            {header('name', t.name)}
+            {header('name', t.name, <SelectAllBox ops={ops} />)}
             {header('size', t.size)}
             {header('modified', t.modified)}
             <div role="columnheader" className="col-actions">
@@ -230,6 +243,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
       <p className="muted count" role="status">
         {entries === null ? '' : entries.length === 0 ? t.emptyFolder : shown.length === 0 ? t.noMatch : t.entries(shown.length, entries.length)}
       </p>
+      {ops.footer}
 
       {pending?.kind === 'mkdir' && (
         <Dialog
