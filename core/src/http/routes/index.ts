@@ -10,6 +10,7 @@ import { retentionRoutes } from './retention.js';
 import { userFileRoutes } from './user-files.js';
 import { userDirRoutes } from './user-dirs.js';
 import { userActionRoutes } from './user-actions.js';
+import { userCapabilityRoutes } from './user-capabilities.js';
 import { userProfileRoutes } from './user-profile.js';
 import { connectionRoutes } from './connections.js';
 import { userRoutes } from './users.js';
@@ -46,6 +47,7 @@ export const coreRoutes: RouteFactory[] = [
   userFileRoutes,
   userDirRoutes,
   userActionRoutes,
+  userCapabilityRoutes,
   userProfileRoutes,
   connectionRoutes,
   userRoutes,

@@ -1,4 +1,4 @@
-import type { ServerRoute } from '@hapi/hapi';
+import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
 import { USER_AUTH } from '../auth-strategies.js';
@@ -7,6 +7,22 @@ import { streamZip } from '../../vfs/zip-download.js';
 import { closeAfter, destroyOnDisconnect, openUserSession, pathQuery, sendAsStored, withUserSession } from '../user-session.js';
 
 const twoPaths = Joi.object({ path: pathQuery.required(), target: pathQuery.required() });
+const zipPaths = Joi.array().items(pathQuery.required()).min(1).max(1000);
+
+/** A zip of `paths` of the caller's session, streamed (the session closes when it is sent). */
+async function zipResponse(sessions: FileSessions, request: Request, h: ResponseToolkit, paths: string[]): Promise<ResponseObject> {
+  const s = await openUserSession(sessions, request, 'streamzip');
+  try {
+    const zip = await streamZip(s, [...new Set(paths.map((p) => s.path(p)))]);
+    destroyOnDisconnect(request, zip.stream);
+    closeAfter(s, zip.stream, zip.done);
+    sendAsStored(request);
+    return h.response(zip.stream).type('application/zip').header('Content-Disposition', 'attachment; filename="download.zip"');
+  } catch (err) {
+    await s.close();
+    throw err;
+  }
+}
 
 export function userActionRoutes(c: DependencyContainer): ServerRoute[] {
   const sessions = c.resolve(FileSessions);
@@ -40,22 +56,21 @@ export function userActionRoutes(c: DependencyContainer): ServerRoute[] {
       path: '/api/v2/user/streamzip',
       options: {
         auth: USER_AUTH,
-        validate: { payload: Joi.array().items(pathQuery.required()).min(1).max(1000).required() },
+        validate: { payload: zipPaths.required() },
       },
-      handler: async (request, h) => {
-        const paths = request.payload as string[];
-        const s = await openUserSession(sessions, request, 'streamzip');
-        try {
-          const zip = await streamZip(s, [...new Set(paths.map((p) => s.path(p)))]);
-          destroyOnDisconnect(request, zip.stream);
-          closeAfter(s, zip.stream, zip.done);
-          sendAsStored(request);
-          return h.response(zip.stream).type('application/zip').header('Content-Disposition', 'attachment; filename="download.zip"');
-        } catch (err) {
-          await s.close();
-          throw err;
-        }
+      handler: (request, h) => zipResponse(sessions, request, h, request.payload as string[]),
+    },
+    {
+      // an addition to v2.7 (docs/api-compatibility.md "Zip download by link"): the same zip for a link or a
+      // form a browser follows, which streams the download to disk (a POST with a JSON body cannot be one)
+      method: 'GET',
+      path: '/api/v2/user/streamzip',
+      options: {
+        auth: USER_AUTH,
+        description: 'Streams a zip of files and directories (the paths as repeated `path` query parameters)',
+        validate: { query: Joi.object({ path: zipPaths.single().required() }) },
       },
+      handler: (request, h) => zipResponse(sessions, request, h, (request.query as { path: string[] }).path),
     },
   ];
 }
