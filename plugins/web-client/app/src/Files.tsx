@@ -1,11 +1,11 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, errorMessage, routeUrl } from './api';
 import { Dialog } from './Dialog';
 import { Icon } from './Icon';
 import { filterEntries, isDir, sortEntries, type Entry, type Sort, type SortKey } from './entries';
 import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
 import { t } from './strings';
-import { Uploads, useUploads } from './Uploads';
+import { UploadButtons, Uploads, useDropZone, useUploads } from './Uploads';
 import { VirtualList } from './VirtualList';
 
 /** Row heights, as styles.css sets them: one line on a desktop, two on a phone (the size and date under the name). */
@@ -58,6 +58,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
   }, [load]);
 
   const uploads = useUploads(dir, () => void load());
+  const drop = useDropZone(uploads.add);
   const shown = useMemo(() => sortEntries(filterEntries(entries ?? [], filter), sort), [entries, filter, sort]);
 
   const run = async (action: () => Promise<{ error?: unknown; response: Response }>) => {
@@ -131,7 +132,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
   };
 
   return (
-    <main id="content" className="files">
+    <main id="content" className={drop.dragging ? 'files dragging' : 'files'} {...drop.props}>
       <nav aria-label={t.breadcrumbs}>
         <ol className="crumbs">
           <li>
@@ -173,18 +174,7 @@ export function Files({ dir, onNavigate }: { dir: string; onNavigate: (dir: stri
         <button type="button" onClick={() => open('mkdir')}>
           {t.newFolder}
         </button>
-        <label className="button primary">
-          <input
-            type="file"
-            multiple
-            className="visually-hidden"
-            onChange={(e: ChangeEvent<HTMLInputElement>) => {
-              if (e.target.files) uploads.add([...e.target.files]);
-              e.target.value = '';
-            }}
-          />
-          {t.upload}
-        </label>
+        <UploadButtons onPicked={uploads.add} />
       </div>
       {(error || listError) && (
         <div className="error banner" role="alert">
