@@ -20,9 +20,9 @@ export interface Ferry {
 
 export const passwordOf = (username: string): string => `${username}-pass-1`;
 
-/** A started Ferry with the web client on a free port of 127.0.0.1 (the site built by npm run build). */
-export async function startFerry(t: Test): Promise<Ferry> {
-  const ta = await createTestApp({ plugins: [{ name: '@ferry/fs-local' }, PLUGIN] });
+/** A started Ferry with the web client on a free port of 127.0.0.1 (the site built by npm run build); `config` overrides the test config. */
+export async function startFerry(t: Test, config?: Record<string, unknown>): Promise<Ferry> {
+  const ta = await createTestApp({ plugins: [{ name: '@ferry/fs-local' }, PLUGIN], config });
   t.teardown(() => ta.close());
   await ta.app.start();
   const token = await ta.adminToken();

@@ -59,9 +59,9 @@ export interface Harness {
   signedIn(t: Test, username: string, o?: ContextOptions): Promise<{ ctx: Awaited<ReturnType<typeof newContext>>; page: Page }>;
 }
 
-/** Starts a Ferry and a browser for the test file `t` (both stopped at its end). */
-export async function harness(t: Test): Promise<Harness> {
-  const f = await startFerry(t);
+/** Starts a Ferry (`config` overrides the test config) and a browser for the test file `t` (both stopped at its end). */
+export async function harness(t: Test, config?: Record<string, unknown>): Promise<Harness> {
+  const f = await startFerry(t, config);
   const browser = await launchBrowser(t);
   const openPage: Harness['openPage'] = async (t, o = {}) => {
     const ctx = await newContext(browser, o);

@@ -170,13 +170,13 @@ function ConflictDialog({ state }: { state: UploadsState }) {
       <fieldset className="choices">
         <legend className="visually-hidden">{t.conflictTitle}</legend>
         {options.map(([value, label]) => (
-          <label key={value}>
+          <label key={value} className="choice">
             <input type="radio" name="conflict" value={value} checked={choice === value} onChange={() => setChoice(value)} />
             {label}
           </label>
         ))}
       </fieldset>
-      <label>
+      <label className="choice">
         <input type="checkbox" checked={all} onChange={(e) => setAll(e.target.checked)} />
         {t.conflictApplyAll}
       </label>
