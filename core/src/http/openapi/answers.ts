@@ -343,6 +343,7 @@ export const ROUTE_ANSWERS: Record<string, Answers> = {
   'post /api/v2/user/file-actions/copy': ok('ApiResponse'),
   'post /api/v2/user/file-actions/move': ok('ApiResponse'),
   'post /api/v2/user/streamzip': bytes('a zip of the files', 'application/zip'),
+  'get /api/v2/user/streamzip': bytes('a zip of the files', 'application/zip'),
   'get /api/v2/shares/{id}': bytes('a zip of the shared files (application/zip), or the shared file with compress=false'),
   'post /api/v2/shares/{id}': created('ApiResponse'),
   'get /api/v2/shares/{id}/dirs': list(DirEntry),
