@@ -83,7 +83,7 @@ export function xhrError(status: number, text: string): string {
 export function uploadFile(path: string, file: Blob, onProgress: (sent: number, total: number) => void, o: { mkdirParents?: boolean } = {}): UploadHandle {
   const xhr = new XMLHttpRequest();
   const done = new Promise<void>((resolve, reject) => {
-    xhr.open('POST', routeUrl('/api/v2/user/files/upload', 'post', { path, mkdir_parents: o.mkdirParents }));
+    xhr.open('POST', routeUrl('/api/v2/user/files/upload', 'post', { path, mkdir_parents: o.mkdirParents || undefined }));
     xhr.setRequestHeader('X-CSRF-Token', csrfToken);
     xhr.setRequestHeader('Content-Type', 'application/octet-stream');
     if (file instanceof File) xhr.setRequestHeader('X-SERVICE-MTIME', String(file.lastModified));
