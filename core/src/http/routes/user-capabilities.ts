@@ -19,7 +19,7 @@ const capabilitiesAnswer = Joi.object({
   web_client: Joi.array().items(Joi.string()).required().description('the filters.webclient options of the account (groups merged)'),
   quota: Joi.object({ size: usage.required(), files: usage.required() })
     .required()
-    .description('the quota the path counts against (the user\'s, or its virtual folder\'s own), with the stored usage'),
+    .description("the quota the path counts against (the user's, or its virtual folder's own), with the stored usage"),
 }).description('UserCapabilities');
 
 /**
