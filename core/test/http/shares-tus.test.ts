@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { addUser, fileApp, PASSWORD, updateUser } from '../helpers/user-files.js';
 import { Share } from '../../src/data/entities/index.js';
-import { ShareUploads } from '../../src/shares/share-uploads.service.js';
+import { ChunkedUploads } from '../../src/vfs/chunked-uploads.service.js';
 
 const ta = await fileApp({ config: { httpd: { bindings: [{ address: '127.0.0.1', port: 0, upload_chunk_size: 1 }] } } });
 t.teardown(() => ta.close());
@@ -50,7 +50,7 @@ const patch = (loc: string, offset: number | string, body: Buffer, headers: Reco
   });
 const head = (loc: string, basic?: typeof pw) => ta.inject('HEAD', loc, { basic, headers: TUS });
 const used = async (id: string) => (await ta.app.orm.em.fork().findOneOrFail(Share, { share_id: id })).used_tokens;
-const tmpFiles = () => readdirSync(path.join(ta.config.common.temp_dir, 'share-uploads'));
+const tmpFiles = () => readdirSync(path.join(ta.config.common.temp_dir, 'chunked-uploads'));
 
 t.test('discovery: OPTIONS without credentials', async (t) => {
   const r = await ta.inject('OPTIONS', '/api/v2/shares-chunked-uploads');
@@ -332,7 +332,7 @@ t.test('one chunk at a time: a chunk sent while another is received is 409 and c
   const r = await create(10, { share_id: id, path: 'one-at-a-time.bin' });
   t.equal(r.statusCode, 201, r.payload);
   const loc = String(r.headers.location);
-  const lock = path.join(ta.config.common.temp_dir, 'share-uploads', `${loc.split('/').pop()}.lock`);
+  const lock = path.join(ta.config.common.temp_dir, 'chunked-uploads', `${loc.split('/').pop()}.lock`);
   // a real socket (the server listens since the tus-js-client test): the first chunk's request stays open
   await ta.server.start();
   const req = http.request(`http://127.0.0.1:${ta.server.info.port}${loc}`, {
@@ -361,7 +361,7 @@ t.test('one chunk at a time: a chunk sent while another is received is 409 and c
 });
 
 t.test('a chunk cut before it is read (its close sent while the lock was taken) ends at once, keeps nothing and frees the lock', async (t) => {
-  const uploads = ta.app.container.resolve(ShareUploads);
+  const uploads = ta.app.container.resolve(ChunkedUploads);
   const id = await mkShare({ name: 'cut-early', scope: 2, paths: ['/in'] });
   const r = await create(10, { share_id: id, path: 'cut-early.bin' });
   t.equal(r.statusCode, 201, r.payload);
@@ -376,7 +376,7 @@ t.test('a chunk cut before it is read (its close sent while the lock was taken) 
   t.equal(await Promise.race([uploads.append(u, body, 0).then(() => 'ended'), hung]), 'ended');
   t.equal(u.offset, 0, 'nothing was kept');
   t.equal((await uploads.get(uploadId)).offset, 0);
-  t.notOk(existsSync(path.join(ta.config.common.temp_dir, 'share-uploads', `${uploadId}.lock`)), 'the lock is gone');
+  t.notOk(existsSync(path.join(ta.config.common.temp_dir, 'chunked-uploads', `${uploadId}.lock`)), 'the lock is gone');
   t.equal((await patch(String(r.headers.location), 0, Buffer.alloc(10, 8))).statusCode, 204, 'the upload goes on');
   t.same(readFileSync(path.join(home, 'in', 'cut-early.bin')), Buffer.alloc(10, 8));
 });

@@ -207,8 +207,8 @@ t.test('an upload cancelled while it is sent: said so, nothing kept, the others 
   ]);
   await reached;
   await row(page, 'free.txt').waitFor();
-  await page.getByRole('button', { name: `${strings.cancel} held.bin` }).click();
-  await page.locator('.upload.failed').filter({ hasText: 'held.bin' }).getByText(strings.uploadFailed('cancelled')).waitFor();
+  await page.getByRole('button', { name: strings.cancelUpload('held.bin') }).click();
+  await page.locator('.upload.cancelled').filter({ hasText: 'held.bin' }).getByText(strings.uploadCancelled).waitFor();
   t.pass('the cancelled upload says so');
   t.notOk(existsSync(path.join(home, 'held.bin')), 'nothing of it on the server');
   t.equal(readFileSync(path.join(home, 'free.txt'), 'utf8'), 'free', 'the other file was uploaded');

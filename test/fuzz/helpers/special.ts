@@ -373,6 +373,119 @@ export function tus(r: Rng, w: World, rt: RouteInfo): Req | undefined {
   return undefined;
 }
 
+const USER_TUS = '/api/v2/user/chunked-uploads';
+
+/** The user-side TUS endpoint: malformed headers and metadata, paths the user may not write, unknown uploads, bad tokens. */
+export function userTus(r: Rng, w: World, rt: RouteInfo): Req | undefined {
+  const bearer = { authorization: `Bearer ${w.userToken}` };
+  const badToken = (): Record<string, string> =>
+    r.pick<Record<string, string>>([{ authorization: `Bearer ${w.revokedUserToken}` }, { authorization: 'Bearer x.y.z' }, {}]);
+  const unknown = () => `${USER_TUS}/${encodeValue(r, r.chance(0.5) ? hostilePath(r) : `fz${r.int(1e9)}`)}`;
+  if (rt.method === 'OPTIONS') return { kind: 'user tus: discovery', route: rt.key, method: 'OPTIONS', url: USER_TUS, headers: {}, status: 200 };
+  if (rt.method === 'POST') {
+    const headers: Record<string, string> = { ...bearer, 'tus-resumable': '1.0.0', 'upload-length': String(r.range(1, 100)) };
+    let metadata = `path ${b64(`/fz-user-tus-${r.int(1e6)}.bin`)}`;
+    let payload: string | undefined;
+    let label: string;
+    switch (r.int(7)) {
+      case 0:
+        label = 'Tus-Resumable';
+        headers['tus-resumable'] = r.pick(['0.2.2', '1.0', '', '2.0.0']);
+        break;
+      case 1:
+        label = 'Upload-Length';
+        headers['upload-length'] = r.pick(['-1', 'abc', '1e3', '9'.repeat(16), '', '1.5']);
+        break;
+      case 2:
+        label = 'Upload-Metadata';
+        metadata = r.pick([
+          'path not*base64!',
+          `path ${b64('/a')},path ${b64('/b')}`,
+          '',
+          `mtime ${b64('noon')},${metadata}`,
+          `mkdir_parents ${b64('maybe')},${metadata}`,
+          `path ${b64('/')}`,
+        ]);
+        break;
+      case 3:
+        // /ro is read-only for fz-user (a hostile path could normalise to a writable one: the share generator covers those)
+        label = 'read-only path';
+        metadata = `path ${b64(r.pick([`/ro/${missing(r)}`, '/ro', `/ro/${missing(r)}/x.bin`]))}`;
+        break;
+      case 4:
+        label = 'credentials';
+        delete headers.authorization;
+        Object.assign(headers, badToken());
+        break;
+      case 5:
+        label = 'missing parent';
+        metadata = `path ${b64(`/${missing(r)}/x.bin`)}`;
+        break;
+      default:
+        label = 'content type';
+        headers['content-type'] = r.pick(['application/octet-stream', 'text/plain', 'application/json']);
+        payload = 'chunk';
+    }
+    headers['upload-metadata'] = metadata;
+    return { kind: `user tus: create ${label}`, route: rt.key, method: 'POST', url: USER_TUS, headers, payload };
+  }
+  const upload = w.userTusUpload;
+  if (rt.method === 'GET') {
+    const method = r.chance(0.7) ? 'HEAD' : 'GET';
+    if (r.chance(0.5)) return { kind: 'user tus: unknown upload', route: rt.key, method, url: unknown(), headers: { ...bearer, 'tus-resumable': '1.0.0' } };
+    return { kind: 'user tus: head credentials', route: rt.key, method, url: upload, headers: { ...badToken(), 'tus-resumable': '1.0.0' } };
+  }
+  if (rt.method === 'PATCH') {
+    const headers: Record<string, string> = { ...bearer, 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' };
+    let payload: string | Buffer = 'abcd';
+    let url = upload;
+    let label: string;
+    switch (r.int(6)) {
+      case 0:
+        label = 'Upload-Offset mismatch';
+        headers['upload-offset'] = String(r.range(1, 40));
+        break;
+      case 1:
+        label = 'Upload-Offset malformed';
+        headers['upload-offset'] = r.pick(['-1', 'abc', '1e3', '', '0,0', '+0']);
+        break;
+      case 2:
+        label = 'content type';
+        headers['content-type'] = r.pick(['application/octet-stream', 'text/plain', 'multipart/form-data; boundary=x']);
+        break;
+      case 3:
+        label = 'credentials';
+        delete headers.authorization;
+        Object.assign(headers, badToken());
+        break;
+      case 4:
+        label = 'chunk beyond Upload-Length';
+        payload = Buffer.alloc(r.pick([17, 100, 70_000]), 1);
+        break;
+      default:
+        label = 'unknown upload';
+        url = unknown();
+    }
+    return { kind: `user tus: patch ${label}`, route: rt.key, method: 'PATCH', url, headers, payload };
+  }
+  if (rt.method === 'DELETE') {
+    // the world's upload is never terminated: a wrong version, bad credentials or an unknown id
+    const which = r.int(3);
+    if (which === 0)
+      return {
+        kind: 'user tus: delete Tus-Resumable',
+        route: rt.key,
+        method: 'DELETE',
+        url: upload,
+        headers: { ...bearer, 'tus-resumable': r.pick(['0.2.2', '']) },
+      };
+    if (which === 1)
+      return { kind: 'user tus: delete credentials', route: rt.key, method: 'DELETE', url: upload, headers: { ...badToken(), 'tus-resumable': '1.0.0' } };
+    return { kind: 'user tus: delete unknown upload', route: rt.key, method: 'DELETE', url: unknown(), headers: { ...bearer, 'tus-resumable': '1.0.0' } };
+  }
+  return undefined;
+}
+
 /** A query value percent-encoded as valid UTF-8 without NUL (both are refused at the edge with a 400): routes that answer any other query alike. */
 const wellFormed = (s: string) => encodeURIComponent(s.replace(/[\ud800-\udfff\u0000]/g, '\ufffd'));
 

@@ -47,6 +47,8 @@ export interface World {
   shares: { read: string; write: string; writePw: string; file: string };
   /** A TUS upload created before the run, at offset 0 of 16 bytes (share `writePw`). */
   tusUpload: string;
+  /** A user-side TUS upload of fz-user created before the run, at offset 0 of 16 bytes. */
+  userTusUpload: string;
   /** Names of existing objects, by path parameter name. */
   names: Record<string, string>;
   api(method: string, url: string, payload?: unknown, token?: string): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
@@ -134,6 +136,11 @@ export async function createWorld(): Promise<World> {
     },
   });
   if (tus.statusCode !== 201) throw new Error(`setup TUS create: ${tus.statusCode} ${tus.payload}`);
+  const userTus = await ta.inject('POST', '/api/v2/user/chunked-uploads', {
+    token: await ta.userToken('fz-user', PASSWORD),
+    headers: { 'tus-resumable': '1.0.0', 'upload-length': '16', 'upload-metadata': `path ${Buffer.from('/user-tus.bin').toString('base64')}` },
+  });
+  if (userTus.statusCode !== 201) throw new Error(`setup user TUS create: ${userTus.statusCode} ${userTus.payload}`);
 
   const revokedAdminToken = await ta.adminToken();
   await must('GET', '/api/v2/logout', undefined, revokedAdminToken);
@@ -173,6 +180,7 @@ export async function createWorld(): Promise<World> {
     userUid,
     shares,
     tusUpload: String(tus.headers.location),
+    userTusUpload: String(userTus.headers.location),
     names: {
       username: 'fz-user',
       name: 'fz-role',
@@ -220,11 +228,13 @@ export async function snapshot(w: World): Promise<Record<string, unknown>> {
   // a share upload cut by the client gives its use back, its time stays recorded
   for (const s of (data.shares ?? []) as Record<string, unknown>[]) delete s.last_use_at;
   const tus = await w.ta.inject('HEAD', w.tusUpload, { basic: { username: 'x', password: SHARE_PASSWORD }, headers: { 'tus-resumable': '1.0.0' } });
+  const userTus = await w.ta.inject('HEAD', w.userTusUpload, { token: w.userToken, headers: { 'tus-resumable': '1.0.0' } });
   return {
     dump: data,
     defender: (await w.api('GET', '/api/v2/defender/hosts')).body,
     shares: ((await w.api('GET', '/api/v2/user/shares', undefined, w.userToken)).body as Record<string, unknown>[]).map(({ last_use_at: _, ...s }) => s),
     tus: { status: tus.statusCode, offset: tus.headers['upload-offset'], length: tus.headers['upload-length'] },
+    userTus: { status: userTus.statusCode, offset: userTus.headers['upload-offset'], length: userTus.headers['upload-length'] },
     files: fileTree(w.ta.dataDir),
   };
 }

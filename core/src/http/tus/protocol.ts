@@ -1,7 +1,7 @@
 /**
  * TUS 1.0.0 (https://tus.io/protocols/resumable-upload) as Ferry speaks it on
- * /api/v2/shares-chunked-uploads: the header rules, parsed and checked in one
- * place. Extensions: creation, creation-with-upload.
+ * /api/v2/shares-chunked-uploads and /api/v2/user/chunked-uploads: the header
+ * rules, parsed and checked in one place (the routes: endpoint.ts).
  */
 import type { Request, ResponseObject } from '@hapi/hapi';
 import Boom from '@hapi/boom';
@@ -10,7 +10,8 @@ import { stringProblem } from '../../util/well-formed.js';
 
 export const TUS_VERSION = '1.0.0';
 export const TUS_PATH = '/api/v2/shares-chunked-uploads';
-export const TUS_EXTENSIONS = 'creation,creation-with-upload';
+/** Resumable uploads of signed-in users (an addition to the API). */
+export const USER_TUS_PATH = '/api/v2/user/chunked-uploads';
 const MB = 1024 * 1024;
 
 function header(request: Request, name: string): string | undefined {

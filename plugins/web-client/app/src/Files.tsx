@@ -1,11 +1,11 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent, type ReactNode } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { api, errorMessage, routeUrl } from './api';
 import { Dialog } from './Dialog';
 import { Icon } from './Icon';
 import { filterEntries, isDir, sortEntries, type Entry, type Sort, type SortKey } from './entries';
 import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
 import { t } from './strings';
-import { Uploads, useUploads } from './Uploads';
+import { UploadButtons, Uploads, useDropZone, useUploads } from './Uploads';
 import { VirtualList } from './VirtualList';
 import { useFileOps, SelectAllBox, SelectBox } from './FileOps';
 
@@ -62,6 +62,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
   }, [load]);
 
   const uploads = useUploads(dir, () => void load());
+  const drop = useDropZone(uploads.add);
   const shown = useMemo(() => sortEntries(filterEntries(entries ?? [], filter), sort), [entries, filter, sort]);
   const ops = useFileOps(dir, entries, shown, () => void load());
   const { allowed } = ops;
@@ -151,7 +152,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
   };
 
   return (
-    <main id="content" className="files">
+    <main id="content" className={drop.dragging ? 'files dragging' : 'files'} {...(allowed.upload ? drop.props : {})}>
       <nav aria-label={t.breadcrumbs}>
         <ol className="crumbs">
           <li>
@@ -200,20 +201,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
             {t.shareSelected(ops.selection.paths.length)}
           </button>
         )}
-        {allowed.upload && (
-          <label className="button primary">
-            <input
-              type="file"
-              multiple
-              className="visually-hidden"
-              onChange={(e: ChangeEvent<HTMLInputElement>) => {
-                if (e.target.files) uploads.add([...e.target.files]);
-                e.target.value = '';
-              }}
-            />
-            {t.upload}
-          </label>
-        )}
+        {allowed.upload && <UploadButtons onPicked={uploads.add} />}
       </div>
       {ops.bar}
       {(error || listError) && (

@@ -62,25 +62,33 @@ export interface UploadHandle {
   abort(): void;
 }
 
-/** Uploads one file's bytes to `path` (POST /api/v2/user/files/upload) with progress: XHR, since fetch reports no upload progress. */
-export function uploadFile(path: string, file: Blob, onProgress: (sent: number, total: number) => void): UploadHandle {
+/** The message of a failed XHR or fetch answer: the API's {"message"} when it sent one. */
+export function xhrError(status: number, text: string): string {
+  if (status === 401) onSessionLost();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return errorMessage(body, `HTTP ${status}`);
+}
+
+/**
+ * Uploads one file's bytes to `path` (POST /api/v2/user/files/upload) with
+ * progress: XHR, since fetch reports no upload progress. `mkdirParents`
+ * makes the missing folders (folder uploads); the file keeps its
+ * modification time.
+ */
+export function uploadFile(path: string, file: Blob, onProgress: (sent: number, total: number) => void, o: { mkdirParents?: boolean } = {}): UploadHandle {
   const xhr = new XMLHttpRequest();
   const done = new Promise<void>((resolve, reject) => {
-    xhr.open('POST', routeUrl('/api/v2/user/files/upload', 'post', { path }));
+    xhr.open('POST', routeUrl('/api/v2/user/files/upload', 'post', { path, mkdir_parents: o.mkdirParents || undefined }));
     xhr.setRequestHeader('X-CSRF-Token', csrfToken);
     xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+    if (file instanceof File) xhr.setRequestHeader('X-SERVICE-MTIME', String(file.lastModified));
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
-    xhr.onload = () => {
-      if (xhr.status >= 200 && xhr.status < 300) return resolve();
-      if (xhr.status === 401) onSessionLost();
-      let body: unknown;
-      try {
-        body = JSON.parse(xhr.responseText);
-      } catch {
-        body = undefined;
-      }
-      reject(new Error(errorMessage(body, `HTTP ${xhr.status}`)));
-    };
+    xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject(new Error(xhrError(xhr.status, xhr.responseText))));
     xhr.onerror = () => reject(new Error('network error'));
     xhr.onabort = () => reject(new Error('cancelled'));
     xhr.send(file);

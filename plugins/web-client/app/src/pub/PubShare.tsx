@@ -1,12 +1,13 @@
-import { useCallback, useEffect, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
 import { Icon } from '../Icon';
 import { isDir, sortEntries, type Entry } from '../entries';
 import { crumbs, formatDate, formatSize, joinPath } from '../format';
 import { parseRoute, routePath } from '../routes';
 import { t } from '../strings';
-import { Uploads, useUploads, type SendFile } from '../Uploads';
+import { fromDataTransfer, fromFiles } from '../drop';
+import { Uploads, useUploads } from '../Uploads';
 import { ShareLogin } from './ShareLogin';
-import { fileUrl, listDir, shareState, shareUrl, uploadToShare, type PublicShare, type ShareState } from './shareApi';
+import { fileUrl, listDir, shareState, shareUploads, shareUrl, type PublicShare, type ShareState } from './shareApi';
 
 const canRead = (scope: number) => scope === 1 || scope === 3;
 const canWrite = (scope: number) => scope === 2 || scope === 3;
@@ -140,8 +141,8 @@ function OpenShare({
     return () => window.clearInterval(timer);
   }, [share.id, onState]);
 
-  const send = useCallback<SendFile>((path, file, onProgress) => uploadToShare(share.id, path, file, onProgress), [share.id]);
-  const uploads = useUploads(readable ? dir : '/', () => void load(), send);
+  const backend = useMemo(() => shareUploads(share.id, readable), [share.id, readable]);
+  const uploads = useUploads(readable ? dir : '/', () => void load(), backend);
 
   const left = share.max_tokens ? Math.max(0, share.max_tokens - share.used_tokens) : 0;
   const title = dir === '/' ? share.name : (crumbs(dir).at(-1)?.name ?? share.name);
@@ -149,8 +150,7 @@ function OpenShare({
   const drop = (ev: DragEvent) => {
     ev.preventDefault();
     setDragging(false);
-    const files = [...ev.dataTransfer.files];
-    if (files.length) uploads.add(files);
+    void fromDataTransfer(ev.dataTransfer).then((picked) => uploads.add(picked));
   };
 
   return (
@@ -246,7 +246,7 @@ function OpenShare({
                       multiple
                       className="visually-hidden"
                       onChange={(e: ChangeEvent<HTMLInputElement>) => {
-                        if (e.target.files) uploads.add([...e.target.files]);
+                        if (e.target.files) uploads.add(fromFiles([...e.target.files]));
                         e.target.value = '';
                       }}
                     />

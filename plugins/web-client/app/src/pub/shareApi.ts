@@ -8,6 +8,7 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { operations } from '../../generated/api';
 import { errorMessage, routeUrl, type Paths, type UploadHandle } from '../api';
+import type { UploadBackend } from '../upload-queue';
 
 export type PublicShare = operations['get_api_v2_shares_id_web_session']['responses'][200]['content']['application/json']['share'];
 export type Refusal = 'expired' | 'address' | 'denied';
@@ -157,4 +158,46 @@ export function uploadToShare(id: string, path: string, file: File, onProgress: 
     onProgress(file.size);
   })();
   return { done, abort: () => abort.abort() };
+}
+
+/**
+ * The upload queue's server side for a share (Uploads.tsx useUploads): names
+ * from the listing where the share is readable (none otherwise: a write-only
+ * share shows nothing, so no conflict is asked), no overwrite offered,
+ * folders made with the share's mkdir, files sent by uploadToShare.
+ */
+export function shareUploads(id: string, readable: boolean): UploadBackend {
+  const mkdir = async (path: string) => {
+    const { response } = await api.POST('/api/v2/shares/{id}/actions/mkdir', { params: { path: { id }, query: { path, mkdir_parents: true } } });
+    // 409: it exists already
+    if (!response.ok && response.status !== 409) throw new Error(`HTTP ${response.status}`);
+  };
+  return {
+    async names(dir) {
+      if (!readable) return new Set();
+      const { entries } = await listDir(id, dir);
+      return new Set((entries ?? []).map((e) => e.name));
+    },
+    canOverwrite: async () => false,
+    mkdir,
+    send(dest, file, onProgress, mkdirParents) {
+      const parent = dest.slice(0, dest.lastIndexOf('/'));
+      if (!mkdirParents || !parent) return uploadToShare(id, dest, file, onProgress);
+      let inner: UploadHandle | undefined;
+      let aborted = false;
+      const done = (async () => {
+        await mkdir(parent);
+        if (aborted) throw new Error('cancelled');
+        inner = uploadToShare(id, dest, file, onProgress);
+        return inner.done;
+      })();
+      return {
+        done,
+        abort() {
+          aborted = true;
+          inner?.abort();
+        },
+      };
+    },
+  };
 }

@@ -18,11 +18,14 @@ const LOCK_STALE = 3600_000;
 /** Upload ids: 16 random bytes in base64url (they name files). */
 const ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 
-/** A resumable (TUS) upload to a share, its bytes kept in a temporary file until complete. */
-export interface ShareUpload {
+/** Who may continue an upload: `share:<share id>` or `user:<username>`. */
+export type UploadOwner = `share:${string}` | `user:${string}`;
+
+/** A resumable (TUS) upload, its bytes kept in a temporary file until complete. */
+export interface ChunkedUpload {
   id: string;
-  shareId: string;
-  /** The target inside the share's directory, as the client sent it (normalised later). */
+  owner: UploadOwner;
+  /** The target (inside the share's directory, or the user's path), as the client sent it (normalised later). */
   path: string;
   length: number;
   /** Bytes received: the size of the file (any node may have appended to it). */
@@ -33,7 +36,7 @@ export interface ShareUpload {
 }
 
 interface StoredUpload {
-  shareId: string;
+  owner: UploadOwner;
   path: string;
   length: number;
   mtime?: number;
@@ -41,19 +44,19 @@ interface StoredUpload {
 }
 
 /**
- * State of the TUS uploads to shares: under `<dir>/share-uploads`, one file
+ * State of the TUS uploads (to shares and of signed-in users): under `<dir>/chunked-uploads`, one file
  * of bytes per upload (`<id>`), its description (`<id>.json`) and, while a
  * chunk is written or the complete file is stored, a lock (`<id>.lock`,
  * created exclusively). Nothing is held in memory, so with
  * `common.shared_dir` on storage every node sees, any node continues an
  * upload another node started (docs/cluster.md); without it the directory is
  * under `temp_dir`. A chunk is appended as it streams in; when the last byte
- * arrives the file is uploaded into the share like any other upload
+ * arrives the file is uploaded into its place like any other upload
  * (permissions, quotas, atomic publication, events), then removed. Uploads
  * idle for a day are removed.
  */
 @scoped(Lifecycle.ContainerScoped)
-export class ShareUploads {
+export class ChunkedUploads {
   private readonly dir: string;
   private ready?: Promise<void>;
   private lastSweep = 0;
@@ -62,7 +65,7 @@ export class ShareUploads {
     @inject(TOKENS.Config) config: FerryConfig,
     @inject(TOKENS.Logger) private readonly logger: Logger,
   ) {
-    this.dir = path.resolve(config.common.shared_dir || config.common.temp_dir, 'share-uploads');
+    this.dir = path.resolve(config.common.shared_dir || config.common.temp_dir, 'chunked-uploads');
   }
 
   private paths(id: string) {
@@ -88,19 +91,19 @@ export class ShareUploads {
     }
   }
 
-  async create(o: { shareId: string; path: string; length: number; mtime?: Date; mkdirParents: boolean }): Promise<ShareUpload> {
+  async create(o: { owner: UploadOwner; path: string; length: number; mtime?: Date; mkdirParents: boolean }): Promise<ChunkedUpload> {
     await this.prepare();
     const id = crypto.randomBytes(16).toString('base64url');
     const p = this.paths(id);
     const fh = await open(p.file, 'wx', 0o600);
     await fh.close();
-    const stored: StoredUpload = { shareId: o.shareId, path: o.path, length: o.length, mtime: o.mtime?.getTime(), mkdirParents: o.mkdirParents };
+    const stored: StoredUpload = { owner: o.owner, path: o.path, length: o.length, mtime: o.mtime?.getTime(), mkdirParents: o.mkdirParents };
     await writeFile(p.meta, JSON.stringify(stored), { mode: 0o600, flag: 'wx' });
     return { id, file: p.file, offset: 0, ...o };
   }
 
   /** The upload with this id as stored now (404 when unknown or expired). */
-  async get(id: string): Promise<ShareUpload> {
+  async get(id: string): Promise<ChunkedUpload> {
     await this.prepare();
     if (!ID_PATTERN.test(id)) throw new NotFoundError('unknown or expired upload');
     const p = this.paths(id);
@@ -115,7 +118,7 @@ export class ShareUploads {
     return {
       id,
       file: p.file,
-      shareId: stored.shareId,
+      owner: stored.owner,
       path: stored.path,
       length: stored.length,
       offset: Math.min(size, stored.length),
@@ -125,7 +128,7 @@ export class ShareUploads {
   }
 
   /** Takes the upload's lock (409 while a chunk of it is received, on any node). */
-  async lock(u: ShareUpload): Promise<void> {
+  async lock(u: ChunkedUpload): Promise<void> {
     const { lock } = this.paths(u.id);
     for (let attempt = 0; ; attempt++) {
       try {
@@ -140,7 +143,7 @@ export class ShareUploads {
     }
   }
 
-  async unlock(u: ShareUpload): Promise<void> {
+  async unlock(u: ChunkedUpload): Promise<void> {
     await rm(this.paths(u.id).lock, { force: true });
   }
 
@@ -149,7 +152,7 @@ export class ShareUploads {
    * kept) when it would pass the declared length or `maxChunk` bytes; a body
    * cut short keeps what arrived, as TUS allows.
    */
-  async append(u: ShareUpload, body: Readable, maxChunk: number): Promise<void> {
+  async append(u: ChunkedUpload, body: Readable, maxChunk: number): Promise<void> {
     await this.lock(u);
     try {
       // what another node appended before the lock was taken
@@ -161,7 +164,7 @@ export class ShareUploads {
     }
   }
 
-  private async write(u: ShareUpload, body: Readable, maxChunk: number): Promise<void> {
+  private async write(u: ChunkedUpload, body: Readable, maxChunk: number): Promise<void> {
     const start = u.offset;
     let tooLarge: DomainError | undefined;
     let n = 0;
@@ -193,7 +196,7 @@ export class ShareUploads {
         await truncate(u.file, start).catch(() => undefined);
         throw tooLarge;
       }
-      this.logger.debug({ err, upload: u.id }, 'share upload chunk cut short');
+      this.logger.debug({ err, upload: u.id }, 'upload chunk cut short');
     } finally {
       body.off('error', gone);
       body.off('aborted', gone);
@@ -205,12 +208,12 @@ export class ShareUploads {
   }
 
   /** The complete upload's bytes. */
-  read(u: ShareUpload): Readable {
+  read(u: ChunkedUpload): Readable {
     return createReadStream(u.file);
   }
 
   /** Forgets the upload on every node (its description first: from then on it is unknown). */
-  async drop(u: ShareUpload): Promise<void> {
+  async drop(u: ChunkedUpload): Promise<void> {
     const p = this.paths(u.id);
     await rm(p.meta, { force: true });
     await rm(p.file, { force: true });

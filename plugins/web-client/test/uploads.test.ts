@@ -1,0 +1,245 @@
+/**
+ * Uploads in Debian's chromium against a real Ferry whose binding offers
+ * resumable uploads (upload_chunk_size 1 MiB): a folder of 50 files in
+ * nested directories through the folder picker (playwright cannot put
+ * directory entries in a synthetic drop: the drop test drops plain files),
+ * a large file through TUS cut by a network error and by a page reload and
+ * resumed from the server's offset, a cancelled TUS upload, the conflict
+ * choices, axe and the screenshot of the upload panel.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import t from 'tap';
+import { en as strings } from '../app/src/strings.js';
+import { passwordOf } from './helpers.js';
+import { checkA11y, harness, screenshot, type Harness } from './page.js';
+
+const MB = 1024 * 1024;
+let h: Harness;
+t.before(async () => {
+  h = await harness(t, { config: { httpd: { bindings: [{ address: '127.0.0.1', port: 0, upload_chunk_size: 1 }] } } });
+});
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'ferry-uploads-'));
+const pendingUploads = () => readdirSync(path.join(h.f.ta.config.common.temp_dir, 'chunked-uploads'));
+/** Bytes that differ at every offset (a chunk stored at the wrong place shows). */
+const pattern = (n: number, seed: number) => {
+  const b = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) b[i] = (i * 31 + seed + (i >> 16)) % 256;
+  return b;
+};
+const finished = (page: Page) => page.locator('.upload-total .upload-status').filter({ hasText: strings.uploadAllDone }).waitFor({ timeout: 60_000 });
+const item = (page: Page, label: string) => page.locator('li.upload').filter({ has: page.locator('.upload-name', { hasText: label }) });
+
+t.test('a folder of 50 files in nested directories, through the folder picker: all land with their structure', async (t) => {
+  const home = await h.f.addUser('folders');
+  const root = path.join(tmp, 'album');
+  const expected: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    const rel = path.join(`year-${i % 3}`, i % 2 ? `month-${i % 5}` : '', i % 7 === 0 ? 'deep/er' : '', `photo-${i}.txt`);
+    mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    writeFileSync(path.join(root, rel), `photo ${i}\n`);
+    expected.push(path.join('album', rel));
+  }
+  const { page } = await h.signedIn(t, 'folders');
+  await page.getByLabel(strings.uploadFolder).setInputFiles(root);
+  await finished(page);
+  t.equal(await page.locator('li.upload.done').count(), 50, 'fifty uploads done');
+  for (const rel of expected) t.equal(readFileSync(path.join(home, rel), 'utf8'), `photo ${rel.match(/photo-(\d+)/)![1]}\n`, rel);
+  await page.getByRole('button', { name: 'album', exact: true }).waitFor();
+  t.pass('the folder is listed');
+});
+
+t.test('a drop of plain files onto the file list', async (t) => {
+  const home = await h.f.addUser('dropper');
+  const { page } = await h.signedIn(t, 'dropper');
+  const dt = await page.evaluateHandle(() => {
+    const d = new DataTransfer();
+    d.items.add(new File(['first dropped'], 'one.txt', { type: 'text/plain' }));
+    d.items.add(new File(['second dropped'], 'two.txt', { type: 'text/plain' }));
+    return d;
+  });
+  await page.dispatchEvent('main', 'dragover', { dataTransfer: dt });
+  t.match(await page.locator('main').getAttribute('class'), /dragging/, 'the drop zone shows');
+  await page.dispatchEvent('main', 'drop', { dataTransfer: dt });
+  await finished(page);
+  t.equal(readFileSync(path.join(home, 'one.txt'), 'utf8'), 'first dropped');
+  t.equal(readFileSync(path.join(home, 'two.txt'), 'utf8'), 'second dropped');
+});
+
+t.test('a large file through TUS: a chunk cut by the network, then the page reloaded; resumed from the server offset, byte-identical', async (t) => {
+  const home = await h.f.addUser('resumer');
+  const data = pattern(12 * MB + 4321, 1);
+  const local = path.join(tmp, 'large.bin');
+  writeFileSync(local, data);
+  const { page } = await h.signedIn(t, 'resumer');
+  const seen: { method: string; offset?: string }[] = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/api/v2/user/chunked-uploads')) seen.push({ method: r.method(), offset: r.headers()['upload-offset'] });
+  });
+  let patches = 0;
+  let stopped!: () => void;
+  const stop = new Promise<void>((resolve) => (stopped = resolve));
+  await page.route('**/api/v2/user/chunked-uploads/*', async (route) => {
+    if (route.request().method() === 'PATCH') {
+      patches++;
+      if (patches === 2) return route.abort('connectionreset'); // a network drop: the client asks the server's offset and goes on
+      if (patches === 5) {
+        stopped();
+        return route.abort('connectionreset');
+      }
+    }
+    return route.continue();
+  });
+  await page.getByLabel(strings.upload).setInputFiles(local);
+  await stop;
+  await page.unroute('**/api/v2/user/chunked-uploads/*');
+  t.ok(
+    seen.some((r, i) => r.method === 'HEAD' && i > 0),
+    'after the cut chunk the client asked the server for its offset',
+  );
+  t.same(
+    seen.filter((r) => r.method === 'PATCH').map((r) => Number(r.offset) / MB),
+    [0, 1, 1, 2, 3],
+    'the cut chunk was sent again from the server offset',
+  );
+  await page.reload();
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.notOk(existsSync(path.join(home, 'large.bin')), 'nothing visible before the last byte');
+  const stored = await page.evaluate(() =>
+    Object.keys(localStorage)
+      .filter((k) => k.startsWith('ferry-tus:'))
+      .map((k) => [k, localStorage.getItem(k)]),
+  );
+  t.equal(stored.length, 1, 'the upload URL is remembered');
+  t.match(stored[0]![1], /^\/api\/v2\/user\/chunked-uploads\/[A-Za-z0-9_-]{22}$/, 'a URL only');
+  seen.length = 0;
+  await page.getByLabel(strings.upload).setInputFiles(local);
+  await finished(page);
+  t.equal(seen.filter((r) => r.method === 'POST').length, 0, 'no new upload created');
+  t.equal(seen.find((r) => r.method === 'PATCH')?.offset, String(3 * MB), 'continued from the server offset');
+  t.ok(readFileSync(path.join(home, 'large.bin')).equals(data), 'byte-identical');
+  t.same(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('ferry-tus:'))), [], 'forgotten once complete');
+  t.same(pendingUploads(), [], 'no temporary data left');
+});
+
+t.test('a cancelled TUS upload leaves nothing, on the server or in the folder', async (t) => {
+  const home = await h.f.addUser('canceller');
+  const local = path.join(tmp, 'cancel.bin');
+  writeFileSync(local, pattern(10 * MB, 2));
+  const { page } = await h.signedIn(t, 'canceller');
+  // slow chunks: the upload is still running when it is cancelled
+  await page.route('**/api/v2/user/chunked-uploads/*', async (route) => {
+    if (route.request().method() === 'PATCH') await new Promise((r) => setTimeout(r, 400));
+    await route.continue().catch(() => undefined);
+  });
+  const firstChunk = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.status() === 204);
+  await page.getByLabel(strings.upload).setInputFiles(local);
+  await firstChunk;
+  t.equal(pendingUploads().length, 2, 'the upload exists on the server (bytes and description)');
+  const deleted = page.waitForResponse((r) => r.request().method() === 'DELETE');
+  await page.getByRole('button', { name: strings.cancelUpload('cancel.bin') }).click();
+  t.equal((await deleted).status(), 204, 'terminated on the server');
+  await item(page, 'cancel.bin').filter({ hasText: strings.uploadCancelled }).waitFor();
+  t.same(pendingUploads(), [], 'no temporary data left');
+  t.notOk(existsSync(path.join(home, 'cancel.bin')));
+  t.same(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('ferry-tus:'))), [], 'nothing remembered');
+});
+
+t.test('conflicts: overwrite, skip, keep both, apply to all; no overwrite offered without the permission', async (t) => {
+  const home = await h.f.addUser('conflicts');
+  mkdirSync(home, { recursive: true });
+  for (const n of ['a', 'b', 'c', 'd', 'e']) writeFileSync(path.join(home, `${n}.txt`), `old ${n}`);
+  const files = (names: string[]) =>
+    names.map((n) => {
+      const p = path.join(tmp, 'conflicts', `${n}.txt`);
+      mkdirSync(path.dirname(p), { recursive: true });
+      writeFileSync(p, `new ${n}`);
+      return p;
+    });
+  const { page } = await h.signedIn(t, 'conflicts');
+  await page.getByLabel(strings.upload).setInputFiles(files(['a', 'b', 'c']));
+  const dialog = page.getByRole('dialog', { name: strings.conflictTitle });
+  const answer = async (name: string, choice: string, all = false) => {
+    await dialog.getByText(strings.conflictText(name)).waitFor();
+    await dialog.getByLabel(choice).check();
+    if (all) await dialog.getByLabel(strings.conflictApplyAll).check();
+    await dialog.getByRole('button', { name: strings.conflictApply }).click();
+  };
+  await dialog.waitFor();
+  await checkA11y(t, page, 'conflict dialog');
+  await screenshot(page, 'upload-conflict');
+  await answer('a.txt', strings.conflictOverwrite);
+  await answer('b.txt', strings.conflictSkip);
+  await answer('c.txt', strings.conflictKeepBoth);
+  await finished(page);
+  t.equal(readFileSync(path.join(home, 'a.txt'), 'utf8'), 'new a', 'overwritten');
+  t.equal(readFileSync(path.join(home, 'b.txt'), 'utf8'), 'old b', 'skipped');
+  t.equal(readFileSync(path.join(home, 'c.txt'), 'utf8'), 'old c', 'kept');
+  t.equal(readFileSync(path.join(home, 'c (1).txt'), 'utf8'), 'new c', 'and the new one beside it');
+
+  await page.getByRole('button', { name: strings.clearUploads }).click();
+  await page.getByLabel(strings.upload).setInputFiles(files(['c', 'd', 'e']));
+  await answer('c.txt', strings.conflictKeepBoth, true);
+  await finished(page);
+  t.equal(await dialog.count(), 0, 'asked once for all');
+  t.equal(readFileSync(path.join(home, 'c (2).txt'), 'utf8'), 'new c', 'the next free number');
+  t.equal(readFileSync(path.join(home, 'd (1).txt'), 'utf8'), 'new d');
+  t.equal(readFileSync(path.join(home, 'e (1).txt'), 'utf8'), 'new e');
+
+  // a user who may upload but not overwrite: no overwrite offered
+  const ro = await h.f.addUser('no-overwrite', { permissions: { '/': ['list', 'download', 'upload'] } });
+  mkdirSync(ro, { recursive: true });
+  writeFileSync(path.join(ro, 'a.txt'), 'old a');
+  const other = await h.signedIn(t, 'no-overwrite');
+  await other.page.getByLabel(strings.upload).setInputFiles(files(['a']));
+  const d2 = other.page.getByRole('dialog', { name: strings.conflictTitle });
+  await d2.waitFor();
+  t.equal(await d2.getByLabel(strings.conflictOverwrite).count(), 0, 'no overwrite choice');
+  t.equal(await d2.getByLabel(strings.conflictKeepBoth).isChecked(), true, 'keep both is the default');
+  await d2.getByRole('button', { name: strings.conflictApply }).click();
+  await finished(other.page);
+  t.equal(readFileSync(path.join(ro, 'a.txt'), 'utf8'), 'old a');
+  t.equal(readFileSync(path.join(ro, 'a (1).txt'), 'utf8'), 'new a');
+  // the server still refuses an overwrite through TUS for that user
+  const token = await h.f.ta.userToken('no-overwrite', passwordOf('no-overwrite'));
+  const r = await h.f.ta.inject('POST', '/api/v2/user/chunked-uploads', {
+    token,
+    headers: { 'tus-resumable': '1.0.0', 'upload-length': '1', 'upload-metadata': `path ${Buffer.from('a.txt').toString('base64')}` },
+  });
+  t.equal(r.statusCode, 403, 'refused by the server too');
+});
+
+t.test('the upload panel with several files in progress: speed and time left, axe, a screenshot', async (t) => {
+  await h.f.addUser('panel');
+  const locals = [1, 2, 3].map((i) => {
+    const p = path.join(tmp, `video-${i}.mp4`);
+    writeFileSync(p, pattern(9 * MB + i * 1000, i));
+    return p;
+  });
+  const small = path.join(tmp, 'notes.txt');
+  writeFileSync(small, 'notes');
+  const { page } = await h.signedIn(t, 'panel');
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let patches = 0;
+  await page.route('**/api/v2/user/chunked-uploads/*', async (route) => {
+    // each upload sends a few chunks, then waits until the screenshot is taken
+    if (route.request().method() === 'PATCH' && ++patches > 6) await released;
+    else await new Promise((r) => setTimeout(r, 150));
+    await route.continue();
+  });
+  await page.getByLabel(strings.upload).setInputFiles([...locals, small]);
+  await page.waitForFunction(
+    () => document.querySelectorAll('li.upload.sending').length === 3 && /\/s/.test(document.querySelector('.upload-total')?.textContent ?? ''),
+    undefined,
+    { timeout: 30_000 },
+  );
+  await checkA11y(t, page, 'upload panel');
+  await screenshot(page, 'uploads');
+  t.match(await page.locator('.upload-total').textContent(), /\/s/, 'the overall speed is shown');
+  release();
+  await finished(page);
+  t.equal(await page.locator('li.upload.done').count(), 4);
+});
