@@ -1,9 +1,12 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { login, type Session } from './session';
+import { login, type Session, type SignIn } from './session';
 import { t } from './strings';
 
-/** Sign-in: username and password, then the passcode step when the account has two-factor authentication. */
-export function Login({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Session) => void }) {
+/**
+ * Sign-in: username and password, then the passcode step when the account has two-factor
+ * authentication. The user's by default; the web admin gives its own `signIn` and `title`.
+ */
+export function Login<S = Session>({ notice, onSignedIn, signIn, title }: { notice: string; onSignedIn: (s: S) => void; signIn?: SignIn<S>; title?: string }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [passcode, setPasscode] = useState('');
@@ -21,7 +24,7 @@ export function Login({ notice, onSignedIn }: { notice: string; onSignedIn: (s: 
     e.preventDefault();
     setBusy(true);
     setError('');
-    const out = await login(username, password, step === 'passcode' ? passcode : undefined);
+    const out = await (signIn ?? (login as unknown as SignIn<S>))(username, password, step === 'passcode' ? passcode : undefined);
     setBusy(false);
     if (out.kind === 'ok') return onSignedIn(out.session);
     if (out.kind === 'two-factor') {
@@ -38,7 +41,7 @@ export function Login({ notice, onSignedIn }: { notice: string; onSignedIn: (s: 
   return (
     <main className="center">
       <form className="card login" onSubmit={(e) => void submit(e)} aria-describedby={error ? 'login-error' : undefined}>
-        <h1>{step === 'password' ? t.loginTitle : t.passcodeTitle}</h1>
+        <h1>{step === 'password' ? (title ?? t.loginTitle) : t.passcodeTitle}</h1>
         {notice && !error && (
           <p className="notice" role="status">
             {notice}
