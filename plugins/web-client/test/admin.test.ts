@@ -8,16 +8,18 @@
  * screenshots (FERRY_SCREENSHOT_DIR, e.g. docs/images/web-admin for
  * docs/web-admin.md).
  */
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
+import * as OTPAuth from 'otpauth';
 import t from 'tap';
 import { TEST_ADMIN } from '@ferry/core/testing';
 import { en as strings } from '../app/src/strings.js';
 import { en as admin } from '../app/src/admin/strings.js';
 import { passwordOf, type Ferry } from './helpers.js';
 import { checkA11y, harness, screenshot, type Harness } from './page.js';
+import { ADMIN_SITE_DIR, CONTENT_SECURITY_POLICY, SITE_DIR } from '../src/index.js';
 
 let h: Harness;
 t.before(async () => {
@@ -211,4 +213,45 @@ t.test('an admin without the users permission sees no users page, and the REST r
   await page.getByRole('heading', { name: admin.loginTitle }).waitFor();
   const after = await ctx.request.get(`${h.f.origin}/api/v2/admin/web-session`, { failOnStatusCode: false });
   t.equal(after.status(), 401, 'sign-out ends the session on the server');
+});
+
+t.test('the web admin is served under /web/admin/ as its own bundle, with the CSP', async (t) => {
+  const html = readFileSync(path.join(ADMIN_SITE_DIR, 'index.html'), 'utf8');
+  const bare = await fetch(`${h.f.origin}/web/admin`, { redirect: 'manual' });
+  t.equal(bare.status, 301);
+  t.equal(bare.headers.get('location'), '/web/admin/');
+  const index = await fetch(adminUrl());
+  t.equal(index.status, 200);
+  t.equal(await index.text(), html);
+  t.equal(index.headers.get('content-security-policy'), CONTENT_SECURITY_POLICY);
+  const route = await fetch(`${h.f.origin}/web/admin/users/someone`);
+  t.equal(await route.text(), html, 'an admin route answers its index.html');
+  const scripts = [...html.matchAll(/src="(\/web\/admin\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+  t.ok(scripts.length > 0, 'a script of its own');
+  const asset = await fetch(`${h.f.origin}${scripts[0]}`);
+  t.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  const client = readFileSync(path.join(SITE_DIR, 'index.html'), 'utf8');
+  t.notMatch(client, /\/web\/admin\//, "the client's page loads nothing of the admin");
+});
+
+t.test('an admin with two-factor authentication: the passcode step', async (t) => {
+  t.equal((await rest('POST', '/api/v2/admins', { username: 'guard', password: 'guard-pass-1', permissions: ['*'] })).status, 201);
+  const token = await h.f.ta.adminToken('guard', 'guard-pass-1');
+  const generated = await h.f.ta.inject('POST', '/api/v2/admin/totp/generate', { token, payload: { config_name: 'Default' } });
+  const secret = (generated.result as { secret: string }).secret;
+  const saved = await h.f.ta.inject('POST', '/api/v2/admin/totp/save', {
+    token,
+    payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: secret } },
+  });
+  t.equal(saved.statusCode, 200, saved.payload);
+  const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
+
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f, 'guard', 'guard-pass-1');
+  await page.getByRole('heading', { name: strings.passcodeTitle }).waitFor();
+  await checkA11y(t, page, 'admin passcode step');
+  await page.getByLabel(strings.passcode).fill(totp.generate());
+  await page.getByRole('button', { name: strings.verify }).click();
+  await page.getByRole('heading', { name: admin.dashboard }).waitFor();
+  t.pass('the passcode opens the console');
 });
