@@ -13,6 +13,7 @@ type Obj = Record<string, any>;
 const ta = await createTestApp({
   config: {
     mfa: { totp: [{ name: 'Default', issuer: 'Ferry', algo: 'sha1' }] },
+    defender: { enabled: true, ban_time: 10, threshold: 6, score_invalid: 2, score_valid: 2, score_limit_exceeded: 2, score_no_auth: 0, observation_time: 5 },
     rate_limit: {
       token: { global: { average: 0, period: 1000, burst: 0 }, per_host: { average: 3, period: 60_000, burst: 3, add_to_defender: false } },
     },
@@ -163,9 +164,22 @@ t.test('logout revokes the session; a disabled admin is let in no more', async (
   t.equal((await call('GET', '/api/v2/status', { headers: withCookie(s2) })).status, 401, 'disabled: the session ends');
 });
 
+t.test('defender: wrong passwords ban the host, then even the right one is refused', async (t) => {
+  const ip = freshIp();
+  for (let i = 0; i < 3; i++) t.equal((await call('POST', WS, { ip, payload: { username: TEST_ADMIN.username, password: `wrong-${i}` } })).status, 401);
+  const banned = await call('POST', WS, { ip, payload: { username: TEST_ADMIN.username, password: TEST_ADMIN.password } });
+  t.equal(banned.status, 403, 'the host is banned');
+  t.notOk(banned.cookie);
+  t.equal(
+    (await call('POST', WS, { ip: freshIp(), payload: { username: TEST_ADMIN.username, password: TEST_ADMIN.password } })).status,
+    200,
+    'another host logs in',
+  );
+});
+
 t.test('the logins count in the token rate limit', async (t) => {
   const ip = freshIp();
-  for (let i = 0; i < 3; i++) await call('POST', WS, { ip, payload: { username: TEST_ADMIN.username, password: 'nope' } });
+  for (let i = 0; i < 3; i++) t.equal((await call('POST', WS, { ip, payload: { username: TEST_ADMIN.username, password: TEST_ADMIN.password } })).status, 200);
   const limited = await call('POST', WS, { ip, payload: { username: TEST_ADMIN.username, password: TEST_ADMIN.password } });
   t.equal(limited.status, 429);
   t.notOk(limited.cookie);
