@@ -255,3 +255,25 @@ t.test('an admin with two-factor authentication: the passcode step', async (t) =
   await page.getByRole('heading', { name: admin.dashboard }).waitFor();
   t.pass('the passcode opens the console');
 });
+
+t.test('an admin whose password must be changed: the change form first, then the console', async (t) => {
+  const made = await rest('POST', '/api/v2/admins', {
+    username: 'newbie',
+    password: 'newbie-pass-1',
+    permissions: ['*'],
+    filters: { require_password_change: true },
+  });
+  t.equal(made.status, 201);
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f, 'newbie', 'newbie-pass-1');
+  await page.getByRole('heading', { name: strings.changePasswordTitle }).waitFor();
+  await checkA11y(t, page, 'admin password change');
+  await page.getByLabel(strings.currentPassword).fill('newbie-pass-1');
+  await page.getByLabel(strings.newPassword, { exact: true }).fill('newbie-pass-2');
+  await page.getByLabel(strings.confirmPassword).fill('newbie-pass-2');
+  await page.getByRole('button', { name: strings.changePassword }).click();
+  await page.getByRole('heading', { name: admin.dashboard }).waitFor();
+  const stored = await rest('GET', '/api/v2/admins/newbie');
+  t.equal(stored.body.filters.require_password_change, false, 'no longer required');
+  t.ok(await h.f.ta.adminToken('newbie', 'newbie-pass-2'), 'the new password works');
+});

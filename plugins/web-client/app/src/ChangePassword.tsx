@@ -2,8 +2,19 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { changePassword } from './session';
 import { t } from './strings';
 
-/** The password change a session must make first (password_change_required): current, new, new again. */
-export function ChangePassword({ onChanged, onCancel }: { onChanged: () => void; onCancel: () => void }) {
+/**
+ * The password change a session must make first (password_change_required): current, new, new again.
+ * The user's route by default; the web admin gives its own `change`.
+ */
+export function ChangePassword({
+  onChanged,
+  onCancel,
+  change = changePassword,
+}: {
+  onChanged: () => void;
+  onCancel: () => void;
+  change?: (current: string, next: string) => Promise<string | null>;
+}) {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [again, setAgain] = useState('');
@@ -18,7 +29,7 @@ export function ChangePassword({ onChanged, onCancel }: { onChanged: () => void;
     if (next === current) return setError(t.passwordSameAsOld);
     setBusy(true);
     setError('');
-    const problem = await changePassword(current, next);
+    const problem = await change(current, next);
     setBusy(false);
     if (problem === null) return onChanged();
     setError(t.passwordChangeFailed(problem));

@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useState, type MouseEvent } from 'react';
 import { onUnauthorized } from '../api';
+import { ChangePassword } from '../ChangePassword';
 import { Login } from '../Login';
 import { keepAlive } from '../session';
 import { Dashboard } from './Dashboard';
 import { UserForm } from './UserForm';
 import { Users } from './Users';
-import { adminLogin, adminLogout, can, currentAdminSession, type AdminSession } from './session';
+import { adminLogin, adminLogout, can, changeAdminPassword, currentAdminSession, type AdminSession } from './session';
 import { ADMIN_BASE, adminRoutePath, parseAdminRoute, type AdminRoute } from './routes';
 import { t } from './strings';
 
@@ -88,6 +89,9 @@ export function AdminApp() {
         }}
       />
     );
+  }
+  if (session.password_change_required) {
+    return <ChangePassword change={changeAdminPassword} onCancel={() => void signOut()} onChanged={() => void currentAdminSession().then(setSession)} />;
   }
   const link = (to: AdminRoute) => (e: MouseEvent) => {
     e.preventDefault();

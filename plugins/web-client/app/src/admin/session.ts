@@ -1,6 +1,7 @@
 /** The web admin's session (cookie ferry_admin): sign-in, the current session, sign-out; the permissions it offers. */
 import type { operations } from '../../generated/api';
-import { api, setCsrfToken } from '../api';
+import { api, errorMessage, setCsrfToken } from '../api';
+import { t } from '../strings';
 import { signInOutcome, type LoginOutcome } from '../session';
 
 /** The answer of GET/POST /api/v2/admin/web-session: with the admin's permissions and role. */
@@ -16,6 +17,16 @@ export async function currentAdminSession(): Promise<AdminSession | null> {
 
 export function adminLogin(username: string, password: string, passcode?: string): Promise<LoginOutcome<AdminSession>> {
   return signInOutcome(() => api.POST('/api/v2/admin/web-session', { body: { username, password, ...(passcode ? { passcode } : {}) } }), passcode);
+}
+
+/** Changes the signed-in admin's password (PUT /api/v2/admin/changepwd); null when done, else the reason. */
+export async function changeAdminPassword(current: string, next: string): Promise<string | null> {
+  try {
+    const { response, error } = await api.PUT('/api/v2/admin/changepwd', { body: { current_password: current, new_password: next } });
+    return response.ok ? null : errorMessage(error, t.unexpected(response.status));
+  } catch {
+    return t.networkError;
+  }
 }
 
 export async function adminLogout(): Promise<void> {
