@@ -11,6 +11,7 @@ export default tseslint.config(
       'core/src/data/migrations/**',
       'bench/results/**',
       'plugins/web-client/www/**',
+      'plugins/web-client/www-admin/**',
       'plugins/web-client/app/generated/**',
     ],
   },

@@ -19,6 +19,9 @@ export function sameSecret(a: string, b: string): boolean {
 
 const DAY_MS = 86_400_000;
 
+/** Whose browser session: a user's (the web client) or an admin's (the web admin). */
+export type WebSessionKind = 'user' | 'admin';
+
 /**
  * Whether the user must change the password before anything else (told to
  * the web client: v2.7 logins do not refuse such an account, GET
@@ -59,15 +62,16 @@ export class WebSessionService {
     return this.config.httpd.web_session.max_lifetime;
   }
 
-  /** Opens a session of `user`; returns the cookie's id (never stored) and the row. */
-  async open(user: { id: number; username: string }, o: { idp?: boolean } = {}): Promise<{ id: string; session: WebSession }> {
+  /** Opens a session of `account` (a user's, or an admin's with kind 'admin'); returns the cookie's id (never stored) and the row. */
+  async open(account: { id: number; username: string }, o: { idp?: boolean; kind?: WebSessionKind } = {}): Promise<{ id: string; session: WebSession }> {
     const now = Date.now();
     const id = crypto.randomBytes(32).toString('base64url');
     const max = now + this.maxLifetimeSeconds * 1000;
     const session: WebSession = {
       id_hash: webSessionHash(id),
-      user_id: user.id,
-      username: user.username,
+      kind: o.kind ?? 'user',
+      user_id: account.id,
+      username: account.username,
       csrf_token: crypto.randomBytes(32).toString('hex'),
       idp: o.idp === true,
       created_at: now,
@@ -81,9 +85,13 @@ export class WebSessionService {
     return { id, session };
   }
 
-  /** The live session of a cookie's id, or null (unknown, revoked, idle too long or past its absolute end). */
-  async find(id: string): Promise<WebSession | null> {
-    const s = await this.orm.em.fork().findOne(WebSession, { id_hash: webSessionHash(id) });
+  /**
+   * The live session of a cookie's id, or null (unknown, revoked, idle too
+   * long, past its absolute end, or of the other kind: an admin's id in the
+   * user cookie lets nobody in).
+   */
+  async find(id: string, kind: WebSessionKind = 'user'): Promise<WebSession | null> {
+    const s = await this.orm.em.fork().findOne(WebSession, { id_hash: webSessionHash(id), kind });
     if (!s) return null;
     const now = Date.now();
     return s.expires_at <= now || s.max_expires_at <= now ? null : s;

@@ -59,7 +59,8 @@ class KnownAdmins {
   }
 }
 
-export const ADMIN_AUTH = { strategies: ['jwt-admin', 'apikey-admin'] };
+/** The admin routes: a bearer token, an admin API key or the web admin's session cookie (http/web-session.ts). */
+export const ADMIN_AUTH = { strategies: ['jwt-admin', 'apikey-admin', 'web-admin'] };
 export const ADMIN_BEARER_ONLY = { strategies: ['jwt-admin'] };
 export const USER_AUTH = { strategies: ['jwt-user', 'apikey-user', 'web-user'] };
 /** The user routes a bearer token or the web session cookie reaches, not an API key (profile, password, 2FA). */
@@ -293,7 +294,7 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
 
   registerWebSessionAuth(server, c, {
     clientIp,
-    mfaSetup: (filters, effectiveFilters) => mfaSetup('user', filters, effectiveFilters),
+    mfaSetup,
     remember: (request, entry) => {
       (request.app as RequestUserApp).loadedUser = entry;
     },

@@ -6,7 +6,7 @@ import { TooManyRequestsError } from '../errors.js';
 import type { RateLimitScope } from '../config/schema.js';
 import { RateLimiterService } from '../security/rate-limiter.service.js';
 import { TUS_PATH } from './tus/protocol.js';
-import { WEB_SESSION_PATH } from './web-session.js';
+import { ADMIN_WEB_SESSION_PATH, WEB_SESSION_PATH } from './web-session.js';
 
 const TOKEN_PATHS = new Set(['/api/v2/token', '/api/v2/user/token']);
 const SHARES_PREFIX = '/api/v2/shares/';
@@ -14,8 +14,8 @@ const SHARES_PREFIX = '/api/v2/shares/';
 /** The rate limit scope of a request path (and method), or null for what is never limited (/healthz, anything outside /api). */
 export function rateLimitScope(path: string, method = 'get'): RateLimitScope | null {
   if (path !== '/api' && !path.startsWith('/api/')) return null;
-  // the web session's login (POST) is a token route; its GET and DELETE are API requests
-  if (TOKEN_PATHS.has(path) || (path === WEB_SESSION_PATH && method === 'post')) return 'token';
+  // the web sessions' logins (POST) are token routes; their GET and DELETE are API requests
+  if (TOKEN_PATHS.has(path) || ((path === WEB_SESSION_PATH || path === ADMIN_WEB_SESSION_PATH) && method === 'post')) return 'token';
   if (path === TUS_PATH || path.startsWith(`${TUS_PATH}/`)) return 'tus';
   if (path.startsWith(SHARES_PREFIX)) return 'shares';
   return 'api';

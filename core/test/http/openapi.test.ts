@@ -82,7 +82,7 @@ t.test('parameters, bodies, security and permissions come from the route options
   const list = users.get as unknown as { parameters: { name: string; in: string; schema: Record<string, unknown> }[] };
   const limit = list.parameters.find((p) => p.name === 'limit');
   t.match(limit, { in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } });
-  t.same(users.get!.security, [{ BearerAuth: [] }, { APIKeyAuth: [] }]);
+  t.same(users.get!.security, [{ BearerAuth: [] }, { APIKeyAuth: [] }, { AdminWebSessionCookie: [] }], 'the admin routes take the web admin session too');
   t.equal(users.get!['x-ferry-permission'], 'view_users');
   const create = users.post as unknown as {
     requestBody: { content: Record<string, { schema: { type: string; required: string[]; properties: Record<string, unknown> } }> };

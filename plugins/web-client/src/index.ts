@@ -8,6 +8,9 @@ const pkg = packageInfo(import.meta.url);
 /** Where the build (scripts/build.mjs) leaves the site: index.html, assets/ and their .br/.gz variants. */
 export const SITE_DIR = path.join(pkg.dir, 'www');
 export const SITE_PREFIX = '/web/client';
+/** The web admin's site (the same build: app/admin/), and where it is served. */
+export const ADMIN_SITE_DIR = path.join(pkg.dir, 'www-admin');
+export const ADMIN_SITE_PREFIX = '/web/admin';
 
 /**
  * The site's Content-Security-Policy: its own scripts, styles and API only, no inline script or
@@ -29,32 +32,41 @@ export const CONTENT_SECURITY_POLICY = [
 export interface WebClientConfig {
   /** Absolute directory of the built site; empty or absent: the package's www/. */
   site_dir?: string;
+  /** Absolute directory of the built web admin; empty or absent: the package's www-admin/. */
+  admin_site_dir?: string;
 }
 
-export const configSchema = Joi.object({ site_dir: Joi.string().allow('') });
+export const configSchema = Joi.object({ site_dir: Joi.string().allow(''), admin_site_dir: Joi.string().allow('') });
 
-/** The web client: its built files under /web/client/ on the REST API's bindings (see README.md). */
+const SITE_HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'cross-origin-opener-policy': 'same-origin',
+  'permissions-policy': 'camera=(), microphone=(), geolocation=()',
+};
+
+/** The web client and the web admin: their built files under /web/client/ and /web/admin/ on the REST API's bindings (see README.md). */
 export default definePlugin<WebClientConfig>({
   name: pkg.name,
   version: pkg.version,
   apiVersion: 1,
   configSchema,
   register(ctx, config) {
-    const root = path.resolve(config.site_dir || SITE_DIR);
-    if (!existsSync(path.join(root, 'index.html'))) {
-      ctx.logger.warn({ root }, 'the web client is not built (npm run build): /web/client/ answers 404');
+    const sites = [
+      { name: 'web client', prefix: SITE_PREFIX, root: path.resolve(config.site_dir || SITE_DIR) },
+      { name: 'web admin', prefix: ADMIN_SITE_PREFIX, root: path.resolve(config.admin_site_dir || ADMIN_SITE_DIR) },
+    ];
+    for (const site of sites) {
+      if (!existsSync(path.join(site.root, 'index.html'))) {
+        ctx.logger.warn({ root: site.root }, `the ${site.name} is not built (npm run build): ${site.prefix}/ answers 404`);
+      }
+      ctx.registerStaticSite({
+        prefix: site.prefix,
+        root: site.root,
+        index: 'index.html',
+        fallback: 'index.html',
+        immutable: ['assets/'],
+        headers: SITE_HEADERS,
+      });
     }
-    ctx.registerStaticSite({
-      prefix: SITE_PREFIX,
-      root,
-      index: 'index.html',
-      fallback: 'index.html',
-      immutable: ['assets/'],
-      headers: {
-        'content-security-policy': CONTENT_SECURITY_POLICY,
-        'cross-origin-opener-policy': 'same-origin',
-        'permissions-policy': 'camera=(), microphone=(), geolocation=()',
-      },
-    });
   },
 });

@@ -10,7 +10,9 @@ import { msTime } from './columns.js';
 export class WebSession {
   /** Hex SHA-256 of the cookie's session id. */
   id_hash!: string;
-  /** The user's id when the session was opened (a deleted and re-created account does not inherit it). */
+  /** Whose session: a user's (cookie ferry_web) or an admin's (cookie ferry_admin). */
+  kind: 'user' | 'admin' = 'user';
+  /** The account's id when the session was opened (a deleted and re-created account does not inherit it). */
   user_id!: number;
   username!: string;
   /** The anti-CSRF token state-changing requests must echo in X-CSRF-Token. */
@@ -29,6 +31,7 @@ export const WebSessionSchema = new EntitySchema<WebSession>({
   tableName: 'web_sessions',
   properties: {
     id_hash: { type: 'string', length: 64, primary: true },
+    kind: { type: 'string', length: 8, default: 'user' },
     user_id: { type: 'integer', index: true },
     username: { type: 'string', length: 255 },
     csrf_token: { type: 'string', length: 64 },

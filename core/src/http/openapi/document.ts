@@ -29,6 +29,7 @@ const SCHEMES: Record<string, string> = {
   'basic-admin': 'BasicAuth',
   'basic-user': 'BasicAuth',
   'web-user': 'WebSessionCookie',
+  'web-admin': 'AdminWebSessionCookie',
 };
 
 /** hapi's `{name*}`, `{name*2}`, `{name?}` → OpenAPI's `{name}`. */
@@ -202,6 +203,8 @@ export function openApiDocument(server: Hapi.Server, info: OpenApiInfo): Record<
         BasicAuth: { type: 'http', scheme: 'basic' },
         // the browser session of POST /api/v2/user/web-session (an addition to v2.7): state-changing requests also carry X-CSRF-Token
         WebSessionCookie: { type: 'apiKey', in: 'cookie', name: 'ferry_web' },
+        // the web admin's session of POST /api/v2/admin/web-session (an addition to v2.7), with the same CSRF rule
+        AdminWebSessionCookie: { type: 'apiKey', in: 'cookie', name: 'ferry_admin' },
       },
       schemas,
       responses,

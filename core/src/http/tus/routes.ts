@@ -63,7 +63,10 @@ export function tusRoutes(c: DependencyContainer): ServerRoute[] {
       }
     },
     async authorize(request, u) {
-      await shares.authorize(shareOf(u), clientIp(request), shareCredentials(request, shareOf(u)), canWrite, { protocol: Protocol.HTTPShare, ignoreTokens: true });
+      await shares.authorize(shareOf(u), clientIp(request), shareCredentials(request, shareOf(u)), canWrite, {
+        protocol: Protocol.HTTPShare,
+        ignoreTokens: true,
+      });
     },
   });
 

@@ -12,8 +12,11 @@ export function PasswordChangeFields({
   buttons,
   autoFocus,
   idPrefix = '',
+  change = changePassword,
 }: {
   onChanged: () => void;
+  /** The change itself: the user's route by default; the web admin gives its own. */
+  change?: (current: string, next: string) => Promise<string | null>;
   buttons?: ReactNode;
   autoFocus?: boolean;
   idPrefix?: string;
@@ -34,7 +37,7 @@ export function PasswordChangeFields({
     if (next === current) return setError(t.passwordSameAsOld);
     setBusy(true);
     setError('');
-    const problem = await changePassword(current, next);
+    const problem = await change(current, next);
     setBusy(false);
     if (problem === null) return onChanged();
     setError(t.passwordChangeFailed(problem));
@@ -76,7 +79,15 @@ export function PasswordChangeFields({
 }
 
 /** The password change a session must make first (password_change_required): current, new, new again. */
-export function ChangePassword({ onChanged, onCancel }: { onChanged: () => void; onCancel: () => void }) {
+export function ChangePassword({
+  onChanged,
+  onCancel,
+  change,
+}: {
+  onChanged: () => void;
+  onCancel: () => void;
+  change?: (current: string, next: string) => Promise<string | null>;
+}) {
   return (
     <main className="center">
       <div className="card login">
@@ -85,6 +96,7 @@ export function ChangePassword({ onChanged, onCancel }: { onChanged: () => void;
         <PasswordChangeFields
           autoFocus
           onChanged={onChanged}
+          {...(change ? { change } : {})}
           buttons={
             <button type="button" onClick={onCancel}>
               {t.logout}

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { forgotPassword, login, loginOptions, OIDC_LOGIN_URL, resetPassword, type Session } from './session';
+import { forgotPassword, login, loginOptions, OIDC_LOGIN_URL, resetPassword, type Session, type SignIn } from './session';
 import { t } from './strings';
 
 type Step = 'password' | 'passcode' | 'forgot' | 'reset';
@@ -8,8 +8,21 @@ type Step = 'password' | 'passcode' | 'forgot' | 'reset';
  * Sign-in: username and password, then the passcode step when the account has two-factor authentication;
  * the single sign-on button when the binding has an OpenID provider; "forgot password" (a code by email,
  * then the code and a new password) when the server can send mail.
+ *
+ * The user's by default; the web admin gives its own `signIn` and `title` (and has no forgotten-password
+ * or single sign-on extras: they are the user's).
  */
-export function Login({ notice, onSignedIn }: { notice: string; onSignedIn: (s: Session) => void }) {
+export function Login<S = Session>({
+  notice,
+  onSignedIn,
+  signIn,
+  title: passwordTitle,
+}: {
+  notice: string;
+  onSignedIn: (s: S) => void;
+  signIn?: SignIn<S>;
+  title?: string;
+}) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [passcode, setPasscode] = useState('');
@@ -25,8 +38,8 @@ export function Login({ notice, onSignedIn }: { notice: string; onSignedIn: (s: 
   const codeRef = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
-    void loginOptions().then(setOptions);
-  }, []);
+    if (!signIn) void loginOptions().then(setOptions);
+  }, [signIn]);
   useEffect(() => {
     (step === 'passcode' ? passcodeRef : step === 'reset' ? codeRef : usernameRef).current?.focus();
   }, [step]);
@@ -61,7 +74,7 @@ export function Login({ notice, onSignedIn }: { notice: string; onSignedIn: (s: 
       if (problem) return setError(t.resetFailed(problem));
       return goTo('password', t.passwordReset);
     }
-    const out = await login(username, password, step === 'passcode' ? passcode : undefined);
+    const out = await (signIn ?? (login as unknown as SignIn<S>))(username, password, step === 'passcode' ? passcode : undefined);
     setBusy(false);
     if (out.kind === 'ok') return onSignedIn(out.session);
     if (out.kind === 'two-factor') {
@@ -76,7 +89,7 @@ export function Login({ notice, onSignedIn }: { notice: string; onSignedIn: (s: 
     }
   };
 
-  const title = { password: t.loginTitle, passcode: t.passcodeTitle, forgot: t.forgotTitle, reset: t.forgotTitle }[step];
+  const title = { password: passwordTitle ?? t.loginTitle, passcode: t.passcodeTitle, forgot: t.forgotTitle, reset: t.forgotTitle }[step];
   const submitLabel = busy
     ? step === 'forgot'
       ? t.sendingCode

@@ -2,7 +2,7 @@
  * The typed REST client: openapi-fetch over the types generated from Ferry's
  * OpenAPI document (generated/api.d.ts), so a route or schema change that
  * breaks a call fails the build's typecheck. The session is the HttpOnly
- * cookie `ferry_web` (never readable here); state-changing requests carry
+ * cookie `ferry_web` (the web admin's: `ferry_admin`; never readable here); state-changing requests carry
  * the CSRF token the session answered.
  */
 import createClient, { type Middleware } from 'openapi-fetch';
@@ -31,7 +31,8 @@ const session: Middleware = {
     return request;
   },
   onResponse({ request, response }) {
-    if (response.status === 401 && !new URL(request.url).pathname.endsWith('/user/web-session')) onSessionLost();
+    // a refused sign-in (POST) or a session check (GET) of either app's session route is no lost session
+    if (response.status === 401 && !/\/(user|admin)\/web-session$/.test(new URL(request.url).pathname)) onSessionLost();
     return response;
   },
 };

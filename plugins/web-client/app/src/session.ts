@@ -6,7 +6,10 @@ import { t } from './strings';
 /** The answer of GET/POST /api/v2/user/web-session (generated from the OpenAPI document). */
 export type Session = operations['get_api_v2_user_web_session']['responses'][200]['content']['application/json'];
 
-export type LoginOutcome = { kind: 'ok'; session: Session } | { kind: 'two-factor' } | { kind: 'refused'; message: string };
+export type LoginOutcome<S = Session> = { kind: 'ok'; session: S } | { kind: 'two-factor' } | { kind: 'refused'; message: string };
+
+/** A sign-in function: the user's (login below) or the web admin's (admin/session.ts). */
+export type SignIn<S = Session> = (username: string, password: string, passcode?: string) => Promise<LoginOutcome<S>>;
 
 /** The session of the cookie, or null when there is none (or it expired). */
 export async function currentSession(): Promise<Session | null> {
@@ -32,10 +35,17 @@ export function refusalMessage(status: number, body: unknown, withPasscode: bool
   return t.unexpected(status);
 }
 
-export async function login(username: string, password: string, passcode?: string): Promise<LoginOutcome> {
+/**
+ * The outcome of a web session's sign-in request (POST /api/v2/user/web-session or
+ * /api/v2/admin/web-session): the session (its CSRF token kept), the passcode step, or the refusal.
+ */
+export async function signInOutcome<S extends { csrf_token: string }>(
+  request: () => Promise<{ data?: S; error?: unknown; response: Response }>,
+  passcode: string | undefined,
+): Promise<LoginOutcome<S>> {
   let res;
   try {
-    res = await api.POST('/api/v2/user/web-session', { body: { username, password, ...(passcode ? { passcode } : {}) } });
+    res = await request();
   } catch {
     return { kind: 'refused', message: t.networkError };
   }
@@ -54,6 +64,10 @@ export async function login(username: string, password: string, passcode?: strin
     return { kind: 'two-factor' };
   }
   return { kind: 'refused', message: refusalMessage(res.response.status, body, !!passcode) };
+}
+
+export function login(username: string, password: string, passcode?: string): Promise<LoginOutcome> {
+  return signInOutcome(() => api.POST('/api/v2/user/web-session', { body: { username, password, ...(passcode ? { passcode } : {}) } }), passcode);
 }
 
 /** Changes the signed-in user's password (PUT /api/v2/user/changepwd); null when done, else the reason. */
@@ -79,7 +93,7 @@ export async function logout(): Promise<void> {
  * user pressed a key or the pointer in a visible tab, GET the session (which
  * slides its expiry). Returns the stopper.
  */
-export function keepAlive(onLost: () => void, everyMs = 60_000): () => void {
+export function keepAlive(onLost: () => void, everyMs = 60_000, check: () => Promise<unknown> = currentSession): () => void {
   let active = false;
   const mark = () => {
     active = true;
@@ -89,7 +103,7 @@ export function keepAlive(onLost: () => void, everyMs = 60_000): () => void {
   const timer = window.setInterval(() => {
     if (!active || document.visibilityState !== 'visible') return;
     active = false;
-    void currentSession().then((s) => {
+    void check().then((s) => {
       if (!s) onLost();
     });
   }, everyMs);

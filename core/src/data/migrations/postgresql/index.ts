@@ -135,4 +135,11 @@ export const statements: { name: string; statements: string[] }[] = [
       "create index \"web_sessions_expires_at_index\" on \"web_sessions\" (\"expires_at\");",
     ],
   },
+  {
+    // admins' browser sessions (the web admin): the same table, told apart by kind (core/src/http/web-session.ts)
+    name: 'Migration20261203230000_web_sessions_kind',
+    statements: [
+      "alter table \"web_sessions\" add column \"kind\" varchar(8) not null default 'user';",
+    ],
+  },
 ];

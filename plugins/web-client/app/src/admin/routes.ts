@@ -1,0 +1,37 @@
+/**
+ * The web admin's routes: each page is a URL below /web/admin/.
+ *
+ *   /web/admin/                  the dashboard
+ *   /web/admin/users             the users (list)
+ *   /web/admin/new-user          a new user's form
+ *   /web/admin/users/<name>      a user's form
+ */
+export const ADMIN_BASE = '/web/admin';
+
+export type AdminRoute = { kind: 'dashboard' } | { kind: 'users' } | { kind: 'user'; username: string | null };
+
+export function parseAdminRoute(pathname: string): AdminRoute {
+  let p: string;
+  try {
+    p = decodeURIComponent(pathname);
+  } catch {
+    return { kind: 'dashboard' };
+  }
+  const rest = p.startsWith(`${ADMIN_BASE}/`) ? p.slice(ADMIN_BASE.length) : '/';
+  if (rest === '/users') return { kind: 'users' };
+  if (rest === '/new-user') return { kind: 'user', username: null };
+  const user = /^\/users\/([^/]+)$/.exec(rest);
+  if (user) return { kind: 'user', username: user[1]! };
+  return { kind: 'dashboard' };
+}
+
+export function adminRoutePath(r: AdminRoute): string {
+  switch (r.kind) {
+    case 'dashboard':
+      return `${ADMIN_BASE}/`;
+    case 'users':
+      return `${ADMIN_BASE}/users`;
+    case 'user':
+      return r.username === null ? `${ADMIN_BASE}/new-user` : `${ADMIN_BASE}/users/${encodeURIComponent(r.username)}`;
+  }
+}

@@ -1,0 +1,20 @@
+import { useEffect, useRef } from 'react';
+
+/** Calls `load` now and every `everyMs` while the tab is visible (the dashboard's live data); stops on unmount. */
+export function usePolling(load: () => Promise<void>, everyMs: number): void {
+  const latest = useRef(load);
+  latest.current = load;
+  useEffect(() => {
+    let stopped = false;
+    let timer = 0;
+    const tick = async () => {
+      if (document.visibilityState === 'visible') await latest.current().catch(() => {});
+      if (!stopped) timer = window.setTimeout(() => void tick(), everyMs);
+    };
+    void tick();
+    return () => {
+      stopped = true;
+      window.clearTimeout(timer);
+    };
+  }, [everyMs]);
+}

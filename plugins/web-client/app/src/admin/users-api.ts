@@ -1,0 +1,38 @@
+/** The users of the admin API the console reads and writes (GET/POST/PUT/DELETE /api/v2/users). */
+import type { operations } from '../../generated/api';
+import { api, errorMessage } from '../api';
+import { t } from './strings';
+
+export type UserRow = operations['get_api_v2_users_username']['responses'][200]['content']['application/json'];
+export type UserInput = NonNullable<operations['post_api_v2_users']['requestBody']>['content']['application/json'];
+
+/** A failed request's message (the API's, e.g. a joi validation message naming its field). */
+const failure = (status: number, body: unknown) => errorMessage(body, t.actionFailed(String(status)));
+
+export async function getUser(username: string): Promise<{ user?: UserRow; status: number; message?: string }> {
+  const { data, error, response } = await api.GET('/api/v2/users/{username}', { params: { path: { username } } });
+  return data ? { user: data, status: 200 } : { status: response.status, message: failure(response.status, error) };
+}
+
+/** Puts the whole user back with `changes` (PUT replaces the object, as the API's clients do). Null when done, else the message. */
+export async function updateUser(username: string, user: UserInput): Promise<string | null> {
+  const { error, response } = await api.PUT('/api/v2/users/{username}', { params: { path: { username } }, body: user as never });
+  return response.ok ? null : failure(response.status, error);
+}
+
+export async function createUser(user: UserInput): Promise<string | null> {
+  const { error, response } = await api.POST('/api/v2/users', { body: user });
+  return response.ok ? null : failure(response.status, error);
+}
+
+export async function deleteUser(username: string): Promise<string | null> {
+  const { error, response } = await api.DELETE('/api/v2/users/{username}', { params: { path: { username } } });
+  return response.ok ? null : failure(response.status, error);
+}
+
+/** Enables (1) or disables (0) a user: its object read and put back with the new status. */
+export async function setUserStatus(username: string, status: 0 | 1): Promise<string | null> {
+  const got = await getUser(username);
+  if (!got.user) return got.message ?? null;
+  return updateUser(username, { ...(got.user as UserInput), status });
+}

@@ -1,0 +1,279 @@
+/**
+ * The web admin (/web/admin/) in Debian's chromium against a real Ferry on
+ * 127.0.0.1: sign-in (a wrong password, then the admin's), the dashboard (the
+ * database status, a live download's connection closed from the page), the
+ * users (created from the form after the API refused a field, read back by
+ * REST, edited, disabled, deleted), an admin without the users permission
+ * (no users page offered, the REST refuses), axe-core on each page,
+ * screenshots (FERRY_SCREENSHOT_DIR, e.g. docs/images/web-admin for
+ * docs/web-admin.md).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import * as OTPAuth from 'otpauth';
+import t from 'tap';
+import { TEST_ADMIN } from '@ferry/core/testing';
+import { en as strings } from '../app/src/strings.js';
+import { en as admin } from '../app/src/admin/strings.js';
+import { passwordOf, type Ferry } from './helpers.js';
+import { checkA11y, harness, screenshot, type Harness } from './page.js';
+import { ADMIN_SITE_DIR, CONTENT_SECURITY_POLICY, SITE_DIR } from '../src/index.js';
+
+let h: Harness;
+t.before(async () => {
+  h = await harness(t);
+});
+const adminUrl = () => `${h.f.origin}/web/admin/`;
+
+/** Fills and sends the web admin's sign-in form. */
+async function signInAdmin(page: Page, f: Ferry, username = TEST_ADMIN.username, password = TEST_ADMIN.password): Promise<void> {
+  await page.goto(`${f.origin}/web/admin/`);
+  await page.getByRole('heading', { name: admin.loginTitle }).waitFor();
+  await page.getByLabel(strings.username).fill(username);
+  await page.getByLabel(strings.password).fill(password);
+  await page.getByRole('button', { name: strings.signIn }).click();
+}
+
+/** Answers of the REST API as the test's admin (bearer token). */
+async function rest(method: string, url: string, payload?: unknown) {
+  const r = await h.f.ta.inject(method, url, { token: h.f.token, ...(payload ? { payload } : {}) });
+  return { status: r.statusCode, body: r.payload ? (JSON.parse(r.payload) as Record<string, any>) : {} };
+}
+
+t.test('sign-in and the dashboard: the database status, a live connection closed', async (t) => {
+  const { ctx, page } = await h.openPage(t);
+  await page.goto(adminUrl());
+  await page.getByRole('heading', { name: admin.loginTitle }).waitFor();
+  await checkA11y(t, page, 'admin sign-in page');
+  await screenshot(page, 'admin-login');
+
+  await signInAdmin(page, h.f, TEST_ADMIN.username, 'not-the-password');
+  t.equal(await page.getByRole('alert').textContent(), strings.wrongCredentials);
+
+  await signInAdmin(page, h.f);
+  await page.getByRole('heading', { name: admin.dashboard }).waitFor();
+  const cookie = (await ctx.cookies()).find((c) => c.name === 'ferry_admin');
+  t.ok(cookie?.httpOnly, 'the admin session cookie is HttpOnly');
+  t.equal(cookie?.sameSite, 'Strict');
+  const db = page.getByTestId('database-status');
+  t.match(await db.textContent(), admin.databaseUp('sqlite'), 'the database is reachable');
+  t.match(
+    await page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'ssh', exact: true }) })
+      .textContent(),
+    `${admin.inactive}${admin.noBindings}`,
+    'the services with their state and bindings (no SFTP service in this test server)',
+  );
+
+  // a download that stays open: 8 MB read slowly (the client stops reading after the first chunk)
+  const home = await h.f.addUser('carl');
+  mkdirSync(home, { recursive: true });
+  writeFileSync(path.join(home, 'big.bin'), Buffer.alloc(8 * 1024 * 1024, 7));
+  const userToken = await h.f.ta.userToken('carl', passwordOf('carl'));
+  let download: http.ClientRequest | undefined;
+  t.teardown(() => download?.destroy());
+  await new Promise<void>((resolve) => {
+    download = http.get(`${h.f.origin}/api/v2/user/files?path=big.bin`, { headers: { authorization: `Bearer ${userToken}` } }, (res) => {
+      res.once('data', () => {
+        res.pause();
+        resolve();
+      });
+      res.on('error', () => {});
+    });
+    download.on('error', () => {});
+  });
+  const connRow = page
+    .getByTestId('connections')
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: 'carl' }) });
+  await connRow.waitFor();
+  t.match(await connRow.textContent(), /download.*big\.bin/, 'the download is shown with its transfer');
+  await checkA11y(t, page, 'dashboard');
+  await screenshot(page, 'admin-dashboard');
+
+  await connRow.getByRole('button', { name: admin.closeConnection('carl', 'HTTP') }).click();
+  await page.getByRole('dialog').getByRole('button', { name: admin.close }).click();
+  await connRow.waitFor({ state: 'detached' });
+  const left = await rest('GET', '/api/v2/connections');
+  t.same(
+    (left.body as unknown as { username: string }[]).filter((c) => c.username === 'carl'),
+    [],
+    'the server holds no connection of carl',
+  );
+});
+
+t.test('users: create from the form (a refused field first), read back, edit, disable, delete', async (t) => {
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f);
+  await page.getByRole('navigation', { name: admin.mainNav }).getByRole('link', { name: admin.users }).click();
+  await page.getByRole('heading', { name: admin.users, level: 1 }).waitFor();
+  await page.getByTestId('users').waitFor();
+  await checkA11y(t, page, 'users page');
+  await screenshot(page, 'admin-users');
+
+  await page.getByRole('button', { name: admin.addUser }).click();
+  await page.getByRole('heading', { name: admin.newUser }).waitFor();
+  await page.getByLabel(admin.username).fill('dana');
+  await page.getByLabel(admin.password, { exact: true }).fill('dana-pass-1');
+  await page.getByLabel(admin.email).fill('dana@example.com');
+  await page.getByLabel(admin.description).fill('partner uploads');
+  await page.getByLabel(admin.homeDir).fill('relative/dir');
+  await page.getByLabel(admin.quotaSize).fill('1048576');
+  await page.getByLabel(admin.quotaFiles).fill('100');
+  await page.getByLabel(admin.expiration).fill('2031-05-04');
+  await page.getByRole('button', { name: admin.addPath }).click();
+  await page.getByLabel(admin.path).nth(1).fill('/in');
+  await page.getByRole('button', { name: admin.create }).click();
+  const homeInput = page.getByLabel(admin.homeDir);
+  await page.locator('#u-home_dir[aria-invalid="true"]').waitFor();
+  t.match(await page.locator('#home_dir-error').textContent(), /home_dir.*absolute/, "the API's message at the field it names");
+  t.equal((await rest('GET', '/api/v2/users/dana')).status, 404, 'nothing created');
+  await checkA11y(t, page, 'user form with an error');
+  await screenshot(page, 'admin-user-error');
+
+  const home = path.join(h.f.ta.dataDir, 'homes', 'dana');
+  await homeInput.fill(home);
+  await page.getByRole('button', { name: admin.create }).click();
+  await page.getByRole('heading', { name: admin.editUser('dana') }).waitFor();
+  const created = await rest('GET', '/api/v2/users/dana');
+  t.equal(created.status, 200);
+  t.match(created.body, {
+    username: 'dana',
+    status: 1,
+    email: 'dana@example.com',
+    description: 'partner uploads',
+    home_dir: home,
+    quota_size: 1048576,
+    quota_files: 100,
+    expiration_date: Date.parse('2031-05-04T00:00:00Z'),
+    permissions: { '/': ['*'], '/in': ['list', 'download'] },
+  });
+  const login = await h.f.ta.inject('GET', '/api/v2/user/token', {
+    headers: { authorization: `Basic ${Buffer.from('dana:dana-pass-1').toString('base64')}` },
+  });
+  t.equal(login.statusCode, 200, 'the password set in the form works');
+  await screenshot(page, 'admin-user-form');
+
+  await page.getByLabel(admin.email).fill('dana@partner.example');
+  await page.getByLabel(admin.quotaFiles).fill('250');
+  await page.getByRole('button', { name: admin.save, exact: true }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: admin.saved('dana') })
+    .waitFor();
+  const edited = await rest('GET', '/api/v2/users/dana');
+  t.match(edited.body, { email: 'dana@partner.example', quota_files: 250, description: 'partner uploads', home_dir: home }, 'edited, the rest kept');
+
+  await page.getByRole('button', { name: admin.back }).click();
+  await page.getByLabel(admin.findUser).fill('dana');
+  await page.getByRole('button', { name: admin.find, exact: true }).click();
+  const danaRow = page
+    .getByTestId('users')
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: 'dana' }) });
+  await danaRow.getByRole('button', { name: admin.disableUser('dana') }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: admin.disabledMsg('dana') })
+    .waitFor();
+  t.equal((await rest('GET', '/api/v2/users/dana')).body.status, 0, 'disabled on the server');
+  await danaRow.getByRole('button', { name: admin.enableUser('dana') }).waitFor();
+
+  await danaRow.getByRole('button', { name: admin.deleteUser('dana') }).click();
+  await page.getByRole('dialog').getByText(admin.confirmDelete('dana')).waitFor();
+  await checkA11y(t, page, 'delete confirmation');
+  await page.getByRole('dialog').getByRole('button', { name: admin.delete }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: admin.deleted('dana') })
+    .waitFor();
+  t.equal((await rest('GET', '/api/v2/users/dana')).status, 404, 'deleted on the server');
+});
+
+t.test('an admin without the users permission sees no users page, and the REST refuses', async (t) => {
+  const made = await rest('POST', '/api/v2/admins', { username: 'watcher', password: 'watcher-pass-1', permissions: ['view_status', 'view_conns'] });
+  t.equal(made.status, 201);
+  const { ctx, page } = await h.openPage(t);
+  await signInAdmin(page, h.f, 'watcher', 'watcher-pass-1');
+  await page.getByRole('heading', { name: admin.dashboard }).waitFor();
+  const nav = page.getByRole('navigation', { name: admin.mainNav });
+  t.equal(await nav.getByRole('link', { name: admin.users }).count(), 0, 'no users link');
+  t.equal(await page.getByRole('button', { name: admin.close }).count(), 0, 'no close button without close_conns');
+  await page.goto(`${h.f.origin}/web/admin/users`);
+  await page.getByRole('heading', { name: admin.dashboard }).waitFor();
+  t.equal(await page.getByRole('heading', { name: admin.users }).count(), 0, 'the users URL shows the dashboard');
+  const refused = await ctx.request.get(`${h.f.origin}/api/v2/users`, { failOnStatusCode: false });
+  t.equal(refused.status(), 403, 'the REST refuses the users to its session');
+  await checkA11y(t, page, 'dashboard of a limited admin');
+
+  await page.getByRole('button', { name: admin.logout }).click();
+  await page.getByRole('heading', { name: admin.loginTitle }).waitFor();
+  const after = await ctx.request.get(`${h.f.origin}/api/v2/admin/web-session`, { failOnStatusCode: false });
+  t.equal(after.status(), 401, 'sign-out ends the session on the server');
+});
+
+t.test('the web admin is served under /web/admin/ as its own bundle, with the CSP', async (t) => {
+  const html = readFileSync(path.join(ADMIN_SITE_DIR, 'index.html'), 'utf8');
+  const bare = await fetch(`${h.f.origin}/web/admin`, { redirect: 'manual' });
+  t.equal(bare.status, 301);
+  t.equal(bare.headers.get('location'), '/web/admin/');
+  const index = await fetch(adminUrl());
+  t.equal(index.status, 200);
+  t.equal(await index.text(), html);
+  t.equal(index.headers.get('content-security-policy'), CONTENT_SECURITY_POLICY);
+  const route = await fetch(`${h.f.origin}/web/admin/users/someone`);
+  t.equal(await route.text(), html, 'an admin route answers its index.html');
+  const scripts = [...html.matchAll(/src="(\/web\/admin\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+  t.ok(scripts.length > 0, 'a script of its own');
+  const asset = await fetch(`${h.f.origin}${scripts[0]}`);
+  t.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  const client = readFileSync(path.join(SITE_DIR, 'index.html'), 'utf8');
+  t.notMatch(client, /\/web\/admin\//, "the client's page loads nothing of the admin");
+});
+
+t.test('an admin with two-factor authentication: the passcode step', async (t) => {
+  t.equal((await rest('POST', '/api/v2/admins', { username: 'guard', password: 'guard-pass-1', permissions: ['*'] })).status, 201);
+  const token = await h.f.ta.adminToken('guard', 'guard-pass-1');
+  const generated = await h.f.ta.inject('POST', '/api/v2/admin/totp/generate', { token, payload: { config_name: 'Default' } });
+  const secret = (generated.result as { secret: string }).secret;
+  const saved = await h.f.ta.inject('POST', '/api/v2/admin/totp/save', {
+    token,
+    payload: { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: secret } },
+  });
+  t.equal(saved.statusCode, 200, saved.payload);
+  const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
+
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f, 'guard', 'guard-pass-1');
+  await page.getByRole('heading', { name: strings.passcodeTitle }).waitFor();
+  await checkA11y(t, page, 'admin passcode step');
+  await page.getByLabel(strings.passcode).fill(totp.generate());
+  await page.getByRole('button', { name: strings.verify }).click();
+  await page.getByRole('heading', { name: admin.dashboard }).waitFor();
+  t.pass('the passcode opens the console');
+});
+
+t.test('an admin whose password must be changed: the change form first, then the console', async (t) => {
+  const made = await rest('POST', '/api/v2/admins', {
+    username: 'newbie',
+    password: 'newbie-pass-1',
+    permissions: ['*'],
+    filters: { require_password_change: true },
+  });
+  t.equal(made.status, 201);
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f, 'newbie', 'newbie-pass-1');
+  await page.getByRole('heading', { name: strings.changePasswordTitle }).waitFor();
+  await checkA11y(t, page, 'admin password change');
+  await page.getByLabel(strings.currentPassword).fill('newbie-pass-1');
+  await page.getByLabel(strings.newPassword, { exact: true }).fill('newbie-pass-2');
+  await page.getByLabel(strings.confirmPassword).fill('newbie-pass-2');
+  await page.getByRole('button', { name: strings.changePassword }).click();
+  await page.getByRole('heading', { name: admin.dashboard }).waitFor();
+  const stored = await rest('GET', '/api/v2/admins/newbie');
+  t.equal(stored.body.filters.require_password_change, false, 'no longer required');
+  t.ok(await h.f.ta.adminToken('newbie', 'newbie-pass-2'), 'the new password works');
+});
