@@ -373,7 +373,7 @@ t.test('quota usage is shown, and follows an upload', async (t) => {
   await region.getByText('0 bytes of 10 MB used').waitFor();
   t.match(await region.textContent(), /0 of 100 files/);
   t.equal(await region.getByRole('meter').count(), 1, 'a meter of the size');
-  await page.locator('input[type=file]').setInputFiles({ name: 'up.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(2048, 7) });
+  await page.getByLabel(strings.upload).setInputFiles({ name: 'up.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(2048, 7) });
   await row(page, 'up.bin').waitFor();
   await region.getByText('2 kB of 10 MB used').waitFor();
   t.match(await region.textContent(), /1 of 100 files/, 'read again after the upload');
