@@ -211,6 +211,11 @@ function credentialsFor(r: Rng, w: World, rt: RouteInfo): Record<string, string>
     const ws = rt.method === 'DELETE' ? w.webSessions.end : w.webSessions.read;
     return { cookie: `ferry_web=${ws.cookie}`, 'x-csrf-token': ws.csrf };
   }
+  if (s.includes('web-admin')) {
+    // the admin web session's own routes (cookie only), as the user's above
+    const ws = rt.method === 'DELETE' ? w.adminWebSessions.end : w.adminWebSessions.read;
+    return { cookie: `ferry_admin=${ws.cookie}`, 'x-csrf-token': ws.csrf };
+  }
   if (s.includes('apikey-admin')) return { 'x-service-api-key': w.adminKey };
   if (s.includes('apikey-user')) return { 'x-service-api-key': w.userKey };
   if (SHARE_ROUTES.test(rt.path) || rt.path.startsWith('/api/v2/shares-chunked-uploads'))

@@ -155,6 +155,8 @@ export function sharePublic(r: Rng, w: World, rt: RouteInfo): Req | undefined {
     return make(s.writePw, rest, bad.headers, `share: password ${bad.label}`, rt.method === 'POST' ? 'body' : undefined);
   }
   if (pick === 1) {
+    // an open share's page session needs no credential and serves either scope: nothing to refuse there
+    if (p.endsWith('/web-session')) return undefined;
     // a route of the other scope (read share written to, write share read)
     const writeRoute = rt.method === 'POST';
     const id = writeRoute ? r.pick([s.read, s.file]) : s.write;
@@ -490,6 +492,22 @@ export function userTus(r: Rng, w: World, rt: RouteInfo): Req | undefined {
 const wellFormed = (s: string) => encodeURIComponent(s.replace(/[\ud800-\udfff\u0000]/g, '\ufffd'));
 
 /** /healthz answers 200 "ok" whatever else the request holds. */
+/**
+ * DELETE /api/v2/shares/{id}/web-session only clears the share's cookie (a
+ * sign-out is idempotent and needs no credential): 200 for any share id of
+ * the right form, whatever the headers; nothing stored changes.
+ */
+export function shareSessionEnd(r: Rng, w: World, rt: RouteInfo): Req {
+  const headers: Record<string, string> = {};
+  if (r.chance(0.5)) headers.authorization = r.pick([basicPw('wrong').authorization, 'Basic', 'Bearer x']);
+  if (r.chance(0.3))
+    headers.cookie = `ferry_share_${w.shares.writePw}=${hostileString(r)
+      .replace(/[^\x21-\x7e]|;/g, '_')
+      .slice(0, 200)}`;
+  const id = r.pick([w.shares.writePw, w.shares.read, missing(r)]);
+  return { kind: 'share: session end', route: rt.key, method: 'DELETE', url: rt.path.replace('{id}', id), headers, status: 200 };
+}
+
 export function health(r: Rng, _w: World, rt: RouteInfo): Req {
   const headers: Record<string, string> = {};
   if (r.chance(0.5)) headers.authorization = r.pick(['Bearer x', 'Basic !!!', 'Bearer ' + 'a.'.repeat(100)]);

@@ -6,7 +6,7 @@
 import type { Test } from 'tap';
 import { Rng } from './prng.js';
 import { applicable, describeRequest, knowRoutes, routesOf, runInject, selected, type FuzzRequest, type RouteInfo, type RunResult } from './fuzz.js';
-import { health, multipartFaults, sharePublic, tus, userPaths, userTus } from './special.js';
+import { health, multipartFaults, sharePublic, shareSessionEnd, tus, userPaths, userTus } from './special.js';
 import { createWorld, snapshot, type World } from './world.js';
 
 type Gen = (r: Rng, w: World, rt: RouteInfo) => Omit<FuzzRequest, 'n'> | undefined;
@@ -17,6 +17,7 @@ function generators(rt: RouteInfo): [number, Gen][] {
   if (p === '/healthz') return [[1, health]];
   if (p.startsWith('/api/v2/shares-chunked-uploads')) return [[1, tus]];
   if (p.startsWith('/api/v2/user/chunked-uploads')) return [[1, userTus]];
+  if (p === '/api/v2/shares/{id}/web-session' && rt.method === 'DELETE') return [[1, shareSessionEnd]];
   const out = applicable(rt);
   if (/^\/api\/v2\/shares\/\{id\}/.test(p)) out.push([6, sharePublic]);
   if (/^\/api\/v2\/user\/(files|dirs|file-actions|streamzip)/.test(p)) out.push([5, userPaths]);

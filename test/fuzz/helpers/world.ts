@@ -40,6 +40,8 @@ export interface World {
   revokedUserToken: string;
   /** Web sessions of the user (cookie value, CSRF token): `read` for GET, `end` for DELETE (a fuzzed DELETE may log it out). */
   webSessions: { read: WebSession; end: WebSession };
+  /** The admin's web sessions (cookie ferry_admin): one for reads, one that a DELETE may end. */
+  adminWebSessions: { read: WebSession; end: WebSession };
   /** The JWT signing key (HS256), to forge expired and foreign tokens. */
   jwtKey: string;
   adminUid: number;
@@ -153,6 +155,13 @@ export async function createWorld(): Promise<World> {
     return { cookie, csrf: (JSON.parse(r.payload) as { csrf_token: string }).csrf_token };
   };
   const webSessions = { read: await openWebSession(), end: await openWebSession() };
+  const openAdminWebSession = async (): Promise<WebSession> => {
+    const r = await server.inject({ method: 'POST', url: '/api/v2/admin/web-session', payload: ADMIN });
+    const cookie = /ferry_admin=([^;]+)/.exec(String(r.headers['set-cookie'] ?? ''))?.[1];
+    if (r.statusCode !== 200 || !cookie) throw new Error(`setup admin web session: ${r.statusCode} ${r.payload}`);
+    return { cookie, csrf: (JSON.parse(r.payload) as { csrf_token: string }).csrf_token };
+  };
+  const adminWebSessions = { read: await openAdminWebSession(), end: await openAdminWebSession() };
   const limitedAdminToken = await ta.adminToken('fz-limited', 'limited-password-1');
   adminToken = await ta.adminToken();
 
@@ -175,6 +184,7 @@ export async function createWorld(): Promise<World> {
     revokedAdminToken,
     revokedUserToken,
     webSessions,
+    adminWebSessions,
     jwtKey: crypto.createHash('sha256').update(`ferry-jwt:${SIGNING_PASSPHRASE}`).digest('base64'),
     adminUid,
     userUid,
