@@ -138,6 +138,12 @@ t.test('files: new folder, upload, list, download, rename, delete', async (t) =>
   t.match(await row(page, 'data.bin').getByRole('cell').nth(1).textContent(), /^3 MB$/, 'size in the locale');
   await checkA11y(t, page, 'files page');
   await screenshot(page, 'files');
+  const cutOnDesktop = await page.evaluate(() =>
+    Array.from(document.querySelectorAll<HTMLElement>('.scroller .col-modified, .scroller .col-size'))
+      .filter((el) => el.scrollWidth > el.clientWidth)
+      .map((el) => el.textContent),
+  );
+  t.same(cutOnDesktop, [], 'sizes and dates are shown whole on a desktop');
 
   // download
   const [download] = await Promise.all([page.waitForEvent('download'), row(page, 'q1.txt').getByRole('link').click()]);
