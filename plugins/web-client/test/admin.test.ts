@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import * as OTPAuth from 'otpauth';
 import t from 'tap';
-import { TEST_ADMIN } from '@ferry/core/testing';
+import { TEST_ADMIN, usePostgres } from '@ferry/core/testing';
 import { en as strings } from '../app/src/strings.js';
 import { en as admin } from '../app/src/admin/strings.js';
 import { passwordOf, type Ferry } from './helpers.js';
@@ -58,7 +58,7 @@ t.test('sign-in and the dashboard: the database status, a live connection closed
   t.ok(cookie?.httpOnly, 'the admin session cookie is HttpOnly');
   t.equal(cookie?.sameSite, 'Strict');
   const db = page.getByTestId('database-status');
-  t.match(await db.textContent(), admin.databaseUp('sqlite'), 'the database is reachable');
+  t.match(await db.textContent(), admin.databaseUp(usePostgres() ? 'postgresql' : 'sqlite'), 'the database is reachable');
   t.match(
     await page
       .getByRole('row')
