@@ -144,7 +144,9 @@ t.test('two-factor setup: QR code and secret, code check, recovery codes downloa
   const tf2 = section(page, strings.twoFactorSection);
   await tf2.getByRole('button', { name: strings.regenerateRecovery }).click();
   await page.getByRole('dialog').getByRole('button', { name: strings.regenerateRecovery }).click();
-  const fresh = (await tf2.getByRole('list', { name: strings.recoveryList }).getByRole('listitem').allTextContents()).map((c) => c.trim());
+  const freshItems = tf2.getByRole('list', { name: strings.recoveryList }).getByRole('listitem');
+  await freshItems.first().waitFor();
+  const fresh = (await freshItems.allTextContents()).map((c) => c.trim());
   t.equal(fresh.length, 12);
   t.same(
     fresh.filter((c) => shown.includes(c)),
