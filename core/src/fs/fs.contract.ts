@@ -157,6 +157,17 @@ export interface WriteHandle {
   stream: Writable;
   done: Promise<WriteResult>;
   abort(reason?: unknown): Promise<void>;
+  /**
+   * Optional: takes the whole content from a file of the server's own
+   * temporary storage (a completed resumable upload) by moving it rather
+   * than having it streamed, before anything was written. True: the file
+   * is the handle's now (moved into its temporary storage, or published
+   * from where it is; removed should the write fail) and the caller ends
+   * `stream` to publish it. False: the
+   * handle cannot take it (another storage, stored bytes that differ from
+   * the plain ones) and nothing changed: the caller streams the bytes.
+   */
+  adopt?(file: string): Promise<boolean>;
 }
 
 export interface RemoveOptions extends OpOptions {

@@ -177,7 +177,8 @@ export class ChunkedUploads {
       },
     });
     // the body is piped, not part of the pipeline: a refused chunk must not destroy the request (the client gets the 413)
-    const done = pipeline(meter, createWriteStream(u.file, { flags: 'r+', start }));
+    // a queue of 256 KiB: the socket's chunks are written in batches (one writev each), not one write per 64 KiB
+    const done = pipeline(meter, createWriteStream(u.file, { flags: 'r+', start, highWaterMark: 256 * 1024 }));
     const gone = () => {
       if (!body.readableEnded) meter.destroy(new Error('the client went away'));
     };

@@ -57,6 +57,9 @@ function tooLarge(max: number): FsError {
   return new FsError(FsErrorCode.Quota, `the file exceeds the maximum upload size of ${max} bytes`);
 }
 
+/** What an upload stores: a stream, or a function opening it (not called when the upload takes `localFile` whole). */
+export type UploadSource = Readable | (() => Readable);
+
 export interface UploadOptions {
   /** Declared size (Content-Length of a raw upload), when known. */
   size?: number;
@@ -102,6 +105,14 @@ export interface UploadOptions {
   truncate?: boolean;
   /** Called once every check passed and the backend's write is open, before the first byte is read from the source. */
   onOpen?: () => void;
+  /**
+   * The source's bytes are this file of the server's temporary storage (a
+   * completed resumable upload, `size` bytes): a backend that can take it
+   * whole (WriteHandle.adopt, local storage) moves it into place instead of
+   * reading the source, when no bandwidth limit applies. The file is then
+   * gone, whatever the outcome.
+   */
+  localFile?: string;
 }
 
 /**
@@ -127,7 +138,7 @@ export interface UploadOptions {
  * size. The upload journal covers it like any upload (a crash in between is
  * repaired at start-up by a scan).
  */
-export async function uploadFile(s: SessionCore, vpath: string, source: Readable, o: UploadOptions = {}): Promise<{ size: number }> {
+export async function uploadFile(s: SessionCore, vpath: string, source: UploadSource, o: UploadOptions = {}): Promise<{ size: number }> {
   const startedAt = Date.now();
   const signal = o.signal ?? s.signal;
   s.ensureWritable();
@@ -159,7 +170,7 @@ async function uploadToPath(
   fs: Fs,
   existing: FileInfo | null,
   pathWrite: PathWrite,
-  source: Readable,
+  source: UploadSource,
   o: UploadOptions,
   startedAt: number,
   signal: AbortSignal,
@@ -248,7 +259,13 @@ async function uploadToPath(
       return null;
     };
     o.onOpen?.();
-    await pump(source, onChunk, bw > 0 ? new Throttle(bw * 1024) : undefined, handle, signal);
+    if (o.localFile !== undefined && o.size !== undefined && bw <= 0 && handle.adopt && (await handle.adopt(o.localFile))) {
+      const refused = onChunk(o.size);
+      if (refused) throw refused;
+      handle.stream.end();
+    } else {
+      await pump(typeof source === 'function' ? source() : source, onChunk, bw > 0 ? new Throttle(bw * 1024) : undefined, handle, signal);
+    }
     const result = await handle.done;
     const written = result.size ?? total;
     const size = at ? (at.cut ? kept + written : Math.max(existing?.size ?? 0, kept + written)) : written;

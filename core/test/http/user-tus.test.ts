@@ -40,6 +40,12 @@ const create = (
 const patch = (loc: string, offset: number, body: Buffer, headers: Record<string, string> = {}, tok = token) =>
   ta.inject('PATCH', loc, { token: tok, payload: body, headers: { ...TUS, 'upload-offset': String(offset), ...OCTETS, ...headers } });
 const head = (loc: string, tok = token) => ta.inject('HEAD', loc, { token: tok, headers: TUS });
+const upload = (p: string, body: Buffer) =>
+  ta.inject('POST', `/api/v2/user/files/upload?path=${encodeURIComponent(p)}`, {
+    token,
+    payload: body,
+    headers: { 'content-type': 'application/octet-stream' },
+  });
 const tmpFiles = () => readdirSync(path.join(ta.config.common.temp_dir, 'chunked-uploads'));
 const pattern = (n: number) => {
   const b = Buffer.alloc(n);
@@ -77,6 +83,9 @@ t.test('create, PATCH in chunks with a bearer token: nothing visible before the 
   t.equal(statSync(path.join(home, 'in', 'big.bin')).mtimeMs, 1700000000000);
   t.equal((await head(loc)).statusCode, 404, 'a finished upload is gone');
   t.same(tmpFiles(), []);
+  // on local storage the completed file is moved into place, not copied: it gets the mode of any upload
+  t.equal((await upload('/in/plain.bin', Buffer.from('x'))).statusCode, 201);
+  t.equal(statSync(path.join(home, 'in', 'big.bin')).mode & 0o777, statSync(path.join(home, 'in', 'plain.bin')).mode & 0o777, "not the store's 0600");
 });
 
 t.test('the web session cookie with its CSRF token; creation-with-upload and mkdir_parents', async (t) => {
@@ -149,6 +158,30 @@ t.test('refusals: credentials, metadata, permissions, sizes, unknown uploads, an
   t.equal((await ta.inject('DELETE', loc, { token: otherToken, headers: TUS })).statusCode, 404);
   t.equal((await ta.inject('HEAD', `/api/v2/shares-chunked-uploads/${id}`, { headers: TUS })).statusCode, 404);
   t.equal((await head(loc)).statusCode, 200, 'still there for its user');
+});
+
+t.test('the last chunk when the quota shrank meanwhile: refused, nothing visible, nothing kept', async (t) => {
+  const before = tmpFiles();
+  const r = await create(1000, { path: '/in/late-quota.bin' });
+  const loc = String(r.headers.location);
+  t.equal((await patch(loc, 0, pattern(500))).statusCode, 204);
+  await updateUser(ta, 'utus', { quota_size: 600 });
+  t.teardown(() => updateUser(ta, 'utus', { quota_size: 0 }));
+  const last = await patch(loc, 500, pattern(1000).subarray(500));
+  t.equal(last.statusCode, 413, last.payload);
+  t.match(json(last), { message: /quota/, error: String });
+  t.notOk(existsSync(path.join(home, 'in', 'late-quota.bin')), 'no file');
+  t.same(tmpFiles(), before, 'the upload and its bytes are gone');
+  t.equal((await head(loc)).statusCode, 404);
+});
+
+t.test('a user with an upload bandwidth limit: the completed file is streamed through the throttle, byte-identical', async (t) => {
+  const slowHome = await addUser(ta, { username: 'utus-slow', upload_bandwidth: 100_000 });
+  const slow = await ta.userToken('utus-slow', PASSWORD);
+  const data = pattern(300_000);
+  const r = await create(data.length, { path: '/slow.bin' }, { token: slow, payload: data, headers: OCTETS });
+  t.equal(r.statusCode, 201, r.payload);
+  t.same(readFileSync(path.join(slowHome, 'slow.bin')), data);
 });
 
 t.test('termination: DELETE forgets the upload and its bytes', async (t) => {

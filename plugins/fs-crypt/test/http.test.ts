@@ -14,7 +14,11 @@ import { processTag } from '@ferry/core';
 // the passphrase is stored as an encrypted Secret that the core decrypts
 // for the backend.
 
-const ta = await createTestApp({ plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-crypt' }] });
+const ta = await createTestApp({
+  plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-crypt' }],
+  // resumable (TUS) uploads on, in chunks of at most 1 MiB
+  config: { httpd: { bindings: [{ address: '127.0.0.1', port: 0, upload_chunk_size: 1 }] } },
+});
 t.teardown(() => ta.close());
 
 const PASS = `crypt-pass-${randomUUID()}`;
@@ -64,6 +68,29 @@ t.test('upload through /user/files/upload stores ciphertext only', async (t) => 
   t.notOk(stored.includes(big.subarray(big.length - 4096)), 'not even the random tail');
   t.notOk(readFileSync(path.join(home, 'small.txt')).includes(MARKER));
   t.same(readdirSync(path.join(ta.dataDir, 'uploads-tmp', processTag())), [], 'nothing left in the temp area');
+});
+
+t.test('a resumable (TUS) upload is encrypted too: the completed plain file is streamed through the encryption, never moved into place', async (t) => {
+  const b64 = (v: string) => Buffer.from(v).toString('base64');
+  const tus = { 'tus-resumable': '1.0.0' };
+  const created = await ta.inject('POST', '/api/v2/user/chunked-uploads', {
+    token,
+    headers: { ...tus, 'upload-length': String(big.length), 'upload-metadata': `path ${b64('/tus.bin')}` },
+  });
+  t.equal(created.statusCode, 201, created.payload);
+  const r = await ta.inject('PATCH', String(created.headers.location), {
+    token,
+    payload: big,
+    headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+  });
+  t.equal(r.statusCode, 204, r.payload);
+  const stored = readFileSync(path.join(home, 'tus.bin'));
+  t.equal(stored.subarray(0, 8).toString('ascii'), 'FERRYCRY', 'the encrypted format');
+  t.notOk(stored.includes(MARKER), 'no plaintext on disk');
+  t.same(sha((await download('/tus.bin')).rawPayload), sha(big), 'reads back as uploaded');
+  t.same(readdirSync(path.join(ta.config.common.temp_dir, 'chunked-uploads')), [], 'the chunk store is empty');
+  // (the next tests count the files)
+  t.equal((await ta.inject('DELETE', `/api/v2/user/files?path=${q('/tus.bin')}`, { token })).statusCode, 200);
 });
 
 t.test('listing reports plaintext sizes', async (t) => {

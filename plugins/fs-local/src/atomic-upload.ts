@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { link, lstat, open, rename, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import { chmod, link, lstat, open, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -132,7 +132,7 @@ export class AtomicUpload {
     private readonly target: AtomicUploadTarget,
     private readonly opts: WriteOptions,
     fh: FileHandle,
-    private readonly tmp: string,
+    private tmp: string,
     private readonly encoder?: WriteEncoder,
   ) {
     this.fh = fh;
@@ -156,7 +156,7 @@ export class AtomicUpload {
     // Failures are reported through `done`; a writer that only awaits it must not crash on 'error'.
     this.stream.on('error', () => undefined);
     this.stopListening = onAbort(opts.signal, (reason) => void this.abort(reason));
-    this.handle = { stream: this.stream, done, abort: (reason) => this.abort(reason) };
+    this.handle = { stream: this.stream, done, abort: (reason) => this.abort(reason), adopt: (file) => this.adopt(file) };
   }
 
   static async open(target: AtomicUploadTarget, opts: WriteOptions, encoder?: WriteEncoder): Promise<AtomicUpload> {
@@ -178,6 +178,36 @@ export class AtomicUpload {
       await this.fail(FsError.aborted(this.target.vpath));
     }
     await this.discarded;
+  }
+
+  /**
+   * WriteHandle.adopt(): `file` (a completed resumable upload of the same
+   * server) becomes the temporary file, with the mode a new one gets, so
+   * publication renames it into place rather than the bytes being copied
+   * (a file on another device than the temp area stays where it is and
+   * becomes the temporary file there; publish() copies it once if the
+   * destination is on another device still). Only while nothing was written, and never with an encoder: the
+   * stored bytes would have to be the encoded ones.
+   */
+  private async adopt(file: string): Promise<boolean> {
+    const fh = this.fh;
+    if (this.state !== 'open' || this.encoder || this.received > 0 || !fh) return false;
+    const [own, theirs] = await Promise.all([fh.stat(), stat(file)]);
+    if (!theirs.isFile() || this.state !== 'open' || this.received > 0) return false;
+    await chmod(file, own.mode & 0o777);
+    try {
+      // onto the empty temporary file (its descriptor stays open until finalize() or discard() closes it)
+      await rename(file, this.tmp);
+    } catch (err) {
+      if (!hasNodeCode(err, 'EXDEV')) throw this.mapped(err);
+      // on another device: it stays where it is, publish() copies it once
+      const empty = this.tmp;
+      this.tmp = file;
+      await unlink(empty).catch(() => undefined);
+    }
+    this.received = theirs.size;
+    this.bytes = theirs.size;
+    return true;
   }
 
   private mapped(err: unknown): Error {

@@ -101,6 +101,53 @@ t.test('atomic writes', async (t) => {
   t.equal(await readFile(path.join(root, 'late.txt'), 'utf8'), 'ok', 'abort() after done leaves the file alone');
 });
 
+t.test('adopt(): a completed file of the server moves into place instead of being streamed', async (t) => {
+  const { root, data, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp });
+  await mkdir(data, { recursive: true });
+  const staged = path.join(data, 'staged.bin');
+  await writeFile(staged, 'adopted bytes', { mode: 0o600 });
+  const mtime = new Date('2021-05-06T07:08:09Z');
+  let pending = '';
+  const h = await fs.openWrite('/a.bin', {
+    mtime,
+    beforePublish: async (p) => {
+      for await (const c of await p.openRead()) pending += String(c);
+    },
+  });
+  t.ok(await h.adopt!(staged), 'taken');
+  t.notOk(existsSync(staged), 'moved, not copied');
+  t.same(await readdir(root), [], 'nothing visible before the stream ends');
+  h.stream.end();
+  t.same(await h.done, { size: 13 }, 'done reports the adopted size');
+  t.equal(pending, 'adopted bytes', 'beforePublish reads the adopted bytes');
+  t.equal(await readFile(path.join(root, 'a.bin'), 'utf8'), 'adopted bytes');
+  const st = await stat(path.join(root, 'a.bin'));
+  t.equal(st.mtime.getTime(), mtime.getTime(), 'mtime applied');
+  await writeFsFile(fs, '/plain.bin', 'x');
+  t.equal(st.mode & 0o777, (await stat(path.join(root, 'plain.bin'))).mode & 0o777, 'the mode of any new upload, not the staged 0600');
+  t.same(await readdir(tmp), [], 'the temp area is empty');
+
+  // refused once bytes were written: nothing changes, the caller streams
+  await writeFile(staged, 'second');
+  const written = await fs.openWrite('/b.bin');
+  written.stream.write('streamed');
+  t.notOk(await written.adopt!(staged), 'not after a write');
+  t.ok(existsSync(staged), 'the file stays where it was');
+  written.stream.end();
+  await written.done;
+  t.equal(await readFile(path.join(root, 'b.bin'), 'utf8'), 'streamed');
+
+  // a failed write removes what it adopted, and publishes nothing
+  const failing = await fs.openWrite('/c.bin');
+  t.ok(await failing.adopt!(staged));
+  await failing.abort();
+  t.match(await rejectionOf(failing.done), { code: 'ABORTED' });
+  t.notOk(existsSync(staged), 'the adopted file is removed with the write');
+  t.notOk(existsSync(path.join(root, 'c.bin')), 'nothing published');
+  t.same(await readdir(tmp), [], 'nothing left in the temp area');
+});
+
 const xdevDir = await otherDeviceDir(base);
 const xdevSkip = xdevDir ? false : 'no writable directory on another device (set FERRY_TEST_XDEV_DIR to one)';
 t.test('publishing across devices (EXDEV)', { skip: xdevSkip }, async (t) => {
@@ -121,6 +168,24 @@ t.test('publishing across devices (EXDEV)', { skip: xdevSkip }, async (t) => {
   await writeFsFile(fs, '/x.bin', 'replaced');
   t.equal(await readFile(path.join(root, 'x.bin'), 'utf8'), 'replaced', 'overwrite across devices');
   t.same((await readdir(root)).sort(), ['x.bin'], 'still nothing hidden left');
+});
+
+t.test('adopt() of a file on another device than the temp area: published from there, copied once', { skip: xdevSkip }, async (t) => {
+  // (the test above removes the directory when it ends)
+  await mkdir(xdevDir!, { recursive: true });
+  const xdev = await mkdtemp(path.join(xdevDir!, 'adopt-'));
+  t.teardown(() => rm(xdev, { recursive: true, force: true }));
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp });
+  const staged = path.join(xdev, 'staged.bin');
+  await writeFile(staged, 'from another device');
+  const h = await fs.openWrite('/x.bin');
+  t.ok(await h.adopt!(staged));
+  h.stream.end();
+  t.same(await h.done, { size: 19 });
+  t.equal(await readFile(path.join(root, 'x.bin'), 'utf8'), 'from another device');
+  t.notOk(existsSync(staged), 'removed once copied');
+  t.same(await readdir(root), ['x.bin'], 'no hidden file left');
 });
 
 t.test('symbolic links inside the root', async (t) => {

@@ -114,8 +114,9 @@ export function tusEndpoint(c: DependencyContainer, target: TusTarget): ServerRo
     try {
       // another node may have stored and forgotten it in the meantime (404 then)
       await uploads.get(u.id);
-      source = uploads.read(u);
-      await uploadFile(o.s, o.dest, source, { size: u.length, mtime: u.mtime, mkdirParents: u.mkdirParents });
+      // local storage takes the file whole (a rename): opened only when the bytes must be copied
+      const open = () => (source = uploads.read(u));
+      await uploadFile(o.s, o.dest, open, { size: u.length, mtime: u.mtime, mkdirParents: u.mkdirParents, localFile: u.file });
     } finally {
       source?.destroy();
       await uploads.drop(u);
