@@ -38,7 +38,10 @@ export const shareInput = Joi.object({
     .pattern(/^[^\u0000-\u001f\u007f]+$/, 'a name without control characters')
     .required(),
   description: Joi.string().allow('').max(4096).default(''),
-  scope: Joi.number().integer().valid(ShareScope.Read, ShareScope.Write, ShareScope.ReadWrite).required(),
+  scope: Joi.number()
+    .integer()
+    .valid(ShareScope.Read, ShareScope.Write, ShareScope.ReadWrite)
+    .description('1 read, 2 write, 3 read and write; when omitted, the scope the share policies of the paths allow (core/src/shares/share-policy.ts)'),
   paths: Joi.array().items(virtualPath).min(1).max(100).required(),
   expires_at: timestampMs.default(0),
   password: Joi.string().allow('').max(1024).default(''),
@@ -50,7 +53,8 @@ export const shareInput = Joi.object({
 export interface ShareInput {
   name: string;
   description: string;
-  scope: ShareScope;
+  /** Omitted: the share policies of the paths supply it. */
+  scope?: ShareScope;
   paths: string[];
   expires_at: number;
   password: string;

@@ -22,6 +22,7 @@ import { ProviderEventsService, SYSTEM_ACTOR, type Actor } from '../events/provi
 import type { EventBus } from '../events/event-bus.js';
 import { nowNanos, type LogEventType } from '../events/event-types.js';
 import type { Protocol } from '../sdk/protocols.js';
+import { applySharePolicy, policyChangeDisabled, sharePolicies } from './share-policy.js';
 
 const DAY = 86_400_000;
 
@@ -186,6 +187,11 @@ export class ShareService implements EventShares {
     return at;
   }
 
+  /** The scope of a share as sent, or the one its share policies give; refused beyond them under share_policy_change_disabled. */
+  private scopeOf(u: EffectiveUser, input: ShareInput): ShareScope {
+    return applySharePolicy(sharePolicies(u), policyChangeDisabled(u), [...new Set(input.paths)], input.scope);
+  }
+
   private async passwordHash(u: EffectiveUser, password: string, current: string | null): Promise<string> {
     let hash: string;
     if (password === REDACTED_PASSWORD) {
@@ -202,7 +208,8 @@ export class ShareService implements EventShares {
   async add(s: FileSession, input: ShareInput, actor: Actor): Promise<Share> {
     const u = s.user;
     if (!canShare(u)) throw new ForbiddenError('sharing is disabled for this account');
-    const paths = await this.checkPaths(s, input.scope, input.paths);
+    const scope = this.scopeOf(u, input);
+    const paths = await this.checkPaths(s, scope, input.paths);
     const expires_at = this.expiry(u, input.expires_at, true);
     const password_hash = await this.passwordHash(u, input.password, null);
     const em = this.em();
@@ -213,7 +220,7 @@ export class ShareService implements EventShares {
       share_id: crypto.randomBytes(16).toString('base64url'),
       name: input.name,
       description: input.description,
-      scope: input.scope,
+      scope,
       paths,
       user,
       password_hash,
@@ -237,12 +244,13 @@ export class ShareService implements EventShares {
     if (!canShare(u)) throw new ForbiddenError('sharing is disabled for this account');
     const em = this.em();
     const share = await this.get(u.username, id, em);
-    const paths = await this.checkPaths(s, input.scope, input.paths);
+    const scope = this.scopeOf(u, input);
+    const paths = await this.checkPaths(s, scope, input.paths);
     const expires_at = this.expiry(u, input.expires_at, false);
     share.password_hash = await this.passwordHash(u, input.password, share.password_hash);
     share.name = input.name;
     share.description = input.description;
-    share.scope = input.scope;
+    share.scope = scope;
     share.paths = paths;
     share.expires_at = expires_at;
     share.max_tokens = input.max_tokens;

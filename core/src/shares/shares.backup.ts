@@ -5,7 +5,7 @@ import { Share, User } from '../data/entities/index.js';
 import { timestampMs } from '../util/common.input.js';
 import { hashPassword, isPasswordHash } from '../accounts/password.js';
 import { dumpPaged, loadByName, nameOf, named, validateItem, type BackupSection, type BackupSectionSource, type Item } from '../data/backup-section.js';
-import { shareId, shareInput } from './share.input.js';
+import { ShareScope, shareId, shareInput } from './share.input.js';
 
 type Obj = Record<string, unknown>;
 
@@ -19,6 +19,8 @@ export class ShareBackupSections implements BackupSectionSource {
   private section(): BackupSection<Item<Obj>[]> {
     const schema = shareInput.keys({
       id: shareId.required(),
+      // a stored share has its scope (only a user's create or update may leave it to the share policies)
+      scope: Joi.number().integer().valid(ShareScope.Read, ShareScope.Write, ShareScope.ReadWrite).required(),
       username: Joi.string().min(1).max(255).required(),
       created_at: timestampMs.default(0),
       updated_at: timestampMs.default(0),

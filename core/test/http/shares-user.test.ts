@@ -204,7 +204,14 @@ t.test('the owner needs the permissions the share uses, and sharing enabled', as
   t.ok(await row(id), 'not deleted');
   const policy = await ta.inject('GET', '/api/v2/user/share-policy', { token: carol });
   t.equal(policy.statusCode, 200, 'the share policy is readable without the right to share');
-  t.same(json(policy), { shares_allowed: false, password_required: false, default_expiration_days: 0, max_expiration_days: 0 });
+  t.same(json(policy), {
+    shares_allowed: false,
+    password_required: false,
+    default_expiration_days: 0,
+    max_expiration_days: 0,
+    policies: [],
+    policy_change_disabled: false,
+  });
 });
 
 t.test('group share policies: password required, default and maximum expiration', async (t) => {
@@ -220,9 +227,17 @@ t.test('group share policies: password required, default and maximum expiration'
   mkdirSync(path.join(h, 'd'));
   const dave = await ta.userToken('dave', PASSWORD);
   r = await ta.inject('GET', '/api/v2/user/share-policy', { token: dave });
-  t.same(json(r), { shares_allowed: true, password_required: true, default_expiration_days: 3, max_expiration_days: 10 }, 'the policy of the group');
+  t.same(
+    json(r),
+    { shares_allowed: true, password_required: true, default_expiration_days: 3, max_expiration_days: 10, policies: [], policy_change_disabled: false },
+    'the policy of the group',
+  );
   r = await ta.inject('GET', '/api/v2/user/share-policy', { token: alice });
-  t.same(json(r), { shares_allowed: true, password_required: false, default_expiration_days: 0, max_expiration_days: 0 }, 'no policy');
+  t.same(
+    json(r),
+    { shares_allowed: true, password_required: false, default_expiration_days: 0, max_expiration_days: 0, policies: [], policy_change_disabled: false },
+    'no policy',
+  );
   t.equal((await ta.inject('GET', '/api/v2/user/share-policy')).statusCode, 401, 'only for a signed-in user');
   r = await add(dave, { name: 'd', scope: 1, paths: ['/d'] });
   t.equal(r.statusCode, 400);

@@ -4,12 +4,17 @@ import { en as strings } from '../app/src/strings.js';
 import {
   REDACTED_PASSWORD,
   bodyOf,
+  defaultScope,
   endOfDay,
   fieldOfMessage,
   formOf,
   isSpent,
   localDay,
   newForm,
+  pathsOf,
+  ruleOf,
+  scopeOffered,
+  scopePolicy,
   shareLink,
   usesLeft,
   type Share,
@@ -27,8 +32,16 @@ const messages = {
   expiryRequired: strings.expiryRequired,
   passwordRequired: strings.passwordRequired,
   maxTokensInvalid: strings.maxTokensInvalid,
+  scopeBeyondPolicy: strings.scopeBeyondPolicy,
 };
-const free: SharePolicy = { shares_allowed: true, password_required: false, default_expiration_days: 0, max_expiration_days: 0 };
+const free: SharePolicy = {
+  shares_allowed: true,
+  password_required: false,
+  default_expiration_days: 0,
+  max_expiration_days: 0,
+  policies: [],
+  policy_change_disabled: false,
+};
 
 t.test('a new form from the chosen paths: named after a single one, the default expiry of the policy', async (t) => {
   const f = newForm(['/docs/reports'], { ...free, default_expiration_days: 7 }, NOW);
@@ -86,7 +99,7 @@ t.test('form checks: name, paths, one folder to write, expiry in the past, uses'
 });
 
 t.test('the policy: a password required, a maximum expiry (its last day capped to the limit)', async (t) => {
-  const strict: SharePolicy = { shares_allowed: true, password_required: true, default_expiration_days: 0, max_expiration_days: 10 };
+  const strict: SharePolicy = { ...free, password_required: true, max_expiration_days: 10 };
   const base = newForm(['/a'], strict, NOW);
   const bad = bodyOf(base, strict, messages, NOW);
   t.same('errors' in bad && bad.errors, { expires_at: strings.expiryRequired(10), password: strings.passwordRequired });
@@ -95,6 +108,58 @@ t.test('the policy: a password required, a maximum expiry (its last day capped t
   const last = bodyOf({ ...base, expires: '2026-06-20', password: 'p' }, strict, messages, NOW);
   if (!('body' in last)) throw new Error('the last allowed day is refused');
   t.equal(last.body.expires_at, NOW + 10 * DAY, 'the last allowed day ends at the limit, not after it');
+});
+
+t.test('share policy rules: the longest prefix segment by segment; the scope they allow preselected, and only it offered when locked', async (t) => {
+  const rules = [
+    { path: '/', permissions: ['read'], scope: 1 },
+    { path: '/in', permissions: ['upload'], scope: 2 },
+    { path: '/in/open', permissions: ['read', 'write'], scope: 3 },
+  ];
+  const policy: SharePolicy = { ...free, policies: rules };
+  t.same(pathsOf('in/\n/in\n  /docs//  \n'), ['/in', '/docs'], 'from the home, no trailing slash, each once');
+  t.equal(ruleOf(rules, '/docs')?.path, '/');
+  t.equal(ruleOf(rules, '/in/x')?.path, '/in');
+  t.equal(ruleOf(rules, '/inbox')?.path, '/', '/in is not a prefix of /inbox segment-wise');
+  t.equal(ruleOf(rules, '/in/open/deep')?.path, '/in/open');
+  t.equal(ruleOf(rules.slice(1), '/docs'), null);
+
+  t.same(scopePolicy(policy, ['/docs']), { allowed: 1, applies: true, locked: false });
+  t.same(scopePolicy(policy, ['/docs', '/in/open']), { allowed: 1, applies: true, locked: false }, 'the rules of every path together');
+  t.same(scopePolicy({ ...free, policies: rules.slice(1) }, ['/docs']), { allowed: 3, applies: false, locked: false }, 'no rule: anything');
+  t.same(scopePolicy(null, ['/docs']), { allowed: 3, applies: false, locked: false });
+
+  t.equal(newForm(['/in'], policy, NOW).scope, 2, 'upload preselected in /in');
+  t.equal(newForm(['/in/open'], policy, NOW).scope, 3, 'download and upload in /in/open');
+  t.equal(newForm(['/docs/a.txt'], policy, NOW).scope, 1);
+  t.equal(newForm(['/in/open/a', '/in/open/b'], policy, NOW).scope, 1, 'several paths: download, uploads need one folder');
+  t.equal(newForm(['/docs', '/in'], policy, NOW).scope, 1, 'rules with nothing in common: download');
+  t.equal(defaultScope({ allowed: 2, applies: true, locked: true }, 2), 2, 'upload only stays upload (the form then asks for one folder)');
+
+  // without the lock every scope is offered and sent
+  const open = bodyOf({ ...newForm(['/docs'], policy, NOW), scope: 3 }, policy, messages, NOW);
+  t.ok('body' in open && open.body.scope === 3, 'the policy is only the default');
+
+  const locked: SharePolicy = { ...policy, policy_change_disabled: true };
+  const sp = scopePolicy(locked, ['/in']);
+  t.same(
+    ([1, 2, 3] as const).filter((sc) => scopeOffered(sp, sc)),
+    [2],
+    'only upload offered in /in',
+  );
+  t.same(
+    ([1, 2, 3] as const).filter((sc) => scopeOffered(scopePolicy(locked, ['/in/open']), sc)),
+    [1, 2, 3],
+  );
+  t.same(
+    ([1, 2, 3] as const).filter((sc) => scopeOffered(scopePolicy(locked, ['/docs', '/in']), sc)),
+    [],
+    'nothing in common: nothing offered',
+  );
+  const beyond = bodyOf({ ...newForm(['/in'], locked, NOW), name: 'x', scope: 1 }, locked, messages, NOW);
+  t.same('errors' in beyond && beyond.errors, { scope: strings.scopeBeyondPolicy }, 'a scope beyond the locked policy is not sent');
+  const within = bodyOf({ ...newForm(['/in'], locked, NOW), name: 'x' }, locked, messages, NOW);
+  t.ok('body' in within && within.body.scope === 2);
 });
 
 const stored: Share = {
@@ -146,6 +211,7 @@ t.test('the field an API message names', async (t) => {
   t.equal(fieldOfMessage('"allow_from[1]" must be a valid IP address or CIDR network'), 'allow_from');
   t.equal(fieldOfMessage('"emails[0]" must be a valid email'), 'emails');
   t.equal(fieldOfMessage('"password": shares of this account must have a password'), 'password');
+  t.equal(fieldOfMessage('"scope": a read-write share of /docs goes beyond the share policy of "/" (permissions: read; allows read)'), 'scope');
   t.equal(fieldOfMessage('"name" length must be less than or equal to 255 characters long'), 'name');
   t.equal(fieldOfMessage('"username" is not allowed'), null, 'not a field of the form');
   t.equal(fieldOfMessage('sharing is disabled for this account'), null);

@@ -3,8 +3,9 @@
  * from a selection of the file browser (with password, expiry, uses and an
  * allowed network), an API validation message shown next to its field, the
  * list, copy link, QR code, edit, delete (each checked through the REST
- * API), the share policy of the account (password required; sharing
- * disabled: no Shares screen, and the server refuses), axe-core and
+ * API), the share policy of the account (password required; scopes locked
+ * by the share policy rules of a group; sharing disabled: no Shares screen,
+ * and the server refuses), axe-core and
  * screenshots (FERRY_SCREENSHOT_DIR).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -199,6 +200,73 @@ t.test('the share policy: a password required (told, checked before sending)', a
     .waitFor();
   t.match(await sharesOf('pia'), [{ name: 'out', paths: ['/out'], password: REDACTED_PASSWORD }]);
   await screenshot(page, 'shares-phone');
+});
+
+t.test('share policy rules of a group, locked: the scope they allow preselected and alone offered; the server still refuses', async (t) => {
+  const rules = (inbox: string[]) => ({
+    web_client: ['share_policy_change_disabled'],
+    default_shares_policies: [
+      { path: '/', permissions: ['read'] },
+      { path: '/inbox', permissions: inbox },
+    ],
+  });
+  let r = await h.f.ta.inject('POST', '/api/v2/groups', { token: h.f.token, payload: { name: 'drop-boxes', user_settings: { filters: rules(['upload']) } } });
+  t.equal(r.statusCode, 201, r.payload);
+  const home = await h.f.addUser('lena', { groups: [{ name: 'drop-boxes', type: 3 }] });
+  mkdirSync(path.join(home, 'inbox'), { recursive: true });
+  mkdirSync(path.join(home, 'reports'), { recursive: true });
+  const { page } = await h.signedIn(t, 'lena');
+  const scope = (sc: 1 | 2 | 3) => page.getByRole('radio', { name: strings.scopeLabel(sc), exact: true });
+  const offered = async () => {
+    const out: number[] = [];
+    for (const sc of [1, 2, 3] as const) if (await scope(sc).isEnabled()) out.push(sc);
+    return out;
+  };
+
+  // the inbox: upload only
+  await row(page, 'inbox').waitFor();
+  await page.getByLabel(strings.select('inbox')).check();
+  await page.getByRole('button', { name: strings.shareSelected(1) }).click();
+  await page.getByRole('heading', { name: strings.newShare }).waitFor();
+  t.ok(await scope(2).isChecked(), 'upload preselected');
+  t.same(await offered(), [2], 'only upload offered');
+  t.equal(await page.locator('#share-scope-help').textContent(), `${strings.scopeLockedHelp([strings.scopeLabel(2)])} ${strings.scopeHelp}`, 'told why');
+  await checkA11y(t, page, 'share form with a locked scope');
+  await page.locator('fieldset.scope').scrollIntoViewIfNeeded();
+  await screenshot(page, 'share-form-policy');
+  await page.getByRole('button', { name: strings.createShare }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: strings.shareCreated('inbox') })
+    .waitFor();
+  t.match(await sharesOf('lena'), [{ name: 'inbox', scope: 2, paths: ['/inbox'] }]);
+
+  // another folder: download only; typing the inbox's path moves the scope to upload
+  await page.getByRole('navigation', { name: strings.mainNav }).getByRole('link', { name: strings.filesTitle }).click();
+  await row(page, 'reports').waitFor();
+  await page.getByLabel(strings.select('reports')).check();
+  await page.getByRole('button', { name: strings.shareSelected(1) }).click();
+  await page.getByRole('heading', { name: strings.newShare }).waitFor();
+  t.ok(await scope(1).isChecked(), 'download preselected');
+  t.same(await offered(), [1], 'only download offered');
+  await page.getByLabel(strings.sharePaths).fill('/inbox');
+  t.ok(await scope(2).isChecked(), 'the paths changed, the scope follows');
+  t.same(await offered(), [2]);
+  await page.getByLabel(strings.sharePaths).fill('/reports');
+  t.ok(await scope(1).isChecked());
+
+  // the policy changes while the form is open: the server refuses, its message under the scope
+  r = await h.f.ta.inject('PUT', '/api/v2/groups/drop-boxes', {
+    token: h.f.token,
+    payload: { name: 'drop-boxes', user_settings: { filters: { ...rules(['upload']), default_shares_policies: [{ path: '/', permissions: ['upload'] }] } } },
+  });
+  t.equal(r.statusCode, 200, r.payload);
+  await page.getByRole('button', { name: strings.createShare }).click();
+  const scopeError = page.locator('#share-scope-error');
+  await scopeError.waitFor();
+  t.match(await scopeError.textContent(), /^"scope": a read share of \/reports goes beyond the share policy of "\/" \(permissions: upload; allows write\)$/);
+  t.equal(await page.locator('#share-form-title').isVisible(), true, 'the form stays open');
+  t.equal((await sharesOf('lena')).length, 1, 'nothing more created');
 });
 
 t.test('sharing disabled: no Shares screen nor Share button, and the server refuses a share', async (t) => {

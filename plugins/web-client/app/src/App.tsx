@@ -68,7 +68,14 @@ function UserApp() {
     if (!session || session.password_change_required) return;
     let live = true;
     // unreadable (an older server, a network error): no shares offered
-    const none: SharePolicy = { shares_allowed: false, password_required: false, default_expiration_days: 0, max_expiration_days: 0 };
+    const none: SharePolicy = {
+      shares_allowed: false,
+      password_required: false,
+      default_expiration_days: 0,
+      max_expiration_days: 0,
+      policies: [],
+      policy_change_disabled: false,
+    };
     void api.GET('/api/v2/user/share-policy').then(
       ({ data }) => live && setSharePolicy(data ?? none),
       () => live && setSharePolicy(none),

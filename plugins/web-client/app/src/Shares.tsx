@@ -13,11 +13,15 @@ import { QrCode } from './QrCode';
 import {
   SCOPES,
   bodyOf,
+  defaultScope,
   fieldOfMessage,
   formOf,
   isSpent,
   localDay,
   newForm,
+  pathsOf,
+  scopeOffered,
+  scopePolicy,
   shareLink,
   type Field,
   type FieldErrors,
@@ -267,6 +271,7 @@ const MESSAGES = {
   expiryRequired: t.expiryRequired,
   passwordRequired: t.passwordRequired,
   maxTokensInvalid: t.maxTokensInvalid,
+  scopeBeyondPolicy: t.scopeBeyondPolicy,
 };
 
 function ShareEditor({
@@ -338,6 +343,16 @@ function ShareEditor({
     }
   };
 
+  // the rules of the paths typed: under share_policy_change_disabled, only the scopes they allow are offered
+  const sp = scopePolicy(policy, pathsOf(form.paths));
+  const scopeNote = sp.locked && sp.allowed !== 3 ? t.scopeLockedHelp(SCOPES.filter((sc) => scopeOffered(sp, sc)).map((sc) => t.scopeLabel(sc))) : '';
+  const setPaths = (text: string) => {
+    set('paths', text);
+    // a scope the new paths' rules forbid gives way to the one they allow
+    const next = scopePolicy(policy, pathsOf(text));
+    if (!scopeOffered(next, form.scope) && next.allowed) set('scope', defaultScope(next, pathsOf(text).length));
+  };
+
   const today = localDay(Date.now());
   const maxDay = policy.max_expiration_days ? localDay(Date.now() + policy.max_expiration_days * 86_400_000) : undefined;
   const passwordHelp = form.hasPassword ? t.sharePasswordHelpKeep : policy.password_required ? t.sharePasswordHelpRequired : t.sharePasswordHelpNew;
@@ -376,13 +391,14 @@ function ShareEditor({
               name="scope"
               data-field={sc === form.scope ? 'scope' : undefined}
               checked={form.scope === sc}
+              disabled={!scopeOffered(sp, sc)}
               onChange={() => set('scope', sc)}
             />
             {t.scopeLabel(sc)}
           </label>
         ))}
         <p id="share-scope-help" className="help">
-          {t.scopeHelp}
+          {scopeNote ? `${scopeNote} ${t.scopeHelp}` : t.scopeHelp}
         </p>
         {errors.scope && (
           <p id="share-scope-error" className="error">
@@ -391,7 +407,7 @@ function ShareEditor({
         )}
       </fieldset>
       <FormField field="paths" label={t.sharePaths} help={t.sharePathsHelp} error={errors.paths}>
-        {(p) => <textarea {...p} required rows={3} spellCheck={false} value={form.paths} onChange={(e) => set('paths', e.target.value)} />}
+        {(p) => <textarea {...p} required rows={3} spellCheck={false} value={form.paths} onChange={(e) => setPaths(e.target.value)} />}
       </FormField>
       <FormField field="password" label={t.sharePassword} help={passwordHelp} error={errors.password}>
         {(p) => (

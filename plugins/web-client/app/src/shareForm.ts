@@ -43,12 +43,21 @@ export interface ShareBody {
   allow_from: string[];
   emails: string[];
 }
+/** A share policy rule: `scope` is what its permissions allow (a bit set: 0 nothing, 1 read, 2 write, 3 both). */
+export interface SharePolicyRule {
+  path: string;
+  permissions: string[];
+  scope: number;
+}
 /** GET /api/v2/user/share-policy. */
 export interface SharePolicy {
   shares_allowed: boolean;
   password_required: boolean;
   default_expiration_days: number;
   max_expiration_days: number;
+  policies: SharePolicyRule[];
+  /** share_policy_change_disabled: a scope beyond the rules is refused. */
+  policy_change_disabled: boolean;
 }
 
 /** ShareScope: 1 read, 2 write, 3 read and write. */
@@ -98,6 +107,7 @@ export interface FormMessages {
   expiryRequired: (days: number) => string;
   passwordRequired: string;
   maxTokensInvalid: string;
+  scopeBeyondPolicy: string;
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -126,14 +136,66 @@ const lines = (s: string, commas = false): string[] => [
   ),
 ];
 
-/** A new share's form: the paths chosen in the file browser, the expiry the policy sets by default. */
+/** The paths of the form's text: one a line, from the home ('/' added), without a trailing '/', each once. */
+export function pathsOf(text: string): string[] {
+  return [...new Set(lines(text).map((p) => (p.startsWith('/') ? p : `/${p}`).replace(/(.)\/+$/, '$1')))];
+}
+
+/** `parent` is `child` or one of its parents, segment by segment (/pub is one of /pub/a, not of /public). */
+const isUnder = (parent: string, child: string) => parent === '/' || child === parent || child.startsWith(`${parent}/`);
+
+/** The rule of a share path: the one whose path is its longest prefix, segment by segment (null: none), as the server finds it. */
+export function ruleOf(rules: readonly SharePolicyRule[], path: string): SharePolicyRule | null {
+  let best: SharePolicyRule | null = null;
+  for (const r of rules) if (isUnder(r.path, path) && (!best || r.path.length > best.path.length)) best = r;
+  return best;
+}
+
+/** What the share policy says of a share of `paths`. */
+export interface ScopePolicy {
+  /** The scopes the rules of the paths allow together (a bit set; 3 when no rule applies). */
+  allowed: number;
+  /** A rule applies to one of the paths at least. */
+  applies: boolean;
+  /** A scope beyond `allowed` is refused (share_policy_change_disabled), rather than only not preselected. */
+  locked: boolean;
+}
+
+export function scopePolicy(policy: SharePolicy | null, paths: readonly string[]): ScopePolicy {
+  let allowed = 3;
+  let applies = false;
+  for (const p of paths) {
+    const rule = ruleOf(policy?.policies ?? [], p);
+    if (rule) {
+      applies = true;
+      allowed &= rule.scope;
+    }
+  }
+  return { allowed, applies, locked: !!policy?.policy_change_disabled };
+}
+
+/** The scope is offered: within the rules, or anything when they are only a default. */
+export const scopeOffered = (sp: ScopePolicy, scope: Scope) => !sp.locked || (scope & ~sp.allowed) === 0;
+
+/**
+ * The scope a new share of `count` paths starts with: what the rules allow (download only for several
+ * paths, uploads needing exactly one folder, when the rules allow downloads), else download.
+ */
+export function defaultScope(sp: ScopePolicy, count: number): Scope {
+  if (!sp.applies || !sp.allowed) return 1;
+  if (count > 1 && sp.allowed & 1) return 1;
+  return sp.allowed as Scope;
+}
+
+/** A new share's form: the paths chosen in the file browser, the scope and expiry the policy sets by default. */
 export function newForm(paths: readonly string[], policy: SharePolicy | null, now = Date.now()): ShareForm {
   const days = policy?.default_expiration_days ?? 0;
   const name = paths.length === 1 ? (paths[0]!.split('/').filter(Boolean).at(-1) ?? '') : '';
+  const chosen = pathsOf(paths.join('\n'));
   return {
     name,
     description: '',
-    scope: 1,
+    scope: defaultScope(scopePolicy(policy, chosen), chosen.length),
     paths: paths.join('\n'),
     expires: days ? localDay(now + days * 86_400_000) : '',
     expiresAt: 0,
@@ -173,9 +235,10 @@ export function bodyOf(f: ShareForm, policy: SharePolicy | null, m: FormMessages
   const errors: FieldErrors = {};
   const name = f.name.trim();
   if (!name) errors.name = m.nameRequired;
-  const paths = [...new Set(lines(f.paths).map((p) => (p.startsWith('/') ? p : `/${p}`)))];
+  const paths = pathsOf(f.paths);
   if (!paths.length) errors.paths = m.pathsRequired;
   else if (f.scope !== 1 && paths.length !== 1) errors.paths = m.writeNeedsOneFolder;
+  if (paths.length && !scopeOffered(scopePolicy(policy, paths), f.scope)) errors.scope = m.scopeBeyondPolicy;
 
   let expires_at = 0;
   if (f.expires) {

@@ -155,6 +155,10 @@ export const en = {
   shareScope: 'What visitors may do',
   scopeLabel: (scope: 1 | 2 | 3) => (scope === 1 ? 'Download' : scope === 2 ? 'Upload' : 'Download and upload'),
   scopeHelp: 'Upload needs exactly one folder.',
+  scopeLockedHelp: (allowed: string[]) =>
+    allowed.length
+      ? `Your account's share policy for these paths allows only: ${allowed.join(', ')}.`
+      : "Your account's share policy allows no share of these paths.",
   sharePaths: 'Shared paths',
   sharePathsHelp: 'One file or folder a line, from your home (for example /reports/2024).',
   sharePassword: 'Password',
@@ -208,6 +212,7 @@ export const en = {
   expiryRequired: (days: number) => `Your shares must expire within ${days} days: choose a last day.`,
   passwordRequired: 'Type a password for the share.',
   maxTokensInvalid: 'A whole number, 0 or more.',
+  scopeBeyondPolicy: "Your account's share policy does not allow this for these paths.",
   fixFields: 'Correct the marked fields.',
   // ---- end of shares ----
   // ---- profile and sign-in extras (Profile.tsx, TwoFactor.tsx, Login.tsx: forgot password, single sign-on) ----
