@@ -131,6 +131,7 @@ t.test('share policy rules: the longest prefix segment by segment; the scope the
 
   t.equal(newForm(['/in'], policy, NOW).scope, 2, 'upload preselected in /in');
   t.equal(newForm(['/in/open'], policy, NOW).scope, 3, 'download and upload in /in/open');
+  t.equal(newForm(['/in/open/a.txt'], policy, NOW, true).scope, 1, 'a single file: download (uploads need a folder)');
   t.equal(newForm(['/docs/a.txt'], policy, NOW).scope, 1);
   t.equal(newForm(['/in/open/a', '/in/open/b'], policy, NOW).scope, 1, 'several paths: download, uploads need one folder');
   t.equal(newForm(['/docs', '/in'], policy, NOW).scope, 1, 'rules with nothing in common: download');

@@ -5,7 +5,7 @@ import { Files } from './Files';
 import { Login } from './Login';
 import { Nav, type NavItem } from './Nav';
 import { Profile } from './Profile';
-import type { SharePolicy } from './shareForm';
+import type { ShareChoice, SharePolicy } from './shareForm';
 import { currentSession, keepAlive, logout, type Session } from './session';
 import { BASE, parseRoute, routePath, type Route } from './routes';
 import { t } from './strings';
@@ -42,7 +42,7 @@ function UserApp() {
   /** What the account's shares may be (null until known, or when it cannot be read). */
   const [sharePolicy, setSharePolicy] = useState<SharePolicy | null>(null);
   /** Paths chosen in the file browser for a new share, handed to the Shares screen. */
-  const [sharePaths, setSharePaths] = useState<string[] | null>(null);
+  const [sharePaths, setSharePaths] = useState<ShareChoice | null>(null);
 
   useEffect(() => {
     void currentSession().then(setSession, () => setSession(null));
@@ -97,8 +97,8 @@ function UserApp() {
   }, []);
   const navigate = useCallback((dir: string) => go({ kind: 'files', dir }), [go]);
   const share = useCallback(
-    (paths: string[]) => {
-      setSharePaths(paths);
+    (chosen: ShareChoice) => {
+      setSharePaths(chosen);
       go({ kind: 'shares' });
     },
     [go],

@@ -4,6 +4,7 @@ import { Dialog } from './Dialog';
 import { Icon } from './Icon';
 import { filterEntries, isDir, sortEntries, type Entry, type Sort, type SortKey } from './entries';
 import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
+import type { ShareChoice } from './shareForm';
 import { t } from './strings';
 import { UploadButtons, Uploads, useDropZone, useUploads } from './Uploads';
 import { VirtualList } from './VirtualList';
@@ -31,7 +32,7 @@ type Pending = { kind: 'mkdir' } | { kind: 'rename'; entry: Entry } | { kind: 'd
  * The file browser of one folder: breadcrumbs, sortable and filterable virtualized list, actions and uploads.
  * `onShare` (when the account may share): a new share of the selected entries, or of the folder.
  */
-export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (dir: string) => void; onShare?: (paths: string[]) => void }) {
+export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (dir: string) => void; onShare?: (chosen: ShareChoice) => void }) {
   const [entries, setEntries] = useState<Entry[] | null>(null);
   const [listError, setListError] = useState('');
   const [error, setError] = useState('');
@@ -197,7 +198,14 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
           </button>
         )}
         {onShare && (
-          <button type="button" onClick={() => onShare(ops.selection.paths.length ? ops.selection.paths : [dir])}>
+          <button
+            type="button"
+            onClick={() => {
+              const paths = ops.selection.paths.length ? ops.selection.paths : [dir];
+              const oneFile = paths.length === 1 && !!entries?.some((e) => !isDir(e) && joinPath(dir, e.name) === paths[0]);
+              onShare({ paths, oneFile });
+            }}
+          >
             {t.shareSelected(ops.selection.paths.length)}
           </button>
         )}

@@ -27,6 +27,7 @@ import {
   type FieldErrors,
   type Share,
   type ShareForm,
+  type ShareChoice,
   type SharePolicy,
 } from './shareForm';
 import { t } from './strings';
@@ -34,7 +35,7 @@ import { t } from './strings';
 type View = { kind: 'list' } | { kind: 'form'; share: Share | null; form: ShareForm };
 
 /** `paths`: chosen in the file browser, to open the form of a new share with (then `onPathsTaken`). */
-export default function Shares({ policy, paths, onPathsTaken }: { policy: SharePolicy; paths: string[] | null; onPathsTaken: () => void }) {
+export default function Shares({ policy, paths, onPathsTaken }: { policy: SharePolicy; paths: ShareChoice | null; onPathsTaken: () => void }) {
   const [shares, setShares] = useState<Share[] | null>(null);
   const [loadError, setLoadError] = useState('');
   const [view, setView] = useState<View>({ kind: 'list' });
@@ -60,7 +61,7 @@ export default function Shares({ policy, paths, onPathsTaken }: { policy: ShareP
 
   useEffect(() => {
     if (paths) {
-      setView({ kind: 'form', share: null, form: newForm(paths, policy) });
+      setView({ kind: 'form', share: null, form: newForm(paths.paths, policy, Date.now(), paths.oneFile) });
       onPathsTaken();
     }
   }, [paths, policy, onPathsTaken]);

@@ -177,25 +177,31 @@ export function scopePolicy(policy: SharePolicy | null, paths: readonly string[]
 /** The scope is offered: within the rules, or anything when they are only a default. */
 export const scopeOffered = (sp: ScopePolicy, scope: Scope) => !sp.locked || (scope & ~sp.allowed) === 0;
 
+/** Paths chosen in the file browser for a new share; `oneFile`: a single path that is a file (no uploads into it). */
+export interface ShareChoice {
+  paths: string[];
+  oneFile: boolean;
+}
+
 /**
  * The scope a new share of `count` paths starts with: what the rules allow (download only for several
- * paths, uploads needing exactly one folder, when the rules allow downloads), else download.
+ * paths or a file, uploads needing exactly one folder, when the rules allow downloads), else download.
  */
-export function defaultScope(sp: ScopePolicy, count: number): Scope {
+export function defaultScope(sp: ScopePolicy, count: number, oneFile = false): Scope {
   if (!sp.applies || !sp.allowed) return 1;
-  if (count > 1 && sp.allowed & 1) return 1;
+  if ((count > 1 || oneFile) && sp.allowed & 1) return 1;
   return sp.allowed as Scope;
 }
 
 /** A new share's form: the paths chosen in the file browser, the scope and expiry the policy sets by default. */
-export function newForm(paths: readonly string[], policy: SharePolicy | null, now = Date.now()): ShareForm {
+export function newForm(paths: readonly string[], policy: SharePolicy | null, now = Date.now(), oneFile = false): ShareForm {
   const days = policy?.default_expiration_days ?? 0;
   const name = paths.length === 1 ? (paths[0]!.split('/').filter(Boolean).at(-1) ?? '') : '';
   const chosen = pathsOf(paths.join('\n'));
   return {
     name,
     description: '',
-    scope: defaultScope(scopePolicy(policy, chosen), chosen.length),
+    scope: defaultScope(scopePolicy(policy, chosen), chosen.length, oneFile),
     paths: paths.join('\n'),
     expires: days ? localDay(now + days * 86_400_000) : '',
     expiresAt: 0,
