@@ -245,6 +245,7 @@ t.test('groups: list, create (a refused field first), edit, give to a user, dele
   await page.getByRole('button', { name: admin.create }).click();
   await page.locator('#g-home_dir[aria-invalid="true"]').waitFor();
   t.match(await page.locator('#g-home_dir-error').textContent(), /home_dir.*absolute/, "the API's message at the field it names");
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'g-home_dir', 'the refused field has the focus');
   t.equal((await rest('GET', '/api/v2/groups/partners')).status, 404, 'nothing created');
   await checkA11y(t, page, 'group form with an error');
   await page.evaluate(() => window.scrollTo(0, 0));

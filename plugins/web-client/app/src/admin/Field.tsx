@@ -1,20 +1,5 @@
-import type { ReactNode } from 'react';
-
-/**
- * The field a validation message of the API names, as the key path in its
- * first quotes: '"email" must be a valid email' → 'email',
- * '"user_settings.home_dir" must be an absolute path' → 'user_settings.home_dir'.
- */
-export function fieldOfMessage(message: string): string | null {
-  const m = /"([a-z_]+(?:[.[][^"]*)?)"/.exec(message);
-  return m ? m[1]! : null;
-}
-
-/** Whether `message` names the field `path` or something inside it ('groups[0].name' is in 'groups'). */
-export function names(message: string, path: string): boolean {
-  const f = message ? fieldOfMessage(message) : null;
-  return f !== null && (f === path || f.startsWith(`${path}.`) || f.startsWith(`${path}[`));
-}
+import { useEffect, type ReactNode } from 'react';
+import { names } from './field-message';
 
 /** The attributes a field's control takes: its id, what describes it, whether the API refused it. */
 export interface ControlProps {
@@ -44,6 +29,10 @@ export function Field({
   children: (control: ControlProps) => ReactNode;
 }) {
   const bad = names(error, path);
+  // the refused field gets the focus (and is scrolled to): where to correct it
+  useEffect(() => {
+    if (bad) document.getElementById(id)?.focus();
+  }, [bad, error, id]);
   const described = [help ? `${id}-help` : '', bad ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
     <div className="field">

@@ -1,6 +1,6 @@
 /** The permissions per path of a user or a group: a row per path, "all" or the operations one by one. */
 import type { operations } from '../../generated/api';
-import { names } from './Field';
+import { names } from './field-message';
 import { t } from './strings';
 
 /** A permission of the API (its OpenAPI type: the user's and the group's permissions take the same ones). */

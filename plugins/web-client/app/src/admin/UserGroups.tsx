@@ -1,6 +1,6 @@
 /** A user's groups: one row per group with its type (primary: at most one, secondary, membership). */
 import { useEffect, useState } from 'react';
-import { names } from './Field';
+import { names } from './field-message';
 import { listGroups } from './groups-api';
 import { t } from './strings';
 import type { UserInput } from './users-api';
