@@ -4,7 +4,10 @@
  * database status, a live download's connection closed from the page), the
  * users (created from the form after the API refused a field, read back by
  * REST, edited, disabled, deleted), an admin without the users permission
- * (no users page offered, the REST refuses), axe-core on each page,
+ * (no users page offered, the REST refuses), the groups (listed, created
+ * after a refused field, edited, given to a user from the user's form,
+ * deleted once no user belongs to it), an admin without the groups
+ * permission (no groups page, the REST refuses), axe-core on each page,
  * screenshots (FERRY_SCREENSHOT_DIR, e.g. docs/images/web-admin for
  * docs/web-admin.md).
  */
@@ -129,7 +132,7 @@ t.test('users: create from the form (a refused field first), read back, edit, di
   await page.getByRole('button', { name: admin.create }).click();
   const homeInput = page.getByLabel(admin.homeDir);
   await page.locator('#u-home_dir[aria-invalid="true"]').waitFor();
-  t.match(await page.locator('#home_dir-error').textContent(), /home_dir.*absolute/, "the API's message at the field it names");
+  t.match(await page.locator('#u-home_dir-error').textContent(), /home_dir.*absolute/, "the API's message at the field it names");
   t.equal((await rest('GET', '/api/v2/users/dana')).status, 404, 'nothing created');
   await checkA11y(t, page, 'user form with an error');
   await screenshot(page, 'admin-user-error');
@@ -213,6 +216,150 @@ t.test('an admin without the users permission sees no users page, and the REST r
   await page.getByRole('heading', { name: admin.loginTitle }).waitFor();
   const after = await ctx.request.get(`${h.f.origin}/api/v2/admin/web-session`, { failOnStatusCode: false });
   t.equal(after.status(), 401, 'sign-out ends the session on the server');
+});
+
+t.test('groups: list, create (a refused field first), edit, give to a user, delete', async (t) => {
+  t.equal((await rest('POST', '/api/v2/groups', { name: 'staff', description: 'everyone in the office' })).status, 201);
+  await h.f.addUser('erin', { groups: [{ name: 'staff', type: 2 }] });
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f);
+  await page.getByRole('navigation', { name: admin.mainNav }).getByRole('link', { name: admin.groups }).click();
+  await page.getByRole('heading', { name: admin.groups, level: 1 }).waitFor();
+  const staffRow = page
+    .getByTestId('groups')
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: 'staff' }) });
+  t.match(await staffRow.textContent(), `staff${'everyone in the office'}${admin.memberCount(1)}`, 'name, description and members count');
+  await checkA11y(t, page, 'groups page');
+  await screenshot(page, 'admin-groups');
+
+  await page.getByRole('button', { name: admin.addGroup }).click();
+  await page.getByRole('heading', { name: admin.newGroup }).waitFor();
+  await page.getByLabel(admin.name, { exact: true }).fill('partners');
+  await page.getByLabel(admin.description).fill('outside companies');
+  await page.getByLabel(admin.homeDir).fill('srv/partners');
+  await page.getByLabel(admin.quotaFiles).fill('10');
+  await page.getByLabel(admin.maxSessions).fill('2');
+  await page.getByRole('button', { name: admin.addPath }).click();
+  await page.getByLabel(admin.path).fill('/in');
+  await page.getByRole('button', { name: admin.create }).click();
+  await page.locator('#g-home_dir[aria-invalid="true"]').waitFor();
+  t.match(await page.locator('#g-home_dir-error').textContent(), /home_dir.*absolute/, "the API's message at the field it names");
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'g-home_dir', 'the refused field has the focus');
+  t.equal((await rest('GET', '/api/v2/groups/partners')).status, 404, 'nothing created');
+  await checkA11y(t, page, 'group form with an error');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await screenshot(page, 'admin-group-error');
+
+  await page.getByLabel(admin.homeDir).fill('/srv/partners/%username%');
+  await page.getByRole('button', { name: admin.create }).click();
+  await page.getByRole('heading', { name: admin.editGroup('partners') }).waitFor();
+  const created = await rest('GET', '/api/v2/groups/partners');
+  t.equal(created.status, 200);
+  t.match(created.body, {
+    name: 'partners',
+    description: 'outside companies',
+    user_settings: { home_dir: '/srv/partners/%username%', quota_files: 10, max_sessions: 2, permissions: { '/in': ['list', 'download'] } },
+  });
+  t.equal(await page.getByLabel(admin.name, { exact: true }).getAttribute('readonly'), '', 'the name is fixed once created');
+  t.equal(await page.getByTestId('group-members').textContent(), admin.noMembers);
+
+  await page.getByLabel(admin.description).fill('partner companies');
+  await page.getByLabel(admin.expiresIn).fill('30');
+  await page.getByRole('button', { name: admin.save, exact: true }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: admin.groupSaved('partners') })
+    .waitFor();
+  const edited = await rest('GET', '/api/v2/groups/partners');
+  t.match(
+    edited.body,
+    { description: 'partner companies', user_settings: { expires_in: 30, quota_files: 10, home_dir: '/srv/partners/%username%' } },
+    'edited, the rest kept',
+  );
+  await checkA11y(t, page, 'group form');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await screenshot(page, 'admin-group-form');
+
+  // the user's form: partners added as erin's primary group, staff kept as secondary
+  await page.goto(`${h.f.origin}/web/admin/users/erin`);
+  await page.getByRole('heading', { name: admin.editUser('erin') }).waitFor();
+  t.same(
+    await page.locator('#ug-known option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+    ['partners', 'staff'],
+    'the existing groups are suggested',
+  );
+  t.equal(await page.locator('#ug-name-0').inputValue(), 'staff');
+  t.equal(await page.locator('#ug-type-0').inputValue(), '2', 'staff is a secondary group of erin');
+  await page.getByRole('button', { name: admin.addGroupToUser }).click();
+  await page.locator('#ug-name-1').fill('partners');
+  await page.locator('#ug-type-1').selectOption({ label: admin.primary });
+  await checkA11y(t, page, "user form with the user's groups");
+  await page.getByRole('group', { name: admin.groups }).scrollIntoViewIfNeeded();
+  await screenshot(page, 'admin-user-groups');
+  await page.getByRole('button', { name: admin.save, exact: true }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: admin.saved('erin') })
+    .waitFor();
+  const erin = await rest('GET', '/api/v2/users/erin');
+  t.same(
+    [...(erin.body.groups as { name: string; type: number }[])].sort((a, b) => a.name.localeCompare(b.name)),
+    [
+      { name: 'partners', type: 1 },
+      { name: 'staff', type: 2 },
+    ],
+    "the user's groups changed on the server",
+  );
+
+  // deleting: refused while erin belongs to it, then done
+  await page.goto(`${h.f.origin}/web/admin/groups`);
+  const partnersRow = page
+    .getByTestId('groups')
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: 'partners' }) });
+  t.match(await partnersRow.textContent(), admin.memberCount(1));
+  await partnersRow.getByRole('button', { name: admin.deleteGroup('partners') }).click();
+  await page.getByRole('dialog').getByText(admin.confirmDeleteGroup('partners')).waitFor();
+  await checkA11y(t, page, 'group delete confirmation');
+  await page.getByRole('dialog').getByRole('button', { name: admin.delete }).click();
+  t.match(await page.getByRole('alert').textContent(), /still referenced by user "erin"/, "the server's refusal is shown");
+  t.equal((await rest('GET', '/api/v2/groups/partners')).status, 200, 'not deleted');
+
+  t.equal((await rest('PUT', '/api/v2/users/erin', { ...erin.body, groups: [{ name: 'staff', type: 2 }] })).status, 200);
+  await partnersRow.getByRole('button', { name: admin.deleteGroup('partners') }).click();
+  await page.getByRole('dialog').getByRole('button', { name: admin.delete }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: admin.groupDeleted('partners') })
+    .waitFor();
+  t.equal((await rest('GET', '/api/v2/groups/partners')).status, 404, 'deleted on the server');
+  await partnersRow.waitFor({ state: 'detached' });
+});
+
+t.test('an admin without the groups permission sees no groups page, and the REST refuses', async (t) => {
+  const made = await rest('POST', '/api/v2/admins', {
+    username: 'usermgr',
+    password: 'usermgr-pass-1',
+    permissions: ['view_users', 'add_users', 'edit_users'],
+  });
+  t.equal(made.status, 201);
+  const { ctx, page } = await h.openPage(t);
+  await signInAdmin(page, h.f, 'usermgr', 'usermgr-pass-1');
+  await page.getByRole('heading', { name: admin.users, level: 1 }).waitFor();
+  const nav = page.getByRole('navigation', { name: admin.mainNav });
+  t.equal(await nav.getByRole('link', { name: admin.groups }).count(), 0, 'no groups link');
+  await page.goto(`${h.f.origin}/web/admin/groups`);
+  await page.getByRole('heading', { name: admin.users, level: 1 }).waitFor();
+  t.equal(await page.getByRole('heading', { name: admin.groups, level: 1 }).count(), 0, 'the groups URL shows the first allowed page');
+  t.equal(await page.getByRole('button', { name: admin.delete }).count(), 0, 'no delete button without del_users');
+  const refused = await ctx.request.get(`${h.f.origin}/api/v2/groups`, { failOnStatusCode: false });
+  t.equal(refused.status(), 403, 'the REST refuses the groups to its session');
+
+  await page.getByRole('button', { name: admin.addUser }).click();
+  await page.getByRole('heading', { name: admin.newUser }).waitFor();
+  await page.getByRole('button', { name: admin.addGroupToUser }).waitFor();
+  t.equal(await page.locator('#ug-known').count(), 0, 'no group names suggested without manage_groups');
 });
 
 t.test('the web admin is served under /web/admin/ as its own bundle, with the CSP', async (t) => {

@@ -4,19 +4,23 @@ import { ChangePassword } from '../ChangePassword';
 import { Login } from '../Login';
 import { keepAlive } from '../session';
 import { Dashboard } from './Dashboard';
+import { GroupForm } from './GroupForm';
+import { Groups } from './Groups';
 import { UserForm } from './UserForm';
 import { Users } from './Users';
 import { adminLogin, adminLogout, can, changeAdminPassword, currentAdminSession, type AdminSession } from './session';
-import { ADMIN_BASE, adminRoutePath, parseAdminRoute, type AdminRoute } from './routes';
+import { ADMIN_BASE, adminRoutePath, pageOfRoute, parseAdminRoute, type AdminPage, type AdminRoute } from './routes';
 import { t } from './strings';
 
 /** The pages an admin may open, in the navigation's order (each needs its permission: what is not allowed is not offered). */
-function pagesOf(s: AdminSession): ('dashboard' | 'users')[] {
-  const pages: ('dashboard' | 'users')[] = [];
+function pagesOf(s: AdminSession): AdminPage[] {
+  const pages: AdminPage[] = [];
   if (can(s, 'view_status') || can(s, 'view_conns')) pages.push('dashboard');
   if (can(s, 'view_users')) pages.push('users');
+  if (can(s, 'manage_groups')) pages.push('groups');
   return pages;
 }
+const pageTitle = (p: AdminPage | null) => (p === 'users' ? t.users : p === 'groups' ? t.groups : t.dashboard);
 
 export function AdminApp() {
   const [session, setSession] = useState<AdminSession | null | undefined>(undefined);
@@ -54,9 +58,9 @@ export function AdminApp() {
 
   const pages = session ? pagesOf(session) : [];
   // a page the admin may not open is not shown: the first allowed one instead
-  const page: 'dashboard' | 'users' | null =
-    route.kind === 'dashboard' ? (pages.includes('dashboard') ? 'dashboard' : (pages[0] ?? null)) : pages.includes('users') ? 'users' : (pages[0] ?? null);
-  const title = page === 'users' ? t.users : t.dashboard;
+  const wanted = pageOfRoute(route);
+  const page: AdminPage | null = pages.includes(wanted) ? wanted : (pages[0] ?? null);
+  const title = pageTitle(page);
 
   useEffect(() => {
     document.title = session ? `${title} · ${t.appName}` : t.loginTitle;
@@ -107,7 +111,7 @@ export function AdminApp() {
         <nav aria-label={t.mainNav} className="admin-nav">
           {pages.map((p) => (
             <a key={p} href={adminRoutePath({ kind: p })} aria-current={page === p ? 'page' : undefined} onClick={link({ kind: p })}>
-              {p === 'users' ? t.users : t.dashboard}
+              {pageTitle(p)}
             </a>
           ))}
         </nav>
@@ -129,6 +133,10 @@ export function AdminApp() {
           />
         )}
         {page === 'users' && route.kind !== 'user' && <Users session={session} onOpen={(u) => go({ kind: 'user', username: u })} />}
+        {page === 'groups' && route.kind === 'group' && (
+          <GroupForm key={route.name ?? ''} name={route.name} onDone={() => go({ kind: 'groups' })} onSaved={(n) => go({ kind: 'group', name: n })} />
+        )}
+        {page === 'groups' && route.kind !== 'group' && <Groups onOpen={(n) => go({ kind: 'group', name: n })} />}
       </main>
     </>
   );

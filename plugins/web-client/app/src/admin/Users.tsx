@@ -2,11 +2,10 @@ import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, errorMessage } from '../api';
 import { Dialog } from '../Dialog';
 import { formatSize } from '../format';
+import { PageSettings, Pager, pageOf, usePaging } from './paging';
 import { can, type AdminSession } from './session';
 import { t } from './strings';
 import { deleteUser, getUser, setUserStatus, type UserRow } from './users-api';
-
-const PAGE_SIZES = [25, 50, 100];
 
 /**
  * The users: a page at a time from the server (limit, offset, order: a list of
@@ -16,9 +15,8 @@ const PAGE_SIZES = [25, 50, 100];
 export function Users({ session, onOpen }: { session: AdminSession; onOpen: (username: string | null) => void }) {
   const [rows, setRows] = useState<UserRow[] | null>(null);
   const [hasNext, setHasNext] = useState(false);
-  const [offset, setOffset] = useState(0);
-  const [limit, setLimit] = useState(PAGE_SIZES[0]!);
-  const [order, setOrder] = useState<'ASC' | 'DESC'>('ASC');
+  const paging = usePaging();
+  const { offset, limit, order, setOffset } = paging;
   const [query, setQuery] = useState('');
   const [found, setFound] = useState<string | null>(null);
   const [message, setMessage] = useState('');
@@ -34,14 +32,14 @@ export function Users({ session, onOpen }: { session: AdminSession; onOpen: (use
       if (!got.user) setError(got.status === 404 ? t.noSuchUser(found) : t.actionFailed(got.message ?? ''));
       return;
     }
-    // one more than the page: whether a next page exists, without counting them all
-    const { data, error: body, response } = await api.GET('/api/v2/users', { params: { query: { limit: limit + 1, offset, order } } });
+    const { data, error: body, response } = await api.GET('/api/v2/users', { params: { query: paging.query } });
     if (!data) {
       setError(t.actionFailed(errorMessage(body, String(response.status))));
       return;
     }
-    setRows(data.slice(0, limit));
-    setHasNext(data.length > limit);
+    const page = pageOf(data, limit);
+    setRows(page.rows);
+    setHasNext(page.hasNext);
   }, [found, limit, offset, order]);
 
   useEffect(() => {
@@ -90,33 +88,7 @@ export function Users({ session, onOpen }: { session: AdminSession; onOpen: (use
             {t.showAll}
           </button>
         )}
-        <label htmlFor="user-order">{t.order}</label>
-        <select
-          id="user-order"
-          value={order}
-          onChange={(e) => {
-            setOrder(e.target.value as 'ASC' | 'DESC');
-            setOffset(0);
-          }}
-        >
-          <option value="ASC">{t.ascending}</option>
-          <option value="DESC">{t.descending}</option>
-        </select>
-        <label htmlFor="user-limit">{t.perPage}</label>
-        <select
-          id="user-limit"
-          value={limit}
-          onChange={(e) => {
-            setLimit(Number(e.target.value));
-            setOffset(0);
-          }}
-        >
-          {PAGE_SIZES.map((n) => (
-            <option key={n} value={n}>
-              {n}
-            </option>
-          ))}
-        </select>
+        <PageSettings idPrefix="user" paging={paging} />
       </form>
       {message && (
         <p className="notice" role="status">
@@ -188,16 +160,7 @@ export function Users({ session, onOpen }: { session: AdminSession; onOpen: (use
           </table>
         </div>
       )}
-      {found === null && (
-        <div className="row pager">
-          <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - limit))}>
-            {t.previous}
-          </button>
-          <button type="button" disabled={!hasNext} onClick={() => setOffset(offset + limit)}>
-            {t.next}
-          </button>
-        </div>
-      )}
+      {found === null && <Pager paging={paging} hasNext={hasNext} />}
       {deleting && (
         <Dialog
           title={t.deleteUser(deleting)}

@@ -5,10 +5,18 @@
  *   /web/admin/users             the users (list)
  *   /web/admin/new-user          a new user's form
  *   /web/admin/users/<name>      a user's form
+ *   /web/admin/groups            the groups (list)
+ *   /web/admin/new-group         a new group's form
+ *   /web/admin/groups/<name>     a group's form
  */
 export const ADMIN_BASE = '/web/admin';
 
-export type AdminRoute = { kind: 'dashboard' } | { kind: 'users' } | { kind: 'user'; username: string | null };
+export type AdminRoute =
+  { kind: 'dashboard' } | { kind: 'users' } | { kind: 'user'; username: string | null } | { kind: 'groups' } | { kind: 'group'; name: string | null };
+
+/** The navigation's pages: each route belongs to one. */
+export type AdminPage = 'dashboard' | 'users' | 'groups';
+export const pageOfRoute = (r: AdminRoute): AdminPage => (r.kind === 'user' ? 'users' : r.kind === 'group' ? 'groups' : r.kind);
 
 export function parseAdminRoute(pathname: string): AdminRoute {
   let p: string;
@@ -22,6 +30,10 @@ export function parseAdminRoute(pathname: string): AdminRoute {
   if (rest === '/new-user') return { kind: 'user', username: null };
   const user = /^\/users\/([^/]+)$/.exec(rest);
   if (user) return { kind: 'user', username: user[1]! };
+  if (rest === '/groups') return { kind: 'groups' };
+  if (rest === '/new-group') return { kind: 'group', name: null };
+  const group = /^\/groups\/([^/]+)$/.exec(rest);
+  if (group) return { kind: 'group', name: group[1]! };
   return { kind: 'dashboard' };
 }
 
@@ -33,5 +45,9 @@ export function adminRoutePath(r: AdminRoute): string {
       return `${ADMIN_BASE}/users`;
     case 'user':
       return r.username === null ? `${ADMIN_BASE}/new-user` : `${ADMIN_BASE}/users/${encodeURIComponent(r.username)}`;
+    case 'groups':
+      return `${ADMIN_BASE}/groups`;
+    case 'group':
+      return r.name === null ? `${ADMIN_BASE}/new-group` : `${ADMIN_BASE}/groups/${encodeURIComponent(r.name)}`;
   }
 }

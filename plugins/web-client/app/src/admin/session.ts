@@ -37,8 +37,8 @@ export async function adminLogout(): Promise<void> {
   }
 }
 
-/** The admin permissions the console checks (core/src/accounts/permissions.ts); '*' grants them all. */
-export type Permission = 'view_status' | 'view_conns' | 'close_conns' | 'view_users' | 'add_users' | 'edit_users' | 'del_users';
+/** An admin permission (the OpenAPI type of an admin's permissions); '*' grants them all. */
+export type Permission = Exclude<NonNullable<operations['post_api_v2_admins']['requestBody']>['content']['application/json']['permissions'][number], '*'>;
 
 /** Whether the session's admin has `p` (the server refuses it otherwise: the console does not offer it). */
 export function can(s: AdminSession, p: Permission): boolean {

@@ -1,13 +1,10 @@
 /** The users of the admin API the console reads and writes (GET/POST/PUT/DELETE /api/v2/users). */
 import type { operations } from '../../generated/api';
-import { api, errorMessage } from '../api';
-import { t } from './strings';
+import { api } from '../api';
+import { failure } from './api-result';
 
 export type UserRow = operations['get_api_v2_users_username']['responses'][200]['content']['application/json'];
 export type UserInput = NonNullable<operations['post_api_v2_users']['requestBody']>['content']['application/json'];
-
-/** A failed request's message (the API's, e.g. a joi validation message naming its field). */
-const failure = (status: number, body: unknown) => errorMessage(body, t.actionFailed(String(status)));
 
 export async function getUser(username: string): Promise<{ user?: UserRow; status: number; message?: string }> {
   const { data, error, response } = await api.GET('/api/v2/users/{username}', { params: { path: { username } } });

@@ -1,0 +1,53 @@
+import { useEffect, type ReactNode } from 'react';
+import { names } from './field-message';
+
+/** The attributes a field's control takes: its id, what describes it, whether the API refused it. */
+export interface ControlProps {
+  id: string;
+  'aria-describedby'?: string;
+  'aria-invalid'?: true;
+}
+
+/**
+ * A labelled control with its help and, when the API's `error` names `path`,
+ * the message under it (the control marked invalid and described by it).
+ */
+export function Field({
+  id,
+  label,
+  path,
+  error,
+  help,
+  children,
+}: {
+  id: string;
+  label: string;
+  /** The field's key path in the API's object (what its messages name). */
+  path: string;
+  error: string;
+  help?: string;
+  children: (control: ControlProps) => ReactNode;
+}) {
+  const bad = names(error, path);
+  // the refused field gets the focus (and is scrolled to): where to correct it
+  useEffect(() => {
+    if (bad) document.getElementById(id)?.focus();
+  }, [bad, error, id]);
+  const described = [help ? `${id}-help` : '', bad ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children({ id, 'aria-describedby': described, ...(bad ? { 'aria-invalid': true as const } : {}) })}
+      {help && (
+        <small id={`${id}-help`} className="muted">
+          {help}
+        </small>
+      )}
+      {bad && (
+        <small id={`${id}-error`} className="error">
+          {error}
+        </small>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,16 @@
+/**
+ * The field of the API's object a validation message names (no React here:
+ * the unit tests read it), as the key path in its
+ * first quotes: '"email" must be a valid email' → 'email',
+ * '"user_settings.home_dir" must be an absolute path' → 'user_settings.home_dir'.
+ */
+export function fieldOfMessage(message: string): string | null {
+  const m = /"([a-z_]+(?:[.[][^"]*)?)"/.exec(message);
+  return m ? m[1]! : null;
+}
+
+/** Whether `message` names the field `path` or something inside it ('groups[0].name' is in 'groups'). */
+export function names(message: string, path: string): boolean {
+  const f = message ? fieldOfMessage(message) : null;
+  return f !== null && (f === path || f.startsWith(`${path}.`) || f.startsWith(`${path}[`));
+}
