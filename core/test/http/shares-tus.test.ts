@@ -55,7 +55,12 @@ const tmpFiles = () => readdirSync(path.join(ta.config.common.temp_dir, 'chunked
 t.test('discovery: OPTIONS without credentials', async (t) => {
   const r = await ta.inject('OPTIONS', '/api/v2/shares-chunked-uploads');
   t.equal(r.statusCode, 200, r.payload);
-  t.match(r.headers, { 'tus-version': '1.0.0', 'tus-resumable': '1.0.0', 'tus-extension': 'creation,creation-with-upload', 'tus-max-chunk-size': String(MB) });
+  t.match(r.headers, {
+    'tus-version': '1.0.0',
+    'tus-resumable': '1.0.0',
+    'tus-extension': 'creation,creation-with-upload,termination',
+    'tus-max-chunk-size': String(MB),
+  });
 });
 
 t.test('create, HEAD, PATCH in chunks: the file appears complete, once, with its mtime', async (t) => {
@@ -91,6 +96,31 @@ t.test('create, HEAD, PATCH in chunks: the file appears complete, once, with its
   t.equal((await patch(loc, data.length, Buffer.alloc(1))).statusCode, 404);
   t.same(tmpFiles(), [], 'no temporary file left');
   t.equal(await used(writeId), 1);
+});
+
+t.test("termination (an addition): DELETE with the share's credentials forgets the upload and its bytes", async (t) => {
+  const before = tmpFiles();
+  let r = await create(10, { share_id: pwId, path: 'cancelled.bin' }, { basic: pw });
+  t.equal(r.statusCode, 201, r.payload);
+  const loc = String(r.headers.location);
+  t.equal((await patch(loc, 0, Buffer.alloc(4), {}, pw)).statusCode, 204);
+  r = await ta.inject('DELETE', loc, { headers: TUS });
+  t.equal(r.statusCode, 401, "the share's password is needed");
+  t.equal((await head(loc, pw)).headers['upload-offset'], '4', 'still there');
+  const other = await create(10, { share_id: writeId, path: 'other.bin' });
+  const otherLoc = String(other.headers.location);
+  r = await ta.inject('DELETE', otherLoc.replace(/[^/]+$/, 'unknownunknownunknown1'), { headers: TUS });
+  t.equal(r.statusCode, 404, 'an unknown upload');
+  t.match(json(r), { message: /unknown or expired/, error: String });
+  r = await ta.inject('DELETE', `/api/v2/user/chunked-uploads/${otherLoc.split('/').pop()}`, { token, headers: TUS });
+  t.equal(r.statusCode, 404, "a share upload is not the user's to cancel through the user endpoint");
+  r = await ta.inject('DELETE', loc, { basic: pw, headers: TUS });
+  t.equal(r.statusCode, 204, r.payload);
+  t.equal(r.headers['tus-resumable'], '1.0.0');
+  t.equal((await head(loc, pw)).statusCode, 404, 'gone');
+  t.equal((await ta.inject('DELETE', otherLoc, { headers: TUS })).statusCode, 204);
+  t.notOk(existsSync(path.join(home, 'in', 'cancelled.bin')));
+  t.same(tmpFiles(), before, 'no temporary data left');
 });
 
 t.test('creation-with-upload, mkdir_parents, zero-length files, password-protected shares', async (t) => {

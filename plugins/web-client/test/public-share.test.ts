@@ -6,7 +6,7 @@
  * button over TUS (files on disk), a read-only and a write-only share, an
  * expired and a used-up share; axe-core and screenshots.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
@@ -184,6 +184,56 @@ t.test('a write-only share: upload only, at phone width', async (t) => {
   t.equal(readFileSync(path.join(home, 'inbox', 'two.txt'), 'utf8'), 'second');
   t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'nothing wider than the phone');
   await checkA11y(t, page, 'write-only share at 375 px');
+});
+
+t.test("uploads to a share over TUS: a cancel terminates on the server, an interrupted one resumes from the server's offset", async (t) => {
+  const id = await share({ name: 'Big drop', scope: 2, paths: ['/inbox'], password: 'big-drop-1' });
+  const store = path.join(f.ta.config.common.temp_dir, 'chunked-uploads');
+  const pending = () => (existsSync(store) ? readdirSync(store) : []);
+  const local = path.join(f.ta.dataDir, 'pub-big.bin');
+  const data = Buffer.alloc(5 * 1024 * 1024);
+  for (let i = 0; i < data.length; i++) data[i] = (i * 7) % 253;
+  writeFileSync(local, data);
+  const { page } = await stranger(t);
+  await page.goto(pubUrl(id));
+  await page.getByLabel(strings.password).fill('big-drop-1');
+  await page.getByRole('button', { name: strings.pubOpen }).click();
+  await page.getByRole('heading', { name: 'Big drop' }).waitFor();
+  // slow chunks: the upload is still running when it is cancelled
+  await page.route('**/api/v2/shares-chunked-uploads/*', async (route) => {
+    if (route.request().method() === 'PATCH') await new Promise((r) => setTimeout(r, 400));
+    await route.continue().catch(() => undefined);
+  });
+  let firstChunk = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.status() === 204);
+  await page.getByLabel(strings.pubChooseFiles).setInputFiles(local);
+  await firstChunk;
+  t.equal(pending().length, 2, 'the upload exists on the server (bytes and description)');
+  const deleted = page.waitForResponse((r) => r.request().method() === 'DELETE');
+  await page.getByRole('button', { name: strings.cancelUpload('pub-big.bin') }).click();
+  t.equal((await deleted).status(), 204, 'terminated on the server');
+  await page.locator('.upload').filter({ hasText: strings.uploadCancelled }).waitFor();
+  t.same(pending(), [], 'no temporary data left');
+  t.notOk(existsSync(path.join(home, 'inbox', 'pub-big.bin')));
+
+  // interrupted by a reload after the first chunk: picking the file again goes on from the server's offset
+  firstChunk = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.status() === 204);
+  await page.getByLabel(strings.pubChooseFiles).setInputFiles(local);
+  await firstChunk;
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  // the share's web session holds across the reload: no password asked
+  await page.goto(pubUrl(id));
+  await page.getByRole('heading', { name: 'Big drop' }).waitFor();
+  const offsets: number[] = [];
+  page.on('request', (r) => {
+    if (r.method() === 'PATCH') offsets.push(Number(r.headers()['upload-offset']));
+  });
+  const asked = page.waitForResponse((r) => r.request().method() === 'HEAD' && r.status() === 200);
+  await page.getByLabel(strings.pubChooseFiles).setInputFiles(local);
+  await asked;
+  await uploaded(page, 'pub-big.bin');
+  t.ok(offsets.length > 0 && offsets[0]! >= 1024 * 1024, `resumed at ${offsets[0]}, not from 0`);
+  t.same(readFileSync(path.join(home, 'inbox', 'pub-big.bin')), data, 'byte-identical');
+  t.same(pending(), [], 'nothing left on the server');
 });
 
 t.test('an expired share, a used-up share, a share that does not exist', async (t) => {

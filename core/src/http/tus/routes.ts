@@ -26,7 +26,8 @@ function shareOf(u: ChunkedUpload): string {
  * - to shares, /api/v2/shares-chunked-uploads: no hapi auth, the share
  *   password (when the share has one) comes with every request; the share's
  *   use is taken once, at creation; the file is stored with the share owner's
- *   permissions, quotas and events;
+ *   permissions, quotas and events; termination (DELETE, an addition) with
+ *   the same credentials;
  * - of signed-in users (an addition to the API), /api/v2/user/chunked-uploads:
  *   a bearer token, an API key or the web session cookie (with X-CSRF-Token);
  *   `path` is the user's virtual path; termination (DELETE) too. An upload is
@@ -40,7 +41,8 @@ export function tusRoutes(c: DependencyContainer): ServerRoute[] {
   const shareRoutes = tusEndpoint(c, {
     path: TUS_PATH,
     auth: false,
-    extensions: ['creation', 'creation-with-upload'],
+    // termination is an addition: the share's credentials (or its web session) cancel an upload to it
+    extensions: ['creation', 'creation-with-upload', 'termination'],
     async begin(request, meta, target) {
       const id = meta.get('share_id');
       if (!id) throw Boom.badRequest('"Upload-Metadata": "share_id" is required');

@@ -66,6 +66,11 @@ export interface UploadHandle {
 /** The message of a failed XHR or fetch answer: the API's {"message"} when it sent one. */
 export function xhrError(status: number, text: string): string {
   if (status === 401) onSessionLost();
+  return answerMessage(status, text);
+}
+
+/** The message of an answer's JSON body (`HTTP <status>` when it has none), without acting on a 401. */
+export function answerMessage(status: number, text: string): string {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -75,6 +80,27 @@ export function xhrError(status: number, text: string): string {
   return errorMessage(body, `HTTP ${status}`);
 }
 
+/** One POST of `body` to `url` with these headers, its progress reported; `message` words a refusal. */
+export function postWithProgress(
+  url: string,
+  body: Blob,
+  headers: Record<string, string>,
+  onProgress: (sent: number, total: number) => void,
+  message: (status: number, text: string) => string = xhrError,
+): UploadHandle {
+  const xhr = new XMLHttpRequest();
+  const done = new Promise<void>((resolve, reject) => {
+    xhr.open('POST', url);
+    for (const [k, v] of Object.entries(headers)) xhr.setRequestHeader(k, v);
+    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : body.size);
+    xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject(new Error(message(xhr.status, xhr.responseText))));
+    xhr.onerror = () => reject(new Error('network error'));
+    xhr.onabort = () => reject(new Error('cancelled'));
+    xhr.send(body);
+  });
+  return { done, abort: () => xhr.abort() };
+}
+
 /**
  * Uploads one file's bytes to `path` (POST /api/v2/user/files/upload) with
  * progress: XHR, since fetch reports no upload progress. `mkdirParents`
@@ -82,17 +108,7 @@ export function xhrError(status: number, text: string): string {
  * modification time.
  */
 export function uploadFile(path: string, file: Blob, onProgress: (sent: number, total: number) => void, o: { mkdirParents?: boolean } = {}): UploadHandle {
-  const xhr = new XMLHttpRequest();
-  const done = new Promise<void>((resolve, reject) => {
-    xhr.open('POST', routeUrl('/api/v2/user/files/upload', 'post', { path, mkdir_parents: o.mkdirParents || undefined }));
-    xhr.setRequestHeader('X-CSRF-Token', csrfToken);
-    xhr.setRequestHeader('Content-Type', 'application/octet-stream');
-    if (file instanceof File) xhr.setRequestHeader('X-SERVICE-MTIME', String(file.lastModified));
-    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
-    xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject(new Error(xhrError(xhr.status, xhr.responseText))));
-    xhr.onerror = () => reject(new Error('network error'));
-    xhr.onabort = () => reject(new Error('cancelled'));
-    xhr.send(file);
-  });
-  return { done, abort: () => xhr.abort() };
+  const headers: Record<string, string> = { 'X-CSRF-Token': csrfToken, 'Content-Type': 'application/octet-stream' };
+  if (file instanceof File) headers['X-SERVICE-MTIME'] = String(file.lastModified);
+  return postWithProgress(routeUrl('/api/v2/user/files/upload', 'post', { path, mkdir_parents: o.mkdirParents || undefined }), file, headers, onProgress);
 }

@@ -1,10 +1,10 @@
 /**
  * Resumable uploads of large files: TUS 1.0.0 on the user-side endpoint
- * (/api/v2/user/chunked-uploads). The upload's URL is remembered in
- * localStorage per file fingerprint (target, name, size, modification time;
- * a URL only, never a credential), so a network drop or a reload continues
- * from the server's offset; a cancelled upload is deleted on the server
- * (termination).
+ * (/api/v2/user/chunked-uploads) or a share's (/api/v2/shares-chunked-uploads,
+ * the public share pages). The upload's URL is remembered in localStorage per
+ * endpoint and file fingerprint (target, name, size, modification time; a URL
+ * only, never a credential), so a network drop or a reload continues from the
+ * server's offset; a cancelled upload is deleted on the server (termination).
  */
 import { getCsrfToken, type Paths, type UploadHandle, xhrError } from './api';
 import { fingerprint } from './upload-math';
@@ -16,29 +16,40 @@ const MAX_CHUNK = 64 * 1024 * 1024;
 /** Waits before retrying after a network error (then the upload fails; picking the file again resumes it). */
 const RETRY_MS = [500, 1000, 2000, 4000, 8000, 15000];
 
-const ENDPOINT: keyof Paths = '/api/v2/user/chunked-uploads';
 const STORE_PREFIX = 'ferry-tus:';
 
-let discovery: Promise<number> | undefined;
-/** The server's maximum chunk size, 0 when resumable uploads are off on this binding. */
-export function tusChunkSize(): Promise<number> {
-  discovery ??= fetch(ENDPOINT, { method: 'OPTIONS', credentials: 'same-origin' })
-    .then((r) => (r.ok ? Math.min(Number(r.headers.get('Tus-Max-Chunk-Size')) || 0, MAX_CHUNK) : 0))
-    .catch(() => {
-      discovery = undefined;
-      return 0;
-    });
-  return discovery;
+/**
+ * Where uploads go: the endpoint, the metadata it needs besides the file's,
+ * the CSRF token of the session they belong to, how a refusal is worded (and
+ * acted on: a 401 ends the user's session).
+ */
+export interface TusTarget {
+  endpoint: keyof Paths;
+  meta?: Record<string, string>;
+  csrf: () => string | undefined;
+  message: (status: number, text: string) => string;
+}
+
+/** The signed-in user's uploads. */
+export const USER_TUS: TusTarget = { endpoint: '/api/v2/user/chunked-uploads', csrf: getCsrfToken, message: xhrError };
+
+const discovery = new Map<string, Promise<number>>();
+/** The server's maximum chunk size on `endpoint`, 0 when resumable uploads are off on this binding. */
+export function tusChunkSize(endpoint: keyof Paths = USER_TUS.endpoint): Promise<number> {
+  let known = discovery.get(endpoint);
+  if (!known) {
+    known = fetch(endpoint, { method: 'OPTIONS', credentials: 'same-origin' })
+      .then((r) => (r.ok ? Math.min(Number(r.headers.get('Tus-Max-Chunk-Size')) || 0, MAX_CHUNK) : 0))
+      .catch(() => {
+        discovery.delete(endpoint);
+        return 0;
+      });
+    discovery.set(endpoint, known);
+  }
+  return known;
 }
 
 const b64 = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
-
-function tusHeaders(extra: Record<string, string> = {}): Headers {
-  const h = new Headers({ 'Tus-Resumable': '1.0.0', ...extra });
-  const csrf = getCsrfToken();
-  if (csrf) h.set('X-CSRF-Token', csrf);
-  return h;
-}
 
 class Cancelled extends Error {
   constructor() {
@@ -50,11 +61,17 @@ class Cancelled extends Error {
 export function tusUpload(
   dest: string,
   file: File,
-  o: { chunk: number; mkdirParents: boolean; storage?: Storage },
+  o: { chunk: number; mkdirParents: boolean; storage?: Storage; target?: TusTarget },
   onProgress: (sent: number, total: number) => void,
 ): UploadHandle {
-  const { chunk, storage = localStorage } = o;
-  const key = STORE_PREFIX + fingerprint(dest, file);
+  const { chunk, storage = localStorage, target = USER_TUS } = o;
+  const key = STORE_PREFIX + (target === USER_TUS ? '' : JSON.stringify([target.endpoint, target.meta ?? {}])) + fingerprint(dest, file);
+  const tusHeaders = (extra: Record<string, string> = {}): Headers => {
+    const h = new Headers({ 'Tus-Resumable': '1.0.0', ...extra });
+    const csrf = target.csrf();
+    if (csrf) h.set('X-CSRF-Token', csrf);
+    return h;
+  };
   let xhr: XMLHttpRequest | undefined;
   let cancelled = false;
   let wake: (() => void) | undefined;
@@ -69,13 +86,15 @@ export function tusUpload(
   };
 
   const createUpload = async (): Promise<string> => {
-    const meta = [`path ${b64(dest)}`, `mtime ${b64(String(file.lastModified))}`, `mkdir_parents ${b64(String(o.mkdirParents))}`].join(',');
-    const r = await fetch(ENDPOINT, {
+    const meta = Object.entries({ ...target.meta, path: dest, mtime: String(file.lastModified), mkdir_parents: String(o.mkdirParents) })
+      .map(([k, v]) => `${k} ${b64(v)}`)
+      .join(',');
+    const r = await fetch(target.endpoint, {
       method: 'POST',
       credentials: 'same-origin',
       headers: tusHeaders({ 'Upload-Length': String(file.size), 'Upload-Metadata': meta }),
     });
-    if (r.status !== 201) throw new Error(xhrError(r.status, await r.text()));
+    if (r.status !== 201) throw new Error(target.message(r.status, await r.text()));
     const url = new URL(r.headers.get('Location') ?? '', location.origin).pathname;
     storage.setItem(key, url);
     return url;
@@ -90,7 +109,7 @@ export function tusUpload(
       tusHeaders({ 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' }).forEach((v, k) => req.setRequestHeader(k, v));
       req.upload.onprogress = (e) => onProgress(offset + e.loaded, file.size);
       req.onload = () =>
-        req.status === 204 ? resolve(Number(req.getResponseHeader('Upload-Offset'))) : reject(new Error(xhrError(req.status, req.responseText)));
+        req.status === 204 ? resolve(Number(req.getResponseHeader('Upload-Offset'))) : reject(new Error(target.message(req.status, req.responseText)));
       req.onerror = () => reject(new TypeError('network error'));
       req.onabort = () => reject(new Cancelled());
       req.send(body);

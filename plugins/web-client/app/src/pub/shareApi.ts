@@ -7,7 +7,8 @@
  */
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { operations } from '../../generated/api';
-import { errorMessage, routeUrl, type Paths, type UploadHandle } from '../api';
+import { answerMessage, errorMessage, postWithProgress, routeUrl, type Paths, type UploadHandle } from '../api';
+import { tusChunkSize, tusUpload, type TusTarget } from '../tus';
 import type { UploadBackend } from '../upload-queue';
 
 export type PublicShare = operations['get_api_v2_shares_id_web_session']['responses'][200]['content']['application/json']['share'];
@@ -76,88 +77,43 @@ export const fileUrl = (id: string, path: string): string => routeUrl(`/api/v2/s
 /** Link to the whole share: a zip, or the file itself for a share of one file. */
 export const shareUrl = (id: string, compress: boolean): string => routeUrl(`/api/v2/shares/${enc(id)}` as '/api/v2/shares/{id}', 'get', { compress });
 
-const TUS_PATH = '/api/v2/shares-chunked-uploads';
-const TUS = '1.0.0';
-
-/** The TUS chunk size the binding takes, or 0 when resumable uploads are off there (asked once). */
-let chunkSize: Promise<number> | undefined;
-function tusChunkSize(): Promise<number> {
-  chunkSize ??= fetch(TUS_PATH, { method: 'OPTIONS' }).then(
-    (r) => (r.ok ? Number(r.headers.get('Tus-Max-Chunk-Size') ?? 0) : 0),
-    () => 0,
-  );
-  return chunkSize;
-}
-
-/** An XHR of `body`, its progress reported; resolves with the XHR when it answered 2xx. */
-function send(method: string, url: string, headers: Record<string, string>, body: Blob, onProgress: (sent: number) => void, signal: AbortSignal) {
-  return new Promise<XMLHttpRequest>((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open(method, url);
-    for (const [k, v] of Object.entries(headers)) xhr.setRequestHeader(k, v);
-    if (csrfToken) xhr.setRequestHeader('X-CSRF-Token', csrfToken);
-    xhr.upload.onprogress = (e) => onProgress(e.loaded);
-    xhr.onload = () => {
-      if (xhr.status >= 200 && xhr.status < 300) return resolve(xhr);
-      let answer: unknown;
-      try {
-        answer = JSON.parse(xhr.responseText);
-      } catch {
-        answer = undefined;
-      }
-      reject(new Error(errorMessage(answer, `HTTP ${xhr.status}`)));
-    };
-    xhr.onerror = () => reject(new Error('network error'));
-    xhr.onabort = () => reject(new Error('cancelled'));
-    signal.addEventListener('abort', () => xhr.abort(), { once: true });
-    xhr.send(body);
-  });
-}
-
-const b64 = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
+/** Uploads of the share go with its web session's CSRF token; `share_id` names the share. */
+const shareTus = (id: string): TusTarget => ({
+  endpoint: '/api/v2/shares-chunked-uploads',
+  meta: { share_id: id },
+  csrf: () => csrfToken || undefined,
+  message: answerMessage,
+});
 
 /**
- * Uploads `file` to `path` (relative to the share's folder): over TUS in
- * chunks when the binding offers it (POST to create, PATCH each chunk), else
- * in one POST /api/v2/shares/{id}/files/{path}.
+ * Uploads `file` to `path` (relative to the share's folder): resumable over
+ * TUS in chunks when the binding offers it (a cancel deletes what the server
+ * holds), else in one POST /api/v2/shares/{id}/files/{path}.
  */
 export function uploadToShare(id: string, path: string, file: File, onProgress: (sent: number) => void): UploadHandle {
-  const abort = new AbortController();
+  let inner: UploadHandle | undefined;
+  let cancelled = false;
   const done = (async () => {
-    const chunk = await tusChunkSize();
-    if (!chunk) {
+    const target = shareTus(id);
+    const chunk = await tusChunkSize(target.endpoint);
+    if (cancelled) throw new Error('cancelled');
+    if (chunk) {
+      inner = tusUpload(path, file, { chunk, mkdirParents: false, target }, (sent) => onProgress(sent));
+    } else {
       const url = `/api/v2/shares/${enc(id)}/files/${path.split('/').filter(Boolean).map(enc).join('/')}`;
-      await send('POST', url, { 'Content-Type': 'application/octet-stream' }, file, onProgress, abort.signal);
-      return;
+      const headers: Record<string, string> = { 'Content-Type': 'application/octet-stream' };
+      if (csrfToken) headers['X-CSRF-Token'] = csrfToken;
+      inner = postWithProgress(url, file, headers, (sent) => onProgress(sent), answerMessage);
     }
-    const meta = [`share_id ${b64(id)}`, `path ${b64(path)}`, `mtime ${b64(String(file.lastModified))}`].join(',');
-    const created = await send(
-      'POST',
-      TUS_PATH,
-      { 'Tus-Resumable': TUS, 'Upload-Length': String(file.size), 'Upload-Metadata': meta },
-      new Blob([]),
-      () => {},
-      abort.signal,
-    );
-    const location = created.getResponseHeader('Location');
-    if (!location) throw new Error('no upload location');
-    let offset = Number(created.getResponseHeader('Upload-Offset') ?? 0);
-    while (offset < file.size) {
-      const part = file.slice(offset, offset + chunk);
-      const base = offset;
-      const r = await send(
-        'PATCH',
-        location,
-        { 'Tus-Resumable': TUS, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
-        part,
-        (sent) => onProgress(base + sent),
-        abort.signal,
-      );
-      offset = Number(r.getResponseHeader('Upload-Offset') ?? offset + part.size);
-    }
-    onProgress(file.size);
+    return inner.done;
   })();
-  return { done, abort: () => abort.abort() };
+  return {
+    done,
+    abort() {
+      cancelled = true;
+      inner?.abort();
+    },
+  };
 }
 
 /**
