@@ -147,7 +147,14 @@ t.test('download headers, inline, safe Content-Disposition, HEAD', async (t) => 
   const inline = await get('/hello.txt', {}, '&inline=true');
   t.match(inline.headers['content-disposition'], /^inline; filename="hello.txt"/);
   t.equal(inline.headers['x-frame-options'], 'DENY', 'an inline answer may not be framed');
-  t.equal(inline.headers['content-security-policy'], undefined);
+  t.equal(inline.headers['content-security-policy'], 'sandbox', 'nor run a script on the origin');
+  writeFileSync(path.join(home, 'page.html'), '<script>alert(1)</script>');
+  const html = await get('/page.html', {}, '&inline=true');
+  t.match(
+    html.headers,
+    { 'content-type': /^text\/html/, 'content-security-policy': 'sandbox', 'x-content-type-options': 'nosniff' },
+    'an HTML file sent inline is sandboxed',
+  );
   // a PDF sent inline may be framed by pages of the server's origin (the web client's preview), and no other
   writeFileSync(path.join(home, 'doc.pdf'), '%PDF-1.4\n');
   const pdf = await get('/doc.pdf', {}, '&inline=true');

@@ -390,6 +390,15 @@ t.test('previews: image, text (HTML shown as text), PDF, audio, video; next/prev
   await d.getByRole('button', { name: strings.close }).click();
   await d.waitFor({ state: 'detached' });
 
+  // an HTML file opened inline (its URL pasted in a tab): shown, but sandboxed, its scripts do not run on Ferry's origin
+  const tab2 = await page.context().newPage();
+  const opened = await tab2.goto(new URL(`/api/v2/user/files?${new URLSearchParams({ path: '/b-page.html', inline: 'true' })}`, page.url()).href);
+  t.equal(opened?.headers()['content-security-policy'], 'sandbox');
+  await tab2.locator('#injected').waitFor();
+  t.equal(await tab2.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined, 'no script of the file ran');
+  t.equal(await tab2.evaluate(() => window.origin), 'null', 'the page has no origin (no access to the session)');
+  await tab2.close();
+
   // a browser without a PDF viewer would download a framed PDF: no frame, the links only
   const bare = await h.signedIn(t, 'viewer');
   await bare.page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'pdfViewerEnabled', { get: () => false }));
