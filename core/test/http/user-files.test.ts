@@ -146,6 +146,27 @@ t.test('download headers, inline, safe Content-Disposition, HEAD', async (t) => 
   t.match(d.headers['content-type'], /^text\/plain/);
   const inline = await get('/hello.txt', {}, '&inline=true');
   t.match(inline.headers['content-disposition'], /^inline; filename="hello.txt"/);
+  t.equal(inline.headers['x-frame-options'], 'DENY', 'an inline answer may not be framed');
+  t.equal(inline.headers['content-security-policy'], 'sandbox', 'nor run a script on the origin');
+  writeFileSync(path.join(home, 'page.html'), '<script>alert(1)</script>');
+  const html = await get('/page.html', {}, '&inline=true');
+  t.match(
+    html.headers,
+    { 'content-type': /^text\/html/, 'content-security-policy': 'sandbox', 'x-content-type-options': 'nosniff' },
+    'an HTML file sent inline is sandboxed',
+  );
+  // a PDF sent inline may be framed by pages of the server's origin (the web client's preview), and no other
+  writeFileSync(path.join(home, 'doc.pdf'), '%PDF-1.4\n');
+  const pdf = await get('/doc.pdf', {}, '&inline=true');
+  t.match(pdf.headers, { 'content-type': 'application/pdf', 'content-disposition': /^inline; filename="doc.pdf"/, 'x-frame-options': 'SAMEORIGIN' });
+  t.equal(pdf.headers['content-security-policy'], "frame-ancestors 'self'");
+  const pdfHead = await ta.inject('HEAD', `/api/v2/user/files?path=${q('/doc.pdf')}&inline=true`, { token });
+  t.equal(pdfHead.headers['x-frame-options'], 'SAMEORIGIN', 'HEAD tells the same');
+  const pdfPart = await get('/doc.pdf', { range: 'bytes=0-3' }, '&inline=true');
+  t.match(pdfPart.headers, { 'x-frame-options': 'SAMEORIGIN', 'content-security-policy': "frame-ancestors 'self'" }, 'a range of it too');
+  const attached = await get('/doc.pdf');
+  t.equal(attached.headers['x-frame-options'], 'DENY', 'a PDF sent as an attachment may not be framed');
+  t.equal(attached.headers['content-security-policy'], undefined);
   const head = await ta.inject('HEAD', `/api/v2/user/files?path=${q('/hello.txt')}`, { token });
   t.equal(head.statusCode, 200);
   t.equal(head.payload, '');

@@ -14,7 +14,9 @@ export const ADMIN_SITE_PREFIX = '/web/admin';
 
 /**
  * The site's Content-Security-Policy: its own scripts, styles and API only, no inline script or
- * style, no plugin, no framing. Images may be blob: URLs (previews of the user's own files).
+ * style, no plugin, not framed by any page. Images may be blob: URLs (previews of the user's own
+ * files); frames show pages of its own origin only (the preview's PDF, which the API lets this
+ * origin frame).
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
@@ -23,6 +25,7 @@ export const CONTENT_SECURITY_POLICY = [
   "img-src 'self' data: blob:",
   "connect-src 'self'",
   "font-src 'self'",
+  "frame-src 'self'",
   "object-src 'none'",
   "base-uri 'none'",
   "form-action 'self'",

@@ -325,19 +325,45 @@ t.test('previews: image, text (HTML shown as text), PDF, audio, video; next/prev
   await page.keyboard.press('ArrowLeft');
   await d.getByRole('heading', { name: strings.previewOf('a-image.png') }).waitFor();
   await d.getByRole('button', { name: strings.next }).click();
+  // PDF: chromium's own viewer (its extension's page) in a frame of the dialog
+  const viewer = page.waitForEvent('framenavigated', (f) => f.url().startsWith('chrome-extension://'));
   await d.getByRole('button', { name: strings.next }).click();
-
-  // PDF: the browser's viewer in a new tab, the file sent inline
   await d.getByRole('heading', { name: strings.previewOf('c-doc.pdf') }).waitFor();
-  const pdfLink = d.getByRole('link', { name: strings.openPdf });
-  t.equal(await pdfLink.getAttribute('target'), '_blank');
-  const href = (await pdfLink.getAttribute('href'))!;
-  t.match(href, /inline=true/);
+  const frame = d.locator('iframe.preview-pdf');
+  t.equal(await frame.getAttribute('title'), 'c-doc.pdf', 'the frame is named after the file');
+  const src = (await frame.getAttribute('src'))!;
+  t.match(src, /^\/api\/v2\/user\/files\?.*inline=true/, 'the file sent inline');
+  await viewer;
+  t.ok(
+    page.frames().some((f) => f.url() === new URL(src, page.url()).href),
+    'the frame holds the PDF (neither refused nor downloaded)',
+  );
+  t.pass("the browser's PDF viewer shows it");
   const head = await page.evaluate(async (u) => {
     const r = await fetch(u);
-    return { type: r.headers.get('content-type'), disposition: r.headers.get('content-disposition'), start: (await r.text()).slice(0, 8) };
-  }, href);
-  t.match(head, { type: /^application\/pdf/, disposition: /^inline/, start: '%PDF-1.4' }, 'the PDF answers inline');
+    const hd = (n: string) => r.headers.get(n);
+    return {
+      type: hd('content-type'),
+      disposition: hd('content-disposition'),
+      xframe: hd('x-frame-options'),
+      csp: hd('content-security-policy'),
+      start: (await r.text()).slice(0, 8),
+    };
+  }, src);
+  t.match(
+    head,
+    { type: /^application\/pdf/, disposition: /^inline/, xframe: 'SAMEORIGIN', csp: "frame-ancestors 'self'", start: '%PDF-1.4' },
+    'the PDF answers inline, framed by this origin only',
+  );
+  // the fallbacks: a new tab, a download
+  const tab = d.getByRole('link', { name: strings.openPdf });
+  t.same([await tab.getAttribute('href'), await tab.getAttribute('target')], [src, '_blank']);
+  const download = page.waitForEvent('download');
+  await d.getByRole('link', { name: strings.download, exact: true }).click();
+  const saved = await (await download).path();
+  t.ok(readFileSync(saved).equals(pdf()), 'the download link gives the file');
+  await checkA11y(t, page, 'PDF preview');
+  await screenshot(page, 'preview-pdf');
 
   // audio: decoded by the browser, which reads it with range requests
   await d.getByRole('button', { name: strings.next }).click();
@@ -363,6 +389,27 @@ t.test('previews: image, text (HTML shown as text), PDF, audio, video; next/prev
   await checkA11y(t, page, 'video preview');
   await d.getByRole('button', { name: strings.close }).click();
   await d.waitFor({ state: 'detached' });
+
+  // an HTML file opened inline (its URL pasted in a tab): shown, but sandboxed, its scripts do not run on Ferry's origin
+  const tab2 = await page.context().newPage();
+  const opened = await tab2.goto(new URL(`/api/v2/user/files?${new URLSearchParams({ path: '/b-page.html', inline: 'true' })}`, page.url()).href);
+  t.equal(opened?.headers()['content-security-policy'], 'sandbox');
+  await tab2.locator('#injected').waitFor();
+  t.equal(await tab2.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined, 'no script of the file ran');
+  t.equal(await tab2.evaluate(() => window.origin), 'null', 'the page has no origin (no access to the session)');
+  await tab2.close();
+
+  // a browser without a PDF viewer would download a framed PDF: no frame, the links only
+  const bare = await h.signedIn(t, 'viewer');
+  await bare.page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'pdfViewerEnabled', { get: () => false }));
+  await bare.page.reload();
+  await row(bare.page, 'c-doc.pdf')
+    .getByRole('button', { name: `${strings.preview} c-doc.pdf` })
+    .click();
+  const d2 = dialog(bare.page);
+  await d2.getByText(strings.pdfNoViewer).waitFor();
+  t.equal(await d2.locator('iframe').count(), 0, 'no frame without a viewer');
+  t.equal(await d2.getByRole('link', { name: strings.download, exact: true }).getAttribute('download'), 'c-doc.pdf', 'a download link instead');
 });
 
 t.test('quota usage is shown, and follows an upload', async (t) => {

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { en as strings } from '../app/src/strings.js';
 import { launchBrowser, newContext } from './browser.js';
@@ -42,6 +42,30 @@ export async function signIn(page: Page, f: Ferry, username: string, password = 
   await page.getByLabel(strings.username).fill(username);
   await page.getByLabel(strings.password).fill(password);
   await page.getByRole('button', { name: strings.signIn }).click();
+}
+
+/**
+ * Drags the local files and folders `paths` (absolute) onto the middle of `target` and drops
+ * them, as a drag from the desktop does: Chrome DevTools Protocol's Input.dispatchDragEvent
+ * (dragEnter, dragOver, drop) with the paths as the drag's files. Chromium gives the page a
+ * folder as a directory entry (DataTransferItem.webkitGetAsEntry) with its whole tree, which a
+ * synthetic DataTransfer cannot hold. `over` runs after the dragOver (to look at the page
+ * while the drag is over it).
+ */
+export async function dropFromDesktop(page: Page, target: Locator, paths: string[], over?: () => Promise<void>): Promise<void> {
+  const box = await target.boundingBox();
+  if (!box) throw new Error('the drop target is not visible');
+  const at = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const data = { items: [], files: paths, dragOperationsMask: 1 }; // 1: copy
+    await cdp.send('Input.dispatchDragEvent', { type: 'dragEnter', ...at, data });
+    await cdp.send('Input.dispatchDragEvent', { type: 'dragOver', ...at, data });
+    await over?.();
+    await cdp.send('Input.dispatchDragEvent', { type: 'drop', ...at, data });
+  } finally {
+    await cdp.detach();
+  }
 }
 
 /** The file list's row whose first cell holds `name`. */

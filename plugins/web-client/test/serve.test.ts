@@ -20,6 +20,10 @@ t.test('the built site under /web/client/: index, hashed assets, encodings, CSP,
   t.equal(index.headers.get('content-security-policy'), CONTENT_SECURITY_POLICY);
   t.match(CONTENT_SECURITY_POLICY, /default-src 'self'/);
   t.notMatch(CONTENT_SECURITY_POLICY, /unsafe-inline|unsafe-eval/, 'no inline script or style, no eval');
+  const directives = CONTENT_SECURITY_POLICY.split('; ');
+  t.ok(directives.includes("frame-src 'self'"), 'frames of its own origin only (the PDF preview)');
+  t.ok(directives.includes("object-src 'none'"), 'no plugin');
+  t.ok(directives.includes("frame-ancestors 'none'"), 'not framed by any page');
   t.equal(index.headers.get('x-frame-options'), 'DENY');
   t.notMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'index.html has no inline script');
   t.notMatch(html, /<style|style="/, 'nor inline style');

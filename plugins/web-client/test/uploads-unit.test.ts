@@ -98,8 +98,35 @@ t.test('drop: directories walked recursively (every batch of readEntries), paths
   t.same(picked.dirs, ['photos', 'photos/2024', 'photos/empty', 'photos/empty/deeper']);
   t.same(emptyDirs(picked), ['photos/empty/deeper'], 'the deepest empty folder only: its parents come with it');
 
-  const failing: EntryLike = { ...file('x'), file: (_ok, fail) => fail?.(new Error('unreadable')) };
-  await t.rejects(walkEntries([failing]), /unreadable/);
+  t.equal(picked.unreadable, undefined, 'nothing unreadable');
+});
+
+t.test('drop: a folder of 250 entries read in batches of 100 as chromium gives them', async (t) => {
+  const kids = Array.from({ length: 250 }, (_, i) => file(`${i}.txt`));
+  const picked = await walkEntries([dir('many', kids, 100)]);
+  t.equal(picked.files.length, 250);
+  t.same(
+    picked.files.map((f) => f.path),
+    kids.map((k) => `many/${k.name}`),
+  );
+});
+
+t.test('drop: an entry the browser cannot read is told, the others still go', async (t) => {
+  const gone: EntryLike = {
+    ...file('gone.txt'),
+    file: (_ok, fail) => fail?.(new DOMException('A requested file or directory could not be found', 'NotFoundError')),
+  };
+  const lost: EntryLike = { ...dir('lost', [file('never.txt')]), createReader: () => ({ readEntries: (_ok, fail) => fail?.(new Error('unreadable folder')) }) };
+  const picked = await walkEntries([dir('top', [file('a.txt'), gone, lost, dir('sub', [file('b.txt')])]), file('c.txt')]);
+  t.same(
+    picked.files.map((f) => f.path),
+    ['top/a.txt', 'top/sub/b.txt', 'c.txt'],
+  );
+  t.same(picked.dirs, ['top', 'top/sub'], 'an unreadable folder is not made');
+  t.same(picked.unreadable, [
+    { path: 'top/gone.txt', error: 'A requested file or directory could not be found' },
+    { path: 'top/lost', error: 'unreadable folder' },
+  ]);
 });
 
 t.test('folder picker: webkitRelativePath gives the paths, the folders parents first', async (t) => {

@@ -91,8 +91,16 @@ export async function sendFile(request: Request, h: ResponseToolkit, s: FileSess
     const etag = entityTag(info);
     const lastModified = info.mtime.toUTCString();
     const type = (request.server.mime.path(info.name) as { type?: string }).type || 'application/octet-stream';
-    const common = (r: ReturnType<ResponseToolkit['response']>) =>
+    const common = (r: ReturnType<ResponseToolkit['response']>) => {
       r.header('ETag', etag).header('Last-Modified', lastModified).header('Accept-Ranges', 'bytes').header('Cache-Control', 'private, no-cache');
+      if (!o.inline) return r;
+      // a PDF sent inline may be framed by pages of this origin (the web client's preview), never by another;
+      // every other answer keeps the server's X-Frame-Options: DENY
+      if (type === 'application/pdf') return r.header('X-Frame-Options', 'SAMEORIGIN').header('Content-Security-Policy', "frame-ancestors 'self'");
+      // anything else the browser shows runs nothing on this origin: an HTML or SVG file opened inline
+      // would otherwise run its scripts with the user's session (images, media and fetched text are not affected)
+      return r.header('Content-Security-Policy', 'sandbox');
+    };
     const inm = header('if-none-match');
     if (inm ? noneMatch(inm, etag) : notModifiedSince(header('if-modified-since'), info.mtime)) {
       await s.close();

@@ -14,6 +14,8 @@ export interface PickedFile {
 export interface Picked {
   files: PickedFile[];
   dirs: string[];
+  /** Dropped entries the browser could not read (gone or changed since the drop), with the reason: the others still go. */
+  unreadable?: { path: string; error: string }[];
 }
 
 /** The part of FileSystemEntry this module uses (so tests can walk a tree of plain objects). */
@@ -38,17 +40,34 @@ async function children(e: EntryLike): Promise<EntryLike[]> {
   }
 }
 
-/** Walks dropped entries depth-first: their files and directories with relative paths. */
+const reason = (err: unknown) => (err instanceof Error ? err.message || err.name : String(err));
+
+/** Walks dropped entries depth-first: their files and directories with relative paths (an entry that cannot be read is told in `unreadable`). */
 export async function walkEntries(entries: EntryLike[], prefix = ''): Promise<Picked> {
   const picked: Picked = { files: [], dirs: [] };
+  const unreadable = (path: string, err: unknown) => (picked.unreadable ??= []).push({ path, error: reason(err) });
   for (const e of entries) {
     const path = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isDirectory && e.createReader) {
+      let kids: EntryLike[];
+      try {
+        kids = await children(e);
+      } catch (err) {
+        unreadable(path, err);
+        continue;
+      }
       picked.dirs.push(path);
-      const sub = await walkEntries(await children(e), path);
+      const sub = await walkEntries(kids, path);
       picked.files.push(...sub.files);
       picked.dirs.push(...sub.dirs);
-    } else if (e.isFile && e.file) picked.files.push({ file: await fileOf(e), path });
+      for (const u of sub.unreadable ?? []) unreadable(u.path, new Error(u.error));
+    } else if (e.isFile && e.file) {
+      try {
+        picked.files.push({ file: await fileOf(e), path });
+      } catch (err) {
+        unreadable(path, err);
+      }
+    }
   }
   return picked;
 }

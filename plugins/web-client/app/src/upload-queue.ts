@@ -121,7 +121,13 @@ export class UploadQueue {
       };
       return job;
     });
-    this.jobs.push(...added);
+    // what the browser could not read is listed as failed, with the reason; the rest goes on
+    const unreadable = (picked.unreadable ?? []).map(({ path, error }): Job => ({
+      file: new File([], nameOf(path)),
+      meter: new RateMeter(),
+      item: { id: this.nextId++, label: path, dest: joinPath(base, path), size: 0, sent: 0, status: 'failed', rate: 0, error },
+    }));
+    this.jobs.push(...added, ...unreadable);
     this.onChange();
     for (const dir of emptyDirs(picked)) await this.backend.mkdir(joinPath(base, dir)).catch(() => undefined);
     for (const job of added) {

@@ -16,8 +16,9 @@ export interface PreviewItem {
  * The preview dialog of the files `items` (the previewable files of the
  * list, in its order), showing `items[index]`: images, the first bytes of a
  * text as text (never interpreted as HTML), audio and video with the
- * browser's controls (range requests), PDF in the browser's viewer in a new
- * tab (the API's answers may not be framed). Previous/next (buttons or the
+ * browser's controls (range requests), PDF in the browser's own viewer in a
+ * frame (the API lets pages of its origin only frame a PDF sent inline).
+ * Previous/next (buttons or the
  * arrow keys) walk the list; the checksums are computed on request.
  */
 export function Preview({
@@ -73,17 +74,34 @@ function PreviewContent({ kind, item }: { kind: PreviewKind; item: PreviewItem }
     case 'video':
       return <video className="preview-media" controls preload="metadata" src={url} aria-label={item.name} />;
     case 'pdf':
-      return (
-        <p>
-          {t.pdfHelp}{' '}
-          <a className="button primary" href={url} target="_blank" rel="noopener">
-            {t.openPdf}
-          </a>
-        </p>
-      );
+      return <PdfPreview url={url} item={item} />;
     case 'text':
       return <TextPreview path={item.path} />;
   }
+}
+
+/**
+ * A PDF in the browser's own viewer, in a frame of the file sent inline; a new tab and a download
+ * as fallbacks. A browser without a viewer (navigator.pdfViewerEnabled false) would download the
+ * framed file: it gets the links only.
+ */
+function PdfPreview({ url, item }: { url: string; item: PreviewItem }) {
+  const viewer = navigator.pdfViewerEnabled !== false;
+  return (
+    <>
+      {viewer && <iframe className="preview-pdf" src={url} title={item.name} />}
+      <p className={viewer ? 'muted' : undefined}>
+        {viewer ? t.pdfHelp : t.pdfNoViewer}{' '}
+        <a href={url} target="_blank" rel="noopener">
+          {t.openPdf}
+        </a>
+        {' · '}
+        <a href={fileUrl(item.path)} download={item.name}>
+          {t.download}
+        </a>
+      </p>
+    </>
+  );
 }
 
 /** The first TEXT_PREVIEW_BYTES of a text file (one Range request), as plain text. */
