@@ -98,6 +98,33 @@ t.test('GET /shares/{id}: a zip of the shared paths; compress=false sends a sing
   t.equal((await ta.inject('GET', `/api/v2/shares/${soloId}?compress=maybe`)).statusCode, 400);
 });
 
+t.test('GET /shares/{id}?path= (an addition): one folder of a one-directory share, zipped alone', async (t) => {
+  const folderId = await mkShare({ name: 'folders', scope: 1, paths: ['/pub'] });
+  const r = await ta.inject('GET', `/api/v2/shares/${folderId}?path=${q('/sub')}`);
+  t.equal(r.statusCode, 200, r.statusCode === 200 ? 'a zip' : r.payload);
+  t.equal(r.headers['content-type'], 'application/zip');
+  t.match(r.headers['content-disposition'], /^attachment; filename="sub.zip"/);
+  const entries = unzip(r.rawPayload);
+  t.same([...entries.keys()].sort(), ['sub/', 'sub/b.txt'], 'only the folder');
+  t.equal(entries.get('sub/b.txt')?.toString(), 'bravo');
+  t.equal((await share(folderId)).used_tokens, 1, 'one use');
+  const whole = await ta.inject('GET', `/api/v2/shares/${folderId}?path=`);
+  t.match(whole.headers['content-disposition'], /filename="folders.zip"/, "the share's root: named after the share");
+  t.same([...unzip(whole.rawPayload).keys()].sort(), ['pub/', 'pub/a.txt', 'pub/digits.txt', 'pub/sub/', 'pub/sub/b.txt']);
+  const used = (await share(folderId)).used_tokens;
+  for (const [r, status, re] of [
+    [await ta.inject('GET', `/api/v2/shares/${folderId}?path=${q('/a.txt')}`), 400, /is a file, not a folder/],
+    [await ta.inject('GET', `/api/v2/shares/${folderId}?path=${q('/nope')}`), 404, /./],
+    [await ta.inject('GET', `/api/v2/shares/${folderId}?path=${q('/../../solo.txt')}`), 403, /\.\./],
+    [await ta.inject('GET', `/api/v2/shares/${multiId}?path=${q('/sub')}`), 400, /exactly one directory/],
+    [await ta.inject('GET', `/api/v2/shares/${readId}?path=${q('/sub')}`), 401, /password/],
+  ] as const) {
+    t.equal(r.statusCode, status, r.payload);
+    t.match(json(r), { message: re, error: String });
+  }
+  t.equal((await share(folderId)).used_tokens, used, 'refusals take no use');
+});
+
 t.test('a share whose stored name is over-long (restored from elsewhere, written to the database) downloads whole', async (t) => {
   // the name goes into Content-Disposition: 1 MiB of name made a 3 MiB header, which clients refuse
   // after the status line (curl: "Out of memory", Node: header overflow), so a 200 was cut short

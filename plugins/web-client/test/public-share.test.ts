@@ -110,6 +110,11 @@ t.test('a password share: prompt, browse, downloads, uploads by drop and by butt
   t.match(page.url(), new RegExp(`/web/client/pub/${id}/drafts$`));
   await page.getByRole('link', { name: `${strings.download} draft-1.txt` }).waitFor();
   t.pass('the subfolder lists its file');
+  const [folderZip] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: strings.pubDownloadFolder }).click()]);
+  t.equal(folderZip.suggestedFilename(), 'drafts.zip');
+  const folderBytes = readFileSync((await folderZip.path())!);
+  t.equal(folderBytes.subarray(0, 2).toString(), 'PK', 'this folder as a zip');
+  t.ok(folderBytes.includes('drafts/draft-1.txt') && !folderBytes.includes('report.txt'), 'this folder only');
 
   // drop a file into the subfolder
   const dt = await page.evaluateHandle(() => {

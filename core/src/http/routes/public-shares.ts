@@ -53,24 +53,31 @@ export function publicShareRoutes(c: DependencyContainer): ServerRoute[] {
   };
 
   const downloadAll = async (request: Request, h: ResponseToolkit) => {
-    const q = request.query as { compress: boolean };
+    const q = request.query as { compress: boolean; path?: string };
     const { share, s } = await publicSession(request, canRead, 'download');
     try {
       const single = share.paths.length === 1 ? await s.vfs.statOrNull(share.paths[0]!, { signal: s.signal }) : null;
-      if (!q.compress && single && !single.isDir) {
+      if (!q.compress && single && !single.isDir && q.path === undefined) {
         return await sendFile(request, h, s, share.paths[0]!, { ready: useOf(request, share) });
       }
-      // a zip leaves out what the owner may not download: the shared directories themselves must allow it
-      for (const p of share.paths) {
+      // `path` (an addition): one folder inside a share of one directory, zipped
+      const folder = q.path === undefined ? undefined : insideShare(await shareDir(s, share), q.path);
+      const zipped = folder === undefined ? share.paths : [folder];
+      if (folder !== undefined && !(await s.vfs.stat(folder, { signal: s.signal })).isDir) {
+        throw Boom.badRequest(`"path": ${q.path} is a file, not a folder (GET /api/v2/shares/{id}/files downloads a file)`);
+      }
+      // a zip leaves out what the owner may not download: the zipped directories themselves must allow it
+      for (const p of zipped) {
         const info = await s.vfs.stat(p, { signal: s.signal });
         if (info.isDir) s.requirePerm(p, `downloading ${p}`, 'download');
       }
-      const disposition = contentDisposition('attachment', `${share.name}.zip`);
+      const zipName = folder === undefined || folder === share.paths[0] ? share.name : folder.slice(folder.lastIndexOf('/') + 1);
+      const disposition = contentDisposition('attachment', `${zipName}.zip`);
       if (request.method === 'head') {
         await s.close();
         return h.response().type('application/zip').header('Content-Disposition', disposition);
       }
-      const zip = await streamZip(s, share.paths);
+      const zip = await streamZip(s, zipped);
       await shares.consume(share.share_id).catch(async (err: unknown) => {
         zip.stream.destroy();
         throw err;
@@ -91,7 +98,15 @@ export function publicShareRoutes(c: DependencyContainer): ServerRoute[] {
       path: '/api/v2/shares/{id}',
       options: {
         auth: false,
-        validate: { params: idParams, query: Joi.object({ compress: boolQuery.default(true) }) },
+        validate: {
+          params: idParams,
+          query: Joi.object({
+            compress: boolQuery.default(true),
+            path: sharePathQuery.description(
+              'an addition: a folder inside a share of one directory (relative to it), zipped alone; 400 for a file or another kind of share',
+            ),
+          }),
+        },
         response: { ranges: false },
       },
       handler: downloadAll,

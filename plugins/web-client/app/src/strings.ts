@@ -324,6 +324,7 @@ export const en = {
   pubUnlimited: 'No limit on uses',
   pubLimits: 'Limits of this share',
   pubDownloadAll: 'Download all (zip)',
+  pubDownloadFolder: 'Download this folder (zip)',
   pubDownloadShare: 'Download',
   pubNoBrowse: 'The shared files are downloaded together.',
   pubUploadOnly: 'You can upload files into this share; its content is not shown.',

@@ -215,6 +215,11 @@ function OpenShare({
                   {t.pubDownloadAll}
                 </a>
               )}
+              {readable && browsable && dir !== '/' && (
+                <a className="button" href={shareUrl(share.id, true, dir)} download>
+                  {t.pubDownloadFolder}
+                </a>
+              )}
               {readable && !browsable && (
                 <a className="button primary" href={shareUrl(share.id, false)} download>
                   {t.pubDownloadShare}

@@ -74,8 +74,9 @@ export async function listDir(id: string, dir: string) {
 const enc = encodeURIComponent;
 /** Link to one file of the share. */
 export const fileUrl = (id: string, path: string): string => routeUrl(`/api/v2/shares/${enc(id)}/files` as '/api/v2/shares/{id}/files', 'get', { path });
-/** Link to the whole share: a zip, or the file itself for a share of one file. */
-export const shareUrl = (id: string, compress: boolean): string => routeUrl(`/api/v2/shares/${enc(id)}` as '/api/v2/shares/{id}', 'get', { compress });
+/** Link to the whole share (a zip, or the file itself for a share of one file), or to one folder of it zipped. */
+export const shareUrl = (id: string, compress: boolean, folder?: string): string =>
+  routeUrl(`/api/v2/shares/${enc(id)}` as '/api/v2/shares/{id}', 'get', { compress, path: folder });
 
 /** Uploads of the share go with its web session's CSRF token; `share_id` names the share. */
 const shareTus = (id: string): TusTarget => ({
