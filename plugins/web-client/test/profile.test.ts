@@ -17,23 +17,13 @@ import t from 'tap';
 import { en as strings } from '../app/src/strings.js';
 import { passwordOf, startFerry } from './helpers.js';
 import { checkA11y, harness, screenshot, signIn, type Harness } from './page.js';
+import { smtpConfig, startSmtp } from './mail.js';
 
-/** The core tests' SMTP receiver (core/test/helpers/smtp.ts: smtp-server and mailparser), loaded at run time: it is outside this package's build. */
-interface Smtp {
-  port: number;
-  mails: { rcptTo: string[]; parsed: { text?: string } }[];
-  start(): Promise<Smtp>;
-  waitFor(to: string, from?: number): Promise<{ parsed: { text?: string } }>;
-  stop(): Promise<void>;
-}
-const smtpHelper = new URL('../../../core/test/helpers/smtp.js', import.meta.url).href;
-const { TestSmtp } = (await import(smtpHelper)) as { TestSmtp: new () => Smtp };
-const smtp = await new TestSmtp().start();
-t.teardown(() => smtp.stop());
+const smtp = await startSmtp(t);
 
 let h: Harness;
 t.before(async () => {
-  h = await harness(t, { config: { smtp: { host: '127.0.0.1', port: smtp.port, from: 'Ferry <ferry@example.com>' } } });
+  h = await harness(t, { config: { smtp: smtpConfig(smtp) } });
 });
 
 /** Signed in as `username`, on the profile page (through the header's link). */
