@@ -151,7 +151,9 @@ async function main() {
     const ceiling = best.curlSink / best.browserSink;
     log(`${SIZE_MB} MiB: web client ${mbps(size, best.ui).toFixed(0)} MB/s, curl ${mbps(size, best.curl).toFixed(0)} MB/s`);
     console.log(`web-upload: ratio ${ratio.toFixed(2)}x curl (aim >= ${AIM}x)${ratio >= AIM ? '' : '  BELOW AIM'}`);
-    console.log(`web-upload: the browser's ceiling, context of the aim (one XHR to a counting server, no Ferry): ${ceiling.toFixed(2)}x curl to it`);
+    console.log(
+      `web-upload: chromium's own ceiling ${ceiling.toFixed(2)}x of curl (one XHR of the file to a counting server, no Ferry) (aim: none, it bounds the ratio above)`,
+    );
     writeResults('web-upload', {
       size_mb: SIZE_MB,
       chunk_mb: CHUNK_MB,
