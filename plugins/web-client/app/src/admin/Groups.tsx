@@ -1,8 +1,20 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { Dialog } from '../Dialog';
+import { useState } from 'react';
 import { deleteGroup, getGroup, listGroups, type GroupRow } from './groups-api';
-import { PageSettings, Pager, pageOf, usePaging } from './paging';
+import { ConfirmDelete, FindBar, OpenLink, useNamedList, type NamedSource } from './named-list';
+import { Pager } from './paging';
 import { t } from './strings';
+
+const source: NamedSource<GroupRow> = {
+  list: async (query) => {
+    const got = await listGroups(query);
+    return { rows: got.groups, message: got.message };
+  },
+  get: async (name) => {
+    const got = await getGroup(name);
+    return { row: got.group, status: got.status, message: got.message };
+  },
+  notFound: (name) => t.noSuchGroup(name),
+};
 
 /**
  * The groups (the page needs manage_groups, which allows all their actions):
@@ -10,53 +22,10 @@ import { t } from './strings';
  * confirmation (the server refuses a group that users or admins still use).
  */
 export function Groups({ onOpen }: { onOpen: (name: string | null) => void }) {
-  const [rows, setRows] = useState<GroupRow[] | null>(null);
-  const [hasNext, setHasNext] = useState(false);
-  const paging = usePaging();
-  const { offset, limit, order } = paging;
-  const [query, setQuery] = useState('');
-  const [found, setFound] = useState<string | null>(null);
-  const [message, setMessage] = useState('');
-  const [error, setError] = useState('');
+  const list = useNamedList(source);
+  const { rows, found } = list;
+  const { offset } = list.paging;
   const [deleting, setDeleting] = useState<string | null>(null);
-
-  const load = useCallback(async () => {
-    if (found !== null) {
-      const got = await getGroup(found);
-      setRows(got.group ? [got.group] : []);
-      setHasNext(false);
-      if (!got.group) setError(got.status === 404 ? t.noSuchGroup(found) : t.actionFailed(got.message ?? ''));
-      return;
-    }
-    const got = await listGroups(paging.query);
-    if (!got.groups) return setError(t.actionFailed(got.message ?? ''));
-    const page = pageOf(got.groups, limit);
-    setRows(page.rows);
-    setHasNext(page.hasNext);
-  }, [found, limit, offset, order]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  const find = (e: FormEvent) => {
-    e.preventDefault();
-    setError('');
-    setMessage('');
-    setFound(query.trim() || null);
-    paging.setOffset(0);
-  };
-  const remove = async (name: string) => {
-    setError('');
-    setMessage('');
-    const failed = await deleteGroup(name);
-    if (failed) setError(t.actionFailed(failed));
-    else {
-      setMessage(t.groupDeleted(name));
-      if (found === name) setFound(null);
-    }
-    await load();
-  };
 
   return (
     <>
@@ -66,35 +35,8 @@ export function Groups({ onOpen }: { onOpen: (name: string | null) => void }) {
           {t.addGroup}
         </button>
       </div>
-      <form className="toolbar" role="search" onSubmit={find}>
-        <label htmlFor="group-find">{t.findGroup}</label>
-        <input id="group-find" type="search" autoCapitalize="none" spellCheck={false} value={query} onChange={(e) => setQuery(e.target.value)} />
-        <button type="submit">{t.find}</button>
-        {found !== null && (
-          <button
-            type="button"
-            onClick={() => {
-              setQuery('');
-              setFound(null);
-              setError('');
-            }}
-          >
-            {t.showAll}
-          </button>
-        )}
-        <PageSettings idPrefix="group" paging={paging} />
-      </form>
-      {message && (
-        <p className="notice" role="status">
-          {message}
-        </p>
-      )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
-      {rows && rows.length === 0 && !error && <p>{t.noGroups}</p>}
+      <FindBar list={list} id="group" label={t.findGroup} />
+      {rows && rows.length === 0 && !list.error && <p>{t.noGroups}</p>}
       {rows && rows.length > 0 && (
         <div className="scroll">
           <table className="grid" data-testid="groups">
@@ -112,15 +54,7 @@ export function Groups({ onOpen }: { onOpen: (name: string | null) => void }) {
               {rows.map((g) => (
                 <tr key={g.name}>
                   <th scope="row">
-                    <a
-                      href={`/web/admin/groups/${encodeURIComponent(g.name)}`}
-                      onClick={(e) => {
-                        e.preventDefault();
-                        onOpen(g.name);
-                      }}
-                    >
-                      {g.name}
-                    </a>
+                    <OpenLink href={`/web/admin/groups/${encodeURIComponent(g.name)}`} name={g.name} onOpen={onOpen} />
                   </th>
                   <td>{g.description}</td>
                   <td>{t.memberCount(g.users?.length ?? 0)}</td>
@@ -136,22 +70,18 @@ export function Groups({ onOpen }: { onOpen: (name: string | null) => void }) {
           </table>
         </div>
       )}
-      {found === null && <Pager paging={paging} hasNext={hasNext} />}
-      {deleting && (
-        <Dialog
-          title={t.deleteGroup(deleting)}
-          submitLabel={t.delete}
-          danger
-          onSubmit={() => {
-            const name = deleting;
-            setDeleting(null);
-            void remove(name);
-          }}
-          onClose={() => setDeleting(null)}
-        >
-          <p>{t.confirmDeleteGroup(deleting)}</p>
-        </Dialog>
-      )}
+      {found === null && <Pager paging={list.paging} hasNext={list.hasNext} />}
+      <ConfirmDelete
+        name={deleting}
+        title={t.deleteGroup}
+        onClose={() => setDeleting(null)}
+        onConfirm={(name) => {
+          list.forget(name);
+          void list.act(() => deleteGroup(name), t.groupDeleted(name));
+        }}
+      >
+        {(name) => <p>{t.confirmDeleteGroup(name)}</p>}
+      </ConfirmDelete>
     </>
   );
 }

@@ -1,11 +1,23 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, errorMessage } from '../api';
-import { Dialog } from '../Dialog';
 import { formatSize } from '../format';
-import { PageSettings, Pager, pageOf, usePaging } from './paging';
+import { ConfirmDelete, FindBar, OpenLink, useNamedList, type NamedSource } from './named-list';
+import { Pager } from './paging';
 import { can, type AdminSession } from './session';
 import { t } from './strings';
 import { deleteUser, getUser, setUserStatus, type UserRow } from './users-api';
+
+const source: NamedSource<UserRow> = {
+  list: async (query) => {
+    const { data, error, response } = await api.GET('/api/v2/users', { params: { query } });
+    return data ? { rows: data } : { message: errorMessage(error, String(response.status)) };
+  },
+  get: async (username) => {
+    const got = await getUser(username);
+    return { row: got.user, status: got.status, message: got.message };
+  },
+  notFound: (username) => t.noSuchUser(username),
+};
 
 /**
  * The users: a page at a time from the server (limit, offset, order: a list of
@@ -13,54 +25,11 @@ import { deleteUser, getUser, setUserStatus, type UserRow } from './users-api';
  * delete with a confirmation; each action only with its permission.
  */
 export function Users({ session, onOpen }: { session: AdminSession; onOpen: (username: string | null) => void }) {
-  const [rows, setRows] = useState<UserRow[] | null>(null);
-  const [hasNext, setHasNext] = useState(false);
-  const paging = usePaging();
-  const { offset, limit, order, setOffset } = paging;
-  const [query, setQuery] = useState('');
-  const [found, setFound] = useState<string | null>(null);
-  const [message, setMessage] = useState('');
-  const [error, setError] = useState('');
+  const list = useNamedList(source);
+  const { rows, found } = list;
+  const { offset } = list.paging;
   const [deleting, setDeleting] = useState<string | null>(null);
   const mayEdit = can(session, 'edit_users');
-
-  const load = useCallback(async () => {
-    if (found !== null) {
-      const got = await getUser(found);
-      setRows(got.user ? [got.user] : []);
-      setHasNext(false);
-      if (!got.user) setError(got.status === 404 ? t.noSuchUser(found) : t.actionFailed(got.message ?? ''));
-      return;
-    }
-    const { data, error: body, response } = await api.GET('/api/v2/users', { params: { query: paging.query } });
-    if (!data) {
-      setError(t.actionFailed(errorMessage(body, String(response.status))));
-      return;
-    }
-    const page = pageOf(data, limit);
-    setRows(page.rows);
-    setHasNext(page.hasNext);
-  }, [found, limit, offset, order]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  const find = (e: FormEvent) => {
-    e.preventDefault();
-    setError('');
-    setMessage('');
-    setFound(query.trim() || null);
-    setOffset(0);
-  };
-  const act = async (run: () => Promise<string | null>, done: string) => {
-    setError('');
-    setMessage('');
-    const failed = await run();
-    if (failed) setError(t.actionFailed(failed));
-    else setMessage(done);
-    await load();
-  };
 
   return (
     <>
@@ -72,35 +41,8 @@ export function Users({ session, onOpen }: { session: AdminSession; onOpen: (use
           </button>
         )}
       </div>
-      <form className="toolbar" role="search" onSubmit={find}>
-        <label htmlFor="user-find">{t.findUser}</label>
-        <input id="user-find" type="search" autoCapitalize="none" spellCheck={false} value={query} onChange={(e) => setQuery(e.target.value)} />
-        <button type="submit">{t.find}</button>
-        {found !== null && (
-          <button
-            type="button"
-            onClick={() => {
-              setQuery('');
-              setFound(null);
-              setError('');
-            }}
-          >
-            {t.showAll}
-          </button>
-        )}
-        <PageSettings idPrefix="user" paging={paging} />
-      </form>
-      {message && (
-        <p className="notice" role="status">
-          {message}
-        </p>
-      )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
-      {rows && rows.length === 0 && !error && <p>{t.noUsers}</p>}
+      <FindBar list={list} id="user" label={t.findUser} />
+      {rows && rows.length === 0 && !list.error && <p>{t.noUsers}</p>}
       {rows && rows.length > 0 && (
         <div className="scroll">
           <table className="grid" data-testid="users">
@@ -119,15 +61,7 @@ export function Users({ session, onOpen }: { session: AdminSession; onOpen: (use
               {rows.map((u) => (
                 <tr key={u.username}>
                   <th scope="row">
-                    <a
-                      href={`/web/admin/users/${encodeURIComponent(u.username)}`}
-                      onClick={(e) => {
-                        e.preventDefault();
-                        onOpen(u.username);
-                      }}
-                    >
-                      {u.username}
-                    </a>
+                    <OpenLink href={`/web/admin/users/${encodeURIComponent(u.username)}`} name={u.username} onOpen={onOpen} />
                   </th>
                   <td className={u.status === 1 ? 'ok' : 'muted'}>{u.status === 1 ? t.enabled : t.disabled}</td>
                   <td>{u.email}</td>
@@ -139,7 +73,7 @@ export function Users({ session, onOpen }: { session: AdminSession; onOpen: (use
                         type="button"
                         aria-label={u.status === 1 ? t.disableUser(u.username) : t.enableUser(u.username)}
                         onClick={() =>
-                          void act(
+                          void list.act(
                             () => setUserStatus(u.username, u.status === 1 ? 0 : 1),
                             u.status === 1 ? t.disabledMsg(u.username) : t.enabledMsg(u.username),
                           )
@@ -160,23 +94,18 @@ export function Users({ session, onOpen }: { session: AdminSession; onOpen: (use
           </table>
         </div>
       )}
-      {found === null && <Pager paging={paging} hasNext={hasNext} />}
-      {deleting && (
-        <Dialog
-          title={t.deleteUser(deleting)}
-          submitLabel={t.delete}
-          danger
-          onSubmit={() => {
-            const name = deleting;
-            setDeleting(null);
-            if (found === name) setFound(null);
-            void act(() => deleteUser(name), t.deleted(name));
-          }}
-          onClose={() => setDeleting(null)}
-        >
-          <p>{t.confirmDelete(deleting)}</p>
-        </Dialog>
-      )}
+      {found === null && <Pager paging={list.paging} hasNext={list.hasNext} />}
+      <ConfirmDelete
+        name={deleting}
+        title={t.deleteUser}
+        onClose={() => setDeleting(null)}
+        onConfirm={(name) => {
+          list.forget(name);
+          void list.act(() => deleteUser(name), t.deleted(name));
+        }}
+      >
+        {(name) => <p>{t.confirmDelete(name)}</p>}
+      </ConfirmDelete>
     </>
   );
 }
