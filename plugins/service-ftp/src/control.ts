@@ -403,14 +403,14 @@ export class FtpControl {
         );
       }
       case 'HASH':
-        return this.reply(await this.hashes.hash(this.hashTarget(arg), arg, this.rang));
+        return this.reply(await this.working(this.hashes.hash(this.hashTarget(arg), arg, this.rang)));
       case 'XCRC':
       case 'XMD5':
       case 'XSHA1':
       case 'XSHA256':
       case 'XSHA512': {
         const a = parseLegacyHashArgs(arg);
-        return this.reply(await legacyHash(this.hashTarget(a.path), verb, a.start, a.end));
+        return this.reply(await this.working(legacyHash(this.hashTarget(a.path), verb, a.start, a.end)));
       }
       case 'RETR':
         return this.retr(arg);
@@ -421,6 +421,16 @@ export class FtpControl {
         return this.stou(arg);
     }
     throw new FtpReply(502, 'Command not implemented.');
+  }
+
+  /** A long command without data connection (a hash of a big file): not idle while it runs, as a transfer is not. */
+  private async working<T>(work: Promise<T>): Promise<T> {
+    if (this.timer) clearTimeout(this.timer);
+    try {
+      return await work;
+    } finally {
+      this.arm(this.o.config.idle_timeout, 'idle timeout');
+    }
   }
 
   private hashTarget(arg: string) {
