@@ -1,6 +1,7 @@
 // @ferry-test database-independent: the accounts live in the database only as settings; what is
 // checked is the filesystem's confinement (runs once in CI, on SQLite).
 import t from 'tap';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { craftedPaths, forUser, type Crafted } from './helpers/crafted.js';
 import { FtpUser, type FtpAnswer } from './helpers/ftp.js';
@@ -9,8 +10,8 @@ import { canaryInHome, INSIDE, resetHome, startWorld, type User } from './helper
 // The crafted paths of paths.test.ts (`..` in every spelling, encoded
 // dots and separators as literal names, backslashes, NUL and control
 // characters, absolute and foreign paths, very long paths, the planted
-// symlinks) through every FTP command that takes a path (CWD, SIZE, MDTM,
-// MLST, LIST, NLST, MLSD, RETR, REST then RETR, STOR, APPE, MFMT, DELE,
+// symlinks) through every FTP command that takes a path (CWD, SIZE, HASH,
+// XMD5, MDTM, MLST, LIST, NLST, MLSD, RETR, REST then RETR, STOR, APPE, MFMT, DELE,
 // RNFR/RNTO with the crafted path as source and as target, MKD, RMD), for a
 // provider 0 (fs-local) and a provider 4 (fs-crypt) user, over a raw FTP
 // client (helpers/ftp.ts: plain FTP, EPSV and PASV data connections) that
@@ -58,7 +59,8 @@ async function ftpPaths(f: FtpUser, c: Crafted): Promise<void> {
   // reads: refused (nothing of these names exists in the home, outside links are refused) or, for CWD and listings, harmless; scanned either way
   for (const line of [`RETR ${p}`]) check(line, await f.transfer(line), refused);
   check(`RETR ${p}`, await f.transfer(`RETR ${p}`, undefined, { rest: 10 }), refused);
-  for (const line of [`SIZE ${p}`]) check(line, await f.cmd(line), refused);
+  // SIZE, and the hashes (a hash is a read of the file: HASH's SHA-256 and XMD5's digests are canary needles)
+  for (const line of [`SIZE ${p}`, `HASH ${p}`, `XMD5 ${p}`]) check(line, await f.cmd(line), refused);
   for (const line of [`MDTM ${p}`, `MLST ${p}`]) check(line, await f.cmd(line));
   for (const line of [`LIST ${p}`, `NLST ${p}`, `MLSD ${p}`]) check(line, await f.transfer(line));
   {
@@ -114,6 +116,9 @@ t.test('the client works: reads, listings, writes and renames inside the home su
     // fs-crypt writes no offset (so no APPE): a 504 from the backend
     t.equal((await f.transfer('APPE new.txt', ' too')).code, u.provider === 0 ? 226 : 504, `${u.name} APPE`);
     t.equal((await f.cmd('SIZE new.txt')).text, u.provider === 0 ? '213 8' : '213 4', `${u.name} SIZE`);
+    const sum = createHash('sha256').update(`${INSIDE} inside.txt`).digest('hex');
+    t.equal((await f.cmd('HASH inside.txt')).text, `213 SHA-256 0-${INSIDE.length + 11} ${sum} inside.txt`, `${u.name} HASH`);
+    t.equal((await f.cmd('XMD5 /inside.txt')).text, `250 ${createHash('md5').update(`${INSIDE} inside.txt`).digest('hex')}`, `${u.name} XMD5`);
     t.equal((await f.cmd('RNFR new.txt')).code, 350, `${u.name} RNFR`);
     t.equal((await f.cmd('RNTO sub/new.txt')).code, 250, `${u.name} RNTO`);
     t.equal((await f.cmd('MKD d')).code, 257, `${u.name} MKD`);
@@ -127,16 +132,22 @@ t.test('the client works: reads, listings, writes and renames inside the home su
     const leaks = w.canary.leaks.length;
     w.canary.needles.push({ what: 'probe', bytes: Buffer.from(`${INSIDE} inside.txt`) });
     w.canary.names.push('f.txt');
-    const probes = [await f.transfer('RETR /inside.txt'), await f.transfer('MLSD /sub'), await f.cmd('MLST /sub/f.txt')];
+    w.canary.needles.push({ what: 'probe digest', bytes: Buffer.from(sum) });
+    const probes = [await f.transfer('RETR /inside.txt'), await f.transfer('MLSD /sub'), await f.cmd('MLST /sub/f.txt'), await f.cmd('HASH /inside.txt')];
+    w.canary.needles.pop();
     w.canary.needles.pop();
     w.canary.names.pop();
     const seen = w.canary.leaks.splice(leaks).map((l) => l.what);
     t.same(
       probes.map((a) => a.code),
-      [226, 226, 250],
+      [226, 226, 250, 213],
       `${u.name} probes answered`,
     );
-    t.same(seen, ['content of probe', 'canary name f.txt', 'canary name f.txt'], `${u.name} the canary scan sees RETR data, MLSD data and MLST replies`);
+    t.same(
+      seen,
+      ['content of probe', 'canary name f.txt', 'canary name f.txt', 'content of probe digest'],
+      `${u.name} the canary scan sees RETR data, MLSD data, MLST and HASH replies`,
+    );
     t.same([f.broken, f.malformed], [[], []], `${u.name} no broken connection, no malformed reply`);
     await resetHome(u, w.dataDir);
   }

@@ -16,6 +16,7 @@ export * from './event-search.js';
 export * from './process-tag.js';
 export * from './client-cache.js';
 export * from './key-tree.js';
+export * from './file-hash.js';
 export type * from './plugin-entities.js';
 export type * from './accounts.js';
 export type * from './mail.js';

@@ -11,6 +11,7 @@ import { ftpTime, listLine, mlsxFacts, parseFtpTime } from './listing.js';
 import { ActiveConnector, checkTarget, parseEprt, parsePort } from './active.js';
 import { PassiveListener, plainIp } from './passive.js';
 import { FtpReply, replyOf } from './replies.js';
+import { FtpHashes, LEGACY_HASH_COMMANDS, legacyHash, parseLegacyHashArgs, parseRang, type ByteRangeCmd } from './hashes.js';
 
 const PROTOCOL = 'FTP';
 const MAX_LINE = 4096;
@@ -24,7 +25,22 @@ export interface ControlOptions {
   secureContext: (() => tls.SecureContext) | null;
 }
 
-const FEATURES = ['UTF8', 'EPSV', 'PASV', 'SIZE', 'MDTM', 'MFMT', 'REST STREAM', 'MLST type*;size*;modify*;perm*;', 'TVFS'];
+/** The commands a client may send between RANG and its RETR (the data connection's set-up): the range stays. */
+const KEEP_RANG = new Set(['RANG', 'TYPE', 'MODE', 'PASV', 'EPSV', 'PORT', 'EPRT']);
+
+const FEATURES = [
+  'UTF8',
+  'EPSV',
+  'PASV',
+  'SIZE',
+  'MDTM',
+  'MFMT',
+  'REST STREAM',
+  'RANG STREAM',
+  'MLST type*;size*;modify*;perm*;',
+  'TVFS',
+  ...Object.keys(LEGACY_HASH_COMMANDS),
+];
 
 /**
  * Why the client certificate of a server-side TLS socket does not chain to
@@ -64,6 +80,9 @@ export class FtpControl {
   /** The certificate step of a TLSCertificate+password login passed for `user`. */
   private certificatePassed = false;
   private restAt = 0;
+  /** The byte range of the next RETR or HASH (RANG). */
+  private rang: ByteRangeCmd | null = null;
+  private readonly hashes = new FtpHashes();
   private renameFrom: string | null = null;
   private transfer: AbortController | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -240,6 +259,7 @@ export class FtpControl {
       this.reply(replyOf(err));
     }
     if (verb !== 'REST') this.restAt = 0;
+    if (!KEEP_RANG.has(verb)) this.rang = null;
     if (verb !== 'RNFR') this.renameFrom = verb === 'RNTO' ? null : this.renameFrom;
   }
 
@@ -257,6 +277,7 @@ export class FtpControl {
         return this.reply(['211-Features:', ...this.features().map((f) => ` ${f}`), '211 End'].join('\r\n'));
       case 'OPTS':
         if (/^UTF8(\s+ON)?$/i.test(arg.trim())) return this.reply('200 UTF8 is always on.');
+        if (/^HASH(\s|$)/i.test(arg.trim())) return this.reply(this.hashes.opts(arg.trim().slice(4)));
         throw new FtpReply(501, 'Option not understood.');
       case 'AUTH':
         return this.auth(arg);
@@ -373,6 +394,24 @@ export class FtpControl {
       case 'NLST':
       case 'MLSD':
         return this.list(verb, arg);
+      case 'RANG': {
+        this.rang = null;
+        this.rang = parseRang(arg);
+        this.restAt = 0;
+        return this.reply(
+          this.rang ? `350 Restarting at ${this.rang.start}. Ending at ${this.rang.end}.` : '350 Restarting at 0. Ending at the end of the file.',
+        );
+      }
+      case 'HASH':
+        return this.reply(await this.working(this.hashes.hash(this.hashTarget(arg), arg, this.rang)));
+      case 'XCRC':
+      case 'XMD5':
+      case 'XSHA1':
+      case 'XSHA256':
+      case 'XSHA512': {
+        const a = parseLegacyHashArgs(arg);
+        return this.reply(await this.working(legacyHash(this.hashTarget(a.path), verb, a.start, a.end)));
+      }
       case 'RETR':
         return this.retr(arg);
       case 'STOR':
@@ -384,8 +423,22 @@ export class FtpControl {
     throw new FtpReply(502, 'Command not implemented.');
   }
 
+  /** A long command without data connection (a hash of a big file): not idle while it runs, as a transfer is not. */
+  private async working<T>(work: Promise<T>): Promise<T> {
+    if (this.timer) clearTimeout(this.timer);
+    try {
+      return await work;
+    } finally {
+      this.arm(this.o.config.idle_timeout, 'idle timeout');
+    }
+  }
+
+  private hashTarget(arg: string) {
+    return { files: this.files!, path: this.resolve(arg), signal: this.gone.signal };
+  }
+
   private features(): string[] {
-    const f = [...FEATURES];
+    const f = [...FEATURES, this.hashes.feature()];
     if (this.o.config.active_mode) f.push('EPRT');
     if (this.o.secureContext && this.o.binding.tls_mode !== 'plain') f.push('AUTH TLS', 'PBSZ', 'PROT');
     return f.sort();
@@ -651,8 +704,9 @@ export class FtpControl {
 
   private async retr(arg: string): Promise<void> {
     const p = this.resolve(arg);
-    const start = this.restAt;
-    const read = await this.files!.openRead(p, { signal: this.gone.signal, ...(start ? { start } : {}) });
+    const start = this.rang?.start ?? this.restAt;
+    const end = this.rang?.end;
+    const read = await this.files!.openRead(p, { signal: this.gone.signal, ...(start ? { start } : {}), ...(end !== undefined ? { end } : {}) });
     try {
       await this.withTransfer(p, undefined, async (data) => {
         try {
@@ -674,6 +728,7 @@ export class FtpControl {
    */
   private async stou(arg: string): Promise<void> {
     if (this.restAt) throw new FtpReply(503, 'REST cannot be used with STOU.');
+    if (this.rang) throw new FtpReply(503, 'RANG applies to RETR and HASH only.');
     const base = this.resolve(arg.trim() || 'ftp-upload');
     const free = async (p: string) => (await this.files!.stat(p, { signal: this.gone.signal }).catch(() => null)) === null;
     let p = base;
@@ -685,6 +740,7 @@ export class FtpControl {
   }
 
   private async stor(verb: string, arg: string, opening?: string): Promise<void> {
+    if (this.rang) throw new FtpReply(503, 'RANG applies to RETR and HASH only.');
     const p = verb === 'STOR' && opening ? arg : this.resolve(arg);
     let offset: number | undefined;
     if (verb === 'APPE') offset = (await this.files!.stat(p, { signal: this.gone.signal }).catch(() => null))?.size ?? 0;

@@ -4,9 +4,11 @@ usage: ftps-client.py PORT USER PASSWORD CAFILE MODE FILE
 MODE reuse: data connections resume the control connection's TLS session (as servers
 requiring reuse expect); noreuse: ftplib's stock FTP_TLS (a fresh session per data connection);
 reuse-active: as reuse, in active mode (PORT: the server connects to the client).
+HASH over the TLS control connection is checked against hashlib.
 Prints one line per step; exits 0 when every step passed.
 """
 import ftplib
+import hashlib
 import io
 import ssl
 import sys
@@ -42,6 +44,7 @@ try:
     ftp.retrbinary("RETR " + path, rest.write, rest=999990)
     print("rest", rest.getvalue() == data[999990:])
     print("mlsd", [name for name, facts in ftp.mlsd() if facts.get("type") == "file"])
+    print("hash", ftp.sendcmd("HASH " + path) == "213 SHA-256 0-%d %s %s" % (len(data), hashlib.sha256(data).hexdigest(), path))
 except ftplib.Error as e:
     print("error", e)
     sys.exit(3)

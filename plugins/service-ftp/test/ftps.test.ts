@@ -66,6 +66,7 @@ t.test('explicit FTPS, required on the binding', async (t) => {
     t.match(r.stdout, /^equal True$/m);
     t.match(r.stdout, /^rest True$/m);
     t.match(r.stdout, /^mlsd .*'py\.bin'/m);
+    t.match(r.stdout, /^hash True$/m, 'HASH over FTPS: the SHA-256 hashlib computes');
   });
 
   t.test('python ftplib without session reuse is refused (522)', async (t) => {

@@ -1,7 +1,4 @@
-import { createHash, type Hash } from 'node:crypto';
-import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
-import type { FileSession, Logger, Protocol } from '@ferry/core';
+import { createFileHasher, hashFileRange, type FileHasher, type FileSession, type Logger, type Protocol } from '@ferry/core';
 import type { ServerChannel } from 'ssh2';
 import { runScp } from './scp.js';
 import { statusOf } from './status.js';
@@ -102,7 +99,7 @@ export async function runCommand(ctx: CommandContext): Promise<number> {
 }
 
 /** Feeds the channel's standard input into `hash` until the client ends it. */
-function hashInput(channel: ServerChannel, hash: Hash): Promise<void> {
+function hashInput(channel: ServerChannel, hash: FileHasher): Promise<void> {
   return new Promise((resolve) => {
     channel.on('data', (d: Buffer) => void hash.update(d));
     channel.once('end', resolve);
@@ -119,18 +116,16 @@ async function hashFiles(channel: ServerChannel, session: FileSession, algorithm
   for (const arg of paths) {
     let virtual = '';
     try {
-      const hash = createHash(algorithm);
       if (arg === '-') {
+        const hash = createFileHasher(algorithm);
         await hashInput(channel, hash);
-        channel.write(`${hash.digest('hex')}  -\n`);
+        channel.write(`${hash.digest().toString('hex')}  -\n`);
         continue;
       }
       virtual = session.path(arg);
-      const read = await session.openRead(virtual, { signal: session.signal });
-      const sink = new Writable({ write: (chunk: Buffer, _enc, cb) => (hash.update(chunk), cb()) });
-      await pipeline(read.stream, sink);
-      await read.done;
-      channel.write(`${hash.digest('hex')}  ${arg}\n`);
+      // the SDK's streamed hash of a download of the whole file (as SFTP's check-file and FTP's HASH)
+      const { hashes } = await hashFileRange(session, virtual, { algorithm, start: 0, length: 0, blockSize: 0, signal: session.signal });
+      channel.write(`${hashes[0]!.toString('hex')}  ${arg}\n`);
     } catch (err) {
       const message = statusOf(err).message;
       // the session's messages name the virtual path: the one the client gave is shown instead
