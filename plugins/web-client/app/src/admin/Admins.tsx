@@ -48,6 +48,7 @@ export function Admins({ onOpen }: { onOpen: (name: string | null) => void }) {
         confirmDelete: t.confirmDeleteAdmin,
         deleted: t.adminDeleted,
       }}
+      nameHeader={t.username}
       columns={[
         { header: t.status, cell: (a) => (a.status === 1 ? t.enabled : t.disabled) },
         { header: t.email, cell: (a) => a.email },

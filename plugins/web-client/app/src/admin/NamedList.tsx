@@ -36,6 +36,7 @@ export interface RowActions {
 export function NamedList<T>({
   idPrefix,
   texts,
+  nameHeader = t.name,
   columns,
   nameOf,
   hrefOf,
@@ -47,6 +48,8 @@ export function NamedList<T>({
 }: {
   idPrefix: string;
   texts: ListTexts;
+  /** The header of the name's column (the row's header). */
+  nameHeader?: string;
   columns: Column<T>[];
   nameOf: (row: T) => string;
   hrefOf: (name: string) => string;
@@ -159,7 +162,7 @@ export function NamedList<T>({
             <caption>{found === null ? texts.caption(offset + 1, offset + rows.length) : texts.title}</caption>
             <thead>
               <tr>
-                <th scope="col">{t.name}</th>
+                <th scope="col">{nameHeader}</th>
                 {columns.map((c) => (
                   <th scope="col" key={c.header}>
                     {c.header}
