@@ -129,7 +129,6 @@ t.test('roles: create (a refused name first), edit, deletion refused while given
   await page.locator('#ro-name[aria-invalid="true"]').waitFor();
   t.match(await page.locator('#ro-name-error').textContent(), /"name"/, "the API's message at the field it names");
   await checkA11y(t, page, 'role form with an error');
-  await screenshot(page, 'admin-role-error');
 
   await page.getByLabel(admin.name, { exact: true }).fill('north');
   await page.getByRole('button', { name: admin.create }).click();
