@@ -1,9 +1,9 @@
 /**
  * The web admin's admins and roles in Debian's chromium against a real
- * Ferry: the admins (listed, created from the form after the API refused a
- * field, edited, the signed-in admin's own deletion refused, deleted), the
- * roles (created after a refused name, edited, deletion refused while an
- * admin has the role, deleted), admins without "*" (no admins or roles
+ * Ferry: the admins (listed, created from the form with the groups its new
+ * users get after the API refused a field, edited, the signed-in admin's own
+ * deletion refused, deleted), the roles (created after a refused name,
+ * edited, deletion refused while an admin has the role, deleted), admins without "*" (no admins or roles
  * page, the REST refuses) and with a role (no roles page), axe-core on each
  * page, screenshots (FERRY_SCREENSHOT_DIR, e.g. docs/images/web-admin).
  */
@@ -20,6 +20,7 @@ t.before(async () => {
 const rest = (method: string, url: string, payload?: unknown) => restAs(h.f, method, url, payload);
 
 t.test('admins: list, create (a refused field first), edit, own deletion refused, delete', async (t) => {
+  t.equal((await rest('POST', '/api/v2/groups', { name: 'night' })).status, 201);
   const { page } = await h.openPage(t);
   await signInAdmin(page, h.f);
   await page.getByRole('navigation', { name: admin.mainNav }).getByRole('link', { name: admin.admins }).click();
@@ -43,6 +44,9 @@ t.test('admins: list, create (a refused field first), edit, own deletion refused
   await page.getByLabel(admin.allowedIps).fill('10.0.0.0/8\nnot-an-address');
   await page.getByRole('checkbox', { name: 'view_status' }).check();
   await page.getByRole('checkbox', { name: 'manage_folders' }).check();
+  await page.getByRole('button', { name: admin.addGroupToUser }).click();
+  await page.locator('#ug-name-0').fill('night');
+  await page.locator('#ug-type-0').selectOption({ label: admin.secondary });
   await page.getByRole('button', { name: admin.create }).click();
   await page.locator('#ad-allow_list[aria-invalid="true"]').waitFor();
   t.match(await page.locator('#ad-allow_list-error').textContent(), /allow_list.*IP address or a CIDR network/, "the API's message at the field it names");
@@ -65,6 +69,8 @@ t.test('admins: list, create (a refused field first), edit, own deletion refused
     filters: { allow_list: ['10.0.0.0/8', '127.0.0.1'] },
   });
   t.same([...(created.body.permissions as string[])].sort(), ['manage_folders', 'view_status']);
+  t.same(created.body.groups, [{ name: 'night', options: { add_to_users_as: 2 } }], 'the group its new users get, as secondary');
+  t.equal(await page.locator('#ug-type-0').inputValue(), '2', 'read back as secondary');
   t.equal(await page.getByLabel(admin.username).getAttribute('readonly'), '', 'the username is fixed once created');
 
   await page.getByLabel(admin.description).fill('day shift');
@@ -78,6 +84,7 @@ t.test('admins: list, create (a refused field first), edit, own deletion refused
   };
   await save();
   const edited = await rest('GET', '/api/v2/admins/ops');
+  t.same(edited.body.groups, [{ name: 'night', options: { add_to_users_as: 2 } }], 'the groups kept');
   t.match(
     edited.body,
     { description: 'day shift', status: 1, email: 'ops@example.com', filters: { allow_list: ['10.0.0.0/8', '127.0.0.1'] } },

@@ -7,6 +7,7 @@ import { NamedList } from './NamedList';
 import { listRoles } from './roles-api';
 import { adminRoutePath } from './routes';
 import { t } from './strings';
+import { UserGroups, type GroupMapping } from './UserGroups';
 
 /**
  * Every admin permission of the API's type, in the order shown: a record of
@@ -74,7 +75,15 @@ interface Fields {
   permissions: AdminPerm[];
   allow_list: string;
   role: string;
+  /** The groups new users of this admin get, as the user form's rows (type 1 primary, 2 secondary, 3 membership). */
+  groups: GroupMapping[];
 }
+
+type AdminGroup = NonNullable<AdminInput['groups']>[number];
+type AddAs = NonNullable<NonNullable<AdminGroup['options']>['add_to_users_as']>;
+/** The API's add_to_users_as (0 membership, 1 primary, 2 secondary) and the user form's group type, both ways. */
+const typeOfAddAs = (n: number | undefined): GroupMapping['type'] => (n === 1 ? 1 : n === 2 ? 2 : 3);
+const addAsOfType = (type: GroupMapping['type']): AddAs => (type === 1 ? 1 : type === 2 ? 2 : 0);
 
 type Filters = NonNullable<AdminInput['filters']>;
 const filtersOf = (a: AdminRow | null): Filters => (a?.filters ?? {}) as Filters;
@@ -88,6 +97,7 @@ function inputOf(f: Fields, base: AdminRow | null): AdminInput {
     status: f.status,
     permissions: f.permissions,
     role: f.role.trim(),
+    groups: f.groups.map((g) => ({ name: g.name.trim(), options: { add_to_users_as: addAsOfType(g.type) } })).filter((g) => g.name),
     filters: {
       ...filtersOf(base),
       allow_list: f.allow_list
@@ -104,7 +114,7 @@ function inputOf(f: Fields, base: AdminRow | null): AdminInput {
 /**
  * Create (name null) or edit an admin: the account, its permissions, the IP
  * addresses it may sign in from, its role (the roles are suggested to an
- * admin who may read them). Its groups and other settings are kept on save.
+ * admin who may read them), the groups its new users get. Its other settings are kept on save.
  */
 export function AdminForm({
   name,
@@ -119,7 +129,7 @@ export function AdminForm({
 }) {
   const form = useNamedForm<AdminRow, Fields>({
     name,
-    empty: { username: '', password: '', email: '', description: '', status: 1, permissions: [], allow_list: '', role: '' },
+    empty: { username: '', password: '', email: '', description: '', status: 1, permissions: [], allow_list: '', role: '', groups: [] },
     get: getAdmin,
     fieldsOf: (a) => ({
       username: a.username,
@@ -130,6 +140,7 @@ export function AdminForm({
       permissions: a.permissions as AdminPerm[],
       allow_list: (filtersOf(a).allow_list ?? []).join('\n'),
       role: a.role ?? '',
+      groups: (a.groups ?? []).map((g) => ({ name: g.name, type: typeOfAddAs((g.options as { add_to_users_as?: number } | undefined)?.add_to_users_as) })),
     }),
     save: async (f, base) => {
       const input = inputOf(f, base);
@@ -229,6 +240,7 @@ export function AdminForm({
                 </label>
               ))}
           </fieldset>
+          <UserGroups groups={f.groups} onChange={(g) => set('groups', g)} disabled={busy} error={error} suggest help={t.adminGroupsHelp} />
         </>
       )}
     </NamedForm>

@@ -226,6 +226,7 @@ export const en = {
   backToRoles: 'Back to roles',
   roleSaved: (name: string) => `Role ${name} saved.`,
   roleRefused: 'The server refused the role:',
+  adminGroupsHelp: 'The groups a user this admin creates gets when none are given, each as primary, secondary or membership.',
   // --- end of virtual folders, admins, roles
 };
 
