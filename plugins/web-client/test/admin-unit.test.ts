@@ -23,6 +23,28 @@ t.test('routes: each page has its URL, and the URL gives the page back', async (
   t.equal(pageOfRoute({ kind: 'user', username: null }), 'users');
 });
 
+t.test('routes of the virtual folders, admins and roles', async (t) => {
+  const routes: [AdminRoute, string][] = [
+    [{ kind: 'folders' }, '/web/admin/folders'],
+    [{ kind: 'folder', name: null }, '/web/admin/new-folder'],
+    [{ kind: 'folder', name: 'in box' }, '/web/admin/folders/in%20box'],
+    [{ kind: 'admins' }, '/web/admin/admins'],
+    [{ kind: 'admin', name: null }, '/web/admin/new-admin'],
+    [{ kind: 'admin', name: 'ops' }, '/web/admin/admins/ops'],
+    [{ kind: 'roles' }, '/web/admin/roles'],
+    [{ kind: 'role', name: null }, '/web/admin/new-role'],
+    [{ kind: 'role', name: 'équipe' }, '/web/admin/roles/%C3%A9quipe'],
+  ];
+  for (const [route, url] of routes) {
+    t.equal(adminRoutePath(route), url);
+    t.same(parseAdminRoute(url), route, url);
+  }
+  t.equal(pageOfRoute({ kind: 'folder', name: 'x' }), 'folders');
+  t.equal(pageOfRoute({ kind: 'admin', name: null }), 'admins');
+  t.equal(pageOfRoute({ kind: 'role', name: 'r' }), 'roles');
+  t.same(parseAdminRoute('/web/admin/folders/a/b'), { kind: 'dashboard' }, 'a name has no slash');
+});
+
 t.test("the field of an API's validation message", async (t) => {
   t.equal(fieldOfMessage('"email" must be a valid email'), 'email');
   t.equal(fieldOfMessage('"user_settings.home_dir" must be an absolute path'), 'user_settings.home_dir');

@@ -8,6 +8,7 @@ import { GroupForm } from './GroupForm';
 import { Groups } from './Groups';
 import { UserForm } from './UserForm';
 import { Users } from './Users';
+import { NamedSections, namedPagesOf, namedTitle } from './NamedSections';
 import { adminLogin, adminLogout, can, changeAdminPassword, currentAdminSession, type AdminSession } from './session';
 import { ADMIN_BASE, adminRoutePath, pageOfRoute, parseAdminRoute, type AdminPage, type AdminRoute } from './routes';
 import { t } from './strings';
@@ -18,9 +19,10 @@ function pagesOf(s: AdminSession): AdminPage[] {
   if (can(s, 'view_status') || can(s, 'view_conns')) pages.push('dashboard');
   if (can(s, 'view_users')) pages.push('users');
   if (can(s, 'manage_groups')) pages.push('groups');
+  pages.push(...namedPagesOf(s));
   return pages;
 }
-const pageTitle = (p: AdminPage | null) => (p === 'users' ? t.users : p === 'groups' ? t.groups : t.dashboard);
+const pageTitle = (p: AdminPage | null) => (p === 'users' ? t.users : p === 'groups' ? t.groups : (namedTitle(p) ?? t.dashboard));
 
 export function AdminApp() {
   const [session, setSession] = useState<AdminSession | null | undefined>(undefined);
@@ -137,6 +139,7 @@ export function AdminApp() {
           <GroupForm key={route.name ?? ''} name={route.name} onDone={() => go({ kind: 'groups' })} onSaved={(n) => go({ kind: 'group', name: n })} />
         )}
         {page === 'groups' && route.kind !== 'group' && <Groups onOpen={(n) => go({ kind: 'group', name: n })} />}
+        <NamedSections session={session} page={page} route={route} go={go} />
       </main>
     </>
   );

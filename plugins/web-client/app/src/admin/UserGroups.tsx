@@ -21,12 +21,15 @@ export function UserGroups({
   disabled,
   error,
   suggest,
+  help = t.userGroupsHelp,
 }: {
   groups: GroupMapping[];
   onChange: (groups: GroupMapping[]) => void;
   disabled: boolean;
   error: string;
   suggest: boolean;
+  /** What the groups do (the admin form's groups are those its new users get). */
+  help?: string;
 }) {
   const [known, setKnown] = useState<string[]>([]);
   useEffect(() => {
@@ -40,7 +43,7 @@ export function UserGroups({
     <fieldset disabled={disabled} aria-describedby="ug-help">
       <legend>{t.groups}</legend>
       <p id="ug-help" className="muted">
-        {t.userGroupsHelp}
+        {help}
       </p>
       {names(error, 'groups') && <p className="error">{error}</p>}
       {groups.map((g, i) => (

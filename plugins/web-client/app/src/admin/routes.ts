@@ -8,15 +8,44 @@
  *   /web/admin/groups            the groups (list)
  *   /web/admin/new-group         a new group's form
  *   /web/admin/groups/<name>     a group's form
+ *   /web/admin/folders, /web/admin/new-folder, /web/admin/folders/<name>   the virtual folders
+ *   /web/admin/admins, /web/admin/new-admin, /web/admin/admins/<name>      the admins
+ *   /web/admin/roles, /web/admin/new-role, /web/admin/roles/<name>         the roles
  */
 export const ADMIN_BASE = '/web/admin';
 
 export type AdminRoute =
-  { kind: 'dashboard' } | { kind: 'users' } | { kind: 'user'; username: string | null } | { kind: 'groups' } | { kind: 'group'; name: string | null };
+  | { kind: 'dashboard' }
+  | { kind: 'users' }
+  | { kind: 'user'; username: string | null }
+  | { kind: 'groups' }
+  | { kind: 'group'; name: string | null }
+  | NamedRoute;
+
+// --- the named-object sections (virtual folders, admins, roles): a list, a new object's form, an object's form
+/** Each section's list path and the kind of its object's form. */
+export const NAMED_SECTIONS = { folders: 'folder', admins: 'admin', roles: 'role' } as const;
+export type NamedSection = keyof typeof NAMED_SECTIONS;
+type NamedItem = (typeof NAMED_SECTIONS)[NamedSection];
+export type NamedRoute = { kind: NamedSection } | { kind: NamedItem; name: string | null };
+const sectionOfItem = (kind: NamedItem): NamedSection => `${kind}s` as NamedSection;
+const isNamedItem = (kind: string): kind is NamedItem => Object.values(NAMED_SECTIONS).includes(kind as NamedItem);
+
+function parseNamedRoute(rest: string): NamedRoute | null {
+  for (const [section, item] of Object.entries(NAMED_SECTIONS) as [NamedSection, NamedItem][]) {
+    if (rest === `/${section}`) return { kind: section };
+    if (rest === `/new-${item}`) return { kind: item, name: null };
+    const m = new RegExp(`^/${section}/([^/]+)$`).exec(rest);
+    if (m) return { kind: item, name: m[1]! };
+  }
+  return null;
+}
+// --- end of the named-object sections
 
 /** The navigation's pages: each route belongs to one. */
-export type AdminPage = 'dashboard' | 'users' | 'groups';
-export const pageOfRoute = (r: AdminRoute): AdminPage => (r.kind === 'user' ? 'users' : r.kind === 'group' ? 'groups' : r.kind);
+export type AdminPage = 'dashboard' | 'users' | 'groups' | NamedSection;
+export const pageOfRoute = (r: AdminRoute): AdminPage =>
+  r.kind === 'user' ? 'users' : r.kind === 'group' ? 'groups' : isNamedItem(r.kind) ? sectionOfItem(r.kind) : r.kind;
 
 export function parseAdminRoute(pathname: string): AdminRoute {
   let p: string;
@@ -34,7 +63,7 @@ export function parseAdminRoute(pathname: string): AdminRoute {
   if (rest === '/new-group') return { kind: 'group', name: null };
   const group = /^\/groups\/([^/]+)$/.exec(rest);
   if (group) return { kind: 'group', name: group[1]! };
-  return { kind: 'dashboard' };
+  return parseNamedRoute(rest) ?? { kind: 'dashboard' };
 }
 
 export function adminRoutePath(r: AdminRoute): string {
@@ -49,5 +78,13 @@ export function adminRoutePath(r: AdminRoute): string {
       return `${ADMIN_BASE}/groups`;
     case 'group':
       return r.name === null ? `${ADMIN_BASE}/new-group` : `${ADMIN_BASE}/groups/${encodeURIComponent(r.name)}`;
+    case 'folders':
+    case 'admins':
+    case 'roles':
+      return `${ADMIN_BASE}/${r.kind}`;
+    case 'folder':
+    case 'admin':
+    case 'role':
+      return r.name === null ? `${ADMIN_BASE}/new-${r.kind}` : `${ADMIN_BASE}/${sectionOfItem(r.kind)}/${encodeURIComponent(r.name)}`;
   }
 }

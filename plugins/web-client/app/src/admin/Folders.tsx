@@ -1,0 +1,141 @@
+import { formatSize } from '../format';
+import { Field } from './Field';
+import { createFolder, deleteFolder, getFolder, listFolders, scanFolderQuota, updateFolder, type FolderInput, type FolderRow } from './folders-api';
+import { NamedForm, useNamedForm } from './NamedForm';
+import { NamedList } from './NamedList';
+import { adminRoutePath } from './routes';
+import { t } from './strings';
+
+const LOCAL_PROVIDER = 0;
+const usedOf = (f: FolderRow) => t.folderUsed(formatSize(f.used_quota_size ?? 0), f.used_quota_files ?? 0);
+const usersOf = (f: FolderRow) => [...(f.users ?? []).map(t.folderUserRef), ...(f.groups ?? []).map(t.folderGroupRef)].join(', ');
+
+/**
+ * The virtual folders (manage_folders): name, mapped path, description, used
+ * quota, the users and groups using them; a quota scan per folder when the
+ * admin has quota_scans; delete with a confirmation (the server refuses a
+ * folder still in use).
+ */
+export function Folders({ canScan, onOpen }: { canScan: boolean; onOpen: (name: string | null) => void }) {
+  return (
+    <NamedList<FolderRow>
+      idPrefix="folders"
+      texts={{
+        title: t.folders,
+        add: t.addFolder,
+        find: t.findFolder,
+        none: t.noFolders,
+        noSuch: t.noSuchFolder,
+        caption: t.foldersPageOf,
+        deleteLabel: t.deleteFolder,
+        confirmDelete: t.confirmDeleteFolder,
+        deleted: t.folderDeleted,
+      }}
+      columns={[
+        { header: t.mappedPath, cell: (f) => f.mapped_path },
+        { header: t.description, cell: (f) => f.description },
+        { header: t.usedQuota, cell: usedOf },
+        { header: t.usedBy, cell: (f) => usersOf(f) || t.unused },
+      ]}
+      nameOf={(f) => f.name}
+      hrefOf={(name) => adminRoutePath({ kind: 'folder', name })}
+      list={listFolders}
+      get={getFolder}
+      remove={deleteFolder}
+      rowActions={
+        canScan
+          ? (f, { say, fail }) => (
+              <button
+                type="button"
+                aria-label={t.scanFolder(f.name)}
+                onClick={() => void scanFolderQuota(f.name).then((failed) => (failed ? fail(failed) : say(t.folderScanStarted(f.name))))}
+              >
+                {t.scanQuota}
+              </button>
+            )
+          : undefined
+      }
+      onOpen={onOpen}
+    />
+  );
+}
+
+interface Fields {
+  name: string;
+  description: string;
+  mapped_path: string;
+}
+
+/** The fields the form edits over the folder as read (PUT replaces the whole object: its filesystem settings are kept). */
+function inputOf(f: Fields, base: FolderRow | null): FolderInput {
+  return {
+    ...((base ?? {}) as FolderInput),
+    name: f.name.trim(),
+    description: f.description,
+    mapped_path: f.mapped_path.trim(),
+    ...(base ? {} : { filesystem: { provider: LOCAL_PROVIDER } as FolderInput['filesystem'] }),
+  };
+}
+
+/** Create (name null) or edit a virtual folder: its description and, on the local filesystem, the directory it maps. */
+export function FolderForm({ name, onDone, onSaved }: { name: string | null; onDone: () => void; onSaved: (name: string) => void }) {
+  const form = useNamedForm<FolderRow, Fields>({
+    name,
+    empty: { name: '', description: '', mapped_path: '' },
+    get: getFolder,
+    fieldsOf: (r) => ({ name: r.name, description: r.description ?? '', mapped_path: r.mapped_path ?? '' }),
+    save: async (f, base) => {
+      const input = inputOf(f, base);
+      return { failed: base ? await updateFolder(base.name, input) : await createFolder(input), name: input.name };
+    },
+    onCreated: onSaved,
+    savedText: t.folderSaved,
+  });
+  const { f, set, base, busy, error } = form;
+  const provider = (base?.filesystem as { provider?: number } | undefined)?.provider ?? LOCAL_PROVIDER;
+  return (
+    <NamedForm
+      title={name === null ? t.newFolder : t.editFolder(name)}
+      backLabel={t.backToFolders}
+      onBack={onDone}
+      refused={t.folderRefused}
+      state={form}
+      isNew={name === null}
+    >
+      {f && (
+        <fieldset disabled={busy}>
+          <legend>{t.folder}</legend>
+          <Field id="vf-name" label={t.name} path="name" error={error}>
+            {(c) => (
+              <input
+                {...c}
+                required
+                readOnly={name !== null}
+                autoCapitalize="none"
+                spellCheck={false}
+                value={f.name}
+                onChange={(e) => set('name', e.target.value)}
+              />
+            )}
+          </Field>
+          <Field id="vf-description" label={t.description} path="description" error={error}>
+            {(c) => <input {...c} value={f.description} onChange={(e) => set('description', e.target.value)} />}
+          </Field>
+          {provider === LOCAL_PROVIDER ? (
+            <Field id="vf-mapped_path" label={t.mappedPath} path="mapped_path" error={error} help={t.mappedPathHelp}>
+              {(c) => <input {...c} spellCheck={false} value={f.mapped_path} onChange={(e) => set('mapped_path', e.target.value)} />}
+            </Field>
+          ) : (
+            <p>{t.folderOtherProvider(provider)}</p>
+          )}
+          {base && (
+            <>
+              <p data-testid="folder-usage">{t.usedQuotaIs(usedOf(base))}</p>
+              <p data-testid="folder-users">{usersOf(base) ? t.usedByList(usersOf(base)) : t.unusedFolder}</p>
+            </>
+          )}
+        </fieldset>
+      )}
+    </NamedForm>
+  );
+}
