@@ -1,4 +1,11 @@
-import { useCallback, useEffect, useState, type FormEvent, type ReactNode } from 'react';
+/**
+ * The admin's lists of named objects (users, groups, virtual folders, admins,
+ * roles): a page at a time from the server (limit, offset, order: a list of
+ * 100,000 is never loaded whole), or the one object found by its exact name;
+ * the page's columns; the row's own actions; delete with a confirmation (the
+ * server's refusal shown); adding and deleting only where the admin may.
+ */
+import { useCallback, useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Dialog } from '../Dialog';
 import { PageSettings, Pager, pageOf, usePaging, type Paging } from './paging';
 import { t } from './strings';
@@ -7,6 +14,8 @@ import { t } from './strings';
 export interface Column<T> {
   header: string;
   cell: (row: T) => ReactNode;
+  /** A class of the cell (e.g. its state's colour). */
+  className?: (row: T) => string | undefined;
 }
 
 /** The texts of one kind of object's list. */
@@ -22,17 +31,122 @@ export interface ListTexts {
   deleted: (name: string) => string;
 }
 
-/** What a row's own actions may do on the page: say what was done, show a failure. */
+/** What a row's own actions may do on the page: say what was done, show a failure, or run an action and read the list again. */
 export interface RowActions {
   say: (message: string) => void;
   fail: (message: string) => void;
+  act: (run: () => Promise<string | null>, done: string) => Promise<void>;
 }
 
-/**
- * The list of a kind of named object (virtual folders, admins, roles): a page
- * at a time from the server, a lookup by name, its columns, delete with a
- * confirmation (the server's refusal shown), and the row's own actions.
- */
+/** How a list reads its objects: a page (`paging.query`), one by name (404: `notFound`). */
+interface NamedSource<Row> {
+  list(query: Paging['query']): Promise<{ rows?: Row[]; message?: string }>;
+  get(name: string): Promise<{ row?: Row; status: number; message?: string }>;
+  notFound(name: string): string;
+}
+
+interface ListState<Row> {
+  rows: Row[] | null;
+  hasNext: boolean;
+  paging: Paging;
+  /** The name looked up, or null for the pages. */
+  found: string | null;
+  message: string;
+  error: string;
+  reload(): Promise<void>;
+  /** Runs an action: its failure message (or null), then `done` is shown and the list read again. */
+  act(run: () => Promise<string | null>, done: string): Promise<void>;
+  /** Shows what a row's action did, or its failure. */
+  say(message: string): void;
+  fail(message: string): void;
+  /** Back to the pages (after the object looked up is gone). */
+  forget(name: string): void;
+  bar: { query: string; setQuery(q: string): void; find(e: FormEvent): void; showAll(): void };
+}
+
+function useNamedList<Row>(source: NamedSource<Row>): ListState<Row> {
+  const [rows, setRows] = useState<Row[] | null>(null);
+  const [hasNext, setHasNext] = useState(false);
+  const paging = usePaging();
+  const { offset, limit, order } = paging;
+  const [query, setQuery] = useState('');
+  const [found, setFoundState] = useState<string | null>(null);
+  // read by reload(): an action's reload right after forget() reads the pages, not the object just deleted
+  const foundNow = useRef<string | null>(null);
+  const setFound = (name: string | null) => {
+    foundNow.current = name;
+    setFoundState(name);
+  };
+  const [message, setMessage] = useState('');
+  const [error, setError] = useState('');
+
+  const reload = useCallback(async () => {
+    const name = foundNow.current;
+    if (name !== null) {
+      const got = await source.get(name);
+      setRows(got.row ? [got.row] : []);
+      setHasNext(false);
+      if (!got.row) setError(got.status === 404 ? source.notFound(name) : t.actionFailed(got.message ?? ''));
+      return;
+    }
+    const got = await source.list(paging.query);
+    if (!got.rows) return setError(t.actionFailed(got.message ?? ''));
+    const page = pageOf(got.rows, limit);
+    setRows(page.rows);
+    setHasNext(page.hasNext);
+    // (the source is the page's own constant: not a dependency)
+  }, [found, limit, offset, order]);
+
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+
+  return {
+    rows,
+    hasNext,
+    paging,
+    found,
+    message,
+    error,
+    reload,
+    async act(run, done) {
+      setError('');
+      setMessage('');
+      const failed = await run();
+      if (failed) setError(t.actionFailed(failed));
+      else setMessage(done);
+      await reload();
+    },
+    say(m) {
+      setError('');
+      setMessage(m);
+    },
+    fail(m) {
+      setMessage('');
+      setError(t.actionFailed(m));
+    },
+    forget(name) {
+      if (found === name) setFound(null);
+    },
+    bar: {
+      query,
+      setQuery,
+      find(e) {
+        e.preventDefault();
+        setError('');
+        setMessage('');
+        setFound(query.trim() || null);
+        paging.setOffset(0);
+      },
+      showAll() {
+        setQuery('');
+        setFound(null);
+        setError('');
+      },
+    },
+  };
+}
+
 export function NamedList<T>({
   idPrefix,
   texts,
@@ -44,8 +158,11 @@ export function NamedList<T>({
   get,
   remove,
   rowActions,
+  mayAdd = true,
+  mayDelete = true,
   onOpen,
 }: {
+  /** Ids of the controls and the table's test id. */
   idPrefix: string;
   texts: ListTexts;
   /** The header of the name's column (the row's header). */
@@ -57,105 +174,55 @@ export function NamedList<T>({
   get: (name: string) => Promise<{ row?: T; status: number; message?: string }>;
   remove: (name: string) => Promise<string | null>;
   rowActions?: (row: T, actions: RowActions) => ReactNode;
+  mayAdd?: boolean;
+  mayDelete?: boolean;
   onOpen: (name: string | null) => void;
 }) {
-  const [rows, setRows] = useState<T[] | null>(null);
-  const [hasNext, setHasNext] = useState(false);
-  const paging = usePaging();
-  const { offset, limit, order } = paging;
-  const [query, setQuery] = useState('');
-  const [found, setFound] = useState<string | null>(null);
-  const [message, setMessage] = useState('');
-  const [error, setError] = useState('');
+  const state = useNamedList<T>({ list, get, notFound: texts.noSuch });
+  const { rows, found, bar } = state;
+  const { offset } = state.paging;
   const [deleting, setDeleting] = useState<string | null>(null);
-
-  const load = useCallback(async () => {
-    if (found !== null) {
-      const got = await get(found);
-      setRows(got.row ? [got.row] : []);
-      setHasNext(false);
-      if (!got.row) setError(got.status === 404 ? texts.noSuch(found) : t.actionFailed(got.message ?? ''));
-      return;
-    }
-    const got = await list(paging.query);
-    if (!got.rows) return setError(t.actionFailed(got.message ?? ''));
-    const page = pageOf(got.rows, limit);
-    setRows(page.rows);
-    setHasNext(page.hasNext);
-  }, [found, limit, offset, order]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  const clear = () => {
-    setError('');
-    setMessage('');
-  };
-  const find = (e: FormEvent) => {
-    e.preventDefault();
-    clear();
-    setFound(query.trim() || null);
-    paging.setOffset(0);
-  };
-  const doRemove = async (name: string) => {
-    clear();
-    const failed = await remove(name);
-    if (failed) setError(t.actionFailed(failed));
-    else {
-      setMessage(texts.deleted(name));
-      if (found === name) setFound(null);
-    }
-    await load();
-  };
-  const actions: RowActions = {
-    say: (m) => {
-      clear();
-      setMessage(m);
-    },
-    fail: (m) => {
-      clear();
-      setError(t.actionFailed(m));
-    },
-  };
+  const actions: RowActions = { say: state.say, fail: state.fail, act: state.act };
 
   return (
     <>
       <div className="title-row">
         <h1>{texts.title}</h1>
-        <button type="button" className="primary" onClick={() => onOpen(null)}>
-          {texts.add}
-        </button>
+        {mayAdd && (
+          <button type="button" className="primary" onClick={() => onOpen(null)}>
+            {texts.add}
+          </button>
+        )}
       </div>
-      <form className="toolbar" role="search" onSubmit={find}>
+      <form className="toolbar" role="search" onSubmit={bar.find}>
         <label htmlFor={`${idPrefix}-find`}>{texts.find}</label>
-        <input id={`${idPrefix}-find`} type="search" autoCapitalize="none" spellCheck={false} value={query} onChange={(e) => setQuery(e.target.value)} />
+        <input
+          id={`${idPrefix}-find`}
+          type="search"
+          autoCapitalize="none"
+          spellCheck={false}
+          value={bar.query}
+          onChange={(e) => bar.setQuery(e.target.value)}
+        />
         <button type="submit">{t.find}</button>
         {found !== null && (
-          <button
-            type="button"
-            onClick={() => {
-              setQuery('');
-              setFound(null);
-              setError('');
-            }}
-          >
+          <button type="button" onClick={bar.showAll}>
             {t.showAll}
           </button>
         )}
-        <PageSettings idPrefix={idPrefix} paging={paging} />
+        <PageSettings idPrefix={idPrefix} paging={state.paging} />
       </form>
-      {message && (
+      {state.message && (
         <p className="notice" role="status">
-          {message}
+          {state.message}
         </p>
       )}
-      {error && (
+      {state.error && (
         <p className="error" role="alert">
-          {error}
+          {state.error}
         </p>
       )}
-      {rows && rows.length === 0 && !error && <p>{texts.none}</p>}
+      {rows && rows.length === 0 && !state.error && <p>{texts.none}</p>}
       {rows && rows.length > 0 && (
         <div className="scroll">
           <table className="grid" data-testid={idPrefix}>
@@ -188,13 +255,17 @@ export function NamedList<T>({
                       </a>
                     </th>
                     {columns.map((c) => (
-                      <td key={c.header}>{c.cell(row)}</td>
+                      <td key={c.header} className={c.className?.(row)}>
+                        {c.cell(row)}
+                      </td>
                     ))}
                     <td className="actions">
                       {rowActions?.(row, actions)}
-                      <button type="button" className="danger" aria-label={texts.deleteLabel(name)} onClick={() => setDeleting(name)}>
-                        {t.delete}
-                      </button>
+                      {mayDelete && (
+                        <button type="button" className="danger" aria-label={texts.deleteLabel(name)} onClick={() => setDeleting(name)}>
+                          {t.delete}
+                        </button>
+                      )}
                     </td>
                   </tr>
                 );
@@ -203,7 +274,7 @@ export function NamedList<T>({
           </table>
         </div>
       )}
-      {found === null && <Pager paging={paging} hasNext={hasNext} />}
+      {found === null && <Pager paging={state.paging} hasNext={state.hasNext} />}
       {deleting && (
         <Dialog
           title={texts.deleteLabel(deleting)}
@@ -212,7 +283,8 @@ export function NamedList<T>({
           onSubmit={() => {
             const name = deleting;
             setDeleting(null);
-            void doRemove(name);
+            state.forget(name);
+            void state.act(() => remove(name), texts.deleted(name));
           }}
           onClose={() => setDeleting(null)}
         >
