@@ -14,14 +14,14 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
 import * as OTPAuth from 'otpauth';
 import t from 'tap';
 import { TEST_ADMIN, usePostgres } from '@ferry/core/testing';
 import { en as strings } from '../app/src/strings.js';
 import { en as admin } from '../app/src/admin/strings.js';
-import { passwordOf, type Ferry } from './helpers.js';
+import { passwordOf } from './helpers.js';
 import { checkA11y, harness, screenshot, type Harness } from './page.js';
+import { restAs, signInAdmin } from './admin-helpers.js';
 import { ADMIN_SITE_DIR, CONTENT_SECURITY_POLICY, SITE_DIR } from '../src/index.js';
 
 let h: Harness;
@@ -30,20 +30,8 @@ t.before(async () => {
 });
 const adminUrl = () => `${h.f.origin}/web/admin/`;
 
-/** Fills and sends the web admin's sign-in form. */
-async function signInAdmin(page: Page, f: Ferry, username = TEST_ADMIN.username, password = TEST_ADMIN.password): Promise<void> {
-  await page.goto(`${f.origin}/web/admin/`);
-  await page.getByRole('heading', { name: admin.loginTitle }).waitFor();
-  await page.getByLabel(strings.username).fill(username);
-  await page.getByLabel(strings.password).fill(password);
-  await page.getByRole('button', { name: strings.signIn }).click();
-}
-
 /** Answers of the REST API as the test's admin (bearer token). */
-async function rest(method: string, url: string, payload?: unknown) {
-  const r = await h.f.ta.inject(method, url, { token: h.f.token, ...(payload ? { payload } : {}) });
-  return { status: r.statusCode, body: r.payload ? (JSON.parse(r.payload) as Record<string, any>) : {} };
-}
+const rest = (method: string, url: string, payload?: unknown) => restAs(h.f, method, url, payload);
 
 t.test('sign-in and the dashboard: the database status, a live connection closed', async (t) => {
   const { ctx, page } = await h.openPage(t);
