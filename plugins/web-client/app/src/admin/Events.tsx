@@ -7,8 +7,6 @@ import {
   PROVIDER_ACTIONS,
   PROVIDER_OBJECTS,
   csvExportUrl,
-  dateOfNanos,
-  nanosOfLocal,
   searchFsEvents,
   searchProviderEvents,
   type FsEvent,
@@ -16,6 +14,7 @@ import {
   type ProviderEvent,
   type ProviderQuery,
 } from './events-api';
+import { dateOfNanos, nanosOfLocal } from './event-time';
 import { CursorPager, PageSettings, pageOf, useCursorPaging } from './paging';
 import { t } from './strings';
 

@@ -32,8 +32,3 @@ export function csvExportUrl(kind: 'fs' | 'provider', query: FsQuery | ProviderQ
   const q = { ...query, csv_export: true, from_id: undefined, limit: undefined };
   return kind === 'fs' ? routeUrl('/api/v2/events/fs', 'get', q) : routeUrl('/api/v2/events/provider', 'get', q as ProviderQuery);
 }
-
-/** A time of the API (Unix nanoseconds) as a Date. */
-export const dateOfNanos = (ns: number): Date => new Date(Math.floor(ns / 1e6));
-/** A datetime-local field's value as Unix nanoseconds (0, no bound, when empty). */
-export const nanosOfLocal = (v: string): number => (v ? new Date(v).getTime() * 1e6 : 0);
