@@ -82,7 +82,6 @@ export default function Events() {
   const [rows, setRows] = useState<Row[] | null>(null);
   const [hasNext, setHasNext] = useState(false);
   const [error, setError] = useState('');
-  const [off, setOff] = useState(false);
 
   const load = useCallback(async () => {
     if (!filters) return;
@@ -93,9 +92,8 @@ export default function Events() {
         ? await searchFsEvents({ ...(q as FsQuery), ...page }).then((r) => ({ ...r, rows: r.events?.map(rowOfFs) }))
         : await searchProviderEvents({ ...(q as ProviderQuery), ...page }).then((r) => ({ ...r, rows: r.events?.map(rowOfProvider) }));
     if (!got.rows) {
+      // the server's message: a refused filter, or no plugin recording events on this server
       setRows(null);
-      // 400 without a field: no plugin records events on this server
-      setOff(got.status === 400 && !/"/.test(got.message ?? ''));
       return setError(got.message ?? '');
     }
     const p = pageOf(got.rows, limit);
@@ -179,7 +177,6 @@ export default function Events() {
       </form>
       {error && (
         <p className="error" role="alert">
-          {off ? `${t.eventsOff} ` : ''}
           {error}
         </p>
       )}

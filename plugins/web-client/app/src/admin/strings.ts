@@ -221,7 +221,6 @@ export const en = {
   size: 'Size',
   noEvents: 'No event matches.',
   eventsFound: (n: number) => `Events found (${n} on this page)`,
-  eventsOff: 'Event search is not available on this server.',
   // maintenance
   backup: 'Backup',
   backupHelp: 'Everything the server stores (users, groups, folders, admins, rules, IP lists…) as one JSON file.',
