@@ -121,6 +121,34 @@ t.test('IP lists: add (a refused address first), edit, delete, checked through t
   t.equal((await rest('GET', '/api/v2/iplists/2/10.9.0.0%2F16')).status, 404, 'deleted on the server');
 });
 
+t.test('IP lists: paged by the server, next and previous pages, the filter', async (t) => {
+  for (let i = 1; i <= 30; i++) t.equal((await rest('POST', '/api/v2/iplists/3', { ipornet: `192.0.2.${i}` })).status, 201);
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f);
+  await page.getByRole('heading', { name: admin.dashboard }).waitFor();
+  await openFromNav(page, admin.security);
+  await page.getByLabel(admin.ipListType, { exact: true }).selectOption({ label: admin.ipListName(3) });
+  const list = page.getByTestId('ip-list');
+  const shown = async () => (await list.getByRole('rowheader').allTextContents()).map((ip) => ip.replace(/^192\.0\.2\.|\/32$/g, ''));
+  await list.getByRole('rowheader', { name: '192.0.2.1/32', exact: true }).waitFor();
+  // the server's order is the addresses' bytes: 192.0.2.1, 192.0.2.10 … 192.0.2.19, 192.0.2.2, …
+  const byBytes = Array.from({ length: 30 }, (_, i) => String(i + 1)).sort();
+  const first = await shown();
+  t.same(first, byBytes.slice(0, 25), 'a page of 25, in the order of the server');
+  await page.getByRole('button', { name: admin.next }).click();
+  await list.getByRole('rowheader', { name: '192.0.2.9/32', exact: true }).waitFor();
+  t.same(await shown(), byBytes.slice(25), 'the 5 others on the next page');
+  t.ok(await page.getByRole('button', { name: admin.next }).isDisabled(), 'no page after the last');
+  await page.getByRole('button', { name: admin.previous }).click();
+  await list.getByRole('rowheader', { name: '192.0.2.1/32', exact: true }).waitFor();
+  t.same(await shown(), first, 'back to the first page');
+
+  await page.getByLabel(admin.findIp).fill('192.0.2.2');
+  await page.getByRole('button', { name: admin.find }).click();
+  await list.getByRole('rowheader', { name: '192.0.2.1/32', exact: true }).waitFor({ state: 'detached' });
+  t.same((await shown()).sort(), ['2', '20', '21', '22', '23', '24', '25', '26', '27', '28', '29'], 'the addresses starting so');
+});
+
 t.test('maintenance: a backup downloaded, then restored after its user was deleted', async (t) => {
   await h.f.addUser('rita', { description: 'kept in the backup' });
   const { page } = await h.openPage(t);

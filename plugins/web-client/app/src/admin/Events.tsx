@@ -167,7 +167,7 @@ export default function Events() {
           <button type="submit" className="primary">
             {t.search}
           </button>
-          <PageSettings idPrefix="ev" paging={paging} />
+          <PageSettings idPrefix="ev" paging={paging} orderLabels={[t.oldestFirst, t.newestFirst]} />
           {filters && rows && (
             <a className="button" href={csvExportUrl(filters.kind, queryOf(filters))} download>
               {t.exportCsv}

@@ -45,7 +45,7 @@ export default function Maintenance() {
         <h2 id="restore-title">{t.restore}</h2>
         <form className="user-form" onSubmit={ask}>
           <fieldset disabled={busy}>
-            <legend>{t.restore}</legend>
+            <legend>{t.restoreOptions}</legend>
             <Field id="restore-file" label={t.backupFile} path="file" error="" help={t.restoreHelp}>
               {(c) => <input {...c} type="file" required accept="application/json,.json" onChange={(e) => setFile(e.target.files?.[0] ?? null)} />}
             </Field>

@@ -47,13 +47,22 @@ export function pageOf<T>(data: T[], limit: number): { rows: T[]; hasNext: boole
 }
 
 /** The order and page size controls (inside the list's toolbar). */
-export function PageSettings({ idPrefix, paging }: { idPrefix: string; paging: Pick<Paging, 'order' | 'limit' | 'setOrder' | 'setLimit'> }) {
+export function PageSettings({
+  idPrefix,
+  paging,
+  orderLabels = [t.ascending, t.descending],
+}: {
+  idPrefix: string;
+  paging: Pick<Paging, 'order' | 'limit' | 'setOrder' | 'setLimit'>;
+  /** The names of the ascending and descending orders (A to Z by default). */
+  orderLabels?: [string, string];
+}) {
   return (
     <>
       <label htmlFor={`${idPrefix}-order`}>{t.order}</label>
       <select id={`${idPrefix}-order`} value={paging.order} onChange={(e) => paging.setOrder(e.target.value as Order)}>
-        <option value="ASC">{t.ascending}</option>
-        <option value="DESC">{t.descending}</option>
+        <option value="ASC">{orderLabels[0]}</option>
+        <option value="DESC">{orderLabels[1]}</option>
       </select>
       <label htmlFor={`${idPrefix}-limit`}>{t.perPage}</label>
       <select id={`${idPrefix}-limit`} value={paging.limit} onChange={(e) => paging.setLimit(Number(e.target.value))}>
