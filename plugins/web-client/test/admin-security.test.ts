@@ -211,3 +211,22 @@ t.test('an admin without these permissions: no security or maintenance page, the
   t.equal(load.status(), 403, 'the REST refuses a restore to its session');
   t.match(((await load.json()) as { message: string }).message, /requires the "\*" permission/);
 });
+
+t.test('an admin with a role: the IP lists without the defender, which is server-wide', async (t) => {
+  t.equal((await rest('POST', '/api/v2/roles', { name: 'branch' })).status, 201);
+  const made = await rest('POST', '/api/v2/admins', {
+    username: 'warden',
+    password: 'warden-pass-1',
+    role: 'branch',
+    permissions: ['view_defender', 'manage_defender', 'manage_ip_lists'],
+  });
+  t.equal(made.status, 201);
+  const { ctx, page } = await h.openPage(t);
+  await signInAdmin(page, h.f, 'warden', 'warden-pass-1');
+  await page.getByRole('heading', { name: admin.security, level: 1 }).waitFor();
+  await page.getByRole('heading', { name: admin.ipLists }).waitFor();
+  t.equal(await page.getByRole('heading', { name: admin.defenderHosts }).count(), 0, 'no defender section');
+  const refused = await ctx.request.get(`${h.f.origin}/api/v2/defender/hosts`, { failOnStatusCode: false });
+  t.equal(refused.status(), 403, 'the REST refuses the defender to an admin with a role');
+  await checkA11y(t, page, 'security page of an admin with a role');
+});
