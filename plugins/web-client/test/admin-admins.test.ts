@@ -10,7 +10,7 @@
 import t from 'tap';
 import { TEST_ADMIN } from '@ferry/core/testing';
 import { en as admin } from '../app/src/admin/strings.js';
-import { restAs, signInAdmin } from './admin-page.js';
+import { restAs, signInAdmin } from './admin-helpers.js';
 import { checkA11y, harness, screenshot, type Harness } from './page.js';
 
 let h: Harness;

@@ -9,7 +9,7 @@
 import path from 'node:path';
 import t from 'tap';
 import { en as admin } from '../app/src/admin/strings.js';
-import { restAs, signInAdmin } from './admin-page.js';
+import { restAs, signInAdmin } from './admin-helpers.js';
 import { checkA11y, harness, screenshot, type Harness } from './page.js';
 
 let h: Harness;

@@ -2,6 +2,7 @@
 import t from 'tap';
 import { adminRoutePath, pageOfRoute, parseAdminRoute, type AdminRoute } from '../app/src/admin/routes.js';
 import { fieldOfMessage, names } from '../app/src/admin/field-message.js';
+import { dateOfNanos, nanosOfLocal } from '../app/src/admin/event-time.js';
 
 t.test('routes: each page has its URL, and the URL gives the page back', async (t) => {
   const routes: [AdminRoute, string][] = [
@@ -45,6 +46,15 @@ t.test('routes of the virtual folders, admins and roles', async (t) => {
   t.same(parseAdminRoute('/web/admin/folders/a/b'), { kind: 'dashboard' }, 'a name has no slash');
 });
 
+t.test('routes of the security, event search and maintenance pages', async (t) => {
+  for (const kind of ['security', 'events', 'maintenance'] as const) {
+    t.equal(adminRoutePath({ kind }), `/web/admin/${kind}`);
+    t.same(parseAdminRoute(`/web/admin/${kind}`), { kind });
+    t.equal(pageOfRoute({ kind }), kind);
+  }
+  t.same(parseAdminRoute('/web/admin/security/x'), { kind: 'dashboard' }, 'no sub-route');
+});
+
 t.test("the field of an API's validation message", async (t) => {
   t.equal(fieldOfMessage('"email" must be a valid email'), 'email');
   t.equal(fieldOfMessage('"user_settings.home_dir" must be an absolute path'), 'user_settings.home_dir');
@@ -56,4 +66,12 @@ t.test("the field of an API's validation message", async (t) => {
   t.ok(names('"permissions./in[0]" must be one of [list, download]', 'permissions'), 'inside the permissions map');
   t.notOk(names('"permissions_x" is not allowed', 'permissions'), 'another field with the same start');
   t.notOk(names('', 'email'), 'no message');
+});
+
+t.test('event times: nanoseconds of the API, local times of the browser', async (t) => {
+  t.equal(dateOfNanos(1_700_000_000_123_456_789).getTime(), 1_700_000_000_123, 'to the millisecond');
+  t.equal(nanosOfLocal(''), 0, 'an empty bound: none');
+  const local = '2026-03-01T10:20:30';
+  t.equal(nanosOfLocal(local), new Date(local).getTime() * 1e6, 'a local time as nanoseconds');
+  t.equal(dateOfNanos(nanosOfLocal(local)).getTime(), new Date(local).getTime(), 'and back');
 });

@@ -21,7 +21,7 @@ import { en as strings } from '../app/src/strings.js';
 import { en as admin } from '../app/src/admin/strings.js';
 import { passwordOf } from './helpers.js';
 import { checkA11y, harness, screenshot, type Harness } from './page.js';
-import { restAs, signInAdmin } from './admin-page.js';
+import { restAs, signInAdmin } from './admin-helpers.js';
 import { ADMIN_SITE_DIR, CONTENT_SECURITY_POLICY, SITE_DIR } from '../src/index.js';
 
 let h: Harness;
@@ -30,6 +30,7 @@ t.before(async () => {
 });
 const adminUrl = () => `${h.f.origin}/web/admin/`;
 
+/** Answers of the REST API as the test's admin (bearer token). */
 const rest = (method: string, url: string, payload?: unknown) => restAs(h.f, method, url, payload);
 
 t.test('sign-in and the dashboard: the database status, a live connection closed', async (t) => {

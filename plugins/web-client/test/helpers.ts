@@ -19,9 +19,13 @@ export interface Ferry {
 
 export const passwordOf = (username: string): string => `${username}-pass-1`;
 
-/** A started Ferry with the web client on a free port of 127.0.0.1 (the site built by npm run build); `config` is merged into the test config. */
-export async function startFerry(t: Test, o: { config?: Record<string, unknown> } = {}): Promise<Ferry> {
-  const ta = await createTestApp({ plugins: [{ name: '@ferry/fs-local' }, PLUGIN], ...(o.config ? { config: o.config } : {}) });
+/** A started Ferry with the web client on a free port of 127.0.0.1 (the site built by npm run build); `config` is merged into the test config, `plugins` are loaded too. */
+export async function startFerry(
+  t: Test,
+  o: { config?: Record<string, unknown>; plugins?: { name: string; config?: Record<string, unknown> }[] } = {},
+): Promise<Ferry> {
+  const plugins = [{ name: '@ferry/fs-local' }, PLUGIN, ...(o.plugins ?? [])];
+  const ta = await createTestApp({ plugins, ...(o.config ? { config: o.config } : {}) });
   t.teardown(() => ta.close());
   await ta.app.start();
   const token = await ta.adminToken();

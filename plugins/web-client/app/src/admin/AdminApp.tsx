@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState, type MouseEvent } from 'react';
+import { Suspense, lazy, useCallback, useEffect, useState, type MouseEvent } from 'react';
 import { onUnauthorized } from '../api';
 import { ChangePassword } from '../ChangePassword';
 import { Login } from '../Login';
@@ -13,16 +13,33 @@ import { adminLogin, adminLogout, can, changeAdminPassword, currentAdminSession,
 import { ADMIN_BASE, adminRoutePath, pageOfRoute, parseAdminRoute, type AdminPage, type AdminRoute } from './routes';
 import { t } from './strings';
 
+// security, event search, maintenance: loaded when opened (not in the first load)
+const Security = lazy(() => import('./Security'));
+const Events = lazy(() => import('./Events'));
+const Maintenance = lazy(() => import('./Maintenance'));
+
 /** The pages an admin may open, in the navigation's order (each needs its permission: what is not allowed is not offered). */
 function pagesOf(s: AdminSession): AdminPage[] {
   const pages: AdminPage[] = [];
   if (can(s, 'view_status') || can(s, 'view_conns')) pages.push('dashboard');
   if (can(s, 'view_users')) pages.push('users');
   if (can(s, 'manage_groups')) pages.push('groups');
+  // the defender is server-wide (not for admins with a role); a backup spans everything ("*" and no role)
+  if ((can(s, 'view_defender') && !s.role) || can(s, 'manage_ip_lists')) pages.push('security');
+  if (can(s, 'view_events')) pages.push('events');
+  if (s.permissions.includes('*') && !s.role) pages.push('maintenance');
   pages.push(...namedPagesOf(s));
   return pages;
 }
-const pageTitle = (p: AdminPage | null) => (p === 'users' ? t.users : p === 'groups' ? t.groups : (namedTitle(p) ?? t.dashboard));
+const TITLES: Partial<Record<AdminPage, string>> = {
+  dashboard: t.dashboard,
+  users: t.users,
+  groups: t.groups,
+  security: t.security,
+  events: t.events,
+  maintenance: t.maintenance,
+};
+const pageTitle = (p: AdminPage | null) => TITLES[p ?? 'dashboard'] ?? namedTitle(p) ?? t.dashboard;
 
 export function AdminApp() {
   const [session, setSession] = useState<AdminSession | null | undefined>(undefined);
@@ -140,6 +157,11 @@ export function AdminApp() {
         )}
         {page === 'groups' && route.kind !== 'group' && <Groups onOpen={(n) => go({ kind: 'group', name: n })} />}
         <NamedSections session={session} page={page} route={route} go={go} />
+        <Suspense fallback={<p aria-busy="true">{t.loading}</p>}>
+          {page === 'security' && <Security session={session} />}
+          {page === 'events' && <Events />}
+          {page === 'maintenance' && <Maintenance />}
+        </Suspense>
       </main>
     </>
   );

@@ -11,8 +11,15 @@
  *   /web/admin/folders, /web/admin/new-folder, /web/admin/folders/<name>   the virtual folders
  *   /web/admin/admins, /web/admin/new-admin, /web/admin/admins/<name>      the admins
  *   /web/admin/roles, /web/admin/new-role, /web/admin/roles/<name>         the roles
+ *   /web/admin/security          the defender's hosts and the IP lists
+ *   /web/admin/events            the event search
+ *   /web/admin/maintenance       backup and restore
  */
 export const ADMIN_BASE = '/web/admin';
+
+/** Pages that are one URL each, with no sub-route (their URL is /web/admin/<page>). */
+export const SIMPLE_PAGES = ['security', 'events', 'maintenance'] as const;
+export type SimplePage = (typeof SIMPLE_PAGES)[number];
 
 export type AdminRoute =
   | { kind: 'dashboard' }
@@ -20,7 +27,8 @@ export type AdminRoute =
   | { kind: 'user'; username: string | null }
   | { kind: 'groups' }
   | { kind: 'group'; name: string | null }
-  | NamedRoute;
+  | NamedRoute
+  | { kind: SimplePage };
 
 // --- the named-object sections (virtual folders, admins, roles): a list, a new object's form, an object's form
 /** Each section's list path and the kind of its object's form. */
@@ -43,7 +51,7 @@ function parseNamedRoute(rest: string): NamedRoute | null {
 // --- end of the named-object sections
 
 /** The navigation's pages: each route belongs to one. */
-export type AdminPage = 'dashboard' | 'users' | 'groups' | NamedSection;
+export type AdminPage = 'dashboard' | 'users' | 'groups' | NamedSection | SimplePage;
 export const pageOfRoute = (r: AdminRoute): AdminPage =>
   r.kind === 'user' ? 'users' : r.kind === 'group' ? 'groups' : isNamedItem(r.kind) ? sectionOfItem(r.kind) : r.kind;
 
@@ -63,6 +71,8 @@ export function parseAdminRoute(pathname: string): AdminRoute {
   if (rest === '/new-group') return { kind: 'group', name: null };
   const group = /^\/groups\/([^/]+)$/.exec(rest);
   if (group) return { kind: 'group', name: group[1]! };
+  const simple = SIMPLE_PAGES.find((k) => rest === `/${k}`);
+  if (simple) return { kind: simple };
   return parseNamedRoute(rest) ?? { kind: 'dashboard' };
 }
 
@@ -86,5 +96,9 @@ export function adminRoutePath(r: AdminRoute): string {
     case 'admin':
     case 'role':
       return r.name === null ? `${ADMIN_BASE}/new-${r.kind}` : `${ADMIN_BASE}/${sectionOfItem(r.kind)}/${encodeURIComponent(r.name)}`;
+    case 'security':
+    case 'events':
+    case 'maintenance':
+      return `${ADMIN_BASE}/${r.kind}`;
   }
 }

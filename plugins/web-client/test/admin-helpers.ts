@@ -1,4 +1,4 @@
-/** What the web admin's browser tests share: the admin's sign-in form, the REST API as the test's admin. */
+/** What the web admin's browser tests share: the admin's sign-in, a page opened from the navigation, the REST API as the test's admin. */
 import type { Page } from 'playwright-core';
 import { TEST_ADMIN } from '@ferry/core/testing';
 import { en as strings } from '../app/src/strings.js';
@@ -14,8 +14,14 @@ export async function signInAdmin(page: Page, f: Ferry, username = TEST_ADMIN.us
   await page.getByRole('button', { name: strings.signIn }).click();
 }
 
+/** Opens the page `title` from the main navigation and waits for its heading. */
+export async function openFromNav(page: Page, title: string): Promise<void> {
+  await page.getByRole('navigation', { name: admin.mainNav }).getByRole('link', { name: title }).click();
+  await page.getByRole('heading', { name: title, level: 1 }).waitFor();
+}
+
 /** Answers of the REST API as the test's admin (bearer token). */
 export async function restAs(f: Ferry, method: string, url: string, payload?: unknown) {
   const r = await f.ta.inject(method, url, { token: f.token, ...(payload ? { payload } : {}) });
-  return { status: r.statusCode, body: r.payload ? (JSON.parse(r.payload) as Record<string, any>) : {} };
+  return { status: r.statusCode, body: r.payload ? (JSON.parse(r.payload) as Record<string, any>) : {}, raw: r.payload };
 }
