@@ -509,6 +509,7 @@ export class DavHandlers {
           '</D:supportedlock>'
         );
       case 'lockdiscovery':
+        if (r.share) return undefined;
         return `<D:lockdiscovery>${coveringIn(locks, path)
           .map((l) => this.activeLock(l))
           .join('')}</D:lockdiscovery>`;
