@@ -61,12 +61,15 @@ export class DavShares {
         ...(r.credential ? { credential: r.credential } : {}),
         clientVersion: String(req.headers['user-agent'] ?? '').slice(0, 256),
         command: method,
-        signal: r.signal,
+        // not the request's signal: it fires when the response ends, and the session's signal cuts the socket
       });
     } catch (err) {
       if ((err as { kind?: string }).kind === 'unauthorized') res.setHeader('WWW-Authenticate', REALM);
       throw err;
     }
+    // closed by an administrator (DELETE /api/v2/connections/{id}): the client is cut, as for users
+    const cut = () => req.socket.destroy();
+    share.files.signal.addEventListener('abort', cut, { once: true });
     try {
       if (method === 'OPTIONS') {
         res.statusCode = 200;
@@ -93,6 +96,7 @@ export class DavShares {
         },
       });
     } finally {
+      share.files.signal.removeEventListener('abort', cut);
       await share.close();
     }
   }
