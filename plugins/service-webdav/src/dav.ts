@@ -435,7 +435,10 @@ export class DavHandlers {
     await write(res, `${XML_HEAD}<D:multistatus xmlns:D="DAV:">\n`);
     await write(res, await this.propResponse(r, r.path, info, ctx));
     if (root && depthHeader !== '0') {
-      for (const m of root) await write(res, await this.propResponse(r, m.path, m, ctx));
+      for (const m of root) {
+        await write(res, await this.propResponse(r, m.path, m, ctx));
+        if (m.isDir && depthHeader === 'infinity') await this.propfindChildren(r, m.path, ctx, false, true);
+      }
     } else if (info.isDir && depthHeader !== '0') await this.propfindChildren(r, r.path, ctx, withDead, depthHeader === 'infinity');
     res.end('</D:multistatus>\n');
   }

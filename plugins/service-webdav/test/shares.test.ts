@@ -194,12 +194,22 @@ t.test('a share of several paths, and of one file: the shared paths are the memb
   t.equal((await curl(sh, dir, `/${multi}/digits.txt`, [], null)).status, 404, 'a sibling of a shared file is not shared');
   t.equal((await curl(sh, dir, `/${multi}/secret.txt`, [], null)).status, 404);
   t.equal((await curl(sh, dir, `/${multi}/`, [], null)).status, 405);
+  t.equal((await curl(sh, dir, `/${multi}/`, PROPFIND('infinity'), null)).status, 403, 'Depth infinity refused unless allowed');
   t.equal(await usedTokens(multi), 2);
 
   const solo = await mkShare({ name: 'solo', paths: ['/solo.txt'] });
   r = await curl(sh, dir, `/${solo}/`, PROPFIND('1'), null);
   t.same(hrefs(r.body), [`/shares/${solo}/`, `/shares/${solo}/solo.txt`]);
   t.equal((await curl(sh, dir, `/${solo}/solo.txt`, [], null)).body, 'solo file');
+});
+
+t.test('Depth infinity, when allowed, walks the members of a made-up root too', async (t) => {
+  const { sh, mkShare, dir } = await setup(t, { ...WEBDAV, allow_depth_infinity: true });
+  const multi = await mkShare({ name: 'multi', paths: ['/solo.txt', '/pub/sub'] });
+  const root = `/shares/${multi}/`;
+  const r = await curl(sh, dir, `/${multi}/`, PROPFIND('infinity'), null);
+  t.equal(r.status, 207);
+  t.same(hrefs(r.body), [root, `${root}solo.txt`, `${root}sub/`, `${root}sub/b.txt`]);
 });
 
 t.test('rclone copies a share (password, any user name) byte for byte', async (t) => {
