@@ -16,6 +16,7 @@ import { registerEventServices } from './event-manager/register.js';
 import { BackupService } from './backup/backup.service.js';
 import { ShareService } from './shares/share.service.js';
 import { ShareLoginService } from './shares/share-login.js';
+import { ShareSessions } from './shares/share-sessions.js';
 import { LoginService } from './auth/login.service.js';
 import { BACKUP_SECTIONS, type BackupSectionSource } from './data/backup-section.js';
 import { AccountBackupSections } from './accounts/accounts.backup.js';
@@ -73,6 +74,7 @@ export function buildContainer(p: ContainerParts): DependencyContainer {
   // what service plugins reach (PluginHost.services, sdk/service.ts), and the services they register
   c.registerInstance(TOKENS.Services, new ServiceRunner());
   c.register(TOKENS.ServiceSessions, { useFactory: (d) => d.resolve(FileSessions) });
+  c.register(TOKENS.ServiceShares, { useFactory: (d) => d.resolve(ShareSessions) });
   c.register(TOKENS.Defender, { useFactory: (d) => d.resolve(DefenderService) });
   c.register(TOKENS.AccountChanges, { useFactory: (d) => d.resolve(ChangeFeed) });
   return c;

@@ -37,6 +37,8 @@ export const TOKENS = {
   ShareLogins: Symbol.for('ferry.ShareLogins'),
   /** File sessions for service plugins (FileSessionOpener of sdk/file-session.ts, PluginHost.services.sessions). */
   ServiceSessions: Symbol.for('ferry.ServiceSessions'),
+  /** Public shares opened by front-ends (ServiceShares of sdk/share-sessions.ts, shares/share-sessions.ts). */
+  ServiceShares: Symbol.for('ferry.ServiceShares'),
   /** The defender as service plugins see it (ServiceDefender of sdk/service.ts). */
   Defender: Symbol.for('ferry.Defender'),
   /** Changes of stored accounts from every node, as service plugins see them (AccountChanges of sdk/service.ts, the ChangeFeed). */

@@ -22,7 +22,7 @@ import { canaryInHome, INSIDE, resetHome, startWorld, type User } from './helper
 // connection, and every refusal is a 4xx (a Destination on another host:
 // 502, as RFC 4918 section 9.8.5 says).
 
-const w = await startWorld({ webdav: true });
+const w = await startWorld({ webdav: true, webdavShares: true });
 t.teardown(() => w.close());
 
 const problems: string[] = [];
@@ -166,6 +166,78 @@ t.test('request targets in absolute form, and Destinations with user info or ano
   }
   t.comment(`statuses: ${[...new Set(seen)].sort().join(' ')} (${seen.length} requests)`);
   t.same(problems.slice(0, 30), [], 'no 500, no broken connection; a Destination elsewhere refused (502 or 4xx)');
+});
+
+t.test('crafted paths under a public share (/shares/<id>/, read-only): reads refused with a 4xx, every write with 403 or 400', async (t) => {
+  const clients = w.users.map((u) => new DavUser(w, u));
+  t.teardown(() => clients.forEach((c) => c.close()));
+  const seen = new Map<string, Map<number, number>>();
+  const note = (what: string, status: number) => {
+    const m = seen.get(what) ?? new Map<number, number>();
+    m.set(status, (m.get(status) ?? 0) + 1);
+    seen.set(what, m);
+  };
+  let sent = 0;
+  await Promise.all(
+    clients.map(async (d) => {
+      const u = d.user;
+      // a share of /shared with the user's password as its password (the client's Basic credentials fit it)
+      const made = await w.client.request('POST', '/api/v2/user/shares', {
+        token: u.token,
+        json: { name: 'dav', scope: 1, paths: ['/shared'], password: u.password },
+      });
+      t.equal(made.status, 201, `${u.name}: share created`);
+      const id = String(made.headers['x-object-id']);
+      const root = `/shares/${id}`;
+      // the control: the share's own files are reached, and nothing beside them
+      const ok = await d.request('GET', `${root}/ok.txt`);
+      t.equal(ok.status, 200, `${u.name}: GET ${root}/ok.txt`);
+      t.equal(ok.body.toString(), `${INSIDE} shared/ok.txt`);
+      const list = await d.propfind(`${root}/`, '1');
+      t.equal(list.status, 207, `${u.name}: PROPFIND the share`);
+      t.match(list.body.toString(), new RegExp(`<D:href>${root}/sub/</D:href>`));
+      t.notMatch(list.body.toString(), /inside\.txt/, 'the home beside the share is not listed');
+      for (const c of forUser(u, craftedPaths(u, w.dataDir))) {
+        for (const target of davTargets(c).map((p) => root + p)) {
+          const where = `${u.name} ${short(JSON.stringify(target))}`;
+          for (const [what, r] of [
+            ['GET', await d.request('GET', target)],
+            ['HEAD', await d.request('HEAD', target)],
+            ['PROPFIND 0', await d.propfind(target, '0')],
+            ['PROPFIND 1', await d.propfind(target, '1')],
+          ] as const) {
+            sent++;
+            note(what, r.status);
+            if (r.status < 400 || r.status >= 500) problems.push(`share ${where} ${what}: ${r.status || r.error}, expected a refusal (4xx)`);
+          }
+          for (const [what, r] of [
+            ['PUT', await d.request('PUT', target, {}, Buffer.from('PWNED'))],
+            ['DELETE', await d.request('DELETE', target)],
+            ['MKCOL', await d.request('MKCOL', target)],
+            ['PROPPATCH', await d.request('PROPPATCH', target, {}, PROPPATCH)],
+            ['LOCK', await d.lock(target)],
+            ['COPY from', await d.copyMove('COPY', target, `${root}/copied`)],
+            ['MOVE to', await d.copyMove('MOVE', `${root}/ok.txt`, `http://${d.host}${target}`)],
+          ] as const) {
+            sent++;
+            note(what, r.status);
+            if (r.status !== 403 && r.status !== 400) problems.push(`share ${where} ${what}: ${r.status || r.error}, expected 403 (read-only) or 400`);
+          }
+        }
+        await reset(u);
+      }
+    }),
+  );
+  t.comment(`${sent} requests under the shares; statuses per method:`);
+  for (const [k, m] of [...seen].sort())
+    t.comment(
+      `  ${k}: ${[...m]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ')}`,
+    );
+  t.ok(sent >= 1000, `${sent} requests`);
+  t.same(problems.slice(0, 30), [], 'no 500, no broken connection, no read answered, no write let through, nothing of the canary');
 });
 
 t.test('the canary outside the homes', async (t) => {

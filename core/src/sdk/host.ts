@@ -109,6 +109,7 @@ export function pluginHost(resolve: <T>(token: symbol) => T): PluginHost {
   const serviceMembers: Record<keyof ServiceHost, symbol> = {
     login: TOKENS.LoginService,
     sessions: TOKENS.ServiceSessions,
+    shares: TOKENS.ServiceShares,
     defender: TOKENS.Defender,
     changes: TOKENS.AccountChanges,
     tls: TOKENS.ServiceTls,

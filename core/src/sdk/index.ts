@@ -29,5 +29,6 @@ export * from './protocols.js';
 export { drainService } from './service-stop.js';
 export type * from './login.js';
 export type * from './file-session.js';
+export type * from './share-sessions.js';
 export type * from './service.js';
 export type * from './static-site.js';

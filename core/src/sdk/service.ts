@@ -16,6 +16,7 @@
 import type { FileSessionOpener } from './file-session.js';
 import type { LoginGate } from './login.js';
 import type { Protocol } from './protocols.js';
+import type { ServiceShares } from './share-sessions.js';
 
 /** One address a service listens on, as GET /api/v2/status shows it (SSHBinding, FTPDBinding, WebDAVBinding). */
 export interface ServiceBinding {
@@ -92,6 +93,8 @@ export interface ServiceHost {
    * node) aborts the session's `signal`: the service then closes its client.
    */
   readonly sessions: FileSessionOpener;
+  /** Users' public shares opened for reading by external parties, with the REST share routes' checks (sdk/share-sessions.ts). */
+  readonly shares: ServiceShares;
   readonly defender: ServiceDefender;
   /** Changes of stored accounts made on any node of the cluster (logins a service keeps in memory must follow them). */
   readonly changes: AccountChanges;

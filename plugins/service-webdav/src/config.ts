@@ -45,6 +45,15 @@ export interface WebdavConfig {
   allow_insecure_basic: boolean;
   /** CORS for browser clients (src/cors.ts). */
   cors: CorsConfig;
+  /** Users' public shares served read-only (src/shares.ts, docs/webdav.md). */
+  public_shares: PublicSharesConfig;
+}
+
+/** Public shares over WebDAV: `<prefix>/<share id>/...`, read-only, with the share's password as Basic credentials. */
+export interface PublicSharesConfig {
+  enabled: boolean;
+  /** URL path the shares are served under; checked before the users' trees (it hides a user folder of that path). */
+  prefix: string;
 }
 
 /** A TLS file: required when the binding sets `tls`. */
@@ -94,5 +103,11 @@ export const configSchema = Joi.object<WebdavConfig>({
       .default([]),
     allow_credentials: Joi.boolean().default(false),
     max_age: Joi.number().integer().min(0).max(86400).default(0),
+  }).default(),
+  public_shares: Joi.object({
+    enabled: Joi.boolean().default(false),
+    prefix: Joi.string()
+      .pattern(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/)
+      .default('/shares'),
   }).default(),
 });

@@ -43,7 +43,22 @@ export interface DavRequest {
   path: string;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /** A request on a public share (read methods only): no locks, dead or quota properties, hrefs in the share's URLs. */
+  share?: ShareView;
 }
+
+/** How a public share's request differs from a user's (src/shares.ts). */
+export interface ShareView {
+  /** The href of an owner's virtual path inside the share. */
+  href(vpath: string, isDir: boolean): string;
+  /** Called once a file download is checked, before its bytes are read (takes one use of the share). */
+  beforeDownload(): Promise<void>;
+  /** Members of the made-up root collection when the target is it (a share of a file or of several paths). */
+  rootMembers?: FileInfo[];
+}
+
+/** The made-up root collection of a share of a file or of several paths. */
+const SHARE_ROOT: FileInfo = { name: '', path: '/', isDir: true, size: 0, mtime: new Date(0), mode: 0o040555 };
 
 export const ALLOWED_METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, COPY, MOVE, PROPFIND, PROPPATCH, LOCK, UNLOCK';
 const MS_NS = 'urn:schemas-microsoft-com:';
@@ -265,7 +280,7 @@ export class DavHandlers {
   private async get(r: DavRequest): Promise<void> {
     const { req, res } = r;
     const head = req.method === 'HEAD';
-    const info = await r.files.stat(r.path, { signal: r.signal });
+    const info = r.share?.rootMembers ? SHARE_ROOT : await r.files.stat(r.path, { signal: r.signal });
     if (info.isDir) throw new DavError(405, 'the target is a collection: list it with PROPFIND');
     const etag = etagOf(info);
     const lastModified = new Date(Math.floor(info.mtime.getTime() / 1000) * 1000);
@@ -297,7 +312,9 @@ export class DavHandlers {
       res.statusCode = 200;
       res.setHeader('Content-Length', info.size);
     }
-    if (head || info.size === 0) return void res.end();
+    if (head) return void res.end();
+    await r.share?.beforeDownload();
+    if (info.size === 0) return void res.end();
     const read = await r.files.openRead(r.path, { signal: r.signal, ...(range ? { start: range.start, end: range.end } : {}) });
     try {
       await pipeline(read.stream, res);
@@ -407,16 +424,22 @@ export class DavHandlers {
     }
     const body = await this.xmlBody(r);
     const query = propQuery(body);
-    const info = await r.files.stat(r.path, { signal: r.signal });
+    const root = r.share?.rootMembers;
+    const info = root ? SHARE_ROOT : await r.files.stat(r.path, { signal: r.signal });
     res.statusCode = 207;
     res.setHeader('Content-Type', 'application/xml; charset=utf-8');
-    // the account's locks once (few), the dead properties page by page when the query shows them
-    const locks = await this.s.locks.live(r.username);
-    const withDead = query.kind !== 'prop' || query.props.some((p) => p.ns !== DAV_NS);
+    // the account's locks once (few), the dead properties page by page when the query shows them (none on a share)
+    const locks = r.share ? [] : await this.s.locks.live(r.username);
+    const withDead = !r.share && (query.kind !== 'prop' || query.props.some((p) => p.ns !== DAV_NS));
     const ctx: PropContext = { query, locks, dead: withDead ? await this.s.props.listMany(r.username, [r.path]) : new Map() };
     await write(res, `${XML_HEAD}<D:multistatus xmlns:D="DAV:">\n`);
     await write(res, await this.propResponse(r, r.path, info, ctx));
-    if (info.isDir && depthHeader !== '0') await this.propfindChildren(r, r.path, ctx, withDead, depthHeader === 'infinity');
+    if (root && depthHeader !== '0') {
+      for (const m of root) {
+        await write(res, await this.propResponse(r, m.path, m, ctx));
+        if (m.isDir && depthHeader === 'infinity') await this.propfindChildren(r, m.path, ctx, false, true);
+      }
+    } else if (info.isDir && depthHeader !== '0') await this.propfindChildren(r, r.path, ctx, withDead, depthHeader === 'infinity');
     res.end('</D:multistatus>\n');
   }
 
@@ -455,7 +478,8 @@ export class DavHandlers {
       }
       if (query.kind === 'allprop') for (const d of dead) found.push(d.xml);
     }
-    let out = `<D:response><D:href>${esc(this.s.paths.href(path, info.isDir))}</D:href>`;
+    const href = r.share ? r.share.href(path, info.isDir) : this.s.paths.href(path, info.isDir);
+    let out = `<D:response><D:href>${esc(href)}</D:href>`;
     if (found.length) out += `<D:propstat><D:prop>${found.join('')}</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>`;
     if (missing.length) out += `<D:propstat><D:prop>${missing.join('')}</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>`;
     return out + '</D:response>\n';
@@ -480,6 +504,7 @@ export class DavHandlers {
       case 'getcontenttype':
         return info.isDir ? undefined : `<D:getcontenttype>${esc(this.contentType(info.name))}</D:getcontenttype>`;
       case 'supportedlock':
+        if (r.share) return undefined;
         return (
           '<D:supportedlock>' +
           '<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>' +
@@ -487,11 +512,14 @@ export class DavHandlers {
           '</D:supportedlock>'
         );
       case 'lockdiscovery':
+        if (r.share) return undefined;
         return `<D:lockdiscovery>${coveringIn(locks, path)
           .map((l) => this.activeLock(l))
           .join('')}</D:lockdiscovery>`;
       case 'quota-used-bytes':
       case 'quota-available-bytes': {
+        // the owner's quota is not the business of a share's visitors
+        if (r.share) return undefined;
         const q = await r.files.quota(path, { signal: r.signal });
         if (name === 'quota-used-bytes') return `<D:quota-used-bytes>${q.size.used}</D:quota-used-bytes>`;
         // no limit: the property is not defined (RFC 4331 section 3)

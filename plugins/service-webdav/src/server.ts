@@ -20,8 +20,9 @@ import { LockStore } from './locks.js';
 import { LoginCache } from './login-cache.js';
 import { Paths, PathError } from './paths.js';
 import { PropStore } from './props.js';
+import { DavShares } from './shares.js';
 
-const PROTOCOL = 'DAV';
+const PROTOCOL = 'DAV' as const;
 const REALM = 'Basic realm="Ferry WebDAV", charset="UTF-8"';
 
 export interface WebdavServiceOptions {
@@ -49,12 +50,12 @@ interface SocketState {
 }
 
 /** The credentials of a Basic Authorization header, or null. */
-function basicCredentials(header: string | undefined): { username: string; password: string } | null {
+function basicCredentials(header: string | undefined, anyUser = false): { username: string; password: string } | null {
   const m = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
   if (!m) return null;
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
   const i = decoded.indexOf(':');
-  if (i <= 0) return null;
+  if (i < 0 || (i === 0 && !anyUser)) return null;
   return { username: decoded.slice(0, i), password: decoded.slice(i + 1) };
 }
 
@@ -63,6 +64,7 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
   const { config, logger } = o;
   const paths = new Paths(config.prefix);
   const handlers = new DavHandlers({ config, paths, locks: new LockStore(o.db), props: new PropStore(o.db) });
+  const shares = config.public_shares.enabled ? new DavShares(config.public_shares, handlers, o.host, PROTOCOL) : null;
   const cache = new LoginCache(config.login_cache_ttl, 10_000, () => o.host().changes.trusted);
   const states = new WeakMap<net.Socket, SocketState>();
   const sockets = new Set<net.Socket>();
@@ -98,6 +100,13 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     void st.session.then((s) => s.close()).catch(() => undefined);
   }
 
+  /** Basic sends the password in clear: over plain HTTP only from this machine, unless the operator allows it (a 403 answered when not). */
+  function basicAllowed(req: http.IncomingMessage, res: http.ServerResponse, ip: string): boolean {
+    if ((req.socket as { encrypted?: boolean }).encrypted || config.allow_insecure_basic || isLoopback(ip)) return true;
+    sendError(res, req.method === 'HEAD', 403, 'Basic credentials over plain HTTP are refused from a non-loopback address: use the HTTPS binding');
+    return false;
+  }
+
   /** The username of the request's credentials (a 401 answered and null when refused). */
   async function authenticate(req: http.IncomingMessage, res: http.ServerResponse, ip: string): Promise<{ username: string; key: string } | null> {
     const creds = basicCredentials(req.headers.authorization);
@@ -106,11 +115,7 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
       sendError(res, req.method === 'HEAD', 401, 'authentication required');
       return null;
     }
-    // Basic sends the password in clear: over plain HTTP only from this machine, unless the operator allows it
-    if (!(req.socket as { encrypted?: boolean }).encrypted && !config.allow_insecure_basic && !isLoopback(ip)) {
-      sendError(res, req.method === 'HEAD', 403, 'Basic credentials over plain HTTP are refused from a non-loopback address: use the HTTPS binding');
-      return null;
-    }
+    if (!basicAllowed(req, res, ip)) return null;
     const key = cache.keyOf(creds.username, creds.password);
     const cached = cache.get(key);
     if (cached) return { username: cached, key };
@@ -170,6 +175,12 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     res.on('close', () => gone.abort());
     try {
       if (applyCors(config.cors, req, res)) return;
+      const shareTarget = shares?.target(req.url ?? '/') ?? null;
+      if (shares && shareTarget !== null) {
+        const credential = basicCredentials(req.headers.authorization, true);
+        if (credential && !basicAllowed(req, res, ip)) return;
+        return await shares.handle({ req, res, ip, credential, signal: gone.signal }, shareTarget);
+      }
       const path = paths.toVirtual(req.url ?? '/');
       if (path === null) return sendError(res, head, 404, 'not a WebDAV path');
       const login = await authenticate(req, res, ip);

@@ -330,6 +330,8 @@ export interface WorldOptions {
   sftp?: boolean;
   /** Also serve WebDAV (the service-webdav plugin on a free port of 127.0.0.1, plain HTTP). */
   webdav?: boolean;
+  /** With `webdav`: serve public shares read-only under /shares/<id>/ too (public_shares). */
+  webdavShares?: boolean;
   /** Also serve FTP (the service-ftp plugin on a free port of 127.0.0.1, plain; AUTH TLS not offered). */
   ftp?: boolean;
 }
@@ -384,7 +386,14 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
   if (o.tus) binding.upload_chunk_size = 1;
   const services = [
     ...(o.sftp ? [{ name: '@ferry/service-sftp', config: { bindings: [{ address: '127.0.0.1', port: 0 }] } }] : []),
-    ...(o.webdav ? [{ name: '@ferry/service-webdav', config: { bindings: [{ address: '127.0.0.1', port: 0 }] } }] : []),
+    ...(o.webdav
+      ? [
+          {
+            name: '@ferry/service-webdav',
+            config: { bindings: [{ address: '127.0.0.1', port: 0 }], ...(o.webdavShares ? { public_shares: { enabled: true } } : {}) },
+          },
+        ]
+      : []),
     ...(o.ftp ? [{ name: '@ferry/service-ftp', config: { bindings: [{ address: '127.0.0.1', port: 0, tls_mode: 'plain' }] } }] : []),
   ];
   const ta = await createTestApp({
