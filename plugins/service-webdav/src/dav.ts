@@ -1,6 +1,6 @@
 // The WebDAV methods (RFC 4918) over a file session. Longer than 500 lines: one handler per method
 // sharing the lock and If header checks and the property rendering, which splitting would scatter.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError, ErrorKind, FsError, FsErrorCode, type FileInfo, type FileSession } from '@ferry/core';
@@ -426,6 +426,8 @@ export class DavHandlers {
     const query = propQuery(body);
     const root = r.share?.rootMembers;
     const info = root ? SHARE_ROOT : await r.files.stat(r.path, { signal: r.signal });
+    // the collection's first page before the head: a listing refused at its start is still the answer's status
+    const listing = !root && info.isDir && depthHeader !== '0' ? await this.openListing(r, r.path) : undefined;
     res.statusCode = 207;
     res.setHeader('Content-Type', 'application/xml; charset=utf-8');
     // the account's locks once (few), the dead properties page by page when the query shows them (none on a share)
@@ -433,19 +435,40 @@ export class DavHandlers {
     const withDead = !r.share && (query.kind !== 'prop' || query.props.some((p) => p.ns !== DAV_NS));
     const ctx: PropContext = { query, locks, dead: withDead ? await this.s.props.listMany(r.username, [r.path]) : new Map() };
     await write(res, `${XML_HEAD}<D:multistatus xmlns:D="DAV:">\n`);
-    await write(res, await this.propResponse(r, r.path, info, ctx));
-    if (root && depthHeader !== '0') {
-      for (const m of root) {
-        await write(res, await this.propResponse(r, m.path, m, ctx));
-        if (m.isDir && depthHeader === 'infinity') await this.propfindChildren(r, m.path, ctx, false, true);
-      }
-    } else if (info.isDir && depthHeader !== '0') await this.propfindChildren(r, r.path, ctx, withDead, depthHeader === 'infinity');
+    try {
+      await write(res, await this.propResponse(r, r.path, info, ctx));
+      if (root && depthHeader !== '0') {
+        for (const m of root) {
+          await write(res, await this.propResponse(r, m.path, m, ctx));
+          if (m.isDir && depthHeader === 'infinity') await this.propfindChildren(r, m.path, ctx, false, true);
+        }
+      } else if (listing) await this.propfindChildren(r, r.path, ctx, withDead, depthHeader === 'infinity', listing);
+    } catch (err) {
+      // the 207 is sent: a listing that fails on the way (the directory gone, replaced, unreadable) ends
+      // the document with the collection's own status, so the client gets a whole answer that says so
+      if (r.signal.aborted || res.destroyed) throw err;
+      const { status, message } = statusOf(err);
+      const phrase = STATUS_CODES[status] ?? 'Error';
+      await write(
+        res,
+        `<D:response><D:href>${esc(this.s.paths.href(r.path, true))}</D:href><D:status>HTTP/1.1 ${status} ${phrase}</D:status>` +
+          `<D:responsedescription>${esc(message)}</D:responsedescription></D:response>\n`,
+      );
+    }
     res.end('</D:multistatus>\n');
   }
 
+  /** A collection's listing with its first page read (so that its errors come before anything is sent). */
+  private async openListing(r: DavRequest, dir: string): Promise<Listing> {
+    const pages = (await r.files.list(dir, { signal: r.signal }))[Symbol.asyncIterator]();
+    return { first: await pages.next(), pages };
+  }
+
   /** Writes the responses of a collection's members as their pages come (depth infinity: depth first). */
-  private async propfindChildren(r: DavRequest, dir: string, ctx: PropContext, withDead: boolean, deep: boolean): Promise<void> {
-    for await (const page of await r.files.list(dir, { signal: r.signal })) {
+  private async propfindChildren(r: DavRequest, dir: string, ctx: PropContext, withDead: boolean, deep: boolean, opened?: Listing): Promise<void> {
+    const { first, pages } = opened ?? (await this.openListing(r, dir));
+    for (let next = first; !next.done; next = await pages.next()) {
+      const page = next.value;
       const paths = page.map((entry) => (dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`));
       const pageCtx: PropContext = { ...ctx, dead: withDead ? await this.s.props.listMany(r.username, paths) : new Map() };
       for (const [i, entry] of page.entries()) {
@@ -695,6 +718,12 @@ const LIVE_PROPS = [
 const ALLPROP_LIVE = LIVE_PROPS.filter((n) => !n.startsWith('quota-'));
 
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 403: 'Forbidden', 409: 'Conflict', 424: 'Failed Dependency', 507: 'Insufficient Storage' };
+
+/** A collection's listing: its first page, read, and the rest to come. */
+interface Listing {
+  first: IteratorResult<FileInfo[]>;
+  pages: AsyncIterator<FileInfo[]>;
+}
 
 /** What each response of a PROPFIND needs: the query, the account's locks, the dead properties of the paths at hand. */
 interface PropContext {
