@@ -49,7 +49,7 @@ function Details({ profile, onSaved }: { profile: AdminProfile; onSaved: () => v
   return (
     <form className="user-form" onSubmit={(e) => void submit(e)}>
       <fieldset disabled={busy}>
-        <legend>{t.profileDetails}</legend>
+        <legend className="visually-hidden">{t.profileDetails}</legend>
         <Field id="profile-email" label={t.email} path="email" error={error}>
           {(c) => <input {...c} type="email" autoComplete="email" value={email} onChange={(e) => setEmail(e.target.value)} />}
         </Field>
