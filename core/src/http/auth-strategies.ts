@@ -62,6 +62,8 @@ class KnownAdmins {
 /** The admin routes: a bearer token, an admin API key or the web admin's session cookie (http/web-session.ts). */
 export const ADMIN_AUTH = { strategies: ['jwt-admin', 'apikey-admin', 'web-admin'] };
 export const ADMIN_BEARER_ONLY = { strategies: ['jwt-admin'] };
+/** The admin routes a bearer token or the web admin's session cookie reaches, not an API key (2FA settings). */
+export const ADMIN_BEARER_OR_WEB = { strategies: ['jwt-admin', 'web-admin'] };
 export const USER_AUTH = { strategies: ['jwt-user', 'apikey-user', 'web-user'] };
 /** The user routes a bearer token or the web session cookie reaches, not an API key (profile, password, 2FA). */
 export const USER_BEARER_OR_WEB = { strategies: ['jwt-user', 'web-user'] };

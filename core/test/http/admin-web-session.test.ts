@@ -147,6 +147,44 @@ t.test('two-factor: the passcode step', async (t) => {
   t.equal((await call('GET', '/api/v2/users', { headers: withCookie(s) })).status, 200, 'the passcode opens the session');
 });
 
+t.test('two-factor settings through the cookie (CSRF for the changes), as with a bearer token', async (t) => {
+  await createAdmin('aws-2fa', ['*']);
+  const s = await login('aws-2fa', 'aws-2fa-pass-1');
+  const configs = await call('GET', '/api/v2/admin/totp/configs', { headers: withCookie(s) });
+  t.equal(configs.status, 200);
+  t.match(configs.body, [{ name: 'Default' }]);
+  const payload = { config_name: 'Default' };
+  t.equal((await call('POST', '/api/v2/admin/totp/generate', { headers: withCookie(s), payload })).status, 403, 'no CSRF token: refused');
+  const g = await call('POST', '/api/v2/admin/totp/generate', { headers: withCookie(s, s.csrf), payload });
+  t.equal(g.status, 200);
+  const secret = g.body.secret as string;
+  const save = { enabled: true, config_name: 'Default', secret: { status: 'Plain', payload: secret } };
+  t.equal((await call('POST', '/api/v2/admin/totp/save', { headers: withCookie(s), payload: save })).status, 403, 'no CSRF token: not saved');
+  const left = 30_000 - (Date.now() % 30_000);
+  if (left < 3000) await new Promise((r) => setTimeout(r, left + 100));
+  const check = await call('POST', '/api/v2/admin/totp/validate', {
+    headers: withCookie(s, s.csrf),
+    payload: { config_name: 'Default', passcode: totpNow(secret), secret },
+  });
+  t.equal(check.status, 200, JSON.stringify(check.body));
+  const saved = await call('POST', '/api/v2/admin/totp/save', { headers: withCookie(s, s.csrf), payload: save });
+  t.equal(saved.status, 200, JSON.stringify(saved.body));
+  const codes = await call('GET', '/api/v2/admin/2fa/recoverycodes', { headers: withCookie(s) });
+  t.equal(codes.status, 200);
+  t.ok(Array.isArray(codes.body) && codes.body.length > 0, 'the recovery codes');
+  t.equal((await call('POST', '/api/v2/admin/2fa/recoverycodes', { headers: withCookie(s) })).status, 403, 'regenerate without CSRF: refused');
+  const fresh = await call('POST', '/api/v2/admin/2fa/recoverycodes', { headers: withCookie(s, s.csrf) });
+  t.equal(fresh.status, 200);
+  t.ok(Array.isArray(fresh.body) && typeof fresh.body[0] === 'string', 'new codes');
+  const need = await call('POST', WS, { ip: freshIp(), payload: { username: 'aws-2fa', password: 'aws-2fa-pass-1' } });
+  t.match(need.body, { two_factor_required: true }, 'the next login asks for the code');
+  const s2 = await login('aws-2fa', 'aws-2fa-pass-1', fresh.body[0] as string);
+  t.equal((await call('GET', '/api/v2/status', { headers: withCookie(s2) })).status, 200, 'a recovery code opens a session');
+  const off = await call('POST', '/api/v2/admin/totp/save', { headers: withCookie(s, s.csrf), payload: { enabled: false } });
+  t.equal(off.status, 200, JSON.stringify(off.body));
+  t.equal((await call('GET', '/api/v2/admin/2fa/recoverycodes', { headers: { cookie: 'ferry_admin=x' } })).status, 401, 'an unknown cookie: 401');
+});
+
 t.test('logout revokes the session; a disabled admin is let in no more', async (t) => {
   await createAdmin('aws-out', ['*']);
   const s = await login('aws-out', 'aws-out-pass-1');

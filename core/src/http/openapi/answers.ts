@@ -192,7 +192,15 @@ export const DirEntry = Joi.object({
   last_modified: Joi.string().isoDate().required(),
 }).description('DirEntry');
 
-export const AdminProfile = Joi.object(profile).description('AdminProfile');
+export const AdminProfile = Joi.object({
+  ...profile,
+  // an addition to v2.7 (GET only, for the web admin): the admin's two-factor state
+  two_factor: Joi.object({
+    enabled: Joi.boolean().required(),
+    config_name: str().required(),
+    required: Joi.boolean().required().description('require_two_factor: the admin may not turn it off'),
+  }).description('the two-factor state of the admin'),
+}).description('AdminProfile');
 export const UserProfile = Joi.object({
   ...profile,
   public_keys: names(),

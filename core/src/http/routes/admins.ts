@@ -82,10 +82,16 @@ export function adminRoutes(c: DependencyContainer): ServerRoute[] {
       options: self,
       handler: async (request) => {
         const admin = await admins.findByUsername(adminOf(request).admin.username);
+        const totp = admin?.filters.totp_config as { enabled?: boolean; config_name?: string } | undefined;
         return {
           email: admin?.email ?? '',
           description: admin?.description ?? '',
           allow_api_key_auth: admin?.filters.allow_api_key_auth ?? false,
+          two_factor: {
+            enabled: !!totp?.enabled,
+            config_name: totp?.enabled ? (totp.config_name ?? '') : '',
+            required: admin?.filters.require_two_factor ?? false,
+          },
         };
       },
     },

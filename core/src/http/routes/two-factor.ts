@@ -1,7 +1,7 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 import type { DependencyContainer } from 'tsyringe';
-import { ADMIN_AUTH, ADMIN_BEARER_ONLY, USER_BEARER_OR_WEB, adminOf, clientIp, userOf } from '../auth-strategies.js';
+import { ADMIN_AUTH, ADMIN_BEARER_OR_WEB, USER_BEARER_OR_WEB, adminOf, clientIp, userOf } from '../auth-strategies.js';
 import { DefenderService } from '../../security/defender.service.js';
 import { actorOf } from '../server.js';
 import { Errors } from '../errors.js';
@@ -30,8 +30,9 @@ const newCodes = { description: 'the new recovery codes', schema: Joi.array().it
 
 /**
  * Two-factor authentication: self-service TOTP and recovery codes of the
- * calling admin (/admin/...) or user (/user/...), bearer token only as
- * reference.yaml declares them, and the admins' disable of another account's
+ * calling admin (/admin/...) or user (/user/...), by bearer token (as
+ * reference.yaml declares them) or the web session cookie (with its CSRF
+ * token), never an API key, and the admins' disable of another account's
  * 2FA (permission disable_mfa). The TOTP routes stay open to an account that
  * must set 2FA up (ferry.mfaSetup).
  */
@@ -54,7 +55,7 @@ export function twoFactorRoutes(c: DependencyContainer): ServerRoute[] {
   };
 
   const selfRoutes = (kind: AccountKind): ServerRoute[] => {
-    const auth = kind === 'admin' ? ADMIN_BEARER_ONLY : USER_BEARER_OR_WEB;
+    const auth = kind === 'admin' ? ADMIN_BEARER_OR_WEB : USER_BEARER_OR_WEB;
     const setup = (answer: Answer) => ({ auth, plugins: { ferry: { permission: 'any' as const, mfaSetup: true, responses: { 200: answer } } } });
     const plain = (answer: Answer) => ({ auth, plugins: { ferry: { permission: 'any' as const, responses: { 200: answer } } } });
     const base = `/api/v2/${kind}`;

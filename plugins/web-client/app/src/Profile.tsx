@@ -10,7 +10,10 @@ import { Dialog } from './Dialog';
 import { forbids, loadProfile, saveProfile, type Profile as ProfileData } from './profile-api';
 import { t } from './strings';
 import { TwoFactor } from './TwoFactor';
+import { twoFactorApi } from './two-factor-api';
 import { ApiKeys } from './ApiKeys';
+
+const userTwoFactor = twoFactorApi('user');
 
 function Section({ id, title, children }: { id: string; title: string; children: ReactNode }) {
   return (
@@ -214,7 +217,7 @@ export function Profile({ onPasswordChanged }: { onPasswordChanged: () => void }
           )}
           {!forbids(profile, 'mfa-disabled') && (
             <Section id="two-factor" title={t.twoFactorSection}>
-              <TwoFactor profile={profile} onChange={reload} />
+              <TwoFactor state={profile.two_factor} api={userTwoFactor} onChange={reload} />
             </Section>
           )}
           {!forbids(profile, 'info-change-disabled') && (

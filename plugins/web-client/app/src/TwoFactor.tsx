@@ -1,24 +1,13 @@
 /**
- * The profile's two-factor section: enrolment (a configuration, a new secret
- * shown as a QR code and as text, the protocols, a code check, then the
- * save), the recovery codes shown once with a download, their regeneration,
- * and turning 2FA off.
+ * The two-factor section of a profile, the web client's and the web admin's
+ * (each gives its calls, two-factor-api.ts): enrolment (a configuration, a
+ * new secret shown as a QR code and as text, the protocols for a user, a code
+ * check, then the save), the recovery codes shown once with a download, their
+ * regeneration, and turning 2FA off.
  */
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Dialog } from './Dialog';
-import {
-  MFA_PROTOCOLS,
-  disableTotp,
-  enableTotp,
-  generateTotp,
-  recoveryCodes,
-  totpConfigs,
-  validateTotp,
-  type Enrolment,
-  type MfaProtocol,
-  type Profile,
-  type TotpConfig,
-} from './profile-api';
+import { MFA_PROTOCOLS, type Enrolment, type MfaProtocol, type TotpConfig, type TwoFactorApi, type TwoFactorState } from './two-factor-api';
 import { QrCode } from './QrCode';
 import { t } from './strings';
 
@@ -62,8 +51,8 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
 }
 
 /** Enrolment: configuration, generate, QR code and secret, protocols, code check, save. */
-function Enrol({ profile, onEnabled, onCancel }: { profile: Profile; onEnabled: () => void; onCancel: () => void }) {
-  const required = (profile.two_factor?.required_protocols ?? []) as MfaProtocol[];
+function Enrol({ state, api, onEnabled, onCancel }: { state: TwoFactorState | undefined; api: TwoFactorApi; onEnabled: () => void; onCancel: () => void }) {
+  const required = (state?.required_protocols ?? []) as MfaProtocol[];
   const [configs, setConfigs] = useState<TotpConfig[]>([]);
   const [configName, setConfigName] = useState('');
   const [enrolment, setEnrolment] = useState<Enrolment | null>(null);
@@ -75,7 +64,7 @@ function Enrol({ profile, onEnabled, onCancel }: { profile: Profile; onEnabled: 
 
   useEffect(() => {
     let live = true;
-    void totpConfigs().then((c) => {
+    void api.configs().then((c) => {
       if (!live) return;
       if (typeof c === 'string') return setError(c);
       setConfigs(c);
@@ -89,7 +78,7 @@ function Enrol({ profile, onEnabled, onCancel }: { profile: Profile; onEnabled: 
   const generate = async () => {
     setBusy(true);
     setError('');
-    const e = await generateTotp(configName);
+    const e = await api.generate(configName);
     setBusy(false);
     if (typeof e === 'string') return setError(e);
     setEnrolment(e);
@@ -103,7 +92,7 @@ function Enrol({ profile, onEnabled, onCancel }: { profile: Profile; onEnabled: 
     if (!enrolment) return void generate();
     setBusy(true);
     setError('');
-    const problem = (await validateTotp(enrolment, code)) ?? (await enableTotp(enrolment, protocols));
+    const problem = (await api.validate(enrolment, code)) ?? (await api.enable(enrolment, protocols));
     setBusy(false);
     if (problem) {
       setError(problem);
@@ -155,15 +144,17 @@ function Enrol({ profile, onEnabled, onCancel }: { profile: Profile; onEnabled: 
               </code>
             </div>
           </div>
-          <fieldset>
-            <legend>{t.protocolsLegend}</legend>
-            {MFA_PROTOCOLS.map((p) => (
-              <label key={p} className="check">
-                <input type="checkbox" checked={protocols.includes(p)} disabled={required.includes(p)} onChange={(e) => toggle(p, e.target.checked)} />
-                {t.protocolNames[p] ?? p} {required.includes(p) && <span className="muted">{t.protocolRequired}</span>}
-              </label>
-            ))}
-          </fieldset>
+          {api.protocols && (
+            <fieldset>
+              <legend>{t.protocolsLegend}</legend>
+              {MFA_PROTOCOLS.map((p) => (
+                <label key={p} className="check">
+                  <input type="checkbox" checked={protocols.includes(p)} disabled={required.includes(p)} onChange={(e) => toggle(p, e.target.checked)} />
+                  {t.protocolNames[p] ?? p} {required.includes(p) && <span className="muted">{t.protocolRequired}</span>}
+                </label>
+              ))}
+            </fieldset>
+          )}
           <label htmlFor="totp-code">{t.checkCode}</label>
           <p id="totp-code-help" className="muted">
             {t.checkCodeHelp}
@@ -199,15 +190,15 @@ function Enrol({ profile, onEnabled, onCancel }: { profile: Profile; onEnabled: 
 }
 
 /** The section: the state, then enrolment, recovery codes, regeneration and turning it off. */
-export function TwoFactor({ profile, onChange }: { profile: Profile; onChange: () => void }) {
-  const tf = profile.two_factor;
+export function TwoFactor({ state, api, onChange }: { state: TwoFactorState | undefined; api: TwoFactorApi; onChange: () => void }) {
+  const tf = state;
   const [mode, setMode] = useState<'view' | 'enrol' | 'confirm-regenerate' | 'confirm-disable'>('view');
   const [codes, setCodes] = useState<string[] | null>(null);
   const [status, setStatus] = useState('');
   const [error, setError] = useState('');
 
   const showCodes = async (fresh: boolean) => {
-    const c = await recoveryCodes(fresh);
+    const c = await api.recoveryCodes(fresh);
     if (typeof c === 'string') return setError(c);
     setCodes(c);
   };
@@ -226,7 +217,8 @@ export function TwoFactor({ profile, onChange }: { profile: Profile; onChange: (
   if (mode === 'enrol') {
     return (
       <Enrol
-        profile={profile}
+        state={state}
+        api={api}
         onCancel={() => setMode('view')}
         onEnabled={() => {
           setMode('view');
@@ -291,7 +283,7 @@ export function TwoFactor({ profile, onChange }: { profile: Profile; onChange: (
           onSubmit={() => {
             setMode('view');
             setError('');
-            void disableTotp().then((problem) => {
+            void api.disable().then((problem) => {
               if (problem) return setError(problem);
               setStatus(t.twoFactorDisabled);
               onChange();

@@ -1,4 +1,4 @@
-/** The profile's REST calls (GET/PUT /api/v2/user/profile and the two-factor routes), typed by the generated OpenAPI types. */
+/** The profile's REST calls (GET/PUT /api/v2/user/profile, the API keys; the two-factor ones are two-factor-api.ts), typed by the generated OpenAPI types. */
 import type { operations } from '../generated/api';
 import { api, errorMessage } from './api';
 import { t } from './strings';
@@ -6,10 +6,6 @@ import { t } from './strings';
 /** GET /api/v2/user/profile: the profile, the effective web client options and the two-factor state. */
 export type Profile = operations['get_api_v2_user_profile']['responses'][200]['content']['application/json'];
 type ProfileUpdate = NonNullable<operations['put_api_v2_user_profile']['requestBody']>['content']['application/json'];
-type TotpSave = NonNullable<operations['post_api_v2_user_totp_save']['requestBody']>['content']['application/json'];
-export type MfaProtocol = NonNullable<TotpSave['protocols']>[number];
-/** The protocols a TOTP may apply to (the save route's enum). */
-export const MFA_PROTOCOLS: readonly MfaProtocol[] = ['HTTP', 'SSH', 'FTP'];
 
 /** The web client options the profile honours (reference.yaml WebClientOptions). */
 export type WebClientOption =
@@ -38,55 +34,6 @@ export async function loadProfile(): Promise<Profile | string> {
 }
 
 export const saveProfile = (body: ProfileUpdate): Outcome => outcome(api.PUT('/api/v2/user/profile', { body }));
-
-export type TotpConfig = { name: string; issuer: string };
-export async function totpConfigs(): Promise<TotpConfig[] | string> {
-  try {
-    const { data, error, response } = await api.GET('/api/v2/user/totp/configs');
-    if (!data) return errorMessage(error, t.unexpected(response.status));
-    return data.map((c) => ({ name: c.name ?? '', issuer: c.issuer ?? '' }));
-  } catch {
-    return t.networkError;
-  }
-}
-
-export type Enrolment = { config_name: string; secret: string; url: string };
-export async function generateTotp(configName: string): Promise<Enrolment | string> {
-  try {
-    const { data, error, response } = await api.POST('/api/v2/user/totp/generate', { body: { config_name: configName } });
-    if (!data) return errorMessage(error, t.unexpected(response.status));
-    return { config_name: data.config_name ?? configName, secret: data.secret ?? '', url: data.url ?? '' };
-  } catch {
-    return t.networkError;
-  }
-}
-
-export const validateTotp = (e: Enrolment, passcode: string): Outcome =>
-  outcome(api.POST('/api/v2/user/totp/validate', { body: { config_name: e.config_name, passcode, secret: e.secret } }));
-
-export const enableTotp = (e: Enrolment, protocols: MfaProtocol[]): Outcome =>
-  outcome(
-    api.POST('/api/v2/user/totp/save', {
-      body: { enabled: true, config_name: e.config_name, protocols, secret: { status: 'Plain', payload: e.secret } },
-    }),
-  );
-
-export const disableTotp = (): Outcome => outcome(api.POST('/api/v2/user/totp/save', { body: { enabled: false } }));
-
-/** The unused recovery codes (GET), or new ones (POST, the old ones stop working). */
-export async function recoveryCodes(fresh: boolean): Promise<string[] | string> {
-  try {
-    if (fresh) {
-      const { data, error, response } = await api.POST('/api/v2/user/2fa/recoverycodes');
-      return data ?? errorMessage(error, t.unexpected(response.status));
-    }
-    const { data, error, response } = await api.GET('/api/v2/user/2fa/recoverycodes');
-    if (!data) return errorMessage(error, t.unexpected(response.status));
-    return data.filter((c) => !c.used).map((c) => c.secret?.payload ?? '');
-  } catch {
-    return t.networkError;
-  }
-}
 
 /** One of the user's own API keys (GET /api/v2/user/apikeys, an addition). */
 export type OwnApiKey = { id: string; name: string; description: string; created_at: number; last_use_at: number; expires_at: number };

@@ -13,10 +13,11 @@ import { adminLogin, adminLogout, can, changeAdminPassword, currentAdminSession,
 import { ADMIN_BASE, adminRoutePath, pageOfRoute, parseAdminRoute, type AdminPage, type AdminRoute } from './routes';
 import { t } from './strings';
 
-// security, event search, maintenance: loaded when opened (not in the first load)
+// security, event search, maintenance, profile: loaded when opened (not in the first load)
 const Security = lazy(() => import('./Security'));
 const Events = lazy(() => import('./Events'));
 const Maintenance = lazy(() => import('./Maintenance'));
+const Profile = lazy(() => import('./Profile'));
 
 /** The pages an admin may open, in the navigation's order (each needs its permission: what is not allowed is not offered). */
 function pagesOf(s: AdminSession): AdminPage[] {
@@ -29,6 +30,7 @@ function pagesOf(s: AdminSession): AdminPage[] {
   if (can(s, 'view_events')) pages.push('events');
   if (s.permissions.includes('*') && !s.role) pages.push('maintenance');
   pages.push(...namedPagesOf(s));
+  pages.push('profile'); // every admin's own
   return pages;
 }
 const TITLES: Partial<Record<AdminPage, string>> = {
@@ -38,6 +40,7 @@ const TITLES: Partial<Record<AdminPage, string>> = {
   security: t.security,
   events: t.events,
   maintenance: t.maintenance,
+  profile: t.profile,
 };
 const pageTitle = (p: AdminPage | null) => TITLES[p ?? 'dashboard'] ?? namedTitle(p) ?? t.dashboard;
 
@@ -161,6 +164,7 @@ export function AdminApp() {
           {page === 'security' && <Security session={session} />}
           {page === 'events' && <Events />}
           {page === 'maintenance' && <Maintenance />}
+          {page === 'profile' && <Profile />}
         </Suspense>
       </main>
     </>

@@ -14,11 +14,12 @@
  *   /web/admin/security          the defender's hosts and the IP lists
  *   /web/admin/events            the event search
  *   /web/admin/maintenance       backup and restore
+ *   /web/admin/profile           the signed-in admin's own profile (details, password, 2FA)
  */
 export const ADMIN_BASE = '/web/admin';
 
 /** Pages that are one URL each, with no sub-route (their URL is /web/admin/<page>). */
-export const SIMPLE_PAGES = ['security', 'events', 'maintenance'] as const;
+export const SIMPLE_PAGES = ['security', 'events', 'maintenance', 'profile'] as const;
 export type SimplePage = (typeof SIMPLE_PAGES)[number];
 
 export type AdminRoute =
@@ -99,6 +100,7 @@ export function adminRoutePath(r: AdminRoute): string {
     case 'security':
     case 'events':
     case 'maintenance':
+    case 'profile':
       return `${ADMIN_BASE}/${r.kind}`;
   }
 }

@@ -312,6 +312,14 @@ export const en = {
   restoring: 'Restoring…',
   restored: (answer: string) => `Server answer: ${answer}`,
   restoreRefused: 'The server refused the backup:',
+  // the admin's own profile
+  profile: 'Profile',
+  profileDetails: 'Your details',
+  allowApiKeyAuth: 'Allow API keys to authenticate as me',
+  profileSaved: 'Profile saved.',
+  passwordSection: 'Password',
+  passwordChanged: 'Password changed: use it next time you sign in.',
+  twoFactorSection: 'Two-factor authentication',
 };
 
 export type AdminStrings = typeof en;
