@@ -12,7 +12,7 @@
 // Rounds alternate between the two sides; the best of each is kept. Aim: ui >= 0.8x curl.
 // The browser's own ceiling, measured in the same rounds: one XMLHttpRequest of the same file from
 // the same chromium to a server that only counts the bytes (no Ferry), against curl to that server.
-// Env: BENCH_MB (default 256), BENCH_CHUNK_MB (default 64), BENCH_ROUNDS (default 3),
+// Env: BENCH_MB (default 256), BENCH_CHUNK_MB (default 4096, as shipped), BENCH_ROUNDS (default 5),
 // FERRY_CHROMIUM (default /usr/bin/chromium), FERRY_BENCH_DIR (scratch directory).
 // Needs the compiled core and the built web client (npm run build). Writes bench/results/web-upload.json.
 import { execFile } from 'node:child_process';
@@ -24,8 +24,9 @@ import { chromium } from 'playwright-core';
 import { MB, makeFile, runBench, scratchWorkspace, writeResults } from './lib/common.mjs';
 
 const SIZE_MB = Number(process.env.BENCH_MB ?? 256);
-const CHUNK_MB = Number(process.env.BENCH_CHUNK_MB ?? 64);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+// the shipped configuration's upload_chunk_size (config/default.yaml)
+const CHUNK_MB = Number(process.env.BENCH_CHUNK_MB ?? 4096);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CHROMIUM = process.env.FERRY_CHROMIUM ?? '/usr/bin/chromium';
 const USER = { username: 'bench', password: 'bench-user-password-1' };
 const AIM = 0.8;

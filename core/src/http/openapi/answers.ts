@@ -382,6 +382,7 @@ export const ROUTE_ANSWERS: Record<string, Answers> = {
   'post /api/v2/shares-chunked-uploads': empty(201, 'the upload was created (Location, Upload-Offset; no body)'),
   'get /api/v2/shares-chunked-uploads/{id}': empty(200, 'HEAD only: the offset of the upload (Upload-Offset, Upload-Length; no body)'),
   'patch /api/v2/shares-chunked-uploads/{id}': empty(204, 'the chunk was stored (Upload-Offset; no body)'),
+  'delete /api/v2/shares-chunked-uploads/{id}': empty(204, 'the upload was terminated (an addition): its bytes are gone (no body)'),
   // an addition to the API: resumable uploads of signed-in users
   'options /api/v2/user/chunked-uploads': empty(200, 'TUS discovery (Tus-* headers, no body)'),
   'post /api/v2/user/chunked-uploads': empty(201, 'the upload was created (Location, Upload-Offset; no body)'),
