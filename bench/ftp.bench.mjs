@@ -22,8 +22,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { benchDir, envNumber, freePort, makeFile, resetPeakRss, rssOf, runBench, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
+import { benchDir, envNumber, freePort, makeFile, runBench, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
+import { reportSideBySide, sideBySide } from './lib/side-by-side.mjs';
 
 const SIZE_MB = envNumber('BENCH_MB', 1024);
 const PAR = envNumber('BENCH_PAR', 16);
@@ -135,27 +136,8 @@ async function startVsftpd(cert) {
   return { name: 'vsftpd', url: `ftp://127.0.0.1:${port}/pub`, root: pub, user: 'anonymous:', proc };
 }
 
-/** Runs `fn(server)` for vsftpd then Ferry, ROUNDS times: the best seconds of each and Ferry's peak RSS. */
-async function sideBySide(label, servers, fn, after = async () => {}) {
-  const best = { vsftpd: Infinity, ferry: Infinity };
-  let peak = 0;
-  for (let i = 0; i < ROUNDS; i++) {
-    for (const s of servers) {
-      if (s.name === 'ferry') resetPeakRss(s.proc.pid);
-      const secs = await fn(s);
-      if (s.name === 'ferry') peak = Math.max(peak, rssOf(s.proc.pid, 'VmHWM'));
-      best[s.name] = Math.min(best[s.name], secs);
-      await after(s);
-      log(`${label} ${s.name} round ${i + 1}: ${secs.toFixed(2)} s`);
-    }
-  }
-  return { vsftpd_s: best.vsftpd, ferry_s: best.ferry, ratio: best.vsftpd / best.ferry, ferry_peak_rss_mb: peak };
-}
-
-const report = (label, r, aim, rssAim) =>
-  console.log(
-    `  ${label.padEnd(28)} vsftpd ${r.vsftpd_s.toFixed(2)} s   ferry ${r.ferry_s.toFixed(2)} s   ${r.ratio.toFixed(2)}x (aim >= ${aim.toFixed(2)}x)   Ferry peak RSS ${r.ferry_peak_rss_mb.toFixed(0)} MB${rssAim ? ` (aim < ${rssAim})` : ''}`,
-  );
+const compare = (label, servers, fn, after) => sideBySide({ label, servers, rounds: ROUNDS, fn, after, log });
+const report = (label, r, aim, rssAim) => reportSideBySide(label, r, { reference: 'vsftpd', aim, rssAim });
 
 async function main() {
   if (process.getuid?.() !== 0) throw new Error('run as root: vsftpd serves its directory as the ftp user');
@@ -194,7 +176,7 @@ async function main() {
   for (const s of servers) await curl(s, false, ['-T', big, `${s.url}/big.bin`]);
   for (const tls of [false, true]) {
     const kind = tls ? 'ftps' : 'plain';
-    results[`stor_${kind}`] = await sideBySide(
+    results[`stor_${kind}`] = await compare(
       `stor ${kind} ${SIZE_MB} MiB`,
       servers,
       (s) => curl(s, tls, ['-T', big, `${s.url}/up.bin`]),
@@ -203,7 +185,7 @@ async function main() {
         rmSync(path.join(s.root, 'up.bin'));
       },
     );
-    results[`retr_${kind}`] = await sideBySide(
+    results[`retr_${kind}`] = await compare(
       `retr ${kind} ${SIZE_MB} MiB`,
       servers,
       (s) => curl(s, tls, ['-o', out, `${s.url}/big.bin`]),
@@ -230,7 +212,7 @@ async function main() {
       );
       return Number(process.hrtime.bigint() - t0) / 1e9;
     };
-    results.parallel = await sideBySide(`parallel ${PAR} x ${PAR_MB} MiB`, servers, all, async (s) => {
+    results.parallel = await compare(`parallel ${PAR} x ${PAR_MB} MiB`, servers, all, async (s) => {
       for (let i = 0; i < PAR; i++) {
         rmSync(path.join(s.root, `par-${i}.bin`), { force: true });
         rmSync(path.join(scratch, `got-${s.name}-${i}`), { force: true });

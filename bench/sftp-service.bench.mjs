@@ -46,7 +46,8 @@ import os from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import { SFTP } from './lib/backends.mjs';
-import { MB, ensureServers, envNumber, freePort, makeFile, resetPeakRss, rssOf, scratchWorkspace, waitPort, writeResults, runBench } from './lib/common.mjs';
+import { MB, ensureServers, envNumber, freePort, makeFile, scratchWorkspace, waitPort, writeResults, runBench } from './lib/common.mjs';
+import { sideBySide } from './lib/side-by-side.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const SIZE_MB = envNumber('BENCH_MB', 1024);
@@ -151,23 +152,9 @@ async function startFerrySftp() {
   return { ...ferry, name: 'ferry', port };
 }
 
-/** Runs `fn(server)` for OpenSSH then Ferry, ROUNDS times; the best seconds of each, and Ferry's peak RSS over its runs. */
-async function sideBySide(label, servers, fn, after = async () => {}) {
-  const best = { openssh: Infinity, ferry: Infinity };
-  let peak = 0;
-  for (let i = 0; i < ROUNDS; i++) {
-    for (const s of [servers.openssh, servers.ferry]) {
-      noteLoad();
-      if (s.name === 'ferry') resetPeakRss(s.proc.pid);
-      const secs = await fn(s);
-      if (s.name === 'ferry') peak = Math.max(peak, rssOf(s.proc.pid, 'VmHWM'));
-      best[s.name] = Math.min(best[s.name], secs);
-      await after(s);
-      log(`${label} ${s.name} round ${i + 1}: ${secs.toFixed(2)} s`);
-    }
-  }
-  return { openssh_s: best.openssh, ferry_s: best.ferry, ratio: best.openssh / best.ferry, ferry_peak_rss_mb: peak };
-}
+/** Runs `fn(server)` for OpenSSH then Ferry, ROUNDS times (lib/side-by-side.mjs), the load noted before each run. */
+const compare = (label, servers, fn, after) =>
+  sideBySide({ label, servers: [servers.openssh, servers.ferry], rounds: ROUNDS, fn, after, beforeEach: noteLoad, log });
 
 /** Where a server's files live on disk, and the path its clients name. */
 const roots = {};
@@ -238,7 +225,7 @@ async function main() {
     // warm both (logins, page cache)
     for (const s of [openssh, ferry]) await sftp(s, [`put ${big} ${remote(s, 'big.bin')}`]);
     if (PHASES.has('put')) {
-      results.put = await sideBySide(
+      results.put = await compare(
         `put ${SIZE_MB} MiB`,
         servers,
         (s) => sftp(s, [`put ${big} ${remote(s, 'up.bin')}`]),
@@ -250,7 +237,7 @@ async function main() {
     }
     if (PHASES.has('get')) {
       const out = path.join(scratch, 'got.bin');
-      results.get = await sideBySide(
+      results.get = await compare(
         `get ${SIZE_MB} MiB`,
         servers,
         (s) => sftp(s, [`get ${remote(s, 'big.bin')} ${out}`]),
@@ -279,7 +266,7 @@ async function main() {
         rmSync(f);
       }
     };
-    results.parallel_put = await sideBySide(
+    results.parallel_put = await compare(
       `${PAR} x put ${PAR_MB} MiB`,
       servers,
       (s) => all(s, (i) => `put ${file} ${remote(s, `p${i}.bin`)}`)(),
@@ -288,7 +275,7 @@ async function main() {
     for (const s of [openssh, ferry]) for (let i = 0; i < PAR; i++) await exec('cp', [file, local(s, `g${i}.bin`)]);
     const gotDir = path.join(scratch, 'got');
     mkdirSync(gotDir, { recursive: true });
-    results.parallel_get = await sideBySide(
+    results.parallel_get = await compare(
       `${PAR} x get ${PAR_MB} MiB`,
       servers,
       (s) => all(s, (i) => `get ${remote(s, `g${i}.bin`)} ${path.join(gotDir, `g${i}.bin`)}`)(),
@@ -308,7 +295,7 @@ async function main() {
     mkdirSync(tree);
     const kib = Buffer.alloc(1024, 7);
     for (let i = 0; i < SMALL; i++) writeFileSync(path.join(tree, `f${i}.txt`), kib);
-    results.small = await sideBySide(
+    results.small = await compare(
       `put -r ${SMALL} files`,
       servers,
       (s) => sftp(s, [`put -r ${tree} ${remote(s, 'small')}`]),

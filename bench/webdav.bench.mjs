@@ -25,8 +25,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { benchDir, envNumber, freePort, makeFile, resetPeakRss, rssOf, runBench, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
+import { benchDir, envNumber, freePort, makeFile, runBench, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
+import { reportSideBySide, sideBySide } from './lib/side-by-side.mjs';
 
 const SIZE_MB = envNumber('BENCH_MB', 1024);
 const PAR = envNumber('BENCH_PAR', 16);
@@ -97,28 +98,8 @@ async function startApache(root) {
   return { name: 'apache', url: `http://127.0.0.1:${port}`, root, proc };
 }
 
-/** Runs `fn(server)` for Apache then Ferry, ROUNDS times: the best seconds of each and Ferry's peak RSS. */
-async function sideBySide(label, servers, fn, after = async () => {}) {
-  const best = { apache: Infinity, ferry: Infinity };
-  let peak = 0;
-  for (let i = 0; i < ROUNDS; i++) {
-    for (const s of servers) {
-      if (s.name === 'ferry') resetPeakRss(s.proc.pid);
-      const secs = await fn(s);
-      if (s.name === 'ferry') peak = Math.max(peak, rssOf(s.proc.pid, 'VmHWM'));
-      best[s.name] = Math.min(best[s.name], secs);
-      await after(s);
-      log(`${label} ${s.name} round ${i + 1}: ${secs.toFixed(2)} s`);
-    }
-  }
-  const r = { apache_s: best.apache, ferry_s: best.ferry, ratio: best.apache / best.ferry, ferry_peak_rss_mb: peak };
-  return r;
-}
-
-const report = (label, r, aim, rssAim) =>
-  console.log(
-    `  ${label.padEnd(28)} apache ${r.apache_s.toFixed(2)} s   ferry ${r.ferry_s.toFixed(2)} s   ${r.ratio.toFixed(2)}x (aim >= ${aim.toFixed(2)}x)   Ferry peak RSS ${r.ferry_peak_rss_mb.toFixed(0)} MB${rssAim ? ` (aim < ${rssAim})` : ''}`,
-  );
+const compare = (label, servers, fn, after) => sideBySide({ label, servers, rounds: ROUNDS, fn, after, log });
+const report = (label, r, aim, rssAim) => reportSideBySide(label, r, { reference: 'apache', aim, rssAim });
 
 async function main() {
   if (process.getuid?.() !== 0) throw new Error('run as root: Apache serves its directory as www-data');
@@ -148,7 +129,7 @@ async function main() {
   makeFile(big, SIZE_MB);
   const size = statSync(big).size;
   for (const s of servers) await curl(['-T', big, `${s.url}/big.bin`]);
-  results.put = await sideBySide(
+  results.put = await compare(
     `put ${SIZE_MB} MiB`,
     servers,
     (s) => curl(['-T', big, `${s.url}/up.bin`]),
@@ -158,7 +139,7 @@ async function main() {
     },
   );
   const out = path.join(scratch, 'got.bin');
-  results.get = await sideBySide(
+  results.get = await compare(
     `get ${SIZE_MB} MiB`,
     servers,
     (s) => curl(['-o', out, `${s.url}/big.bin`]),
@@ -182,7 +163,7 @@ async function main() {
       );
       return Number(process.hrtime.bigint() - t0) / 1e9;
     };
-    results.parallel = await sideBySide(
+    results.parallel = await compare(
       `parallel ${PAR} x ${PAR_MB} MiB`,
       servers,
       (s) => all(s)(),
@@ -203,7 +184,7 @@ async function main() {
     if (s.name === 'apache') spawnSync('chown', ['-R', `${www}:${www}`, d]);
   }
   const body = '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>';
-  results.propfind = await sideBySide(`propfind depth 1, ${ENTRIES} entries`, servers, (s) =>
+  results.propfind = await compare(`propfind depth 1, ${ENTRIES} entries`, servers, (s) =>
     curl(['-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml', '--data', body, '-o', '/dev/null', `${s.url}/many/`]),
   );
 

@@ -1,0 +1,35 @@
+/**
+ * Ferry against a reference server (Apache, vsftpd, OpenSSH...) with the same client in the same
+ * run: each round runs `fn(server)` for every server in order, the reference first; the best seconds
+ * of each are kept, with Ferry's peak resident memory over its runs (VmHWM, reset before each).
+ */
+import { resetPeakRss, rssOf } from './common.mjs';
+
+/**
+ * `servers`: the reference and Ferry (the one named `ferry`, with its process as `proc`).
+ * Resolves to `{ <reference>_s, ferry_s, ratio: reference / Ferry, ferry_peak_rss_mb }`.
+ */
+export async function sideBySide({ label, servers, rounds, fn, after = async () => {}, beforeEach = () => {}, log = console.log }) {
+  const best = Object.fromEntries(servers.map((s) => [s.name, Infinity]));
+  let peak = 0;
+  for (let i = 0; i < rounds; i++) {
+    for (const s of servers) {
+      beforeEach();
+      if (s.name === 'ferry') resetPeakRss(s.proc.pid);
+      const secs = await fn(s);
+      if (s.name === 'ferry') peak = Math.max(peak, rssOf(s.proc.pid, 'VmHWM'));
+      best[s.name] = Math.min(best[s.name], secs);
+      await after(s);
+      log(`${label} ${s.name} round ${i + 1}: ${secs.toFixed(2)} s`);
+    }
+  }
+  const ref = servers.find((s) => s.name !== 'ferry').name;
+  return { [`${ref}_s`]: best[ref], ferry_s: best.ferry, ratio: best[ref] / best.ferry, ferry_peak_rss_mb: peak };
+}
+
+/** The figure line of a side-by-side result, with its aim (and Ferry's memory aim when given). */
+export function reportSideBySide(label, r, { reference, aim, rssAim, width = 28 }) {
+  console.log(
+    `  ${label.padEnd(width)} ${reference} ${r[`${reference}_s`].toFixed(2)} s   ferry ${r.ferry_s.toFixed(2)} s   ${r.ratio.toFixed(2)}x (aim >= ${aim.toFixed(2)}x)   Ferry peak RSS ${r.ferry_peak_rss_mb.toFixed(0)} MB${rssAim ? ` (aim < ${rssAim})` : ''}`,
+  );
+}
