@@ -4,7 +4,7 @@ import t from 'tap';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DavUser, LOCKINFO, PROPPATCH } from './helpers/webdav.js';
-import { raceOp, summary, type RaceOp, type RaceResult } from './helpers/race.js';
+import { canaryAfterRaces, raceUser, type RaceOp, type RaceResult } from './helpers/race.js';
 import { holdsCanary, startWorld, type Reply, type User } from './helpers/world.js';
 
 // race.test.ts over WebDAV: while a worker thread keeps swapping a real
@@ -99,34 +99,12 @@ const results: RaceResult[] = [];
 for (const u of w.users) {
   await setupHome(u);
   t.test(`${u.name} (provider ${u.provider}): symlink swapped under concurrent WebDAV requests`, async (t) => {
-    for (const op of OPS) {
-      const r = await raceOp(w, u, op, `r-${op.name}`, judge, HOLD_MS);
-      results.push(r);
-      t.ok(r.restored, `${op.name}: the real directory is back`);
-      t.notOk(
-        r.escapedAfter,
-        `${u.name} ${op.name}: ${r.escapedAfter ? `ESCAPED after ${r.escapedAfter} requests: ${r.what}` : `held for ${r.requests} requests`} [${summary(r.outcomes)}]`,
-      );
-      t.same(r.bad, [], `${u.name} ${op.name}: every answer complete, none a server error (${r.badCount} not)`);
-    }
-    const mine = results.filter((r) => r.user === u.name);
-    t.ok(
-      mine.every((r) => r.swaps > 0),
-      'the swapper swapped during every op',
-    );
-    const outcomes = new Set(mine.flatMap((r) => Object.keys(r.outcomes)));
-    t.ok(
-      [...outcomes].some((o) => o.startsWith('2')) && [...outcomes].some((o) => o.startsWith('4')),
-      `the race was live: successes and refusals both seen (${[...outcomes].join(', ')})`,
+    results.push(
+      ...(await raceUser(t, w, u, { ops: OPS, judge, holdMs: HOLD_MS, live: (o) => o.some((x) => x.startsWith('2')) && o.some((x) => x.startsWith('4')) })),
     );
   });
 }
 
 t.test('the canary after the races', async (t) => {
-  for (const r of results)
-    t.comment(
-      `${r.user} ${r.op}: ${r.escapedAfter ? `escaped after ${r.escapedAfter}` : `held ${r.requests}`} (${r.swaps} swaps, ${r.ms} ms) [${summary(r.outcomes)}]`,
-    );
-  t.same(w.canary.leaks.slice(0, 20), [], 'no answer held canary content or names');
-  for (const { root, diff } of w.canary.changes()) t.same(diff.slice(0, 30), [], `${path.relative(w.dataDir, root)}: not written, renamed, removed or touched`);
+  canaryAfterRaces(t, w, results);
 });

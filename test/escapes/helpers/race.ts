@@ -8,6 +8,7 @@
  */
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
+import type { Test } from 'tap';
 import { startSwapper } from './swapper.js';
 import { homeFiles, snapshotTree, type User, type World } from './world.js';
 
@@ -123,4 +124,48 @@ export function summary(outcomes: Record<string, number>): string {
   return Object.entries(outcomes)
     .map(([s, k]) => `${s}x${k}`)
     .join(' ');
+}
+
+/**
+ * Runs every op for `u` against the swap of its `r-<op name>` directory and
+ * asserts what every protocol's race suite asserts: the real directory back,
+ * no escape, every answer well-formed, the swapper swapping during every op,
+ * and the race live (`live`: successes and refusals both among the outcomes).
+ * `unit` names the requests in the messages ("requests", "commands").
+ */
+export async function raceUser<R>(
+  t: Test,
+  w: World,
+  u: User,
+  o: { ops: RaceOp<R>[]; judge: (r: R) => { outcome: string; bad?: string }; holdMs: number; live: (outcomes: string[]) => boolean; unit?: string },
+): Promise<RaceResult[]> {
+  const unit = o.unit ?? 'requests';
+  const mine: RaceResult[] = [];
+  for (const op of o.ops) {
+    const r = await raceOp(w, u, op, `r-${op.name}`, o.judge, o.holdMs);
+    mine.push(r);
+    t.ok(r.restored, `${op.name}: the real directory is back`);
+    t.notOk(
+      r.escapedAfter,
+      `${u.name} ${op.name}: ${r.escapedAfter ? `ESCAPED after ${r.escapedAfter} ${unit}: ${r.what}` : `held for ${r.requests} ${unit}`} [${summary(r.outcomes)}]`,
+    );
+    t.same(r.bad, [], `${u.name} ${op.name}: every answer well-formed (${r.badCount} not)`);
+  }
+  t.ok(
+    mine.every((r) => r.swaps > 0),
+    'the swapper swapped during every op',
+  );
+  const outcomes = [...new Set(mine.flatMap((r) => Object.keys(r.outcomes)))];
+  t.ok(o.live(outcomes), `the race was live: successes and refusals both seen (${outcomes.join(', ')})`);
+  return mine;
+}
+
+/** After the races: each op's figures as comments, then no canary content in any answer and the canary untouched. */
+export function canaryAfterRaces(t: Test, w: World, results: RaceResult[]): void {
+  for (const r of results)
+    t.comment(
+      `${r.user} ${r.op}: ${r.escapedAfter ? `escaped after ${r.escapedAfter}` : `held ${r.requests}`} (${r.swaps} swaps, ${r.ms} ms) [${summary(r.outcomes)}]`,
+    );
+  t.same(w.canary.leaks.slice(0, 20), [], 'no answer held canary content, digests or names');
+  for (const { root, diff } of w.canary.changes()) t.same(diff.slice(0, 30), [], `${path.relative(w.dataDir, root)}: not written, renamed, removed or touched`);
 }
