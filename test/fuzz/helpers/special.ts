@@ -372,6 +372,23 @@ export function tus(r: Rng, w: World, rt: RouteInfo): Req | undefined {
     }
     return { kind: `tus: patch ${label}`, route: rt.key, method: 'PATCH', url, headers, payload };
   }
+  if (rt.method === 'DELETE') {
+    // termination (an addition): the world's upload is never terminated: a wrong version, bad credentials or an unknown id
+    const which = r.int(3);
+    if (which === 0)
+      return { kind: 'tus: delete Tus-Resumable', route: rt.key, method: 'DELETE', url: upload, headers: { ...pw, 'tus-resumable': r.pick(['0.2.2', '']) } };
+    if (which === 1) {
+      const bad = badBasic(r, 'x', SHARE_PASSWORD, true);
+      return { kind: `tus: delete ${bad.label}`, route: rt.key, method: 'DELETE', url: upload, headers: { ...bad.headers, 'tus-resumable': '1.0.0' } };
+    }
+    return {
+      kind: 'tus: delete unknown upload',
+      route: rt.key,
+      method: 'DELETE',
+      url: `${TUS}/${encodeValue(r, r.chance(0.5) ? hostilePath(r) : `fz${r.int(1e9)}`)}`,
+      headers: { ...pw, 'tus-resumable': '1.0.0' },
+    };
+  }
   return undefined;
 }
 
