@@ -272,6 +272,8 @@ t.test('groups: list, create (a refused field first), edit, give to a user, dele
   // the user's form: partners added as erin's primary group, staff kept as secondary
   await page.goto(`${h.f.origin}/web/admin/users/erin`);
   await page.getByRole('heading', { name: admin.editUser('erin') }).waitFor();
+  // the suggestions are read after the form: wait for them (CI read an empty list on PostgreSQL)
+  await page.locator('#ug-known option').nth(1).waitFor({ state: 'attached' });
   t.same(
     await page.locator('#ug-known option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
     ['partners', 'staff'],
