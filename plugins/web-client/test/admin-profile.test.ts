@@ -72,6 +72,7 @@ t.test("the admin's profile: details, password, two-factor setup and sign-in, re
   await pw.getByRole('status').filter({ hasText: admin.passwordChanged }).waitFor();
   t.equal((await webLogin('pat', first)).statusCode, 401, 'the old password no longer signs in');
   await page.getByRole('button', { name: admin.logout }).click();
+  await page.getByRole('heading', { name: admin.loginTitle }).waitFor(); // the sign-out has ended the session
   await signInAdmin(page, h.f, 'pat', second);
   await page.getByRole('heading', { name: admin.dashboard, level: 1 }).waitFor();
   t.pass('the new password signs in from the page');
@@ -123,6 +124,7 @@ t.test("the admin's profile: details, password, two-factor setup and sign-in, re
 
   // sign out, sign in with the TOTP step
   await page.getByRole('button', { name: admin.logout }).click();
+  await page.getByRole('heading', { name: admin.loginTitle }).waitFor(); // the sign-out has ended the session
   await signInAdmin(page, h.f, 'pat', second);
   await page.getByRole('heading', { name: strings.passcodeTitle }).waitFor();
   await page.getByLabel(strings.passcode).fill(totp.generate());

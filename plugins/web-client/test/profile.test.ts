@@ -122,6 +122,7 @@ t.test('two-factor setup: QR code and secret, code check, recovery codes downloa
 
   // sign out, sign in: the second factor is asked; a downloaded recovery code works
   await page.getByRole('button', { name: strings.logout }).click();
+  await page.getByRole('heading', { name: strings.loginTitle }).waitFor(); // the sign-out has ended the session
   await signIn(page, h.f, 'zoe');
   await page.getByRole('heading', { name: strings.passcodeTitle }).waitFor();
   await page.getByLabel(strings.passcode).fill(shown[3]!);
