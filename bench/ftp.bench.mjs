@@ -16,13 +16,17 @@
 //   parallel        BENCH_PAR clients (default 16) at once, each storing then retrieving its own
 //                   BENCH_PAR_MB file (default 32 MiB), plain: aggregate ratio
 //
+// The plain phases also run against a bare Node.js FTP server (bench/lib/bare-ftp-server.mjs: the
+// same socket-to-file work on one event loop and nothing else), so each plain figure also says how
+// close Ferry is to what Node.js itself reaches (aim >= 0.9x of it), apart from vsftpd's C.
+//
 // Env: BENCH_MB, BENCH_PAR, BENCH_PAR_MB, BENCH_ROUNDS (default 2), FERRY_BENCH_DIR,
 // FERRY_BENCH_NO_BUILD=1. A quick run: BENCH_MB=128 BENCH_PAR=4 BENCH_PAR_MB=8 BENCH_ROUNDS=1 node bench/ftp.bench.mjs
 // Writes bench/results/ftp.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { benchDir, envNumber, freePort, makeFile, runBench, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
+import { benchDir, envNumber, freePort, makeFile, runBench, scratchWorkspace, startBareServer, waitPort, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 import { reportSideBySide, sideBySide } from './lib/side-by-side.mjs';
 
@@ -137,7 +141,7 @@ async function startVsftpd(cert) {
 }
 
 const compare = (label, servers, fn, after) => sideBySide({ label, servers, rounds: ROUNDS, fn, after, log });
-const report = (label, r, aim, rssAim) => reportSideBySide(label, r, { reference: 'vsftpd', aim, rssAim });
+const report = (label, r, aim, rssAim) => reportSideBySide(label, r, { reference: 'vsftpd', aim, rssAim, baseline: 'node', baselineAim: 0.9 });
 
 async function main() {
   if (process.getuid?.() !== 0) throw new Error('run as root: vsftpd serves its directory as the ftp user');
@@ -162,8 +166,15 @@ async function main() {
   });
   await waitPort(port);
   await ferry.createUser({ ...USER, home_dir: ferryRoot, filesystem: { provider: 0 } });
-  const servers = [vsftpd, { name: 'ferry', url: `ftp://127.0.0.1:${port}`, root: ferryRoot, user: `${USER.username}:${USER.password}`, proc: ferry.proc }];
-  log(`scratch ${scratch}; vsftpd on ${vsftpd.url}, Ferry FTP on port ${port}; best of ${ROUNDS}`);
+  const nodeRoot = path.join(scratch, 'node-home');
+  mkdirSync(nodeRoot);
+  const bare = await startBareServer('bare-ftp-server.mjs', { root: nodeRoot }, children);
+  const node = { name: 'node', url: bare.url.replace('http:', 'ftp:'), root: nodeRoot, user: 'bench:bench', proc: bare.proc };
+  const ferryServer = { name: 'ferry', url: `ftp://127.0.0.1:${port}`, root: ferryRoot, user: `${USER.username}:${USER.password}`, proc: ferry.proc };
+  const servers = [vsftpd, ferryServer];
+  // the bare Node.js server speaks plain FTP only
+  const plainServers = [vsftpd, node, ferryServer];
+  log(`scratch ${scratch}; vsftpd on ${vsftpd.url}, bare Node.js FTP on ${node.url}, Ferry FTP on port ${port}; best of ${ROUNDS}`);
   const results = { rounds: ROUNDS };
   const sizeOf = (file, size) => {
     if (statSync(file).size !== size) throw new Error(`${file}: ${statSync(file).size} bytes, expected ${size}`);
@@ -173,12 +184,12 @@ async function main() {
   makeFile(big, SIZE_MB);
   const size = statSync(big).size;
   const out = path.join(scratch, 'got.bin');
-  for (const s of servers) await curl(s, false, ['-T', big, `${s.url}/big.bin`]);
+  for (const s of plainServers) await curl(s, false, ['-T', big, `${s.url}/big.bin`]);
   for (const tls of [false, true]) {
     const kind = tls ? 'ftps' : 'plain';
     results[`stor_${kind}`] = await compare(
       `stor ${kind} ${SIZE_MB} MiB`,
-      servers,
+      tls ? servers : plainServers,
       (s) => curl(s, tls, ['-T', big, `${s.url}/up.bin`]),
       async (s) => {
         sizeOf(path.join(s.root, 'up.bin'), size);
@@ -187,7 +198,7 @@ async function main() {
     );
     results[`retr_${kind}`] = await compare(
       `retr ${kind} ${SIZE_MB} MiB`,
-      servers,
+      tls ? servers : plainServers,
       (s) => curl(s, tls, ['-o', out, `${s.url}/big.bin`]),
       async () => {
         sizeOf(out, size);
@@ -195,7 +206,7 @@ async function main() {
       },
     );
   }
-  for (const s of servers) rmSync(path.join(s.root, 'big.bin'), { force: true });
+  for (const s of plainServers) rmSync(path.join(s.root, 'big.bin'), { force: true });
   rmSync(big);
 
   if (PAR > 0) {
@@ -212,7 +223,7 @@ async function main() {
       );
       return Number(process.hrtime.bigint() - t0) / 1e9;
     };
-    results.parallel = await compare(`parallel ${PAR} x ${PAR_MB} MiB`, servers, all, async (s) => {
+    results.parallel = await compare(`parallel ${PAR} x ${PAR_MB} MiB`, plainServers, all, async (s) => {
       for (let i = 0; i < PAR; i++) {
         rmSync(path.join(s.root, `par-${i}.bin`), { force: true });
         rmSync(path.join(scratch, `got-${s.name}-${i}`), { force: true });
@@ -220,7 +231,9 @@ async function main() {
     });
   }
 
-  console.log(`\nFTP, curl, vsftpd vs Ferry (best of ${ROUNDS}; a shared machine: other work may have run at the same time)`);
+  console.log(
+    `\nFTP, curl, vsftpd (and a bare Node.js server, plain only) vs Ferry (best of ${ROUNDS}; a shared machine: other work may have run at the same time)`,
+  );
   for (const kind of ['plain', 'ftps']) {
     report(`stor ${kind} ${SIZE_MB} MiB`, results[`stor_${kind}`], 0.9, 150);
     report(`retr ${kind} ${SIZE_MB} MiB`, results[`retr_${kind}`], 0.9, 150);

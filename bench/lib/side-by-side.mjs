@@ -6,8 +6,10 @@
 import { resetPeakRss, rssOf } from './common.mjs';
 
 /**
- * `servers`: the reference and Ferry (the one named `ferry`, with its process as `proc`).
- * Resolves to `{ <reference>_s, ferry_s, ratio: reference / Ferry, ferry_peak_rss_mb }`.
+ * `servers`: the reference, any further baselines, and Ferry (the one named `ferry`, with its
+ * process as `proc`). Resolves to `{ <reference>_s, ferry_s, ratio: reference / Ferry,
+ * ferry_peak_rss_mb }`, plus `<baseline>_s` and `ratio_<baseline>` (baseline / Ferry) for each
+ * further baseline (a bare Node.js server doing the same work, say).
  */
 export async function sideBySide({ label, servers, rounds, fn, after = async () => {}, beforeEach = () => {}, log = console.log }) {
   const best = Object.fromEntries(servers.map((s) => [s.name, Infinity]));
@@ -23,13 +25,22 @@ export async function sideBySide({ label, servers, rounds, fn, after = async () 
       log(`${label} ${s.name} round ${i + 1}: ${secs.toFixed(2)} s`);
     }
   }
-  const ref = servers.find((s) => s.name !== 'ferry').name;
-  return { [`${ref}_s`]: best[ref], ferry_s: best.ferry, ratio: best[ref] / best.ferry, ferry_peak_rss_mb: peak };
+  const [ref, ...others] = servers.filter((s) => s.name !== 'ferry').map((s) => s.name);
+  const result = { [`${ref}_s`]: best[ref], ferry_s: best.ferry, ratio: best[ref] / best.ferry, ferry_peak_rss_mb: peak };
+  for (const o of others) Object.assign(result, { [`${o}_s`]: best[o], [`ratio_${o}`]: best[o] / best.ferry });
+  return result;
 }
 
-/** The figure line of a side-by-side result, with its aim (and Ferry's memory aim when given). */
-export function reportSideBySide(label, r, { reference, aim, rssAim, width = 28 }) {
+/**
+ * The figure line of a side-by-side result, with its aim (and Ferry's memory aim when given); a
+ * further baseline of the result (`baseline`, with its own aim) is shown after it.
+ */
+export function reportSideBySide(label, r, { reference, aim, rssAim, baseline, baselineAim, width = 28 }) {
+  const further =
+    baseline && r[`${baseline}_s`] !== undefined
+      ? `   ${baseline} ${r[`${baseline}_s`].toFixed(2)} s, ferry ${r[`ratio_${baseline}`].toFixed(2)}x of it${baselineAim ? ` (aim >= ${baselineAim.toFixed(2)}x)` : ''}`
+      : '';
   console.log(
-    `  ${label.padEnd(width)} ${reference} ${r[`${reference}_s`].toFixed(2)} s   ferry ${r.ferry_s.toFixed(2)} s   ${r.ratio.toFixed(2)}x (aim >= ${aim.toFixed(2)}x)   Ferry peak RSS ${r.ferry_peak_rss_mb.toFixed(0)} MB${rssAim ? ` (aim < ${rssAim})` : ''}`,
+    `  ${label.padEnd(width)} ${reference} ${r[`${reference}_s`].toFixed(2)} s   ferry ${r.ferry_s.toFixed(2)} s   ${r.ratio.toFixed(2)}x (aim >= ${aim.toFixed(2)}x)   Ferry peak RSS ${r.ferry_peak_rss_mb.toFixed(0)} MB${rssAim ? ` (aim < ${rssAim})` : ''}${further}`,
   );
 }
