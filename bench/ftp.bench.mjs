@@ -169,8 +169,15 @@ async function main() {
   const nodeRoot = path.join(scratch, 'node-home');
   mkdirSync(nodeRoot);
   const bare = await startBareServer('bare-ftp-server.mjs', { root: nodeRoot }, children);
-  const node = { name: 'node', url: bare.url.replace('http:', 'ftp:'), root: nodeRoot, user: 'bench:bench', proc: bare.proc };
-  const ferryServer = { name: 'ferry', url: `ftp://127.0.0.1:${port}`, root: ferryRoot, user: `${USER.username}:${USER.password}`, proc: ferry.proc };
+  const node = { name: 'node', url: bare.url.replace('http:', 'ftp:'), root: nodeRoot, user: 'bench:bench', proc: bare.proc, cpu: true };
+  const ferryServer = {
+    name: 'ferry',
+    url: `ftp://127.0.0.1:${port}`,
+    root: ferryRoot,
+    user: `${USER.username}:${USER.password}`,
+    proc: ferry.proc,
+    cpu: true,
+  };
   const servers = [vsftpd, ferryServer];
   // the bare Node.js server speaks plain FTP only
   const plainServers = [vsftpd, node, ferryServer];
