@@ -471,10 +471,20 @@ export class DavHandlers {
       const page = next.value;
       const paths = page.map((entry) => (dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`));
       const pageCtx: PropContext = { ...ctx, dead: withDead ? await this.s.props.listMany(r.username, paths) : new Map() };
+      // the responses go out in writes of about PROPFIND_WRITE_BYTES, not one small chunk each
+      let out = '';
       for (const [i, entry] of page.entries()) {
-        await write(r.res, await this.propResponse(r, paths[i]!, entry, pageCtx));
-        if (deep && entry.isDir) await this.propfindChildren(r, paths[i]!, ctx, withDead, true);
+        out += await this.propResponse(r, paths[i]!, entry, pageCtx);
+        if (deep && entry.isDir) {
+          await write(r.res, out);
+          out = '';
+          await this.propfindChildren(r, paths[i]!, ctx, withDead, true);
+        } else if (out.length >= PROPFIND_WRITE_BYTES) {
+          await write(r.res, out);
+          out = '';
+        }
       }
+      if (out) await write(r.res, out);
     }
   }
 
@@ -750,6 +760,9 @@ function propQuery(body: XmlElement | null): PropQuery {
 const emptyElement = (ns: string, name: string) => (ns === DAV_NS ? `<D:${name}/>` : ns === '' ? `<${name} xmlns=""/>` : `<R:${name} xmlns:R="${esc(ns)}"/>`);
 
 /** Writes and waits while the client reads slower than the listing comes. */
+/** Characters of PROPFIND responses gathered before a write to the client. */
+const PROPFIND_WRITE_BYTES = 64 * 1024;
+
 function write(res: ServerResponse, chunk: string): Promise<void> {
   if (res.write(chunk)) return Promise.resolve();
   return new Promise((resolve, reject) => {
