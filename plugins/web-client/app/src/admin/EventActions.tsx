@@ -6,11 +6,11 @@ import { TemplatePreview } from './TemplatePreview';
 import { createAction, deleteAction, getAction, listActions, updateAction, type ActionRow } from './event-manager-api';
 import {
   ACTION_TYPES,
-  FormValueError,
   TRIGGERS,
   actionFieldsOf,
   actionInputOf,
   initialValues,
+  isFormValueError,
   specsOf,
   templateTexts,
   type ActionFields,
@@ -67,7 +67,7 @@ export function EventActionForm({ name, onDone, onSaved }: { name: string | null
       try {
         input = actionInputOf(f);
       } catch (err) {
-        if (err instanceof FormValueError) return { failed: err.message, name: f.name };
+        if (isFormValueError(err)) return { failed: err.message, name: f.name };
         throw err;
       }
       return { failed: base ? await updateAction(base.name, input) : await createAction(input), name: input.name };

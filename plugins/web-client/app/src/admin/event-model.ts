@@ -410,7 +410,10 @@ export function actionFieldsOf(a: { name: string; description?: string; type: nu
 export const specsOf = (f: Pick<ActionFields, 'type' | 'values'>): OptionSpec[] => actionTypeInfo(f.type)?.options(Number(f.values.type ?? 3)) ?? [];
 
 /** A form value refused before it is sent (a JSON field that is not JSON): named as the API names its fields. */
-export class FormValueError extends Error {}
+export class FormValueError extends Error {
+  override name = 'FormValueError';
+}
+export const isFormValueError = (e: unknown): e is FormValueError => e instanceof Error && e.name === 'FormValueError';
 
 function apiValueOf(spec: OptionSpec, v: OptionValues[string] | undefined, optionsKey: string): unknown {
   if (spec.kind === 'bool') return v === true;
