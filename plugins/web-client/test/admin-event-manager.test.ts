@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Page } from 'playwright-core';
 import t from 'tap';
 import { en as admin } from '../app/src/admin/strings.js';
 import { openFromNav, restAs, signInAdmin } from './admin-helpers.js';
@@ -19,6 +20,8 @@ let h: Harness;
 t.before(async () => {
   h = await harness(t, { plugins: [{ name: '@ferry/action-http' }, { name: '@ferry/action-fs' }] });
 });
+/** An action option's control (by its label; the preview of a template field is labelled after it). */
+const opt = (page: Page, key: string) => page.getByLabel(admin.optionLabel(key), { exact: true });
 const rest = (method: string, url: string, payload?: unknown) => restAs(h.f, method, url, payload);
 
 t.test('an HTTP action: template preview (error, then the body), a refused option at its field, the password set and not read back', async (t) => {
@@ -32,10 +35,10 @@ t.test('an HTTP action: template preview (error, then the body), a refused optio
   await page.getByRole('heading', { name: admin.newEventAction }).waitFor();
   await page.getByLabel(admin.name, { exact: true }).fill('notify');
   t.equal(await page.getByLabel(admin.actionType).inputValue(), '1', 'a new action is an HTTP request');
-  await page.getByLabel(admin.optionLabel('endpoint')).fill('https://hooks.example.com/ferry/{{.Name}}');
+  await opt(page, 'endpoint').fill('https://hooks.example.com/ferry/{{.Name}}');
   await page.getByTestId('ea-opt-endpoint-preview').filter({ hasText: 'https://hooks.example.com/ferry/alice' }).waitFor();
 
-  const body = page.getByLabel(admin.optionLabel('body'));
+  const body = opt(page, 'body');
   await body.fill('{"user": "{{.Name}", "file": {{toJson .VirtualPath}}}');
   const bodyError = page.getByTestId('ea-opt-body-preview-error');
   await bodyError.waitFor();
@@ -53,16 +56,17 @@ t.test('an HTTP action: template preview (error, then the body), a refused optio
   await page.getByLabel(admin.previewTrigger).selectOption({ label: admin.triggerName(1) });
   await preview.filter({ hasText: '"user": "alice"' }).waitFor();
 
-  await page.getByLabel(admin.optionLabel('headers')).fill('X-Ferry-User={{.Name}}');
-  await page.getByLabel(admin.optionLabel('password'), { exact: true }).fill('hunter2-secret');
-  await page.getByLabel(admin.optionLabel('timeout')).fill('999');
+  await opt(page, 'headers').fill('X-Ferry-User={{.Name}}');
+  await opt(page, 'password').fill('hunter2-secret');
+  await opt(page, 'timeout').fill('999');
   await page.getByRole('button', { name: admin.create }).click();
   const timeout = page.locator('#ea-opt-timeout[aria-invalid="true"]');
   await timeout.waitFor();
   t.match(await page.locator('#ea-opt-timeout-error').textContent(), /"timeout"/, "the API's message at the option it names");
   t.equal((await rest('GET', '/api/v2/eventactions/notify')).status, 404, 'nothing created');
 
-  await page.getByLabel(admin.optionLabel('timeout')).fill('30');
+  await opt(page, 'timeout').fill('30');
+  await opt(page, 'username').fill('ferry');
   await page.getByRole('button', { name: admin.create }).click();
   await page.getByRole('heading', { name: admin.editEventAction('notify') }).waitFor();
   const saved = await rest('GET', '/api/v2/eventactions/notify');
@@ -81,7 +85,7 @@ t.test('an HTTP action: template preview (error, then the body), a refused optio
   const password = saved.body.options.http_config.password as Record<string, unknown>;
   t.not(password.status, 'Plain', 'the password is stored encrypted');
   t.notOk(saved.raw.includes('hunter2-secret'), 'the API never reads the password back');
-  t.equal(await page.getByLabel(admin.optionLabel('password'), { exact: true }).inputValue(), '', 'the form shows no password');
+  t.equal(await opt(page, 'password').inputValue(), '', 'the form shows no password');
   await page.getByText(admin.secretSet).waitFor();
 
   // saved again untouched: the stored password is kept
@@ -103,8 +107,8 @@ t.test('an on-demand rule running a filesystem action: created from the forms, r
   await page.getByRole('button', { name: admin.addEventAction }).click();
   await page.getByLabel(admin.name, { exact: true }).fill('make-outbox');
   await page.getByLabel(admin.actionType).selectOption({ label: admin.actionTypeName(9) });
-  t.equal(await page.getByLabel(admin.optionLabel('type')).inputValue(), '3', 'a filesystem action creates directories by default');
-  await page.getByLabel(admin.optionLabel('mkdirs')).fill('/outbox/{{.Name}}');
+  t.equal(await opt(page, 'type').inputValue(), '3', 'a filesystem action creates directories by default');
+  await opt(page, 'mkdirs').fill('/outbox/{{.Name}}');
   await page.getByTestId('ea-opt-mkdirs-preview').filter({ hasText: '/outbox/alice' }).waitFor();
   await page.getByRole('button', { name: admin.create }).click();
   await page.getByRole('heading', { name: admin.editEventAction('make-outbox') }).waitFor();
