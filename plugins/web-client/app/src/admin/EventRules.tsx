@@ -308,7 +308,7 @@ export function EventRuleForm({ name, onDone, onSaved }: { name: string | null; 
       </fieldset>
 
       {base && base.trigger === 6 && (
-        <div className="card wide">
+        <div className="card run-rule">
           <button
             type="button"
             disabled={base.status === 0}
