@@ -49,7 +49,11 @@ t.test('an HTTP action: template preview (error, then the body), a refused optio
   await body.fill('{"user": "{{.Name}}", "file": {{toJson .VirtualPath}}, "size": {{.FileSize}}, "event": "{{.Event}}"}');
   const preview = page.getByTestId('ea-opt-body-preview');
   await preview.waitFor();
-  t.equal(await preview.textContent(), '{"user": "alice", "file": "/in/report.csv", "size": 1048576, "event": "upload"}', 'the body rendered for a sample upload');
+  t.equal(
+    await preview.textContent(),
+    '{"user": "alice", "file": "/in/report.csv", "size": 1048576, "event": "upload"}',
+    'the body rendered for a sample upload',
+  );
   await page.getByLabel(admin.previewTrigger).selectOption({ label: admin.triggerName(2) });
   await preview.filter({ hasText: '"user": "bob"' }).waitFor();
   t.equal(await preview.textContent(), '{"user": "bob", "file": "", "size": 0, "event": "add"}', "a provider event's sample: the added user");
@@ -91,7 +95,10 @@ t.test('an HTTP action: template preview (error, then the body), a refused optio
   // saved again untouched: the stored password is kept
   await page.getByLabel(admin.description).fill('tells the partner');
   await page.getByRole('button', { name: admin.save, exact: true }).click();
-  await page.getByRole('status').filter({ hasText: admin.eventActionSaved('notify') }).waitFor();
+  await page
+    .getByRole('status')
+    .filter({ hasText: admin.eventActionSaved('notify') })
+    .waitFor();
   const again = await rest('GET', '/api/v2/eventactions/notify?confidential_data=1');
   t.equal(again.body.description, 'tells the partner');
   t.ok(again.body.options.http_config.password.payload, 'the password is still stored');
@@ -129,7 +136,10 @@ t.test('an on-demand rule running a filesystem action: created from the forms, r
   const list = page.getByTestId('rule-actions');
   t.match(await list.textContent(), /^notify.*make-outbox/, 'the actions in their new order');
   await page.getByRole('button', { name: admin.removeRuleAction('notify') }).click();
-  await list.getByRole('listitem').getByRole('checkbox', { name: admin.relationOption('stop_on_failure') }).check();
+  await list
+    .getByRole('listitem')
+    .getByRole('checkbox', { name: admin.relationOption('stop_on_failure') })
+    .check();
   await checkA11y(t, page, 'new rule form');
   await page.getByRole('button', { name: admin.create }).click();
   await page.getByRole('heading', { name: admin.editEventRule('nightly') }).waitFor();
@@ -160,5 +170,8 @@ t.test('an on-demand rule running a filesystem action: created from the forms, r
   await checkA11y(t, page, 'event rules list');
   await screenshot(page, 'admin-event-rules');
   await row.getByRole('button', { name: admin.runRuleLabel('nightly') }).click();
-  await page.getByRole('status').filter({ hasText: /^Rule nightly started/ }).waitFor();
+  await page
+    .getByRole('status')
+    .filter({ hasText: /^Rule nightly started/ })
+    .waitFor();
 });

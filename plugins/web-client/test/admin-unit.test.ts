@@ -3,7 +3,18 @@ import t from 'tap';
 import { adminRoutePath, pageOfRoute, parseAdminRoute, type AdminRoute } from '../app/src/admin/routes.js';
 import { fieldOfMessage, names } from '../app/src/admin/field-message.js';
 import { dateOfNanos, nanosOfLocal } from '../app/src/admin/event-time.js';
-import { actionFieldsOf, actionInputOf, emptyRule, initialValues, moved, newRuleAction, previewTemplate, ruleFieldsOf, ruleInputOf, sampleEventData } from '../app/src/admin/event-model.js';
+import {
+  actionFieldsOf,
+  actionInputOf,
+  emptyRule,
+  initialValues,
+  moved,
+  newRuleAction,
+  previewTemplate,
+  ruleFieldsOf,
+  ruleInputOf,
+  sampleEventData,
+} from '../app/src/admin/event-model.js';
 
 t.test('routes: each page has its URL, and the URL gives the page back', async (t) => {
   const routes: [AdminRoute, string][] = [
@@ -78,7 +89,9 @@ t.test('event times: nanoseconds of the API, local times of the browser', async 
 });
 
 t.test('event manager: the sample events and the template preview (Go-template in the browser bundle)', async (t) => {
-  t.same(previewTemplate('{{.Name}} {{.Event}} {{.VirtualPath}} {{.FileSize}} {{.Initiator.User.Username}}', 1), { text: 'alice upload /in/report.csv 1048576 alice' });
+  t.same(previewTemplate('{{.Name}} {{.Event}} {{.VirtualPath}} {{.FileSize}} {{.Initiator.User.Username}}', 1), {
+    text: 'alice upload /in/report.csv 1048576 alice',
+  });
   t.same(previewTemplate('{{.Name}} {{.Event}} {{.Object.User.email}}', 2), { text: 'bob add bob@example.com' });
   t.same(previewTemplate('{{.Name}} {{.Event}}', 6, 'nightly'), { text: 'nightly On-Demand' });
   t.same(previewTemplate('{{.IP}} {{.Event}}', 4), { text: '198.51.100.7 IP Blocked' });
@@ -86,7 +99,11 @@ t.test('event manager: the sample events and the template preview (Go-template i
   t.same(previewTemplate('{{toBase64 "héllo"}} {{toJson .VirtualPath}}', 1), { text: `${Buffer.from('héllo').toString('base64')} "/in/report.csv"` });
   t.same(previewTemplate('{{fromNanos .Timestamp}}', 1), { text: '2026-01-01 00:00:00 +0000 UTC' }, 'the sample time');
   t.same(previewTemplate('{{.Name}', 1), { error: "template: preview:1: bad character U+007D '}'" }, "Go's parse error");
-  t.same(previewTemplate('{{.Initiator.User.Username}}', 6), { error: 'template: preview:1:12: executing "preview" at <.Initiator.User.Username>: nil pointer evaluating interface {}.Username' }, "Go's execution error");
+  t.same(
+    previewTemplate('{{.Initiator.User.Username}}', 6),
+    { error: 'template: preview:1:12: executing "preview" at <.Initiator.User.Username>: nil pointer evaluating interface {}.Username' },
+    "Go's execution error",
+  );
   for (const trigger of [1, 2, 3, 4, 5, 6, 7]) t.equal(sampleEventData(trigger).Trigger, trigger);
 });
 
@@ -131,12 +148,22 @@ t.test('event manager: an action form to the API and back (options of the type o
     },
   });
   t.same(
-    (actionInputOf({ ...f, values: { ...f.values, password: { stored: { status: 'AES-256-GCM' }, value: 'new', clear: false } } }).options.http_config as Record<string, unknown>).password,
+    (
+      actionInputOf({ ...f, values: { ...f.values, password: { stored: { status: 'AES-256-GCM' }, value: 'new', clear: false } } }).options
+        .http_config as Record<string, unknown>
+    ).password,
     { status: 'Plain', payload: 'new' },
     'a new value: sent in plain to be encrypted',
   );
-  t.notOk('password' in (actionInputOf({ ...f, values: { ...f.values, password: { stored: { status: 'x' }, value: '', clear: true } } }).options.http_config as object), 'cleared: not sent');
-  t.throws(() => actionInputOf({ ...f, values: { ...f.values, parts: '[' } }), { name: 'FormValueError', message: 'options.http_config: "parts" must be valid JSON' });
+  t.notOk(
+    'password' in
+      (actionInputOf({ ...f, values: { ...f.values, password: { stored: { status: 'x' }, value: '', clear: true } } }).options.http_config as object),
+    'cleared: not sent',
+  );
+  t.throws(() => actionInputOf({ ...f, values: { ...f.values, parts: '[' } }), {
+    name: 'FormValueError',
+    message: 'options.http_config: "parts" must be valid JSON',
+  });
 
   const fs = actionInputOf({ name: 'mk', description: '', type: 9, values: { ...initialValues(9, 3), mkdirs: '/a\n\n /b ' } });
   t.same(fs.options, { fs_config: { type: 3, mkdirs: ['/a', '/b'] } }, "a filesystem action: its sub-type's member only");
@@ -183,7 +210,7 @@ t.test('event manager: a rule form to the API and back (the conditions of the tr
     ],
   );
   const schedule = ruleInputOf({ ...f, trigger: 3, schedules: [{ minute: '5', hour: '2', day_of_week: '*', day_of_month: '*', month: '*' }] });
-  t.same(schedule.conditions.fs_events, [], "a schedule rule: no filesystem condition sent");
+  t.same(schedule.conditions.fs_events, [], 'a schedule rule: no filesystem condition sent');
   t.same(schedule.conditions.options.protocols, []);
   t.equal(schedule.conditions.schedules.length, 1);
   t.equal(ruleInputOf({ ...emptyRule(), name: ' x ', enabled: false }).status, 0);

@@ -148,8 +148,16 @@ export function EventRuleForm({ name, onDone, onSaved }: { name: string | null; 
       {(c) => <textarea {...c} rows={2} spellCheck={false} className="code" value={f[k]} onChange={(e) => set(k, e.target.value)} />}
     </Field>
   );
-  const setAction = (i: number, a: RuleAction) => set('actions', f.actions.map((x, j) => (j === i ? a : x)));
-  const setSchedule = (i: number, s: Schedule) => set('schedules', f.schedules.map((x, j) => (j === i ? s : x)));
+  const setAction = (i: number, a: RuleAction) =>
+    set(
+      'actions',
+      f.actions.map((x, j) => (j === i ? a : x)),
+    );
+  const setSchedule = (i: number, s: Schedule) =>
+    set(
+      'schedules',
+      f.schedules.map((x, j) => (j === i ? s : x)),
+    );
   const unused = actions.filter((a) => !f.actions.some((x) => x.name === a.name));
 
   return (
@@ -201,8 +209,26 @@ export function EventRuleForm({ name, onDone, onSaved }: { name: string | null; 
         {(tr === 4 || tr === 5) && <p>{t.noConditions}</p>}
         {tr === 1 && (
           <>
-            <Checks id="er-fs-events" label={t.ruleFsEvents} path="conditions.fs_events" error={error} choices={FS_EVENTS} value={f.fs_events} name={(v) => v} onChange={(v) => set('fs_events', v)} />
-            <Checks id="er-protocols" label={t.ruleProtocols} path="conditions.options.protocols" error={error} choices={PROTOCOLS} value={f.protocols} name={(v) => v} onChange={(v) => set('protocols', v)} />
+            <Checks
+              id="er-fs-events"
+              label={t.ruleFsEvents}
+              path="conditions.fs_events"
+              error={error}
+              choices={FS_EVENTS}
+              value={f.fs_events}
+              name={(v) => v}
+              onChange={(v) => set('fs_events', v)}
+            />
+            <Checks
+              id="er-protocols"
+              label={t.ruleProtocols}
+              path="conditions.options.protocols"
+              error={error}
+              choices={PROTOCOLS}
+              value={f.protocols}
+              name={(v) => v}
+              onChange={(v) => set('protocols', v)}
+            />
             <Checks
               id="er-statuses"
               label={t.eventStatuses}
@@ -217,8 +243,26 @@ export function EventRuleForm({ name, onDone, onSaved }: { name: string | null; 
         )}
         {tr === 2 && (
           <>
-            <Checks id="er-provider-events" label={t.providerEvents} path="conditions.provider_events" error={error} choices={PROVIDER_EVENTS} value={f.provider_events} name={(v) => v} onChange={(v) => set('provider_events', v)} />
-            <Checks id="er-objects" label={t.providerObjects} path="conditions.options.provider_objects" error={error} choices={PROVIDER_OBJECTS} value={f.provider_objects} name={(v) => v} onChange={(v) => set('provider_objects', v)} />
+            <Checks
+              id="er-provider-events"
+              label={t.providerEvents}
+              path="conditions.provider_events"
+              error={error}
+              choices={PROVIDER_EVENTS}
+              value={f.provider_events}
+              name={(v) => v}
+              onChange={(v) => set('provider_events', v)}
+            />
+            <Checks
+              id="er-objects"
+              label={t.providerObjects}
+              path="conditions.options.provider_objects"
+              error={error}
+              choices={PROVIDER_OBJECTS}
+              value={f.provider_objects}
+              name={(v) => v}
+              onChange={(v) => set('provider_objects', v)}
+            />
           </>
         )}
         {tr === 3 && (
@@ -228,11 +272,19 @@ export function EventRuleForm({ name, onDone, onSaved }: { name: string | null; 
               <div key={i} className="perm-row" role="group" aria-label={t.scheduleN(i + 1)}>
                 {(['minute', 'hour', 'day_of_month', 'month', 'day_of_week'] as const).map((k) => (
                   <label key={k}>
-                    {t.scheduleField(k)}{' '}
-                    <input className="short" value={s[k]} onChange={(e) => setSchedule(i, { ...s, [k]: e.target.value })} />
+                    {t.scheduleField(k)} <input className="short" value={s[k]} onChange={(e) => setSchedule(i, { ...s, [k]: e.target.value })} />
                   </label>
                 ))}
-                <button type="button" className="danger" onClick={() => set('schedules', f.schedules.filter((_, j) => j !== i))}>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() =>
+                    set(
+                      'schedules',
+                      f.schedules.filter((_, j) => j !== i),
+                    )
+                  }
+                >
                   {t.removeScheduleN(i + 1)}
                 </button>
               </div>
@@ -295,10 +347,25 @@ export function EventRuleForm({ name, onDone, onSaved }: { name: string | null; 
               <button type="button" aria-label={t.moveUp(a.name)} disabled={i === 0} onClick={() => set('actions', moved(f.actions, i, i - 1))}>
                 ↑
               </button>
-              <button type="button" aria-label={t.moveDown(a.name)} disabled={i === f.actions.length - 1} onClick={() => set('actions', moved(f.actions, i, i + 1))}>
+              <button
+                type="button"
+                aria-label={t.moveDown(a.name)}
+                disabled={i === f.actions.length - 1}
+                onClick={() => set('actions', moved(f.actions, i, i + 1))}
+              >
                 ↓
               </button>
-              <button type="button" className="danger" aria-label={t.removeRuleAction(a.name)} onClick={() => set('actions', f.actions.filter((_, j) => j !== i))}>
+              <button
+                type="button"
+                className="danger"
+                aria-label={t.removeRuleAction(a.name)}
+                onClick={() =>
+                  set(
+                    'actions',
+                    f.actions.filter((_, j) => j !== i),
+                  )
+                }
+              >
                 {t.remove}
               </button>
             </li>

@@ -65,5 +65,7 @@ export async function deleteRule(name: string): Promise<string | null> {
 /** Starts an on-demand rule: the server's answer (202: started, the actions run in the background), or its refusal. */
 export async function runRule(name: string): Promise<{ ok: boolean; message: string }> {
   const { data, error, response } = await api.POST('/api/v2/eventrules/run/{name}', { params: { path: { name } } });
-  return response.ok ? { ok: true, message: (data as { message?: string } | undefined)?.message ?? '' } : { ok: false, message: failure(response.status, error) };
+  return response.ok
+    ? { ok: true, message: (data as { message?: string } | undefined)?.message ?? '' }
+    : { ok: false, message: failure(response.status, error) };
 }

@@ -173,7 +173,12 @@ export interface ActionTypeInfo {
 
 const tpl = (key: string, kind: OptionKind = 'text', extra: Partial<OptionSpec> = {}): OptionSpec => ({ key, kind, template: true, ...extra });
 const num = (key: string, initial?: number): OptionSpec => ({ key, kind: 'number', initial });
-const sel = (key: string, choices: readonly (string | number)[], initial: string | number = choices[0]!): OptionSpec => ({ key, kind: 'select', choices, initial });
+const sel = (key: string, choices: readonly (string | number)[], initial: string | number = choices[0]!): OptionSpec => ({
+  key,
+  kind: 'select',
+  choices,
+  initial,
+});
 
 /** The filesystem sub-types (fs_config.type): 1 rename ... 9 decompress. */
 export const FS_TYPES = [1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
@@ -269,7 +274,11 @@ export const ACTION_TYPES: ActionTypeInfo[] = [
   { type: 5, options: none },
   { type: 6, options: none },
   { type: 7, options: none },
-  { type: 8, optionsKey: 'retention_config', options: () => [{ key: 'folders', kind: 'json', initial: [{ path: '/', retention: 168, delete_empty_dirs: false }] }] },
+  {
+    type: 8,
+    optionsKey: 'retention_config',
+    options: () => [{ key: 'folders', kind: 'json', initial: [{ path: '/', retention: 168, delete_empty_dirs: false }] }],
+  },
   { type: 9, optionsKey: 'fs_config', options: fsOptions },
   { type: 11, optionsKey: 'pwd_expiration_config', options: () => [num('threshold', 7)] },
   { type: 12, options: none },
@@ -316,7 +325,11 @@ export const ACTION_TYPES: ActionTypeInfo[] = [
   {
     type: 19,
     optionsKey: 'event_report_config',
-    options: () => [num('hours', 24), { key: 'event_types', kind: 'multi', choices: ['fs', 'provider', 'log'], initial: ['fs', 'provider', 'log'] }, { key: 'compress', kind: 'bool' }],
+    options: () => [
+      num('hours', 24),
+      { key: 'event_types', kind: 'multi', choices: ['fs', 'provider', 'log'], initial: ['fs', 'provider', 'log'] },
+      { key: 'compress', kind: 'bool' },
+    ],
   },
 ];
 
@@ -563,8 +576,7 @@ export const newRuleAction = (name: string): RuleAction => ({
   execute_before_file_publish: false,
 });
 
-const patternsText = (v: unknown) =>
-  Array.isArray(v) ? v.map((p) => `${(p as Pattern).inverse_match ? '!' : ''}${(p as Pattern).pattern}`).join('\n') : '';
+const patternsText = (v: unknown) => (Array.isArray(v) ? v.map((p) => `${(p as Pattern).inverse_match ? '!' : ''}${(p as Pattern).pattern}`).join('\n') : '');
 const patternsOf = (text: string): Pattern[] =>
   text
     .split('\n')
@@ -575,7 +587,14 @@ const sizeText = (v: unknown) => (typeof v === 'number' && v > 0 ? String(v) : '
 const sizeOf = (text: string): number | string => (text.trim() === '' ? 0 : Number.isFinite(Number(text)) ? Number(text) : text);
 
 /** The form of a rule read from the API (its actions sorted by their order). */
-export function ruleFieldsOf(r: { name: string; description?: string; status?: number; trigger: number; conditions?: unknown; actions?: unknown[] }): RuleFields {
+export function ruleFieldsOf(r: {
+  name: string;
+  description?: string;
+  status?: number;
+  trigger: number;
+  conditions?: unknown;
+  actions?: unknown[];
+}): RuleFields {
   const c = (r.conditions ?? {}) as Obj;
   const o = (c.options ?? {}) as Obj;
   const arr = <T>(v: unknown) => (Array.isArray(v) ? (v as T[]) : []);

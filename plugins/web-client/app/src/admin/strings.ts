@@ -438,7 +438,17 @@ export const en = {
   choiceName: (key: string, v: string | number) => {
     const names: Record<string, Record<string, string>> = {
       content_type: { 0: 'Plain text', 1: 'HTML' },
-      type: { 1: 'Rename', 2: 'Delete', 3: 'Create directories', 4: 'Check existence', 5: 'Compress', 6: 'Copy', 7: 'PGP', 8: 'Metadata check', 9: 'Decompress' },
+      type: {
+        1: 'Rename',
+        2: 'Delete',
+        3: 'Create directories',
+        4: 'Check existence',
+        5: 'Compress',
+        6: 'Copy',
+        7: 'PGP',
+        8: 'Metadata check',
+        9: 'Decompress',
+      },
       'pgp.mode': { 1: 'Encrypt', 2: 'Decrypt' },
       'decompress.overwrite': { 1: 'Fail', 2: 'Replace', 3: 'Skip' },
       mode: { 0: 'Create or update the account', 1: 'Create a missing account only' },
