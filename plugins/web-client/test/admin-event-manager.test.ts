@@ -175,3 +175,38 @@ t.test('an on-demand rule running a filesystem action: created from the forms, r
     .filter({ hasText: /^Rule nightly started/ })
     .waitFor();
 });
+
+t.test('at tablet width in dark mode: the action and rule forms fit, keyboard-reachable, axe-clean', async (t) => {
+  const created = await rest('POST', '/api/v2/eventactions', {
+    name: 'hook-ops',
+    type: 1,
+    options: { http_config: { endpoint: 'https://ops.example.com/', method: 'PUT', headers: [{ key: 'X-A', value: '1' }] } },
+  });
+  t.equal(created.status, 201, created.raw);
+  const { page } = await h.openPage(t, { width: 768, height: 1024, colorScheme: 'dark' });
+  await signInAdmin(page, h.f);
+  await openFromNav(page, admin.eventActions);
+  await page.getByTestId('event-actions').getByRole('link', { name: 'hook-ops' }).click();
+  await page.getByRole('heading', { name: admin.editEventAction('hook-ops') }).waitFor();
+  t.equal(await opt(page, 'headers').inputValue(), 'X-A=1', 'the stored options read into the form');
+  t.equal(await opt(page, 'method').inputValue(), 'PUT');
+  // the body is reached with the keyboard from the query parameters and edited: the preview follows
+  await opt(page, 'query_parameters').focus();
+  await page.keyboard.press('Tab');
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'ea-opt-body', 'Tab goes to the next option');
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.type('{{.Name}} sent {{.ObjectName}} ({{humanizeBytes .FileSize}})');
+  await page.getByTestId('ea-opt-body-preview').filter({ hasText: 'alice sent report.csv' }).waitFor();
+  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling at tablet width');
+  await checkA11y(t, page, 'HTTP action, tablet width, dark mode');
+  await screenshot(page, 'admin-event-action-tablet-dark');
+
+  await openFromNav(page, admin.eventRules);
+  await page.getByRole('button', { name: admin.addEventRule }).click();
+  await page.getByRole('heading', { name: admin.newEventRule }).waitFor();
+  await page.getByLabel(admin.trigger, { exact: true }).selectOption({ label: admin.triggerName(3) });
+  await page.getByRole('button', { name: admin.addSchedule }).click();
+  await page.getByRole('group', { name: admin.scheduleN(1) }).waitFor();
+  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the rule form fits too');
+  await checkA11y(t, page, 'schedule rule form, tablet width, dark mode');
+});
