@@ -238,3 +238,17 @@ t.test('event manager: routes of the actions and rules; the option a template er
   t.equal(fieldOfMessage('options.http_config: "timeout" must be less than or equal to 180'), 'timeout');
   t.ok(names('options.http_config.headers[0].value: invalid template: x', 'headers'));
 });
+
+t.test("event manager: the sample event has the server's template data shape (core's buildParams)", async (t) => {
+  const { buildParams } = await import('@ferry/core/testing');
+  for (const trigger of [3, 6]) {
+    const rule = { id: 1, name: 'r', trigger, conditions: {} as never, actions: [] };
+    const server = buildParams({ trigger, timestamp: 1, initiator: { admin: { username: 'a', role: '' } } }, rule, { uid: 'u', outputs: {}, errors: [] });
+    const sample = sampleEventData(trigger, 'r');
+    t.same(Object.keys(sample).sort(), Object.keys(server).sort(), `trigger ${trigger}: the same fields`);
+    t.same(Object.keys(sample.Object as object).sort(), Object.keys(server.Object as object).sort());
+    t.same(Object.keys(sample.Initiator as object).sort(), Object.keys(server.Initiator as object).sort());
+    t.equal(sample.Name, server.Name);
+    t.equal(sample.Event, server.Event);
+  }
+});
