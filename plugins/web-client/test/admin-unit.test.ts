@@ -14,6 +14,7 @@ import {
   ruleFieldsOf,
   ruleInputOf,
   sampleEventData,
+  templateTexts,
 } from '../app/src/admin/event-model.js';
 
 t.test('routes: each page has its URL, and the URL gives the page back', async (t) => {
@@ -160,6 +161,14 @@ t.test('event manager: an action form to the API and back (options of the type o
       (actionInputOf({ ...f, values: { ...f.values, password: { stored: { status: 'x' }, value: '', clear: true } } }).options.http_config as object),
     'cleared: not sent',
   );
+  const parts = { key: 'parts', kind: 'json' as const, template: true };
+  t.same(
+    templateTexts(parts, '[{"name": "a", "body": "{{.Name}}", "headers": [{"key": "k", "value": "v {{.IP}}"}]}]'),
+    ['{{.Name}}', 'v {{.IP}}'],
+    'the templates inside a JSON option',
+  );
+  t.same(templateTexts(parts, '[{'), [], 'JSON not (yet) valid: nothing to preview');
+  t.same(templateTexts({ key: 'headers', kind: 'kv', template: true }, 'A=b=c\n\nX={{.Name}}'), ['b=c', '{{.Name}}']);
   t.throws(() => actionInputOf({ ...f, values: { ...f.values, parts: '[' } }), {
     name: 'FormValueError',
     message: 'options.http_config: "parts" must be valid JSON',

@@ -187,7 +187,7 @@ function fsOptions(fsType: number): OptionSpec[] {
   const base: OptionSpec[] = [sel('type', FS_TYPES, 3), num('timeout')];
   switch (fsType) {
     case 1:
-      return [...base, { key: 'renames', kind: 'json', template: false, initial: [{ key: '/from', value: '/to', update_modtime: false }] }];
+      return [...base, { key: 'renames', kind: 'json', template: true, initial: [{ key: '/from', value: '/to', update_modtime: false }] }];
     case 2:
       return [...base, tpl('deletes', 'lines', { required: true })];
     case 3:
@@ -250,7 +250,7 @@ export const ACTION_TYPES: ActionTypeInfo[] = [
       tpl('headers', 'kv'),
       tpl('query_parameters', 'kv'),
       tpl('body', 'area'),
-      { key: 'parts', kind: 'json', initial: [] },
+      { key: 'parts', kind: 'json', template: true, initial: [] },
     ],
   },
   {
@@ -488,6 +488,21 @@ export function actionInputOf(f: ActionFields): { name: string; description: str
 /** The template fields of the form's type with their current texts (each line of a list, each value of a key=value list). */
 export function templateTexts(spec: OptionSpec, v: OptionValues[string] | undefined): string[] {
   if (typeof v !== 'string') return [];
+  if (spec.kind === 'json') {
+    // the strings of the JSON that hold a template (a part's body, a rename's paths)
+    const out: string[] = [];
+    const walk = (x: unknown): void => {
+      if (typeof x === 'string') {
+        if (x.includes('{{')) out.push(x);
+      } else if (x && typeof x === 'object') Object.values(x).forEach(walk);
+    };
+    try {
+      walk(JSON.parse(v));
+    } catch {
+      return [];
+    }
+    return out;
+  }
   if (spec.kind === 'lines') return v.split('\n').filter((l) => l.trim());
   if (spec.kind === 'kv')
     return v
