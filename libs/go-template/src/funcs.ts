@@ -6,6 +6,7 @@
  * arguments against them the way Go's reflection-based call does, so wrong
  * argument types fail with Go's messages.
  */
+import { base64, hex } from './bytes.js';
 import { basicKind, eq, le, lt, num } from './compare.js';
 import { FuncError } from './func-error.js';
 import { sprint, sprintf, sprintln } from './sprintf.js';
@@ -302,7 +303,7 @@ export function toJSON(v: unknown): string {
     case 'string':
       return jsonString(v as string);
     case 'bytes':
-      return '"' + Buffer.from(v as Uint8Array).toString('base64') + '"';
+      return '"' + base64(v as Uint8Array) + '"';
     case 'slice':
       return '[' + (v as unknown[]).map(toJSON).join(',') + ']';
     case 'map': {
@@ -441,8 +442,8 @@ export const helpers: Record<string, GoFunc> = {
       return typeof v === 'string' ? s.slice(1, -1) : s;
     },
   },
-  toBase64: { params: ['string'], fn: (s) => Buffer.from(utf8Bytes(s as string)).toString('base64') },
-  toHex: { params: ['string'], fn: (s) => Buffer.from(utf8Bytes(s as string)).toString('hex') },
+  toBase64: { params: ['string'], fn: (s) => base64(utf8Bytes(s as string)) },
+  toHex: { params: ['string'], fn: (s) => hex(utf8Bytes(s as string)) },
   urlEscape: { params: ['string'], fn: (s) => queryEscape(s as string) },
   urlPathEscape: { params: ['string'], fn: (s) => pathEscape(s as string) },
   pathBase: { params: ['string'], fn: (s) => pathBase(s as string) },

@@ -28,6 +28,7 @@
  * - instances of other classes: Go structs; their prototype methods are Go
  *   methods (`.Obj.Method arg`), their own enumerable properties are fields.
  */
+import { concatBytes } from './bytes.js';
 
 /** A Go float64 whose value happens to be integral (JS cannot tell 1.0 from 1). */
 export class GoFloat {
@@ -297,8 +298,7 @@ export function utf8Bytes(s: string): Uint8Array {
     run = i + 1;
   }
   parts.push(encoder.encode(s.slice(run)));
-  const b = Buffer.concat(parts);
-  return new Uint8Array(b.buffer, b.byteOffset, b.length);
+  return concatBytes(parts);
 }
 
 /** Length of the valid UTF-8 sequence at b[i] (Go's utf8 rules: no overlong forms, no surrogates), 0 if none. */

@@ -1,8 +1,21 @@
-/** The web admin's logic without a browser: its routes (app/src/admin/routes.ts) and the field an API message names (field-message.ts). */
+/** The web admin's logic without a browser: its routes (app/src/admin/routes.ts), the field an API message names (field-message.ts), the event manager's forms and template preview (event-model.ts). */
 import t from 'tap';
 import { adminRoutePath, pageOfRoute, parseAdminRoute, type AdminRoute } from '../app/src/admin/routes.js';
 import { fieldOfMessage, names } from '../app/src/admin/field-message.js';
 import { dateOfNanos, nanosOfLocal } from '../app/src/admin/event-time.js';
+import {
+  actionFieldsOf,
+  actionInputOf,
+  emptyRule,
+  initialValues,
+  moved,
+  newRuleAction,
+  previewTemplate,
+  ruleFieldsOf,
+  ruleInputOf,
+  sampleEventData,
+  templateTexts,
+} from '../app/src/admin/event-model.js';
 
 t.test('routes: each page has its URL, and the URL gives the page back', async (t) => {
   const routes: [AdminRoute, string][] = [
@@ -74,4 +87,177 @@ t.test('event times: nanoseconds of the API, local times of the browser', async 
   const local = '2026-03-01T10:20:30';
   t.equal(nanosOfLocal(local), new Date(local).getTime() * 1e6, 'a local time as nanoseconds');
   t.equal(dateOfNanos(nanosOfLocal(local)).getTime(), new Date(local).getTime(), 'and back');
+});
+
+t.test('event manager: the sample events and the template preview (Go-template in the browser bundle)', async (t) => {
+  t.same(previewTemplate('{{.Name}} {{.Event}} {{.VirtualPath}} {{.FileSize}} {{.Initiator.User.Username}}', 1), {
+    text: 'alice upload /in/report.csv 1048576 alice',
+  });
+  t.same(previewTemplate('{{.Name}} {{.Event}} {{.Object.User.email}}', 2), { text: 'bob add bob@example.com' });
+  t.same(previewTemplate('{{.Name}} {{.Event}}', 6, 'nightly'), { text: 'nightly On-Demand' });
+  t.same(previewTemplate('{{.IP}} {{.Event}}', 4), { text: '198.51.100.7 IP Blocked' });
+  t.same(previewTemplate('{{.IDPFields.department}} {{.Protocol}}', 7), { text: 'sales OIDC' });
+  t.same(previewTemplate('{{toBase64 "héllo"}} {{toJson .VirtualPath}}', 1), { text: `${Buffer.from('héllo').toString('base64')} "/in/report.csv"` });
+  t.same(previewTemplate('{{fromNanos .Timestamp}}', 1), { text: '2026-01-01 00:00:00 +0000 UTC' }, 'the sample time');
+  t.same(previewTemplate('{{.Name}', 1), { error: "template: preview:1: bad character U+007D '}'" }, "Go's parse error");
+  t.same(
+    previewTemplate('{{.Initiator.User.Username}}', 6),
+    { error: 'template: preview:1:12: executing "preview" at <.Initiator.User.Username>: nil pointer evaluating interface {}.Username' },
+    "Go's execution error",
+  );
+  for (const trigger of [1, 2, 3, 4, 5, 6, 7]) t.equal(sampleEventData(trigger).Trigger, trigger);
+});
+
+t.test('event manager: an action form to the API and back (options of the type only, secrets set/unset/new, lists)', async (t) => {
+  const read = {
+    name: 'notify',
+    description: 'd',
+    type: 1,
+    options: {
+      http_config: {
+        endpoint: 'https://x.example/{{.Name}}',
+        method: 'PUT',
+        timeout: 30,
+        headers: [{ key: 'A', value: 'b=c' }],
+        query_parameters: [],
+        body: '{{toJson .}}',
+        parts: [],
+        password: { status: 'AES-256-GCM' },
+        skip_tls_verify: true,
+      },
+    },
+  };
+  const f = actionFieldsOf(read);
+  t.equal(f.values.headers, 'A=b=c', 'a key=value line splits at the first =');
+  t.same(f.values.password, { stored: { status: 'AES-256-GCM' }, value: '', clear: false }, 'the secret: set, no value');
+  t.same(actionInputOf(f), {
+    name: 'notify',
+    description: 'd',
+    type: 1,
+    options: {
+      http_config: {
+        endpoint: 'https://x.example/{{.Name}}',
+        method: 'PUT',
+        timeout: 30,
+        password: { status: 'AES-256-GCM' },
+        skip_tls_verify: true,
+        headers: [{ key: 'A', value: 'b=c' }],
+        query_parameters: [],
+        body: '{{toJson .}}',
+        parts: [],
+      },
+    },
+  });
+  t.same(
+    (
+      actionInputOf({ ...f, values: { ...f.values, password: { stored: { status: 'AES-256-GCM' }, value: 'new', clear: false } } }).options
+        .http_config as Record<string, unknown>
+    ).password,
+    { status: 'Plain', payload: 'new' },
+    'a new value: sent in plain to be encrypted',
+  );
+  t.notOk(
+    'password' in
+      (actionInputOf({ ...f, values: { ...f.values, password: { stored: { status: 'x' }, value: '', clear: true } } }).options.http_config as object),
+    'cleared: not sent',
+  );
+  const parts = { key: 'parts', kind: 'json' as const, template: true };
+  t.same(
+    templateTexts(parts, '[{"name": "a", "body": "{{.Name}}", "headers": [{"key": "k", "value": "v {{.IP}}"}]}]'),
+    ['{{.Name}}', 'v {{.IP}}'],
+    'the templates inside a JSON option',
+  );
+  t.same(templateTexts(parts, '[{'), [], 'JSON not (yet) valid: nothing to preview');
+  t.same(templateTexts({ key: 'headers', kind: 'kv', template: true }, 'A=b=c\n\nX={{.Name}}'), ['b=c', '{{.Name}}']);
+  t.throws(() => actionInputOf({ ...f, values: { ...f.values, parts: '[' } }), {
+    name: 'FormValueError',
+    message: 'options.http_config: "parts" must be valid JSON',
+  });
+
+  const fs = actionInputOf({ name: 'mk', description: '', type: 9, values: { ...initialValues(9, 3), mkdirs: '/a\n\n /b ' } });
+  t.same(fs.options, { fs_config: { type: 3, mkdirs: ['/a', '/b'] } }, "a filesystem action: its sub-type's member only");
+  const compress = actionFieldsOf({ name: 'c', type: 9, options: { fs_config: { type: 5, compress: { name: '/z.zip', paths: ['/a', '/b'] } } } });
+  t.same(actionInputOf(compress).options, { fs_config: { type: 5, compress: { name: '/z.zip', paths: ['/a', '/b'] } } });
+  t.same(actionInputOf({ name: 'b', description: '', type: 4, values: {} }).options, {}, 'no options sub-object');
+  t.same(actionInputOf({ name: 'r', description: '', type: 19, values: initialValues(19) }).options, {
+    event_report_config: { hours: 24, event_types: ['fs', 'provider', 'log'], compress: false },
+  });
+});
+
+t.test('event manager: a rule form to the API and back (the conditions of the trigger only, the actions in order)', async (t) => {
+  const read = {
+    name: 'r',
+    status: 1,
+    trigger: 1,
+    conditions: {
+      fs_events: ['upload', 'download'],
+      options: { names: [{ pattern: 'a*' }, { pattern: 'bob', inverse_match: true }], protocols: ['SFTP'], min_size: 10, max_size: 0 },
+    },
+    actions: [
+      { name: 'second', order: 2, relation_options: { execute_sync: true } },
+      { name: 'first', order: 1, relation_options: { stop_on_failure: true } },
+    ],
+  };
+  const f = ruleFieldsOf(read);
+  t.equal(f.names, 'a*\n!bob', 'patterns: one a line, ! for an inverse match');
+  t.same(
+    f.actions.map((a) => a.name),
+    ['first', 'second'],
+    'sorted by order',
+  );
+  const input = ruleInputOf(f);
+  t.same(input.conditions.options.names, [
+    { pattern: 'a*', inverse_match: false },
+    { pattern: 'bob', inverse_match: true },
+  ]);
+  t.equal(input.conditions.options.min_size, 10);
+  t.same(
+    input.actions.map((a) => [a.name, a.order, a.relation_options.stop_on_failure, a.relation_options.execute_sync]),
+    [
+      ['first', 1, true, false],
+      ['second', 2, false, true],
+    ],
+  );
+  const schedule = ruleInputOf({ ...f, trigger: 3, schedules: [{ minute: '5', hour: '2', day_of_week: '*', day_of_month: '*', month: '*' }] });
+  t.same(schedule.conditions.fs_events, [], 'a schedule rule: no filesystem condition sent');
+  t.same(schedule.conditions.options.protocols, []);
+  t.equal(schedule.conditions.schedules.length, 1);
+  t.equal(ruleInputOf({ ...emptyRule(), name: ' x ', enabled: false }).status, 0);
+  t.same(moved([1, 2, 3], 2, 0), [3, 1, 2]);
+  t.same(moved([1, 2, 3], 0, -1), [1, 2, 3], 'moving past an end: unchanged');
+  t.equal(newRuleAction('a').execute_sync, false);
+});
+
+t.test('event manager: routes of the actions and rules; the option a template error names', async (t) => {
+  const routes: [AdminRoute, string][] = [
+    [{ kind: 'event-actions' }, '/web/admin/event-actions'],
+    [{ kind: 'event-action', name: null }, '/web/admin/new-event-action'],
+    [{ kind: 'event-action', name: 'a b' }, '/web/admin/event-actions/a%20b'],
+    [{ kind: 'event-rules' }, '/web/admin/event-rules'],
+    [{ kind: 'event-rule', name: null }, '/web/admin/new-event-rule'],
+    [{ kind: 'event-rule', name: 'r' }, '/web/admin/event-rules/r'],
+  ];
+  for (const [route, url] of routes) {
+    t.equal(adminRoutePath(route), url);
+    t.same(parseAdminRoute(url), route, url);
+  }
+  t.equal(pageOfRoute({ kind: 'event-rule', name: 'r' }), 'event-rules');
+  t.equal(fieldOfMessage('options.http_config.body: invalid template: template: http_config.body:1: unexpected "}" in operand'), 'body');
+  t.equal(fieldOfMessage('options.fs_config.compress.name: invalid template: x'), 'compress.name');
+  t.equal(fieldOfMessage('options.http_config: "timeout" must be less than or equal to 180'), 'timeout');
+  t.ok(names('options.http_config.headers[0].value: invalid template: x', 'headers'));
+});
+
+t.test("event manager: the sample event has the server's template data shape (core's buildParams)", async (t) => {
+  const { buildParams } = await import('@ferry/core/testing');
+  for (const trigger of [3, 6]) {
+    const rule = { id: 1, name: 'r', trigger, conditions: {} as never, actions: [] };
+    const server = buildParams({ trigger, timestamp: 1, initiator: { admin: { username: 'a', role: '' } } }, rule, { uid: 'u', outputs: {}, errors: [] });
+    const sample = sampleEventData(trigger, 'r');
+    t.same(Object.keys(sample).sort(), Object.keys(server).sort(), `trigger ${trigger}: the same fields`);
+    t.same(Object.keys(sample.Object as object).sort(), Object.keys(server.Object as object).sort());
+    t.same(Object.keys(sample.Initiator as object).sort(), Object.keys(server.Initiator as object).sort());
+    t.equal(sample.Name, server.Name);
+    t.equal(sample.Event, server.Event);
+  }
 });

@@ -2,9 +2,14 @@
  * The field of the API's object a validation message names (no React here:
  * the unit tests read it), as the key path in its
  * first quotes: '"email" must be a valid email' → 'email',
- * '"user_settings.home_dir" must be an absolute path' → 'user_settings.home_dir'.
+ * '"user_settings.home_dir" must be an absolute path' → 'user_settings.home_dir';
+ * an event action's option as its key in the options sub-object:
+ * 'options.http_config: "endpoint" must be a valid uri' → 'endpoint'.
  */
 export function fieldOfMessage(message: string): string | null {
+  // an event action's invalid template: 'options.http_config.body: invalid template: ...' → 'body'
+  const option = /^options\.[a-z_]+\.([a-z_]+(?:[.[][^:\s]*)?): /.exec(message);
+  if (option) return option[1]!;
   const m = /"([a-z_]+(?:[.[][^"]*)?)"/.exec(message);
   return m ? m[1]! : null;
 }

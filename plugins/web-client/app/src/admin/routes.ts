@@ -11,6 +11,8 @@
  *   /web/admin/folders, /web/admin/new-folder, /web/admin/folders/<name>   the virtual folders
  *   /web/admin/admins, /web/admin/new-admin, /web/admin/admins/<name>      the admins
  *   /web/admin/roles, /web/admin/new-role, /web/admin/roles/<name>         the roles
+ *   /web/admin/event-actions, /web/admin/new-event-action, /web/admin/event-actions/<name>   the event manager's actions
+ *   /web/admin/event-rules, /web/admin/new-event-rule, /web/admin/event-rules/<name>         the event manager's rules
  *   /web/admin/security          the defender's hosts and the IP lists
  *   /web/admin/events            the event search
  *   /web/admin/maintenance       backup and restore
@@ -31,9 +33,15 @@ export type AdminRoute =
   | NamedRoute
   | { kind: SimplePage };
 
-// --- the named-object sections (virtual folders, admins, roles): a list, a new object's form, an object's form
+// --- the named-object sections (virtual folders, admins, roles, event actions and rules): a list, a new object's form, an object's form
 /** Each section's list path and the kind of its object's form. */
-export const NAMED_SECTIONS = { folders: 'folder', admins: 'admin', roles: 'role' } as const;
+export const NAMED_SECTIONS = {
+  folders: 'folder',
+  admins: 'admin',
+  roles: 'role',
+  'event-actions': 'event-action',
+  'event-rules': 'event-rule',
+} as const;
 export type NamedSection = keyof typeof NAMED_SECTIONS;
 type NamedItem = (typeof NAMED_SECTIONS)[NamedSection];
 export type NamedRoute = { kind: NamedSection } | { kind: NamedItem; name: string | null };
@@ -92,10 +100,14 @@ export function adminRoutePath(r: AdminRoute): string {
     case 'folders':
     case 'admins':
     case 'roles':
+    case 'event-actions':
+    case 'event-rules':
       return `${ADMIN_BASE}/${r.kind}`;
     case 'folder':
     case 'admin':
     case 'role':
+    case 'event-action':
+    case 'event-rule':
       return r.name === null ? `${ADMIN_BASE}/new-${r.kind}` : `${ADMIN_BASE}/${sectionOfItem(r.kind)}/${encodeURIComponent(r.name)}`;
     case 'security':
     case 'events':
