@@ -47,12 +47,25 @@ function Chart({ buckets, series, bars, format }: { buckets: Buckets; series: Se
     const v = (name: string) => css.getPropertyValue(name).trim();
     const axis: uPlot.Axis = { stroke: v('--text'), grid: { stroke: v('--border'), width: 1 }, ticks: { stroke: v('--border'), width: 1 } };
     const n = series.length;
+    // bars stand on a scale of bucket indexes (uPlot's grouped bars need evenly spaced x), labelled with the buckets' times;
+    // lines on a time scale
+    const x = bars ? bucketTimes(buckets).map((_, i) => i) : bucketTimes(buckets);
+    const xAxis: uPlot.Axis = bars
+      ? {
+          ...axis,
+          incrs: [1, 2, 3, 4, 6, 12, 24, 48, 96, 168],
+          values: (_u, ticks) => ticks.map((i) => (Number.isInteger(i) && i >= 0 && i < buckets.count ? bucketLabel(buckets, i, undefined, true) : '')),
+        }
+      : axis;
     const plot = new uPlot(
       {
         width: Math.max(el.clientWidth, 280),
         height: HEIGHT,
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-        axes: [axis, { ...axis, size: 70, values: (_u, ticks) => ticks.map((x) => (format ? format(x) : String(x))) }],
+        scales: {
+          x: bars ? { time: false, range: () => [-0.5, buckets.count - 0.5] } : { time: true },
+          y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+        },
+        axes: [xAxis, { ...axis, size: 70, values: (_u, ticks) => ticks.map((v) => (format ? format(v) : String(v))) }],
         legend: { show: true, live: false },
         cursor: { drag: { x: false, y: false } },
         series: [
@@ -67,7 +80,7 @@ function Chart({ buckets, series, bars, format }: { buckets: Buckets; series: Se
           })),
         ],
       },
-      [bucketTimes(buckets), ...series.map((s) => s.values)],
+      [x, ...series.map((s) => s.values)],
       el,
     );
     const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(el.clientWidth, 280), height: HEIGHT }));
@@ -204,10 +217,14 @@ export default function Charts({ session }: { session: AdminSession }) {
             <h2 id="charts-title">{t.activity}</h2>
             <label className="range">
               {t.timeRange}{' '}
-              <select value={range} onChange={(e) => {
+              <select
+                value={range}
+                onChange={(e) => {
                   setData(null);
                   setRange(e.target.value as Range);
-                }} data-testid="chart-range">
+                }}
+                data-testid="chart-range"
+              >
                 {RANGES.map((r) => (
                   <option key={r} value={r}>
                     {t.ranges[r]}
@@ -226,7 +243,13 @@ export default function Charts({ session }: { session: AdminSession }) {
               <Figure
                 id="chart-transfers"
                 title={t.transfersPerHour}
-                summary={t.transfersSummary(rangeName, sum(data.uploads), sum(data.downloads)) + busiest(data.hourly, data.uploads.map((u, i) => u + data.downloads[i]!))}
+                summary={
+                  t.transfersSummary(rangeName, sum(data.uploads), sum(data.downloads)) +
+                  busiest(
+                    data.hourly,
+                    data.uploads.map((u, i) => u + data.downloads[i]!),
+                  )
+                }
                 buckets={data.hourly}
                 series={[
                   { label: t.uploads, values: data.uploads, color: '--chart-1' },

@@ -88,7 +88,9 @@ export async function loadCharts(range: Range, now = Date.now()): Promise<{ data
   const [h, d, l] = await Promise.all([
     api.GET('/api/v2/events/fs/aggregate', { params: { query: fsQuery(hourly) } }),
     api.GET('/api/v2/events/fs/aggregate', { params: { query: fsQuery(daily) } }),
-    api.GET('/api/v2/events/logs/aggregate', { params: { query: { start_timestamp: nanos(hourly.start), interval: HOUR, buckets: hourly.count, events: '1,2' } } }),
+    api.GET('/api/v2/events/logs/aggregate', {
+      params: { query: { start_timestamp: nanos(hourly.start), interval: HOUR, buckets: hourly.count, events: '1,2' } },
+    }),
   ]);
   if (!h.data || !d.data || !l.data) {
     const bad = [h, d, l].find((r) => !r.data)!;
@@ -97,11 +99,12 @@ export async function loadCharts(range: Range, now = Date.now()): Promise<{ data
   return { data: chartData(hourly, daily, h.data, d.data, l.data) };
 }
 
-/** The hour or day of bucket `i` in the browser's locale, for tables and captions. */
-export function bucketLabel(b: Buckets, i: number, locale?: string): string {
+/** The hour or day of bucket `i` in the browser's locale, for tables and captions (`short`: an axis label). */
+export function bucketLabel(b: Buckets, i: number, locale?: string, short = false): string {
   const d = new Date((b.start + i * b.interval) * 1000);
-  return b.interval >= DAY
-    ? d.toLocaleDateString(locale, { year: 'numeric', month: 'short', day: 'numeric' })
+  if (b.interval >= DAY) return d.toLocaleDateString(locale, short ? { month: 'short', day: 'numeric' } : { year: 'numeric', month: 'short', day: 'numeric' });
+  return short
+    ? d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' })
     : d.toLocaleString(locale, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
