@@ -5,7 +5,8 @@ import { formatSize } from '../format';
 import { can, type AdminSession } from './session';
 import { t } from './strings';
 import { usePolling } from './usePolling';
-import { RANGES, bucketLabel, bucketTimes, loadCharts, loadTopUsers, peak, sum, type Buckets, type ChartData, type Range, type TopUser } from './charts-data';
+import { RANGES, bucketLabel, bucketTimes, peak, sum, type Buckets, type ChartData, type Range, type TopUser } from './charts-data';
+import { loadCharts, loadTopUsers } from './charts-api';
 
 /** How often the charts ask again (they cover hours and days: no need for the dashboard's 5 s). */
 export const CHARTS_REFRESH_MS = 60_000;

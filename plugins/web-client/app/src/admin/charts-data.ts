@@ -2,20 +2,28 @@
  * The dashboard's charts: which buckets a time range asks for, and the
  * counts of GET /api/v2/events/fs/aggregate and /events/logs/aggregate (an
  * addition of Ferry: the events are counted in SQL, never paged through in
- * the browser) spread into one value per bucket. No React, no chart library:
- * unit-tested in test/admin-unit.test.ts.
+ * the browser) spread into one value per bucket. No React, no chart library,
+ * no request (charts-api.ts): unit-tested in test/admin-unit.test.ts.
  */
-import type { operations } from '../../generated/api';
-import { api } from '../api';
-import { failure } from './api-result';
-
-export type FsCount = operations['get_api_v2_events_fs_aggregate']['responses'][200]['content']['application/json'][number];
-export type LogCount = operations['get_api_v2_events_logs_aggregate']['responses'][200]['content']['application/json'][number];
+/** An item of GET /events/fs/aggregate (charts-api.ts passes the generated type, which the compiler checks against this one). */
+export interface FsCount {
+  bucket: number;
+  action: string;
+  status: number;
+  count: number;
+  file_size: number;
+}
+/** An item of GET /events/logs/aggregate. */
+export interface LogCount {
+  bucket: number;
+  event: number;
+  count: number;
+}
 
 export const RANGES = ['24h', '7d', '30d'] as const;
 export type Range = (typeof RANGES)[number];
 
-const HOUR = 3600;
+export const HOUR = 3600;
 const DAY = 86_400;
 /** Hours and days each range covers (the hourly charts: 24, 168, 720 buckets; the daily one: 2, 7, 30). */
 const SPAN: Record<Range, { hours: number; days: number }> = { '24h': { hours: 24, days: 2 }, '7d': { hours: 168, days: 7 }, '30d': { hours: 720, days: 30 } };
@@ -79,26 +87,6 @@ export function chartData(hourly: Buckets, daily: Buckets, fsHourly: readonly Fs
   };
 }
 
-const nanos = (seconds: number) => seconds * 1e9;
-
-/** The three aggregates of a range (uploads and downloads of any outcome; failed logins: log events 1 and 2). */
-export async function loadCharts(range: Range, now = Date.now()): Promise<{ data?: ChartData; message?: string }> {
-  const { hourly, daily } = bucketsOf(range, now);
-  const fsQuery = (b: Buckets) => ({ start_timestamp: nanos(b.start), interval: b.interval, buckets: b.count, actions: 'upload,download' });
-  const [h, d, l] = await Promise.all([
-    api.GET('/api/v2/events/fs/aggregate', { params: { query: fsQuery(hourly) } }),
-    api.GET('/api/v2/events/fs/aggregate', { params: { query: fsQuery(daily) } }),
-    api.GET('/api/v2/events/logs/aggregate', {
-      params: { query: { start_timestamp: nanos(hourly.start), interval: HOUR, buckets: hourly.count, events: '1,2' } },
-    }),
-  ]);
-  if (!h.data || !d.data || !l.data) {
-    const bad = [h, d, l].find((r) => !r.data)!;
-    return { message: failure(bad.response.status, bad.error) };
-  }
-  return { data: chartData(hourly, daily, h.data, d.data, l.data) };
-}
-
 /** The hour or day of bucket `i` in the browser's locale, for tables and captions (`short`: an axis label). */
 export function bucketLabel(b: Buckets, i: number, locale?: string, short = false): string {
   const d = new Date((b.start + i * b.interval) * 1000);
@@ -132,27 +120,4 @@ export interface TopUser {
 /** Keeps the `n` largest of `top` and `more` by used size (then by name). */
 export function keepTop(top: readonly TopUser[], more: readonly TopUser[], n: number): TopUser[] {
   return [...top, ...more].sort((a, b) => b.used - a.used || a.username.localeCompare(b.username)).slice(0, n);
-}
-
-/**
- * The `n` users using the most storage (used_quota_size): GET /api/v2/users
- * cannot sort by it, so the list is read USERS_PAGE at a time keeping only
- * the `n` largest, up to MAX_USERS_SCANNED users (`partial` then tells the
- * ranking covers the first ones by name only).
- */
-export async function loadTopUsers(n = 10): Promise<{ users?: TopUser[]; scanned: number; partial: boolean; message?: string }> {
-  let top: TopUser[] = [];
-  let scanned = 0;
-  for (;;) {
-    const { data, error, response } = await api.GET('/api/v2/users', { params: { query: { offset: scanned, limit: USERS_PAGE, order: 'ASC' } } });
-    if (!data) return { scanned, partial: true, message: failure(response.status, error) };
-    top = keepTop(
-      top,
-      data.filter((u) => (u.used_quota_size ?? 0) > 0).map((u) => ({ username: u.username, used: u.used_quota_size ?? 0, quota: u.quota_size ?? 0 })),
-      n,
-    );
-    scanned += data.length;
-    if (data.length < USERS_PAGE) return { users: top, scanned, partial: false };
-    if (scanned >= MAX_USERS_SCANNED) return { users: top, scanned, partial: true };
-  }
 }
