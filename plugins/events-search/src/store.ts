@@ -122,25 +122,45 @@ export class EventStore {
   }
 
   /**
-   * Events counted per bucket and group in one SQL query: the buckets are a
-   * VALUES list joined to the events by ranges of the primary key (the
-   * timestamp starts the id), so each bucket is an index range scan on
-   * SQLite and PostgreSQL alike and no event leaves the database.
+   * Events counted per bucket and group (in bucket, then group order) in one SQL query: the buckets are a
+   * VALUES list of id ranges (the timestamp starts the id), each counted by
+   * a range scan of the primary key, so no event leaves the database. On
+   * PostgreSQL each bucket is a LATERAL subquery: joined by the ranges
+   * instead, its planner scans the whole table once per bucket list and
+   * tests every pair (3 to 5 times slower on a day of 1,000,000 events);
+   * SQLite, which has no LATERAL, loops over the VALUES and seeks the key
+   * range of each.
    */
   async aggregate<K extends EventAggregateKind>(kind: K, filters: EventSearchFilters[K], buckets: EventBuckets): Promise<EventCounts[K][]> {
     const knex = this.db.em().getKnex();
     const table = kind === 'fs' ? 'events_fs' : 'events_log';
     const groups = kind === 'fs' ? ['e.action', 'e.status'] : ['e.event'];
-    const qb = knex
-      .select(knex.raw('b.column1 as bucket'), ...groups, knex.raw('count(*) as count'))
-      .from(knex.raw(`${bucketValues(buckets)} as b`))
-      .join(`${table} as e`, function on() {
-        this.on('e.id', '>=', 'b.column2').andOn('e.id', '<', 'b.column3');
-      })
-      .groupBy('b.column1', ...groups)
-      .orderBy('b.column1');
-    if (kind === 'fs') qb.select(knex.raw('sum(e.file_size) as file_size'));
-    for (const [column, values] of conditionsOf(kind, filters)) qb.whereIn(`e.${column}`, [...values]);
+    const counts = [knex.raw('count(*) as count'), ...(kind === 'fs' ? [knex.raw('sum(e.file_size) as file_size')] : [])];
+    const inBucket = 'e.id >= b.column2 and e.id < b.column3';
+    let qb;
+    if (this.db.dialect === 'postgresql') {
+      const inner = knex
+        .select(...groups, ...counts)
+        .from(`${table} as e`)
+        .whereRaw(inBucket)
+        .groupBy(...groups);
+      for (const [column, values] of conditionsOf(kind, filters)) inner.whereIn(`e.${column}`, [...values]);
+      qb = knex
+        .select(knex.raw('b.column1 as bucket'), 'x.*')
+        .from(knex.raw(`${bucketValues(buckets)} as b`))
+        .crossJoin(knex.raw('lateral (?) as x', [inner]))
+        .orderBy(['b.column1', ...groups.map((g) => g.replace('e.', 'x.'))]);
+    } else {
+      qb = knex
+        .select(knex.raw('b.column1 as bucket'), ...groups, ...counts)
+        .from(knex.raw(`${bucketValues(buckets)} as b`))
+        .join(`${table} as e`, function on() {
+          this.on('e.id', '>=', 'b.column2').andOn('e.id', '<', 'b.column3');
+        })
+        .groupBy('b.column1', ...groups)
+        .orderBy(['b.column1', ...groups]);
+      for (const [column, values] of conditionsOf(kind, filters)) qb.whereIn(`e.${column}`, [...values]);
+    }
     const rows = (await qb) as Record<string, unknown>[];
     return rows.map((r) =>
       kind === 'fs'
