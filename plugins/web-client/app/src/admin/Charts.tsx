@@ -66,7 +66,16 @@ function Chart({ buckets, series, bars, format }: { buckets: Buckets; series: Se
           x: bars ? { time: false, range: () => [-0.5, buckets.count - 0.5] } : { time: true },
           y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
         },
-        axes: [xAxis, { ...axis, size: 70, values: (_u, ticks) => ticks.map((v) => (format ? format(v) : String(v))) }],
+        // counts on whole numbers; sizes where uPlot puts them
+        axes: [
+          xAxis,
+          {
+            ...axis,
+            size: 70,
+            ...(format ? {} : { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7] }),
+            values: (_u, ticks) => ticks.map((v) => (format ? format(v) : String(v))),
+          },
+        ],
         legend: { show: true, live: false },
         cursor: { drag: { x: false, y: false } },
         series: [
@@ -200,12 +209,14 @@ export default function Charts({ session }: { session: AdminSession }) {
   const [range, setRange] = useState<Range>('24h');
   const [data, setData] = useState<ChartData | null>(null);
   const [error, setError] = useState('');
+  const [unavailable, setUnavailable] = useState('');
   const seeEvents = can(session, 'view_events');
   const load = useCallback(async () => {
     if (!seeEvents) return;
     const r = await loadCharts(range);
     if (r.data) setData(r.data);
-    setError(r.message ?? '');
+    setError(r.unavailable ? '' : (r.message ?? ''));
+    setUnavailable(r.unavailable ? (r.message ?? '') : '');
   }, [range, seeEvents]);
   usePolling(load, CHARTS_REFRESH_MS, range);
 
@@ -237,6 +248,11 @@ export default function Charts({ session }: { session: AdminSession }) {
           {error && (
             <p className="error" role="alert">
               {error}
+            </p>
+          )}
+          {unavailable && (
+            <p className="muted" data-testid="charts-unavailable">
+              {t.chartsUnavailable(unavailable)}
             </p>
           )}
           {data && (

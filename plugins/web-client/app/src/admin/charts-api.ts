@@ -6,7 +6,8 @@ import { HOUR, MAX_USERS_SCANNED, USERS_PAGE, bucketsOf, chartData, keepTop, typ
 const nanos = (seconds: number) => seconds * 1e9;
 
 /** The three aggregates of a range (uploads and downloads of any outcome; failed logins: log events 1 and 2). */
-export async function loadCharts(range: Range, now = Date.now()): Promise<{ data?: ChartData; message?: string }> {
+/** `unavailable`: the server cannot count events (400: no event search plugin), which is a setting, not a failure. */
+export async function loadCharts(range: Range, now = Date.now()): Promise<{ data?: ChartData; message?: string; unavailable?: boolean }> {
   const { hourly, daily } = bucketsOf(range, now);
   const fsQuery = (b: Buckets) => ({ start_timestamp: nanos(b.start), interval: b.interval, buckets: b.count, actions: 'upload,download' });
   const [h, d, l] = await Promise.all([
@@ -18,7 +19,7 @@ export async function loadCharts(range: Range, now = Date.now()): Promise<{ data
   ]);
   if (!h.data || !d.data || !l.data) {
     const bad = [h, d, l].find((r) => !r.data)!;
-    return { message: failure(bad.response.status, bad.error) };
+    return { message: failure(bad.response.status, bad.error), unavailable: bad.response.status === 400 };
   }
   return { data: chartData(hourly, daily, h.data, d.data, l.data) };
 }

@@ -62,9 +62,11 @@ export const en = {
   chartHour: 'Hour',
   chartDay: 'Day',
   chartPeak: (when: string, value: string) => `Busiest: ${when} (${value}).`,
-  transfersSummary: (range: string, up: number, down: number) => `${range}: ${up} uploads and ${down} downloads.`,
+  transfersSummary: (range: string, up: number, down: number) =>
+    `${range}: ${up} ${up === 1 ? 'upload' : 'uploads'} and ${down} ${down === 1 ? 'download' : 'downloads'}.`,
   bytesSummary: (range: string, up: string, down: string) => `${range}: ${up} uploaded and ${down} downloaded.`,
-  failedLoginsSummary: (range: string, n: number) => `${range}: ${n} failed logins.`,
+  failedLoginsSummary: (range: string, n: number) => `${range}: ${n} failed ${n === 1 ? 'login' : 'logins'}.`,
+  chartsUnavailable: (why: string) => `No charts: ${why}`,
   topUsers: 'Top users by storage',
   storageUsed: 'Storage used',
   noStorageUsed: 'No user stores any file yet.',
