@@ -140,13 +140,16 @@ t.test('dashboard charts: transfers, bytes and failed logins as the event search
   await screenshot(page, 'admin-dashboard-charts');
 });
 
-t.test('dashboard charts in dark mode: the colours of the dark theme, axe, no CSP violation', async (t) => {
-  const { page } = await h.openPage(t, { colorScheme: 'dark' });
+t.test('dashboard charts in dark mode at tablet width: the colours of the dark theme, no overflow, axe, no CSP violation', async (t) => {
+  const { page } = await h.openPage(t, { colorScheme: 'dark', width: 768, height: 1024 });
   await watchCsp(page);
   await signInAdmin(page, h.f);
   await page.getByTestId('chart-transfers').locator('canvas').waitFor();
   const stroke = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--chart-1').trim());
   t.equal(stroke, '#6cb0ff', "the series take the dark theme's colour");
+  const canvas = await page.getByTestId('chart-transfers').locator('canvas').boundingBox();
+  t.ok(canvas && canvas.x >= 0 && canvas.x + canvas.width <= 768, 'the chart fits the width');
+  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
   await checkA11y(t, page, 'dashboard charts in dark mode');
   t.same(await cspViolations(page), [], 'no Content-Security-Policy violation');
   await page.getByRole('heading', { name: admin.activity }).evaluate((e) => e.scrollIntoView({ block: 'start' }));
