@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import type { EventProtocol, FsEventAction, FsEventStatus, LogEventType, ProviderEventAction, ProviderObjectType } from './event-types.js';
 import { PROTOCOLS } from '../sdk/protocols.js';
-import type { CommonEventFilters, EventPage, EventSearchFilters, EventSearchKind } from '../sdk/event-search.js';
+import type { CommonEventFilters, EventAggregateKind, EventBuckets, EventPage, EventSearchFilters, EventSearchKind } from '../sdk/event-search.js';
 
 /** Values of the spec's enumerations, as the comma-separated filters accept them. */
 export const FS_EVENT_ACTIONS: readonly FsEventAction[] = [
@@ -62,22 +62,25 @@ function commaList<T extends string | number>(allowed: readonly T[] | null, o: {
 const nanos = Joi.number().integer().min(0).unsafe().default(0);
 const text = Joi.string().allow('').max(1024).default('');
 
-const common = {
-  start_timestamp: nanos,
-  end_timestamp: nanos,
+/** Filters common to the searches and the aggregates. */
+const filters = {
   username: text,
   ip: Joi.string().allow('').max(64).default(''),
   instance_ids: commaList<string>(null, { itemMax: 255 }),
-  from_id: Joi.string().allow('').max(64).default(''),
   role: text,
+};
+
+const common = {
+  start_timestamp: nanos,
+  end_timestamp: nanos,
+  ...filters,
+  from_id: Joi.string().allow('').max(64).default(''),
   csv_export: Joi.boolean().truthy('1').falsy('0').default(false),
   limit: Joi.number().integer().min(1).max(1000).default(100),
   order: Joi.string().valid('ASC', 'DESC').default('DESC'),
 };
 
-/** Query of GET /events/fs. */
-export const fsEventsQuery = Joi.object({
-  ...common,
+const fsFilters = {
   actions: commaList(FS_EVENT_ACTIONS),
   ssh_cmd: text,
   fs_provider: Joi.number().integer().min(0).max(65535),
@@ -85,7 +88,15 @@ export const fsEventsQuery = Joi.object({
   endpoint: text,
   protocols: commaList(EVENT_PROTOCOLS),
   statuses: commaList(FS_EVENT_STATUSES, { numeric: true }),
-});
+};
+
+const logFilters = {
+  events: commaList(LOG_EVENT_TYPES, { numeric: true }),
+  protocols: commaList(EVENT_PROTOCOLS),
+};
+
+/** Query of GET /events/fs. */
+export const fsEventsQuery = Joi.object({ ...common, ...fsFilters });
 
 /** Query of GET /events/provider. */
 export const providerEventsQuery = Joi.object({
@@ -97,13 +108,28 @@ export const providerEventsQuery = Joi.object({
 });
 
 /** Query of GET /events/logs. */
-export const logEventsQuery = Joi.object({
-  ...common,
-  events: commaList(LOG_EVENT_TYPES, { numeric: true }),
-  protocols: commaList(EVENT_PROTOCOLS),
-});
+export const logEventsQuery = Joi.object({ ...common, ...logFilters });
 
 export const eventsQuery: Record<EventSearchKind, Joi.ObjectSchema> = { fs: fsEventsQuery, provider: providerEventsQuery, log: logEventsQuery };
+
+/** Most buckets one aggregate may ask for. */
+export const MAX_EVENT_BUCKETS = 1000;
+/** Shortest and longest bucket, seconds (a minute, 31 days). */
+export const MIN_BUCKET_SECONDS = 60;
+export const MAX_BUCKET_SECONDS = 31 * 86_400;
+
+/** The time buckets of an aggregate: `buckets` consecutive buckets of `interval` seconds from `start_timestamp`. */
+const bucketKeys = {
+  start_timestamp: Joi.number().integer().min(1).unsafe().required().description('Unix nanoseconds: start of the first bucket'),
+  interval: Joi.number().integer().min(MIN_BUCKET_SECONDS).max(MAX_BUCKET_SECONDS).required().description('length of a bucket, seconds'),
+  buckets: Joi.number().integer().min(1).max(MAX_EVENT_BUCKETS).required().description('how many buckets'),
+};
+
+/** Query of GET /events/fs/aggregate and /events/logs/aggregate: the buckets and the filters of the search. */
+export const eventsAggregateQuery: Record<EventAggregateKind, Joi.ObjectSchema> = {
+  fs: Joi.object({ ...bucketKeys, ...filters, ...fsFilters }),
+  log: Joi.object({ ...bucketKeys, ...filters, ...logFilters }),
+};
 
 /** A validated query of one of the schemas above. */
 type Q = Record<string, unknown>;
@@ -154,4 +180,21 @@ export function eventSearchRequest<K extends EventSearchKind>(kind: K, q: Q, cal
     page: { fromId: q.from_id as string, limit: q.limit as number, order: q.order as 'ASC' | 'DESC' },
     csv: q.csv_export as boolean,
   };
+}
+
+/**
+ * Filters and buckets of a validated aggregate query (eventsAggregateQuery);
+ * `callerRole` replaces the `role` parameter as in eventSearchRequest.
+ */
+export function eventAggregateRequest<K extends EventAggregateKind>(
+  kind: K,
+  q: Q,
+  callerRole: string,
+): { filters: EventSearchFilters[K]; buckets: EventBuckets } {
+  const intervalNs = (q.interval as number) * 1e9;
+  const count = q.buckets as number;
+  const start = q.start_timestamp as number;
+  // the search's own time range is that of the buckets, so the store may use it as is
+  const { filters } = eventSearchRequest(kind, { ...q, start_timestamp: start, end_timestamp: start + count * intervalNs - 1 }, callerRole);
+  return { filters, buckets: { startTimestamp: start, interval: intervalNs, count } };
 }

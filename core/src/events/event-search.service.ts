@@ -2,7 +2,16 @@ import { inject, injectable } from 'tsyringe';
 import { TOKENS } from '../tokens.js';
 import { InvalidError } from '../errors.js';
 import type { EventSearchRegistry } from './event-search.registry.js';
-import type { EventPage, EventSearch, EventSearchFilters, EventSearchKind, StoredEvents } from '../sdk/event-search.js';
+import type {
+  EventAggregateKind,
+  EventBuckets,
+  EventCounts,
+  EventPage,
+  EventSearch,
+  EventSearchFilters,
+  EventSearchKind,
+  StoredEvents,
+} from '../sdk/event-search.js';
 
 /** Events read per query while exporting (CSV): the export is streamed page by page. */
 export const EXPORT_PAGE_SIZE = 1000;
@@ -40,5 +49,12 @@ export class EventSearchService {
         current = await store.search(kind, filters, { ...page, fromId: current[current.length - 1]!.id, limit: EXPORT_PAGE_SIZE });
       }
     })();
+  }
+
+  /** Events counted per bucket by the store (InvalidError when there is no store or it cannot aggregate). */
+  async aggregate<K extends EventAggregateKind>(kind: K, filters: EventSearchFilters[K], buckets: EventBuckets): Promise<EventCounts[K][]> {
+    const store = this.registry.get();
+    if (!store.aggregate) throw new InvalidError('the event search plugin in use cannot count events per time bucket');
+    return store.aggregate(kind, filters, buckets);
   }
 }

@@ -81,6 +81,43 @@ export interface EventPage {
   order: 'ASC' | 'DESC';
 }
 
+/** The kinds of events that can be counted per time bucket (GET /events/fs/aggregate, /events/logs/aggregate). */
+export type EventAggregateKind = 'fs' | 'log';
+
+/**
+ * Consecutive time buckets: bucket `i` holds the events from
+ * `startTimestamp + i * interval` (inclusive) to the start of bucket `i + 1`
+ * (exclusive), all in Unix nanoseconds.
+ */
+export interface EventBuckets {
+  startTimestamp: number;
+  /** Length of a bucket, nanoseconds. */
+  interval: number;
+  /** How many buckets (1..MAX_EVENT_BUCKETS). */
+  count: number;
+}
+
+/** Filesystem events of one bucket, action and status: how many, and the sum of their `file_size`. */
+export interface FsEventCount {
+  bucket: number;
+  action: FsEventAction;
+  status: FsEventStatus;
+  count: number;
+  file_size: number;
+}
+
+/** Log events of one bucket and event type. */
+export interface LogEventCount {
+  bucket: number;
+  event: LogEventType;
+  count: number;
+}
+
+export interface EventCounts {
+  fs: FsEventCount;
+  log: LogEventCount;
+}
+
 /** Counters of the recorder behind an EventSearch. */
 export interface EventRecorderStats {
   /** Events written to the store since start. */
@@ -102,4 +139,11 @@ export interface EventSearch {
   /** One page of matching events in the page's order. */
   search<K extends EventSearchKind>(kind: K, filters: EventSearchFilters[K], page: EventPage): Promise<StoredEvents[K][]>;
   stats(): EventRecorderStats;
+  /**
+   * The events matching `filters` counted per bucket and group (action and
+   * status of filesystem events, event type of log events), grouped by the
+   * store (in SQL), never read one by one. Groups without events are left
+   * out. Optional: without it the aggregate routes answer 400.
+   */
+  aggregate?<K extends EventAggregateKind>(kind: K, filters: EventSearchFilters[K], buckets: EventBuckets): Promise<EventCounts[K][]>;
 }

@@ -33,6 +33,8 @@ export function idTimestamp(id: string): number {
 
 /** Lowest id of events at or after `ns`. */
 export const idFloor = (ns: number): string => tsHex(ns) + '0'.repeat(16);
+/** Lowest id of events at or after `ns` given exactly (a bucket bound computed with BigInt). */
+export const idFloorOf = (ns: bigint): string => (ns < 0n ? 0n : ns > MAX_NS ? MAX_NS : ns).toString(16).padStart(16, '0') + '0'.repeat(16);
 /** Highest id of events at or before `ns`. */
 export const idCeil = (ns: number): string => tsHex(ns) + 'f'.repeat(16);
 

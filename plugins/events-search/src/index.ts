@@ -33,6 +33,7 @@ export default definePlugin<EventsSearchConfig>({
       isValidId: isEventId,
       search: (kind, filters, page) => store.search(kind, filters, page),
       stats: () => writer.stats(),
+      aggregate: (kind, filters, buckets) => store.aggregate(kind, filters, buckets),
     };
     ctx.registerEventSearch(search);
     const ids = new EventIds();

@@ -6,19 +6,20 @@ import { TOKENS, type EventHistory } from '@ferry/core';
 import { createPgDatabase, createTestApp, usePostgres } from '@ferry/core/testing';
 import { addUser, appWithSearch, bus, fsEvent, logEvent, providerEvent, search, settled, storeOf } from './helpers.js';
 
-t.test('without the plugin the event routes answer 400 saying event search is not configured', async (t) => {
+t.test('without the plugin the event routes (searches and aggregates) answer 400 saying event search is not configured', async (t) => {
   const ta = await createTestApp({ plugins: [{ name: '@ferry/fs-local' }] });
   t.teardown(() => ta.close());
   const token = await ta.adminToken();
-  for (const p of ['fs', 'provider', 'logs']) {
-    for (const q of ['', '?csv_export=true']) {
-      const r = await ta.inject('GET', `/api/v2/events/${p}${q}`, { token });
-      t.equal(r.statusCode, 400, `${p}${q}`);
-      t.same(JSON.parse(r.payload), {
-        message: 'event search is not configured: enable the @ferry/events-search plugin (plugins in the configuration) to record and search events',
-        error: 'Bad Request',
-      });
-    }
+  const buckets = `start_timestamp=${Date.now() * 1e6}&interval=3600&buckets=24`;
+  const urls = ['fs', 'provider', 'logs'].flatMap((p) => ['', '?csv_export=true'].map((q) => `/api/v2/events/${p}${q}`));
+  urls.push(`/api/v2/events/fs/aggregate?${buckets}`, `/api/v2/events/logs/aggregate?${buckets}`);
+  for (const url of urls) {
+    const r = await ta.inject('GET', url, { token });
+    t.equal(r.statusCode, 400, url);
+    t.same(JSON.parse(r.payload), {
+      message: 'event search is not configured: enable the @ferry/events-search plugin (plugins in the configuration) to record and search events',
+      error: 'Bad Request',
+    });
   }
   const history = ta.app.container.resolve<EventHistory>(TOKENS.EventHistory);
   t.equal(history.source, 'memory', 'event reports read the in-memory recorder');

@@ -1,4 +1,8 @@
 /** The web admin's logic without a browser: its routes (app/src/admin/routes.ts), the field an API message names (field-message.ts), the event manager's forms and template preview (event-model.ts). */
+/**
+ * The web admin's logic without a browser: its routes (app/src/admin/routes.ts), the field an API message names (field-message.ts),
+ * event times (event-time.ts) and the dashboard charts' buckets and series (charts-data.ts).
+ */
 import t from 'tap';
 import { adminRoutePath, pageOfRoute, parseAdminRoute, type AdminRoute } from '../app/src/admin/routes.js';
 import { fieldOfMessage, names } from '../app/src/admin/field-message.js';
@@ -16,6 +20,7 @@ import {
   sampleEventData,
   templateTexts,
 } from '../app/src/admin/event-model.js';
+import { bucketTimes, bucketsOf, chartData, keepTop, peak, perBucket, type FsCount, type LogCount } from '../app/src/admin/charts-data.js';
 
 t.test('routes: each page has its URL, and the URL gives the page back', async (t) => {
   const routes: [AdminRoute, string][] = [
@@ -260,4 +265,67 @@ t.test("event manager: the sample event has the server's template data shape (co
     t.equal(sample.Name, server.Name);
     t.equal(sample.Event, server.Event);
   }
+t.test('charts: the buckets of a range end with the current hour and day, in local time', async (t) => {
+  const now = new Date(2026, 2, 10, 14, 37, 12).getTime();
+  const { hourly, daily } = bucketsOf('24h', now);
+  t.equal(hourly.count, 24);
+  t.equal(hourly.interval, 3600);
+  t.equal(new Date((hourly.start + 23 * 3600) * 1000).getTime(), new Date(2026, 2, 10, 14).getTime(), 'the last bucket is the current hour');
+  t.equal(daily.count, 2);
+  t.equal(daily.start * 1000, new Date(2026, 2, 9).getTime(), 'yesterday and today');
+  t.equal(bucketsOf('7d', now).hourly.count, 168);
+  t.equal(bucketsOf('30d', now).daily.count, 30);
+  t.same(bucketTimes({ start: 100, interval: 10, count: 3 }), [100, 110, 120]);
+});
+
+t.test('charts: the aggregates spread into one value per bucket', async (t) => {
+  const b = { start: 0, interval: 3600, count: 3 };
+  const fs: FsCount[] = [
+    { bucket: 0, action: 'upload', status: 1, count: 2, file_size: 30 },
+    { bucket: 0, action: 'upload', status: 2, count: 1, file_size: 5 },
+    { bucket: 2, action: 'download', status: 1, count: 4, file_size: 400 },
+    { bucket: 7, action: 'upload', status: 1, count: 9, file_size: 9 }, // outside: ignored
+  ];
+  const logs: LogCount[] = [
+    { bucket: 1, event: 1, count: 3 },
+    { bucket: 1, event: 2, count: 1 },
+    { bucket: 1, event: 5, count: 8 },
+  ];
+  const daily: FsCount[] = [
+    { bucket: 0, action: 'upload', status: 1, count: 3, file_size: 35 },
+    { bucket: 0, action: 'download', status: 2, count: 4, file_size: 400 },
+    { bucket: 0, action: 'delete', status: 1, count: 1, file_size: 0 },
+  ];
+  const d = chartData(b, { start: 0, interval: 86400, count: 1 }, fs, daily, logs);
+  t.same(d.uploads, [3, 0, 0], 'uploads of every outcome');
+  t.same(d.downloads, [0, 0, 4]);
+  t.same(d.uploadBytes, [35]);
+  t.same(d.downloadBytes, [400]);
+  t.same(d.failedLogins, [0, 4, 0], 'events 1 and 2, not the successful logins');
+  t.same(
+    perBucket(
+      b,
+      fs,
+      () => false,
+      () => 1,
+    ),
+    [0, 0, 0],
+  );
+  t.equal(peak([0, 3, 5, 5]), 2, 'the first largest');
+  t.equal(peak([0, 0]), -1, 'none');
+});
+
+t.test('charts: the top users keep the largest, then by name', async (t) => {
+  const u = (username: string, used: number) => ({ username, used, quota: 0 });
+  let top = keepTop([], [u('a', 5), u('b', 50), u('c', 7)], 2);
+  t.same(
+    top.map((x) => x.username),
+    ['b', 'c'],
+  );
+  top = keepTop(top, [u('d', 7), u('e', 100)], 3);
+  t.same(
+    top.map((x) => x.username),
+    ['e', 'b', 'c'],
+    'equal sizes: by name',
+  );
 });

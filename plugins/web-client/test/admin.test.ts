@@ -48,6 +48,9 @@ t.test('sign-in and the dashboard: the database status, a live connection closed
   const cookie = (await ctx.cookies()).find((c) => c.name === 'ferry_admin');
   t.ok(cookie?.httpOnly, 'the admin session cookie is HttpOnly');
   t.equal(cookie?.sameSite, 'Strict');
+  const noCharts = page.getByTestId('charts-unavailable');
+  await noCharts.waitFor();
+  t.match(await noCharts.textContent(), /event search is not configured/, 'without @ferry/events-search: no charts, and why (not an error)');
   const db = page.getByTestId('database-status');
   t.match(await db.textContent(), admin.databaseUp(usePostgres() ? 'postgresql' : 'sqlite'), 'the database is reachable');
   t.match(

@@ -266,6 +266,24 @@ export const LogEvent = event('LogEvent', {
   message: str(),
 });
 
+/** Counts per time bucket (an addition to v2.7): GET /events/fs/aggregate. */
+export const FsEventCount = Joi.object({
+  bucket: int().min(0).required().description('index of the bucket: it starts at start_timestamp + bucket * interval'),
+  action: oneOf(FS_EVENT_ACTIONS).required(),
+  status: int().valid(1, 2, 3).required(),
+  count: int().min(1).required(),
+  file_size: int().min(0).required().description('sum of the file_size of these events, bytes'),
+}).description('FsEventCount');
+
+/** GET /events/logs/aggregate (an addition to v2.7). */
+export const LogEventCount = Joi.object({
+  bucket: int().min(0).required().description('index of the bucket: it starts at start_timestamp + bucket * interval'),
+  event: int()
+    .valid(...LOG_EVENT_TYPES)
+    .required(),
+  count: int().min(1).required(),
+}).description('LogEventCount');
+
 /** The reference.yaml name a schema carries as its description. */
 const nameOf = (of: Joi.ObjectSchema): string => (of.describe().flags as { description?: string } | undefined)?.description ?? 'objects';
 const ok = (description: string, schema: Joi.Schema = ApiResponse): Answers => ({ 200: { description, schema } });
@@ -353,6 +371,8 @@ export const ROUTE_ANSWERS: Record<string, Answers> = {
   'get /api/v2/events/fs': csvOr(FsEvent),
   'get /api/v2/events/provider': csvOr(ProviderEvent),
   'get /api/v2/events/logs': csvOr(LogEvent),
+  'get /api/v2/events/fs/aggregate': list(FsEventCount),
+  'get /api/v2/events/logs/aggregate': list(LogEventCount),
   'get /api/v2/user/profile': one(UserProfile),
   'put /api/v2/user/profile': ok('ApiResponse'),
   'put /api/v2/user/changepwd': ok('ApiResponse'),

@@ -3,8 +3,8 @@ import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { DependencyContainer } from 'tsyringe';
 import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { EventSearchService } from '../../events/event-search.service.js';
-import { eventSearchRequest, eventsQuery } from '../../events/event-search.input.js';
-import type { EventSearchKind, StoredEvents } from '../../sdk/event-search.js';
+import { eventAggregateRequest, eventSearchRequest, eventsAggregateQuery, eventsQuery } from '../../events/event-search.input.js';
+import type { EventAggregateKind, EventSearchKind, StoredEvents } from '../../sdk/event-search.js';
 
 /** CSV columns of each kind: the fields of FsEvent, ProviderEvent and LogEvent. */
 const CSV_COLUMNS: Record<EventSearchKind, string[]> = {
@@ -82,5 +82,35 @@ export function eventRoutes(c: DependencyContainer): ServerRoute[] {
         .header('Content-Disposition', `attachment; filename="${FILE_NAMES[kind]}"`);
     },
   });
-  return [route('fs', 'fs'), route('provider', 'provider'), route('log', 'logs')];
+  // an addition to the API: counts per time bucket, grouped by the store (the dashboard's charts)
+  const aggregate = <K extends EventAggregateKind>(kind: K, path: string, notes: string): ServerRoute => ({
+    method: 'GET',
+    path: `/api/v2/events/${path}/aggregate`,
+    options: {
+      auth: ADMIN_AUTH,
+      description: `${kind === 'fs' ? 'Filesystem' : 'Log'} events counted per time bucket (an addition to v2.7)`,
+      notes,
+      plugins: { ferry: { permission: 'view_events' } },
+      validate: { query: eventsAggregateQuery[kind] },
+    },
+    handler: async (request: Request) => {
+      const q = eventAggregateRequest(kind, request.query as Record<string, unknown>, adminOf(request).admin.role);
+      return events.aggregate(kind, q.filters, q.buckets);
+    },
+  });
+  return [
+    route('fs', 'fs'),
+    route('provider', 'provider'),
+    route('log', 'logs'),
+    aggregate(
+      'fs',
+      'fs',
+      'The filesystem events matching the filters of GET /events/fs, counted in `buckets` consecutive buckets of `interval` seconds from `start_timestamp`: one item per bucket (its index from 0), action and status that has events, with their count and the sum of their file_size. A role admin counts only the events of their role.',
+    ),
+    aggregate(
+      'log',
+      'logs',
+      'The log events matching the filters of GET /events/logs, counted in `buckets` consecutive buckets of `interval` seconds from `start_timestamp`: one item per bucket (its index from 0) and event type that has events, with their count. Failed logins are events 1 and 2. A role admin counts only the events of their role.',
+    ),
+  ];
 }

@@ -1,4 +1,4 @@
-import { useCallback, useState } from 'react';
+import { Suspense, lazy, useCallback, useState } from 'react';
 import type { operations } from '../../generated/api';
 import { api, errorMessage } from '../api';
 import { Dialog } from '../Dialog';
@@ -9,6 +9,9 @@ import { usePolling } from './usePolling';
 type Status = operations['get_api_v2_status']['responses'][200]['content']['application/json'];
 type Connection = operations['get_api_v2_connections']['responses'][200]['content']['application/json'][number];
 type Service = { bindings: { address: string; port: number }[] | null; error?: string; is_active: boolean };
+
+/** The charts and uPlot: loaded on first use, outside the console's first load. */
+const Charts = lazy(() => import('./Charts'));
 
 /** How often the dashboard asks again (status and connections). */
 export const REFRESH_MS = 5000;
@@ -142,6 +145,11 @@ export function Dashboard({ session }: { session: AdminSession }) {
             </div>
           )}
         </section>
+      )}
+      {(can(session, 'view_events') || can(session, 'view_users')) && (
+        <Suspense fallback={<p aria-busy="true">{t.loading}</p>}>
+          <Charts session={session} />
+        </Suspense>
       )}
       {closing && (
         <Dialog title={t.close} submitLabel={t.close} danger onSubmit={() => void close(closing)} onClose={() => setClosing(null)}>

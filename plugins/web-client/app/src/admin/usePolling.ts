@@ -1,7 +1,10 @@
 import { useEffect, useRef } from 'react';
 
-/** Calls `load` now and every `everyMs` while the tab is visible (the dashboard's live data); stops on unmount. */
-export function usePolling(load: () => Promise<void>, everyMs: number): void {
+/**
+ * Calls `load` now and every `everyMs` while the tab is visible (the dashboard's live data); stops on unmount.
+ * A change of `key` (what is loaded, e.g. a chosen time range) loads again at once and restarts the period.
+ */
+export function usePolling(load: () => Promise<void>, everyMs: number, key: unknown = null): void {
   const latest = useRef(load);
   latest.current = load;
   useEffect(() => {
@@ -16,5 +19,5 @@ export function usePolling(load: () => Promise<void>, everyMs: number): void {
       stopped = true;
       window.clearTimeout(timer);
     };
-  }, [everyMs]);
+  }, [everyMs, key]);
 }
