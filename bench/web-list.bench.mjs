@@ -209,7 +209,11 @@ async function main() {
           button.click();
           for (;;) {
             await frame();
-            if (document.querySelector('h1')?.textContent === name && document.querySelector(rows) && document.querySelector('.count')?.textContent === countText)
+            if (
+              document.querySelector('h1')?.textContent === name &&
+              document.querySelector(rows) &&
+              document.querySelector('.count')?.textContent === countText
+            )
               break;
           }
           await frame();
