@@ -11,8 +11,10 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { en as admin } from '../app/src/admin/strings.js';
+import { en as strings } from '../app/src/strings.js';
 import { checkA11y, harness, screenshot, type Harness } from './page.js';
 import { openFromNav, restAs, signInAdmin } from './admin-helpers.js';
+import { passwordOf } from './helpers.js';
 
 let h: Harness;
 t.before(async () => {
@@ -229,4 +231,48 @@ t.test('an admin with a role: the IP lists without the defender, which is server
   const refused = await ctx.request.get(`${h.f.origin}/api/v2/defender/hosts`, { failOnStatusCode: false });
   t.equal(refused.status(), 403, 'the REST refuses the defender to an admin with a role');
   await checkA11y(t, page, 'security page of an admin with a role');
+});
+
+t.test("the user web client: the browser's address banned by its failed sign-ins, told so", async (t) => {
+  await h.f.addUser('bert');
+  const browserHost = hostId('127.0.0.1');
+  // the page's address is the one banned: the REST calls of this test come from another one
+  t.teardown(async () => {
+    await h.f.ta.server.inject({
+      method: 'DELETE',
+      url: `/api/v2/defender/hosts/${browserHost}`,
+      headers: { authorization: `Bearer ${h.f.token}` },
+      remoteAddress: '198.51.100.9',
+    });
+  });
+  const { page } = await h.openPage(t);
+  await page.goto(h.f.url);
+  await page.getByRole('heading', { name: strings.loginTitle }).waitFor();
+  // the page stays loaded (a banned host is refused every request, the page's own files included)
+  /** One sign-in from the page: the status of its request. */
+  const attempt = async (username: string, password: string) => {
+    await page.getByLabel(strings.username).fill(username);
+    await page.getByLabel(strings.password).fill(password);
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v2/user/web-session') && r.request().method() === 'POST'),
+      page.getByRole('button', { name: strings.signIn }).click(),
+    ]);
+    return answer.status();
+  };
+  // threshold 4, score_invalid 2: two sign-ins of an account that does not exist ban the address
+  t.equal(await attempt('nobody-here', 'guess-1'), 401, 'an unknown account');
+  await page.getByRole('alert').filter({ hasText: strings.wrongCredentials }).waitFor();
+  t.equal(await attempt('nobody-here', 'guess-2'), 401, 'a second time');
+  t.equal(await attempt('bert', passwordOf('bert')), 403, "then bert's right password is refused: the address is banned");
+  await page.getByRole('alert').filter({ hasText: strings.banned }).waitFor();
+  t.pass('the right password from a banned address: told the address is blocked');
+  const listed = await h.f.ta.server.inject({
+    method: 'GET',
+    url: `/api/v2/defender/hosts/${browserHost}`,
+    headers: { authorization: `Bearer ${h.f.token}` },
+    remoteAddress: '198.51.100.9',
+  });
+  t.equal(listed.statusCode, 200, 'the defender has banned the address');
+  t.ok((JSON.parse(listed.payload) as { ban_time?: string }).ban_time, 'with a ban time');
+  t.equal(await page.getByRole('heading', { name: strings.home }).count(), 0, 'not signed in');
 });

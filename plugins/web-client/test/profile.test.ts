@@ -330,6 +330,44 @@ t.test('forgot password: a code by a real mail, then the reset, then a sign-in w
   t.pass('the new password signs in');
 });
 
+t.test('forgot password with the password-reset-disabled option: the same answer, no mail, and the reset refused', async (t) => {
+  await h.f.addUser('otto', { email: 'otto@example.com', filters: { web_client: ['password-reset-disabled'] } });
+  await h.f.addUser('nora', { email: 'nora@example.com' });
+  const { page } = await h.openPage(t);
+  const ask = async (username: string) => {
+    await page.goto(h.f.url);
+    await page.getByRole('button', { name: strings.forgotPassword }).click();
+    await page.getByRole('heading', { name: strings.forgotTitle }).waitFor();
+    await page.getByLabel(strings.username).fill(username);
+    await page.getByRole('button', { name: strings.sendCode }).click();
+    await page.getByRole('status').filter({ hasText: strings.codeSent }).waitFor();
+  };
+  const before = smtp.mails.length;
+  await ask('otto');
+  t.pass('the restricted account gets the answer any account gets (it tells nothing)');
+  // the refused request went first: had it been mailed, its mail would be in when the next one's is
+  await ask('nora');
+  await smtp.waitFor('nora@example.com', before);
+  t.same(
+    smtp.mails.slice(before).flatMap((m) => m.rcptTo),
+    ['nora@example.com'],
+    'no mail for the account with password-reset-disabled',
+  );
+  await page.goto(h.f.url);
+  await page.getByRole('button', { name: strings.forgotPassword }).click();
+  await page.getByLabel(strings.username).fill('otto');
+  await page.getByRole('button', { name: strings.sendCode }).click();
+  await page.getByLabel(strings.resetCode).fill('AAAAAAAAAAAA');
+  await page.getByLabel(strings.newPassword, { exact: true }).fill('Otto-reset-Password-3');
+  await page.getByLabel(strings.confirmPassword).fill('Otto-reset-Password-3');
+  await page.getByRole('button', { name: strings.resetPassword }).click();
+  await page.getByRole('alert').waitFor();
+  t.equal(await page.getByRole('status').filter({ hasText: strings.passwordReset }).count(), 0, 'no reset');
+  await signIn(page, h.f, 'otto', passwordOf('otto'));
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('the old password still signs in');
+});
+
 t.test('single sign-on: the button on the sign-in page, the provider, back signed in', async (t) => {
   // the core tests' OpenID provider (core/test/helpers/oidc-provider.ts: oidc-provider in process), loaded at run time
   const oidcHelper = new URL('../../../core/test/helpers/oidc-provider.js', import.meta.url).href;

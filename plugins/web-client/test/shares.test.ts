@@ -5,10 +5,11 @@
  * list, copy link, QR code, edit, delete (each checked through the REST
  * API), the share policy of the account (password required; scopes locked
  * by the share policy rules of a group; sharing disabled: no Shares screen,
- * and the server refuses), axe-core and
+ * and the server refuses), a write share made here then opened in a second
+ * browser context by an outside person who uploads into it, axe-core and
  * screenshots (FERRY_SCREENSHOT_DIR).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { en as strings } from '../app/src/strings.js';
@@ -170,6 +171,51 @@ t.test('a share from a selection: created with password, expiry, uses and networ
   await page.getByRole('heading', { name: strings.home }).waitFor();
   await page.getByRole('button', { name: strings.shareSelected(0) }).click();
   t.equal(await page.getByLabel(strings.sharePaths).inputValue(), '/', 'the folder shown');
+});
+
+t.test('a write share made in the UI, opened in a second browser context by an outside person who uploads into it; the owner sees the file', async (t) => {
+  const home = await h.f.addUser('olga');
+  mkdirSync(path.join(home, 'inbox'), { recursive: true });
+  const { page } = await h.signedIn(t, 'olga');
+  await row(page, 'inbox').waitFor();
+  await page.getByLabel(strings.select('inbox')).check();
+  await page.getByRole('button', { name: strings.shareSelected(1) }).click();
+  await page.getByRole('heading', { name: strings.newShare }).waitFor();
+  await page.getByLabel(strings.scopeLabel(3)).check();
+  await page.getByLabel(strings.sharePassword, { exact: true }).fill('drop-box-secret-1');
+  await page.getByRole('button', { name: strings.createShare }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: strings.shareCreated('inbox') })
+    .waitFor();
+  const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'inbox' }) });
+  const link = await card.getByRole('textbox', { name: strings.linkOf('inbox') }).inputValue();
+  const [stored] = await sharesOf('olga');
+  t.match(stored, { scope: 3, paths: ['/inbox'] }, 'a read and write share of the folder');
+
+  // the outside person: another browser context (no session of olga), the link alone
+  const partner = await h.openPage(t);
+  await partner.page.goto(link);
+  await partner.page.getByRole('heading', { name: strings.pubPasswordTitle }).waitFor();
+  await partner.page.getByLabel(strings.password).fill('drop-box-secret-1');
+  await partner.page.getByRole('button', { name: strings.pubOpen }).click();
+  await partner.page.getByRole('heading', { name: 'inbox' }).waitFor();
+  const content = Buffer.from('sent by the partner');
+  await partner.page.getByLabel(strings.pubChooseFiles).setInputFiles([{ name: 'from-partner.txt', mimeType: 'text/plain', buffer: content }]);
+  await partner.page.locator('.upload.done').filter({ hasText: 'from-partner.txt' }).waitFor();
+  t.ok(readFileSync(path.join(home, 'inbox', 'from-partner.txt')).equals(content), 'the upload is in the shared folder, whole');
+  t.equal(
+    (await partner.ctx.request.get(`${h.f.origin}/api/v2/user/dirs`, { failOnStatusCode: false })).status(),
+    401,
+    "the partner's browser has no session of the owner",
+  );
+
+  // the owner, in the first context, finds it in the folder
+  await page.getByRole('navigation', { name: strings.mainNav }).getByRole('link', { name: strings.filesTitle }).click();
+  await row(page, 'inbox').getByRole('button', { name: 'inbox', exact: true }).click();
+  await page.getByRole('heading', { name: 'inbox' }).waitFor();
+  await row(page, 'from-partner.txt').waitFor();
+  t.pass("the owner's file list shows the partner's upload");
 });
 
 t.test('the share policy: a password required (told, checked before sending)', async (t) => {

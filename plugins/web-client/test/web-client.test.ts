@@ -1,7 +1,7 @@
 /**
  * The web client in Debian's chromium (headless, playwright-core) against a
  * real Ferry on 127.0.0.1: sign-in (password, wrong password, disabled
- * account, two-factor), the file browser (list, new folder, upload,
+ * or expired account, two-factor), the file browser (list, new folder, upload,
  * download, rename, delete, a refused upload, a 10,000-entry folder),
  * sign-out, axe-core on each page, screenshots (FERRY_SCREENSHOT_DIR keeps
  * them, e.g. docs/images/web-client for docs/web-client.md).
@@ -20,9 +20,10 @@ t.before(async () => {
 const openPage: Harness['openPage'] = (t, o) => h.openPage(t, o);
 const signedIn: Harness['signedIn'] = (t, u, o) => h.signedIn(t, u, o);
 
-t.test('sign-in: a wrong password, a disabled account, then the files page', async (t) => {
+t.test('sign-in: a wrong password, a disabled account, an expired account, then the files page', async (t) => {
   await h.f.addUser('alice');
   await h.f.addUser('dora', { status: 0 });
+  await h.f.addUser('edna', { expiration_date: Date.now() - 86_400_000 });
   const { ctx, page } = await openPage(t);
 
   await page.goto(h.f.url);
@@ -38,6 +39,10 @@ t.test('sign-in: a wrong password, a disabled account, then the files page', asy
   await signIn(page, h.f, 'dora');
   await page.getByRole('alert').filter({ hasText: strings.accountDisabled }).waitFor();
   t.pass('a disabled account is told so');
+
+  await signIn(page, h.f, 'edna');
+  await page.getByRole('alert').filter({ hasText: strings.accountExpired }).waitFor();
+  t.pass('an expired account is told so');
 
   await signIn(page, h.f, 'alice');
   await page.getByRole('heading', { name: strings.home }).waitFor();

@@ -1,4 +1,12 @@
-import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { memo, useEffect, useRef, useState, type ReactNode } from 'react';
+
+/**
+ * One row: drawn again only when its item, its index or the render function change, so a scroll
+ * step draws the rows that come into view and leaves the others alone.
+ */
+const Row = memo(function Row({ item, index, render }: { item: unknown; index: number; render: (item: never, index: number) => ReactNode }) {
+  return <>{render(item as never, index)}</>;
+});
 
 /**
  * A list of fixed-height rows that renders only the rows in view (plus a few
@@ -39,7 +47,7 @@ export function VirtualList<T>({
   const first = Math.max(0, Math.floor(view.top / rowHeight) - overscan);
   const last = Math.min(items.length, Math.ceil((view.top + view.height) / rowHeight) + overscan);
   const rows: ReactNode[] = [];
-  for (let i = first; i < last; i++) rows.push(render(items[i]!, i));
+  for (let i = first; i < last; i++) rows.push(<Row key={i} item={items[i]} index={i} render={render} />);
 
   return (
     <div className="scroller" ref={scroller} tabIndex={-1} aria-label={label} role="rowgroup">
