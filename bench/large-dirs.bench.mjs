@@ -20,18 +20,20 @@
 // peak RSS < 150 MB.
 // zip (Debian package zip) is needed for the zip baseline; without it that ratio is skipped.
 // Env: BENCH_FILES (default 100000), BENCH_ZIP_FILES (default 10000), BENCH_ROUNDS,
-// FERRY_BENCH_DIR (scratch directory), FERRY_BENCH_NO_BUILD=1.
+// FERRY_BENCH_DIR (scratch directory), FERRY_BENCH_NO_BUILD=1, FERRY_BENCH_NODE_ARGS (node
+// options of the Ferry process, e.g. --cpu-prof --cpu-prof-dir=DIR).
 // Writes bench/results/large-dirs.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { scratchWorkspace, withPeakRss, writeResults, runBench } from './lib/common.mjs';
+import { rssOf, scratchWorkspace, withPeakRss, writeResults, runBench } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const FILES = Number(process.env.BENCH_FILES ?? 100_000);
 const ZIP_FILES = Number(process.env.BENCH_ZIP_FILES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const NODE_ARGS = (process.env.FERRY_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const { dir: scratch, children, cleanup } = scratchWorkspace(512, 'ferry-bench-dirs-');
 
 function log(...a) {
@@ -86,7 +88,7 @@ async function main() {
   manyFiles(path.join(home, 'many'), FILES);
   manyFiles(path.join(home, 'tenth'), FILES / 10);
   smallTree(path.join(home, 'tree'), ZIP_FILES);
-  const ferry = await startFerry({ dir: path.join(scratch, 'ferry'), children });
+  const ferry = await startFerry({ dir: path.join(scratch, 'ferry'), nodeArgs: NODE_ARGS, children });
   const token = await ferry.createUser({ username: 'bench', password: 'bench-user-password-1', home_dir: home, filesystem: { provider: 0 } });
   const auth = ['-H', `Authorization: Bearer ${token}`];
   const pid = ferry.proc.pid;
@@ -128,6 +130,8 @@ async function main() {
   const zipArgs = [...auth, '-X', 'POST', '-H', 'Content-Type: application/json', '--data', '["/tree"]', `${ferry.url}/api/v2/user/streamzip`];
   let zipBest = { total: Infinity };
   let zipPeak = 0;
+  // what the server holds before the first zip (after the listings and deletes above)
+  const zipBefore = rssOf(pid);
   for (let i = 0; i < ROUNDS; i++) {
     const { value, peakRssMb } = await withPeakRss(() => curlTimed(zipArgs), pid);
     if (value.total < zipBest.total) zipBest = value;
@@ -159,6 +163,7 @@ async function main() {
       zip_s: zipSecs,
       ratio: zipSecs === null ? null : zipSecs / zipBest.total,
       peak_rss_mb: zipPeak,
+      rss_before_mb: zipBefore,
     },
   };
   const s = (n) => `${n.toFixed(3)}s`;
@@ -171,7 +176,7 @@ async function main() {
   console.log(
     `  streamzip ${ZIP_FILES} files  ferry ${s(zipBest.total)} (${(zipBest.bytes / 1e6).toFixed(1)} MB)   ` +
       (zipSecs === null ? 'zip not installed: no baseline' : `zip -r -1 ${s(zipSecs)} (${results.streamzip.ratio.toFixed(2)}x)`) +
-      `   Ferry peak RSS ${zipPeak.toFixed(0)} MB   aim >= 0.50x, < 150 MB`,
+      `   Ferry peak RSS ${zipPeak.toFixed(0)} MB (${zipBefore.toFixed(0)} MB before)   aim >= 0.50x, < 150 MB`,
   );
   writeResults('large-dirs', results);
   await ferry.stop();

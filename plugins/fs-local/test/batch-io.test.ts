@@ -123,3 +123,20 @@ t.test('removing a large tree (unlinks by the worker) removes it all, and only i
   await t.rejects(stat(d), { code: 'ENOENT' }, 'the directory is gone');
   t.same(await readdir(outside), ['secret.txt'], 'what the link led to is untouched');
 });
+
+t.test('the space used under a large directory (stat by the worker, in groups) counts its files, and only them', async (t) => {
+  const { fs, root, outside } = await fresh();
+  const d = path.join(root, 'd');
+  // more files than one group of the worker, of sizes 0 to 6 bytes
+  let size = 0;
+  for (let i = 0; i < 2100; i++) {
+    await writeFile(path.join(d, `f${i}`), 'x'.repeat(i % 7));
+    size += i % 7;
+  }
+  await mkdir(path.join(d, 'sub'));
+  for (let i = 0; i < 40; i++) await writeFile(path.join(d, 'sub', `g${i}`), 'abc');
+  await symlink('f6', path.join(d, 'link-in'));
+  await symlink(path.join(outside, 'secret.txt'), path.join(d, 'link-out'));
+  t.same(await fs.usedSpace('/d'), { size: size + 40 * 3, files: 2140 }, 'every regular file counted once, links neither followed nor counted');
+  t.same(await fs.usedSpace('/d/sub'), { size: 120, files: 40 }, 'a small directory (stat one by one) counts the same way');
+});
