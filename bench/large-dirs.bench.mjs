@@ -27,7 +27,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { rssOf, scratchWorkspace, withPeakRss, writeResults, runBench } from './lib/common.mjs';
+import { cpuSecondsOf, rssOf, scratchWorkspace, withPeakRss, writeResults, runBench } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
 const FILES = Number(process.env.BENCH_FILES ?? 100_000);
@@ -117,12 +117,16 @@ async function main() {
   for (let i = 0; i < ROUNDS; i++) findSecs = Math.min(findSecs, timedShell(`find many -mindepth 1 -maxdepth 1 -printf '%f %s %T@ %m\\n'`, home));
 
   let delSecs = Infinity;
+  let delCpu = Infinity;
   let rmSecs = Infinity;
   for (let i = 0; i < ROUNDS; i++) {
     manyFiles(path.join(home, 'del'), FILES);
     const t0 = process.hrtime.bigint();
+    const cpu0 = cpuSecondsOf(pid);
     await curlTimed([...auth, '-X', 'DELETE', `${ferry.url}/api/v2/user/dirs?path=/del`]);
     delSecs = Math.min(delSecs, Number(process.hrtime.bigint() - t0) / 1e9);
+    // the server's CPU time (all its threads): the steadier figure on a busy machine
+    delCpu = Math.min(delCpu, cpuSecondsOf(pid) - cpu0);
     manyFiles(path.join(home, 'del'), FILES);
     rmSecs = Math.min(rmSecs, timedShell('rm -rf del', home));
   }
@@ -155,7 +159,7 @@ async function main() {
       rss_growth_mb: many.rssGrowth,
       tenth: { files: FILES / 10, total_s: tenth.total, rss_growth_mb: tenth.rssGrowth },
     },
-    delete: { files: FILES, ferry_s: delSecs, rm_s: rmSecs, ratio: rmSecs / delSecs },
+    delete: { files: FILES, ferry_s: delSecs, ferry_cpu_s: delCpu, rm_s: rmSecs, ratio: rmSecs / delSecs },
     streamzip: {
       files: ZIP_FILES,
       ferry_s: zipBest.total,
@@ -172,7 +176,9 @@ async function main() {
   console.log(
     `  listing ${FILES} files  ferry first byte ${s(many.firstByte)}, all ${s(many.total)} (${(many.bytes / 1e6).toFixed(1)} MB JSON)   find ${s(findSecs)} (${results.listing.ratio.toFixed(2)}x)   RSS +${many.rssGrowth.toFixed(0)} MB (${FILES / 10} files: +${tenth.rssGrowth.toFixed(0)} MB)   aim: streamed, +< 20 MB`,
   );
-  console.log(`  delete ${FILES} files  ferry ${s(delSecs)}   rm -rf ${s(rmSecs)} (${results.delete.ratio.toFixed(2)}x)   aim >= 0.50x`);
+  console.log(
+    `  delete ${FILES} files  ferry ${s(delSecs)} (server CPU ${s(delCpu)})   rm -rf ${s(rmSecs)} (${results.delete.ratio.toFixed(2)}x)   aim >= 0.50x`,
+  );
   console.log(
     `  streamzip ${ZIP_FILES} files  ferry ${s(zipBest.total)} (${(zipBest.bytes / 1e6).toFixed(1)} MB)   ` +
       (zipSecs === null ? 'zip not installed: no baseline' : `zip -r -1 ${s(zipSecs)} (${results.streamzip.ratio.toFixed(2)}x)`) +
