@@ -18,7 +18,8 @@
 // second.
 // Env: BENCH_PARTS, BENCH_PART_BYTES, BENCH_ROUNDS (default 3, best round
 // kept), FERRY_BENCH_DIR (scratch directory), FERRY_BENCH_NO_BUILD=1 (use
-// core/dist as it is). Writes bench/results/multipart.json.
+// core/dist as it is), FERRY_BENCH_NODE_ARGS (node options of the Ferry
+// process, e.g. --cpu-prof --cpu-prof-dir=DIR). Writes bench/results/multipart.json.
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import { cpuSecondsOf, envNumber, scratchWorkspace, writeResults } from './lib/common.mjs';
@@ -30,6 +31,7 @@ const PART_BYTES = envNumber('BENCH_PART_BYTES', 1024);
 const ROUNDS = Math.max(1, envNumber('BENCH_ROUNDS', 3));
 const MAX_PARTS = Math.max(...PARTS);
 const BOUNDARY = '----ferry-bench-multipart';
+const NODE_ARGS = (process.env.FERRY_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 
 const { dir: scratch, children, cleanup } = scratchWorkspace(64 + (MAX_PARTS * PART_BYTES * ROUNDS * PARTS.length * 2) / (1024 * 1024), 'ferry-bench-mp-');
 
@@ -121,6 +123,7 @@ async function main() {
     dir: scratch,
     plugins: [{ name: '@ferry/fs-local' }, { name: '@ferry/fs-crypt' }],
     env: { SERVICE_HTTPD__MAX_MULTIPART_FILES: String(MAX_PARTS) },
+    nodeArgs: NODE_ARGS,
     children,
   });
   try {

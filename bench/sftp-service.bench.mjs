@@ -372,7 +372,7 @@ async function main() {
     const l = results.logins;
     for (const k of ['key', 'password']) {
       console.log(
-        `  logins, ${k.padEnd(8)}         openssh ${l[k].openssh_per_s.toFixed(1)}/s   ferry ${l[k].ferry_per_s.toFixed(1)}/s   ${x(l[k].ratio)} (${LOGIN_PAR} clients; reported, no aim)`,
+        `  logins, ${k.padEnd(8)}         openssh ${l[k].openssh_per_s.toFixed(1)}/s   ferry ${l[k].ferry_per_s.toFixed(1)}/s   ${x(l[k].ratio)} (${LOGIN_PAR} clients)   aim none (reported)`,
       );
     }
   }

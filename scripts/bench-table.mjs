@@ -27,8 +27,24 @@ function cell(text) {
   return String(text).replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 }
 
-/** A figure line split at its aim: [figure, aim]. */
+/**
+ * A figure line split at its aim: [figure, aim]. A line naming its aims in
+ * parentheses ("0.30x (aim >= 0.90x)   peak RSS 141 MB (aim < 150)") gives
+ * the figure without them and the aims in order ("; " between them, a
+ * unit-less aim taking the unit of the figure it follows: "< 150 MB"); any
+ * other line is split at its first "aim" ("... 0.50x   aim >= 0.50x").
+ */
 export function splitAim(line) {
+  const inParens = /\s*\(aims?\b[\s:]*([^()]*)\)/gi;
+  const found = [...line.matchAll(inParens)];
+  if (found.length) {
+    const aims = found.map((m) => {
+      const aim = m[1].trim();
+      const unit = /\d\s*([A-Za-z]+)\s*$/.exec(line.slice(0, m.index))?.[1];
+      return unit && /^[<>=]+\s*[\d.]+$/.test(aim) ? `${aim} ${unit}` : aim;
+    });
+    return [line.replace(inParens, '').replace(/\s+/g, ' ').trim(), aims.join('; ')];
+  }
   const m = /^(.*?)[\s(,;:-]*\baims?\b[\s:]*(.*)$/i.exec(line);
   if (!m) return [line, ''];
   return [m[1].trim(), m[2].trim()];

@@ -73,6 +73,22 @@ t.test('every benchmark gets a row; figures and aims come from its results file,
   t.match(readFileSync(path.join(root, 'docs/performance.md'), 'utf8'), '`new`', 'a new benchmark gets a row without any code for it');
 });
 
+t.test('a line naming its aims in parentheses: the figure without them, the aims in order, a unit-less aim with its unit', async (t) => {
+  const root = tree(t, {
+    'bench/zipper.bench.mjs': "writeResults('zipper', {});\n",
+    'bench/results/zipper.json': results([
+      'put 1024 MiB openssh 8.39 s   ferry 7.39 s   1.14x (aim >= 0.80x)   Ferry peak RSS 162 MB (aim < 150)',
+      'logins, key openssh 90.1/s   ferry 40.2/s   0.45x (4 clients)   aim none (reported)',
+    ]),
+    'docs/performance.md': `${START}\n${END}\n`,
+  });
+  const r = run(root);
+  t.equal(r.code, 0, r.out);
+  const doc = readFileSync(path.join(root, 'docs/performance.md'), 'utf8');
+  t.match(doc, '| put 1024 MiB openssh 8.39 s ferry 7.39 s 1.14x Ferry peak RSS 162 MB | >= 0.80x; < 150 MB |');
+  t.match(doc, '| logins, key openssh 90.1/s ferry 40.2/s 0.45x (4 clients) | none (reported) |');
+});
+
 t.test('a document without the markers, or a results file that is not JSON, is a clear error', async (t) => {
   const noMarkers = tree(t, { 'bench/a.bench.mjs': '', 'docs/performance.md': '# Performance\n' });
   const r = run(noMarkers, '--check');

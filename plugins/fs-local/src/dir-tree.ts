@@ -13,6 +13,8 @@ const LIST_STAT_CONCURRENCY = 64;
 const WORKER_MIN = 32;
 /** Files unlinked per request to the worker. */
 const UNLINK_GROUP = 1024;
+/** Files stat'ed per request to the worker when the space used under a directory is counted. */
+const STAT_GROUP = 1024;
 const YIELD_EVERY = 512;
 
 /** What the directory walks of one LocalFs need from it. */
@@ -250,12 +252,22 @@ export class DirTree {
     const total: UsedSpace = { size: 0, files: 0 };
     let seen = 0;
     const walk = async (dir: DirHandle): Promise<void> => {
+      const add = (st: { isFile(): boolean; size: number } | undefined): void => {
+        if (st?.isFile()) {
+          total.size += this.s.reportedSize(st.size);
+          total.files++;
+        }
+      };
+      // many files: stat'ed by the batch I/O worker in one go (one by one, a few at once, when it fails)
       const count = async (files: string[]): Promise<void> => {
-        for (const st of await Promise.all(files.map((f) => lstat(dir.entry(f)).catch(() => undefined)))) {
-          if (st?.isFile()) {
-            total.size += this.s.reportedSize(st.size);
-            total.files++;
-          }
+        const stats = files.length >= WORKER_MIN ? await batchIo.lstat(dir.path, files).catch(() => undefined) : undefined;
+        if (stats) {
+          for (const st of stats) if (st.k === 'stat') add(new WorkerEntryStats(st));
+          return;
+        }
+        for (let i = 0; i < files.length; i += LIST_STAT_CONCURRENCY) {
+          const slice = files.slice(i, i + LIST_STAT_CONCURRENCY);
+          for (const st of await Promise.all(slice.map((f) => lstat(dir.entry(f)).catch(() => undefined)))) add(st);
         }
       };
       const reader = await opendir(dir.path, { bufferSize: 256 }).catch((err: unknown) => {
@@ -270,7 +282,7 @@ export class DirTree {
         if (isReservedName(d.name)) reserved.push(d.name);
         else if (d.isDirectory()) subdirs.push(d.name);
         else if (d.isFile()) files.push(d.name);
-        if (files.length >= LIST_STAT_CONCURRENCY) {
+        if (files.length >= STAT_GROUP) {
           await count(files);
           files = [];
         }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { FsErrorCode, RequestFsBatch, type FileInfo } from '@ferry/core';
 import { LocalFs } from '../src/index.js';
+import { batchIo } from '../src/batch-io.js';
 
 const base = t.testdir({});
 let n = 0;
@@ -122,4 +123,36 @@ t.test('removing a large tree (unlinks by the worker) removes it all, and only i
   await fs.remove('/d', { recursive: true });
   await t.rejects(stat(d), { code: 'ENOENT' }, 'the directory is gone');
   t.same(await readdir(outside), ['secret.txt'], 'what the link led to is untouched');
+});
+
+t.test('the space used under a large directory (stat by the worker, in groups) counts its files, and only them', async (t) => {
+  const { fs, root, outside } = await fresh();
+  const d = path.join(root, 'd');
+  // more files than one group of the worker, of sizes 0 to 6 bytes
+  let size = 0;
+  for (let i = 0; i < 2100; i++) {
+    await writeFile(path.join(d, `f${i}`), 'x'.repeat(i % 7));
+    size += i % 7;
+  }
+  await mkdir(path.join(d, 'sub'));
+  for (let i = 0; i < 40; i++) await writeFile(path.join(d, 'sub', `g${i}`), 'abc');
+  await symlink('f6', path.join(d, 'link-in'));
+  await symlink(path.join(outside, 'secret.txt'), path.join(d, 'link-out'));
+  t.same(await fs.usedSpace('/d'), { size: size + 40 * 3, files: 2140 }, 'every regular file counted once, links neither followed nor counted');
+  t.same(await fs.usedSpace('/d/sub'), { size: 120, files: 40 }, 'a small directory (stat one by one) counts the same way');
+});
+
+t.test('the worker answers each name of an lstat or an unlink in its place, failures included', async (t) => {
+  const { root } = await fresh();
+  const d = path.join(root, 'd');
+  await writeFile(path.join(d, 'a'), 'aaaa');
+  await writeFile(path.join(d, 'b'), 'bb');
+  await mkdir(path.join(d, 'sub'));
+  const st = await stat(path.join(d, 'b'));
+  const stats = await batchIo.lstat(d, ['a', 'missing', 'b', 'sub']);
+  t.match(stats, [{ k: 'stat', size: 4 }, { k: 'error', code: 'ENOENT' }, { k: 'stat', size: 2, mode: st.mode, mtimeMs: st.mtimeMs }, { k: 'stat' }]);
+  t.equal(stats[3]!.k === 'stat' && stats[3]!.mode & 0o170000, 0o040000, 'a directory is reported as one');
+  const unlinked = await batchIo.unlink(d, ['a', 'missing', 'sub', 'b']);
+  t.match(unlinked, [{ k: 'ok' }, { k: 'error', code: 'ENOENT' }, { k: 'error', code: /EISDIR|EPERM/ }, { k: 'ok' }]);
+  t.same(await readdir(d), ['sub'], 'the files are gone, the directory stays');
 });
