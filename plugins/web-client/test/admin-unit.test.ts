@@ -265,6 +265,8 @@ t.test("event manager: the sample event has the server's template data shape (co
     t.equal(sample.Name, server.Name);
     t.equal(sample.Event, server.Event);
   }
+});
+
 t.test('charts: the buckets of a range end with the current hour and day, in local time', async (t) => {
   const now = new Date(2026, 2, 10, 14, 37, 12).getTime();
   const { hourly, daily } = bucketsOf('24h', now);
