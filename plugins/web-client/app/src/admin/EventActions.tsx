@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Field } from './Field';
-import { NamedForm, useNamedForm } from './NamedForm';
+import { NameAndDescription, NamedForm, useNamedForm } from './NamedForm';
 import { NamedList } from './NamedList';
 import { TemplatePreview } from './TemplatePreview';
 import { createAction, deleteAction, getAction, listActions, updateAction, type ActionRow } from './event-manager-api';
@@ -91,22 +91,7 @@ export function EventActionForm({ name, onDone, onSaved }: { name: string | null
         <>
           <fieldset disabled={busy}>
             <legend>{t.eventAction}</legend>
-            <Field id="ea-name" label={t.name} path="name" error={error}>
-              {(c) => (
-                <input
-                  {...c}
-                  required
-                  readOnly={name !== null}
-                  autoCapitalize="none"
-                  spellCheck={false}
-                  value={f.name}
-                  onChange={(e) => set('name', e.target.value)}
-                />
-              )}
-            </Field>
-            <Field id="ea-description" label={t.description} path="description" error={error}>
-              {(c) => <input {...c} value={f.description} onChange={(e) => set('description', e.target.value)} />}
-            </Field>
+            <NameAndDescription idPrefix="ea" isNew={name === null} f={f} set={set} error={error} />
             <Field id="ea-type" label={t.actionType} path="type" error={error}>
               {(c) => (
                 <select

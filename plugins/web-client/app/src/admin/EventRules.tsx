@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { Field } from './Field';
-import { NamedForm, useNamedForm } from './NamedForm';
+import { NameAndDescription, NamedForm, useNamedForm } from './NamedForm';
 import { NamedList } from './NamedList';
 import { createRule, deleteRule, getRule, listActions, listRules, runRule, updateRule, type ActionRow, type RuleRow } from './event-manager-api';
 import {
@@ -171,22 +171,7 @@ export function EventRuleForm({ name, onDone, onSaved }: { name: string | null; 
     >
       <fieldset disabled={busy}>
         <legend>{t.eventRule}</legend>
-        <Field id="er-name" label={t.name} path="name" error={error}>
-          {(c) => (
-            <input
-              {...c}
-              required
-              readOnly={name !== null}
-              autoCapitalize="none"
-              spellCheck={false}
-              value={f.name}
-              onChange={(e) => set('name', e.target.value)}
-            />
-          )}
-        </Field>
-        <Field id="er-description" label={t.description} path="description" error={error}>
-          {(c) => <input {...c} value={f.description} onChange={(e) => set('description', e.target.value)} />}
-        </Field>
+        <NameAndDescription idPrefix="er" isNew={name === null} f={f} set={set} error={error} />
         <Field id="er-trigger" label={t.trigger} path="trigger" error={error}>
           {(c) => (
             <select {...c} value={tr} onChange={(e) => set('trigger', Number(e.target.value))}>

@@ -1,7 +1,7 @@
 import { formatSize } from '../format';
 import { Field } from './Field';
 import { createFolder, deleteFolder, getFolder, listFolders, scanFolderQuota, updateFolder, type FolderInput, type FolderRow } from './folders-api';
-import { NamedForm, useNamedForm } from './NamedForm';
+import { NameAndDescription, NamedForm, useNamedForm } from './NamedForm';
 import { NamedList } from './NamedList';
 import { adminRoutePath } from './routes';
 import { t } from './strings';
@@ -105,22 +105,7 @@ export function FolderForm({ name, onDone, onSaved }: { name: string | null; onD
       {f && (
         <fieldset disabled={busy}>
           <legend>{t.folder}</legend>
-          <Field id="vf-name" label={t.name} path="name" error={error}>
-            {(c) => (
-              <input
-                {...c}
-                required
-                readOnly={name !== null}
-                autoCapitalize="none"
-                spellCheck={false}
-                value={f.name}
-                onChange={(e) => set('name', e.target.value)}
-              />
-            )}
-          </Field>
-          <Field id="vf-description" label={t.description} path="description" error={error}>
-            {(c) => <input {...c} value={f.description} onChange={(e) => set('description', e.target.value)} />}
-          </Field>
+          <NameAndDescription idPrefix="vf" isNew={name === null} f={f} set={set} error={error} />
           {provider === LOCAL_PROVIDER ? (
             <Field id="vf-mapped_path" label={t.mappedPath} path="mapped_path" error={error} help={t.mappedPathHelp}>
               {(c) => <input {...c} spellCheck={false} value={f.mapped_path} onChange={(e) => set('mapped_path', e.target.value)} />}

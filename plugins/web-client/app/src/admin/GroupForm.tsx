@@ -1,5 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Field } from './Field';
+import { NameAndDescription } from './NamedForm';
 import { createGroup, getGroup, updateGroup, type GroupInput, type GroupRow, type GroupSettings } from './groups-api';
 import { PermissionsEditor, permMapOf, permRowsOf, type PermRow } from './PermissionsEditor';
 import { t } from './strings';
@@ -131,22 +132,7 @@ export function GroupForm({ name, onDone, onSaved }: { name: string | null; onDo
       )}
       <fieldset disabled={busy}>
         <legend>{t.group}</legend>
-        <Field id="g-name" label={t.name} path="name" error={error}>
-          {(c) => (
-            <input
-              {...c}
-              required
-              readOnly={name !== null}
-              autoCapitalize="none"
-              spellCheck={false}
-              value={f.name}
-              onChange={(e) => set('name', e.target.value)}
-            />
-          )}
-        </Field>
-        <Field id="g-description" label={t.description} path="description" error={error}>
-          {(c) => <input {...c} value={f.description} onChange={(e) => set('description', e.target.value)} />}
-        </Field>
+        <NameAndDescription idPrefix="g" isNew={name === null} f={f} set={set} error={error} />
         {base && <p data-testid="group-members">{base.users?.length ? t.membersAre(base.users.join(', ')) : t.noMembers}</p>}
       </fieldset>
       <fieldset disabled={busy}>

@@ -1,4 +1,5 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { Field } from './Field';
 import { t } from './strings';
 
 /**
@@ -117,5 +118,36 @@ export function NamedForm({
         </button>
       </div>
     </form>
+  );
+}
+
+/**
+ * The name (fixed once the object exists) and description fields a named
+ * object's form starts with; `idPrefix` keeps the ids of the page unique.
+ */
+export function NameAndDescription({
+  idPrefix,
+  isNew,
+  f,
+  set,
+  error,
+}: {
+  idPrefix: string;
+  isNew: boolean;
+  f: { name: string; description: string };
+  set: (k: 'name' | 'description', v: string) => void;
+  error: string;
+}) {
+  return (
+    <>
+      <Field id={`${idPrefix}-name`} label={t.name} path="name" error={error}>
+        {(c) => (
+          <input {...c} required readOnly={!isNew} autoCapitalize="none" spellCheck={false} value={f.name} onChange={(e) => set('name', e.target.value)} />
+        )}
+      </Field>
+      <Field id={`${idPrefix}-description`} label={t.description} path="description" error={error}>
+        {(c) => <input {...c} value={f.description} onChange={(e) => set('description', e.target.value)} />}
+      </Field>
+    </>
   );
 }

@@ -1,5 +1,4 @@
-import { Field } from './Field';
-import { NamedForm, useNamedForm } from './NamedForm';
+import { NameAndDescription, NamedForm, useNamedForm } from './NamedForm';
 import { NamedList } from './NamedList';
 import { createRole, deleteRole, getRole, listRoles, updateRole, type RoleInput, type RoleRow } from './roles-api';
 import { adminRoutePath } from './routes';
@@ -69,22 +68,7 @@ export function RoleForm({ name, onDone, onSaved }: { name: string | null; onDon
       {f && (
         <fieldset disabled={busy}>
           <legend>{t.role}</legend>
-          <Field id="ro-name" label={t.name} path="name" error={error}>
-            {(c) => (
-              <input
-                {...c}
-                required
-                readOnly={name !== null}
-                autoCapitalize="none"
-                spellCheck={false}
-                value={f.name}
-                onChange={(e) => set('name', e.target.value)}
-              />
-            )}
-          </Field>
-          <Field id="ro-description" label={t.description} path="description" error={error}>
-            {(c) => <input {...c} value={f.description} onChange={(e) => set('description', e.target.value)} />}
-          </Field>
+          <NameAndDescription idPrefix="ro" isNew={name === null} f={f} set={set} error={error} />
           {base && <p data-testid="role-members">{membersOf(base) ? t.givenToList(membersOf(base)) : t.roleUnused}</p>}
         </fieldset>
       )}
