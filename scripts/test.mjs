@@ -73,7 +73,27 @@ function touchesDb(file) {
 // it checks (the path-escape suites: confinement is the filesystem's) says so
 // with this marker and a reason; its result does not depend on the driver.
 const DB_INDEPENDENT = /@ferry-test database-independent: \S/;
-const dbIndependent = (file) => DB_INDEPENDENT.test(readFileSync(file, 'utf8'));
+// A whole package can say the same in its package.json, when its tests check
+// what a client sees and the database holds only their accounts, reached
+// through core's SDK (whose own tests run on every database):
+//   "ferryTest": { "databaseIndependent": "<why>", "databaseDependent": ["test/x.test.ts"] }
+// The files in databaseDependent (those checking what the package itself keeps
+// in the database) still run on every database.
+function packageOf(file) {
+  for (let dir = path.dirname(file); dir !== '.' && dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+  }
+  return null;
+}
+function packageSaysIndependent(file) {
+  const dir = packageOf(file);
+  if (!dir) return false;
+  const conf = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).ferryTest;
+  if (typeof conf?.databaseIndependent !== 'string' || conf.databaseIndependent.trim() === '') return false;
+  const own = path.relative(dir, file).split(path.sep).join('/');
+  return !(conf.databaseDependent ?? []).includes(own);
+}
+const dbIndependent = (file) => DB_INDEPENDENT.test(readFileSync(file, 'utf8')) || packageSaysIndependent(file);
 
 // FERRY_TEST_DB_ONLY=1 (set by .ci/run for its PostgreSQL pass): only the
 // files that touch the database run again; the rest ran on SQLite already.
@@ -104,6 +124,10 @@ let buf = '';
 // sit in and the first lines of their diagnostics, so that the tail of a long
 // run (all a CI record may keep) says what failed.
 const failures = [];
+// How long each test file took (tap's top-level "ok N - file # time=...ms"):
+// the slowest files and each package's total are printed at the end, to
+// show where the suite's time goes.
+const fileTimes = [];
 const subtests = [];
 let lastFailure = null; // the failure whose YAML block may follow
 let yaml = null; // { indent, key } while inside a YAML block
@@ -139,6 +163,8 @@ function noteLine(line) {
     subtests[level] = sub[1];
     return;
   }
+  const top = level === 0 ? /^(?:not )?ok \d+ - (\S+\.test\.ts)\b.*# time=([\d.]+)ms/.exec(body) : null;
+  if (top) fileTimes.push([top[1], Number(top[2])]);
   const bad = /^not ok \d+ - (.*?)(?: # .*)?$/.exec(body);
   if (bad) {
     lastFailure = { path: [...subtests.slice(0, level), bad[1]], detail: [] };
@@ -173,6 +199,18 @@ child.on('close', (code) => {
       console.log(`#   ${f.path.join(' > ')}`);
       for (const d of f.detail) console.log(`#     ${d}`);
     }
+  }
+  if (fileTimes.length > 1) {
+    const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
+    const byPackage = new Map();
+    for (const [file, ms] of fileTimes) {
+      const pkg = file.split(path.sep).slice(0, 2).join('/');
+      byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + ms);
+    }
+    console.log('# time by package (test files run two at a time, so these add up to about twice the wall time):');
+    for (const [pkg, ms] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(`#   ${secs(ms).padStart(9)}  ${pkg}`);
+    console.log('# slowest test files:');
+    for (const [file, ms] of [...fileTimes].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`#   ${secs(ms).padStart(9)}  ${file}`);
   }
   const skipped = (s.skip ?? 0) + (s.todo ?? 0);
   console.log(`${s.pass ?? 0} passed, ${s.fail ?? 0} failed${skipped ? `, ${skipped} skipped` : ''}`);
