@@ -74,10 +74,57 @@ t.test('web=1: the callback sets the session cookie and redirects to the web cli
   t.match(JSON.parse(codes.payload), { message: /identity-provider \(OIDC\) login/ });
 });
 
-t.test('web=1 is for users; without it the callback answers a token as before', async (t) => {
-  const admin = await get('/api/v2/oidc/login?target=admin&web=1');
-  t.equal(admin.statusCode, 400);
-  t.match(JSON.parse(admin.payload), { message: /target=user/, error: 'Bad Request' });
+t.test('web=1 with target=admin: the admin session cookie and a redirect to the web admin', async (t) => {
+  const made = await ta.inject('POST', '/api/v2/admins', {
+    token: await ta.adminToken(),
+    payload: { username: 'boss', password: 'unused-password-1', permissions: ['view_users', 'view_status'], status: 1 },
+  });
+  t.equal(made.statusCode, 201, made.payload);
+  const start = await get('/api/v2/oidc/login?target=admin&web=1');
+  t.equal(start.statusCode, 302, start.payload);
+  const browser = cookiesOf(start)[0]!.split(';')[0]!;
+  const cb = await op.drive(String(start.headers.location), 'boss');
+  const r = await get(cb.pathname + cb.search, { cookie: browser });
+  t.equal(r.statusCode, 302, r.payload);
+  t.equal(r.headers.location, '/web/admin/');
+  t.equal(r.headers['cache-control'], 'no-store');
+  const cookies = cookiesOf(r);
+  t.notOk(
+    cookies.some((c) => c.startsWith('ferry_web=')),
+    'no user session cookie',
+  );
+  const admin = cookies.find((c) => c.startsWith('ferry_admin='));
+  t.match(admin, /^ferry_admin=[\w-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Strict$/);
+  t.notOk(r.payload.includes('access_token'), 'no token in the answer');
+  t.match(logins.filter((e) => e.event === 5).pop(), { protocol: 'OIDC', username: 'boss', message: 'admin OIDC login' });
+
+  const cookie = admin!.split(';')[0]!;
+  const s = await get('/api/v2/admin/web-session', { cookie });
+  t.equal(s.statusCode, 200, s.payload);
+  t.match(JSON.parse(s.payload), {
+    username: 'boss',
+    csrf_token: /^[0-9a-f]{64}$/,
+    permissions: ['view_users', 'view_status'],
+    password_change_required: false,
+  });
+  t.equal((await get('/api/v2/users', { cookie })).statusCode, 200, "the cookie works on the routes of the admin's permissions");
+  t.equal((await get('/api/v2/admins', { cookie })).statusCode, 403, 'and only on those');
+  t.equal((await get('/api/v2/user/dirs', { cookie })).statusCode, 401, 'not on the user routes');
+  const codes = await get('/api/v2/admin/2fa/recoverycodes', { cookie });
+  t.equal(codes.statusCode, 403, "an OIDC session may not read the admin's 2FA settings, like an OIDC token");
+
+  // a user's identity cannot open an admin session: the role claim must match the target
+  const wrong = await get('/api/v2/oidc/login?target=admin&web=1');
+  const wrongCb = await op.drive(String(wrong.headers.location), 'alice');
+  const refused = await get(wrongCb.pathname + wrongCb.search, { cookie: cookiesOf(wrong)[0]!.split(';')[0]! });
+  t.equal(refused.statusCode, 403, refused.payload);
+  t.notOk(
+    cookiesOf(refused).some((c) => /^ferry_(admin|web)=[^;]/.test(c)),
+    'no session cookie for a refused login',
+  );
+});
+
+t.test('without web=1 the callback answers a token as before', async (t) => {
   const start = await get('/api/v2/oidc/login?target=user');
   const browser = cookiesOf(start)[0]!.split(';')[0]!;
   const cb = await op.drive(String(start.headers.location), 'alice');

@@ -10,14 +10,14 @@
  */
 import crypto from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import * as OTPAuth from 'otpauth';
 import type { APIRequestContext, Page } from 'playwright-core';
 import t from 'tap';
 import { en as strings } from '../app/src/strings.js';
-import { passwordOf, startFerry } from './helpers.js';
+import { passwordOf } from './helpers.js';
 import { checkA11y, harness, screenshot, signIn, type Harness } from './page.js';
 import { smtpConfig, startSmtp } from './mail.js';
+import { ferryWithOidc, signInAtProvider } from './oidc.js';
 
 const smtp = await startSmtp(t);
 
@@ -369,27 +369,7 @@ t.test('forgot password with the password-reset-disabled option: the same answer
 });
 
 t.test('single sign-on: the button on the sign-in page, the provider, back signed in', async (t) => {
-  // the core tests' OpenID provider (core/test/helpers/oidc-provider.ts: oidc-provider in process), loaded at run time
-  const oidcHelper = new URL('../../../core/test/helpers/oidc-provider.js', import.meta.url).href;
-  const { startOidcProvider, oidcBindingFor } = (await import(oidcHelper)) as {
-    startOidcProvider: (
-      o: { accounts: Record<string, Record<string, unknown>>; redirectBase: string; claims: Record<string, string[]> },
-      teardown: (fn: () => Promise<void>) => void,
-    ) => Promise<{ issuer: string }>;
-    oidcBindingFor: (op: unknown, redirectBase: string) => Record<string, unknown>;
-  };
-  // the provider must know Ferry's callback before Ferry starts: a port chosen first
-  const port = await new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const op = await startOidcProvider({ accounts: { olga: {} }, redirectBase: base, claims: { openid: ['sub'], profile: ['preferred_username'] } }, (fn) =>
-    t.teardown(fn),
-  );
-  const f = await startFerry(t, { config: { httpd: { bindings: [{ address: '127.0.0.1', port, oidc: oidcBindingFor(op, base) }] } } });
+  const { f, issuer, base } = await ferryWithOidc(t, { olga: {} });
   await f.addUser('olga');
   const { page } = await h.openPage(t);
   await page.goto(f.url);
@@ -399,12 +379,7 @@ t.test('single sign-on: the button on the sign-in page, the provider, back signe
   await checkA11y(t, page, 'sign-in page with single sign-on');
   await screenshot(page, 'login-sso');
   await button.click();
-  // the provider's development login and consent pages
-  await page.waitForURL((u) => u.href.startsWith(op.issuer));
-  await page.locator('input[name="login"]').fill('olga');
-  await page.locator('input[name="password"]').fill('any');
-  await page.locator('button[type="submit"]').click();
-  await page.locator('button[type="submit"]').click(); // consent
+  await signInAtProvider(page, issuer, 'olga');
   await page.getByRole('heading', { name: strings.home }).waitFor();
   t.match(page.url(), new RegExp(`^${base}/web/client/`), 'back on the web client');
   await page.getByText(strings.signedInAs('olga')).waitFor();

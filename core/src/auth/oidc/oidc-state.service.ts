@@ -14,7 +14,7 @@ export interface PendingOidcLogin {
   client: string;
   /** Unix ms after which the callback is refused. */
   expires_at: number;
-  /** The login ends in a web session cookie (GET /api/v2/oidc/login?web=1), not a token. */
+  /** The login ends in a web session cookie (GET /api/v2/oidc/login?web=1; a user's or an admin's, by target), not a token. */
   web?: true;
 }
 

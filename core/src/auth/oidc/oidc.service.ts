@@ -52,9 +52,9 @@ const GATEWAY_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_I
  * rules (which may refuse the login or provision the account), publishes the
  * idp-login event and issues a Ferry token.
  */
-/** A user OIDC login started with `web`: the user a web session is to be opened for (http/routes/oidc.ts). */
+/** An OIDC login started with `web`: the account a web session is to be opened for (http/routes/oidc.ts), a user's or an admin's. */
 export interface OidcWebLogin {
-  webUser: { id: number; username: string };
+  web: { kind: OidcLoginKind; id: number; username: string };
 }
 
 @injectable()
@@ -101,7 +101,8 @@ export class OidcService {
   /**
    * Starts a login: stores state, nonce and PKCE verifier, returns the
    * provider's authorization URL. `web`: the callback opens a web session
-   * (users only) instead of answering a token.
+   * (a user's for the web client, an admin's for the web admin) instead of
+   * answering a token.
    */
   async start(o: OidcBindingConfig, target: OidcLoginKind, opts: { web?: boolean } = {}): Promise<URL> {
     const cfg = await this.configuration(o);
@@ -129,7 +130,7 @@ export class OidcService {
 
   /**
    * Finishes a login from the callback's query string: the token, or for a
-   * login started with `web` the user a web session is opened for (the
+   * login started with `web` the account a web session is opened for (the
    * caller opens it); throws OidcLoginError when refused.
    */
   async finish(o: OidcBindingConfig, query: OidcCallbackQuery, rawSearch: string, ip: string): Promise<IssuedToken | OidcWebLogin> {
@@ -192,10 +193,10 @@ export class OidcService {
       throw err;
     }
     this.bus.publish('idp-login', event);
-    return kind === 'admin' ? this.adminToken(username, ip) : this.userToken(username, ip, pending.web === true);
+    return kind === 'admin' ? this.adminToken(username, ip, pending.web === true) : this.userToken(username, ip, pending.web === true);
   }
 
-  private async adminToken(username: string, ip: string): Promise<IssuedToken> {
+  private async adminToken(username: string, ip: string, web: boolean): Promise<IssuedToken | OidcWebLogin> {
     const admin = await this.admins.findByUsername(username);
     if (!admin) this.refuse(2, username, ip, 401, `no admin "${username}" exists in Ferry`);
     if (admin.status !== AccountStatus.Enabled) this.refuse(1, username, ip, 403, `the admin "${username}" is disabled`);
@@ -203,6 +204,7 @@ export class OidcService {
     if (allow.length && !ipMatcher(allow)(ip)) this.refuse(1, username, ip, 403, `login from ${ip} is not allowed for this admin`);
     await this.admins.touchLogin(admin.id);
     this.logLogin(username, ip, 'admin OIDC login', admin.role?.name ?? '');
+    if (web) return { web: { kind: 'admin', id: admin.id, username: admin.username } };
     return this.tokens.issue('admin', admin.username, admin.id, { idp: true });
   }
 
@@ -213,7 +215,7 @@ export class OidcService {
     if (refusal) this.refuse(1, username, ip, 403, refusal);
     await this.users.touchLogin(user.id);
     this.logLogin(username, ip, 'user OIDC login', user.role?.name ?? '');
-    if (web) return { webUser: { id: user.id, username: user.username } };
+    if (web) return { web: { kind: 'user', id: user.id, username: user.username } };
     return this.tokens.issue('user', user.username, user.id, { idp: true });
   }
 

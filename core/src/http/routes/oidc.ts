@@ -12,7 +12,8 @@ import { DefenderService, type DefenderEventKind } from '../../security/defender
 import { openWebSession } from './web-session.js';
 
 /** Where a web login (web=1) sends the browser once its session is open: the web client. */
-const WEB_CLIENT_PATH = '/web/client/';
+/** Where a web login (web=1) goes once its session is open: the web client's or the web admin's page. */
+const WEB_PAGES = { user: '/web/client/', admin: '/web/admin/' } as const;
 
 /** Cookie binding a login to the browser that started it: an HMAC of the state under the token signing key. */
 const BROWSER_COOKIE = 'ferry_oidc_login';
@@ -81,7 +82,8 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
         validate: {
           query: Joi.object({
             target: Joi.string().valid('admin', 'user').default('user'),
-            // an addition to v2.7: the callback opens a web session (cookie ferry_web) and redirects to the web client
+            // an addition to v2.7: the callback opens a web session and redirects to its pages (cookie
+            // ferry_web and the web client for target=user, ferry_admin and the web admin for target=admin)
             web: Joi.boolean().truthy('1').falsy('0').default(false),
           }),
         },
@@ -90,7 +92,6 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
         try {
           const o = oidcOf(request);
           const q = request.query as { target: OidcLoginKind; web: boolean };
-          if (q.web && q.target !== 'user') throw new OidcLoginError(400, 'web=1 opens a user web session: it goes with target=user');
           const url = await service.start(o, q.target, { web: q.web });
           const secure = (request.server.settings.app as { binding?: HttpBinding } | undefined)?.binding?.enable_https ? '; Secure' : '';
           const mark = await browserMark(url.searchParams.get('state') ?? '');
@@ -127,11 +128,12 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
           await checkBrowser(request, query.state);
           const done = await service.finish(o, query, request.url.search, clientIp(request));
           const cleared = `${BROWSER_COOKIE}=; Path=/api/v2/oidc; Max-Age=0; HttpOnly; SameSite=Lax`;
-          if ('webUser' in done) {
-            // a login started with web=1: the session cookie, and the browser goes on to the web client
-            const { cookie } = await openWebSession(c, request, done.webUser, { idp: true });
+          if ('web' in done) {
+            // a login started with web=1: the session cookie, and the browser goes on to the web client or admin
+            const { kind, ...account } = done.web;
+            const { cookie } = await openWebSession(c, request, account, { idp: true, kind });
             return h
-              .redirect(WEB_CLIENT_PATH)
+              .redirect(WEB_PAGES[kind])
               .code(302)
               .header('cache-control', 'no-store')
               .header('set-cookie', cleared)

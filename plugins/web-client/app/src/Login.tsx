@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { forgotPassword, login, loginOptions, OIDC_LOGIN_URL, resetPassword, type Session, type SignIn } from './session';
+import { forgotPassword, login, loginOptions, oidcLoginUrl, resetPassword, type AccountKind, type Session, type SignIn } from './session';
 import { t } from './strings';
 
 type Step = 'password' | 'passcode' | 'forgot' | 'reset';
@@ -9,19 +9,21 @@ type Step = 'password' | 'passcode' | 'forgot' | 'reset';
  * the single sign-on button when the binding has an OpenID provider; "forgot password" (a code by email,
  * then the code and a new password) when the server can send mail.
  *
- * The user's by default; the web admin gives its own `signIn` and `title` (and has no forgotten-password
- * or single sign-on extras: they are the user's).
+ * The user's by default; the web admin gives its own `signIn` and `title`, and `kind` 'admin' (the
+ * password reset and single sign-on of an admin account).
  */
 export function Login<S = Session>({
   notice,
   onSignedIn,
   signIn,
   title: passwordTitle,
+  kind = 'user',
 }: {
   notice: string;
   onSignedIn: (s: S) => void;
   signIn?: SignIn<S>;
   title?: string;
+  kind?: AccountKind;
 }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
@@ -38,8 +40,8 @@ export function Login<S = Session>({
   const codeRef = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
-    if (!signIn) void loginOptions().then(setOptions);
-  }, [signIn]);
+    void loginOptions().then(setOptions);
+  }, []);
   useEffect(() => {
     (step === 'passcode' ? passcodeRef : step === 'reset' ? codeRef : usernameRef).current?.focus();
   }, [step]);
@@ -57,7 +59,7 @@ export function Login<S = Session>({
     setBusy(true);
     setError('');
     if (step === 'forgot') {
-      const problem = await forgotPassword(username);
+      const problem = await forgotPassword(username, kind);
       setBusy(false);
       if (problem) return setError(problem);
       setCode('');
@@ -69,7 +71,7 @@ export function Login<S = Session>({
         setBusy(false);
         return setError(t.passwordsDiffer);
       }
-      const problem = await resetPassword(username, code.trim(), password);
+      const problem = await resetPassword(username, code.trim(), password, kind);
       setBusy(false);
       if (problem) return setError(t.resetFailed(problem));
       return goTo('password', t.passwordReset);
@@ -202,7 +204,7 @@ export function Login<S = Session>({
         {step === 'password' && options.oidc && (
           <>
             <p className="separator">{t.orSeparator}</p>
-            <a className="button sso" href={OIDC_LOGIN_URL}>
+            <a className="button sso" href={oidcLoginUrl(kind)}>
               {t.signInOidc}
             </a>
           </>

@@ -124,28 +124,40 @@ export async function loginOptions(): Promise<{ password_reset: boolean; oidc: b
   }
 }
 
-/** Asks for a password reset code by email (POST /api/v2/users/{username}/forgot-password); null when asked, else the reason. */
-export async function forgotPassword(username: string): Promise<string | null> {
+/** Whose sign-in page: a user's (web client) or an admin's (web admin). */
+export type AccountKind = 'user' | 'admin';
+
+const answered = (response: Response, error: unknown): string | null =>
+  response.ok ? null : response.status === 429 ? t.tooManyAttempts : errorMessage(error, t.unexpected(response.status));
+
+/**
+ * Asks for a password reset code by email (POST /api/v2/users/{username}/forgot-password, or
+ * /api/v2/admins/... for an admin); null when asked, else the reason.
+ */
+export async function forgotPassword(username: string, kind: AccountKind = 'user'): Promise<string | null> {
   try {
-    const { response, error } = await api.POST('/api/v2/users/{username}/forgot-password', { params: { path: { username } } });
-    return response.ok ? null : response.status === 429 ? t.tooManyAttempts : errorMessage(error, t.unexpected(response.status));
+    const params = { params: { path: { username } } };
+    const { response, error } =
+      kind === 'admin'
+        ? await api.POST('/api/v2/admins/{username}/forgot-password', params)
+        : await api.POST('/api/v2/users/{username}/forgot-password', params);
+    return answered(response, error);
   } catch {
     return t.networkError;
   }
 }
 
-/** Sets a new password with the mailed code (POST /api/v2/users/{username}/reset-password); null when done, else the reason. */
-export async function resetPassword(username: string, code: string, password: string): Promise<string | null> {
+/** Sets a new password with the mailed code (POST /api/v2/users/{username}/reset-password, or /api/v2/admins/...); null when done, else the reason. */
+export async function resetPassword(username: string, code: string, password: string, kind: AccountKind = 'user'): Promise<string | null> {
   try {
-    const { response, error } = await api.POST('/api/v2/users/{username}/reset-password', {
-      params: { path: { username } },
-      body: { code, password },
-    });
-    return response.ok ? null : response.status === 429 ? t.tooManyAttempts : errorMessage(error, t.unexpected(response.status));
+    const init = { params: { path: { username } }, body: { code, password } };
+    const { response, error } =
+      kind === 'admin' ? await api.POST('/api/v2/admins/{username}/reset-password', init) : await api.POST('/api/v2/users/{username}/reset-password', init);
+    return answered(response, error);
   } catch {
     return t.networkError;
   }
 }
 
-/** Where the single sign-on button goes: the OIDC login for a web session (the callback opens it and comes back here). */
-export const OIDC_LOGIN_URL = '/api/v2/oidc/login?target=user&web=1';
+/** Where the single sign-on button goes: the OIDC login for a web session of the kind (the callback opens it and comes back to its pages). */
+export const oidcLoginUrl = (kind: AccountKind = 'user'): string => `/api/v2/oidc/login?target=${kind}&web=1`;

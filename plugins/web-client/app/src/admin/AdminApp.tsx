@@ -109,6 +109,7 @@ export function AdminApp() {
         notice={notice}
         title={t.loginTitle}
         signIn={adminLogin}
+        kind="admin"
         onSignedIn={(s) => {
           setNotice('');
           setSession(s);
