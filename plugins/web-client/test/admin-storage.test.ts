@@ -62,6 +62,7 @@ t.test('a user on S3 from the form: a refused endpoint first, the secret stored 
   await page.locator('#u-fs-endpoint').fill('127.0.0.1:19000');
   await page.locator('#u-fs-access_key').fill('S3RVER');
   await page.locator('#u-fs-access_secret').fill('S3RVER');
+  t.equal(await page.locator('#u-fs-access_secret-help').textContent(), admin.secretTyped, 'a typed secret: to be stored');
   await page.locator('#u-fs-key_prefix').fill(prefix);
   await page.getByLabel(admin.storageOptionLabel('force_path_style')).check();
   await page.getByRole('button', { name: admin.create }).click();

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { Field } from './Field';
+import { Field, type ControlProps } from './Field';
 import { names } from './field-message';
 import type { OptionSpec, OptionValues, SecretEdit } from './option-values';
 import { t } from './strings';
@@ -15,7 +15,7 @@ export function SecretInput({
   multiline,
   onChange,
 }: {
-  control: Parameters<Parameters<typeof Field>[0]['children']>[0];
+  control: ControlProps;
   value: SecretEdit;
   multiline?: boolean;
   onChange: (v: SecretEdit) => void;
@@ -39,8 +39,8 @@ export function SecretInput({
   );
 }
 
-/** The help of a secret: whether the server holds one. */
-export const secretHelp = (s: SecretEdit): string => (s.stored && !s.clear ? t.secretSet : t.secretUnset);
+/** The help of a secret: a typed value to be stored, else whether the server holds one. */
+export const secretHelp = (s: SecretEdit): string => (s.value !== '' ? t.secretTyped : s.stored && !s.clear ? t.secretSet : t.secretUnset);
 
 const NO_SECRET: SecretEdit = { stored: null, value: '', clear: false };
 

@@ -570,6 +570,7 @@ export const en = {
   },
   secretSet: 'Set: leave empty to keep it.',
   secretUnset: 'Not set.',
+  secretTyped: 'Stored (encrypted) when the form is saved.',
   secretKeepPlaceholder: '(unchanged)',
   secretClear: 'Remove it',
   previewTrigger: 'Preview templates against',
