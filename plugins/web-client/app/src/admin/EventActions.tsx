@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Field } from './Field';
 import { NameAndDescription, NamedForm, useNamedForm } from './NamedForm';
 import { NamedList } from './NamedList';
+import { OptionField } from './OptionField';
 import { TemplatePreview } from './TemplatePreview';
 import { createAction, deleteAction, getAction, listActions, updateAction, type ActionRow } from './event-manager-api';
 import {
@@ -16,7 +17,6 @@ import {
   type ActionFields,
   type OptionSpec,
   type OptionValues,
-  type SecretEdit,
 } from './event-model';
 import { adminRoutePath } from './routes';
 import { t } from './strings';
@@ -130,7 +130,7 @@ export function EventActionForm({ name, onDone, onSaved }: { name: string | null
               </Field>
             )}
             {specsOf(f).map((spec) => (
-              <OptionField
+              <ActionOptionField
                 key={`${f.type}-${spec.key}`}
                 spec={spec}
                 value={f.values[spec.key]}
@@ -151,7 +151,7 @@ export function EventActionForm({ name, onDone, onSaved }: { name: string | null
 }
 
 /** One option of an action: its control by kind, the API's message when it names the option, a preview when it is a template. */
-function OptionField({
+function ActionOptionField({
   spec,
   value,
   error,
@@ -167,96 +167,18 @@ function OptionField({
   const id = `ea-opt-${spec.key.replace(/[^a-z0-9_]/gi, '-')}`;
   const label = t.optionLabel(spec.key);
   const help = spec.kind === 'lines' ? t.oneALine : spec.kind === 'kv' ? t.keyValueLines : spec.kind === 'json' ? t.jsonValue : undefined;
-  const text = typeof value === 'string' ? value : '';
-  if (spec.kind === 'bool') {
-    return (
-      <label className="check">
-        <input type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />
-        {label}
-      </label>
-    );
-  }
-  if (spec.kind === 'multi') {
-    const chosen = Array.isArray(value) ? value : [];
-    return (
-      <div className="field" role="group" aria-labelledby={`${id}-label`}>
-        <span id={`${id}-label`}>{label}</span>
-        <div className="checks">
-          {spec.choices?.map((c) => (
-            <label key={c} className="check">
-              <input
-                type="checkbox"
-                checked={chosen.includes(String(c))}
-                onChange={(e) => onChange(e.target.checked ? [...chosen, String(c)] : chosen.filter((x) => x !== String(c)))}
-              />
-              {t.choiceName(spec.key, c)}
-            </label>
-          ))}
-        </div>
-      </div>
-    );
-  }
-  if (spec.kind === 'secret') {
-    const s = (value as SecretEdit | undefined) ?? { stored: null, value: '', clear: false };
-    return (
-      <Field id={id} label={label} path={spec.key} error={error} help={s.stored && !s.clear ? t.secretSet : t.secretUnset}>
-        {(c) => (
-          <div className="secret">
-            <input
-              {...c}
-              type="password"
-              autoComplete="new-password"
-              placeholder={s.stored && !s.clear ? t.secretKeepPlaceholder : ''}
-              value={s.value}
-              onChange={(e) => onChange({ ...s, value: e.target.value, clear: false })}
-            />
-            {s.stored && (
-              <label className="check">
-                <input type="checkbox" checked={s.clear} onChange={(e) => onChange({ ...s, value: '', clear: e.target.checked })} />
-                {t.secretClear}
-              </label>
-            )}
-          </div>
-        )}
-      </Field>
-    );
-  }
-  const wide = spec.kind === 'area' || spec.kind === 'json' || spec.kind === 'lines' || spec.kind === 'kv';
   return (
-    <div className={wide || spec.template ? 'wide' : undefined}>
-      <Field id={id} label={label} path={spec.key} error={error} help={help}>
-        {(c) =>
-          spec.kind === 'select' ? (
-            <select {...c} value={text} onChange={(e) => onChange(e.target.value)}>
-              {spec.choices?.map((ch) => (
-                <option key={ch} value={String(ch)}>
-                  {t.choiceName(spec.key, ch)}
-                </option>
-              ))}
-            </select>
-          ) : wide ? (
-            <textarea
-              {...c}
-              rows={spec.kind === 'area' || spec.kind === 'json' ? 6 : 3}
-              spellCheck={false}
-              className="code"
-              value={text}
-              onChange={(e) => onChange(e.target.value)}
-            />
-          ) : (
-            <input
-              {...c}
-              type={spec.kind === 'number' ? 'number' : 'text'}
-              required={spec.required}
-              spellCheck={false}
-              autoCapitalize="none"
-              value={text}
-              onChange={(e) => onChange(e.target.value)}
-            />
-          )
-        }
-      </Field>
-      {spec.template && <TemplatePreview id={id} label={label} texts={templateTexts(spec, value)} trigger={trigger} />}
-    </div>
+    <OptionField
+      id={id}
+      spec={spec}
+      label={label}
+      path={spec.key}
+      value={value}
+      error={error}
+      help={help}
+      choiceLabel={(c) => t.choiceName(spec.key, c)}
+      after={spec.template && <TemplatePreview id={id} label={label} texts={templateTexts(spec, value)} trigger={trigger} />}
+      onChange={onChange}
+    />
   );
 }

@@ -18,6 +18,7 @@ export function Field({
   path,
   error,
   help,
+  refused,
   children,
 }: {
   id: string;
@@ -26,9 +27,11 @@ export function Field({
   path: string;
   error: string;
   help?: string;
+  /** Show `error` here even when it names another path (a message about a whole sub-object none of its fields claims). */
+  refused?: boolean;
   children: (control: ControlProps) => ReactNode;
 }) {
-  const bad = names(error, path);
+  const bad = Boolean(error) && (refused === true || names(error, path));
   // the refused field gets the focus (and is scrolled to): where to correct it
   useEffect(() => {
     if (bad) document.getElementById(id)?.focus();

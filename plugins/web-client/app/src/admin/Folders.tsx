@@ -4,9 +4,10 @@ import { createFolder, deleteFolder, getFolder, listFolders, scanFolderQuota, up
 import { NameAndDescription, NamedForm, useNamedForm } from './NamedForm';
 import { NamedList } from './NamedList';
 import { adminRoutePath } from './routes';
+import { StorageForm } from './StorageForm';
+import { emptyStorage, filesystemInputOf, storageFieldsOf, usesLocalRoot, type StorageFields } from './storage-model';
 import { t } from './strings';
 
-const LOCAL_PROVIDER = 0;
 const usedOf = (f: FolderRow) => t.folderUsed(formatSize(f.used_quota_size ?? 0), f.used_quota_files ?? 0);
 const usersOf = (f: FolderRow) => [...(f.users ?? []).map(t.folderUserRef), ...(f.groups ?? []).map(t.folderGroupRef)].join(', ');
 
@@ -64,26 +65,27 @@ interface Fields {
   name: string;
   description: string;
   mapped_path: string;
+  storage: StorageFields;
 }
 
-/** The fields the form edits over the folder as read (PUT replaces the whole object: its filesystem settings are kept). */
+/** The fields the form edits over the folder as read (PUT replaces the whole object); a mapped path only on a local provider. */
 function inputOf(f: Fields, base: FolderRow | null): FolderInput {
   return {
     ...((base ?? {}) as FolderInput),
     name: f.name.trim(),
     description: f.description,
-    mapped_path: f.mapped_path.trim(),
-    ...(base ? {} : { filesystem: { provider: LOCAL_PROVIDER } as FolderInput['filesystem'] }),
+    mapped_path: usesLocalRoot(f.storage.provider) ? f.mapped_path.trim() : '',
+    filesystem: filesystemInputOf(f.storage) as FolderInput['filesystem'],
   };
 }
 
-/** Create (name null) or edit a virtual folder: its description and, on the local filesystem, the directory it maps. */
+/** Create (name null) or edit a virtual folder: its description, its storage (any filesystem provider) and, on a local one, the directory it maps. */
 export function FolderForm({ name, onDone, onSaved }: { name: string | null; onDone: () => void; onSaved: (name: string) => void }) {
   const form = useNamedForm<FolderRow, Fields>({
     name,
-    empty: { name: '', description: '', mapped_path: '' },
+    empty: { name: '', description: '', mapped_path: '', storage: emptyStorage() },
     get: getFolder,
-    fieldsOf: (r) => ({ name: r.name, description: r.description ?? '', mapped_path: r.mapped_path ?? '' }),
+    fieldsOf: (r) => ({ name: r.name, description: r.description ?? '', mapped_path: r.mapped_path ?? '', storage: storageFieldsOf(r.filesystem) }),
     save: async (f, base) => {
       const input = inputOf(f, base);
       return { failed: base ? await updateFolder(base.name, input) : await createFolder(input), name: input.name };
@@ -92,7 +94,6 @@ export function FolderForm({ name, onDone, onSaved }: { name: string | null; onD
     savedText: t.folderSaved,
   });
   const { f, set, base, busy, error } = form;
-  const provider = (base?.filesystem as { provider?: number } | undefined)?.provider ?? LOCAL_PROVIDER;
   return (
     <NamedForm
       title={name === null ? t.newFolder : t.editFolder(name)}
@@ -106,12 +107,11 @@ export function FolderForm({ name, onDone, onSaved }: { name: string | null; onD
         <fieldset disabled={busy}>
           <legend>{t.folder}</legend>
           <NameAndDescription idPrefix="vf" isNew={name === null} f={f} set={set} error={error} />
-          {provider === LOCAL_PROVIDER ? (
+          <StorageForm idPrefix="vf" path="filesystem" value={f.storage} error={error} onChange={(v) => set('storage', v)} />
+          {usesLocalRoot(f.storage.provider) && (
             <Field id="vf-mapped_path" label={t.mappedPath} path="mapped_path" error={error} help={t.mappedPathHelp}>
               {(c) => <input {...c} spellCheck={false} value={f.mapped_path} onChange={(e) => set('mapped_path', e.target.value)} />}
             </Field>
-          ) : (
-            <p>{t.folderOtherProvider(provider)}</p>
           )}
           {base && (
             <>

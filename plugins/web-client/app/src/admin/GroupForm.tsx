@@ -3,9 +3,10 @@ import { Field } from './Field';
 import { NameAndDescription } from './NamedForm';
 import { createGroup, getGroup, updateGroup, type GroupInput, type GroupRow, type GroupSettings } from './groups-api';
 import { PermissionsEditor, permMapOf, permRowsOf, type PermRow } from './PermissionsEditor';
+import { StorageForm } from './StorageForm';
+import { emptyStorage, filesystemInputOf, storageFieldsOf, type StorageFields } from './storage-model';
 import { t } from './strings';
 
-const LOCAL_PROVIDER = 0;
 /** The numeric settings the form edits (user_settings members; 0: none, or unlimited). */
 const NUMBERS = ['quota_size', 'quota_files', 'max_sessions', 'upload_bandwidth', 'download_bandwidth', 'expires_in'] as const;
 type NumberKey = (typeof NUMBERS)[number];
@@ -15,6 +16,7 @@ interface Fields extends Record<NumberKey, string> {
   description: string;
   home_dir: string;
   perms: PermRow[];
+  storage: StorageFields;
 }
 
 const empty: Fields = {
@@ -22,6 +24,7 @@ const empty: Fields = {
   description: '',
   home_dir: '',
   perms: [],
+  storage: emptyStorage(),
   ...(Object.fromEntries(NUMBERS.map((k) => [k, '0'])) as Record<NumberKey, string>),
 };
 
@@ -35,13 +38,14 @@ function fieldsOf(g: GroupRow): Fields {
     description: g.description ?? '',
     home_dir: s.home_dir ?? '',
     perms: permRowsOf(s.permissions),
+    storage: storageFieldsOf(s.filesystem),
     ...(Object.fromEntries(NUMBERS.map((k) => [k, String(s[k] ?? 0)])) as Record<NumberKey, string>),
   };
 }
 
-/** The fields the form edits over the group as read (PUT replaces the whole object: the filters, folders and other providers are kept). */
+/** The fields the form edits over the group as read (PUT replaces the whole object: the filters and folders are kept). */
 function inputOf(f: Fields, base: GroupRow | null): GroupInput {
-  const settings: GroupSettings = { ...settingsOf(base), home_dir: f.home_dir.trim() };
+  const settings: GroupSettings = { ...settingsOf(base), home_dir: f.home_dir.trim(), filesystem: filesystemInputOf(f.storage) as GroupSettings['filesystem'] };
   for (const k of NUMBERS) settings[k] = Number(f[k]) || 0;
   const permissions = permMapOf(f.perms);
   if (Object.keys(permissions).length) settings.permissions = permissions;
@@ -51,7 +55,7 @@ function inputOf(f: Fields, base: GroupRow | null): GroupInput {
 
 /**
  * Create (name null) or edit a group: its description and what it gives its
- * users (home directory on the local filesystem, permissions per path,
+ * users (home directory, storage on any filesystem provider, permissions per path,
  * quotas, sessions, bandwidth, the expiration of new accounts).
  */
 export function GroupForm({ name, onDone, onSaved }: { name: string | null; onDone: () => void; onSaved: (name: string) => void }) {
@@ -86,7 +90,6 @@ export function GroupForm({ name, onDone, onSaved }: { name: string | null; onDo
     );
   }
   const set = <K extends keyof Fields>(k: K, v: Fields[K]) => setF({ ...f, [k]: v });
-  const provider = settingsOf(base).filesystem?.provider ?? LOCAL_PROVIDER;
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -138,7 +141,14 @@ export function GroupForm({ name, onDone, onSaved }: { name: string | null; onDo
       <fieldset disabled={busy}>
         <legend>{t.groupSettings}</legend>
         <p className="muted">{t.groupSettingsHelp}</p>
-        <p>{provider === LOCAL_PROVIDER ? t.localFs : t.groupOtherProvider(provider)}</p>
+        <StorageForm
+          idPrefix="g"
+          path="user_settings.filesystem"
+          value={f.storage}
+          error={error}
+          providerHelp={t.groupStorageHelp}
+          onChange={(v) => set('storage', v)}
+        />
         <Field id="g-home_dir" label={t.homeDir} path="user_settings.home_dir" error={error} help={t.groupHomeHelp}>
           {(c) => <input {...c} spellCheck={false} value={f.home_dir} onChange={(e) => set('home_dir', e.target.value)} />}
         </Field>

@@ -2,11 +2,11 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Field } from './Field';
 import { PermissionsEditor, permMapOf, permRowsOf, type PermRow } from './PermissionsEditor';
 import { can, type AdminSession } from './session';
+import { StorageForm } from './StorageForm';
+import { emptyStorage, filesystemInputOf, storageFieldsOf, type StorageFields } from './storage-model';
 import { t } from './strings';
 import { UserGroups, type GroupMapping } from './UserGroups';
 import { createUser, getUser, updateUser, type UserInput, type UserRow } from './users-api';
-
-const LOCAL_PROVIDER = 0;
 
 interface Fields {
   username: string;
@@ -20,6 +20,7 @@ interface Fields {
   quota_files: string;
   expiration: string;
   groups: GroupMapping[];
+  storage: StorageFields;
 }
 
 const empty: Fields = {
@@ -34,6 +35,7 @@ const empty: Fields = {
   quota_files: '0',
   expiration: '',
   groups: [],
+  storage: emptyStorage(),
 };
 
 /** A date input's value (YYYY-MM-DD, UTC) from Unix milliseconds, and back (the end of that day is not implied: midnight UTC). */
@@ -53,6 +55,7 @@ function fieldsOf(u: UserRow): Fields {
     quota_files: String(u.quota_files ?? 0),
     expiration: dateOf(u.expiration_date),
     groups: (u.groups ?? []).map((g) => ({ ...g })),
+    storage: storageFieldsOf(u.filesystem),
   };
 }
 
@@ -70,14 +73,14 @@ function inputOf(f: Fields, base: UserRow | null): UserInput {
     quota_files: Number(f.quota_files) || 0,
     expiration_date: msOf(f.expiration),
     groups: f.groups.map((g) => ({ ...g, name: g.name.trim() })).filter((g) => g.name),
-    ...(base ? {} : { filesystem: { provider: LOCAL_PROVIDER } as UserInput['filesystem'] }),
+    filesystem: filesystemInputOf(f.storage) as UserInput['filesystem'],
   };
   if (f.password) input.password = f.password;
   else delete input.password;
   return input;
 }
 
-/** Create (username null) or edit a user: the main fields, permissions per path, quotas, expiration, groups, local storage. */
+/** Create (username null) or edit a user: the main fields, permissions per path, quotas, expiration, groups, storage on any filesystem provider. */
 export function UserForm({
   session,
   username,
@@ -121,7 +124,6 @@ export function UserForm({
     );
   }
   const set = <K extends keyof Fields>(k: K, v: Fields[K]) => setF({ ...f, [k]: v });
-  const provider = (base?.filesystem as { provider?: number } | undefined)?.provider ?? LOCAL_PROVIDER;
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -197,7 +199,7 @@ export function UserForm({
       </fieldset>
       <fieldset disabled={!editable || busy}>
         <legend>{t.storage}</legend>
-        <p>{provider === LOCAL_PROVIDER ? t.localFs : t.otherProvider(provider)}</p>
+        <StorageForm idPrefix="u" path="filesystem" value={f.storage} error={error} onChange={(v) => set('storage', v)} />
         <Field id="u-home_dir" label={t.homeDir} path="home_dir" error={error}>
           {(c) => <input {...c} spellCheck={false} value={f.home_dir} onChange={(e) => set('home_dir', e.target.value)} />}
         </Field>

@@ -5,6 +5,9 @@
  * the template preview rendered with Ferry's own Go-template library.
  */
 import { renderTemplate } from '@ferry/go-template';
+import { apiValueOf, formValueOf, getPath, setPath, type OptionKind, type OptionSpec, type OptionValues } from './option-values.js';
+
+export { FormValueError, getPath, isFormValueError, setPath, type OptionKind, type OptionSpec, type OptionValues, type SecretEdit } from './option-values.js';
 
 type Obj = Record<string, unknown>;
 
@@ -148,22 +151,6 @@ export function previewTemplate(src: string, trigger: number, rule?: string): { 
 }
 
 // ---------------------------------------------------------------- action types and their options as form fields
-
-/** How an option is edited: `lines` is a list of strings (one a line), `kv` of {key, value} ("key=value" a line), `json` an object or list as JSON. */
-export type OptionKind = 'text' | 'area' | 'number' | 'bool' | 'select' | 'multi' | 'lines' | 'kv' | 'json' | 'secret';
-
-export interface OptionSpec {
-  /** The key path inside the options sub-object ('endpoint', 'compress.name'). */
-  key: string;
-  kind: OptionKind;
-  /** A Go template (previewed). */
-  template?: boolean;
-  /** select/multi: the values (numbers or strings as the API takes them). */
-  choices?: readonly (string | number)[];
-  /** The value of a new action. */
-  initial?: unknown;
-  required?: boolean;
-}
 
 export interface ActionTypeInfo {
   type: number;
@@ -335,70 +322,13 @@ export const ACTION_TYPES: ActionTypeInfo[] = [
 
 export const actionTypeInfo = (type: number): ActionTypeInfo | undefined => ACTION_TYPES.find((a) => a.type === type);
 
-// ---------------------------------------------------------------- key paths
-
-export function getPath(o: unknown, key: string): unknown {
-  let v = o;
-  for (const k of key.split('.')) v = v && typeof v === 'object' ? (v as Obj)[k] : undefined;
-  return v;
-}
-
-export function setPath(o: Obj, key: string, value: unknown): void {
-  const ks = key.split('.');
-  let at = o;
-  for (const k of ks.slice(0, -1)) {
-    if (!at[k] || typeof at[k] !== 'object') at[k] = {};
-    at = at[k] as Obj;
-  }
-  at[ks.at(-1)!] = value;
-}
-
 // ---------------------------------------------------------------- an action and its form
-
-/** A secret as the form holds it: whether the server has one (never its value), and a new value typed. */
-export interface SecretEdit {
-  /** The stored secret as the API read it ({status}), or null when none is set. */
-  stored: Obj | null;
-  /** A new value ('' keeps the stored one). */
-  value: string;
-  /** Remove the stored secret. */
-  clear: boolean;
-}
-
-/** The form's value of each option: strings for text inputs, booleans, string lists for `multi`, SecretEdits. */
-export type OptionValues = Record<string, string | boolean | string[] | SecretEdit>;
 
 export interface ActionFields {
   name: string;
   description: string;
   type: number;
   values: OptionValues;
-}
-
-const linesOf = (v: unknown) => (Array.isArray(v) ? v.map(String).join('\n') : '');
-const kvOf = (v: unknown) => (Array.isArray(v) ? v.map((x) => `${(x as Obj).key ?? ''}=${(x as Obj).value ?? ''}`).join('\n') : '');
-const isSecretObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && typeof (v as Obj).status === 'string';
-
-/** The form value of one option read from the API's sub-object (the spec's initial value when absent and `fresh`). */
-function formValueOf(spec: OptionSpec, sub: Obj, fresh: boolean): OptionValues[string] {
-  let v = getPath(sub, spec.key);
-  if (v === undefined && fresh) v = spec.initial;
-  switch (spec.kind) {
-    case 'bool':
-      return v === true;
-    case 'multi':
-      return Array.isArray(v) ? v.map(String) : [];
-    case 'lines':
-      return linesOf(v);
-    case 'kv':
-      return kvOf(v);
-    case 'json':
-      return v === undefined ? '' : JSON.stringify(v, null, 2);
-    case 'secret':
-      return { stored: isSecretObj(v) && v.status !== '' ? { status: v.status } : null, value: '', clear: false };
-    default:
-      return v === undefined || v === null ? '' : String(v);
-  }
 }
 
 /** The option values of a new action of `type` (filesystem: sub-type `fsType`). */
@@ -422,55 +352,6 @@ export function actionFieldsOf(a: { name: string; description?: string; type: nu
 /** The specs of the form's current type (a filesystem action's depend on its sub-type). */
 export const specsOf = (f: Pick<ActionFields, 'type' | 'values'>): OptionSpec[] => actionTypeInfo(f.type)?.options(Number(f.values.type ?? 3)) ?? [];
 
-/** A form value refused before it is sent (a JSON field that is not JSON): named as the API names its fields. */
-export class FormValueError extends Error {
-  override name = 'FormValueError';
-}
-export const isFormValueError = (e: unknown): e is FormValueError => e instanceof Error && e.name === 'FormValueError';
-
-function apiValueOf(spec: OptionSpec, v: OptionValues[string] | undefined, optionsKey: string): unknown {
-  if (spec.kind === 'bool') return v === true;
-  if (spec.kind === 'multi') return Array.isArray(v) ? v : [];
-  if (spec.kind === 'secret') {
-    const s = v as SecretEdit | undefined;
-    if (!s || s.clear) return undefined;
-    if (s.value !== '') return { status: 'Plain', payload: s.value };
-    return s.stored ?? undefined;
-  }
-  const text = typeof v === 'string' ? v : '';
-  switch (spec.kind) {
-    case 'number': {
-      if (text.trim() === '') return undefined;
-      const n = Number(text);
-      return Number.isFinite(n) ? n : text; // the API names what is not a number
-    }
-    case 'select':
-      return typeof spec.choices?.[0] === 'number' ? Number(text) : text;
-    case 'lines':
-      return text
-        .split('\n')
-        .map((l) => l.trim())
-        .filter(Boolean);
-    case 'kv':
-      return text
-        .split('\n')
-        .filter((l) => l.trim())
-        .map((l) => {
-          const at = l.indexOf('=');
-          return at < 0 ? { key: l.trim(), value: '' } : { key: l.slice(0, at).trim(), value: l.slice(at + 1) };
-        });
-    case 'json':
-      if (text.trim() === '') return undefined;
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new FormValueError(`options.${optionsKey}: "${spec.key}" must be valid JSON`);
-      }
-    default:
-      return text === '' && !spec.required ? undefined : text;
-  }
-}
-
 /** The body of POST/PUT /eventactions for the form (only the options of the chosen type, secrets as set/unset/new). */
 export function actionInputOf(f: ActionFields): { name: string; description: string; type: number; options: Obj } {
   const info = actionTypeInfo(f.type);
@@ -478,7 +359,7 @@ export function actionInputOf(f: ActionFields): { name: string; description: str
   if (!info?.optionsKey) return input;
   const sub: Obj = {};
   for (const spec of specsOf(f)) {
-    const v = apiValueOf(spec, f.values[spec.key], info.optionsKey);
+    const v = apiValueOf(spec, f.values[spec.key], `options.${info.optionsKey}`);
     if (v !== undefined) setPath(sub, spec.key, v);
   }
   input.options[info.optionsKey] = sub;

@@ -4,12 +4,22 @@
  * first quotes: '"email" must be a valid email' → 'email',
  * '"user_settings.home_dir" must be an absolute path' → 'user_settings.home_dir';
  * an event action's option as its key in the options sub-object:
- * 'options.http_config: "endpoint" must be a valid uri' → 'endpoint'.
+ * 'options.http_config: "endpoint" must be a valid uri' → 'endpoint';
+ * a filesystem provider's option under its config, as its plugin words it
+ * (quoted, or the message's first word):
+ * 'filesystem.s3config: endpoint must be an http:// or https:// URL' → 'filesystem.s3config.endpoint'.
  */
 export function fieldOfMessage(message: string): string | null {
   // an event action's invalid template: 'options.http_config.body: invalid template: ...' → 'body'
   const option = /^options\.[a-z_]+\.([a-z_]+(?:[.[][^:\s]*)?): /.exec(message);
   if (option) return option[1]!;
+  const fs = /^((?:user_settings\.)?filesystem\.([a-z0-9_]+)): /.exec(message);
+  if (fs) {
+    const rest = message.slice(fs[0].length);
+    // 's3config.bucket is required', 'region must not be empty', 'set "password" and/or "private_key"'
+    const named = /"([a-z_]+(?:[.[][^"]*)?)"/.exec(rest) ?? new RegExp(`^(?:${fs[2]}\\.)?([a-z_]+(?:\\[\\d+\\])?)\\b`).exec(rest);
+    return named ? `${fs[1]}.${named[1]}` : fs[1]!;
+  }
   const m = /"([a-z_]+(?:[.[][^"]*)?)"/.exec(message);
   return m ? m[1]! : null;
 }
