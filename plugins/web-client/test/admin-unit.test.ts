@@ -20,7 +20,18 @@ import {
   sampleEventData,
   templateTexts,
 } from '../app/src/admin/event-model.js';
-import { bucketTimes, bucketsOf, chartData, keepTop, peak, perBucket, type FsCount, type LogCount } from '../app/src/admin/charts-data.js';
+import {
+  bucketLabel,
+  bucketTimes,
+  bucketsOf,
+  chartData,
+  keepTop,
+  peak,
+  perBucket,
+  rebucket,
+  type FsCount,
+  type LogCount,
+} from '../app/src/admin/charts-data.js';
 
 t.test('routes: each page has its URL, and the URL gives the page back', async (t) => {
   const routes: [AdminRoute, string][] = [
@@ -278,6 +289,38 @@ t.test('charts: the buckets of a range end with the current hour and day, in loc
   t.equal(bucketsOf('7d', now).hourly.count, 168);
   t.equal(bucketsOf('30d', now).daily.count, 30);
   t.same(bucketTimes({ start: 100, interval: 10, count: 3 }), [100, 110, 120]);
+});
+
+t.test('charts: a day of a daylight saving change keeps its own hours (Europe/Berlin, 29 March 2026 has 23)', async (t) => {
+  const tz = process.env.TZ;
+  process.env.TZ = 'Europe/Berlin';
+  t.teardown(() => {
+    if (tz === undefined) delete process.env.TZ;
+    else process.env.TZ = tz;
+  });
+  const now = new Date(2026, 2, 30, 12, 0, 0).getTime();
+  const { daily, dailyHours } = bucketsOf('7d', now);
+  const days = bucketTimes(daily).map((s) => new Date(s * 1000));
+  t.same(
+    days.map((d) => [d.getDate(), d.getHours()]),
+    [24, 25, 26, 27, 28, 29, 30].map((n) => [n, 0]),
+    'each day starts at local midnight',
+  );
+  t.equal((daily.times![6]! - daily.times![5]!) / 3600, 23, 'the 29th is 23 hours long');
+  t.equal(dailyHours.start, daily.start);
+  t.equal(dailyHours.interval, 3600);
+  t.equal(dailyHours.count, 7 * 24 - 1, 'the hours counted run to the end of today');
+  // an upload at 23:30 on the 29th and one at 00:30 on the 30th, counted per hour then per day
+  const hourOf = (d: Date) => (d.getTime() / 1000 - dailyHours.start) / 3600;
+  const rows: FsCount[] = [
+    { bucket: Math.floor(hourOf(new Date(2026, 2, 29, 23, 30))), action: 'upload', status: 1, count: 1, file_size: 10 },
+    { bucket: Math.floor(hourOf(new Date(2026, 2, 30, 0, 30))), action: 'upload', status: 1, count: 1, file_size: 200 },
+    { bucket: Math.floor(hourOf(new Date(2026, 2, 24, 0, 10))), action: 'download', status: 1, count: 1, file_size: 3 },
+  ];
+  const d = chartData({ start: 0, interval: 3600, count: 1 }, daily, [], rebucket(dailyHours, daily, rows), []);
+  t.same(d.uploadBytes, [0, 0, 0, 0, 0, 10, 200], 'each upload on its own day');
+  t.same(d.downloadBytes, [3, 0, 0, 0, 0, 0, 0]);
+  t.match(bucketLabel(daily, 5, 'en-GB'), /29 Mar 2026/, 'the label of a day is its own date');
 });
 
 t.test('charts: the aggregates spread into one value per bucket', async (t) => {

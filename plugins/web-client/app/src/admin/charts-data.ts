@@ -28,31 +28,60 @@ const DAY = 86_400;
 /** Hours and days each range covers (the hourly charts: 24, 168, 720 buckets; the daily one: 2, 7, 30). */
 const SPAN: Record<Range, { hours: number; days: number }> = { '24h': { hours: 24, days: 2 }, '7d': { hours: 168, days: 7 }, '30d': { hours: 720, days: 30 } };
 
-/** `count` buckets of `interval` seconds, the first starting at `start` (Unix seconds). */
+/**
+ * `count` buckets of `interval` seconds, the first starting at `start` (Unix
+ * seconds); `times`: the start of each when they are not evenly spaced (local
+ * days: a day of a daylight saving change has 23 or 25 hours).
+ */
 export interface Buckets {
   start: number;
   interval: number;
   count: number;
+  times?: readonly number[];
 }
 
 /**
  * The hourly and daily buckets of a range ending with the current hour and
- * day (in the browser's time zone: a day starts at local midnight). `now` in ms.
+ * day (in the browser's time zone: a day starts at local midnight). `now` in
+ * ms. The daily chart is counted from hourly buckets (`dailyHours`, from the
+ * first day's midnight to the end of today) added up per local day, so that
+ * a day of a daylight saving change keeps its own 23 or 25 hours.
  */
-export function bucketsOf(range: Range, now: number): { hourly: Buckets; daily: Buckets } {
+export function bucketsOf(range: Range, now: number): { hourly: Buckets; daily: Buckets; dailyHours: Buckets } {
   const { hours, days } = SPAN[range];
   const hour = new Date(now);
   hour.setMinutes(0, 0, 0);
-  const day = new Date(now);
-  day.setHours(0, 0, 0, 0);
+  const midnights: number[] = [];
+  for (let i = days - 1; i >= -1; i--) {
+    const d = new Date(now);
+    d.setHours(0, 0, 0, 0);
+    d.setDate(d.getDate() - i); // local calendar arithmetic: midnight of each day, whatever its length
+    midnights.push(d.getTime() / 1000);
+  }
+  const first = midnights[0]!;
+  const end = midnights[days]!; // tomorrow's midnight
   return {
     hourly: { start: hour.getTime() / 1000 - (hours - 1) * HOUR, interval: HOUR, count: hours },
-    daily: { start: day.getTime() / 1000 - (days - 1) * DAY, interval: DAY, count: days },
+    daily: { start: first, interval: DAY, count: days, times: midnights.slice(0, days) },
+    dailyHours: { start: first, interval: HOUR, count: Math.ceil((end - first) / HOUR) },
   };
 }
 
 /** Start of each bucket, Unix seconds (uPlot's x values). */
-export const bucketTimes = (b: Buckets): number[] => Array.from({ length: b.count }, (_, i) => b.start + i * b.interval);
+export const bucketTimes = (b: Buckets): number[] => (b.times ? [...b.times] : Array.from({ length: b.count }, (_, i) => b.start + i * b.interval));
+
+/** Rows counted in the buckets of `from` moved to the buckets of `to` that hold their start (hours into local days). */
+export function rebucket<R extends { bucket: number }>(from: Buckets, to: Buckets, rows: readonly R[]): R[] {
+  const starts = bucketTimes(to);
+  const out: R[] = [];
+  for (const r of rows) {
+    const at = from.start + r.bucket * from.interval;
+    let i = starts.length - 1;
+    while (i >= 0 && starts[i]! > at) i--;
+    if (i >= 0) out.push({ ...r, bucket: i });
+  }
+  return out;
+}
 
 /** One value per bucket: the sum of `value(row)` over the rows that `keep`. */
 export function perBucket<R extends { bucket: number }>(b: Buckets, rows: readonly R[], keep: (r: R) => boolean, value: (r: R) => number): number[] {
@@ -89,7 +118,7 @@ export function chartData(hourly: Buckets, daily: Buckets, fsHourly: readonly Fs
 
 /** The hour or day of bucket `i` in the browser's locale, for tables and captions (`short`: an axis label). */
 export function bucketLabel(b: Buckets, i: number, locale?: string, short = false): string {
-  const d = new Date((b.start + i * b.interval) * 1000);
+  const d = new Date((b.times?.[i] ?? b.start + i * b.interval) * 1000);
   if (b.interval >= DAY) return d.toLocaleDateString(locale, short ? { month: 'short', day: 'numeric' } : { year: 'numeric', month: 'short', day: 'numeric' });
   return short
     ? d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' })
