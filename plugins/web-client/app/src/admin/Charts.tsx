@@ -5,7 +5,7 @@ import { formatSize } from '../format';
 import { can, type AdminSession } from './session';
 import { t } from './strings';
 import { usePolling } from './usePolling';
-import { RANGES, bucketLabel, bucketTimes, peak, sum, type Buckets, type ChartData, type Range, type TopUser } from './charts-data';
+import { RANGES, bucketLabel, bucketTimes, peak, sum, tickLabel, type Buckets, type ChartData, type Range, type TopUser } from './charts-data';
 import { loadCharts, loadTopUsers } from './charts-api';
 
 /** How often the charts ask again (they cover hours and days: no need for the dashboard's 5 s). */
@@ -50,14 +50,21 @@ function Chart({ buckets, series, bars, format }: { buckets: Buckets; series: Se
     const n = series.length;
     // bars stand on a scale of bucket indexes (uPlot's grouped bars need evenly spaced x), labelled with the buckets' times;
     // lines on a time scale
-    const x = bars ? bucketTimes(buckets).map((_, i) => i) : bucketTimes(buckets);
+    const times = bucketTimes(buckets);
+    const x = bars ? times.map((_, i) => i) : times;
+    // both kinds of axis say the same things the same way (tickLabel): hours, and dates at midnight
+    const hourly = buckets.interval < 86_400;
     const xAxis: uPlot.Axis = bars
       ? {
           ...axis,
           incrs: [1, 2, 3, 4, 6, 12, 24, 48, 96, 168],
-          values: (_u, ticks) => ticks.map((i) => (Number.isInteger(i) && i >= 0 && i < buckets.count ? bucketLabel(buckets, i, undefined, true) : '')),
+          values: (_u, ticks) => ticks.map((i) => (Number.isInteger(i) && i >= 0 && i < buckets.count ? tickLabel(times[i]!, hourly) : '')),
         }
-      : axis;
+      : {
+          ...axis,
+          incrs: [1, 2, 3, 4, 6, 12, 24, 48, 96, 168].map((h) => h * 3600),
+          values: (_u, ticks) => ticks.map((ts) => tickLabel(ts, hourly)),
+        };
     const plot = new uPlot(
       {
         width: Math.max(el.clientWidth, 280),

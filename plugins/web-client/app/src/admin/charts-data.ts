@@ -125,6 +125,17 @@ export function bucketLabel(b: Buckets, i: number, locale?: string, short = fals
     : d.toLocaleString(locale, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
+/**
+ * An axis label of the time `seconds` (Unix): hourly, the hour ("3 PM"), or
+ * the date at a local midnight ("Dec 4"); daily, the date. The line and bar
+ * charts label their axes with it alike.
+ */
+export function tickLabel(seconds: number, hourly: boolean, locale?: string): string {
+  const d = new Date(seconds * 1000);
+  if (!hourly || (d.getHours() === 0 && d.getMinutes() === 0)) return d.toLocaleDateString(locale, { month: 'short', day: 'numeric' });
+  return d.toLocaleTimeString(locale, { hour: 'numeric' });
+}
+
 /** Index of the largest value (the first of equal ones), -1 when all are 0. */
 export function peak(values: readonly number[]): number {
   let best = -1;
