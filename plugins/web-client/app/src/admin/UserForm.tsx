@@ -1,4 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import { userSettingsOf, withUserSettings, type AccountSettings } from './account-settings-model';
+import { AccountSettingsSections } from './AccountSettingsSections';
 import { Field } from './Field';
 import { PermissionsEditor, permMapOf, permRowsOf, type PermRow } from './PermissionsEditor';
 import { can, type AdminSession } from './session';
@@ -16,8 +18,7 @@ interface Fields {
   description: string;
   home_dir: string;
   perms: PermRow[];
-  quota_size: string;
-  quota_files: string;
+  settings: AccountSettings;
   expiration: string;
   groups: GroupMapping[];
 }
@@ -30,8 +31,7 @@ const empty: Fields = {
   description: '',
   home_dir: '',
   perms: [{ path: '/', perms: ['*'] }],
-  quota_size: '0',
-  quota_files: '0',
+  settings: userSettingsOf(null),
   expiration: '',
   groups: [],
 };
@@ -49,8 +49,7 @@ function fieldsOf(u: UserRow): Fields {
     description: u.description ?? '',
     home_dir: u.home_dir ?? '',
     perms: permRowsOf(u.permissions),
-    quota_size: String(u.quota_size ?? 0),
-    quota_files: String(u.quota_files ?? 0),
+    settings: userSettingsOf(u),
     expiration: dateOf(u.expiration_date),
     groups: (u.groups ?? []).map((g) => ({ ...g })),
   };
@@ -58,26 +57,28 @@ function fieldsOf(u: UserRow): Fields {
 
 /** The fields the form edits, over the user as read (PUT replaces the whole object: what the form does not show is kept). */
 function inputOf(f: Fields, base: UserRow | null): UserInput {
-  const input: UserInput = {
-    ...((base ?? {}) as UserInput),
-    username: f.username.trim(),
-    status: f.status,
-    email: f.email.trim(),
-    description: f.description,
-    home_dir: f.home_dir.trim(),
-    permissions: permMapOf(f.perms),
-    quota_size: Number(f.quota_size) || 0,
-    quota_files: Number(f.quota_files) || 0,
-    expiration_date: msOf(f.expiration),
-    groups: f.groups.map((g) => ({ ...g, name: g.name.trim() })).filter((g) => g.name),
-    ...(base ? {} : { filesystem: { provider: LOCAL_PROVIDER } as UserInput['filesystem'] }),
-  };
+  const input: UserInput = withUserSettings(
+    {
+      ...((base ?? {}) as UserInput),
+      username: f.username.trim(),
+      status: f.status,
+      email: f.email.trim(),
+      description: f.description,
+      home_dir: f.home_dir.trim(),
+      permissions: permMapOf(f.perms),
+      expiration_date: msOf(f.expiration),
+      groups: f.groups.map((g) => ({ ...g, name: g.name.trim() })).filter((g) => g.name),
+      ...(base ? {} : { filesystem: { provider: LOCAL_PROVIDER } as UserInput['filesystem'] }),
+    },
+    f.settings,
+    base,
+  );
   if (f.password) input.password = f.password;
   else delete input.password;
   return input;
 }
 
-/** Create (username null) or edit a user: the main fields, permissions per path, quotas, expiration, groups, local storage. */
+/** Create (username null) or edit a user: the main fields, permissions per path, expiration, groups, local storage, limits and quotas, virtual folders, filters. */
 export function UserForm({
   session,
   username,
@@ -201,12 +202,6 @@ export function UserForm({
         <Field id="u-home_dir" label={t.homeDir} path="home_dir" error={error}>
           {(c) => <input {...c} spellCheck={false} value={f.home_dir} onChange={(e) => set('home_dir', e.target.value)} />}
         </Field>
-        <Field id="u-quota_size" label={t.quotaSize} path="quota_size" error={error}>
-          {(c) => <input {...c} type="number" min={0} value={f.quota_size} onChange={(e) => set('quota_size', e.target.value)} />}
-        </Field>
-        <Field id="u-quota_files" label={t.quotaFiles} path="quota_files" error={error}>
-          {(c) => <input {...c} type="number" min={0} value={f.quota_files} onChange={(e) => set('quota_files', e.target.value)} />}
-        </Field>
       </fieldset>
       <PermissionsEditor
         idPrefix="u"
@@ -224,6 +219,14 @@ export function UserForm({
         disabled={!editable || busy}
         error={error}
         suggest={can(session, 'manage_groups')}
+      />
+      <AccountSettingsSections
+        kind="user"
+        settings={f.settings}
+        onChange={(v) => set('settings', v)}
+        error={error}
+        disabled={!editable || busy}
+        suggestFolders={can(session, 'manage_folders')}
       />
       {editable && (
         <div className="row">
