@@ -31,8 +31,7 @@ import {
   withGroupSettings,
   withUserSettings,
 } from '../app/src/admin/account-settings-model.js';
-import type { GroupInput, GroupRow } from '../app/src/admin/groups-api.js';
-import type { UserInput, UserRow } from '../app/src/admin/users-api.js';
+import type { GroupInput, GroupRow, UserInput, UserRow } from '../app/src/admin/account-types.js';
 
 t.test('routes: each page has its URL, and the URL gives the page back', async (t) => {
   const routes: [AdminRoute, string][] = [

@@ -7,8 +7,7 @@
  * only added when the form gives it a value (for a user, a false flag is a
  * choice that stops the primary group's value: it is not written unasked).
  */
-import type { GroupInput, GroupRow, GroupSettings } from './groups-api';
-import type { UserInput, UserRow } from './users-api';
+import type { GroupInput, GroupRow, GroupSettings, UserInput, UserRow } from './account-types.js';
 
 export type UserFilters = NonNullable<UserInput['filters']>;
 export type BaseFilters = NonNullable<GroupSettings['filters']>;

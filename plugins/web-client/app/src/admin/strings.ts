@@ -317,7 +317,7 @@ export const en = {
   addFilePattern: 'Add file patterns',
   removeFilePattern: (p: string) => `Remove the file patterns of ${p}`,
   maxUploadFileSize: 'Largest file upload (bytes, 0 for unlimited)',
-  startDirectory: 'Start directory (virtual path, empty: /)',
+  startDirectory: 'Start directory (empty: the root)',
   disableFsChecks: 'Skip the storage checks at login',
   bandwidthLimits: 'Bandwidth per client address',
   bandwidthLimitsHelp: 'Clients from these addresses get these limits instead of the general ones (KB/s, 0 for unlimited).',
