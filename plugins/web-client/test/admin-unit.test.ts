@@ -22,6 +22,7 @@ import {
 } from '../app/src/admin/event-model.js';
 import { bucketTimes, bucketsOf, chartData, keepTop, peak, perBucket, type FsCount, type LogCount } from '../app/src/admin/charts-data.js';
 import {
+  certificatesOf,
   filterFieldsOf,
   filtersInputOf,
   groupSettingsOf,
@@ -436,6 +437,17 @@ t.test('account settings: edits reach the object; a filter the object lacked is 
   held.denied_ip = '';
   t.same(filtersInputOf(held, { allow_api_key_auth: true, denied_ip: ['1.2.3.4'] }, true), { allow_api_key_auth: false, denied_ip: [] });
   t.same(itemsOf('a,b\n c ,,'), ['a', 'b', 'c']);
+
+  // share policies and certificates (a user's)
+  const pem = (n: number) => `-----BEGIN CERTIFICATE-----\nMII${n}\n-----END CERTIFICATE-----`;
+  t.same(certificatesOf(`${pem(1)}\n\n${pem(2)}\n`), [pem(1), pem(2)], 'PEM blocks one after the other');
+  t.same(certificatesOf(`junk\n${pem(1)}`), ['junk', pem(1)], 'text outside the blocks is not dropped (the server judges it)');
+  const certs = filterFieldsOf({ tls_certs: [`${pem(1)}\n`] });
+  t.same(filtersInputOf(certs, { tls_certs: [`${pem(1)}\n`] }, true).tls_certs, [`${pem(1)}\n`], 'unchanged certificates are written as read');
+  certs.tls_certs += `\n${pem(2)}`;
+  certs.default_shares_policies = [{ path: '/pub ', permissions: ['read', 'upload'] }];
+  t.same(filtersInputOf(certs, {}, true), { tls_certs: [pem(1), pem(2)], default_shares_policies: [{ path: '/pub', permissions: ['read', 'upload'] }] });
+  t.notOk('tls_certs' in filtersInputOf(certs, {}, false), 'no certificates in a group');
 });
 
 t.test("account settings: a group's user_settings and virtual folders, its user-only filters left out", async (t) => {

@@ -64,7 +64,7 @@ t.test("a user's filters, limits and virtual folder set through the form, stored
   await pattern.getByLabel(admin.deniedPatterns).fill('*.exe, *.bat');
   await page.getByRole('button', { name: admin.addBandwidthLimit }).click();
   const limit = page.getByRole('group', { name: admin.bandwidthLimitOf(1) });
-  await limit.getByLabel(admin.bandwidthSources).fill('10.0.0.0/8');
+  await limit.getByLabel(admin.bandwidthSources).fill('10.0.0.0/8, 10.0.0.0/33');
   await limit.getByLabel(admin.bandwidthUpload).fill('128');
   await page.getByLabel(admin.maxSessions).fill('2');
   await page.getByRole('button', { name: admin.addFolderMapping }).click();
@@ -77,6 +77,15 @@ t.test("a user's filters, limits and virtual folder set through the form, stored
   await checkA11y(t, page, 'user form with rows of settings');
   await page.getByRole('group', { name: admin.filePatterns }).scrollIntoViewIfNeeded();
   await screenshot(page, 'admin-user-settings');
+  await page.getByRole('button', { name: admin.save, exact: true }).click();
+  // a row's field: the message at the sources of that bandwidth limit
+  await page.locator('#u-f-bw-sources-0[aria-invalid="true"]').waitFor();
+  t.match(
+    await page.locator('#u-f-bw-sources-0-error').textContent(),
+    /"filters\.bandwidth_limits\[0\]\.sources\[1\]" must be an IP address or a CIDR network/,
+  );
+  t.equal(await page.getByRole('group', { name: admin.bandwidthLimits }).locator('p.error').count(), 0, 'not repeated for the whole list');
+  await limit.getByLabel(admin.bandwidthSources).fill('10.0.0.0/8');
   await page.getByRole('button', { name: admin.save, exact: true }).click();
   await page
     .getByRole('status')

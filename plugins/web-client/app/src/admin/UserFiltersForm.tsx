@@ -10,12 +10,14 @@ import {
   LOGIN_METHODS,
   MFA_PROTOCOLS,
   PROTOCOLS,
+  SHARE_PERMISSIONS,
   TLS_USERNAMES,
   USER_TYPES,
   WEB_CLIENT_OPTIONS,
   newAccessTimeRow,
   newBandwidthRow,
   newPatternRow,
+  newSharePolicyRow,
   type FilterFields,
   type FilterFlag,
   type FilterNumber,
@@ -157,6 +159,11 @@ export function UserFiltersForm({
             </select>
           )}
         </Field>
+        {user && (
+          <Field id={id('tls_certs')} label={t.tlsCerts} path={`${path}.tls_certs`} error={error}>
+            {(c) => <textarea {...c} className="code" rows={3} spellCheck={false} value={f.tls_certs} onChange={(e) => set('tls_certs', e.target.value)} />}
+          </Field>
+        )}
       </fieldset>
       <RowsEditor
         legend={t.accessTimes}
@@ -277,6 +284,36 @@ export function UserFiltersForm({
         {flags('web')}
         {numbers('web')}
       </fieldset>
+      <RowsEditor
+        legend={t.sharePolicies}
+        help={t.sharePoliciesHelp}
+        path={`${path}.default_shares_policies`}
+        error={error}
+        rows={f.default_shares_policies}
+        onChange={(rows) => set('default_shares_policies', rows)}
+        disabled={disabled}
+        newRow={newSharePolicyRow}
+        addLabel={t.addSharePolicy}
+        rowLabel={(r) => t.sharePolicyOf(r.path)}
+        removeLabel={(r) => t.removeSharePolicy(r.path)}
+        fields={(r, setRow, rowPath, i) => (
+          <>
+            <Field id={id(`sp-path-${i}`)} label={t.sharePath} path={`${rowPath}.path`} error={error}>
+              {(c) => <input {...c} spellCheck={false} value={r.path} onChange={(e) => setRow({ ...r, path: e.target.value })} />}
+            </Field>
+            <Checks
+              id={id(`sp-perms-${i}`)}
+              label={t.sharePermissions}
+              path={`${rowPath}.permissions`}
+              error={error}
+              choices={[...SHARE_PERMISSIONS, ...r.permissions.filter((p) => !(SHARE_PERMISSIONS as readonly string[]).includes(p))]}
+              value={r.permissions}
+              name={t.sharePermissionName}
+              onChange={(permissions) => setRow({ ...r, permissions })}
+            />
+          </>
+        )}
+      />
       <fieldset disabled={disabled}>
         <legend>{t.passwordFilters}</legend>
         {numbers('passwords')}

@@ -103,6 +103,14 @@ export interface BandwidthRow {
   download: string;
   kept?: Obj;
 }
+/** A share policy: the permissions a share of `path` (and below) gets by default. */
+export interface SharePolicyRow {
+  path: string;
+  permissions: string[];
+  kept?: Obj;
+}
+/** The share permissions offered (as the server stores them: read; write or upload). */
+export const SHARE_PERMISSIONS = ['read', 'write', 'upload'] as const;
 export interface AccessTimeRow {
   day_of_week: DayOfWeek;
   from: string;
@@ -128,6 +136,7 @@ export interface FilterFields {
   file_patterns: PatternRow[];
   bandwidth_limits: BandwidthRow[];
   access_time: AccessTimeRow[];
+  default_shares_policies: SharePolicyRow[];
   numbers: Record<FilterNumber, string>;
   flags: Record<FilterFlag, boolean>;
   hooks: Record<HookFlag, boolean>;
@@ -137,6 +146,8 @@ export interface FilterFields {
   ftp_security: 0 | 1;
   /** A user's only: one address a line. */
   additional_emails: string;
+  /** A user's only: its TLS certificates, PEM blocks one after the other. */
+  tls_certs: string;
 }
 
 /** Everything the sections edit: limits, filters, virtual folders. */
@@ -194,6 +205,11 @@ export function filterFieldsOf(raw: unknown): FilterFields {
       from: strOf(a.from),
       to: strOf(a.to),
     })),
+    default_shares_policies: listOf<Obj>(f.default_shares_policies).map((p) => ({
+      path: strOf(p.path),
+      permissions: listOf<string>(p.permissions),
+      kept: keptOf(p, ['path', 'permissions']),
+    })),
     numbers: Object.fromEntries(FILTER_NUMBERS.map((k) => [k, strOf(f[k] ?? 0) || '0'])) as Record<FilterNumber, string>,
     flags: Object.fromEntries(FILTER_FLAGS.map((k) => [k, f[k] === true])) as Record<FilterFlag, boolean>,
     hooks: Object.fromEntries(HOOKS.map((k) => [k, hooks[k] === true])) as Record<HookFlag, boolean>,
@@ -202,7 +218,24 @@ export function filterFieldsOf(raw: unknown): FilterFields {
     user_type: (USER_TYPES as unknown[]).includes(f.user_type) ? (f.user_type as UserType) : '',
     ftp_security: f.ftp_security === 1 ? 1 : 0,
     additional_emails: textOf(f.additional_emails),
+    tls_certs: textOf(f.tls_certs),
   };
+}
+
+const PEM = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+/** The PEM certificates of a text, in order; text outside them is kept as an entry of its own (the server judges it, nothing typed is dropped). */
+export function certificatesOf(text: string): string[] {
+  const out: string[] = [];
+  let at = 0;
+  for (const m of text.matchAll(PEM)) {
+    const before = text.slice(at, m.index).trim();
+    if (before) out.push(before);
+    out.push(m[0]);
+    at = m.index + m[0].length;
+  }
+  const rest = text.slice(at).trim();
+  if (rest) out.push(rest);
+  return out;
 }
 
 /** "Nothing set" for a filter: what it is when absent (false, 0, '', an empty list or object). */
@@ -252,6 +285,12 @@ export function filtersInputOf(f: FilterFields, raw: unknown, user: boolean): Ob
     'access_time',
     f.access_time.map((a) => ({ ...a })),
   );
+  put(
+    'default_shares_policies',
+    f.default_shares_policies
+      .filter((p) => p.path.trim() || p.permissions.length)
+      .map((p) => ({ ...p.kept, path: p.path.trim(), permissions: [...p.permissions] })),
+  );
   for (const k of FILTER_NUMBERS) put(k, numOf(f.numbers[k]));
   for (const k of FILTER_FLAGS) if (user || k !== 'require_password_change') put(k, f.flags[k]);
   const hooks = { ...objOf(base.hooks) };
@@ -261,7 +300,11 @@ export function filtersInputOf(f: FilterFields, raw: unknown, user: boolean): Ob
   put('start_directory', f.start_directory.trim());
   put('user_type', f.user_type);
   put('ftp_security', f.ftp_security);
-  if (user) put('additional_emails', itemsOf(f.additional_emails));
+  if (user) {
+    put('additional_emails', itemsOf(f.additional_emails));
+    // unchanged text: the certificates as read (their own line ends kept)
+    put('tls_certs', f.tls_certs === textOf(base.tls_certs) && Array.isArray(base.tls_certs) ? base.tls_certs : certificatesOf(f.tls_certs));
+  }
   return out;
 }
 
@@ -290,6 +333,7 @@ export const foldersInputOf = (rows: FolderRow[]) =>
 export const newFolderRow = (): FolderRow => ({ name: '', virtual_path: '', quota_size: '-1', quota_files: '-1' });
 export const newPatternRow = (): PatternRow => ({ path: '/', allowed: '', denied: '', deny_policy: 0 });
 export const newBandwidthRow = (): BandwidthRow => ({ sources: '', upload: '0', download: '0' });
+export const newSharePolicyRow = (): SharePolicyRow => ({ path: '/', permissions: ['read'] });
 export const newAccessTimeRow = (): AccessTimeRow => ({ day_of_week: 1, from: '08:00', to: '18:00' });
 
 /** A user's settings as the sections edit them (null: a new user). */
