@@ -57,25 +57,21 @@ function fieldsOf(u: UserRow): Fields {
 
 /** The fields the form edits, over the user as read (PUT replaces the whole object: what the form does not show is kept). */
 function inputOf(f: Fields, base: UserRow | null): UserInput {
-  const input: UserInput = withUserSettings(
-    {
-      ...((base ?? {}) as UserInput),
-      username: f.username.trim(),
-      status: f.status,
-      email: f.email.trim(),
-      description: f.description,
-      home_dir: f.home_dir.trim(),
-      permissions: permMapOf(f.perms),
-      expiration_date: msOf(f.expiration),
-      groups: f.groups.map((g) => ({ ...g, name: g.name.trim() })).filter((g) => g.name),
-      ...(base ? {} : { filesystem: { provider: LOCAL_PROVIDER } as UserInput['filesystem'] }),
-    },
-    f.settings,
-    base,
-  );
+  const input: UserInput = {
+    ...((base ?? {}) as UserInput),
+    username: f.username.trim(),
+    status: f.status,
+    email: f.email.trim(),
+    description: f.description,
+    home_dir: f.home_dir.trim(),
+    permissions: permMapOf(f.perms),
+    expiration_date: msOf(f.expiration),
+    groups: f.groups.map((g) => ({ ...g, name: g.name.trim() })).filter((g) => g.name),
+    ...(base ? {} : { filesystem: { provider: LOCAL_PROVIDER } as UserInput['filesystem'] }),
+  };
   if (f.password) input.password = f.password;
   else delete input.password;
-  return input;
+  return withUserSettings(input, f.settings, base);
 }
 
 /** Create (username null) or edit a user: the main fields, permissions per path, expiration, groups, local storage, limits and quotas, virtual folders, filters. */
