@@ -32,6 +32,18 @@ import {
   type FsCount,
   type LogCount,
 } from '../app/src/admin/charts-data.js';
+import {
+  certificatesOf,
+  filterFieldsOf,
+  filtersInputOf,
+  groupSettingsOf,
+  itemsOf,
+  newFolderRow,
+  userSettingsOf,
+  withGroupSettings,
+  withUserSettings,
+} from '../app/src/admin/account-settings-model.js';
+import type { GroupInput, GroupRow, UserInput, UserRow } from '../app/src/admin/account-types.js';
 
 t.test('routes: each page has its URL, and the URL gives the page back', async (t) => {
   const routes: [AdminRoute, string][] = [
@@ -373,4 +385,135 @@ t.test('charts: the top users keep the largest, then by name', async (t) => {
     ['e', 'b', 'c'],
     'equal sizes: by name',
   );
+});
+
+t.test('account settings: a user read into the forms and written back unchanged, what the form does not show kept', async (t) => {
+  const user = {
+    id: 7,
+    username: 'pat',
+    status: 1,
+    permissions: { '/': ['*'] },
+    quota_size: 1000,
+    quota_files: 10,
+    max_sessions: 2,
+    upload_bandwidth: 100,
+    download_data_transfer: 50,
+    additional_info: 'kept',
+    custom_placeholders: ['x'],
+    virtual_folders: [{ name: 'shared', virtual_path: '/shared', quota_size: -1, quota_files: -1, mapped_path: '/srv/shared', id: 3 }],
+    filters: {
+      allowed_ip: ['10.0.0.0/8', '192.168.1.1'],
+      denied_protocols: ['FTP'],
+      file_patterns: [{ path: '/in', allowed_patterns: ['*.csv'], denied_patterns: ['*.exe', '*.bat'], deny_policy: 1 }],
+      bandwidth_limits: [{ sources: ['10.0.0.0/8'], upload_bandwidth: 5, download_bandwidth: 0 }],
+      hooks: { pre_login_disabled: true },
+      allow_api_key_auth: false,
+      access_time: [{ day_of_week: 1, from: '08:00', to: '18:00' }],
+      totp_config: { enabled: true, config_name: 'Default' },
+      default_shares_policies: [{ path: '/', permissions: ['read'] }],
+      tls_certs: ['-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----'],
+      future_filter: { a: 1 },
+    },
+  } as unknown as UserRow;
+  const s = userSettingsOf(user);
+  t.equal(s.filters.allowed_ip, '10.0.0.0/8\n192.168.1.1', 'an IP list is a line per entry');
+  t.same(s.filters.file_patterns[0], { path: '/in', allowed: '*.csv', denied: '*.exe, *.bat', deny_policy: 1, kept: {} });
+  t.same(s.limits, {
+    quota_size: '1000',
+    quota_files: '10',
+    max_sessions: '2',
+    upload_bandwidth: '100',
+    download_bandwidth: '0',
+    upload_data_transfer: '0',
+    download_data_transfer: '50',
+    total_data_transfer: '0',
+  });
+  t.same(s.folders[0], { name: 'shared', virtual_path: '/shared', quota_size: '-1', quota_files: '-1', kept: { mapped_path: '/srv/shared', id: 3 } });
+  const back = withUserSettings({ ...(user as unknown as UserInput) }, s, user) as Record<string, any>;
+  t.same(back.filters, user.filters, 'the filters written back are those read: unshown members (2FA, share policies, certificates, unknown) kept');
+  t.same(back.virtual_folders, user.virtual_folders);
+  t.equal(back.additional_info, 'kept');
+  t.same(back.custom_placeholders, ['x']);
+  t.equal(back.download_data_transfer, 50);
+  t.equal(back.total_data_transfer, 0);
+});
+
+t.test('account settings: edits reach the object; a filter the object lacked is added only when set', async (t) => {
+  const s = userSettingsOf(null);
+  t.same(
+    withUserSettings({ username: 'new' } as UserInput, s, null).filters,
+    {},
+    'an untouched new user sends no filter (a false flag would stop the primary group)',
+  );
+  s.filters.allowed_ip = ' 10.0.0.0/8 ,\n\n192.168.0.1 ';
+  s.filters.denied_protocols = ['DAV', 'HTTP'];
+  s.filters.flags.require_password_change = true;
+  s.filters.hooks.check_password_disabled = true;
+  s.filters.numbers.password_strength = '60';
+  s.filters.additional_emails = 'a@example.com\nb@example.com';
+  s.filters.file_patterns = [
+    { path: ' /up ', allowed: '', denied: '*.exe,  *.sh', deny_policy: 0 },
+    { path: '', allowed: '', denied: '', deny_policy: 0 },
+  ];
+  s.filters.bandwidth_limits = [{ sources: '127.0.0.1, 10.1.0.0/16', upload: '64', download: '' }];
+  s.limits.max_sessions = '3';
+  s.limits.quota_size = '';
+  s.folders = [{ name: ' shared ', virtual_path: '/s', quota_size: '', quota_files: '' }, newFolderRow()];
+  const input = withUserSettings({ username: 'new' } as UserInput, s, null) as Record<string, any>;
+  t.same(input.filters, {
+    allowed_ip: ['10.0.0.0/8', '192.168.0.1'],
+    denied_protocols: ['DAV', 'HTTP'],
+    file_patterns: [{ path: '/up', allowed_patterns: [], denied_patterns: ['*.exe', '*.sh'], deny_policy: 0 }],
+    bandwidth_limits: [{ sources: ['127.0.0.1', '10.1.0.0/16'], upload_bandwidth: 64, download_bandwidth: 0 }],
+    password_strength: 60,
+    require_password_change: true,
+    hooks: { check_password_disabled: true },
+    additional_emails: ['a@example.com', 'b@example.com'],
+  });
+  t.equal(input.max_sessions, 3);
+  t.equal(input.quota_size, 0, 'an empty limit is 0');
+  t.same(input.virtual_folders, [{ name: 'shared', virtual_path: '/s', quota_size: -1, quota_files: -1 }], 'empty rows left out, an empty folder quota is -1');
+
+  // a flag the object held is written back when turned off; an IP list emptied stays empty
+  const held = filterFieldsOf({ allow_api_key_auth: true, denied_ip: ['1.2.3.4'] });
+  held.flags.allow_api_key_auth = false;
+  held.denied_ip = '';
+  t.same(filtersInputOf(held, { allow_api_key_auth: true, denied_ip: ['1.2.3.4'] }, true), { allow_api_key_auth: false, denied_ip: [] });
+  t.same(itemsOf('a,b\n c ,,'), ['a', 'b', 'c']);
+
+  // share policies and certificates (a user's)
+  const pem = (n: number) => `-----BEGIN CERTIFICATE-----\nMII${n}\n-----END CERTIFICATE-----`;
+  t.same(certificatesOf(`${pem(1)}\n\n${pem(2)}\n`), [pem(1), pem(2)], 'PEM blocks one after the other');
+  t.same(certificatesOf(`junk\n${pem(1)}`), ['junk', pem(1)], 'text outside the blocks is not dropped (the server judges it)');
+  const certs = filterFieldsOf({ tls_certs: [`${pem(1)}\n`] });
+  t.same(filtersInputOf(certs, { tls_certs: [`${pem(1)}\n`] }, true).tls_certs, [`${pem(1)}\n`], 'unchanged certificates are written as read');
+  certs.tls_certs += `\n${pem(2)}`;
+  certs.default_shares_policies = [{ path: '/pub ', permissions: ['read', 'upload'] }];
+  t.same(filtersInputOf(certs, {}, true), { tls_certs: [pem(1), pem(2)], default_shares_policies: [{ path: '/pub', permissions: ['read', 'upload'] }] });
+  t.notOk('tls_certs' in filtersInputOf(certs, {}, false), 'no certificates in a group');
+});
+
+t.test("account settings: a group's user_settings and virtual folders, its user-only filters left out", async (t) => {
+  const group = {
+    id: 1,
+    name: 'staff',
+    user_settings: { home_dir: '/srv/%username%', max_sessions: 1, expires_in: 30, filters: { denied_ip: ['1.1.1.1'], two_factor_protocols: ['SSH'] } },
+    virtual_folders: [{ name: 'team', virtual_path: '/team', quota_size: 0, quota_files: 0 }],
+    users: ['a'],
+  } as unknown as GroupRow;
+  const s = groupSettingsOf(group);
+  t.equal(s.limits.expires_in, '30');
+  t.equal(s.limits.max_sessions, '1');
+  const same = withGroupSettings({ ...(group as unknown as GroupInput) }, s, group) as Record<string, any>;
+  t.same(same.user_settings.filters, group.user_settings!.filters, 'written back as read');
+  t.equal(same.user_settings.home_dir, '/srv/%username%', 'the members the sections do not edit are kept');
+  t.same(same.virtual_folders, group.virtual_folders);
+  s.filters.flags.require_password_change = true;
+  s.filters.additional_emails = 'x@example.com';
+  s.filters.denied_protocols = ['SSH'];
+  s.limits.expires_in = '7';
+  const edited = withGroupSettings({ ...(group as unknown as GroupInput) }, s, group) as Record<string, any>;
+  t.same(edited.user_settings.filters, { denied_ip: ['1.1.1.1'], two_factor_protocols: ['SSH'], denied_protocols: ['SSH'] }, 'no user-only filter in a group');
+  t.equal(edited.user_settings.expires_in, 7);
+  t.equal(edited.user_settings.quota_size, 0);
 });

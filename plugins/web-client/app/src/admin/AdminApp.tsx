@@ -157,7 +157,13 @@ export function AdminApp() {
         )}
         {page === 'users' && route.kind !== 'user' && <Users session={session} onOpen={(u) => go({ kind: 'user', username: u })} />}
         {page === 'groups' && route.kind === 'group' && (
-          <GroupForm key={route.name ?? ''} name={route.name} onDone={() => go({ kind: 'groups' })} onSaved={(n) => go({ kind: 'group', name: n })} />
+          <GroupForm
+            key={route.name ?? ''}
+            session={session}
+            name={route.name}
+            onDone={() => go({ kind: 'groups' })}
+            onSaved={(n) => go({ kind: 'group', name: n })}
+          />
         )}
         {page === 'groups' && route.kind !== 'group' && <Groups onOpen={(n) => go({ kind: 'group', name: n })} />}
         <NamedSections session={session} page={page} route={route} go={go} />

@@ -54,3 +54,44 @@ export function Field({
     </div>
   );
 }
+
+/** Checkboxes of a list of values (fs events, protocols...): a labelled group. */
+export function Checks<V extends string | number>({
+  id,
+  label,
+  path,
+  error,
+  choices,
+  value,
+  name,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  path: string;
+  error: string;
+  choices: readonly V[];
+  value: V[];
+  name: (v: V) => string;
+  onChange: (v: V[]) => void;
+}) {
+  const bad = names(error, path);
+  return (
+    <div className="field wide" role="group" aria-labelledby={`${id}-label`} aria-describedby={bad ? `${id}-error` : undefined}>
+      <span id={`${id}-label`}>{label}</span>
+      <div className="checks">
+        {choices.map((c) => (
+          <label key={c} className="check">
+            <input type="checkbox" checked={value.includes(c)} onChange={(e) => onChange(e.target.checked ? [...value, c] : value.filter((x) => x !== c))} />
+            {name(c)}
+          </label>
+        ))}
+      </div>
+      {bad && (
+        <small id={`${id}-error`} className="error">
+          {error}
+        </small>
+      )}
+    </div>
+  );
+}

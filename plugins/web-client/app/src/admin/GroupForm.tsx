@@ -1,22 +1,22 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import { groupSettingsOf, withGroupSettings, type AccountSettings } from './account-settings-model';
+import { AccountSettingsSections } from './AccountSettingsSections';
 import { Field } from './Field';
 import { NameAndDescription } from './NamedForm';
 import { createGroup, getGroup, updateGroup, type GroupInput, type GroupRow, type GroupSettings } from './groups-api';
 import { PermissionsEditor, permMapOf, permRowsOf, type PermRow } from './PermissionsEditor';
 import { StorageForm } from './StorageForm';
 import { emptyStorage, filesystemInputOf, storageFieldsOf, type StorageFields } from './storage-model';
+import { can, type AdminSession } from './session';
 import { t } from './strings';
 
-/** The numeric settings the form edits (user_settings members; 0: none, or unlimited). */
-const NUMBERS = ['quota_size', 'quota_files', 'max_sessions', 'upload_bandwidth', 'download_bandwidth', 'expires_in'] as const;
-type NumberKey = (typeof NUMBERS)[number];
-
-interface Fields extends Record<NumberKey, string> {
+interface Fields {
   name: string;
   description: string;
   home_dir: string;
   perms: PermRow[];
   storage: StorageFields;
+  settings: AccountSettings;
 }
 
 const empty: Fields = {
@@ -25,7 +25,7 @@ const empty: Fields = {
   home_dir: '',
   perms: [],
   storage: emptyStorage(),
-  ...(Object.fromEntries(NUMBERS.map((k) => [k, '0'])) as Record<NumberKey, string>),
+  settings: groupSettingsOf(null),
 };
 
 /** The settings of a group as read (the answer's type leaves them open: they are those the API takes). */
@@ -39,26 +39,35 @@ function fieldsOf(g: GroupRow): Fields {
     home_dir: s.home_dir ?? '',
     perms: permRowsOf(s.permissions),
     storage: storageFieldsOf(s.filesystem),
-    ...(Object.fromEntries(NUMBERS.map((k) => [k, String(s[k] ?? 0)])) as Record<NumberKey, string>),
+    settings: groupSettingsOf(g),
   };
 }
 
-/** The fields the form edits over the group as read (PUT replaces the whole object: the filters and folders are kept). */
+/** The fields the form edits over the group as read (PUT replaces the whole object: what the form does not show is kept). */
 function inputOf(f: Fields, base: GroupRow | null): GroupInput {
   const settings: GroupSettings = { ...settingsOf(base), home_dir: f.home_dir.trim(), filesystem: filesystemInputOf(f.storage) as GroupSettings['filesystem'] };
-  for (const k of NUMBERS) settings[k] = Number(f[k]) || 0;
   const permissions = permMapOf(f.perms);
   if (Object.keys(permissions).length) settings.permissions = permissions;
   else delete settings.permissions;
-  return { ...((base ?? {}) as GroupInput), name: f.name.trim(), description: f.description, user_settings: settings };
+  return withGroupSettings({ ...((base ?? {}) as GroupInput), name: f.name.trim(), description: f.description, user_settings: settings }, f.settings, base);
 }
 
 /**
  * Create (name null) or edit a group: its description and what it gives its
  * users (home directory, storage on any filesystem provider, permissions per path,
- * quotas, sessions, bandwidth, the expiration of new accounts).
+ * limits and quotas, the expiration of new accounts, virtual folders, filters).
  */
-export function GroupForm({ name, onDone, onSaved }: { name: string | null; onDone: () => void; onSaved: (name: string) => void }) {
+export function GroupForm({
+  session,
+  name,
+  onDone,
+  onSaved,
+}: {
+  session: AdminSession;
+  name: string | null;
+  onDone: () => void;
+  onSaved: (name: string) => void;
+}) {
   const [base, setBase] = useState<GroupRow | null>(null);
   const [f, setF] = useState<Fields | null>(name === null ? empty : null);
   const [busy, setBusy] = useState(false);
@@ -109,12 +118,6 @@ export function GroupForm({ name, onDone, onSaved }: { name: string | null; onDo
     }
   };
 
-  const number = (k: NumberKey, label: string, help?: string) => (
-    <Field id={`g-${k}`} label={label} path={`user_settings.${k}`} error={error} help={help}>
-      {(c) => <input {...c} type="number" min={0} value={f[k]} onChange={(e) => set(k, e.target.value)} />}
-    </Field>
-  );
-
   return (
     <form className="user-form" onSubmit={(e) => void submit(e)} aria-describedby={error ? 'form-error' : undefined}>
       <div className="title-row">
@@ -152,12 +155,6 @@ export function GroupForm({ name, onDone, onSaved }: { name: string | null; onDo
         <Field id="g-home_dir" label={t.homeDir} path="user_settings.home_dir" error={error} help={t.groupHomeHelp}>
           {(c) => <input {...c} spellCheck={false} value={f.home_dir} onChange={(e) => set('home_dir', e.target.value)} />}
         </Field>
-        {number('quota_size', t.quotaSize)}
-        {number('quota_files', t.quotaFiles)}
-        {number('max_sessions', t.maxSessions)}
-        {number('upload_bandwidth', t.uploadBandwidth)}
-        {number('download_bandwidth', t.downloadBandwidth)}
-        {number('expires_in', t.expiresIn, t.expiresInHelp)}
       </fieldset>
       <PermissionsEditor
         idPrefix="g"
@@ -168,6 +165,14 @@ export function GroupForm({ name, onDone, onSaved }: { name: string | null; onDo
         path="user_settings.permissions"
         error={error}
         keepRoot={false}
+      />
+      <AccountSettingsSections
+        kind="group"
+        settings={f.settings}
+        onChange={(v) => set('settings', v)}
+        error={error}
+        disabled={busy}
+        suggestFolders={can(session, 'manage_folders')}
       />
       <div className="row">
         <button type="submit" className="primary" disabled={busy}>

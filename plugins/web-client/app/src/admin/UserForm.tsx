@@ -1,4 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import { userSettingsOf, withUserSettings, type AccountSettings } from './account-settings-model';
+import { AccountSettingsSections } from './AccountSettingsSections';
 import { Field } from './Field';
 import { PermissionsEditor, permMapOf, permRowsOf, type PermRow } from './PermissionsEditor';
 import { can, type AdminSession } from './session';
@@ -16,8 +18,7 @@ interface Fields {
   description: string;
   home_dir: string;
   perms: PermRow[];
-  quota_size: string;
-  quota_files: string;
+  settings: AccountSettings;
   expiration: string;
   groups: GroupMapping[];
   storage: StorageFields;
@@ -31,8 +32,7 @@ const empty: Fields = {
   description: '',
   home_dir: '',
   perms: [{ path: '/', perms: ['*'] }],
-  quota_size: '0',
-  quota_files: '0',
+  settings: userSettingsOf(null),
   expiration: '',
   groups: [],
   storage: emptyStorage(),
@@ -51,8 +51,7 @@ function fieldsOf(u: UserRow): Fields {
     description: u.description ?? '',
     home_dir: u.home_dir ?? '',
     perms: permRowsOf(u.permissions),
-    quota_size: String(u.quota_size ?? 0),
-    quota_files: String(u.quota_files ?? 0),
+    settings: userSettingsOf(u),
     expiration: dateOf(u.expiration_date),
     groups: (u.groups ?? []).map((g) => ({ ...g })),
     storage: storageFieldsOf(u.filesystem),
@@ -69,18 +68,16 @@ function inputOf(f: Fields, base: UserRow | null): UserInput {
     description: f.description,
     home_dir: f.home_dir.trim(),
     permissions: permMapOf(f.perms),
-    quota_size: Number(f.quota_size) || 0,
-    quota_files: Number(f.quota_files) || 0,
     expiration_date: msOf(f.expiration),
     groups: f.groups.map((g) => ({ ...g, name: g.name.trim() })).filter((g) => g.name),
     filesystem: filesystemInputOf(f.storage) as UserInput['filesystem'],
   };
   if (f.password) input.password = f.password;
   else delete input.password;
-  return input;
+  return withUserSettings(input, f.settings, base);
 }
 
-/** Create (username null) or edit a user: the main fields, permissions per path, quotas, expiration, groups, storage on any filesystem provider. */
+/** Create (username null) or edit a user: the main fields, permissions per path, expiration, groups, storage on any filesystem provider, limits and quotas, virtual folders, filters. */
 export function UserForm({
   session,
   username,
@@ -203,12 +200,6 @@ export function UserForm({
         <Field id="u-home_dir" label={t.homeDir} path="home_dir" error={error}>
           {(c) => <input {...c} spellCheck={false} value={f.home_dir} onChange={(e) => set('home_dir', e.target.value)} />}
         </Field>
-        <Field id="u-quota_size" label={t.quotaSize} path="quota_size" error={error}>
-          {(c) => <input {...c} type="number" min={0} value={f.quota_size} onChange={(e) => set('quota_size', e.target.value)} />}
-        </Field>
-        <Field id="u-quota_files" label={t.quotaFiles} path="quota_files" error={error}>
-          {(c) => <input {...c} type="number" min={0} value={f.quota_files} onChange={(e) => set('quota_files', e.target.value)} />}
-        </Field>
       </fieldset>
       <PermissionsEditor
         idPrefix="u"
@@ -226,6 +217,14 @@ export function UserForm({
         disabled={!editable || busy}
         error={error}
         suggest={can(session, 'manage_groups')}
+      />
+      <AccountSettingsSections
+        kind="user"
+        settings={f.settings}
+        onChange={(v) => set('settings', v)}
+        error={error}
+        disabled={!editable || busy}
+        suggestFolders={can(session, 'manage_folders')}
       />
       {editable && (
         <div className="row">

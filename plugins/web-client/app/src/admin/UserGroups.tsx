@@ -1,15 +1,14 @@
 /** A user's groups: one row per group with its type (primary: at most one, secondary, membership). */
-import { useEffect, useState } from 'react';
 import { names } from './field-message';
 import { listGroups } from './groups-api';
+import { SUGGESTED, useKnownNames } from './known-names';
 import { t } from './strings';
 import type { UserInput } from './users-api';
 
 export type GroupMapping = NonNullable<UserInput['groups']>[number];
 /** The group types of the API, in the order offered. */
 const TYPES: GroupMapping['type'][] = [1, 2, 3];
-/** The names the name input suggests: the first ones of the list (a datalist, not a limit: any name can be typed). */
-const SUGGESTED = 500;
+const loadGroupNames = () => listGroups({ limit: SUGGESTED, offset: 0, order: 'ASC' }).then((got) => got.groups?.map((g) => g.name));
 
 /**
  * The editor, as a fieldset. The existing groups are suggested when the admin
@@ -31,11 +30,7 @@ export function UserGroups({
   /** What the groups do (the admin form's groups are those its new users get). */
   help?: string;
 }) {
-  const [known, setKnown] = useState<string[]>([]);
-  useEffect(() => {
-    if (!suggest) return;
-    void listGroups({ limit: SUGGESTED, offset: 0, order: 'ASC' }).then((got) => setKnown((got.groups ?? []).map((g) => g.name)));
-  }, [suggest]);
+  const known = useKnownNames(suggest, loadGroupNames);
   const set = (i: number, g: GroupMapping) => onChange(groups.map((x, j) => (j === i ? g : x)));
   const typeName = (type: GroupMapping['type']) => (type === 1 ? t.primary : type === 2 ? t.secondary : t.membership);
 

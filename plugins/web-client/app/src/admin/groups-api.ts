@@ -2,11 +2,9 @@
 import type { operations } from '../../generated/api';
 import { api } from '../api';
 import { failure } from './api-result';
+import type { GroupInput, GroupRow, GroupSettings } from './account-types';
 
-export type GroupRow = operations['get_api_v2_groups_name']['responses'][200]['content']['application/json'];
-export type GroupInput = NonNullable<operations['post_api_v2_groups']['requestBody']>['content']['application/json'];
-/** What a group gives its users (its object's `user_settings`, as the API takes it). */
-export type GroupSettings = NonNullable<GroupInput['user_settings']>;
+export type { GroupInput, GroupRow, GroupSettings };
 type Query = NonNullable<operations['get_api_v2_groups']['parameters']['query']>;
 
 export async function listGroups(query: Query): Promise<{ groups?: GroupRow[]; message?: string }> {

@@ -1,10 +1,9 @@
 /** The users of the admin API the console reads and writes (GET/POST/PUT/DELETE /api/v2/users). */
-import type { operations } from '../../generated/api';
 import { api } from '../api';
 import { failure } from './api-result';
+import type { UserInput, UserRow } from './account-types';
 
-export type UserRow = operations['get_api_v2_users_username']['responses'][200]['content']['application/json'];
-export type UserInput = NonNullable<operations['post_api_v2_users']['requestBody']>['content']['application/json'];
+export type { UserInput, UserRow };
 
 export async function getUser(username: string): Promise<{ user?: UserRow; status: number; message?: string }> {
   const { data, error, response } = await api.GET('/api/v2/users/{username}', { params: { path: { username } } });
