@@ -117,11 +117,31 @@ t.test('web=1 with target=admin: the admin session cookie and a redirect to the 
   const wrong = await get('/api/v2/oidc/login?target=admin&web=1');
   const wrongCb = await op.drive(String(wrong.headers.location), 'alice');
   const refused = await get(wrongCb.pathname + wrongCb.search, { cookie: cookiesOf(wrong)[0]!.split(';')[0]! });
-  t.equal(refused.statusCode, 403, refused.payload);
+  t.equal(refused.statusCode, 302, 'a refused web login goes back to the sign-in page it started from');
+  const to = String(refused.headers.location);
+  t.match(to, /^\/web\/admin\/#sso-error=/);
+  t.match(decodeURIComponent(to.split('#sso-error=')[1]!), /role claim makes "alice" a user, not an admin/, 'with the reason in the fragment');
   t.notOk(
     cookiesOf(refused).some((c) => /^ferry_(admin|web)=[^;]/.test(c)),
     'no session cookie for a refused login',
   );
+});
+
+t.test('a refused user web login goes back to the web client with the reason; without web=1 it stays a JSON error', async (t) => {
+  const r = await webLogin('boss'); // an admin at the provider, not a user
+  t.equal(r.statusCode, 302);
+  const to = String(r.headers.location);
+  t.match(to, /^\/web\/client\/#sso-error=/);
+  t.match(decodeURIComponent(to.split('#sso-error=')[1]!), /makes "boss" an admin, not a user/);
+  t.notOk(
+    cookiesOf(r).some((c) => /^ferry_(admin|web)=[^;]/.test(c)),
+    'no session cookie',
+  );
+  const start = await get('/api/v2/oidc/login?target=user');
+  const cb = await op.drive(String(start.headers.location), 'boss');
+  const plain = await get(cb.pathname + cb.search, { cookie: cookiesOf(start)[0]!.split(';')[0]! });
+  t.equal(plain.statusCode, 403);
+  t.match(JSON.parse(plain.payload), { error: 'Forbidden', message: /makes "boss" an admin/ });
 });
 
 t.test('without web=1 the callback answers a token as before', async (t) => {

@@ -10,7 +10,7 @@ import { ipMatcher } from '../../util/ip.js';
 import { AdminService } from '../../accounts/admin.service.js';
 import { UserAuthService, loginRefusal } from '../user-auth.service.js';
 import { TokenService, type IssuedToken } from '../token.service.js';
-import { OidcStateStore } from './oidc-state.service.js';
+import { OidcStateStore, type PendingOidcLogin } from './oidc-state.service.js';
 import { claimAt, customFields, loginKind, roleValues, type OidcLoginKind } from './oidc-claims.js';
 import { AccountStatus } from '../../accounts/account-numbers.js';
 import { lazyModule } from '../../sdk/lazy-module.js';
@@ -22,6 +22,9 @@ export const OIDC_CALLBACK_PATH = '/api/v2/oidc/callback';
 
 /** A refused OIDC login: the HTTP status and the message the client may read. */
 export class OidcLoginError extends Error {
+  /** Set on the refusal of a login started with `web`: whose pages the browser goes back to with the reason. */
+  web?: OidcLoginKind;
+
   constructor(
     readonly status: 400 | 401 | 403 | 404 | 502,
     message: string,
@@ -137,6 +140,21 @@ export class OidcService {
     const pending = await this.states.take(query.state);
     if (!pending) throw new OidcLoginError(400, 'unknown, expired or already used OIDC state: start the login again');
     if (pending.client !== clientKey(o)) throw new OidcLoginError(400, 'this OIDC login was started for another identity provider or client');
+    try {
+      return await this.finishPending(o, pending, query, rawSearch, ip);
+    } catch (err) {
+      if (err instanceof OidcLoginError && pending.web) err.web = pending.target;
+      throw err;
+    }
+  }
+
+  private async finishPending(
+    o: OidcBindingConfig,
+    pending: PendingOidcLogin,
+    query: OidcCallbackQuery,
+    rawSearch: string,
+    ip: string,
+  ): Promise<IssuedToken | OidcWebLogin> {
     if (query.error) throw new OidcLoginError(401, `the identity provider refused the login: ${query.error}`);
     if (!query.code) throw new OidcLoginError(400, '"code" is required');
 

@@ -73,6 +73,7 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
       );
     }
   };
+  const clearedBrowserCookie = `${BROWSER_COOKIE}=; Path=/api/v2/oidc; Max-Age=0; HttpOnly; SameSite=Lax`;
   return [
     {
       method: 'GET',
@@ -127,7 +128,6 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
           const query = request.query as unknown as OidcCallbackQuery;
           await checkBrowser(request, query.state);
           const done = await service.finish(o, query, request.url.search, clientIp(request));
-          const cleared = `${BROWSER_COOKIE}=; Path=/api/v2/oidc; Max-Age=0; HttpOnly; SameSite=Lax`;
           if ('web' in done) {
             // a login started with web=1: the session cookie, and the browser goes on to the web client or admin
             const { kind, ...account } = done.web;
@@ -136,14 +136,23 @@ export function oidcRoutes(c: DependencyContainer): ServerRoute[] {
               .redirect(WEB_PAGES[kind])
               .code(302)
               .header('cache-control', 'no-store')
-              .header('set-cookie', cleared)
+              .header('set-cookie', clearedBrowserCookie)
               .header('set-cookie', cookie, { append: true });
           }
-          return h.response(done).header('cache-control', 'no-store').header('set-cookie', cleared);
+          return h.response(done).header('cache-control', 'no-store').header('set-cookie', clearedBrowserCookie);
         } catch (err) {
           // failed identity-provider logins score the host like failed password logins
           const kind = err instanceof OidcLoginError ? defenderKind(err.status) : null;
           if (kind) await defender.addEvent(clientIp(request), kind, 'OIDC');
+          if (err instanceof OidcLoginError && err.web) {
+            // a refused web login: back to the sign-in page it started from, which shows the reason (in the
+            // fragment: the browser does not send it to the server, no log keeps it)
+            return h
+              .redirect(`${WEB_PAGES[err.web]}#sso-error=${encodeURIComponent(err.message)}`)
+              .code(302)
+              .header('cache-control', 'no-store')
+              .header('set-cookie', clearedBrowserCookie);
+          }
           return refuse(h, err);
         }
       },
