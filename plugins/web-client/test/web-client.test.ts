@@ -65,6 +65,49 @@ t.test('sign-in: a wrong password, a disabled account, an expired account, then 
   t.equal(after.status(), 401, 'sign-out ends the session on the server');
 });
 
+t.test('a new tab on a folder asks for its listing with the session check, not after it; without a session, no "session ended"', async (t) => {
+  const home = await h.f.addUser('nina');
+  mkdirSync(path.join(home, 'Plans'), { recursive: true });
+  writeFileSync(path.join(home, 'Plans', 'a.txt'), 'a\n');
+
+  // not signed in: the early requests are refused, the sign-in page says nothing of an ended session,
+  // and after the sign-in the folder is listed (the refused early answer is not used)
+  const { ctx, page } = await openPage(t);
+  await page.goto(`${h.f.url}files/Plans`);
+  await page.getByRole('heading', { name: strings.loginTitle }).waitFor();
+  t.equal(await page.getByText(strings.sessionExpired).count(), 0, 'no "session ended" for a visitor who was never signed in');
+  await page.getByLabel(strings.username).fill('nina');
+  await page.getByLabel(strings.password).fill(passwordOf('nina'));
+  await page.getByRole('button', { name: strings.signIn }).click();
+  await page.getByRole('heading', { name: 'Plans' }).waitFor();
+  await row(page, 'a.txt').waitFor();
+  t.pass('signed in on the folder of the address, listed');
+
+  // signed in, a new tab: the session's answer is held until the listing is asked for (5 s at most);
+  // a page that asks for the listing only after the session check would wait the 5 s and fail
+  const tab = await ctx.newPage();
+  let listingAsked = false;
+  let seen!: () => void;
+  const listingSeen = new Promise<void>((resolve) => (seen = resolve));
+  tab.on('request', (r) => {
+    if (new URL(r.url()).pathname === '/api/v2/user/dirs') {
+      listingAsked = true;
+      seen();
+    }
+  });
+  let askedBeforeSession: boolean | undefined;
+  await tab.route('**/api/v2/user/web-session', async (route) => {
+    if (route.request().method() === 'GET' && askedBeforeSession === undefined) {
+      await Promise.race([listingSeen, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      askedBeforeSession = listingAsked;
+    }
+    await route.continue();
+  });
+  await tab.goto(`${h.f.url}files/Plans`);
+  await row(tab, 'a.txt').waitFor();
+  t.equal(askedBeforeSession, true, 'the listing was asked for before the session check answered');
+});
+
 t.test('two-factor sign-in: the passcode step, a wrong code, the right one', async (t) => {
   await h.f.addUser('tom');
   const code = await h.f.enableTotp('tom');

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { api, errorMessage, routeUrl } from './api';
 import { Dialog } from './Dialog';
+import { listing } from './early';
 import { Icon } from './Icon';
 import { filterEntries, isDir, sortEntries, type Entry, type Sort, type SortKey } from './entries';
 import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
@@ -45,7 +46,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
   const rowHeight = useMedia(NARROW) ? ROW_HEIGHT_NARROW : ROW_HEIGHT;
 
   const load = useCallback(async () => {
-    const { data, error: err, response } = await api.GET('/api/v2/user/dirs', { params: { query: { path: dir } } });
+    const { data, error: err, response } = await listing(dir);
     if (data) {
       setEntries(data);
       setListError('');
