@@ -153,6 +153,27 @@ t.test('a password the administrator wants changed: the change form first, then 
   t.pass('the new one does, straight to the files');
 });
 
+t.test('an expired password (password_expiration days passed): the change form at sign-in, then in with the new one', async (t) => {
+  await h.f.addUser('ivy', { filters: { password_expiration: 30 } });
+  // the last change 31 days ago (the API does not set it: the database does)
+  await h.f.ta.app.orm.em
+    .fork()
+    .getConnection()
+    .execute('update users set last_password_change = ? where username = ?', [Date.now() - 31 * 86_400_000, 'ivy']);
+  const { page } = await openPage(t);
+  await signIn(page, h.f, 'ivy');
+  await page.getByRole('heading', { name: strings.changePasswordTitle }).waitFor();
+  t.pass('the sign-in with the expired password leads to the change form');
+  await page.getByLabel(strings.currentPassword).fill(passwordOf('ivy'));
+  await page.getByLabel(strings.newPassword, { exact: true }).fill('ivy-Fresh-Password-7');
+  await page.getByLabel(strings.confirmPassword).fill('ivy-Fresh-Password-7');
+  await page.getByRole('button', { name: strings.changePassword }).click();
+  await page.getByRole('status').filter({ hasText: strings.passwordChanged }).waitFor();
+  await signIn(page, h.f, 'ivy', 'ivy-Fresh-Password-7');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('the new password signs in, straight to the files (it no longer counts as expired)');
+});
+
 t.test('files: new folder, upload, list, download, rename, delete', async (t) => {
   const home = await h.f.addUser('bob');
   const { page } = await signedIn(t, 'bob');
