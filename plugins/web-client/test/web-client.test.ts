@@ -253,6 +253,73 @@ t.test('files: new folder, upload, list, download, rename, delete', async (t) =>
   t.pass('the browser history moves between folders');
 });
 
+t.test('the file list by keyboard: arrows, Page and Home/End, Enter opens, Backspace and Alt+Up go up, Delete asks, the focus shown', async (t) => {
+  const home = await h.f.addUser('kim');
+  mkdirSync(path.join(home, 'Alpha'), { recursive: true });
+  writeFileSync(path.join(home, 'Alpha', 'inner.txt'), 'inner\n');
+  // more rows than the page draws: End reaches a row that is not drawn yet
+  for (let i = 0; i < 60; i++) writeFileSync(path.join(home, `f${String(i).padStart(2, '0')}.txt`), `${i}\n`);
+  const { page } = await signedIn(t, 'kim');
+  const focused = () => page.evaluate(() => document.activeElement?.textContent ?? '');
+  /** Waits for the focus on the row of `name` (a row out of view is drawn after the scroll, then focused). */
+  const focusOn = async (name: string, what: string) => {
+    const ok = await page
+      .waitForFunction((name) => document.activeElement?.textContent === name, name, { timeout: 5000 })
+      .then(() => true, () => false);
+    t.ok(ok, what, { focused: ok ? name : await focused() });
+  };
+
+  await row(page, 'Alpha').getByRole('button', { name: 'Alpha', exact: true }).focus();
+  await page.keyboard.press('ArrowDown');
+  await focusOn('f00.txt', 'ArrowDown: the next row');
+  t.ok(await page.evaluate(() => document.activeElement?.matches(':focus-visible')), 'the focus is visible');
+  t.not(await row(page, 'f00.txt').evaluate((r) => getComputedStyle(r).boxShadow), 'none', 'the row with the focus is marked');
+  await screenshot(page, 'keyboard-focus');
+  await page.keyboard.press('End');
+  await focusOn('f59.txt', 'End: the last row, scrolled into view');
+  const pageRows = await page.locator('.scroller').evaluate((el) => Math.floor(el.clientHeight / 48));
+  await page.keyboard.press('PageUp');
+  await focusOn(`f${String(59 - pageRows).padStart(2, '0')}.txt`, `Page Up: ${pageRows} rows up, a page`);
+  await page.keyboard.press('Home');
+  await focusOn('Alpha', 'Home: the first row, scrolled into view');
+  await page.keyboard.press('ArrowUp');
+  await focusOn('Alpha', 'ArrowUp on the first row stays there');
+
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Delete');
+  const dialog = page.getByRole('dialog');
+  await dialog.getByText(strings.confirmDelete('f01.txt')).waitFor();
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  t.ok(existsSync(path.join(home, 'f01.txt')), 'Escape: nothing deleted');
+  await row(page, 'f01.txt').getByRole('link').focus();
+  await page.keyboard.press('Delete');
+  await dialog.getByRole('button', { name: strings.delete }).click();
+  await row(page, 'f01.txt').waitFor({ state: 'detached' });
+  t.notOk(existsSync(path.join(home, 'f01.txt')), 'Delete asked, then deleted the entry of the focused row');
+
+  await row(page, 'Alpha').getByRole('button', { name: 'Alpha', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Alpha' }).waitFor();
+  await row(page, 'inner.txt').waitFor();
+  t.pass('Enter opens the folder');
+  await page.getByLabel(strings.filter).fill('in');
+  await page.keyboard.press('Backspace');
+  t.equal(await page.getByLabel(strings.filter).inputValue(), 'i', 'Backspace in the filter field edits it');
+  t.match(page.url(), /\/files\/Alpha$/, 'and stays in the folder');
+  await row(page, 'inner.txt').getByRole('link').focus();
+  await page.keyboard.press('Backspace');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('Backspace goes up');
+  await row(page, 'Alpha').getByRole('button', { name: 'Alpha', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Alpha' }).waitFor();
+  await page.keyboard.press('Alt+ArrowUp');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('Alt+Up goes up (with the focus on the heading after the navigation)');
+});
+
 t.test('a user without the upload permission: no upload button, and the server refuses the upload', async (t) => {
   const home = await h.f.addUser('rita', { permissions: { '/': ['list', 'download', 'create_dirs', 'rename', 'delete'] } });
   const { ctx, page } = await signedIn(t, 'rita');
