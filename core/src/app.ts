@@ -189,7 +189,7 @@ export async function createApp(o: AppOptions): Promise<App> {
     const routes = [...coreRoutes, ...staticSites.map((s) => staticSiteRoutes(s.def)), ...(o.routes ?? [])];
     const servers: Hapi.Server[] = [];
     for (const b of config.httpd.bindings) {
-      servers.push(await createHttpServer(container, b, routes, { baseDir: o.baseDir }));
+      servers.push(await createHttpServer(container, b, routes, { baseDir: o.baseDir, staticSites: staticSites.map((s) => s.def) }));
     }
     let stopped = false;
     return {

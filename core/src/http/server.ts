@@ -14,6 +14,8 @@ import { bindRouteValidation } from './route-validation.js';
 import type { Actor } from '../events/provider-events.service.js';
 import { IpListService } from '../security/ip-list.service.js';
 import { registerDefenderHooks } from './defender-hooks.js';
+import { refusalPages } from './static-site.js';
+import type { StaticSiteDef } from '../sdk/static-site.js';
 import { registerRateLimits } from './rate-limit.js';
 import type { EventBus } from '../events/event-bus.js';
 import { CertificateReloader, tlsBindingFiles } from './tls.js';
@@ -63,6 +65,8 @@ export function certificateReloaderOf(server: Hapi.Server): CertificateReloader 
 export interface HttpServerOptions {
   /** Directory relative TLS file paths are resolved against (the config file's; default: the working directory). */
   baseDir?: string;
+  /** The plugins' static sites (their refusal pages are what a banned browser gets, see defender-hooks.ts). */
+  staticSites?: readonly StaticSiteDef[];
 }
 
 export async function createHttpServer(
@@ -137,7 +141,7 @@ export async function createHttpServer(
     return cached === undefined ? ipLists.connectionRefusal(ip, 'HTTP').then(refused) : refused(cached);
   });
   // then the defender's bans (and scoring of 429s), see http/defender-hooks.ts
-  registerDefenderHooks(server, c);
+  registerDefenderHooks(server, c, refusalPages(opts.staticSites ?? []));
   // then the rate limits (429 before any password is hashed), see http/rate-limit.ts
   registerRateLimits(server, c);
 

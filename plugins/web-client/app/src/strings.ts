@@ -4,6 +4,8 @@
  * the values they put in a sentence.
  */
 export const en = {
+  /** The language of this catalogue (BCP 47): the page's lang, and the locale of every number, size and date shown. */
+  lang: 'en',
   appName: 'Ferry',
   loading: 'Loading…',
   // login
@@ -21,6 +23,8 @@ export const en = {
   accountDisabled: 'This account is disabled. Ask your administrator to enable it.',
   accountExpired: 'This account has expired. Ask your administrator to extend it.',
   banned: 'Too many failed sign-ins from your address: it is blocked for a while. Try again later or ask your administrator.',
+  // the page a browser of a blocked address gets for any page of the site (built into www/blocked.html)
+  blockedTitle: 'Your address is blocked',
   passcodeReused: 'This code has already been used. Wait for the next one.',
   wrongPasscode: 'The authentication code is not valid. Try again.',
   tooManyAttempts: 'Too many attempts. Wait a moment and try again.',
