@@ -150,7 +150,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
         </div>
         <div role="cell" className="col-modified" title={formatDate(e.last_modified)}>
           <span className="date-medium">{formatDate(e.last_modified)}</span>
-          <span className="date-short">{formatDate(e.last_modified, undefined, 'narrow')}</span>
+          <span className="date-short">{formatDate(e.last_modified, t.lang, 'narrow')}</span>
         </div>
         <div role="cell" className="col-actions">
           {ops.previewButton(e, path)}

@@ -52,4 +52,3 @@ export function isEditable(el: Element | null): boolean {
   if (tag === 'INPUT') return !['checkbox', 'radio', 'button', 'submit', 'reset', 'file'].includes((el as HTMLInputElement).type);
   return (el as HTMLElement).isContentEditable === true;
 }
-
