@@ -130,9 +130,6 @@ t.test('a share restricted to an address, made through the form by the owner; th
   await partner.getByLabel(strings.pubCode).fill(code);
   await partner.getByRole('button', { name: strings.pubOpen }).click();
   await partner.getByRole('heading', { name: 'Partners by mail' }).waitFor();
-  const [file] = await Promise.all([
-    partner.waitForEvent('download'),
-    partner.getByRole('link', { name: `${strings.download} contract.txt` }).click(),
-  ]);
+  const [file] = await Promise.all([partner.waitForEvent('download'), partner.getByRole('link', { name: `${strings.download} contract.txt` }).click()]);
   t.equal(readFileSync((await file.path())!, 'utf8'), 'the contract', 'the partner downloaded the shared file');
 });

@@ -265,7 +265,10 @@ t.test('the file list by keyboard: arrows, Page and Home/End, Enter opens, Backs
   const focusOn = async (name: string, what: string) => {
     const ok = await page
       .waitForFunction((name) => document.activeElement?.textContent === name, name, { timeout: 5000 })
-      .then(() => true, () => false);
+      .then(
+        () => true,
+        () => false,
+      );
     t.ok(ok, what, { focused: ok ? name : await focused() });
   };
 
