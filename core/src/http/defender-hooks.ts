@@ -5,6 +5,9 @@ import { clientIp } from './auth-strategies.js';
 import { DefenderService } from '../security/defender.service.js';
 import { rateLimitScores } from './rate-limit.js';
 
+/** The answer of a refused request that is a browser's page request of a static site (http/static-site.ts refusalPages), or null. */
+export type RefusalPage = (request: Request, h: ResponseToolkit) => Promise<ResponseObject | null>;
+
 /** Token routes: a request without any credentials scores `score_no_auth`. */
 const TOKEN_PATHS = new Set(['/api/v2/token', '/api/v2/user/token']);
 
@@ -16,11 +19,7 @@ const TOKEN_PATHS = new Set(['/api/v2/token', '/api/v2/user/token']);
  * responses 429 (limits; a rate limiter's only with its add_to_defender) and credential-less 401s on the token routes are
  * scored. Failed logins are scored by the auth strategies (http/auth-strategies.ts).
  */
-export function registerDefenderHooks(
-  server: Server,
-  c: DependencyContainer,
-  refusalPage?: (request: Request, h: ResponseToolkit) => Promise<ResponseObject | null>,
-): void {
+export function registerDefenderHooks(server: Server, c: DependencyContainer, refusalPage?: RefusalPage): void {
   const defender = c.resolve(DefenderService);
   if (!defender.enabled) return;
   server.ext('onRequest', async (request: Request, h: ResponseToolkit) => {

@@ -13,9 +13,7 @@ import { errorBody, toBoom, validationFailAction } from './errors.js';
 import { bindRouteValidation } from './route-validation.js';
 import type { Actor } from '../events/provider-events.service.js';
 import { IpListService } from '../security/ip-list.service.js';
-import { registerDefenderHooks } from './defender-hooks.js';
-import { refusalPages } from './static-site.js';
-import type { StaticSiteDef } from '../sdk/static-site.js';
+import { registerDefenderHooks, type RefusalPage } from './defender-hooks.js';
 import { registerRateLimits } from './rate-limit.js';
 import type { EventBus } from '../events/event-bus.js';
 import { CertificateReloader, tlsBindingFiles } from './tls.js';
@@ -65,8 +63,8 @@ export function certificateReloaderOf(server: Hapi.Server): CertificateReloader 
 export interface HttpServerOptions {
   /** Directory relative TLS file paths are resolved against (the config file's; default: the working directory). */
   baseDir?: string;
-  /** The plugins' static sites (their refusal pages are what a banned browser gets, see defender-hooks.ts). */
-  staticSites?: readonly StaticSiteDef[];
+  /** What a banned browser gets for a page of a plugin's static site (static-site.ts refusalPages), else the JSON 403. */
+  refusalPage?: RefusalPage;
 }
 
 export async function createHttpServer(
@@ -141,7 +139,7 @@ export async function createHttpServer(
     return cached === undefined ? ipLists.connectionRefusal(ip, 'HTTP').then(refused) : refused(cached);
   });
   // then the defender's bans (and scoring of 429s), see http/defender-hooks.ts
-  registerDefenderHooks(server, c, refusalPages(opts.staticSites ?? []));
+  registerDefenderHooks(server, c, opts.refusalPage);
   // then the rate limits (429 before any password is hashed), see http/rate-limit.ts
   registerRateLimits(server, c);
 

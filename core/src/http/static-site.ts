@@ -9,9 +9,10 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import Boom from '@hapi/boom';
-import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { HttpBinding } from '../config/schema.js';
 import type { StaticSiteDef } from '../sdk/static-site.js';
+import type { RefusalPage } from './defender-hooks.js';
 import type { RouteFactory } from './server.js';
 
 const TYPES: Record<string, string> = {
@@ -75,7 +76,7 @@ function wantsPage(request: Request): boolean {
  * 403 to a browser's page request; null for any other request (an API call, an asset, a site
  * without one, a page file missing from its root): it gets the JSON refusal.
  */
-export function refusalPages(defs: readonly StaticSiteDef[]): (request: Request, h: ResponseToolkit) => Promise<ResponseObject | null> {
+export function refusalPages(defs: readonly StaticSiteDef[]): RefusalPage {
   const sites = defs.filter((d) => d.refusalPage);
   return async (request, h) => {
     if (!sites.length || !wantsPage(request)) return null;
