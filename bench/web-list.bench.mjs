@@ -172,7 +172,7 @@ async function main() {
     const storageState = await signedIn.storageState();
 
     const ferryRows = '.scroller .entry';
-    const count = (n) => `${n} entries`;
+    const count = (n) => `${n.toLocaleString('en')} entries`;
 
     /** A navigation in a new context (empty cache): ms from its start to the rows drawn, and the JS it fetched. */
     const coldLoad = async (url, rows, n, state) => {

@@ -19,7 +19,7 @@ import type { PluginManifest } from './plugins/manifest.js';
 import type { PluginRegistry } from './plugins/registry.js';
 import { createHttpServer, type RouteFactory } from './http/server.js';
 import { coreRoutes } from './http/routes/index.js';
-import { staticSiteRoutes } from './http/static-site.js';
+import { refusalPages, staticSiteRoutes } from './http/static-site.js';
 import type { StaticSiteDef } from './sdk/static-site.js';
 import { AdminService } from './accounts/admin.service.js';
 import { generatePassword } from './accounts/password.js';
@@ -187,9 +187,11 @@ export async function createApp(o: AppOptions): Promise<App> {
     // Prometheus metrics (GET /metrics) on the bindings that enable them
     if (config.httpd.bindings.some((b) => b.enable_metrics)) container.resolve(MetricsService).start();
     const routes = [...coreRoutes, ...staticSites.map((s) => staticSiteRoutes(s.def)), ...(o.routes ?? [])];
+    // what a browser of a banned host gets for a page of a plugin's site (instead of the JSON 403)
+    const refusalPage = refusalPages(staticSites.map((s) => s.def));
     const servers: Hapi.Server[] = [];
     for (const b of config.httpd.bindings) {
-      servers.push(await createHttpServer(container, b, routes, { baseDir: o.baseDir }));
+      servers.push(await createHttpServer(container, b, routes, { baseDir: o.baseDir, refusalPage }));
     }
     let stopped = false;
     return {

@@ -13,7 +13,7 @@ import { errorBody, toBoom, validationFailAction } from './errors.js';
 import { bindRouteValidation } from './route-validation.js';
 import type { Actor } from '../events/provider-events.service.js';
 import { IpListService } from '../security/ip-list.service.js';
-import { registerDefenderHooks } from './defender-hooks.js';
+import { registerDefenderHooks, type RefusalPage } from './defender-hooks.js';
 import { registerRateLimits } from './rate-limit.js';
 import type { EventBus } from '../events/event-bus.js';
 import { CertificateReloader, tlsBindingFiles } from './tls.js';
@@ -63,6 +63,8 @@ export function certificateReloaderOf(server: Hapi.Server): CertificateReloader 
 export interface HttpServerOptions {
   /** Directory relative TLS file paths are resolved against (the config file's; default: the working directory). */
   baseDir?: string;
+  /** What a banned browser gets for a page of a plugin's static site (static-site.ts refusalPages), else the JSON 403. */
+  refusalPage?: RefusalPage;
 }
 
 export async function createHttpServer(
@@ -137,7 +139,7 @@ export async function createHttpServer(
     return cached === undefined ? ipLists.connectionRefusal(ip, 'HTTP').then(refused) : refused(cached);
   });
   // then the defender's bans (and scoring of 429s), see http/defender-hooks.ts
-  registerDefenderHooks(server, c);
+  registerDefenderHooks(server, c, opts.refusalPage);
   // then the rate limits (429 before any password is hashed), see http/rate-limit.ts
   registerRateLimits(server, c);
 

@@ -12,6 +12,7 @@ import Boom from '@hapi/boom';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { HttpBinding } from '../config/schema.js';
 import type { StaticSiteDef } from '../sdk/static-site.js';
+import type { RefusalPage } from './defender-hooks.js';
 import type { RouteFactory } from './server.js';
 
 const TYPES: Record<string, string> = {
@@ -62,6 +63,37 @@ async function fileStat(file: string) {
   } catch {
     return null;
   }
+}
+
+/** True when the request is a browser's for a page: GET (or HEAD) with Accept naming text/html. */
+function wantsPage(request: Request): boolean {
+  const accept = request.headers.accept;
+  return (request.method === 'get' || request.method === 'head') && typeof accept === 'string' && /\btext\/html\b/i.test(accept);
+}
+
+/**
+ * The refusal page of the static site a request is for (StaticSiteDef.refusalPage), answered with
+ * 403 to a browser's page request; null for any other request (an API call, an asset, a site
+ * without one, a page file missing from its root): it gets the JSON refusal.
+ */
+export function refusalPages(defs: readonly StaticSiteDef[]): RefusalPage {
+  const sites = defs.filter((d) => d.refusalPage);
+  return async (request, h) => {
+    if (!sites.length || !wantsPage(request)) return null;
+    const def = sites.find((d) => request.path === d.prefix || request.path.startsWith(`${d.prefix}/`));
+    if (!def?.refusalPage) return null;
+    const file = path.join(path.resolve(def.root), ...def.refusalPage.file.split('/'));
+    const st = await fileStat(file);
+    if (!st) return null;
+    const r = h
+      .response(request.method === 'head' ? '' : createReadStream(file))
+      .code(403)
+      .type('text/html; charset=utf-8')
+      .header('content-length', String(st.size))
+      .header('cache-control', 'no-store');
+    for (const [k, v] of Object.entries(def.refusalPage.headers ?? def.headers ?? {})) r.header(k, v);
+    return r;
+  };
 }
 
 /** The routes of one static site (one per site, whatever its binding). */

@@ -84,6 +84,12 @@ const staticSiteSchema = Joi.object({
   fallback: Joi.string().pattern(/^[^/\\]/),
   immutable: Joi.array().items(Joi.string().min(1)),
   headers: Joi.object().pattern(/^[A-Za-z0-9-]+$/, Joi.string()),
+  refusalPage: Joi.object({
+    file: Joi.string()
+      .pattern(/^[^/\\]/)
+      .required(),
+    headers: Joi.object().pattern(/^[A-Za-z0-9-]+$/, Joi.string()),
+  }),
 });
 
 const serviceDefSchema = Joi.object({

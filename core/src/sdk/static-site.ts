@@ -19,7 +19,10 @@
  *   has not changed);
  * - a path with no file whose last segment has no dot (a client route of a
  *   single-page app) answers `fallback` when set, otherwise 404;
- * - `headers` are added to every answer (a Content-Security-Policy...).
+ * - `headers` are added to every answer (a Content-Security-Policy...);
+ * - `refusalPage`: a browser asking for a page of the site (GET, Accept
+ *   text/html) from a host the defender bans gets this file with status 403
+ *   instead of the API's JSON refusal.
  *
  * A leaf module: no import of the core.
  */
@@ -38,4 +41,11 @@ export interface StaticSiteDef {
   immutable?: string[];
   /** Headers added to every answer of the site (never to the API's). */
   headers?: Record<string, string>;
+  /**
+   * What a browser gets, instead of the JSON refusal, when it asks for a page of the site (GET
+   * with Accept text/html) from a host banned by the defender: `file` (relative to root),
+   * status 403, `headers` instead of the site's. The site's scripts and stylesheets are refused
+   * to that host too: the page holds what it shows (its style inline, allowed by its headers' CSP).
+   */
+  refusalPage?: { file: string; headers?: Record<string, string> };
 }

@@ -145,3 +145,61 @@ t.test('definitions the core refuses stop the start, naming the plugin', async (
     /static site \/x is already served by fixture-static-site/,
   );
 });
+
+t.test("a host the defender bans: a browser's page request gets the site's refusal page, anything else the JSON 403", async (t) => {
+  const root = siteDir();
+  const PAGE = '<!doctype html><title>blocked</title><p>Your address is blocked</p>';
+  writeFileSync(path.join(root, 'blocked.html'), PAGE);
+  const ta = await start(
+    [
+      {
+        prefix: '/site',
+        root,
+        fallback: 'index.html',
+        headers: { 'content-security-policy': "default-src 'self'" },
+        refusalPage: { file: 'blocked.html', headers: { 'content-security-policy': "default-src 'none'" } },
+      },
+      { prefix: '/other', root },
+    ],
+    { defender: { enabled: true, threshold: 2, score_invalid: 2, ban_time: 30 } },
+  );
+  const BANNED = '198.51.100.7';
+  const from = (ip: string, url: string, accept: string) => ta.server.inject({ method: 'GET', url, headers: { accept }, remoteAddress: ip });
+  const refused = await ta.server.inject({
+    method: 'GET',
+    url: '/api/v2/token',
+    headers: { authorization: `Basic ${Buffer.from('nobody:wrong').toString('base64')}` },
+    remoteAddress: BANNED,
+  });
+  t.equal(refused.statusCode, 401, 'an unknown account: banned by its score');
+
+  const html = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+  for (const url of ['/site/', '/site/files/deep/er', '/site']) {
+    const page = await from(BANNED, url, html);
+    t.equal(page.statusCode, 403, url);
+    t.match(page.headers['content-type'], /^text\/html/, `${url}: a page`);
+    t.equal(page.payload, PAGE, `${url}: the refusal page`);
+    t.equal(page.headers['content-security-policy'], "default-src 'none'", "its own headers, not the site's");
+    t.equal(page.headers['cache-control'], 'no-store', 'never cached');
+  }
+  const head = await ta.server.inject({ method: 'HEAD', url: '/site/', headers: { accept: html }, remoteAddress: BANNED });
+  t.equal(head.statusCode, 403);
+  t.equal(head.payload, '', 'HEAD: no body');
+
+  for (const [url, accept] of [
+    ['/site/assets/app-1a2b.js', '*/*'],
+    ['/api/v2/user/dirs', html],
+    ['/other/', html],
+  ] as const) {
+    const r = await from(BANNED, url, accept);
+    t.equal(r.statusCode, 403, url);
+    t.match(JSON.parse(r.payload), { message: /banned/ }, `${url}: the JSON refusal`);
+  }
+  const post = await ta.server.inject({ method: 'POST', url: '/site/', headers: { accept: html }, remoteAddress: BANNED });
+  t.equal(post.statusCode, 403);
+  t.match(post.headers['content-type'], /json/, 'a POST: JSON');
+
+  const other = await from('198.51.100.8', '/site/', html);
+  t.equal(other.statusCode, 200, 'another host gets the site');
+  t.equal(other.payload, INDEX);
+});

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { definePlugin, packageInfo } from '@ferry/core';
 import Joi from 'joi';
@@ -47,6 +48,33 @@ const SITE_HEADERS = {
   'permissions-policy': 'camera=(), microphone=(), geolocation=()',
 };
 
+/** The page a browser of a host the defender bans gets for a page of the web client (scripts/build.mjs writes it). */
+export const REFUSAL_PAGE = 'blocked.html';
+
+/**
+ * The headers of the refusal page of `root` (null when it is not built): nothing but its own inline
+ * style, allowed by its hash (the site's assets are refused to a banned host: the page holds its style).
+ */
+export function refusalPageHeaders(root: string): Record<string, string> | null {
+  let html: string;
+  try {
+    html = readFileSync(path.join(root, REFUSAL_PAGE), 'utf8');
+  } catch {
+    return null;
+  }
+  const styles = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1]!).digest('base64')}'`);
+  return {
+    ...SITE_HEADERS,
+    'content-security-policy': [
+      "default-src 'none'",
+      `style-src ${styles.join(' ') || "'none'"}`,
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+  };
+}
+
 /** The web client and the web admin: their built files under /web/client/ and /web/admin/ on the REST API's bindings (see README.md). */
 export default definePlugin<WebClientConfig>({
   name: pkg.name,
@@ -62,6 +90,7 @@ export default definePlugin<WebClientConfig>({
       if (!existsSync(path.join(site.root, 'index.html'))) {
         ctx.logger.warn({ root: site.root }, `the ${site.name} is not built (npm run build): ${site.prefix}/ answers 404`);
       }
+      const refusalHeaders = site.prefix === SITE_PREFIX ? refusalPageHeaders(site.root) : null;
       ctx.registerStaticSite({
         prefix: site.prefix,
         root: site.root,
@@ -69,6 +98,7 @@ export default definePlugin<WebClientConfig>({
         fallback: 'index.html',
         immutable: ['assets/'],
         headers: SITE_HEADERS,
+        ...(refusalHeaders ? { refusalPage: { file: REFUSAL_PAGE, headers: refusalHeaders } } : {}),
       });
     }
   },

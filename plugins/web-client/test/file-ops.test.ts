@@ -425,6 +425,25 @@ t.test('quota usage is shown, and follows an upload', async (t) => {
   t.match(await region.textContent(), /1 of 100 files/, 'read again after the upload');
 });
 
+t.test('a browser set to German: counts, sizes and dates in the English of the UI, not mixed; no quota said as such', async (t) => {
+  const home = await h.f.addUser('gerda');
+  mkdirSync(path.join(home, 'many'), { recursive: true });
+  for (let i = 0; i < 1200; i++) writeFileSync(path.join(home, 'many', `n${String(i).padStart(4, '0')}.txt`), '');
+  writeFileSync(path.join(home, 'half.bin'), Buffer.alloc(1536, 1));
+  const { page } = await h.signedIn(t, 'gerda', { locale: 'de-DE' });
+  t.equal(await page.evaluate(() => navigator.language), 'de-DE', 'the browser speaks German');
+  const file = row(page, 'half.bin');
+  t.equal(await file.getByRole('cell').nth(1).textContent(), '1.5 kB', 'a size with the English decimal point');
+  t.match(await file.locator('.date-medium').textContent(), /^[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}\s[AP]M$/, 'a date written in English');
+  const quota = page.getByRole('region', { name: strings.quota });
+  t.equal(await quota.locator('.quota-size').textContent(), strings.noQuota, 'no quota: said so, no "0 bytes used"');
+  t.equal(await quota.getByRole('meter').count(), 0);
+  await row(page, 'many').getByRole('button', { name: 'many', exact: true }).click();
+  await page.getByRole('status').filter({ hasText: '1,200 entries' }).waitFor();
+  t.pass('a count with the English thousands separator');
+  await screenshot(page, 'locale-german-browser');
+});
+
 t.test('a user with list and download only sees no write action, and the server refuses them', async (t) => {
   const home = await h.f.addUser('reader', { permissions: { '/': ['list', 'download'] } });
   write(home, 'keep.txt', 'keep\n');

@@ -3,8 +3,9 @@
  * chromium, against a real Ferry and a real SMTP server: the address form,
  * the same answer for an address that is not allowed (no mail sent), a code
  * received by mail, a wrong code refused, the right one opening the share;
- * a share with a password and addresses offers both ways. axe-core and
- * screenshots.
+ * a share with a password and addresses offers both ways; a share restricted
+ * to an address made through the form of the signed-in owner, opened by a
+ * mailed code in another browser context. axe-core and screenshots.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { en as strings } from '../app/src/strings.js';
 import { launchBrowser, newContext } from './browser.js';
 import { passwordOf, startFerry } from './helpers.js';
 import { smtpConfig, startSmtp } from './mail.js';
-import { checkA11y, screenshot } from './page.js';
+import { checkA11y, row, screenshot, signIn } from './page.js';
 
 const smtp = await startSmtp(t);
 const f = await startFerry(t, { config: { smtp: smtpConfig(smtp) } });
@@ -95,4 +96,40 @@ t.test('a share with a password and addresses: both ways offered', async (t) => 
   await page.getByRole('button', { name: strings.pubOpen }).click();
   await page.getByRole('heading', { name: 'Both' }).waitFor();
   t.pass('opened by a mailed code instead of the password');
+});
+
+t.test('a share restricted to an address, made through the form by the owner; the partner opens it with a mailed code', async (t) => {
+  const ctx = await newContext(browser);
+  t.teardown(() => ctx.close());
+  const page = await ctx.newPage();
+  await signIn(page, f, 'sender');
+  await row(page, 'partners').waitFor();
+  await page.getByLabel(strings.select('partners')).check();
+  await page.getByRole('button', { name: strings.shareSelected(1) }).click();
+  await page.getByRole('heading', { name: strings.newShare }).waitFor();
+  await page.getByLabel(strings.shareName).fill('Partners by mail');
+  await page.getByLabel(strings.shareEmails).fill('partner@example.com\n');
+  await page.getByRole('button', { name: strings.createShare }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: strings.shareCreated('Partners by mail') })
+    .waitFor();
+  const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Partners by mail' }) });
+  t.match(await card.textContent(), 'partner@example.com', 'the card names the address');
+  const link = await card.getByRole('textbox', { name: strings.linkOf('Partners by mail') }).inputValue();
+
+  const partner = await stranger(t);
+  await partner.goto(link);
+  await partner.getByText(strings.pubEmailHelp).waitFor();
+  t.equal(await partner.getByLabel(strings.password).count(), 0, 'no password asked: the share has none');
+  const before = smtp.mails.length;
+  await partner.getByLabel(strings.pubEmail).fill('partner@example.com');
+  await partner.getByRole('button', { name: strings.pubSendCode }).click();
+  const code = codeOf((await smtp.waitFor('partner@example.com', before)).parsed.text);
+  t.match(code, /^[A-Z0-9]{6,}$/, 'a code arrived by mail');
+  await partner.getByLabel(strings.pubCode).fill(code);
+  await partner.getByRole('button', { name: strings.pubOpen }).click();
+  await partner.getByRole('heading', { name: 'Partners by mail' }).waitFor();
+  const [file] = await Promise.all([partner.waitForEvent('download'), partner.getByRole('link', { name: `${strings.download} contract.txt` }).click()]);
+  t.equal(readFileSync((await file.path())!, 'utf8'), 'the contract', 'the partner downloaded the shared file');
 });

@@ -2,6 +2,7 @@ import t from 'tap';
 import { filterEntries, isDir, sortEntries, type Entry } from '../app/src/entries.js';
 import { parseRoute, routePath, type Route } from '../app/src/routes.js';
 import { qrMatrix, qrPath } from '../app/src/qr.js';
+import { folderKey, isEditable, rowAfterKey, type KeyPress } from '../app/src/list-keys.js';
 import { crumbs, formatDate, formatSize, joinPath, validName } from '../app/src/format.js';
 
 const DIR = 0o040755;
@@ -93,4 +94,31 @@ t.test('routes: each screen has a URL, and a URL gives back its screen', async (
   t.same(parseRoute('/web/client/'), { kind: 'files', dir: '/' }, 'the root is the home folder');
   t.same(parseRoute('/web/client/files/%E0%A4%A'), { kind: 'files', dir: '/' }, 'a malformed escape is the home folder');
   t.same(parseRoute('/web/client/nowhere'), { kind: 'files', dir: '/' });
+});
+
+t.test('the file list keyboard: moves, ends, pages; up a folder; delete; typing left to fields', async (t) => {
+  const k = (key: string, mods: Partial<KeyPress> = {}): KeyPress => ({ key, ...mods });
+  t.equal(rowAfterKey(k('ArrowDown'), 3, 10, 4), 4);
+  t.equal(rowAfterKey(k('ArrowDown'), 9, 10, 4), 9, 'the last row stays');
+  t.equal(rowAfterKey(k('ArrowUp'), 0, 10, 4), 0, 'the first row stays');
+  t.equal(rowAfterKey(k('PageDown'), 3, 10, 4), 7);
+  t.equal(rowAfterKey(k('PageDown'), 8, 10, 4), 9);
+  t.equal(rowAfterKey(k('PageUp'), 3, 10, 0), 2, 'a page of at least one row');
+  t.equal(rowAfterKey(k('Home'), 5, 10, 4), 0);
+  t.equal(rowAfterKey(k('End'), 5, 10, 4), 9);
+  t.equal(rowAfterKey(k('ArrowUp', { altKey: true }), 5, 10, 4), null, 'Alt+Up is no move');
+  t.equal(rowAfterKey(k('ArrowDown'), 0, 0, 4), null, 'an empty list');
+  t.equal(rowAfterKey(k('a'), 0, 10, 4), null);
+  t.equal(folderKey(k('Backspace')), 'parent');
+  t.equal(folderKey(k('ArrowUp', { altKey: true })), 'parent');
+  t.equal(folderKey(k('ArrowUp')), null);
+  t.equal(folderKey(k('Delete')), 'delete');
+  t.equal(folderKey(k('Delete', { shiftKey: true })), null);
+  t.equal(folderKey(k('Backspace', { ctrlKey: true })), null);
+  const el = (tagName: string, type = '') => ({ tagName, type, isContentEditable: false }) as unknown as Element;
+  t.ok(isEditable(el('INPUT', 'search')));
+  t.ok(isEditable(el('TEXTAREA')));
+  t.notOk(isEditable(el('INPUT', 'checkbox')));
+  t.notOk(isEditable(el('BUTTON')));
+  t.notOk(isEditable(null));
 });

@@ -344,6 +344,17 @@ t.test('the upload panel with several files in progress: speed and time left, ax
   await checkA11y(t, page, 'upload panel');
   await screenshot(page, 'uploads');
   t.match(await page.locator('.upload-total').textContent(), /\/s/, 'the overall speed is shown');
+  // the panel's columns line up: every bar starts at the same place; "Clear finished" is in the
+  // Cancel buttons' column and centred on the heading's line
+  const box = async (selector: string) => (await page.locator(selector).first().boundingBox())!;
+  const bars = await page.locator('.uploads progress').evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().left)));
+  t.equal(new Set(bars).size, 1, `every progress bar starts at the same x (${bars.join(', ')})`);
+  const clear = await box(`.uploads .row button`);
+  const cancel = await box('li.upload button');
+  const heading = await box('#uploads-title');
+  t.ok(Math.abs(clear.x + clear.width - (cancel.x + cancel.width)) <= 1, 'Clear finished ends where the Cancel buttons end');
+  t.ok(Math.abs(clear.y + clear.height / 2 - (heading.y + heading.height / 2)) <= 2, 'Clear finished is centred on the heading');
+  t.ok(clear.y + clear.height <= (await box('.upload-total')).y, 'and does not reach into the overall row');
   release();
   await finished(page);
   t.equal(await page.locator('li.upload.done').count(), 4);

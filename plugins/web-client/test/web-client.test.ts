@@ -65,6 +65,49 @@ t.test('sign-in: a wrong password, a disabled account, an expired account, then 
   t.equal(after.status(), 401, 'sign-out ends the session on the server');
 });
 
+t.test('a new tab on a folder asks for its listing with the session check, not after it; without a session, no "session ended"', async (t) => {
+  const home = await h.f.addUser('nina');
+  mkdirSync(path.join(home, 'Plans'), { recursive: true });
+  writeFileSync(path.join(home, 'Plans', 'a.txt'), 'a\n');
+
+  // not signed in: the early requests are refused, the sign-in page says nothing of an ended session,
+  // and after the sign-in the folder is listed (the refused early answer is not used)
+  const { ctx, page } = await openPage(t);
+  await page.goto(`${h.f.url}files/Plans`);
+  await page.getByRole('heading', { name: strings.loginTitle }).waitFor();
+  t.equal(await page.getByText(strings.sessionExpired).count(), 0, 'no "session ended" for a visitor who was never signed in');
+  await page.getByLabel(strings.username).fill('nina');
+  await page.getByLabel(strings.password).fill(passwordOf('nina'));
+  await page.getByRole('button', { name: strings.signIn }).click();
+  await page.getByRole('heading', { name: 'Plans' }).waitFor();
+  await row(page, 'a.txt').waitFor();
+  t.pass('signed in on the folder of the address, listed');
+
+  // signed in, a new tab: the session's answer is held until the listing is asked for (5 s at most);
+  // a page that asks for the listing only after the session check would wait the 5 s and fail
+  const tab = await ctx.newPage();
+  let listingAsked = false;
+  let seen!: () => void;
+  const listingSeen = new Promise<void>((resolve) => (seen = resolve));
+  tab.on('request', (r) => {
+    if (new URL(r.url()).pathname === '/api/v2/user/dirs') {
+      listingAsked = true;
+      seen();
+    }
+  });
+  let askedBeforeSession: boolean | undefined;
+  await tab.route('**/api/v2/user/web-session', async (route) => {
+    if (route.request().method() === 'GET' && askedBeforeSession === undefined) {
+      await Promise.race([listingSeen, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      askedBeforeSession = listingAsked;
+    }
+    await route.continue();
+  });
+  await tab.goto(`${h.f.url}files/Plans`);
+  await row(tab, 'a.txt').waitFor();
+  t.equal(askedBeforeSession, true, 'the listing was asked for before the session check answered');
+});
+
 t.test('two-factor sign-in: the passcode step, a wrong code, the right one', async (t) => {
   await h.f.addUser('tom');
   const code = await h.f.enableTotp('tom');
@@ -108,6 +151,27 @@ t.test('a password the administrator wants changed: the change form first, then 
   await signIn(page, h.f, 'paul', 'a-new-Password-42');
   await page.getByRole('heading', { name: strings.home }).waitFor();
   t.pass('the new one does, straight to the files');
+});
+
+t.test('an expired password (password_expiration days passed): the change form at sign-in, then in with the new one', async (t) => {
+  await h.f.addUser('ivy', { filters: { password_expiration: 30 } });
+  // the last change 31 days ago (the API does not set it: the database does)
+  await h.f.ta.app.orm.em
+    .fork()
+    .getConnection()
+    .execute('update users set last_password_change = ? where username = ?', [Date.now() - 31 * 86_400_000, 'ivy']);
+  const { page } = await openPage(t);
+  await signIn(page, h.f, 'ivy');
+  await page.getByRole('heading', { name: strings.changePasswordTitle }).waitFor();
+  t.pass('the sign-in with the expired password leads to the change form');
+  await page.getByLabel(strings.currentPassword).fill(passwordOf('ivy'));
+  await page.getByLabel(strings.newPassword, { exact: true }).fill('ivy-Fresh-Password-7');
+  await page.getByLabel(strings.confirmPassword).fill('ivy-Fresh-Password-7');
+  await page.getByRole('button', { name: strings.changePassword }).click();
+  await page.getByRole('status').filter({ hasText: strings.passwordChanged }).waitFor();
+  await signIn(page, h.f, 'ivy', 'ivy-Fresh-Password-7');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('the new password signs in, straight to the files (it no longer counts as expired)');
 });
 
 t.test('files: new folder, upload, list, download, rename, delete', async (t) => {
@@ -187,6 +251,76 @@ t.test('files: new folder, upload, list, download, rename, delete', async (t) =>
   await page.goBack();
   await page.getByRole('heading', { name: 'Reports' }).waitFor();
   t.pass('the browser history moves between folders');
+});
+
+t.test('the file list by keyboard: arrows, Page and Home/End, Enter opens, Backspace and Alt+Up go up, Delete asks, the focus shown', async (t) => {
+  const home = await h.f.addUser('kim');
+  mkdirSync(path.join(home, 'Alpha'), { recursive: true });
+  writeFileSync(path.join(home, 'Alpha', 'inner.txt'), 'inner\n');
+  // more rows than the page draws: End reaches a row that is not drawn yet
+  for (let i = 0; i < 60; i++) writeFileSync(path.join(home, `f${String(i).padStart(2, '0')}.txt`), `${i}\n`);
+  const { page } = await signedIn(t, 'kim');
+  const focused = () => page.evaluate(() => document.activeElement?.textContent ?? '');
+  /** Waits for the focus on the row of `name` (a row out of view is drawn after the scroll, then focused). */
+  const focusOn = async (name: string, what: string) => {
+    const ok = await page
+      .waitForFunction((name) => document.activeElement?.textContent === name, name, { timeout: 5000 })
+      .then(
+        () => true,
+        () => false,
+      );
+    t.ok(ok, what, { focused: ok ? name : await focused() });
+  };
+
+  await row(page, 'Alpha').getByRole('button', { name: 'Alpha', exact: true }).focus();
+  await page.keyboard.press('ArrowDown');
+  await focusOn('f00.txt', 'ArrowDown: the next row');
+  t.ok(await page.evaluate(() => document.activeElement?.matches(':focus-visible')), 'the focus is visible');
+  t.not(await row(page, 'f00.txt').evaluate((r) => getComputedStyle(r).boxShadow), 'none', 'the row with the focus is marked');
+  await screenshot(page, 'keyboard-focus');
+  await page.keyboard.press('End');
+  await focusOn('f59.txt', 'End: the last row, scrolled into view');
+  const pageRows = await page.locator('.scroller').evaluate((el) => Math.floor(el.clientHeight / 48));
+  await page.keyboard.press('PageUp');
+  await focusOn(`f${String(59 - pageRows).padStart(2, '0')}.txt`, `Page Up: ${pageRows} rows up, a page`);
+  await page.keyboard.press('Home');
+  await focusOn('Alpha', 'Home: the first row, scrolled into view');
+  await page.keyboard.press('ArrowUp');
+  await focusOn('Alpha', 'ArrowUp on the first row stays there');
+
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Delete');
+  const dialog = page.getByRole('dialog');
+  await dialog.getByText(strings.confirmDelete('f01.txt')).waitFor();
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  t.ok(existsSync(path.join(home, 'f01.txt')), 'Escape: nothing deleted');
+  await row(page, 'f01.txt').getByRole('link').focus();
+  await page.keyboard.press('Delete');
+  await dialog.getByRole('button', { name: strings.delete }).click();
+  await row(page, 'f01.txt').waitFor({ state: 'detached' });
+  t.notOk(existsSync(path.join(home, 'f01.txt')), 'Delete asked, then deleted the entry of the focused row');
+
+  await row(page, 'Alpha').getByRole('button', { name: 'Alpha', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Alpha' }).waitFor();
+  await row(page, 'inner.txt').waitFor();
+  t.pass('Enter opens the folder');
+  await page.getByLabel(strings.filter).fill('in');
+  await page.keyboard.press('Backspace');
+  t.equal(await page.getByLabel(strings.filter).inputValue(), 'i', 'Backspace in the filter field edits it');
+  t.match(page.url(), /\/files\/Alpha$/, 'and stays in the folder');
+  await row(page, 'inner.txt').getByRole('link').focus();
+  await page.keyboard.press('Backspace');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('Backspace goes up');
+  await row(page, 'Alpha').getByRole('button', { name: 'Alpha', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Alpha' }).waitFor();
+  await page.keyboard.press('Alt+ArrowUp');
+  await page.getByRole('heading', { name: strings.home }).waitFor();
+  t.pass('Alt+Up goes up (with the focus on the heading after the navigation)');
 });
 
 t.test('a user without the upload permission: no upload button, and the server refuses the upload', async (t) => {

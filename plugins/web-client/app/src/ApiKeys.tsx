@@ -4,7 +4,7 @@ import { Dialog } from './Dialog';
 import { createApiKey, deleteApiKey, listApiKeys, type OwnApiKey } from './profile-api';
 import { t } from './strings';
 
-const day = (ms: number) => (ms ? new Date(ms).toLocaleDateString() : t.keyNever);
+const day = (ms: number) => (ms ? new Date(ms).toLocaleDateString(t.lang) : t.keyNever);
 
 export function ApiKeys() {
   const [keys, setKeys] = useState<OwnApiKey[]>([]);

@@ -1,5 +1,6 @@
 import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { api, onUnauthorized } from './api';
+import { sessionCheck } from './early';
 import { ChangePassword } from './ChangePassword';
 import { Files } from './Files';
 import { Login } from './Login';
@@ -45,7 +46,7 @@ function UserApp() {
   const [sharePaths, setSharePaths] = useState<ShareChoice | null>(null);
 
   useEffect(() => {
-    void currentSession().then(setSession, () => setSession(null));
+    void sessionCheck().then(setSession, () => setSession(null));
     onUnauthorized(() => {
       setSession(null);
       setNotice(t.sessionExpired);

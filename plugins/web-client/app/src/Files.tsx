@@ -1,7 +1,10 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import { api, errorMessage, routeUrl } from './api';
 import { Dialog } from './Dialog';
+import { listing } from './early';
 import { Icon } from './Icon';
+import { parentOf } from './file-paths';
+import { folderKey, isEditable } from './list-keys';
 import { filterEntries, isDir, sortEntries, type Entry, type Sort, type SortKey } from './entries';
 import { crumbs, formatDate, formatSize, joinPath, validName } from './format';
 import type { ShareChoice } from './shareForm';
@@ -45,7 +48,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
   const rowHeight = useMedia(NARROW) ? ROW_HEIGHT_NARROW : ROW_HEIGHT;
 
   const load = useCallback(async () => {
-    const { data, error: err, response } = await api.GET('/api/v2/user/dirs', { params: { query: { path: dir } } });
+    const { data, error: err, response } = await listing(dir);
     if (data) {
       setEntries(data);
       setListError('');
@@ -88,6 +91,22 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
     setPending(kind === 'mkdir' ? { kind } : { kind, entry: entry! });
   };
 
+  /** Backspace or Alt+Up: up a folder (but not while typing in a field); Delete: asks to delete the entry whose row has the focus. */
+  const onKeyDown = (ev: KeyboardEvent<HTMLElement>) => {
+    if ((ev.target as Element).closest('dialog') || isEditable(ev.target as Element)) return;
+    const what = folderKey(ev);
+    if (what === 'parent' && dir !== '/') {
+      ev.preventDefault();
+      onNavigate(parentOf(dir));
+    } else if (what === 'delete') {
+      const at = (ev.target as Element).closest('[data-row]')?.getAttribute('data-row');
+      const entry = at == null ? undefined : shown[Number(at)];
+      if (!entry || !(isDir(entry) ? allowed.deleteDirs : allowed.deleteFiles)) return;
+      ev.preventDefault();
+      setPending({ kind: 'delete', entry });
+    }
+  };
+
   const toggleSort = (key: SortKey) => setSort((s) => (s.key === key ? { key, asc: !s.asc } : { key, asc: true }));
   const header = (key: SortKey, label: string, before?: ReactNode) => {
     const current = sort.key === key;
@@ -106,21 +125,21 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
     const path = joinPath(dir, e.name);
     const folder = isDir(e);
     return (
-      <div role="row" className="entry" key={e.name} aria-rowindex={i + 2} aria-selected={ops.selection.isSelected(path)}>
+      <div role="row" className="entry" key={e.name} data-row={i} aria-rowindex={i + 2} aria-selected={ops.selection.isSelected(path)}>
         <div role="cell" className="col-name">
           <SelectBox ops={ops} name={e.name} path={path} />
           {folder ? (
-            <button type="button" className="link" onClick={() => onNavigate(path)}>
+            <button type="button" className="link" data-primary onClick={() => onNavigate(path)}>
               <Icon name="folder" />
               {e.name}
             </button>
           ) : allowed.download ? (
-            <a href={routeUrl('/api/v2/user/files', 'get', { path })} download={e.name} aria-label={`${t.download} ${e.name}`}>
+            <a href={routeUrl('/api/v2/user/files', 'get', { path })} download={e.name} aria-label={`${t.download} ${e.name}`} data-primary>
               <Icon name="file" />
               {e.name}
             </a>
           ) : (
-            <span>
+            <span data-primary tabIndex={-1}>
               <Icon name="file" />
               {e.name}
             </span>
@@ -131,7 +150,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
         </div>
         <div role="cell" className="col-modified" title={formatDate(e.last_modified)}>
           <span className="date-medium">{formatDate(e.last_modified)}</span>
-          <span className="date-short">{formatDate(e.last_modified, undefined, 'narrow')}</span>
+          <span className="date-short">{formatDate(e.last_modified, t.lang, 'narrow')}</span>
         </div>
         <div role="cell" className="col-actions">
           {ops.previewButton(e, path)}
@@ -153,7 +172,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
   };
 
   return (
-    <main id="content" className={drop.dragging ? 'files dragging' : 'files'} {...(allowed.upload ? drop.props : {})}>
+    <main id="content" className={drop.dragging ? 'files dragging' : 'files'} onKeyDown={onKeyDown} {...(allowed.upload ? drop.props : {})}>
       <nav aria-label={t.breadcrumbs}>
         <ol className="crumbs">
           <li>

@@ -1,4 +1,5 @@
-import { memo, useEffect, useRef, useState, type ReactNode } from 'react';
+import { memo, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
+import { rowAfterKey } from './list-keys';
 
 /**
  * One row: drawn again only when its item, its index or the render function change, so a scroll
@@ -13,6 +14,10 @@ const Row = memo(function Row({ item, index, render }: { item: unknown; index: n
  * around): a directory of 10,000+ entries stays as light as one of 50. The
  * spacer and offsets are set through the CSSOM (allowed by the CSP, unlike
  * style attributes in markup).
+ *
+ * Keyboard: the rows `render` draws carry `data-row={index}` and their main control (the one the
+ * focus goes to) `data-primary`; with the focus in a row, the arrows, Page Up/Down, Home and End
+ * move it to that control of another row, scrolled into view (drawn first when it was not).
  */
 export function VirtualList<T>({
   items,
@@ -29,6 +34,8 @@ export function VirtualList<T>({
 }) {
   const scroller = useRef<HTMLDivElement>(null);
   const [view, setView] = useState({ top: 0, height: 600 });
+  /** The row the keyboard moved to before it was drawn: focused once it is. */
+  const pendingFocus = useRef<number | null>(null);
 
   useEffect(() => {
     const el = scroller.current;
@@ -44,13 +51,39 @@ export function VirtualList<T>({
     };
   }, []);
 
+  const primaryOf = (i: number) => scroller.current?.querySelector<HTMLElement>(`[data-row="${i}"] [data-primary]`) ?? null;
+  // in the commit that draws it: the focus never rests on the page between the old row and the new one
+  useLayoutEffect(() => {
+    if (pendingFocus.current === null) return;
+    const target = primaryOf(pendingFocus.current);
+    if (target) {
+      pendingFocus.current = null;
+      target.focus();
+    }
+  });
+
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
+    const el = scroller.current;
+    const from = (e.target as Element).closest('[data-row]');
+    if (!el || !from) return;
+    const to = rowAfterKey(e, Number(from.getAttribute('data-row')), items.length, Math.floor(el.clientHeight / rowHeight));
+    if (to === null) return;
+    e.preventDefault();
+    const top = to * rowHeight;
+    if (top < el.scrollTop) el.scrollTop = top;
+    else if (top + rowHeight > el.scrollTop + el.clientHeight) el.scrollTop = top + rowHeight - el.clientHeight;
+    const target = primaryOf(to);
+    if (target) target.focus();
+    else pendingFocus.current = to;
+  };
+
   const first = Math.max(0, Math.floor(view.top / rowHeight) - overscan);
   const last = Math.min(items.length, Math.ceil((view.top + view.height) / rowHeight) + overscan);
   const rows: ReactNode[] = [];
   for (let i = first; i < last; i++) rows.push(<Row key={i} item={items[i]} index={i} render={render} />);
 
   return (
-    <div className="scroller" ref={scroller} tabIndex={-1} aria-label={label} role="rowgroup">
+    <div className="scroller" ref={scroller} tabIndex={-1} aria-label={label} role="rowgroup" onKeyDown={onKeyDown}>
       <div className="spacer" style={{ height: items.length * rowHeight }}>
         <div className="window" style={{ transform: `translateY(${first * rowHeight}px)` }}>
           {rows}

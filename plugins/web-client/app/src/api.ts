@@ -39,6 +39,8 @@ const session: Middleware = {
 
 export const api = createClient<paths>({ baseUrl: location.origin, credentials: 'same-origin' });
 api.use(session);
+/** The same client without the lost-session hook: for reads sent before the session is known (early.ts), whose 401 means "not signed in". */
+export const quietApi = createClient<paths>({ baseUrl: location.origin, credentials: 'same-origin' });
 
 /** The message of an API error answer ({"message","error"}), or a fallback. */
 export function errorMessage(body: unknown, fallback: string): string {

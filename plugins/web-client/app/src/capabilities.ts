@@ -1,6 +1,6 @@
 /** The capabilities of a folder (GET /api/v2/user/capabilities): the actions allowed there and the quota. */
 import { useCallback, useEffect, useState } from 'react';
-import { api } from './api';
+import { capabilities } from './early';
 import { allowedActions, NOTHING, type Allowed } from './permissions';
 
 export interface Quota {
@@ -21,7 +21,7 @@ export function useCapabilities(dir: string): Capabilities {
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
-    void api.GET('/api/v2/user/capabilities', { params: { query: { path: dir } } }).then(({ data }) => {
+    void capabilities(dir).then(({ data }) => {
       if (!live) return;
       if (data) setState({ allowed: allowedActions(data.permissions, data.web_client), webClient: data.web_client, quota: data.quota });
       else setState({ allowed: NOTHING, webClient: [], quota: null });

@@ -1,4 +1,9 @@
-/** Sizes and dates in the user's locale (the browser's languages). */
+/**
+ * Numbers, sizes and dates in the language of the UI (the catalogue's, strings.ts `lang`), not the
+ * browser's: the words around them are the catalogue's, their digits and separators must match.
+ */
+import { t } from './strings.js';
+
 const UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte', 'petabyte'] as const;
 
 /**
@@ -16,7 +21,7 @@ function cached<F extends Intl.NumberFormat | Intl.DateTimeFormat>(key: string, 
   return f;
 }
 
-export function formatSize(bytes: number, locale?: string): string {
+export function formatSize(bytes: number, locale: string = t.lang): string {
   let i = 0;
   let v = bytes;
   while (v >= 1024 && i < UNITS.length - 1) {
@@ -24,7 +29,7 @@ export function formatSize(bytes: number, locale?: string): string {
     i++;
   }
   return cached(
-    `size|${locale ?? ''}|${i}`,
+    `size|${locale}|${i}`,
     () =>
       new Intl.NumberFormat(locale, {
         style: 'unit',
@@ -35,16 +40,21 @@ export function formatSize(bytes: number, locale?: string): string {
   ).format(v);
 }
 
+/** A count (1,234 in English). */
+export function formatNumber(n: number, locale: string = t.lang): string {
+  return cached(`number|${locale}`, () => new Intl.NumberFormat(locale)).format(n);
+}
+
 /**
- * A date in the user's locale: `full`, the date and the time (wide screens);
+ * A date in the UI's language: `full`, the date and the time (wide screens);
  * `narrow`, the date alone in numbers (a phone's row, where the full form
  * would be cut off: the full one is then the cell's title).
  */
-export function formatDate(iso: string, locale?: string, style: 'full' | 'narrow' = 'full'): string {
+export function formatDate(iso: string, locale: string = t.lang, style: 'full' | 'narrow' = 'full'): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
   const options: Intl.DateTimeFormatOptions = style === 'full' ? { dateStyle: 'medium', timeStyle: 'short' } : { dateStyle: 'short' };
-  return cached(`date|${locale ?? ''}|${style}`, () => new Intl.DateTimeFormat(locale, options)).format(d);
+  return cached(`date|${locale}|${style}`, () => new Intl.DateTimeFormat(locale, options)).format(d);
 }
 
 /** Joins a directory and a name into an absolute path of the user's tree. */

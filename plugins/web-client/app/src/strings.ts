@@ -1,9 +1,17 @@
 /**
  * Every string the web client shows, in one catalogue (ready for translation:
  * a second language is a second object of the same type). Functions take
- * the values they put in a sentence.
+ * the values they put in a sentence; the counts they put there are written
+ * in the catalogue's language (`n`), as format.ts writes sizes and dates.
  */
+const LANG = 'en';
+const counts = new Intl.NumberFormat(LANG);
+/** A count in the catalogue's language (1,234). */
+const n = (x: number): string => counts.format(x);
+
 export const en = {
+  /** The language of this catalogue (BCP 47): the page's lang, and the locale of every number, size and date shown. */
+  lang: LANG,
   appName: 'Ferry',
   loading: 'Loading…',
   // login
@@ -21,6 +29,8 @@ export const en = {
   accountDisabled: 'This account is disabled. Ask your administrator to enable it.',
   accountExpired: 'This account has expired. Ask your administrator to extend it.',
   banned: 'Too many failed sign-ins from your address: it is blocked for a while. Try again later or ask your administrator.',
+  // the page a browser of a blocked address gets for any page of the site (built into www/blocked.html)
+  blockedTitle: 'Your address is blocked',
   passcodeReused: 'This code has already been used. Wait for the next one.',
   wrongPasscode: 'The authentication code is not valid. Try again.',
   tooManyAttempts: 'Too many attempts. Wait a moment and try again.',
@@ -57,7 +67,7 @@ export const en = {
   folder: 'Folder',
   emptyFolder: 'This folder is empty.',
   noMatch: 'No entry matches the filter.',
-  entries: (shown: number, total: number) => (shown === total ? `${total} entries` : `${shown} of ${total} entries`),
+  entries: (shown: number, total: number) => (shown === total ? `${n(total)} entries` : `${n(shown)} of ${n(total)} entries`),
   newFolder: 'New folder',
   newFolderName: 'Name of the new folder',
   create: 'Create',
@@ -82,7 +92,7 @@ export const en = {
   uploadConflict: 'Already exists: waiting for your choice',
   uploadSending: (sent: string, total: string, speed: string, left: string) =>
     `${sent} / ${total}` + (speed ? ` · ${speed}/s` : '') + (left ? ` · ${left} left` : ''),
-  uploadTotal: (n: number) => (n === 1 ? '1 file' : `${n} files`),
+  uploadTotal: (count: number) => (count === 1 ? '1 file' : `${n(count)} files`),
   uploadTotalProgress: 'All uploads',
   uploadAllDone: 'Finished',
   cancelUpload: (name: string) => `Cancel the upload of ${name}`,
@@ -100,13 +110,13 @@ export const en = {
   select: (name: string) => `Select ${name}`,
   selectAll: 'Select all',
   selectionToolbar: 'Selection',
-  selectedCount: (n: number) => (n === 1 ? '1 selected' : `${n} selected`),
+  selectedCount: (count: number) => (count === 1 ? '1 selected' : `${n(count)} selected`),
   clearSelection: 'Clear selection',
   downloadZip: 'Download as zip',
   move: 'Move',
   copy: 'Copy',
-  moveTo: (n: number) => (n === 1 ? 'Move 1 entry to…' : `Move ${n} entries to…`),
-  copyTo: (n: number) => (n === 1 ? 'Copy 1 entry to…' : `Copy ${n} entries to…`),
+  moveTo: (count: number) => (count === 1 ? 'Move 1 entry to…' : `Move ${n(count)} entries to…`),
+  copyTo: (count: number) => (count === 1 ? 'Copy 1 entry to…' : `Copy ${n(count)} entries to…`),
   moveHere: 'Move here',
   copyHere: 'Copy here',
   folderPicker: 'Destination folder',
@@ -116,17 +126,17 @@ export const en = {
   destination: (dir: string) => `Destination: ${dir}`,
   intoItself: (name: string) => `${name} cannot go into itself.`,
   sameFolder: 'The entries are already in this folder.',
-  confirmDeleteSelection: (n: number) =>
-    n === 1 ? 'Delete the selected entry? This cannot be undone.' : `Delete the ${n} selected entries? This cannot be undone.`,
-  working: (done: number, total: number) => `Working… ${done} of ${total}`,
-  bulkDone: (what: string, n: number) => `${what}: ${n} ${n === 1 ? 'entry' : 'entries'} done.`,
-  bulkFailed: (n: number) => (n === 1 ? '1 entry failed:' : `${n} entries failed:`),
+  confirmDeleteSelection: (count: number) =>
+    count === 1 ? 'Delete the selected entry? This cannot be undone.' : `Delete the ${n(count)} selected entries? This cannot be undone.`,
+  working: (done: number, total: number) => `Working… ${n(done)} of ${n(total)}`,
+  bulkDone: (what: string, count: number) => `${what}: ${n(count)} ${count === 1 ? 'entry' : 'entries'} done.`,
+  bulkFailed: (count: number) => (count === 1 ? '1 entry failed:' : `${n(count)} entries failed:`),
   preview: 'Preview',
   previewOf: (name: string) => `Preview of ${name}`,
   previous: 'Previous',
   next: 'Next',
   close: 'Close',
-  position: (i: number, n: number) => `${i} of ${n}`,
+  position: (i: number, count: number) => `${n(i)} of ${n(count)}`,
   textTruncated: (kb: number) => `Only the first ${kb} KB are shown.`,
   previewFailed: (why: string) => `The preview failed: ${why}`,
   openPdf: 'Open in a new tab',
@@ -138,7 +148,8 @@ export const en = {
   quota: 'Storage',
   quotaUsage: (used: string, limit: string) => `${used} of ${limit} used`,
   quotaUsed: (used: string) => `${used} used (no limit)`,
-  quotaFiles: (used: number, limit: number) => (limit > 0 ? `${used} of ${limit} files` : `${used} files`),
+  quotaFiles: (used: number, limit: number) => (limit > 0 ? `${n(used)} of ${n(limit)} files` : `${n(used)} files`),
+  noQuota: 'No storage limit',
   readOnlyFolder: 'You can only view and download in this folder.',
   // ---- end of file operations ----
   invalidName: 'A name may not be empty, "." or "..", nor contain "/".',
@@ -148,7 +159,7 @@ export const en = {
   sharesTitle: 'Shares',
   newShare: 'New share',
   editShare: (name: string) => `Edit share ${name}`,
-  shareSelected: (n: number) => (n ? `Share ${n} selected` : 'Share this folder'),
+  shareSelected: (count: number) => (count ? `Share ${n(count)} selected` : 'Share this folder'),
   noShares: 'You have no shares yet. Choose files or folders in Files and press Share, or create one here.',
   sharesLoadFailed: (why: string) => `The shares could not be loaded: ${why}`,
   shareName: 'Name',
@@ -195,7 +206,7 @@ export const en = {
   qrLabel: (name: string) => `QR code of the link of the share ${name}`,
   sharePathsShown: 'Paths',
   uses: 'Uses',
-  usesValue: (used: number, max: number) => (max ? `${used} of ${max}` : `${used} (unlimited)`),
+  usesValue: (used: number, max: number) => (max ? `${n(used)} of ${n(max)}` : `${n(used)} (unlimited)`),
   expires: 'Expires',
   never: 'Never',
   lastUse: 'Last use',
@@ -320,7 +331,7 @@ export const en = {
   pubOtherAddress: 'Use another address',
   pubExpires: (date: string) => `Available until ${date}`,
   pubNoExpiry: 'No expiry date',
-  pubUsesLeft: (left: number, max: number) => `${left} of ${max} uses left`,
+  pubUsesLeft: (left: number, max: number) => `${n(left)} of ${n(max)} uses left`,
   pubUnlimited: 'No limit on uses',
   pubLimits: 'Limits of this share',
   pubDownloadAll: 'Download all (zip)',

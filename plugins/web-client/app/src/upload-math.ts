@@ -1,4 +1,5 @@
 /** The pure arithmetic of uploads: names on a conflict, speed and time left, the fingerprint of a file. */
+import { t } from './strings.js';
 
 /**
  * The name "keep both" gives: `name (1).ext`, `name (2).ext`... the first one
@@ -67,8 +68,8 @@ export function fingerprint(dest: string, file: { name: string; size: number; la
   return JSON.stringify([dest, file.name, file.size, file.lastModified]);
 }
 
-/** A duration in the user's locale, to the second under a minute, then minutes, then hours and minutes. */
-export function formatSeconds(seconds: number, locale?: string): string {
+/** A duration in the UI's language (strings.ts `lang`), to the second under a minute, then minutes, then hours and minutes. */
+export function formatSeconds(seconds: number, locale: string = t.lang): string {
   const unit = (v: number, u: 'second' | 'minute' | 'hour') => new Intl.NumberFormat(locale, { style: 'unit', unit: u, unitDisplay: 'narrow' }).format(v);
   if (seconds < 60) return unit(Math.max(0, Math.round(seconds)), 'second');
   if (seconds < 3600) return unit(Math.round(seconds / 60), 'minute');

@@ -312,7 +312,7 @@ function Listing({ share, dir, entries, onNavigate }: { share: PublicShare; dir:
                 )}
               </td>
               <td className="col-size">{isDir(e) ? t.folder : formatSize(e.size)}</td>
-              <td className="col-modified">{formatDate(e.last_modified, undefined, 'narrow')}</td>
+              <td className="col-modified">{formatDate(e.last_modified, t.lang, 'narrow')}</td>
             </tr>
           );
         })}
