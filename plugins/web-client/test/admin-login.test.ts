@@ -99,8 +99,11 @@ t.test('single sign-on: the button on the admin sign-in page, the provider, back
   await other.goto(`${base}/web/admin/`);
   await other.getByRole('link', { name: strings.signInOidc }).click();
   await signInAtProvider(other, issuer, 'uma');
-  await other.waitForURL((u) => u.pathname === '/api/v2/oidc/callback');
-  const refused = JSON.parse((await other.locator('body').innerText()).trim()) as { message: string; error: string };
-  t.match(refused, { error: 'Forbidden', message: /"uma"/ }, 'the callback refuses it with the reason');
+  await other.getByRole('heading', { name: admin.loginTitle }).waitFor();
+  const alert = other.getByRole('alert');
+  await alert.waitFor();
+  t.match(await alert.innerText(), /Single sign-on did not sign you in: .*"uma" a user, not an admin/, 'back on the sign-in page with the reason');
+  t.equal(new URL(other.url()).hash, '', 'the reason is taken out of the address');
   t.equal(await other.evaluate(async () => (await fetch('/api/v2/admin/web-session')).status), 401, 'no admin session');
+  await screenshot(other, 'admin-login-sso-refused');
 });

@@ -5,6 +5,23 @@ import { t } from './strings';
 type Step = 'password' | 'passcode' | 'forgot' | 'reset';
 
 /**
+ * The reason of a refused single sign-on: the OIDC callback sends the browser back to the sign-in page
+ * with `#sso-error=<reason>` (a fragment: never sent to a server). Read once, then removed from the URL.
+ */
+function ssoRefusal(): string {
+  const m = /^#sso-error=(.*)$/s.exec(window.location.hash);
+  if (!m) return '';
+  history.replaceState(history.state, '', window.location.pathname + window.location.search);
+  let reason: string;
+  try {
+    reason = decodeURIComponent(m[1]!);
+  } catch {
+    reason = m[1]!;
+  }
+  return t.ssoRefused(reason.slice(0, 500));
+}
+
+/**
  * Sign-in: username and password, then the passcode step when the account has two-factor authentication;
  * the single sign-on button when the binding has an OpenID provider; "forgot password" (a code by email,
  * then the code and a new password) when the server can send mail.
@@ -32,7 +49,8 @@ export function Login<S = Session>({
   const [again, setAgain] = useState('');
   const [step, setStep] = useState<Step>('password');
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  // a single sign-on the server refused comes back here with its reason (see ssoRefusal)
+  const [error, setError] = useState(() => ssoRefusal());
   const [info, setInfo] = useState('');
   const [options, setOptions] = useState({ password_reset: false, oidc: false });
   const passcodeRef = useRef<HTMLInputElement>(null);

@@ -293,6 +293,7 @@ export const en = {
   resetFailed: (why: string) => `The password was not reset: ${why}`,
   orSeparator: 'or',
   signInOidc: 'Sign in with single sign-on',
+  ssoRefused: (why: string) => `Single sign-on did not sign you in: ${why}`,
   apiKeysTitle: 'Your API keys',
   apiKeysHelp: 'A key lets a script act as you on the REST API (header X-SERVICE-API-KEY).',
   noApiKeys: 'No API key.',
