@@ -68,7 +68,7 @@ function plainListing(n) {
   return (
     `<!doctype html><html><head><meta charset="utf-8"><title>Index of /d${n}/</title>` +
     '<style>body{font-family:sans-serif;margin:0 1rem}table{width:100%;border-collapse:collapse}tr{height:48px}td{padding:0 .75rem}</style>' +
-    `</head><body><h1>Index of /d${n}/</h1><table><tbody>${rows.join('\n')}</tbody></table><p class="count">${n} entries</p></body></html>`
+    `</head><body><h1>Index of /d${n}/</h1><table><tbody>${rows.join('\n')}</tbody></table><p class="count">${n.toLocaleString('en')} entries</p></body></html>`
   );
 }
 
@@ -182,7 +182,18 @@ async function main() {
         const page = await ctx.newPage();
         await page.bringToFront();
         await page.goto(url, { waitUntil: 'commit' });
-        const ms = await (await page.waitForFunction(() => window.__drawn, null, { timeout: 60_000 })).jsonValue();
+        const ms = await page
+          .waitForFunction(() => window.__drawn, null, { timeout: 60_000 })
+          .then((h) => h.jsonValue())
+          .catch(async (err) => {
+            // say what the page shows instead of the rows awaited
+            const seen = await page.evaluate(() => ({
+              url: location.href,
+              count: document.querySelector('.count')?.textContent,
+              text: document.body.innerText.slice(0, 300),
+            }));
+            throw new Error(`${url}: the rows (${rows}, "${count(n)}") were not drawn in 60 s; the page shows ${JSON.stringify(seen)}`, { cause: err });
+          });
         const jsBytes = await page.evaluate(() =>
           performance
             .getEntriesByType('resource')
