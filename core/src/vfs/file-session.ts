@@ -45,6 +45,17 @@ export interface FileSessionInit {
 
 const denied = (msg: string) => new FsError(FsErrorCode.Permission, msg);
 
+/** The account's filters.start_directory as a virtual path: '/' when unset, empty or unusable. */
+export function startDirectoryOf(filters: Record<string, unknown>): string {
+  const v = filters.start_directory;
+  if (typeof v !== 'string' || v === '') return '/';
+  try {
+    return normalizeVirtualPath(v);
+  } catch {
+    return '/';
+  }
+}
+
 /**
  * One session's view of a user's files: the virtual tree, the user's
  * permissions, file patterns and restrictions, quota accounting, filesystem
@@ -125,6 +136,26 @@ export class FileSession implements FileSessionApi, SessionCore {
   }
 
   // ---- checks -------------------------------------------------------------
+
+  async startDirectory(o?: SessionOpOptions): Promise<string> {
+    const configured = startDirectoryOf(this.user.filters);
+    if (configured === '/') return '/';
+    let reason: string;
+    try {
+      const info = await this.run(o, (signal) => this.vfs.stat(configured, { signal }));
+      if (info.isDir) return configured;
+      reason = 'not a directory';
+    } catch (err) {
+      // a client gone stops here; anything else (missing, unreachable storage) starts the session in '/'
+      if (this.signal.aborted || o?.signal?.aborted) throw err;
+      reason = (err as Error).message;
+    }
+    this.deps.logger.warn(
+      { user: this.user.username, protocol: this.protocol, start_directory: configured, reason },
+      'the start directory is missing or not a directory: the session starts in /',
+    );
+    return '/';
+  }
 
   /** Parses a client path (both separators, no '..', no encoded dots or separators). */
   path(input: string | undefined | null): string {

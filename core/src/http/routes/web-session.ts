@@ -12,6 +12,8 @@ import { ErrorKind, LoginRefusedError } from '../../errors.js';
 import { adminOf, clientIp, userOf } from '../auth-strategies.js';
 import { WEB_SESSIONS, clearedWebSessionCookie, webSessionCookie, webSessionOf } from '../web-session.js';
 import { ApiResponse } from '../openapi/answers.js';
+import { FileSessions } from '../../vfs/file-sessions.service.js';
+import { webStartDirectory } from '../start-directory.js';
 import { TOKENS } from '../../tokens.js';
 import type { FerryConfig, HttpBinding } from '../../config/schema.js';
 
@@ -29,6 +31,11 @@ const sessionFields = {
 
 const sessionAnswer = Joi.object({
   ...sessionFields,
+  start_directory: Joi.string()
+    .required()
+    .description(
+      "the directory the web client opens in when its address names none: the account's filters.start_directory, '/' when it is unset, missing or not a directory",
+    ),
   password_change_required: Joi.boolean()
     .required()
     .description(
@@ -60,6 +67,8 @@ interface SessionKindRoutes {
   loggedIn: (out: LoginOutcome) => Promise<{ id: number; username: string; extra: Record<string, unknown> }>;
   /** The answer's fields besides the session's, for a request the cookie authenticated. */
   extraOf: (request: Request) => Record<string, unknown>;
+  /** Fields of the answer that need the account's files (POST and GET), for the session of id hash `sessionId`. */
+  filesOf?: (request: Request, username: string, sessionId: string) => Promise<Record<string, unknown>>;
 }
 
 const answer = (s: WebSession, extra: Record<string, unknown>) => ({
@@ -131,7 +140,8 @@ function sessionRoutes(c: DependencyContainer, k: SessionKindRoutes): ServerRout
         }
         const { extra, ...account } = await k.loggedIn(out);
         const { session, cookie } = await openWebSession(c, request, account, { kind: k.kind });
-        return h.response(answer(session, extra)).header('set-cookie', cookie).header('cache-control', 'no-store');
+        const files = (await k.filesOf?.(request, account.username, session.id_hash)) ?? {};
+        return h.response(answer(session, { ...extra, ...files })).header('set-cookie', cookie).header('cache-control', 'no-store');
       },
     },
     {
@@ -141,9 +151,10 @@ function sessionRoutes(c: DependencyContainer, k: SessionKindRoutes): ServerRout
         auth,
         plugins: { ferry: { ...ferry, mfaSetup: true, responses: { 200: { description: 'the session, refreshed', schema: k.answerSchema } } } },
       },
-      handler: (request, h) => {
+      handler: async (request, h) => {
         const web = webSessionOf(request)!;
-        return h.response(answer(web.session, k.extraOf(request))).header('cache-control', 'no-store');
+        const files = (await k.filesOf?.(request, web.session.username, web.session.id_hash)) ?? {};
+        return h.response(answer(web.session, { ...k.extraOf(request), ...files })).header('cache-control', 'no-store');
       },
     },
     {
@@ -173,6 +184,7 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
   const users = c.resolve(UserAuthService);
   const admins = c.resolve(AdminService);
   const config = c.resolve<FerryConfig>(TOKENS.Config);
+  const fileSessions = c.resolve(FileSessions);
   return [
     {
       // an addition to v2.7: what a sign-in page may offer besides the password (no credentials)
@@ -200,6 +212,7 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
         userOf(request);
         return { password_change_required: webSessionOf(request)!.passwordChangeRequired };
       },
+      filesOf: async (request, username, sessionId) => ({ start_directory: await webStartDirectory(fileSessions, request, username, sessionId) }),
     }),
     ...sessionRoutes(c, {
       kind: 'admin',
