@@ -21,7 +21,7 @@ import type { Connection } from './connection-manager.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { buildFsEvent, FS_STATUS, publishFsEvent, type FsEventSource } from './fs-events.js';
 import { PatternFilters, type PatternsFilter } from './patterns.js';
-import { PermissionSet, type FilePermission } from './permissions.js';
+import { anonymousPermissions, PermissionSet, type FilePermission } from './permissions.js';
 import { quotaScope, StorageReservation } from './quota-guard.js';
 import { VirtualFs, type Resolved } from './vfs.js';
 import { openSessionRead, openSessionWrite, truncateFile } from './session-io.js';
@@ -95,7 +95,8 @@ export class FileSession implements FileSessionApi, SessionCore {
     this.protocol = init.protocol;
     this.disposeSignal = init.disposeSignal ?? (() => undefined);
     this.vfs = new VirtualFs(init.user, deps.factory, init.conn.connection_id);
-    this.perms = new PermissionSet(init.user.permissions);
+    // an anonymous account is read-only whatever its permissions say
+    this.perms = new PermissionSet(init.user.filters.is_anonymous === true ? anonymousPermissions(init.user.permissions) : init.user.permissions);
     this.patterns = new PatternFilters(init.user.filters.file_patterns as PatternsFilter[] | undefined);
     this.eventSource = {
       user: init.user,
