@@ -74,6 +74,9 @@ const ANONYMOUS_PERMISSIONS = ['list', 'download'];
  */
 export function anonymousPermissions(permissions: Record<string, string[]>): Record<string, string[]> {
   return Object.fromEntries(
-    Object.entries(permissions ?? {}).map(([p, perms]) => [p, perms.includes('*') ? [...ANONYMOUS_PERMISSIONS] : perms.filter((x) => ANONYMOUS_PERMISSIONS.includes(x))]),
+    Object.entries(permissions ?? {}).map(([p, perms]) => [
+      p,
+      perms.includes('*') ? [...ANONYMOUS_PERMISSIONS] : perms.filter((x) => ANONYMOUS_PERMISSIONS.includes(x)),
+    ]),
   );
 }

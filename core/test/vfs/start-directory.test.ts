@@ -61,7 +61,10 @@ t.test("missing or not a directory: '/' and a warning naming the user and the di
 });
 
 t.test("a primary group's start directory, placeholders interpolated; the user's own wins", async (t) => {
-  const r = await ta.inject('POST', '/api/v2/groups', { token, payload: { name: 'g-start', user_settings: { filters: { start_directory: '/drop/%username%' } } } });
+  const r = await ta.inject('POST', '/api/v2/groups', {
+    token,
+    payload: { name: 'g-start', user_settings: { filters: { start_directory: '/drop/%username%' } } },
+  });
   t.equal(r.statusCode, 201, r.payload);
   const gHome = await addUser(ta, { username: 'sd-g', groups: [{ name: 'g-start', type: 1 }] });
   mkdirSync(path.join(gHome, 'drop', 'sd-g'), { recursive: true });

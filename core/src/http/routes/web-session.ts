@@ -141,7 +141,10 @@ function sessionRoutes(c: DependencyContainer, k: SessionKindRoutes): ServerRout
         const { extra, ...account } = await k.loggedIn(out);
         const { session, cookie } = await openWebSession(c, request, account, { kind: k.kind });
         const files = (await k.filesOf?.(request, account.username, session.id_hash)) ?? {};
-        return h.response(answer(session, { ...extra, ...files })).header('set-cookie', cookie).header('cache-control', 'no-store');
+        return h
+          .response(answer(session, { ...extra, ...files }))
+          .header('set-cookie', cookie)
+          .header('cache-control', 'no-store');
       },
     },
     {
