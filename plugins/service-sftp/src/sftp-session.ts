@@ -226,6 +226,9 @@ export class SftpSession {
     get session() {
       return self.session;
     },
+    get startDirectory() {
+      return self.start;
+    },
     path: (input) => self.path(input),
     handle: (h) => self.handles.get(h.toString('hex'))?.handle,
     replace: (h, handle) => {

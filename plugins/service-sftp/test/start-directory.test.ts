@@ -1,7 +1,7 @@
 import t from 'tap';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { connectSsh, openSftp, sftpBatch, sshKey, startSftp } from './helpers.js';
+import { connectSsh, openSftp, rawSftp, sftpBatch, sftpStr, sshKey, startSftp, u32 } from './helpers.js';
 
 // filters.start_directory over SFTP: REALPATH of '.' answers it (OpenSSH's sftp lands there) and
 // relative paths resolve against it; a missing one starts the session in '/'; it confines nothing.
@@ -45,4 +45,17 @@ t.test('raw SFTP: REALPATH of . and of relative paths, a relative STAT', async (
   t.equal(await realpath('../../..'), '/', "'..' stays inside the root");
   const size = await new Promise<number>((res, rej) => sftp.stat('a.txt', (err, st) => (err ? rej(err) : res(st.size))));
   t.equal(size, 7, 'STAT of a relative path: the file in the start directory');
+
+  // expand-path@openssh.com (raw: ssh2's client writes it malformed): relative paths from the start directory, ~ the root
+  const rc = await connectSsh({ port: h.port, username: 'raw', password: 'raw-pass-1' });
+  t.teardown(() => rc.end());
+  const raw = await rawSftp(rc);
+  let id = 0;
+  const expand = async (p: string) => {
+    raw.send(200, Buffer.concat([u32(++id), sftpStr('expand-path@openssh.com'), sftpStr(p)]));
+    const a = await raw.next();
+    return a[0] === 104 ? a.toString('utf8', 13, 13 + a.readUInt32BE(9)) : `status ${a[0]}`;
+  };
+  t.equal(await expand('d/e'), '/work/d/e');
+  t.equal(await expand('~/d'), '/d');
 });
