@@ -85,4 +85,13 @@ t.test('the web session tells the web client where to open (POST and GET /api/v2
   const missing = await ta.server.inject({ method: 'POST', url: '/api/v2/user/web-session', payload: { username: 'sd-missing', password: PASSWORD } });
   t.equal(missing.statusCode, 200, missing.payload);
   t.equal(JSON.parse(missing.payload).start_directory, '/', 'a missing start directory: the root');
+
+  // max_sessions reached by another connection: the web session opens all the same, at the root
+  const busyHome = await addUser(ta, { username: 'sd-busy', max_sessions: 1, filters: { start_directory: '/in' } });
+  mkdirSync(path.join(busyHome, 'in'));
+  const other = await sessions.open({ username: 'sd-busy', ip: '127.0.0.1', protocol: 'FTP', sessionKey: 'busy' });
+  t.teardown(() => other.close());
+  const busy = await ta.server.inject({ method: 'POST', url: '/api/v2/user/web-session', payload: { username: 'sd-busy', password: PASSWORD } });
+  t.equal(busy.statusCode, 200, busy.payload);
+  t.equal(JSON.parse(busy.payload).start_directory, '/', 'no file session to check it with: the root');
 });

@@ -9,13 +9,14 @@ import { AdminService } from '../../accounts/admin.service.js';
 import type { LoginOutcome } from '../../auth/login.service.js';
 import type { WebSession } from '../../data/entities/index.js';
 import { ErrorKind, LoginRefusedError } from '../../errors.js';
-import { adminOf, clientIp, userOf } from '../auth-strategies.js';
+import { adminOf, clientIp, loadedUserOf, userOf } from '../auth-strategies.js';
 import { WEB_SESSIONS, clearedWebSessionCookie, webSessionCookie, webSessionOf } from '../web-session.js';
 import { ApiResponse } from '../openapi/answers.js';
 import { FileSessions } from '../../vfs/file-sessions.service.js';
 import { webStartDirectory } from '../start-directory.js';
 import { TOKENS } from '../../tokens.js';
 import type { FerryConfig, HttpBinding } from '../../config/schema.js';
+import type { Logger } from '../../logger.js';
 
 const loginInput = Joi.object({
   username: Joi.string().min(1).max(255).required(),
@@ -67,8 +68,8 @@ interface SessionKindRoutes {
   loggedIn: (out: LoginOutcome) => Promise<{ id: number; username: string; extra: Record<string, unknown> }>;
   /** The answer's fields besides the session's, for a request the cookie authenticated. */
   extraOf: (request: Request) => Record<string, unknown>;
-  /** Fields of the answer that need the account's files (POST and GET), for the session of id hash `sessionId`. */
-  filesOf?: (request: Request, username: string, sessionId: string) => Promise<Record<string, unknown>>;
+  /** Fields of the answer that need the account's files (POST, with the login's outcome, and GET). */
+  filesOf?: (request: Request, session: WebSession, out?: LoginOutcome) => Promise<Record<string, unknown>>;
 }
 
 const answer = (s: WebSession, extra: Record<string, unknown>) => ({
@@ -140,7 +141,7 @@ function sessionRoutes(c: DependencyContainer, k: SessionKindRoutes): ServerRout
         }
         const { extra, ...account } = await k.loggedIn(out);
         const { session, cookie } = await openWebSession(c, request, account, { kind: k.kind });
-        const files = (await k.filesOf?.(request, account.username, session.id_hash)) ?? {};
+        const files = (await k.filesOf?.(request, session, out)) ?? {};
         return h
           .response(answer(session, { ...extra, ...files }))
           .header('set-cookie', cookie)
@@ -156,7 +157,7 @@ function sessionRoutes(c: DependencyContainer, k: SessionKindRoutes): ServerRout
       },
       handler: async (request, h) => {
         const web = webSessionOf(request)!;
-        const files = (await k.filesOf?.(request, web.session.username, web.session.id_hash)) ?? {};
+        const files = (await k.filesOf?.(request, web.session)) ?? {};
         return h.response(answer(web.session, { ...k.extraOf(request), ...files })).header('cache-control', 'no-store');
       },
     },
@@ -188,6 +189,7 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
   const admins = c.resolve(AdminService);
   const config = c.resolve<FerryConfig>(TOKENS.Config);
   const fileSessions = c.resolve(FileSessions);
+  const logger = c.resolve<Logger>(TOKENS.Logger);
   return [
     {
       // an addition to v2.7: what a sign-in page may offer besides the password (no credentials)
@@ -215,7 +217,11 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
         userOf(request);
         return { password_change_required: webSessionOf(request)!.passwordChangeRequired };
       },
-      filesOf: async (request, username, sessionId) => ({ start_directory: await webStartDirectory(fileSessions, request, username, sessionId) }),
+      filesOf: async (request, session, out) => {
+        // the login's view, or the one the cookie's check loaded
+        const filters = (out?.view ?? loadedUserOf(request, session.user_id)?.view)?.filters;
+        return { start_directory: await webStartDirectory(fileSessions, request, session, filters, logger) };
+      },
     }),
     ...sessionRoutes(c, {
       kind: 'admin',
