@@ -169,7 +169,9 @@ export const baseFilterKeys = {
     pre_login_disabled: Joi.boolean(),
     check_password_disabled: Joi.boolean(),
   }),
-  disable_fs_checks: Joi.boolean(),
+  disable_fs_checks: Joi.boolean().description(
+    "sessions do not check or create the storage's root (a missing local home directory or folder mapped path is left missing)",
+  ),
   web_client: Joi.array()
     .items(Joi.string().valid(...WEB_CLIENT_OPTIONS))
     .unique(),
@@ -183,12 +185,16 @@ export const baseFilterKeys = {
     }),
   ),
   external_auth_cache_time: Joi.number().integer().min(0),
-  start_directory: virtualPath.allow(''),
+  start_directory: virtualPath
+    .allow('')
+    .description(
+      "the virtual directory sessions start in (SFTP's and FTP's working directory, the web client's first folder); '' is '/'; a missing one starts in '/'",
+    ),
   two_factor_protocols: Joi.array()
     .items(Joi.string().valid(...MFA_PROTOCOLS))
     .unique(),
   ftp_security: Joi.number().valid(0, 1),
-  is_anonymous: Joi.boolean(),
+  is_anonymous: Joi.boolean().description('read-only (list and download only, whatever the permissions say) and logins over FTP and WebDAV only'),
   default_shares_expiration: Joi.number().integer().min(0),
   max_shares_expiration: Joi.number().integer().min(0),
   password_expiration: Joi.number().integer().min(0),

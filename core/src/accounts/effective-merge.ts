@@ -176,6 +176,11 @@ export function mergeEffectiveUser(m: MergeInput): EffectiveUser {
         continue;
       }
       if (g.type === GroupType.Membership) continue;
+      if (k === 'start_directory') {
+        // a virtual path: placeholders interpolated like the other paths a group supplies
+        if (g.type === GroupType.Primary && isEmpty(filters[k])) filters[k] = safePath(interp(String(v ?? ''))) ?? '';
+        continue;
+      }
       if (ADDITIVE_FILTERS.includes(k)) filters[k] = union(filters[k], v);
       else if (k === 'file_patterns') filters[k] = mergeByPath(filters[k], v, interp);
       else if (g.type === GroupType.Primary && (filters[k] === undefined || (typeof filters[k] !== 'boolean' && isEmpty(filters[k])))) {

@@ -293,6 +293,12 @@ export interface FsScope {
   dataDir: string;
   /** Connection the Fs serves, for logs. */
   connectionId?: string;
+  /**
+   * The account's `filters.disable_fs_checks`: the backend neither checks nor
+   * creates its root when the Fs is made (a missing local home directory or
+   * mapped path is not created; operations then fail as on any missing path).
+   */
+  skipRootCheck?: boolean;
   /** Where the backend logs what it leaves out or refuses (e.g. a link leading outside a local root). */
   logger?: FsLogger;
 }

@@ -128,6 +128,13 @@ export interface FileSession {
   readonly signal: AbortSignal;
   /** Parses a client path into a virtual path (throws INVALID / ESCAPE). */
   path(input: string | undefined | null): string;
+  /**
+   * The directory the session starts in (a front-end's initial working
+   * directory, what relative paths resolve against): the account's
+   * effective `filters.start_directory`, or '/' when it is unset, missing or
+   * not a directory (logged). Only a starting point: it confines nothing.
+   */
+  startDirectory(o?: SessionOpOptions): Promise<string>;
   /** True when the permissions of directory `dir` include '*' or one of `perms`. */
   hasPermission(dir: string, ...perms: SessionPermission[]): boolean;
   /** A file's or directory's metadata (needs list or download permission on its parent; hidden names are NOT_FOUND). */

@@ -21,7 +21,7 @@ import type { Connection } from './connection-manager.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { buildFsEvent, FS_STATUS, publishFsEvent, type FsEventSource } from './fs-events.js';
 import { PatternFilters, type PatternsFilter } from './patterns.js';
-import { PermissionSet, type FilePermission } from './permissions.js';
+import { anonymousPermissions, PermissionSet, type FilePermission } from './permissions.js';
 import { quotaScope, StorageReservation } from './quota-guard.js';
 import { VirtualFs, type Resolved } from './vfs.js';
 import { openSessionRead, openSessionWrite, truncateFile } from './session-io.js';
@@ -44,6 +44,17 @@ export interface FileSessionInit {
 }
 
 const denied = (msg: string) => new FsError(FsErrorCode.Permission, msg);
+
+/** The account's filters.start_directory as a virtual path: '/' when unset, empty or unusable. */
+export function startDirectoryOf(filters: Record<string, unknown>): string {
+  const v = filters.start_directory;
+  if (typeof v !== 'string' || v === '') return '/';
+  try {
+    return normalizeVirtualPath(v);
+  } catch {
+    return '/';
+  }
+}
 
 /**
  * One session's view of a user's files: the virtual tree, the user's
@@ -84,7 +95,8 @@ export class FileSession implements FileSessionApi, SessionCore {
     this.protocol = init.protocol;
     this.disposeSignal = init.disposeSignal ?? (() => undefined);
     this.vfs = new VirtualFs(init.user, deps.factory, init.conn.connection_id);
-    this.perms = new PermissionSet(init.user.permissions);
+    // an anonymous account is read-only whatever its permissions say
+    this.perms = new PermissionSet(init.user.filters.is_anonymous === true ? anonymousPermissions(init.user.permissions) : init.user.permissions);
     this.patterns = new PatternFilters(init.user.filters.file_patterns as PatternsFilter[] | undefined);
     this.eventSource = {
       user: init.user,
@@ -125,6 +137,26 @@ export class FileSession implements FileSessionApi, SessionCore {
   }
 
   // ---- checks -------------------------------------------------------------
+
+  async startDirectory(o?: SessionOpOptions): Promise<string> {
+    const configured = startDirectoryOf(this.user.filters);
+    if (configured === '/') return '/';
+    let reason: string;
+    try {
+      const info = await this.run(o, (signal) => this.vfs.stat(configured, { signal }));
+      if (info.isDir) return configured;
+      reason = 'not a directory';
+    } catch (err) {
+      // a client gone stops here; anything else (missing, unreachable storage) starts the session in '/'
+      if (this.signal.aborted || o?.signal?.aborted) throw err;
+      reason = (err as Error).message;
+    }
+    this.deps.logger.warn(
+      { user: this.user.username, protocol: this.protocol, start_directory: configured, reason },
+      'the start directory is missing or not a directory: the session starts in /',
+    );
+    return '/';
+  }
 
   /** Parses a client path (both separators, no '..', no encoded dots or separators). */
   path(input: string | undefined | null): string {

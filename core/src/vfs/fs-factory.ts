@@ -55,8 +55,11 @@ export class FsFactory {
     return opts;
   }
 
-  /** Creates an Fs for a stored filesystem rooted at `root` (local providers) or the config's prefix. */
-  async create(fs: StoredFilesystem, root: string, owner: FsOwner, connectionId?: string): Promise<Fs> {
+  /**
+   * Creates an Fs for a stored filesystem rooted at `root` (local providers)
+   * or the config's prefix; `o.skipRootCheck`: see FsScope.
+   */
+  async create(fs: StoredFilesystem, root: string, owner: FsOwner, connectionId?: string, o: { skipRootCheck?: boolean } = {}): Promise<Fs> {
     const def = this.provider(fs.provider);
     const options = await this.options(fs, owner);
     if (def.requiresLocalRoot && !root) throw new InvalidError(`filesystem provider ${fs.provider} needs a local root directory`);
@@ -65,6 +68,7 @@ export class FsFactory {
       root: root || undefined,
       dataDir: this.config.common.data_dir,
       connectionId,
+      ...(o.skipRootCheck ? { skipRootCheck: true } : {}),
       logger: this.logger.child({ user: owner.username, provider: fs.provider }),
     });
   }

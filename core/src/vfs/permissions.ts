@@ -62,3 +62,21 @@ export class PermissionSet {
     return this.entries.filter((e) => e.path !== vpath && isSubPath(vpath, e.path)).map((e) => e.path);
   }
 }
+
+/** What an anonymous account (`filters.is_anonymous`) keeps of its permissions: listing and downloading. */
+const ANONYMOUS_PERMISSIONS = ['list', 'download'];
+
+/**
+ * The permissions of an anonymous account: each path's reduced to list and
+ * download ('*' gives both), whatever else it grants. Every write (upload,
+ * overwrite, mkdir, rename, delete, chtimes, copy) is then refused with the
+ * usual permission error.
+ */
+export function anonymousPermissions(permissions: Record<string, string[]>): Record<string, string[]> {
+  return Object.fromEntries(
+    Object.entries(permissions ?? {}).map(([p, perms]) => [
+      p,
+      perms.includes('*') ? [...ANONYMOUS_PERMISSIONS] : perms.filter((x) => ANONYMOUS_PERMISSIONS.includes(x)),
+    ]),
+  );
+}

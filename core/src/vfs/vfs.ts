@@ -93,7 +93,9 @@ export class VirtualFs {
   fs(mount: Mount): Promise<Fs> {
     let p = this.instances.get(mount);
     if (!p) {
-      p = this.factory.create(mount.filesystem, mount.root, this.owner, this.connectionId);
+      // disable_fs_checks: the home directory and the folders' roots are neither checked nor created
+      const skipRootCheck = this.user.filters.disable_fs_checks === true;
+      p = this.factory.create(mount.filesystem, mount.root, this.owner, this.connectionId, { skipRootCheck });
       // a failed creation is retried by the next caller
       p.catch(() => this.instances.delete(mount));
       this.instances.set(mount, p);

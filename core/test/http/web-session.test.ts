@@ -281,7 +281,7 @@ t.test('GET tells the CSRF token and refreshes; DELETE revokes, a replayed cooki
   const s = await login('ws-fay');
   const g = await call('GET', WS, { headers: withCookie(s) });
   t.equal(g.status, 200);
-  t.same(g.body, { username: 'ws-fay', csrf_token: s.csrf, expires_at: g.body.expires_at, password_change_required: false });
+  t.same(g.body, { username: 'ws-fay', csrf_token: s.csrf, expires_at: g.body.expires_at, password_change_required: false, start_directory: '/' });
   t.ok(Date.parse(g.body.expires_at) >= Date.parse(s.expiresAt), 'not earlier');
   const noCsrf = await call('DELETE', WS, { headers: withCookie(s) });
   t.equal(noCsrf.status, 403, 'logout needs the CSRF token (no forced logout)');

@@ -28,14 +28,15 @@ const pkg = packageInfo(import.meta.url);
 /**
  * Checks the scope of a local-root provider and returns the LocalFs options
  * for it, creating the root if it does not exist yet (as a home directory is
- * created at first login). Shared with fs-crypt.
+ * created at first login), unless the account skips those checks
+ * (`scope.skipRootCheck`: filters.disable_fs_checks). Shared with fs-crypt.
  */
 export async function localFsOptions(scope: FsScope, buffers: { read_buffer_size?: number; write_buffer_size?: number }): Promise<LocalFsOptions> {
   if (!scope.root) {
     throw new FsError(FsErrorCode.Invalid, `a local filesystem needs a root directory (home_dir or mapped_path) for ${scope.username}`);
   }
   const root = path.resolve(scope.root);
-  await ensureRoot(root);
+  if (!scope.skipRootCheck) await ensureRoot(root);
   return {
     root,
     tempDir: processUploadsTmpDir(scope.dataDir),

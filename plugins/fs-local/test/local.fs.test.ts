@@ -75,6 +75,14 @@ t.test('create(): a root found is checked again only after ROOT_CHECK_INTERVAL_M
   t.ok(existsSync(root), 'created again once the interval passed');
 });
 
+t.test('create() with skipRootCheck (disable_fs_checks): a missing root is not created', async (t) => {
+  const { data } = await freshDirs();
+  const root = path.join(base, 'unchecked-root', 'home');
+  const fs = await localFsProvider.create({}, { username: 'u', root, dataDir: data, skipRootCheck: true });
+  t.notOk(existsSync(root), 'not created');
+  await t.rejects(fs.stat('/'), { code: 'NOT_FOUND' }, 'operations fail as on any missing path');
+});
+
 t.test('atomic writes', async (t) => {
   const { root, tmp } = await freshDirs();
   const fs = new LocalFs({ root, tempDir: tmp });

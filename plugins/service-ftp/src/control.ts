@@ -525,8 +525,14 @@ export class FtpControl {
         command: '',
         signal: this.gone.signal,
       });
+      // the account's start directory: the first working directory
+      const start = await files.startDirectory({ signal: this.gone.signal }).catch(async (err: unknown) => {
+        await files.close().catch(() => undefined);
+        throw err;
+      });
       if (this.closed) return void files.close().catch(() => undefined);
       this.files = files;
+      this.cwd = start;
       // closed by an administrator (DELETE /api/v2/connections/{id}, from any node)
       files.signal.addEventListener('abort', () => this.close('Connection closed by the administrator.'), { once: true });
       this.arm(this.o.config.idle_timeout, 'idle timeout');

@@ -7,8 +7,10 @@ export interface ExtensionHost {
   readonly sftp: SFTPWrapper;
   /** The user's file session (use it inside run/onHandle: it is open then). */
   readonly session: FileSession;
-  /** The virtual path of a client path. */
+  /** The virtual path of a client path (relative ones against the start directory). */
   path(input: string): string;
+  /** The session's start directory (what relative paths resolve against). */
+  readonly startDirectory: string;
   /** The handle a client handle names, if open. */
   handle(h: Buffer): Handle | undefined;
   /** Puts another handle in place of an open one (copy-data). */

@@ -43,16 +43,17 @@ export function statvfsOf(q: SessionQuota): Buffer {
   return Buffer.concat(fields.map((n) => u64(n)));
 }
 
-/** `~`, `~/...` and `~OWN-NAME/...` as the user's root, then normalised against it. */
-function expandPath(input: string, username: string): string {
-  let p = input;
-  if (p.startsWith('~')) {
-    const slash = p.indexOf('/');
-    const who = p.slice(1, slash < 0 ? undefined : slash);
-    if (who !== '' && who !== username) throw new SftpStatusError(STATUS.NO_SUCH_FILE, `~${who}: no such home directory`);
-    p = '/' + (slash < 0 ? '' : p.slice(slash + 1));
-  }
-  return path.posix.resolve('/', p.replace(/\\/g, '/') || '.');
+/**
+ * `~`, `~/...` and `~OWN-NAME/...` as the user's root, then normalised
+ * against it; other relative paths against `base` (the start directory).
+ */
+function expandPath(input: string, username: string, base: string): string {
+  const p = input.replace(/\\/g, '/');
+  if (!p.startsWith('~')) return path.posix.resolve('/', base, p || '.');
+  const slash = p.indexOf('/');
+  const who = p.slice(1, slash < 0 ? undefined : slash);
+  if (who !== '' && who !== username) throw new SftpStatusError(STATUS.NO_SUCH_FILE, `~${who}: no such home directory`);
+  return path.posix.resolve('/', slash < 0 ? '.' : p.slice(slash + 1) || '.');
 }
 
 function reply(host: ExtensionHost, id: number, body: Buffer): void {
@@ -102,7 +103,7 @@ export function handleExtended(host: ExtensionHost, id: number, name: string, da
       });
       return true;
     case 'expand-path@openssh.com':
-      checked(async () => nameReply(host, id, expandPath(r.string(), host.session.account.username)));
+      checked(async () => nameReply(host, id, expandPath(r.string(), host.session.account.username, host.startDirectory)));
       return true;
     case 'home-directory':
       checked(async () => {

@@ -39,11 +39,15 @@ export function longnameOf(info: FileInfo, owner: string, now = Date.now()): str
   return `${info.isDir ? 'd' : '-'}${bits}    1 ${owner} ${owner} ${String(info.size).padStart(12)} ${date} ${info.name}`;
 }
 
-/** The virtual path of a client path, relative ones against '/' (the user's root), '..' kept inside it. */
-export function normalise(input: string): string {
+/**
+ * The virtual path of a client path, relative ones against `base` (the
+ * session's start directory, '/' by default: the user's root), '..' kept
+ * inside the root.
+ */
+export function normalise(input: string, base = '/'): string {
   // ssh2's parser hands over undefined for a string that runs past some packets (OPEN, SETSTAT, MKDIR, RENAME)
   if (typeof input !== 'string') throw new SftpStatusError(STATUS.BAD_MESSAGE, 'malformed request');
-  return path.posix.resolve('/', input.replace(/\\/g, '/') || '.');
+  return path.posix.resolve('/', base, input.replace(/\\/g, '/') || '.');
 }
 
 /**
@@ -56,6 +60,8 @@ export class SftpSession {
   private closed = false;
 
   private opened: FileSession | null = null;
+  /** What relative paths resolve against (REALPATH of '.' answers it): the account's start directory. */
+  private start = '/';
   /** Settles once the file session is open: requests sent before wait for it (the client may not wait). */
   private readonly ready: Promise<void>;
   /** Bytes of WRITEs waiting for their handle: above MAX_QUEUED_WRITES the client's data is held. */
@@ -69,7 +75,10 @@ export class SftpSession {
     private readonly logger: Logger,
     private readonly onActivity: () => void,
   ) {
-    this.ready = session.then((opened) => void (this.opened = opened));
+    this.ready = session.then(async (opened) => {
+      this.start = await opened.startDirectory();
+      this.opened = opened;
+    });
     this.ready.catch(() => undefined); // the channel is ended; waiting requests answer the failure
     this.flow = channelFlow(sftp, () => this.queuedWrites > MAX_QUEUED_WRITES);
     this.answers = outgoingRoom(sftp, MAX_QUEUED_ANSWERS);
@@ -191,7 +200,7 @@ export class SftpSession {
     s.on('RENAME', (id, from, to) => this.done(id, () => this.rename(from, to, false)));
     s.on('REALPATH', (id, p) =>
       this.run(id, async () => {
-        const resolved = normalise(p);
+        const resolved = normalise(p, this.start);
         s.name(id, [{ filename: resolved, longname: resolved, attrs: {} as FileEntry['attrs'] }]);
       }),
     );
@@ -217,6 +226,9 @@ export class SftpSession {
     get session() {
       return self.session;
     },
+    get startDirectory() {
+      return self.start;
+    },
     path: (input) => self.path(input),
     handle: (h) => self.handles.get(h.toString('hex'))?.handle,
     replace: (h, handle) => {
@@ -235,7 +247,7 @@ export class SftpSession {
   }
 
   private path(input: string): string {
-    return this.session.path(normalise(input));
+    return this.session.path(normalise(input, this.start));
   }
 
   private async open(id: number, filename: string, flags: number): Promise<void> {

@@ -9,11 +9,14 @@ import { AdminService } from '../../accounts/admin.service.js';
 import type { LoginOutcome } from '../../auth/login.service.js';
 import type { WebSession } from '../../data/entities/index.js';
 import { ErrorKind, LoginRefusedError } from '../../errors.js';
-import { adminOf, clientIp, userOf } from '../auth-strategies.js';
+import { adminOf, clientIp, loadedUserOf, userOf } from '../auth-strategies.js';
 import { WEB_SESSIONS, clearedWebSessionCookie, webSessionCookie, webSessionOf } from '../web-session.js';
 import { ApiResponse } from '../openapi/answers.js';
+import { FileSessions } from '../../vfs/file-sessions.service.js';
+import { webStartDirectory } from '../start-directory.js';
 import { TOKENS } from '../../tokens.js';
 import type { FerryConfig, HttpBinding } from '../../config/schema.js';
+import type { Logger } from '../../logger.js';
 
 const loginInput = Joi.object({
   username: Joi.string().min(1).max(255).required(),
@@ -29,6 +32,11 @@ const sessionFields = {
 
 const sessionAnswer = Joi.object({
   ...sessionFields,
+  start_directory: Joi.string()
+    .required()
+    .description(
+      "the directory the web client opens in when its address names none: the account's filters.start_directory, '/' when it is unset, missing or not a directory",
+    ),
   password_change_required: Joi.boolean()
     .required()
     .description(
@@ -60,6 +68,8 @@ interface SessionKindRoutes {
   loggedIn: (out: LoginOutcome) => Promise<{ id: number; username: string; extra: Record<string, unknown> }>;
   /** The answer's fields besides the session's, for a request the cookie authenticated. */
   extraOf: (request: Request) => Record<string, unknown>;
+  /** Fields of the answer that need the account's files (POST, with the login's outcome, and GET). */
+  filesOf?: (request: Request, session: WebSession, out?: LoginOutcome) => Promise<Record<string, unknown>>;
 }
 
 const answer = (s: WebSession, extra: Record<string, unknown>) => ({
@@ -131,7 +141,11 @@ function sessionRoutes(c: DependencyContainer, k: SessionKindRoutes): ServerRout
         }
         const { extra, ...account } = await k.loggedIn(out);
         const { session, cookie } = await openWebSession(c, request, account, { kind: k.kind });
-        return h.response(answer(session, extra)).header('set-cookie', cookie).header('cache-control', 'no-store');
+        const files = (await k.filesOf?.(request, session, out)) ?? {};
+        return h
+          .response(answer(session, { ...extra, ...files }))
+          .header('set-cookie', cookie)
+          .header('cache-control', 'no-store');
       },
     },
     {
@@ -141,9 +155,10 @@ function sessionRoutes(c: DependencyContainer, k: SessionKindRoutes): ServerRout
         auth,
         plugins: { ferry: { ...ferry, mfaSetup: true, responses: { 200: { description: 'the session, refreshed', schema: k.answerSchema } } } },
       },
-      handler: (request, h) => {
+      handler: async (request, h) => {
         const web = webSessionOf(request)!;
-        return h.response(answer(web.session, k.extraOf(request))).header('cache-control', 'no-store');
+        const files = (await k.filesOf?.(request, web.session)) ?? {};
+        return h.response(answer(web.session, { ...k.extraOf(request), ...files })).header('cache-control', 'no-store');
       },
     },
     {
@@ -173,6 +188,8 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
   const users = c.resolve(UserAuthService);
   const admins = c.resolve(AdminService);
   const config = c.resolve<FerryConfig>(TOKENS.Config);
+  const fileSessions = c.resolve(FileSessions);
+  const logger = c.resolve<Logger>(TOKENS.Logger);
   return [
     {
       // an addition to v2.7: what a sign-in page may offer besides the password (no credentials)
@@ -199,6 +216,11 @@ export function webSessionRoutes(c: DependencyContainer): ServerRoute[] {
       extraOf: (request) => {
         userOf(request);
         return { password_change_required: webSessionOf(request)!.passwordChangeRequired };
+      },
+      filesOf: async (request, session, out) => {
+        // the login's view, or the one the cookie's check loaded
+        const filters = (out?.view ?? loadedUserOf(request, session.user_id)?.view)?.filters;
+        return { start_directory: await webStartDirectory(fileSessions, request, session, filters, logger) };
       },
     }),
     ...sessionRoutes(c, {

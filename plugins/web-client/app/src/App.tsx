@@ -8,7 +8,7 @@ import { Nav, type NavItem } from './Nav';
 import { Profile } from './Profile';
 import type { ShareChoice, SharePolicy } from './shareForm';
 import { currentSession, keepAlive, logout, type Session } from './session';
-import { BASE, parseRoute, routePath, type Route } from './routes';
+import { BASE, namesNothing, parseRoute, routePath, type Route } from './routes';
 import { t } from './strings';
 
 /** The Shares screen, loaded when first shown (it brings the QR code encoder). */
@@ -40,6 +40,8 @@ function UserApp() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [notice, setNotice] = useState('');
   const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
+  /** The address names no directory: the account's start directory is opened once the session is known. */
+  const [toStart, setToStart] = useState(() => namesNothing(location.pathname));
   /** What the account's shares may be (null until known, or when it cannot be read). */
   const [sharePolicy, setSharePolicy] = useState<SharePolicy | null>(null);
   /** Paths chosen in the file browser for a new share, handed to the Shares screen. */
@@ -55,6 +57,15 @@ function UserApp() {
     window.addEventListener('popstate', pop);
     return () => window.removeEventListener('popstate', pop);
   }, []);
+
+  useEffect(() => {
+    if (!session || !toStart) return;
+    setToStart(false);
+    if (session.start_directory === '/') return;
+    const start: Route = { kind: 'files', dir: session.start_directory };
+    setRoute(start);
+    history.replaceState(null, '', routePath(start));
+  }, [session, toStart]);
 
   useEffect(() => {
     if (!session) return;
@@ -112,6 +123,7 @@ function UserApp() {
     setNotice('');
     history.replaceState(null, '', `${BASE}/`);
     setRoute({ kind: 'files', dir: '/' });
+    setToStart(true);
   }, []);
 
   if (session === undefined) {

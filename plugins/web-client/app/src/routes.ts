@@ -34,6 +34,11 @@ export function parseRoute(pathname: string): Route {
   return { kind: 'files', dir: '/' };
 }
 
+/** Whether a pathname is the client's bare address (/web/client or /web/client/): no screen, no directory named. */
+export function namesNothing(pathname: string): boolean {
+  return pathname === BASE || pathname === `${BASE}/`;
+}
+
 /** The pathname of a route. */
 export function routePath(r: Route): string {
   switch (r.kind) {
