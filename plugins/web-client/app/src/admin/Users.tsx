@@ -1,14 +1,29 @@
 import { api, errorMessage } from '../api';
 import { formatSize } from '../format';
-import { NamedList } from './NamedList';
+import { NamedList, type BulkActions } from './NamedList';
 import { can, type AdminSession } from './session';
 import { t } from './strings';
 import { deleteUser, getUser, setUserStatus, type UserRow } from './users-api';
 
+/** Enables or disables each user named (one PUT each, the rest of the user kept); each refusal shown with the API's message. */
+async function setStatusOf(names: string[], status: 0 | 1, a: BulkActions): Promise<void> {
+  if (names.length === 0) return a.fail(t.selectFirst);
+  const failures: string[] = [];
+  const done: string[] = [];
+  for (const name of names) {
+    const failed = await setUserStatus(name, status);
+    if (failed) failures.push(t.userFailed(name, failed));
+    else done.push(name);
+  }
+  a.clear();
+  await a.act(async () => (failures.length ? t.someFailed(failures) : null), status === 1 ? t.usersEnabled(done) : t.usersDisabled(done));
+}
+
 /**
  * The users: a page at a time from the server (limit, offset, order: a list of
  * 100,000 is never loaded whole), a lookup by username, enable/disable and
- * delete with a confirmation; each action only with its permission.
+ * delete with a confirmation; several users enabled or disabled at once
+ * (their check boxes); each action only with its permission.
  */
 export function Users({ session, onOpen }: { session: AdminSession; onOpen: (username: string | null) => void }) {
   const mayEdit = can(session, 'edit_users');
@@ -59,6 +74,20 @@ export function Users({ session, onOpen }: { session: AdminSession; onOpen: (use
               >
                 {u.status === 1 ? t.disable : t.enable}
               </button>
+            )
+          : undefined
+      }
+      bulkActions={
+        mayEdit
+          ? (selected, a) => (
+              <>
+                <button type="button" onClick={() => void setStatusOf(selected, 1, a)}>
+                  {t.enableSelected}
+                </button>
+                <button type="button" onClick={() => void setStatusOf(selected, 0, a)}>
+                  {t.disableSelected}
+                </button>
+              </>
             )
           : undefined
       }

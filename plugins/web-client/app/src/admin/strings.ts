@@ -107,6 +107,17 @@ export const en = {
   descending: 'Z to A',
   perPage: 'Per page',
   actionFailed: (why: string) => `The action failed: ${why}`,
+  // several rows at once (the lists' check boxes)
+  selectPage: 'Select all the rows of this page',
+  selectRow: (name: string) => `Select ${name}`,
+  selectedRows: (n: number) => (n === 1 ? '1 selected' : `${n} selected`),
+  enableSelected: 'Enable selected',
+  disableSelected: 'Disable selected',
+  selectFirst: 'Select the users first.',
+  usersEnabled: (names: string[]) => `Enabled: ${names.join(', ')}.`,
+  usersDisabled: (names: string[]) => `Disabled: ${names.join(', ')}.`,
+  someFailed: (failures: string[]) => failures.join('; '),
+  userFailed: (name: string, why: string) => `${name}: ${why}`,
   dismiss: 'Dismiss',
   // user form
   newUser: 'New user',

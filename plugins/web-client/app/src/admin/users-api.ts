@@ -29,6 +29,6 @@ export async function deleteUser(username: string): Promise<string | null> {
 /** Enables (1) or disables (0) a user: its object read and put back with the new status. */
 export async function setUserStatus(username: string, status: 0 | 1): Promise<string | null> {
   const got = await getUser(username);
-  if (!got.user) return got.message ?? null;
+  if (!got.user) return got.message ?? String(got.status);
   return updateUser(username, { ...(got.user as UserInput), status });
 }
