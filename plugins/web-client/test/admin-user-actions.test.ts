@@ -1,9 +1,14 @@
 /**
  * The web admin's actions on users in Debian's chromium against a real Ferry:
- * several users disabled at once from the list (the rest of each user kept).
+ * several users disabled at once from the list (the rest of each user kept);
+ * a quota scan (from the user's page and from the list) after files were
+ * written to the home directory on disk; the used transfer reset.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import t from 'tap';
 import { en as admin } from '../app/src/admin/strings.js';
+import { formatSize } from '../app/src/format.js';
 import { openFromNav, restAs, signInAdmin } from './admin-helpers.js';
 import { harness, type Harness } from './page.js';
 
@@ -50,4 +55,56 @@ t.test('bulk disable: the users selected are disabled, every other field kept', 
   t.match(await alert.textContent(), /bulk-c: .*not found/i, "the refused user with the API's message");
   t.equal((await rest('GET', '/api/v2/users/bulk-a')).body.status, 1, 'bulk-a enabled again');
   t.equal((await rest('GET', '/api/v2/users/bulk-b')).body.status, 1, 'bulk-b enabled again');
+});
+
+t.test("quota scan: the used quota read from the disk, on the user's page and in the list", async (t) => {
+  const home = await h.f.addUser('scan-u');
+  await mkdir(path.join(home, 'sub'), { recursive: true });
+  await writeFile(path.join(home, 'a.bin'), Buffer.alloc(5000));
+  await writeFile(path.join(home, 'sub', 'b.bin'), Buffer.alloc(3000));
+  t.equal((await rest('GET', '/api/v2/users/scan-u')).body.used_quota_size ?? 0, 0, 'nothing counted before the scan');
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f);
+  await page.goto(`${h.f.origin}/web/admin/users/scan-u`);
+  const used = page.getByTestId('user-used-quota');
+  await used.filter({ hasText: admin.folderUsed('0 bytes', 0) }).waitFor();
+  await page.getByRole('button', { name: admin.scanQuota, exact: true }).click();
+  await used.filter({ hasText: admin.folderUsed(formatSize(8000), 2) }).waitFor();
+  await page
+    .getByRole('status')
+    .filter({ hasText: admin.userScanDone('scan-u') })
+    .waitFor();
+  t.equal((await rest('GET', '/api/v2/users/scan-u')).body.used_quota_size, 8000, 'the REST API counts the files scanned');
+
+  await writeFile(path.join(home, 'c.bin'), Buffer.alloc(2000));
+  await openFromNav(page, admin.users);
+  const row = page
+    .getByTestId('users')
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: 'scan-u' }) });
+  t.match(await row.textContent(), admin.folderUsed(formatSize(8000), 2), 'the list shows the used quota');
+  await row.getByRole('button', { name: admin.scanUser('scan-u') }).click();
+  await row.filter({ hasText: admin.folderUsed(formatSize(10000), 3) }).waitFor();
+  t.pass('the list shows the used quota after its scan');
+});
+
+t.test('transfer reset: the used upload and download set back to 0', async (t) => {
+  await h.f.addUser('xfer-u');
+  const set = await rest('PUT', '/api/v2/quotas/users/xfer-u/transfer-usage?mode=add', { used_upload_data_transfer: 2048, used_download_data_transfer: 4096 });
+  t.equal(set.status, 200, set.raw);
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f);
+  await page.goto(`${h.f.origin}/web/admin/users/xfer-u`);
+  const used = page.getByTestId('user-used-transfer');
+  await used.filter({ hasText: admin.usedTransferIs(formatSize(2048), formatSize(4096)) }).waitFor();
+  await page.getByRole('button', { name: admin.resetTransfer }).click();
+  await page.getByRole('dialog').getByRole('button', { name: admin.resetTransfer }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: admin.transferReset('xfer-u') })
+    .waitFor();
+  await used.filter({ hasText: admin.usedTransferIs('0 bytes', '0 bytes') }).waitFor();
+  const now = (await rest('GET', '/api/v2/users/xfer-u')).body;
+  t.equal(now.used_upload_data_transfer, 0, 'upload reset');
+  t.equal(now.used_download_data_transfer, 0, 'download reset');
 });

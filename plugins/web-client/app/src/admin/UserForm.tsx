@@ -8,6 +8,7 @@ import { StorageForm } from './StorageForm';
 import { emptyStorage, filesystemInputOf, storageFieldsOf, type StorageFields } from './storage-model';
 import { t } from './strings';
 import { UserGroups, type GroupMapping } from './UserGroups';
+import { UserUsage } from './UserUsage';
 import { createUser, getUser, updateUser, type UserInput, type UserRow } from './users-api';
 
 interface Fields {
@@ -141,98 +142,101 @@ export function UserForm({
   };
 
   return (
-    <form className="user-form" onSubmit={(e) => void submit(e)} aria-describedby={error ? 'form-error' : undefined}>
-      <div className="title-row">
-        <h1>{username === null ? t.newUser : t.editUser(username)}</h1>
-        <button type="button" onClick={onDone}>
-          {t.back}
-        </button>
-      </div>
-      {saved && (
-        <p className="notice" role="status">
-          {saved}
-        </p>
-      )}
-      {error && (
-        <p id="form-error" className="error" role="alert">
-          {t.fixErrors} {error}
-        </p>
-      )}
-      <fieldset disabled={!editable || busy}>
-        <legend>{t.account}</legend>
-        <Field id="u-username" label={t.username} path="username" error={error}>
-          {(c) => (
-            <input
-              {...c}
-              required
-              readOnly={username !== null}
-              autoCapitalize="none"
-              spellCheck={false}
-              value={f.username}
-              onChange={(e) => set('username', e.target.value)}
-            />
-          )}
-        </Field>
-        <Field id="u-status" label={t.status} path="status" error={error}>
-          {(c) => (
-            <select {...c} value={f.status} onChange={(e) => set('status', Number(e.target.value) === 0 ? 0 : 1)}>
-              <option value={1}>{t.enabled}</option>
-              <option value={0}>{t.disabled}</option>
-            </select>
-          )}
-        </Field>
-        <Field id="u-password" label={username === null ? t.password : t.passwordKeep} path="password" error={error}>
-          {(c) => <input {...c} type="password" autoComplete="new-password" value={f.password} onChange={(e) => set('password', e.target.value)} />}
-        </Field>
-        <Field id="u-email" label={t.email} path="email" error={error}>
-          {(c) => <input {...c} type="email" value={f.email} onChange={(e) => set('email', e.target.value)} />}
-        </Field>
-        <Field id="u-description" label={t.description} path="description" error={error}>
-          {(c) => <input {...c} value={f.description} onChange={(e) => set('description', e.target.value)} />}
-        </Field>
-        <Field id="u-expiration_date" label={t.expiration} path="expiration_date" error={error} help={t.expirationHelp}>
-          {(c) => <input {...c} type="date" value={f.expiration} onChange={(e) => set('expiration', e.target.value)} />}
-        </Field>
-      </fieldset>
-      <fieldset disabled={!editable || busy}>
-        <legend>{t.storage}</legend>
-        <StorageForm idPrefix="u" path="filesystem" value={f.storage} error={error} onChange={(v) => set('storage', v)} />
-        <Field id="u-home_dir" label={t.homeDir} path="home_dir" error={error}>
-          {(c) => <input {...c} spellCheck={false} value={f.home_dir} onChange={(e) => set('home_dir', e.target.value)} />}
-        </Field>
-      </fieldset>
-      <PermissionsEditor
-        idPrefix="u"
-        rows={f.perms}
-        onChange={(rows) => set('perms', rows)}
-        disabled={!editable || busy}
-        help={t.permissionsHelp}
-        path="permissions"
-        error={error}
-        keepRoot
-      />
-      <UserGroups
-        groups={f.groups}
-        onChange={(groups) => set('groups', groups)}
-        disabled={!editable || busy}
-        error={error}
-        suggest={can(session, 'manage_groups')}
-      />
-      <AccountSettingsSections
-        kind="user"
-        settings={f.settings}
-        onChange={(v) => set('settings', v)}
-        error={error}
-        disabled={!editable || busy}
-        suggestFolders={can(session, 'manage_folders')}
-      />
-      {editable && (
-        <div className="row">
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? t.saving : username === null ? t.create : t.save}
+    <>
+      <form className="user-form" onSubmit={(e) => void submit(e)} aria-describedby={error ? 'form-error' : undefined}>
+        <div className="title-row">
+          <h1>{username === null ? t.newUser : t.editUser(username)}</h1>
+          <button type="button" onClick={onDone}>
+            {t.back}
           </button>
         </div>
-      )}
-    </form>
+        {saved && (
+          <p className="notice" role="status">
+            {saved}
+          </p>
+        )}
+        {error && (
+          <p id="form-error" className="error" role="alert">
+            {t.fixErrors} {error}
+          </p>
+        )}
+        <fieldset disabled={!editable || busy}>
+          <legend>{t.account}</legend>
+          <Field id="u-username" label={t.username} path="username" error={error}>
+            {(c) => (
+              <input
+                {...c}
+                required
+                readOnly={username !== null}
+                autoCapitalize="none"
+                spellCheck={false}
+                value={f.username}
+                onChange={(e) => set('username', e.target.value)}
+              />
+            )}
+          </Field>
+          <Field id="u-status" label={t.status} path="status" error={error}>
+            {(c) => (
+              <select {...c} value={f.status} onChange={(e) => set('status', Number(e.target.value) === 0 ? 0 : 1)}>
+                <option value={1}>{t.enabled}</option>
+                <option value={0}>{t.disabled}</option>
+              </select>
+            )}
+          </Field>
+          <Field id="u-password" label={username === null ? t.password : t.passwordKeep} path="password" error={error}>
+            {(c) => <input {...c} type="password" autoComplete="new-password" value={f.password} onChange={(e) => set('password', e.target.value)} />}
+          </Field>
+          <Field id="u-email" label={t.email} path="email" error={error}>
+            {(c) => <input {...c} type="email" value={f.email} onChange={(e) => set('email', e.target.value)} />}
+          </Field>
+          <Field id="u-description" label={t.description} path="description" error={error}>
+            {(c) => <input {...c} value={f.description} onChange={(e) => set('description', e.target.value)} />}
+          </Field>
+          <Field id="u-expiration_date" label={t.expiration} path="expiration_date" error={error} help={t.expirationHelp}>
+            {(c) => <input {...c} type="date" value={f.expiration} onChange={(e) => set('expiration', e.target.value)} />}
+          </Field>
+        </fieldset>
+        <fieldset disabled={!editable || busy}>
+          <legend>{t.storage}</legend>
+          <StorageForm idPrefix="u" path="filesystem" value={f.storage} error={error} onChange={(v) => set('storage', v)} />
+          <Field id="u-home_dir" label={t.homeDir} path="home_dir" error={error}>
+            {(c) => <input {...c} spellCheck={false} value={f.home_dir} onChange={(e) => set('home_dir', e.target.value)} />}
+          </Field>
+        </fieldset>
+        <PermissionsEditor
+          idPrefix="u"
+          rows={f.perms}
+          onChange={(rows) => set('perms', rows)}
+          disabled={!editable || busy}
+          help={t.permissionsHelp}
+          path="permissions"
+          error={error}
+          keepRoot
+        />
+        <UserGroups
+          groups={f.groups}
+          onChange={(groups) => set('groups', groups)}
+          disabled={!editable || busy}
+          error={error}
+          suggest={can(session, 'manage_groups')}
+        />
+        <AccountSettingsSections
+          kind="user"
+          settings={f.settings}
+          onChange={(v) => set('settings', v)}
+          error={error}
+          disabled={!editable || busy}
+          suggestFolders={can(session, 'manage_folders')}
+        />
+        {editable && (
+          <div className="row">
+            <button type="submit" className="primary" disabled={busy}>
+              {busy ? t.saving : username === null ? t.create : t.save}
+            </button>
+          </div>
+        )}
+      </form>
+      {username !== null && <UserUsage username={username} mayScan={can(session, 'quota_scans')} />}
+    </>
   );
 }

@@ -107,6 +107,17 @@ export const en = {
   descending: 'Z to A',
   perPage: 'Per page',
   actionFailed: (why: string) => `The action failed: ${why}`,
+  // a user's used quota (its scan) and used transfer (its reset)
+  scanUser: (name: string) => `Scan the quota of ${name}`,
+  scanning: 'scanning…',
+  userScanStarted: (name: string) => `Quota scan of ${name} started.`,
+  userScanDone: (name: string) => `Quota scan of ${name} done.`,
+  usage: 'Usage',
+  usedTransfer: 'Used transfer',
+  usedTransferIs: (upload: string, download: string) => `uploaded ${upload}, downloaded ${download}`,
+  resetTransfer: 'Reset used transfer',
+  confirmResetTransfer: (name: string) => `Set the upload and download transfer used by ${name} back to 0?`,
+  transferReset: (name: string) => `Used transfer of ${name} reset.`,
   // several rows at once (the lists' check boxes)
   selectPage: 'Select all the rows of this page',
   selectRow: (name: string) => `Select ${name}`,
