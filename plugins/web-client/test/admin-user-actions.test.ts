@@ -2,7 +2,8 @@
  * The web admin's actions on users in Debian's chromium against a real Ferry:
  * several users disabled at once from the list (the rest of each user kept);
  * a quota scan (from the user's page and from the list) after files were
- * written to the home directory on disk; the used transfer reset.
+ * written to the home directory on disk; the used transfer reset; a user
+ * cloned; the link from a user to their events.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -107,4 +108,66 @@ t.test('transfer reset: the used upload and download set back to 0', async (t) =
   const now = (await rest('GET', '/api/v2/users/xfer-u')).body;
   t.equal(now.used_upload_data_transfer, 0, 'upload reset');
   t.equal(now.used_download_data_transfer, 0, 'download reset');
+});
+
+t.test('clone: a new user with the settings of another, its password and username typed', async (t) => {
+  await h.f.addUser('clone-a', {
+    email: 'a@example.com',
+    description: 'the model',
+    quota_size: 5242880,
+    quota_files: 100,
+    max_sessions: 2,
+    upload_bandwidth: 512,
+    expiration_date: Date.parse('2032-06-01T00:00:00Z'),
+    permissions: { '/': ['list', 'download'], '/inbox': ['*'] },
+    filters: { denied_protocols: ['FTP'], denied_ip: ['10.0.0.0/8'] },
+    additional_info: 'team blue',
+  });
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f);
+  // from the list
+  await openFromNav(page, admin.users);
+  await page.getByRole('button', { name: admin.cloneUser('clone-a') }).click();
+  await page.getByRole('heading', { name: admin.cloneOfUser('clone-a') }).waitFor();
+  // from the user's page
+  await page.goto(`${h.f.origin}/web/admin/users/clone-a`);
+  await page.getByRole('heading', { name: admin.editUser('clone-a') }).waitFor();
+  await page.getByRole('button', { name: admin.clone, exact: true }).click();
+  await page.getByRole('heading', { name: admin.cloneOfUser('clone-a') }).waitFor();
+  t.equal(new URL(page.url()).search, '?clone=clone-a', 'the clone has its URL');
+  t.equal(await page.getByTestId('clone-note').textContent(), admin.cloneNote('clone-a'), 'the admin is told to type the secrets again');
+  t.equal(await page.getByLabel(admin.username, { exact: true }).inputValue(), '', 'no username copied');
+  t.equal(await page.getByLabel(admin.password, { exact: true }).inputValue(), '', 'no password copied');
+  t.equal(await page.getByLabel(admin.email).inputValue(), 'a@example.com', 'the form is filled from the user');
+  await page.getByLabel(admin.username, { exact: true }).fill('clone-b');
+  await page.getByLabel(admin.password, { exact: true }).fill('Clone-b-password-1');
+  await page.getByRole('button', { name: admin.create }).click();
+  await page.getByRole('heading', { name: admin.editUser('clone-b') }).waitFor();
+
+  const a = (await rest('GET', '/api/v2/users/clone-a')).body;
+  const b = (await rest('GET', '/api/v2/users/clone-b')).body;
+  t.equal(b.username, 'clone-b');
+  const own = ['id', 'username', 'created_at', 'updated_at', 'last_login', 'last_password_change', 'has_password'];
+  const settings = (u: Record<string, any>) => Object.fromEntries(Object.entries(u).filter(([k]) => !own.includes(k)));
+  t.same(settings(b), settings(a), 'every setting the same as the model');
+  t.equal(b.permissions['/inbox']?.[0], '*', 'a setting checked by hand: the permissions of a sub-directory');
+  const login = await h.f.ta.inject('GET', '/api/v2/user/token', { basic: { username: 'clone-b', password: 'Clone-b-password-1' } });
+  t.equal(login.statusCode, 200, 'the clone signs in with the password typed');
+});
+
+t.test("a user's events: the event search filtered by the username", async (t) => {
+  await h.f.addUser('ev-u');
+  const { page } = await h.openPage(t);
+  await signInAdmin(page, h.f);
+  await page.goto(`${h.f.origin}/web/admin/users/ev-u`);
+  const searched = page.waitForRequest((r) => r.url().includes('/api/v2/events/fs') && new URL(r.url()).searchParams.get('username') === 'ev-u');
+  await page.getByRole('link', { name: admin.userEvents }).click();
+  await page.getByRole('heading', { name: admin.events, level: 1 }).waitFor();
+  t.equal(new URL(page.url()).pathname + new URL(page.url()).search, '/web/admin/events?username=ev-u', "the page's URL holds the filter");
+  t.equal(await page.getByLabel(admin.username).inputValue(), 'ev-u', 'the username filter filled');
+  await searched;
+  t.pass("the search of the user's events was sent at once");
+  await page.reload();
+  await page.getByRole('heading', { name: admin.events, level: 1 }).waitFor();
+  t.equal(await page.getByLabel(admin.username).inputValue(), 'ev-u', 'the filter read from the URL after a reload');
 });

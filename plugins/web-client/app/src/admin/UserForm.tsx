@@ -5,7 +5,8 @@ import { Field } from './Field';
 import { PermissionsEditor, permMapOf, permRowsOf, type PermRow } from './PermissionsEditor';
 import { can, type AdminSession } from './session';
 import { StorageForm } from './StorageForm';
-import { emptyStorage, filesystemInputOf, storageFieldsOf, type StorageFields } from './storage-model';
+import { adminRoutePath, type AdminRoute } from './routes';
+import { emptyStorage, filesystemInputOf, storageFieldsOf, withoutStoredSecrets, type StorageFields } from './storage-model';
 import { t } from './strings';
 import { UserGroups, type GroupMapping } from './UserGroups';
 import { UserUsage } from './UserUsage';
@@ -59,6 +60,43 @@ function fieldsOf(u: UserRow): Fields {
   };
 }
 
+/** What is a user's own and not copied by a clone: who they are, their password, their usage and dates. */
+const NOT_CLONED = [
+  'id',
+  'username',
+  'password',
+  'has_password',
+  'used_quota_size',
+  'used_quota_files',
+  'last_quota_update',
+  'used_upload_data_transfer',
+  'used_download_data_transfer',
+  'created_at',
+  'updated_at',
+  'last_login',
+  'first_download',
+  'first_upload',
+  'last_password_change',
+] as const;
+/** Their second factor's secrets, in the filters. */
+const NOT_CLONED_FILTERS = ['totp_config', 'recovery_codes'] as const;
+
+/** The user a new one is made from (the API's intent of a clone): every setting but what is the user's own (NOT_CLONED) and their secrets. */
+function cloneBaseOf(u: UserRow): UserRow {
+  const copy = { ...u } as Record<string, unknown>;
+  for (const k of NOT_CLONED) delete copy[k];
+  const filters = { ...((u.filters ?? {}) as Record<string, unknown>) };
+  for (const k of NOT_CLONED_FILTERS) delete filters[k];
+  copy.filters = filters;
+  return copy as UserRow;
+}
+
+/** The form of a new user cloned from `u`: no username, no password, the storage's secrets to be typed again. */
+const cloneFieldsOf = (u: UserRow): Fields => {
+  const f = fieldsOf(cloneBaseOf(u));
+  return { ...f, username: '', password: '', storage: withoutStoredSecrets(f.storage) };
+};
+
 /** The fields the form edits, over the user as read (PUT replaces the whole object: what the form does not show is kept). */
 function inputOf(f: Fields, base: UserRow | null): UserInput {
   const input: UserInput = {
@@ -82,22 +120,36 @@ function inputOf(f: Fields, base: UserRow | null): UserInput {
 export function UserForm({
   session,
   username,
+  cloneOf = null,
+  go,
   onDone,
   onSaved,
 }: {
   session: AdminSession;
   username: string | null;
+  /** A new user's form filled from this user. */
+  cloneOf?: string | null;
+  /** Opens another page (a clone's form, the user's events). */
+  go: (to: AdminRoute) => void;
   onDone: () => void;
   onSaved: (username: string) => void;
 }) {
   const [base, setBase] = useState<UserRow | null>(null);
-  const [f, setF] = useState<Fields | null>(username === null ? empty : null);
+  const [f, setF] = useState<Fields | null>(username === null && !cloneOf ? empty : null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const [saved, setSaved] = useState('');
   const editable = username === null ? can(session, 'add_users') : can(session, 'edit_users');
 
   useEffect(() => {
+    if (username === null && cloneOf) {
+      void getUser(cloneOf).then((got) => {
+        if (!got.user) return setError(got.message ?? '');
+        setBase(cloneBaseOf(got.user));
+        setF(cloneFieldsOf(got.user));
+      });
+      return;
+    }
     if (username === null) return;
     void getUser(username).then((got) => {
       if (got.user) {
@@ -110,7 +162,7 @@ export function UserForm({
   if (!f) {
     return (
       <>
-        <h1>{username}</h1>
+        <h1>{username ?? t.newUser}</h1>
         {error ? (
           <p className="error" role="alert">
             {error}
@@ -145,11 +197,33 @@ export function UserForm({
     <>
       <form className="user-form" onSubmit={(e) => void submit(e)} aria-describedby={error ? 'form-error' : undefined}>
         <div className="title-row">
-          <h1>{username === null ? t.newUser : t.editUser(username)}</h1>
+          <h1>{username === null ? (cloneOf ? t.cloneOfUser(cloneOf) : t.newUser) : t.editUser(username)}</h1>
+          {username !== null && can(session, 'view_events') && (
+            <a
+              className="button"
+              href={adminRoutePath({ kind: 'events', username })}
+              onClick={(e) => {
+                e.preventDefault();
+                go({ kind: 'events', username });
+              }}
+            >
+              {t.userEvents}
+            </a>
+          )}
+          {username !== null && can(session, 'add_users') && (
+            <button type="button" onClick={() => go({ kind: 'user', username: null, cloneOf: username })}>
+              {t.clone}
+            </button>
+          )}
           <button type="button" onClick={onDone}>
             {t.back}
           </button>
         </div>
+        {username === null && cloneOf && (
+          <p className="notice" data-testid="clone-note">
+            {t.cloneNote(cloneOf)}
+          </p>
+        )}
         {saved && (
           <p className="notice" role="status">
             {saved}

@@ -26,9 +26,18 @@ async function setStatusOf(names: string[], status: 0 | 1, a: BulkActions): Prom
  * 100,000 is never loaded whole), a lookup by username, enable/disable and
  * delete with a confirmation; several users enabled or disabled at once
  * (their check boxes); a quota scan ("scanning…" until it ends, then the
- * used quota read again); each action only with its permission.
+ * used quota read again); a clone's form opened; each action only with its permission.
  */
-export function Users({ session, onOpen }: { session: AdminSession; onOpen: (username: string | null) => void }) {
+export function Users({
+  session,
+  onOpen,
+  onClone,
+}: {
+  session: AdminSession;
+  onOpen: (username: string | null) => void;
+  /** Opens a new user's form filled from this one. */
+  onClone: (username: string) => void;
+}) {
   const mayEdit = can(session, 'edit_users');
   const mayScan = can(session, 'quota_scans');
   const scans = useQuotaScans(runningUserScans);
@@ -84,6 +93,11 @@ export function Users({ session, onOpen }: { session: AdminSession; onOpen: (use
               }
             >
               {t.scanQuota}
+            </button>
+          )}
+          {can(session, 'add_users') && (
+            <button type="button" aria-label={t.cloneUser(u.username)} onClick={() => onClone(u.username)}>
+              {t.clone}
             </button>
           )}
           {mayEdit && (

@@ -118,6 +118,13 @@ export const en = {
   resetTransfer: 'Reset used transfer',
   confirmResetTransfer: (name: string) => `Set the upload and download transfer used by ${name} back to 0?`,
   transferReset: (name: string) => `Used transfer of ${name} reset.`,
+  // a user cloned, a user's events
+  clone: 'Clone',
+  cloneUser: (name: string) => `Clone ${name}`,
+  cloneOfUser: (name: string) => `New user (a clone of ${name})`,
+  cloneNote: (name: string) =>
+    `The settings of ${name} are copied. Its password and the secrets of its storage cannot be read: type them again, with a new username.`,
+  userEvents: 'Events of this user',
   // several rows at once (the lists' check boxes)
   selectPage: 'Select all the rows of this page',
   selectRow: (name: string) => `Select ${name}`,
