@@ -232,6 +232,7 @@ export const en = {
   scanQuota: 'Scan quota',
   scanFolder: (name: string) => `Scan the used quota of ${name}`,
   folderScanStarted: (name: string) => `Quota scan of ${name} started: the used quota is updated when it ends.`,
+  folderScanDone: (name: string) => `Quota scan of ${name} done.`,
   newFolder: 'New virtual folder',
   editFolder: (name: string) => `Edit folder ${name}`,
   backToFolders: 'Back to folders',
