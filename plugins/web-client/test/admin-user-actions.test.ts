@@ -11,7 +11,7 @@ import t from 'tap';
 import { en as admin } from '../app/src/admin/strings.js';
 import { formatSize } from '../app/src/format.js';
 import { openFromNav, restAs, signInAdmin } from './admin-helpers.js';
-import { harness, type Harness } from './page.js';
+import { checkA11y, harness, type Harness } from './page.js';
 
 let h: Harness;
 t.before(async () => {
@@ -35,6 +35,7 @@ t.test('bulk disable: the users selected are disabled, every other field kept', 
   await page.getByRole('checkbox', { name: admin.selectRow('bulk-a') }).check();
   await page.getByRole('checkbox', { name: admin.selectRow('bulk-b') }).check();
   await page.getByText(admin.selectedRows(2)).waitFor();
+  await checkA11y(t, page, 'users page with rows checked');
   await page.getByRole('button', { name: admin.disableSelected }).click();
   await page
     .getByRole('status')
@@ -98,6 +99,7 @@ t.test('transfer reset: the used upload and download set back to 0', async (t) =
   await page.goto(`${h.f.origin}/web/admin/users/xfer-u`);
   const used = page.getByTestId('user-used-transfer');
   await used.filter({ hasText: admin.usedTransferIs(formatSize(2048), formatSize(4096)) }).waitFor();
+  await checkA11y(t, page, "user's page with its usage");
   await page.getByRole('button', { name: admin.resetTransfer }).click();
   await page.getByRole('dialog').getByRole('button', { name: admin.resetTransfer }).click();
   await page
@@ -136,6 +138,7 @@ t.test('clone: a new user with the settings of another, its password and usernam
   await page.getByRole('heading', { name: admin.cloneOfUser('clone-a') }).waitFor();
   t.equal(new URL(page.url()).search, '?clone=clone-a', 'the clone has its URL');
   t.equal(await page.getByTestId('clone-note').textContent(), admin.cloneNote('clone-a'), 'the admin is told to type the secrets again');
+  await checkA11y(t, page, 'clone form');
   t.equal(await page.getByLabel(admin.username, { exact: true }).inputValue(), '', 'no username copied');
   t.equal(await page.getByLabel(admin.password, { exact: true }).inputValue(), '', 'no password copied');
   t.equal(await page.getByLabel(admin.email).inputValue(), 'a@example.com', 'the form is filled from the user');
