@@ -105,6 +105,9 @@ function useNamedList<Row>(source: NamedSource<Row>): ListState<Row> {
   useEffect(() => {
     void reload();
   }, [reload]);
+  // an action that ends later (a quota scan) reads the page shown then, not the one of its start
+  const latestReload = useRef(reload);
+  latestReload.current = reload;
 
   return {
     rows,
@@ -120,7 +123,7 @@ function useNamedList<Row>(source: NamedSource<Row>): ListState<Row> {
       const failed = await run();
       if (failed) setError(t.actionFailed(failed));
       else setMessage(done);
-      await reload();
+      await latestReload.current();
     },
     say(m) {
       setError('');

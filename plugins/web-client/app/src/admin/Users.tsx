@@ -18,7 +18,7 @@ async function setStatusOf(names: string[], status: 0 | 1, a: BulkActions): Prom
     else done.push(name);
   }
   a.clear();
-  await a.act(async () => (failures.length ? t.someFailed(failures) : null), status === 1 ? t.usersEnabled(done) : t.usersDisabled(done));
+  await a.act(async () => (failures.length ? t.someFailed(failures, done) : null), status === 1 ? t.usersEnabled(done) : t.usersDisabled(done));
 }
 
 /**

@@ -134,7 +134,7 @@ export const en = {
   selectFirst: 'Select the users first.',
   usersEnabled: (names: string[]) => `Enabled: ${names.join(', ')}.`,
   usersDisabled: (names: string[]) => `Disabled: ${names.join(', ')}.`,
-  someFailed: (failures: string[]) => failures.join('; '),
+  someFailed: (failures: string[], done: string[]) => `${failures.join('; ')}${done.length ? ` (done for ${done.join(', ')})` : ''}`,
   userFailed: (name: string, why: string) => `${name}: ${why}`,
   dismiss: 'Dismiss',
   // user form
