@@ -70,7 +70,17 @@ t.test("quota scan: the used quota read from the disk, on the user's page and in
   await page.goto(`${h.f.origin}/web/admin/users/scan-u`);
   const used = page.getByTestId('user-used-quota');
   await used.filter({ hasText: admin.folderUsed('0 bytes', 0) }).waitFor();
+  // the server's list of running scans held on the user (a scan of 2 files ends before it could be seen): "scanning…" until it no longer holds it
+  let running = true;
+  await page.route('**/api/v2/quotas/users/scans', (route) =>
+    running ? route.fulfill({ json: [{ username: 'scan-u', start_time: Date.now() }] }) : route.continue(),
+  );
   await page.getByRole('button', { name: admin.scanQuota, exact: true }).click();
+  await used.filter({ hasText: admin.scanning }).waitFor();
+  t.ok(await page.getByRole('button', { name: admin.scanQuota, exact: true }).isDisabled(), 'no second scan while one runs');
+  await page.waitForTimeout(1500);
+  t.equal(await used.textContent(), admin.scanning, 'still scanning while the list holds the user');
+  running = false;
   await used.filter({ hasText: admin.folderUsed(formatSize(8000), 2) }).waitFor();
   await page
     .getByRole('status')
