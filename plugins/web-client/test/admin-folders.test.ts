@@ -6,9 +6,11 @@
  * without manage_folders (no folders page, the REST refuses), axe-core on
  * each page, screenshots (FERRY_SCREENSHOT_DIR, e.g. docs/images/web-admin).
  */
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { en as admin } from '../app/src/admin/strings.js';
+import { formatSize } from '../app/src/format.js';
 import { restAs, signInAdmin } from './admin-helpers.js';
 import { checkA11y, harness, screenshot, type Harness } from './page.js';
 
@@ -39,13 +41,17 @@ t.test('virtual folders: list, quota scan, create (a refused field first), edit,
   await checkA11y(t, page, 'folders page');
   await screenshot(page, 'admin-folders');
 
+  // files written on disk: counted by the scan, the list shows them when it ends
+  await mkdir(sharedDir, { recursive: true });
+  await writeFile(path.join(sharedDir, 'report.bin'), Buffer.alloc(4000));
   await row('shared')
     .getByRole('button', { name: admin.scanFolder('shared') })
     .click();
   await page
     .getByRole('status')
-    .filter({ hasText: admin.folderScanStarted('shared') })
+    .filter({ hasText: admin.folderScanDone('shared') })
     .waitFor();
+  t.match(await row('shared').textContent(), admin.folderUsed(formatSize(4000), 1), 'the used quota read again after the scan');
 
   await page.getByRole('button', { name: admin.addFolder }).click();
   await page.getByRole('heading', { name: admin.newFolder }).waitFor();

@@ -8,7 +8,15 @@
 import t from 'tap';
 import { fieldOfMessage, names } from '../app/src/admin/field-message.js';
 import type { SecretEdit } from '../app/src/admin/option-values.js';
-import { PROVIDERS, emptyStorage, filesystemInputOf, storageFieldsOf, usesLocalRoot, withOption } from '../app/src/admin/storage-model.js';
+import {
+  PROVIDERS,
+  emptyStorage,
+  filesystemInputOf,
+  storageFieldsOf,
+  usesLocalRoot,
+  withOption,
+  withoutStoredSecrets,
+} from '../app/src/admin/storage-model.js';
 
 /** A secret as the API shows it to an admin: its status only. */
 const stored = { status: 'AES-256-GCM' };
@@ -223,4 +231,18 @@ t.test("the API's messages about a provider's options name the form's fields", a
     names('filesystem.azblobconfig: either sas_url or account_name with account_key is required', 'filesystem.azblobconfig'),
     'a message about two options together names the config (the form shows it at the provider)',
   );
+});
+
+t.test("a copy's storage (a clone): no stored secret, the rest kept, a secret typed again sent", async (t) => {
+  for (const p of PROVIDERS) {
+    const copy = withoutStoredSecrets(storageFieldsOf(READ[p.provider]));
+    const sent = filesystemInputOf(copy)[p.configKey] as Record<string, unknown>;
+    const original = READ[p.provider]![p.configKey] as Record<string, unknown>;
+    for (const spec of p.options) {
+      if (spec.kind === 'secret') t.notOk(spec.key in sent, `${p.configKey}.${spec.key}: the secret read is not sent`);
+      else if (!spec.key.includes('.')) t.same(sent[spec.key], original[spec.key], `${p.configKey}.${spec.key}: kept`);
+    }
+  }
+  const typed = withOption(withoutStoredSecrets(storageFieldsOf(READ[1])), 'access_secret', { stored: null, value: 'retyped', clear: false });
+  t.same((filesystemInputOf(typed).s3config as Record<string, unknown>).access_secret, { status: 'Plain', payload: 'retyped' }, 'a secret typed again');
 });

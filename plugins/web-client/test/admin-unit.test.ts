@@ -51,6 +51,8 @@ t.test('routes: each page has its URL, and the URL gives the page back', async (
     [{ kind: 'users' }, '/web/admin/users'],
     [{ kind: 'user', username: null }, '/web/admin/new-user'],
     [{ kind: 'user', username: 'a b' }, '/web/admin/users/a%20b'],
+    [{ kind: 'user', username: null, cloneOf: 'a b&c' }, '/web/admin/new-user?clone=a%20b%26c'],
+    [{ kind: 'events', username: 'a b&c' }, '/web/admin/events?username=a%20b%26c'],
     [{ kind: 'groups' }, '/web/admin/groups'],
     [{ kind: 'group', name: null }, '/web/admin/new-group'],
     [{ kind: 'group', name: 'équipe 1' }, '/web/admin/groups/%C3%A9quipe%201'],

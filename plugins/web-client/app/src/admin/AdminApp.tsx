@@ -47,7 +47,7 @@ const pageTitle = (p: AdminPage | null) => TITLES[p ?? 'dashboard'] ?? namedTitl
 export function AdminApp() {
   const [session, setSession] = useState<AdminSession | null | undefined>(undefined);
   const [notice, setNotice] = useState('');
-  const [route, setRoute] = useState<AdminRoute>(() => parseAdminRoute(location.pathname));
+  const [route, setRoute] = useState<AdminRoute>(() => parseAdminRoute(location.pathname + location.search));
 
   useEffect(() => {
     void currentAdminSession().then(setSession, () => setSession(null));
@@ -55,7 +55,7 @@ export function AdminApp() {
       setSession(null);
       setNotice(t.sessionExpired);
     });
-    const pop = () => setRoute(parseAdminRoute(location.pathname));
+    const pop = () => setRoute(parseAdminRoute(location.pathname + location.search));
     window.addEventListener('popstate', pop);
     return () => window.removeEventListener('popstate', pop);
   }, []);
@@ -75,7 +75,7 @@ export function AdminApp() {
   const go = useCallback((to: AdminRoute) => {
     setRoute(to);
     const url = adminRoutePath(to);
-    if (location.pathname !== url) history.pushState(null, '', url);
+    if (location.pathname + location.search !== url) history.pushState(null, '', url);
   }, []);
 
   const pages = session ? pagesOf(session) : [];
@@ -83,6 +83,8 @@ export function AdminApp() {
   const wanted = pageOfRoute(route);
   const page: AdminPage | null = pages.includes(wanted) ? wanted : (pages[0] ?? null);
   const title = pageTitle(page);
+  // the event search's user filter, from its URL
+  const eventsOf = route.kind === 'events' ? (route.username ?? '') : '';
 
   useEffect(() => {
     document.title = session ? `${title} · ${t.appName}` : t.loginTitle;
@@ -148,14 +150,18 @@ export function AdminApp() {
         {page === 'dashboard' && <Dashboard session={session} />}
         {page === 'users' && route.kind === 'user' && (
           <UserForm
-            key={route.username ?? ''}
+            key={route.username ?? `new:${route.cloneOf ?? ''}`}
             session={session}
             username={route.username}
+            cloneOf={route.cloneOf ?? null}
+            go={go}
             onDone={() => go({ kind: 'users' })}
             onSaved={(u) => go({ kind: 'user', username: u })}
           />
         )}
-        {page === 'users' && route.kind !== 'user' && <Users session={session} onOpen={(u) => go({ kind: 'user', username: u })} />}
+        {page === 'users' && route.kind !== 'user' && (
+          <Users session={session} onOpen={(u) => go({ kind: 'user', username: u })} onClone={(u) => go({ kind: 'user', username: null, cloneOf: u })} />
+        )}
         {page === 'groups' && route.kind === 'group' && (
           <GroupForm
             key={route.name ?? ''}
@@ -169,7 +175,7 @@ export function AdminApp() {
         <NamedSections session={session} page={page} route={route} go={go} />
         <Suspense fallback={<p aria-busy="true">{t.loading}</p>}>
           {page === 'security' && <Security session={session} />}
-          {page === 'events' && <Events />}
+          {page === 'events' && <Events key={eventsOf} username={eventsOf} />}
           {page === 'maintenance' && <Maintenance />}
           {page === 'profile' && <Profile />}
         </Suspense>

@@ -73,10 +73,12 @@ const rowOfProvider = (e: ProviderEvent): Row => ({
  * The event search (view_events): file events or provider events with the
  * API's filters, newest first by default, paged by the server (the `from_id`
  * cursor), times in the browser's locale; the search exported as CSV.
+ * Opened with a `username` (its URL's ?username=), that user's file events
+ * are searched at once.
  */
-export default function Events() {
-  const [form, setForm] = useState<Filters>(none);
-  const [filters, setFilters] = useState<Filters | null>(null);
+export default function Events({ username = '' }: { username?: string }) {
+  const [form, setForm] = useState<Filters>({ ...none, username });
+  const [filters, setFilters] = useState<Filters | null>(username ? { ...none, username } : null);
   const paging = useCursorPaging('DESC');
   const { cursor, limit, order } = paging;
   const [rows, setRows] = useState<Row[] | null>(null);

@@ -1,12 +1,23 @@
 import { formatSize } from '../format';
 import { Field } from './Field';
-import { createFolder, deleteFolder, getFolder, listFolders, scanFolderQuota, updateFolder, type FolderInput, type FolderRow } from './folders-api';
+import {
+  createFolder,
+  deleteFolder,
+  getFolder,
+  listFolders,
+  runningFolderScans,
+  scanFolderQuota,
+  updateFolder,
+  type FolderInput,
+  type FolderRow,
+} from './folders-api';
 import { NameAndDescription, NamedForm, useNamedForm } from './NamedForm';
 import { NamedList } from './NamedList';
 import { adminRoutePath } from './routes';
 import { StorageForm } from './StorageForm';
 import { emptyStorage, filesystemInputOf, storageFieldsOf, usesLocalRoot, type StorageFields } from './storage-model';
 import { t } from './strings';
+import { useQuotaScans } from './useQuotaScans';
 
 const usedOf = (f: FolderRow) => t.folderUsed(formatSize(f.used_quota_size ?? 0), f.used_quota_files ?? 0);
 const usersOf = (f: FolderRow) => [...(f.users ?? []).map(t.folderUserRef), ...(f.groups ?? []).map(t.folderGroupRef)].join(', ');
@@ -14,10 +25,12 @@ const usersOf = (f: FolderRow) => [...(f.users ?? []).map(t.folderUserRef), ...(
 /**
  * The virtual folders (manage_folders): name, mapped path, description, used
  * quota, the users and groups using them; a quota scan per folder when the
- * admin has quota_scans; delete with a confirmation (the server refuses a
+ * admin has quota_scans ("scanning…" until it ends, then the used quota read
+ * again); delete with a confirmation (the server refuses a
  * folder still in use).
  */
 export function Folders({ canScan, onOpen }: { canScan: boolean; onOpen: (name: string | null) => void }) {
+  const scans = useQuotaScans(runningFolderScans);
   return (
     <NamedList<FolderRow>
       idPrefix="folders"
@@ -35,7 +48,7 @@ export function Folders({ canScan, onOpen }: { canScan: boolean; onOpen: (name: 
       columns={[
         { header: t.mappedPath, cell: (f) => f.mapped_path },
         { header: t.description, cell: (f) => f.description },
-        { header: t.usedQuota, cell: usedOf },
+        { header: t.usedQuota, cell: (f) => (scans.scanning.includes(f.name) ? t.scanning : usedOf(f)) },
         { header: t.usedBy, cell: (f) => usersOf(f) || t.unused },
       ]}
       nameOf={(f) => f.name}
@@ -45,11 +58,18 @@ export function Folders({ canScan, onOpen }: { canScan: boolean; onOpen: (name: 
       remove={deleteFolder}
       rowActions={
         canScan
-          ? (f, { say, fail }) => (
+          ? (f, { say, fail, act }) => (
               <button
                 type="button"
                 aria-label={t.scanFolder(f.name)}
-                onClick={() => void scanFolderQuota(f.name).then((failed) => (failed ? fail(failed) : say(t.folderScanStarted(f.name))))}
+                disabled={scans.scanning.includes(f.name)}
+                onClick={() =>
+                  void scanFolderQuota(f.name).then((failed) => {
+                    if (failed) return fail(failed);
+                    say(t.folderScanStarted(f.name));
+                    scans.started(f.name, () => void act(async () => null, t.folderScanDone(f.name)));
+                  })
+                }
               >
                 {t.scanQuota}
               </button>

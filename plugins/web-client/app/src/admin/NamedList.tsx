@@ -38,6 +38,11 @@ export interface RowActions {
   act: (run: () => Promise<string | null>, done: string) => Promise<void>;
 }
 
+/** What the actions on the rows selected (their check boxes) may do: the row actions, and clear the selection. */
+export interface BulkActions extends RowActions {
+  clear: () => void;
+}
+
 /** How a list reads its objects: a page (`paging.query`), one by name (404: `notFound`). */
 interface NamedSource<Row> {
   list(query: Paging['query']): Promise<{ rows?: Row[]; message?: string }>;
@@ -100,6 +105,9 @@ function useNamedList<Row>(source: NamedSource<Row>): ListState<Row> {
   useEffect(() => {
     void reload();
   }, [reload]);
+  // an action that ends later (a quota scan) reads the page shown then, not the one of its start
+  const latestReload = useRef(reload);
+  latestReload.current = reload;
 
   return {
     rows,
@@ -115,7 +123,7 @@ function useNamedList<Row>(source: NamedSource<Row>): ListState<Row> {
       const failed = await run();
       if (failed) setError(t.actionFailed(failed));
       else setMessage(done);
-      await reload();
+      await latestReload.current();
     },
     say(m) {
       setError('');
@@ -158,6 +166,7 @@ export function NamedList<T>({
   get,
   remove,
   rowActions,
+  bulkActions,
   mayAdd = true,
   mayDelete = true,
   onOpen,
@@ -174,6 +183,8 @@ export function NamedList<T>({
   get: (name: string) => Promise<{ row?: T; status: number; message?: string }>;
   remove: (name: string) => Promise<string | null>;
   rowActions?: (row: T, actions: RowActions) => ReactNode;
+  /** Actions on several rows at once: when given, each row has a check box and the page a "select all" (the names selected on the page shown). */
+  bulkActions?: (selected: string[], actions: BulkActions) => ReactNode;
   mayAdd?: boolean;
   mayDelete?: boolean;
   onOpen: (name: string | null) => void;
@@ -183,6 +194,11 @@ export function NamedList<T>({
   const { offset } = state.paging;
   const [deleting, setDeleting] = useState<string | null>(null);
   const actions: RowActions = { say: state.say, fail: state.fail, act: state.act };
+  const [selectedNames, setSelected] = useState<string[]>([]);
+  // only the rows shown can be selected: another page (or a lookup) shows other rows
+  const shown = (rows ?? []).map(nameOf);
+  const selected = selectedNames.filter((n) => shown.includes(n));
+  const toggle = (name: string, on: boolean) => setSelected(on ? [...selected, name] : selected.filter((n) => n !== name));
 
   return (
     <>
@@ -212,6 +228,12 @@ export function NamedList<T>({
         )}
         <PageSettings idPrefix={idPrefix} paging={state.paging} />
       </form>
+      {bulkActions && rows && rows.length > 0 && (
+        <div className="toolbar" role="group" aria-label={t.selectedRows(selected.length)}>
+          <span>{t.selectedRows(selected.length)}</span>
+          {bulkActions(selected, { ...actions, clear: () => setSelected([]) })}
+        </div>
+      )}
       {state.message && (
         <p className="notice" role="status">
           {state.message}
@@ -229,6 +251,16 @@ export function NamedList<T>({
             <caption>{found === null ? texts.caption(offset + 1, offset + rows.length) : texts.title}</caption>
             <thead>
               <tr>
+                {bulkActions && (
+                  <th scope="col">
+                    <input
+                      type="checkbox"
+                      aria-label={t.selectPage}
+                      checked={selected.length === shown.length}
+                      onChange={(e) => setSelected(e.target.checked ? shown : [])}
+                    />
+                  </th>
+                )}
                 <th scope="col">{nameHeader}</th>
                 {columns.map((c) => (
                   <th scope="col" key={c.header}>
@@ -243,6 +275,16 @@ export function NamedList<T>({
                 const name = nameOf(row);
                 return (
                   <tr key={name}>
+                    {bulkActions && (
+                      <td>
+                        <input
+                          type="checkbox"
+                          aria-label={t.selectRow(name)}
+                          checked={selected.includes(name)}
+                          onChange={(e) => toggle(name, e.target.checked)}
+                        />
+                      </td>
+                    )}
                     <th scope="row">
                       <a
                         href={hrefOf(name)}

@@ -38,3 +38,9 @@ export async function scanFolderQuota(name: string): Promise<string | null> {
   const { error, response } = await api.POST('/api/v2/quotas/folders/{name}/scan', { params: { path: { name } } });
   return response.ok ? null : failure(response.status, error);
 }
+
+/** The folders whose quota scan is running (GET /api/v2/quotas/folders/scans), or null when the list could not be read. */
+export async function runningFolderScans(): Promise<string[] | null> {
+  const { data } = await api.GET('/api/v2/quotas/folders/scans');
+  return data ? data.map((s) => s.name ?? '') : null;
+}

@@ -4,6 +4,7 @@
  *   /web/admin/                  the dashboard
  *   /web/admin/users             the users (list)
  *   /web/admin/new-user          a new user's form
+ *   /web/admin/new-user?clone=<name>   a new user's form filled from that user
  *   /web/admin/users/<name>      a user's form
  *   /web/admin/groups            the groups (list)
  *   /web/admin/new-group         a new group's form
@@ -15,6 +16,7 @@
  *   /web/admin/event-rules, /web/admin/new-event-rule, /web/admin/event-rules/<name>         the event manager's rules
  *   /web/admin/security          the defender's hosts and the IP lists
  *   /web/admin/events            the event search
+ *   /web/admin/events?username=<name>   the event search of that user's events
  *   /web/admin/maintenance       backup and restore
  *   /web/admin/profile           the signed-in admin's own profile (details, password, 2FA)
  */
@@ -27,11 +29,12 @@ export type SimplePage = (typeof SIMPLE_PAGES)[number];
 export type AdminRoute =
   | { kind: 'dashboard' }
   | { kind: 'users' }
-  | { kind: 'user'; username: string | null }
+  | { kind: 'user'; username: string | null; cloneOf?: string }
   | { kind: 'groups' }
   | { kind: 'group'; name: string | null }
   | NamedRoute
-  | { kind: SimplePage };
+  | { kind: Exclude<SimplePage, 'events'> }
+  | { kind: 'events'; username?: string };
 
 // --- the named-object sections (virtual folders, admins, roles, event actions and rules): a list, a new object's form, an object's form
 /** Each section's list path and the kind of its object's form. */
@@ -64,7 +67,10 @@ export type AdminPage = 'dashboard' | 'users' | 'groups' | NamedSection | Simple
 export const pageOfRoute = (r: AdminRoute): AdminPage =>
   r.kind === 'user' ? 'users' : r.kind === 'group' ? 'groups' : isNamedItem(r.kind) ? sectionOfItem(r.kind) : r.kind;
 
-export function parseAdminRoute(pathname: string): AdminRoute {
+/** The route of a URL's path and query (`?clone=`, `?username=`). */
+export function parseAdminRoute(url: string): AdminRoute {
+  const [pathname = '', search = ''] = url.split('?', 2);
+  const query = new URLSearchParams(search);
   let p: string;
   try {
     p = decodeURIComponent(pathname);
@@ -73,7 +79,14 @@ export function parseAdminRoute(pathname: string): AdminRoute {
   }
   const rest = p.startsWith(`${ADMIN_BASE}/`) ? p.slice(ADMIN_BASE.length) : '/';
   if (rest === '/users') return { kind: 'users' };
-  if (rest === '/new-user') return { kind: 'user', username: null };
+  if (rest === '/new-user') {
+    const cloneOf = query.get('clone');
+    return cloneOf ? { kind: 'user', username: null, cloneOf } : { kind: 'user', username: null };
+  }
+  if (rest === '/events') {
+    const username = query.get('username');
+    return username ? { kind: 'events', username } : { kind: 'events' };
+  }
   const user = /^\/users\/([^/]+)$/.exec(rest);
   if (user) return { kind: 'user', username: user[1]! };
   if (rest === '/groups') return { kind: 'groups' };
@@ -92,7 +105,8 @@ export function adminRoutePath(r: AdminRoute): string {
     case 'users':
       return `${ADMIN_BASE}/users`;
     case 'user':
-      return r.username === null ? `${ADMIN_BASE}/new-user` : `${ADMIN_BASE}/users/${encodeURIComponent(r.username)}`;
+      if (r.username !== null) return `${ADMIN_BASE}/users/${encodeURIComponent(r.username)}`;
+      return r.cloneOf ? `${ADMIN_BASE}/new-user?clone=${encodeURIComponent(r.cloneOf)}` : `${ADMIN_BASE}/new-user`;
     case 'groups':
       return `${ADMIN_BASE}/groups`;
     case 'group':
@@ -109,8 +123,9 @@ export function adminRoutePath(r: AdminRoute): string {
     case 'event-action':
     case 'event-rule':
       return r.name === null ? `${ADMIN_BASE}/new-${r.kind}` : `${ADMIN_BASE}/${sectionOfItem(r.kind)}/${encodeURIComponent(r.name)}`;
-    case 'security':
     case 'events':
+      return r.username ? `${ADMIN_BASE}/events?username=${encodeURIComponent(r.username)}` : `${ADMIN_BASE}/events`;
+    case 'security':
     case 'maintenance':
     case 'profile':
       return `${ADMIN_BASE}/${r.kind}`;

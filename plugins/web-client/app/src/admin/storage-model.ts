@@ -172,3 +172,13 @@ export function filesystemInputOf(f: StorageFields): { provider: number } & Obj 
 export function withOption(f: StorageFields, key: string, v: OptionValues[string]): StorageFields {
   return { ...f, configs: { ...f.configs, [f.provider]: { ...f.configs[f.provider], [key]: v } } };
 }
+
+/** The form with no stored secret (a copy for another object: the secrets are not readable, they are typed again). */
+export function withoutStoredSecrets(f: StorageFields): StorageFields {
+  const configs: Record<number, OptionValues> = {};
+  for (const [provider, values] of Object.entries(f.configs))
+    configs[Number(provider)] = Object.fromEntries(
+      Object.entries(values).map(([k, v]) => [k, v && typeof v === 'object' && !Array.isArray(v) ? { ...v, stored: null, clear: false } : v]),
+    );
+  return { ...f, configs };
+}
