@@ -152,6 +152,9 @@ t.test('clone: a new user with the settings of another, its password and usernam
   t.equal(await page.getByLabel(admin.username, { exact: true }).inputValue(), '', 'no username copied');
   t.equal(await page.getByLabel(admin.password, { exact: true }).inputValue(), '', 'no password copied');
   t.equal(await page.getByLabel(admin.email).inputValue(), 'a@example.com', 'the form is filled from the user');
+  t.equal(await page.getByLabel(admin.homeDir, { exact: true }).inputValue(), '', 'no home directory copied: the clone does not share its files');
+  const home = path.join(h.f.ta.dataDir, 'homes', 'clone-b');
+  await page.getByLabel(admin.homeDir, { exact: true }).fill(home);
   await page.getByLabel(admin.username, { exact: true }).fill('clone-b');
   await page.getByLabel(admin.password, { exact: true }).fill('Clone-b-password-1');
   await page.getByRole('button', { name: admin.create }).click();
@@ -160,7 +163,9 @@ t.test('clone: a new user with the settings of another, its password and usernam
   const a = (await rest('GET', '/api/v2/users/clone-a')).body;
   const b = (await rest('GET', '/api/v2/users/clone-b')).body;
   t.equal(b.username, 'clone-b');
-  const own = ['id', 'username', 'created_at', 'updated_at', 'last_login', 'last_password_change', 'has_password'];
+  t.equal(b.home_dir, home, 'the home directory typed');
+  t.not(b.home_dir, a.home_dir);
+  const own = ['id', 'username', 'home_dir', 'created_at', 'updated_at', 'last_login', 'last_password_change', 'has_password'];
   const settings = (u: Record<string, any>) => Object.fromEntries(Object.entries(u).filter(([k]) => !own.includes(k)));
   t.same(settings(b), settings(a), 'every setting the same as the model');
   t.equal(b.permissions['/inbox']?.[0], '*', 'a setting checked by hand: the permissions of a sub-directory');

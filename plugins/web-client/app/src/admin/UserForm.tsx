@@ -60,10 +60,14 @@ function fieldsOf(u: UserRow): Fields {
   };
 }
 
-/** What is a user's own and not copied by a clone: who they are, their password, their usage and dates. */
+/**
+ * What is a user's own and not copied by a clone: who they are, their password, their home directory
+ * (a clone sharing the model's files would see and change them), their usage and dates.
+ */
 const NOT_CLONED = [
   'id',
   'username',
+  'home_dir',
   'password',
   'has_password',
   'used_quota_size',

@@ -123,7 +123,7 @@ export const en = {
   cloneUser: (name: string) => `Clone ${name}`,
   cloneOfUser: (name: string) => `New user (a clone of ${name})`,
   cloneNote: (name: string) =>
-    `The settings of ${name} are copied. Its password and the secrets of its storage cannot be read: type them again, with a new username.`,
+    `The settings of ${name} are copied but its home directory, so that the two do not share their files. Its password and the secrets of its storage cannot be read: type them again, with a new username and home directory.`,
   userEvents: 'Events of this user',
   // several rows at once (the lists' check boxes)
   selectPage: 'Select all the rows of this page',
