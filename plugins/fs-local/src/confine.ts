@@ -333,7 +333,9 @@ export class LocalRoot {
    * The fast path of walk(): opens the directory in one call, letting the
    * kernel follow links, then reads where the descriptor really is
    * (readlink of `/proc/self/fd/N`, which cannot change for that
-   * descriptor) and keeps it only when that is inside the real root. The
+   * descriptor) and keeps it only when that is inside the real root (when
+   * it is the path asked for, link-free, the root is its own realpath: see
+   * the code). The
    * result is the same as the component walk's: a descriptor of a directory
    * inside the root, reached through links whose targets are inside. Returns
    * undefined when the path does not open as a directory (missing, a file on
@@ -348,16 +350,23 @@ export class LocalRoot {
     }
     try {
       const real = await readlink(`${PROC_FD}/${fd}`);
-      const realRoot = await this.realRoot();
-      const prefix = realRoot === '/' ? '/' : realRoot + '/';
-      const rel = real === realRoot ? '' : real.startsWith(prefix) ? real.slice(prefix.length) : undefined;
-      const physical = rel === undefined ? undefined : rel === '' ? [] : rel.split('/');
+      // Opened where it was asked, link-free: a real path has no link in it, so neither has its prefix,
+      // the configured root, which is then its own realpath (no need to ask for it).
+      const physical = real === `${this.root}/${comps.join('/')}` ? [...comps] : await this.physicalOf(real);
       if (!physical || physical.some(isReservedName)) throw escapes(vpath);
       return new DirHandle(fd, physical, this.root);
     } catch (err) {
       await closeFd(fd).catch(() => undefined);
       throw err instanceof FsError ? err : fsErrorFromNode(err, vpath);
     }
+  }
+
+  /** The physical components from the real root to the real path `real`; undefined when it is outside. */
+  private async physicalOf(real: string): Promise<string[] | undefined> {
+    const realRoot = await this.realRoot();
+    const prefix = realRoot === '/' ? '/' : realRoot + '/';
+    const rel = real === realRoot ? '' : real.startsWith(prefix) ? real.slice(prefix.length) : undefined;
+    return rel === undefined ? undefined : rel === '' ? [] : rel.split('/');
   }
 
   /**
