@@ -51,6 +51,11 @@ t.test('listing: entries, virtual folders as directories, RFC 3339 dates', async
   t.equal((await ta.inject('GET', '/api/v2/user/dirs', { token })).statusCode, 200, 'no path is the root');
   t.equal((await list('/nope')).status, 404);
   t.equal((await list('/f.txt')).status, 400);
+  // the refusals name what the stat of the path names (the listing is asked without a stat first)
+  t.same((await list('/nope')).body, { message: '/nope: no such file or directory', error: 'Not Found' });
+  t.same((await list('/sub/nope/x')).body, { message: '/sub/nope/x: no such file or directory', error: 'Not Found' });
+  t.same((await list('/f.txt')).body, { message: '/f.txt: not a directory', error: 'Bad Request' });
+  t.same((await list('/f.txt/x')).body, { message: '/f.txt/x: f.txt is not a directory', error: 'Bad Request' }, 'the component that is not a directory');
 });
 
 t.test('a large directory is listed completely (paged)', async (t) => {
