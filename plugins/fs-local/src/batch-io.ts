@@ -48,8 +48,6 @@ interface Answer {
   names?: string[];
   /** list: the directory holds more entries than asked for (nothing was stat'ed). */
   more?: boolean;
-  /** listAt: the directory opened is not at the real path expected (nothing was read). */
-  moved?: boolean;
   /** list: the directory could not be read. */
   failed?: { code: string; message: string };
 }
@@ -127,17 +125,6 @@ function list(dir, max) {
   }
   return { ...lstat(dir, names), names };
 }
-// a directory opened here by its path: listed only when the descriptor really is at that path
-// (reached without a link: see LocalRoot.direct()); elsewhere: moved, nothing read
-function listAt(dir, max) {
-  const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  try {
-    if (fs.readlinkSync('/proc/self/fd/' + fd) !== dir) return { results: [], moved: true };
-    return list('/proc/self/fd/' + fd, max);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 function unlink(dir, names) {
   const errors = [];
   names.forEach((name, i) => {
@@ -148,15 +135,10 @@ function unlink(dir, names) {
 parentPort.on('message', ({ id, op, dir, names, max, flags }) => {
   let answer;
   try {
-    if (op !== 'read' && op !== 'lstat' && op !== 'unlink' && op !== 'list' && op !== 'listAt') throw new Error('unknown operation');
-    answer =
-      op === 'read' ? read(dir, names, max, flags)
-      : op === 'lstat' ? lstat(dir, names)
-      : op === 'list' ? list(dir, max)
-      : op === 'listAt' ? listAt(dir, max)
-      : unlink(dir, names);
+    if (op !== 'read' && op !== 'lstat' && op !== 'unlink' && op !== 'list') throw new Error('unknown operation');
+    answer = op === 'read' ? read(dir, names, max, flags) : op === 'lstat' ? lstat(dir, names) : op === 'list' ? list(dir, max) : unlink(dir, names);
   } catch (err) {
-    if (op === 'list' || op === 'listAt') {
+    if (op === 'list') {
       parentPort.postMessage({ id, results: [], failed: failed(err) });
       return;
     }
@@ -206,22 +188,6 @@ class BatchIoWorker {
     const a = await this.ask({ op: 'list', dir, names: [], max });
     if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
     if (a.more) return undefined;
-    const names = a.names ?? [];
-    return { names, stats: statsOf(names, a) };
-  }
-
-  /**
-   * Like list(), for a directory the worker opens itself by its path `dir`
-   * (absolute, normalised): listed only when the descriptor's real path
-   * (its link in /proc) is `dir` itself, else 'moved' and nothing is read;
-   * 'more' when it holds more than `max` entries. The caller makes sure
-   * that `dir` is inside the root.
-   */
-  async listAt(dir: string, max: number): Promise<{ names: string[]; stats: WorkerStat[] } | 'moved' | 'more'> {
-    const a = await this.ask({ op: 'listAt', dir, names: [], max });
-    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
-    if (a.moved) return 'moved';
-    if (a.more) return 'more';
     const names = a.names ?? [];
     return { names, stats: statsOf(names, a) };
   }

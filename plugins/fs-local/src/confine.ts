@@ -283,22 +283,6 @@ export class LocalRoot {
   }
 
   /**
-   * For a directory opened in one call by the batch I/O worker (listAt):
-   * the path to open, which is also the real path the descriptor must be
-   * found at (readlink of `/proc/self/fd/N`). Found there, it is inside the
-   * root and was reached without a link, as openVerified() reasons; found
-   * elsewhere, the caller locates it the usual way. Undefined for the root.
-   */
-  direct(p: string): { path: string; comps: string[] } | undefined {
-    requireProcFd();
-    const vpath = normalizeVirtualPath(p);
-    refuseReserved(vpath);
-    if (vpath === '/') return undefined;
-    const comps = vpath.slice(1).split('/');
-    return { path: `${this.root}/${comps.join('/')}`, comps };
-  }
-
-  /**
    * Opens a child directory of an open directory without following a link:
    * undefined when the entry is gone or is no longer a directory (a
    * concurrent change), so tree walks skip it.

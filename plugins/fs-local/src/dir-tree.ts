@@ -48,19 +48,12 @@ export class DirTree {
 
   /** The entries of the directory `vpath` (normalised), in pages of `pageSize`. */
   async *list(vpath: string, pageSize: number, signal?: AbortSignal): AsyncIterable<FileInfo[]> {
-    // A small directory: read and stat'ed by the worker in one go; reached without a link, opened there
-    // too (see LocalRoot.direct). Any failure: located and read in pages the usual way, which reports it.
-    const direct = this.confine.direct(vpath);
-    const asked = direct ? await batchIo.listAt(direct.path, WHOLE_DIR_MAX).catch(() => undefined) : undefined;
-    if (direct && typeof asked === 'object') {
-      yield* this.wholeDir(direct.comps, undefined, vpath, asked.names, asked.stats, pageSize, signal);
-      return;
-    }
     const handle = await this.confine.openDir(vpath);
     try {
-      const whole = asked === 'more' ? undefined : await batchIo.list(handle.path, WHOLE_DIR_MAX).catch(() => undefined);
+      // a small directory: read and stat'ed by the worker in one go (a failure: read in pages, which reports it)
+      const whole = await batchIo.list(handle.path, WHOLE_DIR_MAX).catch(() => undefined);
       if (whole) {
-        yield* this.wholeDir(handle.comps, handle, vpath, whole.names, whole.stats, pageSize, signal);
+        yield* this.wholeDir(handle, vpath, whole.names, whole.stats, pageSize, signal);
         return;
       }
       const dir: Dir = await opendir(handle.path, { bufferSize: Math.min(pageSize, 1024) }).catch(rethrowFor(vpath));
@@ -96,12 +89,9 @@ export class DirTree {
    * The pages of a whole directory the worker read (`names` and their
    * `stats`): the same pages, with the same entries, as the listing read in
    * pages gives; reserved names are left out and their leftovers swept.
-   * `comps`: its physical components; `dir`: its handle, when the caller
-   * holds one (else it is opened to sweep leftovers).
    */
   private async *wholeDir(
-    comps: readonly string[],
-    dir: DirHandle | undefined,
+    dir: DirHandle,
     vdir: string,
     names: string[],
     stats: WorkerStat[],
@@ -109,30 +99,18 @@ export class DirTree {
     signal?: AbortSignal,
   ): AsyncIterable<FileInfo[]> {
     const reserved = names.filter(isReservedName);
-    if (reserved.length) await this.sweepIn(dir, vdir, reserved);
+    if (reserved.length) await this.sweep(dir.path, reserved);
     const shown = reserved.length ? names.flatMap((name, i) => (isReservedName(name) ? [] : [i])) : names.map((_, i) => i);
     for (let i = 0; i < shown.length; i += pageSize) {
       throwIfFsAborted(signal, vdir);
       const page = shown.slice(i, i + pageSize);
       const infos = await this.infosOf(
-        comps,
+        dir,
         vdir,
         page.map((j) => names[j]!),
         page.map((j) => stats[j]!),
       );
       if (infos.length) yield infos;
-    }
-  }
-
-  /** Sweeps leftovers among `reserved` in the directory `vdir`, through `dir` when held (never fails). */
-  private async sweepIn(dir: DirHandle | undefined, vdir: string, reserved: string[]): Promise<void> {
-    if (dir) return this.sweep(dir.path, reserved);
-    const opened = await this.confine.openDir(vdir).catch(() => undefined);
-    if (!opened) return;
-    try {
-      await this.sweep(opened.path, reserved);
-    } finally {
-      await opened.close();
     }
   }
 
@@ -145,7 +123,7 @@ export class DirTree {
     const out: (FileInfo | undefined)[] = [];
     const names = entries.map((d) => d.name);
     const stats = entries.length >= WORKER_MIN ? await batchIo.lstat(dir.path, names).catch(() => undefined) : undefined;
-    if (stats) return this.infosOf(dir.comps, vdir, names, stats);
+    if (stats) return this.infosOf(dir, vdir, names, stats);
     for (let i = 0; i < entries.length; i += LIST_STAT_CONCURRENCY) {
       const slice = entries.slice(i, i + LIST_STAT_CONCURRENCY);
       out.push(
@@ -154,7 +132,7 @@ export class DirTree {
             const vpath = childPath(vdir, d.name);
             const st = await lstat(dir.entry(d.name)).catch(() => undefined);
             if (!st?.isSymbolicLink()) return st && this.s.toInfo(vpath, st);
-            const target = await this.followLink(dir.comps, d.name, vpath);
+            const target = await this.followLink(dir, d.name, vpath);
             return target && this.s.toInfo(vpath, target);
           }),
         )),
@@ -164,7 +142,7 @@ export class DirTree {
   }
 
   /** FileInfo for the entries `names` of `dir` from the lstat the worker answered for each (see pageOf). */
-  private async infosOf(comps: readonly string[], vdir: string, names: readonly string[], stats: readonly WorkerStat[]): Promise<FileInfo[]> {
+  private async infosOf(dir: DirHandle, vdir: string, names: readonly string[], stats: readonly WorkerStat[]): Promise<FileInfo[]> {
     const out: FileInfo[] = [];
     for (let i = 0; i < names.length; i++) {
       const st = stats[i]!;
@@ -173,7 +151,7 @@ export class DirTree {
       const entry = new WorkerEntryStats(st);
       if (!entry.isSymbolicLink()) out.push(this.s.toInfo(vpath, entry));
       else {
-        const target = await this.followLink(comps, names[i]!, vpath);
+        const target = await this.followLink(dir, names[i]!, vpath);
         if (target) out.push(this.s.toInfo(vpath, target));
       }
     }
@@ -185,11 +163,11 @@ export class DirTree {
     await sweepHiddenTmp(dir, names, this.s.hiddenTmpMaxAgeMs).catch(() => undefined);
   }
 
-  /** Stats what the link `name` of the directory at `comps` leads to, when that is inside the root; undefined (logged) otherwise. */
-  private async followLink(comps: readonly string[], name: string, vpath: string): Promise<Stats | undefined> {
+  /** Stats what the link `name` of `dir` leads to, when that is inside the root; undefined (logged) otherwise. */
+  private async followLink(dir: DirHandle, name: string, vpath: string): Promise<Stats | undefined> {
     let loc: Located | undefined;
     try {
-      loc = await this.confine.locateComps([...comps, name], 'follow', vpath);
+      loc = await this.confine.locateComps([...dir.comps, name], 'follow', vpath);
       return await statLocated(loc);
     } catch (err) {
       this.s.logger?.warn({ path: vpath, reason: err instanceof Error ? err.message : String(err) }, 'symbolic link left out of a listing');

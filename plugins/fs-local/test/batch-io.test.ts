@@ -134,15 +134,14 @@ t.test('a small directory is listed by one worker request, with the answer of th
   await symlink(path.join(outside, 'secret.txt'), path.join(d, 'link-out'));
   await symlink('missing', path.join(d, 'dangling'));
   await writeFile(path.join(d, `.ferry-tmp-${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`), 'a leftover');
-  const calls = { listAt: 0, list: 0, lstat: 0 };
-  const { listAt, list, lstat } = batchIo;
-  batchIo.listAt = (...a) => (calls.listAt++, listAt.apply(batchIo, a));
+  const calls = { list: 0, lstat: 0 };
+  const { list, lstat } = batchIo;
   batchIo.list = (...a) => (calls.list++, list.apply(batchIo, a));
   batchIo.lstat = (...a) => (calls.lstat++, lstat.apply(batchIo, a));
-  t.teardown(() => Object.assign(batchIo, { listAt, list, lstat }));
+  t.teardown(() => Object.assign(batchIo, { list, lstat }));
 
   const whole = await listingOf(fs, '/d');
-  t.same(calls, { listAt: 1, list: 0, lstat: 0 }, 'one request to the worker (which opens the directory too), no stat of its own');
+  t.same(calls, { list: 1, lstat: 0 }, 'one request to the worker, no stat of its own');
   t.equal(whole.lines.length, 12, 'ten files, the directory and the link inside');
   t.ok(
     whole.lines.some((l) => l.startsWith('/d/link-in false 6 ')),
@@ -162,25 +161,13 @@ t.test('a small directory is listed by one worker request, with the answer of th
     'none larger than asked for, none empty',
   );
 
-  // reached through a link: opened the usual way, then read by the worker through the descriptor
-  await symlink('d', path.join(root, 'd-link'));
-  Object.assign(calls, { listAt: 0, list: 0, lstat: 0 });
-  t.same(
-    (await listingOf(fs, '/d-link')).lines,
-    whole.lines.map((l) => l.replace('/d/', '/d-link/')),
-    'a directory reached through a link lists the same entries',
-  );
-  t.same(calls, { listAt: 1, list: 1, lstat: 0 }, 'the worker declined to open it through the link; it read it through the descriptor');
-
   // the worker failing (or the directory too large for one request): the listing read in pages answers the same
-  batchIo.listAt = async () => 'moved';
   batchIo.list = async () => undefined;
   const paged = await listingOf(fs, '/d');
   t.same(paged.lines, whole.lines, 'the same entries as the listing read in pages');
-  batchIo.listAt = async () => Promise.reject(new Error('the worker stopped'));
   batchIo.list = async () => Promise.reject(new Error('the worker stopped'));
   t.same((await listingOf(fs, '/d')).lines, whole.lines, 'a failed request: read in pages');
-  Object.assign(batchIo, { listAt, list, lstat });
+  Object.assign(batchIo, { list, lstat });
 
   await t.rejects(listingOf(fs, '/d/f1'), { code: FsErrorCode.NotDirectory }, 'a file is not listed');
   await t.rejects(listingOf(fs, '/d/nothing'), { code: FsErrorCode.NotFound }, 'nor a missing directory');
@@ -193,20 +180,15 @@ t.test('a directory larger than one worker request is read in pages with the sam
   const d = path.join(root, 'd');
   for (let i = 0; i <= WHOLE_DIR_MAX; i++) await writeFile(path.join(d, `f${i}`), 'x'.repeat(i % 5));
   const answers: unknown[] = [];
-  const { listAt, list } = batchIo;
-  batchIo.listAt = async (...a) => {
-    const r = await listAt.apply(batchIo, a);
-    answers.push(r);
-    return r;
-  };
+  const { list } = batchIo;
   batchIo.list = async (...a) => {
     const r = await list.apply(batchIo, a);
     answers.push(r);
     return r;
   };
-  t.teardown(() => Object.assign(batchIo, { listAt, list }));
+  t.teardown(() => Object.assign(batchIo, { list }));
   const big = await listingOf(fs, '/d', 100);
-  t.same(answers, ['more'], 'the worker declined the whole directory (and was not asked again)');
+  t.same(answers, [undefined], 'the worker declined the whole directory');
   t.equal(big.lines.length, WHOLE_DIR_MAX + 1, 'every entry listed');
   t.equal(big.pages.length, Math.ceil((WHOLE_DIR_MAX + 1) / 100), 'in pages of the size asked for');
   const st = await stat(path.join(d, 'f7'));
@@ -219,12 +201,6 @@ t.test('the worker reports a directory it cannot read', async (t) => {
   await t.rejects(batchIo.list(path.join(root, 'file'), 10), { code: 'ENOTDIR' });
   await t.rejects(batchIo.list(path.join(root, 'missing'), 10), { code: 'ENOENT' });
   t.same(await batchIo.list(path.join(root, 'd'), 10), { names: [], stats: [] }, 'an empty directory');
-  await t.rejects(batchIo.listAt(path.join(root, 'file'), 10), { code: 'ENOTDIR' });
-  await symlink(path.join(root, 'd'), path.join(root, 'link'));
-  await writeFile(path.join(root, 'd', 'x'), 'x');
-  t.equal(await batchIo.listAt(path.join(root, 'link'), 10), 'moved', 'a directory reached through a link is not read');
-  t.match(await batchIo.listAt(path.join(root, 'd'), 10), { names: ['x'], stats: [{ k: 'stat', size: 1 }] });
-  t.equal(await batchIo.listAt(path.join(root, 'd'), 0), 'more');
 });
 
 t.test('removing a large tree (unlinks by the worker) removes it all, and only it', async (t) => {
