@@ -21,7 +21,8 @@
 //   node bench/small-files.bench.mjs --pg     PostgreSQL only
 //
 // Env: BENCH_ROUNDS (2), BENCH_SECS (4), BENCH_CONNECTIONS (16), FERRY_BENCH_NO_BUILD=1,
-// FERRY_BENCH_DIR; BENCH_CPU_PROF=<dir>: Ferry runs with --cpu-prof into that directory.
+// FERRY_BENCH_DIR; BENCH_CPU_PROF=<dir>: Ferry runs with --cpu-prof into that directory;
+// BENCH_WORKLOADS=listing,download: only these workloads (all three by default).
 // Writes bench/results/small-files.json.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -86,6 +87,17 @@ const WORKLOADS = {
   listing: { label: 'listing 10 entries', requests: () => [{ path: '/api/v2/user/dirs?path=%2Ften' }], ok: 200 },
 };
 
+/** The workloads of BENCH_WORKLOADS (comma-separated names), or all of them. */
+function chosenWorkloads() {
+  const wanted = (process.env.BENCH_WORKLOADS ?? '')
+    .split(',')
+    .map((w) => w.trim())
+    .filter(Boolean);
+  const unknown = wanted.filter((w) => !(w in WORKLOADS));
+  if (unknown.length) throw new Error(`BENCH_WORKLOADS: unknown ${unknown.join(', ')} (known: ${Object.keys(WORKLOADS).join(', ')})`);
+  return wanted.length ? wanted : Object.keys(WORKLOADS);
+}
+
 async function startBare(kind, home, key) {
   return startBareServer('bare-files-server.mjs', { kind, root: home, key }, children);
 }
@@ -121,7 +133,7 @@ async function run(db) {
     sides.node = { url: node.url, token: '', pid: node.proc.pid, proc: node.proc };
     sides.hapi = { url: hapi.url, token: bareToken, pid: hapi.proc.pid, proc: hapi.proc };
     const out = {};
-    for (const workload of Object.keys(WORKLOADS)) {
+    for (const workload of chosenWorkloads()) {
       const best = {};
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 ? ['hapi', 'node', 'ferry'] : ['ferry', 'node', 'hapi'];

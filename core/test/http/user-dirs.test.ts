@@ -22,6 +22,7 @@ const list = async (p: string) => {
   const r = await ta.inject('GET', `/api/v2/user/dirs?path=${q(p)}`, { token });
   return {
     status: r.statusCode,
+    headers: r.headers,
     body: r.statusCode === 200 ? (JSON.parse(r.payload) as { name: string; size: number; mode: number; last_modified: string }[]) : JSON.parse(r.payload),
   };
 };
@@ -41,6 +42,7 @@ t.test('listing: entries, virtual folders as directories, RFC 3339 dates', async
   t.ok(!Number.isNaN(Date.parse(f.last_modified)) && /T.*Z$/.test(f.last_modified), 'RFC 3339');
   const sh = root.body.find((e: { name: string }) => e.name === 'shared');
   t.equal(sh.mode & 0o170000, 0o040000, 'mount point is a directory');
+  t.equal(Number(root.headers['content-length']), Buffer.byteLength(JSON.stringify(root.body)), 'a small listing is answered in one body, of its length');
   t.same(names((await list('/shared')).body), ['s.txt']);
   t.same(names((await list('/a')).body), ['b'], 'directories leading to a deeper mount are listed');
   t.same(names((await list('/a/b')).body), ['deep']);
@@ -49,6 +51,11 @@ t.test('listing: entries, virtual folders as directories, RFC 3339 dates', async
   t.equal((await ta.inject('GET', '/api/v2/user/dirs', { token })).statusCode, 200, 'no path is the root');
   t.equal((await list('/nope')).status, 404);
   t.equal((await list('/f.txt')).status, 400);
+  // the refusals name what the stat of the path names (the listing is asked without a stat first)
+  t.same((await list('/nope')).body, { message: '/nope: no such file or directory', error: 'Not Found' });
+  t.same((await list('/sub/nope/x')).body, { message: '/sub/nope/x: no such file or directory', error: 'Not Found' });
+  t.same((await list('/f.txt')).body, { message: '/f.txt: not a directory', error: 'Bad Request' });
+  t.same((await list('/f.txt/x')).body, { message: '/f.txt/x: f.txt is not a directory', error: 'Bad Request' }, 'the component that is not a directory');
 });
 
 t.test('a large directory is listed completely (paged)', async (t) => {
@@ -58,6 +65,8 @@ t.test('a large directory is listed completely (paged)', async (t) => {
   const r = await list('/many');
   t.equal(r.body.length, 2500);
   t.equal(new Set(names(r.body)).size, 2500);
+  t.equal(r.headers['content-length'], undefined, 'streamed, not held whole');
+  t.match(r.body[2499], { name: /^file-\d+$/, size: 0, mode: Number, last_modified: String }, 'entries after the first pages as the first');
 });
 
 t.test('mkdir: 201, parents, conflicts', async (t) => {

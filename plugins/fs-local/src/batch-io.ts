@@ -3,8 +3,9 @@ import { READ_FLAGS } from './file-reads.js';
 
 /*
  * System calls on many entries of one directory, made off the event loop in
- * one go: the small files of a zip read (Fs.readSmallFiles), the entries of
- * a large listing stat'ed, the files of a removed tree unlinked. Made one by
+ * one go: the small files of a zip read (Fs.readSmallFiles), a small
+ * directory read and its entries stat'ed (a listing), the entries of a large
+ * listing stat'ed, the files of a removed tree unlinked. Made one by
  * one with promises, each is a round trip to libuv's thread pool, on a busy
  * machine a thread switch each (a small file read takes five: lstat, open,
  * fstat, read, close): 10,000 files of a few KiB zipped took ten times as
@@ -41,8 +42,14 @@ interface Answer {
   id: number;
   /** read: one per name; lstat, unlink: [index, error] of the names that failed. */
   results: unknown[];
-  /** read: the files' bytes; lstat: mode, size and mtimeMs of each name (Float64Array). */
+  /** read: the files' bytes; lstat, list: mode, size and mtimeMs of each name (Float64Array). */
   data?: ArrayBuffer;
+  /** list: the directory's entry names, in the order read (absent with `more` or `failed`). */
+  names?: string[];
+  /** list: the directory holds more entries than asked for (nothing was stat'ed). */
+  more?: boolean;
+  /** list: the directory could not be read. */
+  failed?: { code: string; message: string };
 }
 
 /** The worker: plain JavaScript, so it runs the same from the sources (tests) and from dist. */
@@ -103,6 +110,21 @@ function lstat(dir, names) {
   });
   return { results: errors, data: figures.buffer };
 }
+// a whole small directory: its names read and lstat'ed in one go, as lstat() answers them;
+// a directory of more than max entries is left to the caller (more: true, nothing stat'ed)
+function list(dir, max) {
+  const d = fs.opendirSync(dir, { bufferSize: Math.min(max + 1, 1024) });
+  const names = [];
+  try {
+    for (let e = d.readSync(); e !== null; e = d.readSync()) {
+      if (names.length === max) return { results: [], more: true };
+      names.push(e.name);
+    }
+  } finally {
+    d.closeSync();
+  }
+  return { ...lstat(dir, names), names };
+}
 function unlink(dir, names) {
   const errors = [];
   names.forEach((name, i) => {
@@ -113,9 +135,13 @@ function unlink(dir, names) {
 parentPort.on('message', ({ id, op, dir, names, max, flags }) => {
   let answer;
   try {
-    if (op !== 'read' && op !== 'lstat' && op !== 'unlink') throw new Error('unknown operation');
-    answer = op === 'read' ? read(dir, names, max, flags) : op === 'lstat' ? lstat(dir, names) : unlink(dir, names);
+    if (op !== 'read' && op !== 'lstat' && op !== 'unlink' && op !== 'list') throw new Error('unknown operation');
+    answer = op === 'read' ? read(dir, names, max, flags) : op === 'lstat' ? lstat(dir, names) : op === 'list' ? list(dir, max) : unlink(dir, names);
   } catch (err) {
+    if (op === 'list') {
+      parentPort.postMessage({ id, results: [], failed: failed(err) });
+      return;
+    }
     // every name failed, in the shape of its operation's answer
     const e = failed(err);
     answer = op === 'read' ? { results: names.map(() => e) } : { results: names.map((_, i) => [i, e]), data: op === 'lstat' ? new Float64Array(names.length * 3).fill(NaN).buffer : undefined };
@@ -149,12 +175,21 @@ class BatchIoWorker {
 
   /** The lstat of the entries `names` of the directory at `dir`. */
   async lstat(dir: string, names: readonly string[]): Promise<WorkerStat[]> {
-    const a = await this.ask({ op: 'lstat', dir, names });
-    const figures = new Float64Array(a.data ?? new ArrayBuffer(0));
-    if (figures.length !== names.length * 3) throw new Error('the batch I/O worker answered an lstat of the wrong length');
-    const out: WorkerStat[] = names.map((_, i) => ({ k: 'stat', mode: figures[3 * i]!, size: figures[3 * i + 1]!, mtimeMs: figures[3 * i + 2]! }));
-    for (const [i, err] of a.results as [number, WorkerStat][]) out[i] = err;
-    return out;
+    return statsOf(names, await this.ask({ op: 'lstat', dir, names }));
+  }
+
+  /**
+   * The entries of the directory at `dir` with their lstat, read in one
+   * request (a small listing costs one message instead of a round trip to
+   * the thread pool per entry); undefined when it holds more than `max`
+   * entries (the caller reads it in pages). Rejects when it cannot be read.
+   */
+  async list(dir: string, max: number): Promise<{ names: string[]; stats: WorkerStat[] } | undefined> {
+    const a = await this.ask({ op: 'list', dir, names: [], max });
+    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    if (a.more) return undefined;
+    const names = a.names ?? [];
+    return { names, stats: statsOf(names, a) };
   }
 
   /** Unlinks the entries `names` of the directory at `dir`. */
@@ -207,6 +242,15 @@ class BatchIoWorker {
     }, IDLE_MS);
     this.idle.unref();
   }
+}
+
+/** The lstat answers of `names` (an lstat's or a list's answer: figures in `data`, failures in `results`). */
+function statsOf(names: readonly string[], a: Answer): WorkerStat[] {
+  const figures = new Float64Array(a.data ?? new ArrayBuffer(0));
+  if (figures.length !== names.length * 3) throw new Error('the batch I/O worker answered an lstat of the wrong length');
+  const out: WorkerStat[] = names.map((_, i) => ({ k: 'stat', mode: figures[3 * i]!, size: figures[3 * i + 1]!, mtimeMs: figures[3 * i + 2]! }));
+  for (const [i, err] of a.results as [number, WorkerStat][]) out[i] = err;
+  return out;
 }
 
 export const batchIo = new BatchIoWorker();

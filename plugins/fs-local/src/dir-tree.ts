@@ -3,7 +3,7 @@ import { lstat, opendir, rmdir, unlink } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, throwIfFsAborted, type FileInfo, type FsLogger, type UsedSpace } from '@ferry/core';
 import type { DirHandle, LocalRoot, Located } from './confine.js';
-import { batchIo, WorkerEntryStats, type EntryStats } from './batch-io.js';
+import { batchIo, WorkerEntryStats, type EntryStats, type WorkerStat } from './batch-io.js';
 import { rethrowFor, statLocated } from './locate.js';
 import { isReservedName, sweepHiddenTmp } from './temp-area.js';
 
@@ -16,6 +16,11 @@ const UNLINK_GROUP = 1024;
 /** Files stat'ed per request to the worker when the space used under a directory is counted. */
 const STAT_GROUP = 1024;
 const YIELD_EVERY = 512;
+/**
+ * A directory of at most this many entries is listed by one request to the
+ * batch I/O worker (read and stat'ed there); a larger one is read in pages.
+ */
+export const WHOLE_DIR_MAX = 1024;
 
 /** What the directory walks of one LocalFs need from it. */
 export interface DirTreeSettings {
@@ -45,6 +50,12 @@ export class DirTree {
   async *list(vpath: string, pageSize: number, signal?: AbortSignal): AsyncIterable<FileInfo[]> {
     const handle = await this.confine.openDir(vpath);
     try {
+      // a small directory: read and stat'ed by the worker in one go (a failure: read in pages, which reports it)
+      const whole = await batchIo.list(handle.path, WHOLE_DIR_MAX).catch(() => undefined);
+      if (whole) {
+        yield* this.wholeDir(handle, vpath, whole.names, whole.stats, pageSize, signal);
+        return;
+      }
       const dir: Dir = await opendir(handle.path, { bufferSize: Math.min(pageSize, 1024) }).catch(rethrowFor(vpath));
       try {
         let batch: Dirent[] = [];
@@ -75,35 +86,44 @@ export class DirTree {
   }
 
   /**
+   * The pages of a whole directory the worker read (`names` and their
+   * `stats`): the same pages, with the same entries, as the listing read in
+   * pages gives; reserved names are left out and their leftovers swept.
+   */
+  private async *wholeDir(
+    dir: DirHandle,
+    vdir: string,
+    names: string[],
+    stats: WorkerStat[],
+    pageSize: number,
+    signal?: AbortSignal,
+  ): AsyncIterable<FileInfo[]> {
+    const reserved = names.filter(isReservedName);
+    if (reserved.length) await this.sweep(dir.path, reserved);
+    const shown = reserved.length ? names.flatMap((name, i) => (isReservedName(name) ? [] : [i])) : names.map((_, i) => i);
+    for (let i = 0; i < shown.length; i += pageSize) {
+      throwIfFsAborted(signal, vdir);
+      const page = shown.slice(i, i + pageSize);
+      const infos = await this.infosOf(
+        dir,
+        vdir,
+        page.map((j) => names[j]!),
+        page.map((j) => stats[j]!),
+      );
+      if (infos.length) yield infos;
+    }
+  }
+
+  /**
    * FileInfo for a page of entries. A symlink is reported as its target when
    * that stays inside the root; a link leading outside, dangling or looping
    * is left out of the listing (and logged), as zips and scans leave it out.
    */
   private async pageOf(dir: DirHandle, vdir: string, entries: Dirent[]): Promise<FileInfo[]> {
     const out: (FileInfo | undefined)[] = [];
-    const stats =
-      entries.length >= WORKER_MIN
-        ? await batchIo
-            .lstat(
-              dir.path,
-              entries.map((d) => d.name),
-            )
-            .catch(() => undefined)
-        : undefined;
-    if (stats) {
-      for (let i = 0; i < entries.length; i++) {
-        const st = stats[i]!;
-        const vpath = childPath(vdir, entries[i]!.name);
-        if (st.k === 'error') continue; // gone since it was read (as the lstat below)
-        const entry = new WorkerEntryStats(st);
-        if (!entry.isSymbolicLink()) out.push(this.s.toInfo(vpath, entry));
-        else {
-          const target = await this.followLink(dir, entries[i]!.name, vpath);
-          if (target) out.push(this.s.toInfo(vpath, target));
-        }
-      }
-      return out.filter((i): i is FileInfo => i !== undefined);
-    }
+    const names = entries.map((d) => d.name);
+    const stats = entries.length >= WORKER_MIN ? await batchIo.lstat(dir.path, names).catch(() => undefined) : undefined;
+    if (stats) return this.infosOf(dir, vdir, names, stats);
     for (let i = 0; i < entries.length; i += LIST_STAT_CONCURRENCY) {
       const slice = entries.slice(i, i + LIST_STAT_CONCURRENCY);
       out.push(
@@ -119,6 +139,23 @@ export class DirTree {
       );
     }
     return out.filter((i): i is FileInfo => i !== undefined);
+  }
+
+  /** FileInfo for the entries `names` of `dir` from the lstat the worker answered for each (see pageOf). */
+  private async infosOf(dir: DirHandle, vdir: string, names: readonly string[], stats: readonly WorkerStat[]): Promise<FileInfo[]> {
+    const out: FileInfo[] = [];
+    for (let i = 0; i < names.length; i++) {
+      const st = stats[i]!;
+      const vpath = childPath(vdir, names[i]!);
+      if (st.k === 'error') continue; // gone since it was read (as the lstat of pageOf)
+      const entry = new WorkerEntryStats(st);
+      if (!entry.isSymbolicLink()) out.push(this.s.toInfo(vpath, entry));
+      else {
+        const target = await this.followLink(dir, names[i]!, vpath);
+        if (target) out.push(this.s.toInfo(vpath, target));
+      }
+    }
+    return out;
   }
 
   /** Removes crash leftovers among the reserved `names` of the directory `dir` (never fails). */

@@ -9,6 +9,7 @@ import t from 'tap';
 import { FsErrorCode, RequestFsBatch, type FileInfo } from '@ferry/core';
 import { LocalFs } from '../src/index.js';
 import { batchIo } from '../src/batch-io.js';
+import { WHOLE_DIR_MAX } from '../src/dir-tree.js';
 
 const base = t.testdir({});
 let n = 0;
@@ -104,13 +105,102 @@ t.test('a large listing (stat by the worker) answers as the small one does', asy
   t.equal(byName.get('f042')!.mtime.getTime(), st.mtime.getTime());
   t.match(byName.get('sub'), { isDir: true, size: 0 });
   t.match(byName.get('link-in'), { isDir: false, size: 1 }, 'a link inside is reported as its target');
-  // the same entries one page of 10 at a time (stat'ed one by one)
+  // the same entries one page of 10 at a time
   const small: FileInfo[] = [];
   for await (const page of fs.list('/d', { pageSize: 10 })) small.push(...page);
   t.same(
     new Set(small.map((e) => `${e.name} ${e.size} ${e.mode} ${e.mtime.getTime()}`)),
     new Set(listed.map((e) => `${e.name} ${e.size} ${e.mode} ${e.mtime.getTime()}`)),
   );
+});
+
+/** The entries of a listing of `vpath` as comparable lines, with the number of pages. */
+async function listingOf(fs: LocalFs, vpath: string, pageSize?: number): Promise<{ lines: string[]; pages: number[] }> {
+  const lines: string[] = [];
+  const pages: number[] = [];
+  for await (const page of fs.list(vpath, { pageSize })) {
+    pages.push(page.length);
+    for (const e of page) lines.push(`${e.path} ${e.isDir} ${e.size} ${e.mode} ${e.mtime.getTime()}`);
+  }
+  return { lines: lines.sort(), pages };
+}
+
+t.test('a small directory is listed by one worker request, with the answer of the listing read in pages', async (t) => {
+  const { fs, root, outside } = await fresh();
+  const d = path.join(root, 'd');
+  for (let i = 0; i < 10; i++) await writeFile(path.join(d, `f${i}`), 'x'.repeat(i * 3));
+  await mkdir(path.join(d, 'sub'));
+  await symlink('f2', path.join(d, 'link-in'));
+  await symlink(path.join(outside, 'secret.txt'), path.join(d, 'link-out'));
+  await symlink('missing', path.join(d, 'dangling'));
+  await writeFile(path.join(d, `.ferry-tmp-${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`), 'a leftover');
+  const calls = { list: 0, lstat: 0 };
+  const { list, lstat } = batchIo;
+  batchIo.list = (...a) => (calls.list++, list.apply(batchIo, a));
+  batchIo.lstat = (...a) => (calls.lstat++, lstat.apply(batchIo, a));
+  t.teardown(() => Object.assign(batchIo, { list, lstat }));
+
+  const whole = await listingOf(fs, '/d');
+  t.same(calls, { list: 1, lstat: 0 }, 'one request to the worker, no stat of its own');
+  t.equal(whole.lines.length, 12, 'ten files, the directory and the link inside');
+  t.ok(
+    whole.lines.some((l) => l.startsWith('/d/link-in false 6 ')),
+    'a link inside is reported as its target',
+  );
+  t.notOk(
+    whole.lines.some((l) => /link-out|dangling|ferry-tmp/.test(l)),
+    'a link leading outside, a dangling link and a reserved name are left out',
+  );
+  const st = await stat(path.join(d, 'f4'));
+  t.ok(whole.lines.includes(`/d/f4 false 12 ${st.mode} ${st.mtime.getTime()}`), 'size, mode and mtime as stat() reports them');
+  const inFives = await listingOf(fs, '/d', 5);
+  t.same(inFives.lines, whole.lines, 'in pages of 5: the same entries');
+  t.equal(inFives.pages.length, 3, 'in pages of the 14 visible names (links left out leave a page short)');
+  t.ok(
+    inFives.pages.every((n) => n > 0 && n <= 5),
+    'none larger than asked for, none empty',
+  );
+
+  // the worker failing (or the directory too large for one request): the listing read in pages answers the same
+  batchIo.list = async () => undefined;
+  const paged = await listingOf(fs, '/d');
+  t.same(paged.lines, whole.lines, 'the same entries as the listing read in pages');
+  batchIo.list = async () => Promise.reject(new Error('the worker stopped'));
+  t.same((await listingOf(fs, '/d')).lines, whole.lines, 'a failed request: read in pages');
+  Object.assign(batchIo, { list, lstat });
+
+  await t.rejects(listingOf(fs, '/d/f1'), { code: FsErrorCode.NotDirectory }, 'a file is not listed');
+  await t.rejects(listingOf(fs, '/d/nothing'), { code: FsErrorCode.NotFound }, 'nor a missing directory');
+  await symlink(outside, path.join(root, 'escape'));
+  await t.rejects(listingOf(fs, '/escape'), { code: FsErrorCode.Escape }, 'nor a directory outside the root');
+});
+
+t.test('a directory larger than one worker request is read in pages with the same entries', async (t) => {
+  const { fs, root } = await fresh();
+  const d = path.join(root, 'd');
+  for (let i = 0; i <= WHOLE_DIR_MAX; i++) await writeFile(path.join(d, `f${i}`), 'x'.repeat(i % 5));
+  const answers: unknown[] = [];
+  const { list } = batchIo;
+  batchIo.list = async (...a) => {
+    const r = await list.apply(batchIo, a);
+    answers.push(r);
+    return r;
+  };
+  t.teardown(() => Object.assign(batchIo, { list }));
+  const big = await listingOf(fs, '/d', 100);
+  t.same(answers, [undefined], 'the worker declined the whole directory');
+  t.equal(big.lines.length, WHOLE_DIR_MAX + 1, 'every entry listed');
+  t.equal(big.pages.length, Math.ceil((WHOLE_DIR_MAX + 1) / 100), 'in pages of the size asked for');
+  const st = await stat(path.join(d, 'f7'));
+  t.ok(big.lines.includes(`/d/f7 false 2 ${st.mode} ${st.mtime.getTime()}`));
+});
+
+t.test('the worker reports a directory it cannot read', async (t) => {
+  const { root } = await fresh();
+  await writeFile(path.join(root, 'file'), 'x');
+  await t.rejects(batchIo.list(path.join(root, 'file'), 10), { code: 'ENOTDIR' });
+  await t.rejects(batchIo.list(path.join(root, 'missing'), 10), { code: 'ENOENT' });
+  t.same(await batchIo.list(path.join(root, 'd'), 10), { names: [], stats: [] }, 'an empty directory');
 });
 
 t.test('removing a large tree (unlinks by the worker) removes it all, and only it', async (t) => {

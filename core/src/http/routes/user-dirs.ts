@@ -9,15 +9,27 @@ import type { FileSession } from '../../vfs/file-session.js';
 import { toDirEntry } from '../dir-entry.js';
 import { boolQuery, closeAfter, destroyOnDisconnect, openUserSession, pathQuery, withUserSession } from '../user-session.js';
 
-/** A JSON array streamed page by page (a listing is never held whole). */
-export function jsonArray(pages: AsyncGenerator<FileInfo[]>): Readable {
+/**
+ * A listing answered in one body when its JSON is at most this long (a small
+ * directory: no stream, no chunked encoding); a longer one is streamed page
+ * by page from there on.
+ */
+export const WHOLE_LISTING_MAX = 64 * 1024;
+
+/** The JSON of a page of entries, without the array's brackets ('' for an empty page). */
+function pageJson(page: FileInfo[]): string {
+  return page.map((e) => JSON.stringify(toDirEntry(e))).join(',');
+}
+
+/** A JSON array streamed page by page (a listing is never held whole), after the pages' JSON already read (`head`). */
+export function jsonArray(pages: AsyncGenerator<FileInfo[]>, head: string[] = []): Readable {
   return Readable.from(
     (async function* () {
-      let first = true;
-      yield '[';
+      let first = head.length === 0;
+      yield '[' + head.join(',');
       for await (const page of pages) {
         if (page.length === 0) continue;
-        const body = page.map((e) => JSON.stringify(toDirEntry(e))).join(',');
+        const body = pageJson(page);
         yield first ? body : ',' + body;
         first = false;
       }
@@ -29,19 +41,37 @@ export function jsonArray(pages: AsyncGenerator<FileInfo[]>): Readable {
 
 /**
  * Answers a directory listing of session `s` (the path resolved by
- * `dirOf`), streamed; the session closes when the body is sent, or at once
- * when the listing is refused.
+ * `dirOf`): in one body when it ends within WHOLE_LISTING_MAX bytes of JSON,
+ * streamed otherwise. The session closes when the listing is read whole, or
+ * when the streamed body is sent, or at once when the listing is refused.
  */
 export async function listingResponse(request: Request, h: ResponseToolkit, s: FileSession, dirOf: () => Promise<string> | string): Promise<ResponseObject> {
+  let pages: AsyncGenerator<FileInfo[]>;
+  const head: string[] = [];
   try {
-    const body = jsonArray(await s.list(await dirOf()));
-    destroyOnDisconnect(request, body);
-    closeAfter(s, body);
-    return h.response(body).type('application/json');
+    pages = await s.list(await dirOf());
+    for (let bytes = 0; bytes <= WHOLE_LISTING_MAX;) {
+      const page = await pages.next().catch(async (err: unknown) => {
+        await pages.return(undefined).catch(() => undefined);
+        throw err;
+      });
+      if (page.done) {
+        await s.close();
+        return h.response(`[${head.join(',')}]`).type('application/json');
+      }
+      const json = pageJson(page.value);
+      if (!json) continue;
+      head.push(json);
+      bytes += json.length;
+    }
   } catch (err) {
     await s.close();
     throw err;
   }
+  const body = jsonArray(pages, head);
+  destroyOnDisconnect(request, body);
+  closeAfter(s, body);
+  return h.response(body).type('application/json');
 }
 
 export function userDirRoutes(c: DependencyContainer): ServerRoute[] {
