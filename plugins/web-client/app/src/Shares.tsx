@@ -5,7 +5,7 @@
  * confirmation. What the form offers follows the account's share policy
  * (GET /api/v2/user/share-policy); the server checks it again.
  */
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import { api, errorMessage } from './api';
 import { Dialog } from './Dialog';
 import { formatDate } from './format';
@@ -307,9 +307,16 @@ function ShareEditor({
     if (!Object.values(errors).some(Boolean)) setFormError((m) => (m === t.fixFields ? '' : m));
   }, [errors]);
 
+  // the first refused field gets the focus in the commit that shows its message (not a frame later:
+  // a screen reader, or a quick user, would otherwise meet the message with the focus elsewhere)
+  const pendingFocus = useRef<Field | undefined>(undefined);
+  useLayoutEffect(() => {
+    const first = pendingFocus.current;
+    pendingFocus.current = undefined;
+    if (first) formRef.current?.querySelector<HTMLElement>(`[data-field="${first}"]`)?.focus();
+  }, [errors]);
   const focusFirstError = (errs: FieldErrors) => {
-    const first = (Object.keys(errs) as Field[])[0];
-    if (first) requestAnimationFrame(() => formRef.current?.querySelector<HTMLElement>(`[data-field="${first}"]`)?.focus());
+    pendingFocus.current = (Object.keys(errs) as Field[])[0];
   };
 
   const submit = async () => {

@@ -1,4 +1,4 @@
-import { useEffect, type ReactNode } from 'react';
+import { useLayoutEffect, type ReactNode } from 'react';
 import { names } from './field-message';
 
 /** The attributes a field's control takes: its id, what describes it, whether the API refused it. */
@@ -33,7 +33,8 @@ export function Field({
 }) {
   const bad = Boolean(error) && (refused === true || names(error, path));
   // the refused field gets the focus (and is scrolled to): where to correct it
-  useEffect(() => {
+  // (in the commit that shows the message, so nothing meets the message with the focus elsewhere)
+  useLayoutEffect(() => {
     if (bad) document.getElementById(id)?.focus();
   }, [bad, error, id]);
   const described = [help ? `${id}-help` : '', bad ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
