@@ -104,6 +104,26 @@ t.test('a password share: prompt, browse, downloads, uploads by drop and by butt
   t.equal(zipped.subarray(0, 2).toString(), 'PK', 'a zip downloaded');
   t.ok(zipped.includes('drafts/draft-1.txt'), 'it holds the subfolder');
 
+  // the keyboard: arrows, Home and End move between the entries; Enter opens a folder, Backspace goes back up
+  const focused = (name: string) => page.getByRole('link', { name, exact: true }).evaluate((el) => el === document.activeElement);
+  await page.getByRole('link', { name: 'drafts', exact: true }).focus();
+  await page.keyboard.press('ArrowDown');
+  t.ok(await focused(`${strings.download} report.txt`), 'Down: the next entry has the focus');
+  await page.keyboard.press('ArrowDown');
+  t.ok(await focused(`${strings.download} report.txt`), 'Down on the last entry: it keeps the focus');
+  await page.keyboard.press('Home');
+  t.ok(await focused('drafts'), 'Home: the first entry');
+  await page.keyboard.press('End');
+  t.ok(await focused(`${strings.download} report.txt`), 'End: the last entry');
+  await page.keyboard.press('ArrowUp');
+  t.ok(await focused('drafts'), 'Up: the entry before');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'drafts' }).waitFor();
+  await page.getByRole('link', { name: `${strings.download} draft-1.txt` }).focus();
+  await page.keyboard.press('Backspace');
+  await page.getByRole('heading', { name: 'Project files' }).waitFor();
+  t.match(page.url(), new RegExp(`/web/client/pub/${id}$`), 'Backspace: up to the share');
+
   // a folder, and back by the breadcrumbs
   await page.getByRole('link', { name: 'drafts' }).click();
   await page.getByRole('heading', { name: 'drafts' }).waitFor();

@@ -1,7 +1,9 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent, type DragEvent, type KeyboardEvent } from 'react';
 import { Icon } from '../Icon';
 import { isDir, sortEntries, type Entry } from '../entries';
+import { parentOf } from '../file-paths';
 import { crumbs, formatDate, formatSize, joinPath } from '../format';
+import { folderKey, rowAfterKey } from '../list-keys';
 import { parseRoute, routePath } from '../routes';
 import { t } from '../strings';
 import { fromDataTransfer, fromFiles } from '../drop';
@@ -273,6 +275,24 @@ function OpenShare({
 function Listing({ share, dir, entries, onNavigate }: { share: PublicShare; dir: string; entries: Entry[] | null; onNavigate: (dir: string) => void }) {
   if (entries === null) return <p className="muted">{t.loading}</p>;
   if (!entries.length) return <p className="muted">{t.emptyFolder}</p>;
+  // the keys of the file list: arrows, Page Up/Down, Home/End move between the entries' links;
+  // Backspace or Alt+Up goes up a folder
+  const onKeyDown = (ev: KeyboardEvent<HTMLTableSectionElement>) => {
+    if (folderKey(ev) === 'parent') {
+      if (dir === '/') return;
+      ev.preventDefault();
+      return onNavigate(parentOf(dir));
+    }
+    const links = [...ev.currentTarget.querySelectorAll<HTMLAnchorElement>('td.col-name a')];
+    const index = links.indexOf(document.activeElement as HTMLAnchorElement);
+    if (index < 0) return;
+    const rowHeight = links[index]!.closest('tr')?.getBoundingClientRect().height || 40;
+    const next = rowAfterKey(ev, index, links.length, Math.floor(window.innerHeight / rowHeight) - 1);
+    if (next === null) return;
+    ev.preventDefault();
+    links[next]!.focus();
+    links[next]!.scrollIntoView({ block: 'nearest' });
+  };
   return (
     <table className="pub-table">
       <caption className="visually-hidden">{t.pubSharedFiles}</caption>
@@ -287,7 +307,7 @@ function Listing({ share, dir, entries, onNavigate }: { share: PublicShare; dir:
           </th>
         </tr>
       </thead>
-      <tbody>
+      <tbody onKeyDown={onKeyDown}>
         {entries.map((e) => {
           const path = joinPath(dir, e.name);
           return (
