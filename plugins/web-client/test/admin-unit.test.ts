@@ -25,7 +25,7 @@ import {
   bucketTimes,
   bucketsOf,
   chartData,
-  keepTop,
+  topUsersOf,
   peak,
   perBucket,
   rebucket,
@@ -374,19 +374,20 @@ t.test('charts: the aggregates spread into one value per bucket', async (t) => {
   t.equal(peak([0, 0]), -1, 'none');
 });
 
-t.test('charts: the top users keep the largest, then by name', async (t) => {
-  const u = (username: string, used: number) => ({ username, used, quota: 0 });
-  let top = keepTop([], [u('a', 5), u('b', 50), u('c', 7)], 2);
+t.test('charts: the top users of a page ordered by used quota size: those using no storage left out', async (t) => {
   t.same(
-    top.map((x) => x.username),
-    ['b', 'c'],
+    topUsersOf([
+      { username: 'b', used_quota_size: 50, quota_size: 100 },
+      { username: 'c', used_quota_size: 7 },
+      { username: 'a', used_quota_size: 0, quota_size: 5 },
+      { username: 'd' },
+    ]),
+    [
+      { username: 'b', used: 50, quota: 100 },
+      { username: 'c', used: 7, quota: 0 },
+    ],
   );
-  top = keepTop(top, [u('d', 7), u('e', 100)], 3);
-  t.same(
-    top.map((x) => x.username),
-    ['e', 'b', 'c'],
-    'equal sizes: by name',
-  );
+  t.same(topUsersOf([]), []);
 });
 
 t.test('account settings: a user read into the forms and written back unchanged, what the form does not show kept', async (t) => {

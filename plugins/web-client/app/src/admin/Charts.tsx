@@ -161,7 +161,7 @@ function busiest(b: Buckets, values: number[], show: (v: number) => string = Str
 }
 
 function TopUsers() {
-  const [top, setTop] = useState<{ users?: TopUser[]; scanned: number; partial: boolean; message?: string } | null>(null);
+  const [top, setTop] = useState<{ users?: TopUser[]; message?: string } | null>(null);
   const load = useCallback(async () => setTop(await loadTopUsers()), []);
   usePolling(load, CHARTS_REFRESH_MS * 5);
   if (!top) return null;
@@ -201,7 +201,6 @@ function TopUsers() {
           </tbody>
         </table>
       )}
-      {top.partial && top.users && <p className="muted">{t.topUsersPartial(top.scanned)}</p>}
     </section>
   );
 }

@@ -1,19 +1,7 @@
 /** The requests of the dashboard's charts (Charts.tsx); the arithmetic is in charts-data.ts. */
 import { api } from '../api';
 import { failure } from './api-result';
-import {
-  HOUR,
-  MAX_USERS_SCANNED,
-  USERS_PAGE,
-  bucketsOf,
-  chartData,
-  keepTop,
-  rebucket,
-  type Buckets,
-  type ChartData,
-  type Range,
-  type TopUser,
-} from './charts-data';
+import { HOUR, bucketsOf, chartData, rebucket, topUsersOf, type Buckets, type ChartData, type Range, type TopUser } from './charts-data';
 
 const nanos = (seconds: number) => seconds * 1e9;
 
@@ -37,24 +25,15 @@ export async function loadCharts(range: Range, now = Date.now()): Promise<{ data
 }
 
 /**
- * The `n` users using the most storage (used_quota_size): GET /api/v2/users
- * cannot sort by it, so the list is read USERS_PAGE at a time keeping only
- * the `n` largest, up to MAX_USERS_SCANNED users (`partial` then tells the
- * ranking covers the first ones by name only).
+ * The `n` users using the most storage: one page of GET /api/v2/users
+ * ordered by used_quota_size, largest first (order_by, an addition of
+ * Ferry: the server sorts, whatever the number of users); those using none
+ * are left out.
  */
-export async function loadTopUsers(n = 10): Promise<{ users?: TopUser[]; scanned: number; partial: boolean; message?: string }> {
-  let top: TopUser[] = [];
-  let scanned = 0;
-  for (;;) {
-    const { data, error, response } = await api.GET('/api/v2/users', { params: { query: { offset: scanned, limit: USERS_PAGE, order: 'ASC' } } });
-    if (!data) return { scanned, partial: true, message: failure(response.status, error) };
-    top = keepTop(
-      top,
-      data.filter((u) => (u.used_quota_size ?? 0) > 0).map((u) => ({ username: u.username, used: u.used_quota_size ?? 0, quota: u.quota_size ?? 0 })),
-      n,
-    );
-    scanned += data.length;
-    if (data.length < USERS_PAGE) return { users: top, scanned, partial: false };
-    if (scanned >= MAX_USERS_SCANNED) return { users: top, scanned, partial: true };
-  }
+export async function loadTopUsers(n = 10): Promise<{ users?: TopUser[]; message?: string }> {
+  const { data, error, response } = await api.GET('/api/v2/users', {
+    params: { query: { offset: 0, limit: n, order: 'DESC', order_by: 'used_quota_size' } },
+  });
+  if (!data) return { message: failure(response.status, error) };
+  return { users: topUsersOf(data) };
 }

@@ -147,17 +147,13 @@ export function peak(values: readonly number[]): number {
 
 export const sum = (values: readonly number[]): number => values.reduce((a, v) => a + v, 0);
 
-/** Users read per request for the top users by storage, and the most read in all (the users list cannot sort by quota). */
-export const USERS_PAGE = 500;
-export const MAX_USERS_SCANNED = 10_000;
-
 export interface TopUser {
   username: string;
   used: number;
   quota: number;
 }
 
-/** Keeps the `n` largest of `top` and `more` by used size (then by name). */
-export function keepTop(top: readonly TopUser[], more: readonly TopUser[], n: number): TopUser[] {
-  return [...top, ...more].sort((a, b) => b.used - a.used || a.username.localeCompare(b.username)).slice(0, n);
+/** The top users of a page of users ordered by used quota size, largest first: those using no storage left out. */
+export function topUsersOf(rows: readonly { username: string; used_quota_size?: number; quota_size?: number }[]): TopUser[] {
+  return rows.filter((u) => (u.used_quota_size ?? 0) > 0).map((u) => ({ username: u.username, used: u.used_quota_size ?? 0, quota: u.quota_size ?? 0 }));
 }
