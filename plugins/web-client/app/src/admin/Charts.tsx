@@ -5,7 +5,7 @@ import { formatSize } from '../format';
 import { can, type AdminSession } from './session';
 import { t } from './strings';
 import { usePolling } from './usePolling';
-import { RANGES, bucketLabel, bucketTimes, peak, sum, tickLabel, type Buckets, type ChartData, type Range, type TopUser } from './charts-data';
+import { DEFAULT_RANGE, RANGES, bucketLabel, bucketTimes, peak, sum, tickLabel, type Buckets, type ChartData, type Range, type TopUser } from './charts-data';
 import { loadCharts, loadTopUsers } from './charts-api';
 
 /** How often the charts ask again (they cover hours and days: no need for the dashboard's 5 s). */
@@ -212,7 +212,7 @@ function TopUsers() {
  * using the most storage.
  */
 export default function Charts({ session }: { session: AdminSession }) {
-  const [range, setRange] = useState<Range>('24h');
+  const [range, setRange] = useState<Range>(DEFAULT_RANGE);
   const [data, setData] = useState<ChartData | null>(null);
   const [error, setError] = useState('');
   const [unavailable, setUnavailable] = useState('');
