@@ -19,7 +19,8 @@
 //              1,000,000 events). The counts drawn are checked against the seeded events, and
 //              the top users against the largest used quota sizes of the users table.
 //   baseline   the requests each page sends, from node with fetch, at once as the browser sends
-//              them (the data alone, no browser): the ratio says what the page adds to them.
+//              them (the data alone, no page), in each round just before the pages (the browser
+//              running): the ratio says what the page adds to them.
 // "Drawn": the first animation frame where the page holds what is awaited, then the next frame.
 // Each round runs every measure once; the best of the rounds is kept (the machine is shared:
 // noise only adds time), and every round is logged.
@@ -139,15 +140,17 @@ async function main() {
     ];
     const searched = seededUserName(Math.ceil(USERS * 0.54321));
     const baseline = { users: [], next: [], find: [], dashboard: [] };
-    for (let i = 0; i < ROUNDS + 2; i++) {
+    /** One baseline of each page (`keep`: recorded; else a warm-up). */
+    const measureBaseline = async (keep) => {
       const b = {
         users: await fetchAll([`/api/v2/users?limit=${PAGE + 1}&offset=0&order=ASC`]),
         next: await fetchAll([`/api/v2/users?limit=${PAGE + 1}&offset=${PAGE}&order=ASC`]),
         find: await fetchAll([`/api/v2/users/${searched}`]),
         dashboard: await fetchAll(dashboardUrls),
       };
-      if (i >= 2) for (const k of Object.keys(b)) baseline[k].push(b[k]); // 2 warm-up rounds
-    }
+      if (keep) for (const k of Object.keys(b)) baseline[k].push(b[k]);
+    };
+    for (let i = 0; i < 2; i++) await measureBaseline(false);
 
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
     const signedIn = await browser.newContext();
@@ -204,6 +207,8 @@ async function main() {
     const times = { users: [], next: [], find: [], dashboard: [] };
     let shown;
     for (let round = 0; round < ROUNDS; round++) {
+      // the baseline in the same conditions as the pages (the browser running), just before them
+      await measureBaseline(true);
       const u = await coldLoad(`${server.url}/web/admin/users`, USERS_FIRST_PAGE);
       const next = await clickUntil(
         u.page,
