@@ -1,4 +1,4 @@
-import { useEffect, type ReactNode } from 'react';
+import { useLayoutEffect, type ReactNode } from 'react';
 import { names } from './field-message';
 
 /** The attributes a field's control takes: its id, what describes it, whether the API refused it. */
@@ -33,7 +33,7 @@ export function Field({
 }) {
   const bad = Boolean(error) && (refused === true || names(error, path));
   // the refused field gets the focus (and is scrolled to): where to correct it
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (bad) document.getElementById(id)?.focus();
   }, [bad, error, id]);
   const described = [help ? `${id}-help` : '', bad ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
@@ -93,5 +93,28 @@ export function Checks<V extends string | number>({
         </small>
       )}
     </div>
+  );
+}
+
+/**
+ * The outcome of a page's last action: its notice (role status) and its
+ * error (role alert), each shown only when set. A form's error has an id
+ * (`errorId`, what its controls may point to) and the words put before the
+ * API's message (`refused`).
+ */
+export function Notices({ message, error, errorId, refused }: { message?: string; error?: string; errorId?: string; refused?: string }) {
+  return (
+    <>
+      {message && (
+        <p className="notice" role="status">
+          {message}
+        </p>
+      )}
+      {error && (
+        <p id={errorId} className="error" role="alert">
+          {refused ? `${refused} ${error}` : error}
+        </p>
+      )}
+    </>
   );
 }
