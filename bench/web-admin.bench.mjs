@@ -25,8 +25,8 @@
 // Each round runs every measure once; the best of the rounds is kept (the machine is shared:
 // noise only adds time), and every round is logged.
 // Env: BENCH_ROUNDS (default 3), BENCH_USERS, BENCH_EVENTS, BENCH_TRACE=1 (log when each of the dashboard's
-// requests ran), FERRY_CHROMIUM (default
-// /usr/bin/chromium), FERRY_BENCH_NO_BUILD=1 (use the dist folders as they are), FERRY_TEST_PG_URL.
+// requests ran), FERRY_CHROMIUM (default /usr/bin/chromium), FERRY_BENCH_NO_BUILD=1 (use the dist folders
+// as they are), FERRY_TEST_PG_URL.
 // Needs the built web client (npm run build -w @ferry/web-client). Writes bench/results/web-admin.json.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
