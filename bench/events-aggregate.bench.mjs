@@ -6,8 +6,8 @@
 //   node bench/events-aggregate.bench.mjs
 //
 //   BENCH_EVENTS filesystem events (default 1,000,000) and a tenth as many log events spread
-//   over the last 24 hours, bulk-inserted by the bench (INSERT ... SELECT, ids built like the
-//   plugin's: 16 hex digits of the timestamp in ns, node, counter). Then BENCH_RUNS times (after
+//   over the last 24 hours, bulk-inserted by the bench (bench/lib/seed-pg.mjs: INSERT ... SELECT,
+//   ids built like the plugin's: 16 hex digits of the timestamp in ns, node, counter). Then BENCH_RUNS times (after
 //   2 warm-up runs) the three requests the dashboard sends for "Last 24 hours", at once as the
 //   browser does: uploads and downloads in 24 hourly buckets, in 2 daily buckets, failed logins
 //   (events 1, 2) in 24 hourly buckets. Printed: the median and p95 wall time of the three
@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createBenchDatabase } from './lib/pg.mjs';
+import { seedEvents } from './lib/seed-pg.mjs';
 import { scratchWorkspace, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
@@ -65,25 +66,7 @@ try {
     const endNs = BigInt(Date.now()) * 1_000_000n;
     const dayStart = endNs - 24n * HOUR_NS;
     const t0 = performance.now();
-    await db.query(
-      `insert into events_fs (id, action, username, fs_path, virtual_path, file_size, elapsed, status, protocol, ip, session_id, fs_provider, instance_id)
-       select lpad(to_hex($1::bigint + i * $2::bigint), 16, '0') || 'a99e0000' || lpad(to_hex(i), 8, '0'),
-              (array['upload','download','upload','download','first-upload','delete','rename','mkdir'])[1 + (i * 7 % 8)],
-              'user' || (i % 1000), '/srv/f' || i, '/f' || i, 1024 + i % 4096, i % 100, 1 + (i % 50 = 0)::int,
-              (array['HTTP','SFTP','DAV','FTP'])[1 + i % 4], '10.0.' || (i % 200) || '.' || (i % 250), 's' || (i / 10), 0, 'bench-node'
-       from generate_series(0, $3::bigint - 1) as i`,
-      [dayStart.toString(), ((endNs - dayStart) / BigInt(EVENTS)).toString(), EVENTS],
-    );
-    const logs = Math.max(1, Math.floor(EVENTS / 10));
-    await db.query(
-      `insert into events_log (id, event, protocol, username, ip, message, instance_id)
-       select lpad(to_hex($1::bigint + i * $2::bigint), 16, '0') || 'a99e0001' || lpad(to_hex(i), 8, '0'),
-              (array[5, 5, 5, 1, 2, 3])[1 + i % 6], 'HTTP', 'user' || (i % 1000), '10.1.' || (i % 200) || '.1', 'login', 'bench-node'
-       from generate_series(0, $3::bigint - 1) as i`,
-      [dayStart.toString(), ((endNs - dayStart) / BigInt(logs)).toString(), logs],
-    );
-    await db.query('analyze events_fs');
-    await db.query('analyze events_log');
+    const logs = await seedEvents(db, { events: EVENTS, startNs: dayStart, endNs });
     log(`${EVENTS} fs events and ${logs} log events over 24 hours inserted in ${Math.round((performance.now() - t0) / 100) / 10} s`);
 
     // the dashboard's "Last 24 hours": the current hour is the last of 24, today the last of 2 days

@@ -173,10 +173,15 @@ function mapUserWithMappings(r: Row): UserWithMappings {
  */
 export async function selectUserPageWithMappings(
   em: EntityManager,
-  q: { offset: number; limit: number; order: 'ASC' | 'DESC' },
+  q: { offset: number; limit: number; order: 'ASC' | 'DESC'; order_by?: 'username' | 'used_quota_size' },
   role?: string,
 ): Promise<UserWithMappings[]> {
-  const order = q.order === 'DESC' ? 'desc' : 'asc';
+  const dir = q.order === 'DESC' ? 'desc' : 'asc';
+  // by used quota size (GET /users?order_by=used_quota_size: the top users by storage), equal sizes by
+  // username A to Z so that pages do not overlap; a sort of the table (no index on the size): 100,000
+  // users in tens of ms, only for the pages that ask for it
+  const bySize = q.order_by === 'used_quota_size';
+  const order = bySize ? `used_quota_size ${dir}, username asc` : `username ${dir}`;
   // The page is cut on the username index alone: deep offsets skip rows without reading them. Without a
   // role only usernames are walked (an index-only scan of the unique index on both databases), and the
   // page's users are then looked up by name. Written as a join with the page, both planners read every
@@ -186,10 +191,11 @@ export async function selectUserPageWithMappings(
   // (role_id, username): 8 ms for a page at offset 9,800 of a role's 10,000 users on SQLite without it, 0.3 ms.
   const dialect = sqlDialectOf(em);
   const columns = `u.*, r.name as role_name, ${mappingColumns(dialect)}`;
-  const names = `select username from users order by username ${order} limit ? offset ?`;
-  const from = role ? `(select * from users where role_id = (select id from roles where name = ?) order by username ${order} limit ? offset ?) u` : 'users u';
+  const names = `select username from users order by ${order} limit ? offset ?`;
+  const from = role ? `(select * from users where role_id = (select id from roles where name = ?) order by ${order} limit ? offset ?) u` : 'users u';
   const where = role ? '' : dialect === 'sqlite' ? ` where u.username in (${names})` : ` where u.username = any(array(${names}))`;
-  const rows = await exec(em, `select ${columns} from ${from} left join roles r on r.id = u.role_id${where} order by u.username ${order}`, [
+  const outer = bySize ? `u.used_quota_size ${dir}, u.username asc` : `u.username ${dir}`;
+  const rows = await exec(em, `select ${columns} from ${from} left join roles r on r.id = u.role_id${where} order by ${outer}`, [
     ...(role ? [role] : []),
     q.limit,
     q.offset,

@@ -3,7 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import { UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import { AdminGroup, ApiKey, Folder, Group, Role, Share, User, UserFolder, UserGroup } from '../data/entities/index.js';
-import type { ListQuery } from '../util/common.input.js';
+import type { ListQuery, UserListQuery } from '../util/common.input.js';
 import type { UserInput } from './user.input.js';
 import type { AdminIdentity } from '../auth/credentials.js';
 import type { PluginRegistry } from '../plugins/registry.js';
@@ -75,8 +75,14 @@ export class UserService {
   /**
    * One page of users as the API shows them: the users and their group and folder mappings in one statement
    * (plain SQL on the connection: no EntityManager fork needed, `em` only names the database).
+   * Ordered by username, or by used quota size with `order_by`.
    */
-  async listRendered(q: ListQuery, caller: AdminIdentity, o: RenderOptions = {}, em: EntityManager = this.orm.em): Promise<Obj[]> {
+  async listRendered(
+    q: ListQuery & Partial<Pick<UserListQuery, 'order_by'>>,
+    caller: AdminIdentity,
+    o: RenderOptions = {},
+    em: EntityManager = this.orm.em,
+  ): Promise<Obj[]> {
     return (await selectUserPageWithMappings(em, q, caller.role || undefined)).map((r) => this.renderOne(r.user, r.groups, r.folders, o));
   }
 

@@ -29,6 +29,28 @@ export interface ListQuery {
   order: 'ASC' | 'DESC';
 }
 
+/**
+ * GET /api/v2/users: listQuery and `order_by` (an addition of Ferry): the
+ * username (the default), or the used quota size (`order` then applies to
+ * the size; equal sizes by username A to Z), so that the users using the
+ * most storage are one request (order_by=used_quota_size&order=DESC).
+ */
+export const userListQuery = listQuery.keys({
+  order_by: Joi.string()
+    .valid('username', 'used_quota_size')
+    .default('username')
+    .description('Ferry addition: order by username (default) or by used_quota_size (equal sizes by username)'),
+});
+
+export interface UserListQuery extends ListQuery {
+  order_by: 'username' | 'used_quota_size';
+}
+
+/** Validated query of GET /api/v2/users (the route validates it with userListQuery). */
+export function userListParams(request: { query: unknown }): UserListQuery {
+  return request.query as UserListQuery;
+}
+
 export const confidentialQuery = Joi.object({ confidential_data: Joi.number().integer().valid(0, 1).default(0) });
 
 /** Unix milliseconds. */

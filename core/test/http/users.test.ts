@@ -464,3 +464,50 @@ t.test('pages of users with their groups and folders: every page is the slice of
     }
   }
 });
+
+t.test('order_by=used_quota_size: pages by used quota size, equal sizes by username; a role admin sees its users only', async (t) => {
+  const ok = async (method: string, url: string, payload?: unknown, tok = token) => {
+    const r = await ta.inject(method, url, { token: tok, payload });
+    t.ok(r.statusCode < 300, `${method} ${url}: ${r.payload}`);
+  };
+  await ok('POST', '/api/v2/roles', { name: 'qs-role' });
+  // sizes: qs-a 30, qs-b 10, qs-c 30, qs-d 0, qs-e 20 (qs-b and qs-e in the role)
+  const sizes: [string, number, boolean][] = [
+    ['qs-a', 30, false],
+    ['qs-b', 10, true],
+    ['qs-c', 30, false],
+    ['qs-d', 0, false],
+    ['qs-e', 20, true],
+  ];
+  for (const [name, size, inRole] of sizes) {
+    t.equal((await post(user(name, inRole ? { role: 'qs-role' } : {}))).statusCode, 201);
+    if (size) await ok('PUT', `/api/v2/quotas/users/${name}/usage`, { used_quota_size: size, used_quota_files: 1 });
+  }
+  const list = async (q: string, tok = token) => {
+    const r = await ta.inject('GET', `/api/v2/users?${q}`, { token: tok });
+    t.equal(r.statusCode, 200, q);
+    return (ta.json(r) as { username: string; used_quota_size: number }[]).map((u) => `${u.username}:${u.used_quota_size}`);
+  };
+  const whole = (await list('order_by=used_quota_size&order=DESC&limit=500')).filter((u) => u.startsWith('qs-'));
+  t.same(whole, ['qs-a:30', 'qs-c:30', 'qs-e:20', 'qs-b:10', 'qs-d:0'], 'largest first, equal sizes A to Z');
+  const all = await list('order_by=used_quota_size&order=DESC&limit=500');
+  t.same(await list('order_by=used_quota_size&order=DESC&limit=2'), all.slice(0, 2), 'the first page: the two largest');
+  for (let offset = 0; offset < all.length; offset += 2)
+    t.same(await list(`order_by=used_quota_size&order=DESC&limit=2&offset=${offset}`), all.slice(offset, offset + 2), `DESC page at ${offset}`);
+  const asc = await list('order_by=used_quota_size&limit=500');
+  t.same(
+    asc.filter((u) => u.startsWith('qs-')),
+    ['qs-d:0', 'qs-b:10', 'qs-e:20', 'qs-a:30', 'qs-c:30'],
+    'ASC: smallest first, equal sizes still A to Z',
+  );
+  t.same(await list('order_by=username&limit=500'), await list('limit=500'), 'order_by=username is the default');
+  for (const q of ['order_by=quota_size', 'order_by=', 'order_by=USED_QUOTA_SIZE', 'order_by=password_hash']) {
+    const r = await ta.inject('GET', `/api/v2/users?${q}`, { token });
+    t.equal(r.statusCode, 400, q);
+    t.match(ta.json(r), { error: 'Bad Request', message: /order_by/ }, q);
+  }
+  await ok('POST', '/api/v2/admins', { username: 'qs-lead', password: 'qs-lead-pw', permissions: ['*'], role: 'qs-role' });
+  const lead = await ta.adminToken('qs-lead', 'qs-lead-pw');
+  t.same(await list('order_by=used_quota_size&order=DESC', lead), ['qs-e:20', 'qs-b:10'], "a role admin: its role's users by size");
+  t.same(await list('order_by=used_quota_size&order=DESC&limit=1&offset=1', lead), ['qs-b:10']);
+});

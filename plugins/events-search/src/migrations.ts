@@ -34,6 +34,14 @@ const postgresql: PluginMigration[] = [
       'create index "events_log_username_id_index" on "events_log" ("username", "id");',
     ],
   },
+  {
+    // the dashboard's counts (GET /events/fs/aggregate) read every event of a range by id: with the columns they
+    // group and sum in the index, an index-only scan instead of the table's pages (a day of 1,000,000 events: the
+    // query 530-700 ms -> 300-350 ms on a loaded 2-core machine, 9,600 buffers read instead of 28,600; the index
+    // 74 MB, the table 166 MB). SQLite needs none: its events_fs is stored in id order (without rowid).
+    name: 'Migration20261204200000_events_fs_aggregate_index',
+    statements: ['create index "events_fs_id_aggregate_index" on "events_fs" ("id") include ("action", "status", "file_size");'],
+  },
 ];
 
 export const migrations = { sqlite, postgresql };

@@ -166,3 +166,15 @@ t.test('invalid queries answer 400 naming the field', async (t) => {
     t.match(JSON.parse(r.payload), { message: msg, error: String }, url);
   }
 });
+
+t.test('PostgreSQL: the ids of filesystem events are indexed with the columns the counts read (index-only scans)', async (t) => {
+  const conn = ta.app.orm.em.getConnection();
+  if (process.env.FERRY_TEST_DB !== 'postgres') {
+    const rows = (await conn.execute("select name from sqlite_master where type = 'index' and name = 'events_fs_id_aggregate_index'")) as unknown[];
+    t.equal(rows.length, 0, 'SQLite: none (the table is stored in id order)');
+    return;
+  }
+  const rows = (await conn.execute("select indexdef from pg_indexes where indexname = 'events_fs_id_aggregate_index'")) as { indexdef: string }[];
+  t.equal(rows.length, 1);
+  t.match(rows[0]!.indexdef, /on public\.events_fs using btree \(id\) include \(action, status, file_size\)/i);
+});

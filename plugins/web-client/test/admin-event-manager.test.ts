@@ -106,6 +106,49 @@ t.test('an HTTP action: template preview (error, then the body), a refused optio
   await screenshot(page, 'admin-event-action-http');
 });
 
+t.test(
+  "an HTTP action's nested options as JSON (its multipart parts): refused as JSON in the browser, then the API's message at the field, then saved and read back",
+  async (t) => {
+    const { page } = await h.openPage(t);
+    await signInAdmin(page, h.f);
+    await page.goto(`${h.f.origin}/web/admin/new-event-action`);
+    await page.getByRole('heading', { name: admin.newEventAction }).waitFor();
+    await page.getByLabel(admin.name, { exact: true }).fill('post-file');
+    await opt(page, 'endpoint').fill('https://hooks.example.com/in');
+    const parts = opt(page, 'parts');
+    const invalid = page.locator('#ea-opt-parts[aria-invalid="true"]');
+    const message = page.locator('#ea-opt-parts-error');
+
+    // not JSON: refused before any request, at the field
+    let posted = 0;
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && r.url().endsWith('/api/v2/eventactions')) posted++;
+    });
+    await parts.fill('[{"name": "file", ');
+    await page.getByRole('button', { name: admin.create }).click();
+    await invalid.waitFor();
+    t.match(await message.textContent(), /"parts" must be valid JSON/, 'the browser names the field');
+    t.equal(posted, 0, 'nothing sent');
+
+    // JSON the API refuses (a part with both a file and a body): its message at the same field
+    await parts.fill('[{"name": "file", "filepath": "{{.VirtualPath}}", "body": "x"}]');
+    await page.getByRole('button', { name: admin.create }).click();
+    await message.filter({ hasText: /both a filepath and a body/ }).waitFor();
+    t.match(await message.textContent(), /"parts\[0\]"/, "the API's message, naming the part");
+    t.equal(await invalid.count(), 1);
+    t.equal(posted, 1, 'sent once');
+    t.equal((await rest('GET', '/api/v2/eventactions/post-file')).status, 404, 'nothing created');
+
+    await parts.fill('[{"name": "file", "filepath": "{{.VirtualPath}}"}]');
+    await page.getByRole('button', { name: admin.create }).click();
+    await page.getByRole('heading', { name: admin.editEventAction('post-file') }).waitFor();
+    const saved = await rest('GET', '/api/v2/eventactions/post-file');
+    t.match(saved.body, { options: { http_config: { parts: [{ name: 'file', filepath: '{{.VirtualPath}}' }] } } });
+    t.match(JSON.parse(await parts.inputValue()), [{ name: 'file', filepath: '{{.VirtualPath}}' }], 'read back into the field as JSON');
+    t.equal(await invalid.count(), 0, 'no longer marked invalid');
+  },
+);
+
 t.test('an on-demand rule running a filesystem action: created from the forms, run from its page, its result shown and its effect on disk', async (t) => {
   const home = await h.f.addUser('eve');
   const { page } = await h.openPage(t);

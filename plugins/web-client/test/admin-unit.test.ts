@@ -25,7 +25,9 @@ import {
   bucketTimes,
   bucketsOf,
   chartData,
-  keepTop,
+  hourGridOf,
+  sliceHours,
+  topUsersOf,
   peak,
   perBucket,
   rebucket,
@@ -337,6 +339,40 @@ t.test('charts: a day of a daylight saving change keeps its own hours (Europe/Be
   t.match(bucketLabel(daily, 5, 'en-GB'), /29 Mar 2026/, 'the label of a day is its own date');
 });
 
+t.test('charts: one hourly count serves the hourly chart and the daily one (one grid of hours)', async (t) => {
+  for (const range of ['24h', '7d', '30d'] as const) {
+    const now = new Date(2026, 11, 4, 15, 20).getTime();
+    const { hourly, dailyHours } = bucketsOf(range, now);
+    const grid = hourGridOf(hourly, dailyHours)!;
+    t.ok(grid, range);
+    t.equal(grid.start, Math.min(hourly.start, dailyHours.start), `${range}: from the earlier start`);
+    t.equal(
+      grid.start + grid.count * 3600,
+      Math.max(hourly.start + hourly.count * 3600, dailyHours.start + dailyHours.count * 3600),
+      `${range}: to the later end`,
+    );
+    t.ok(grid.count <= 1000, `${range}: within the API's 1000 buckets (${grid.count})`);
+  }
+  t.equal(hourGridOf({ start: 0, interval: 3600, count: 2 }, { start: 1800, interval: 3600, count: 2 }), null, 'half an hour apart: two requests');
+  t.equal(hourGridOf({ start: 0, interval: 3600, count: 2 }, { start: 0, interval: 86400, count: 2 }), null, 'not hourly');
+  // hours 0..5 counted; the hourly chart covers hours 2..4, the days hours 0..3
+  const grid = { start: 0, interval: 3600, count: 6 };
+  const rows: FsCount[] = [0, 1, 2, 3, 4, 5].map((h) => ({ bucket: h, action: 'upload', status: 1, count: h + 1, file_size: 10 * h }));
+  t.same(
+    sliceHours(grid, { start: 2 * 3600, interval: 3600, count: 3 }, rows).map((r) => [r.bucket, r.count]),
+    [
+      [0, 3],
+      [1, 4],
+      [2, 5],
+    ],
+    'the rows of the hours asked, renumbered; those before and after left out',
+  );
+  t.same(
+    sliceHours(grid, { start: 0, interval: 3600, count: 4 }, rows).map((r) => r.bucket),
+    [0, 1, 2, 3],
+  );
+});
+
 t.test('charts: the aggregates spread into one value per bucket', async (t) => {
   const b = { start: 0, interval: 3600, count: 3 };
   const fs: FsCount[] = [
@@ -374,19 +410,20 @@ t.test('charts: the aggregates spread into one value per bucket', async (t) => {
   t.equal(peak([0, 0]), -1, 'none');
 });
 
-t.test('charts: the top users keep the largest, then by name', async (t) => {
-  const u = (username: string, used: number) => ({ username, used, quota: 0 });
-  let top = keepTop([], [u('a', 5), u('b', 50), u('c', 7)], 2);
+t.test('charts: the top users of a page ordered by used quota size: those using no storage left out', async (t) => {
   t.same(
-    top.map((x) => x.username),
-    ['b', 'c'],
+    topUsersOf([
+      { username: 'b', used_quota_size: 50, quota_size: 100 },
+      { username: 'c', used_quota_size: 7 },
+      { username: 'a', used_quota_size: 0, quota_size: 5 },
+      { username: 'd' },
+    ]),
+    [
+      { username: 'b', used: 50, quota: 100 },
+      { username: 'c', used: 7, quota: 0 },
+    ],
   );
-  top = keepTop(top, [u('d', 7), u('e', 100)], 3);
-  t.same(
-    top.map((x) => x.username),
-    ['e', 'b', 'c'],
-    'equal sizes: by name',
-  );
+  t.same(topUsersOf([]), []);
 });
 
 t.test('account settings: a user read into the forms and written back unchanged, what the form does not show kept', async (t) => {

@@ -5,7 +5,7 @@ import { UserService } from '../../accounts/user.service.js';
 import { ADMIN_AUTH, adminOf } from '../auth-strategies.js';
 import { hasAdminPermission } from '../../accounts/permissions.js';
 import { actorOf } from '../server.js';
-import { confidentialQuery, listParams, listQuery, objectName, pathParam } from '../../util/common.input.js';
+import { confidentialQuery, objectName, pathParam, userListParams, userListQuery } from '../../util/common.input.js';
 import { disconnectQuery, userCreateInput, userUpdateInput, type UserInput } from '../../accounts/user.input.js';
 import { locationOf, renderCreated } from '../location.js';
 
@@ -23,9 +23,9 @@ export function userRoutes(c: DependencyContainer): ServerRoute[] {
     {
       method: 'GET',
       path: '/api/v2/users',
-      options: { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'view_users' } }, validate: { query: listQuery } },
+      options: { auth: ADMIN_AUTH, plugins: { ferry: { permission: 'view_users' } }, validate: { query: userListQuery } },
       handler: async (request) => {
-        return users.listRendered(listParams(request), adminOf(request).admin);
+        return users.listRendered(userListParams(request), adminOf(request).admin);
       },
     },
     {

@@ -5,7 +5,7 @@ import { formatSize } from '../format';
 import { can, type AdminSession } from './session';
 import { t } from './strings';
 import { usePolling } from './usePolling';
-import { RANGES, bucketLabel, bucketTimes, peak, sum, tickLabel, type Buckets, type ChartData, type Range, type TopUser } from './charts-data';
+import { DEFAULT_RANGE, RANGES, bucketLabel, bucketTimes, peak, sum, tickLabel, type Buckets, type ChartData, type Range, type TopUser } from './charts-data';
 import { loadCharts, loadTopUsers } from './charts-api';
 
 /** How often the charts ask again (they cover hours and days: no need for the dashboard's 5 s). */
@@ -161,7 +161,7 @@ function busiest(b: Buckets, values: number[], show: (v: number) => string = Str
 }
 
 function TopUsers() {
-  const [top, setTop] = useState<{ users?: TopUser[]; scanned: number; partial: boolean; message?: string } | null>(null);
+  const [top, setTop] = useState<{ users?: TopUser[]; message?: string } | null>(null);
   const load = useCallback(async () => setTop(await loadTopUsers()), []);
   usePolling(load, CHARTS_REFRESH_MS * 5);
   if (!top) return null;
@@ -201,7 +201,6 @@ function TopUsers() {
           </tbody>
         </table>
       )}
-      {top.partial && top.users && <p className="muted">{t.topUsersPartial(top.scanned)}</p>}
     </section>
   );
 }
@@ -213,7 +212,7 @@ function TopUsers() {
  * using the most storage.
  */
 export default function Charts({ session }: { session: AdminSession }) {
-  const [range, setRange] = useState<Range>('24h');
+  const [range, setRange] = useState<Range>(DEFAULT_RANGE);
   const [data, setData] = useState<ChartData | null>(null);
   const [error, setError] = useState('');
   const [unavailable, setUnavailable] = useState('');

@@ -2,6 +2,8 @@ import { Suspense, lazy, useCallback, useState } from 'react';
 import type { operations } from '../../generated/api';
 import { api, errorMessage } from '../api';
 import { Dialog } from '../Dialog';
+import { prefetchCharts, prefetchTopUsers } from './charts-api';
+import { DEFAULT_RANGE } from './charts-data';
 import { can, type AdminSession } from './session';
 import { t } from './strings';
 import { usePolling } from './usePolling';
@@ -29,6 +31,11 @@ export function Dashboard({ session }: { session: AdminSession }) {
   const seeStatus = can(session, 'view_status');
   const seeConns = can(session, 'view_conns');
   const mayClose = can(session, 'close_conns');
+  // the charts' requests sent with the first render, while their code (uPlot) downloads, not after it
+  useState(() => {
+    if (can(session, 'view_events')) prefetchCharts(DEFAULT_RANGE);
+    if (can(session, 'view_users')) prefetchTopUsers();
+  });
 
   const load = useCallback(async () => {
     const [s, c] = await Promise.all([

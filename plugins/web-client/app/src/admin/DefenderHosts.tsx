@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { Dialog } from '../Dialog';
 import { listDefenderHosts, removeDefenderHost, type DefenderHost } from './security-api';
 import { t } from './strings';
+import { Notices } from './Field';
 
 /**
  * The hosts the defender banned or scored (view_defender), each removable
@@ -38,16 +39,7 @@ export function DefenderHosts({ canManage }: { canManage: boolean }) {
     <section aria-labelledby="defender-title">
       <h2 id="defender-title">{t.defenderHosts}</h2>
       <p className="muted">{t.defenderHostsHelp}</p>
-      {message && (
-        <p className="notice" role="status">
-          {message}
-        </p>
-      )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Notices message={message} error={error} />
       {off && <p>{t.defenderOff}</p>}
       {hosts && hosts.length === 0 && <p>{t.noDefenderHosts}</p>}
       {hosts && hosts.length > 0 && (

@@ -96,3 +96,26 @@ export function Checks<V extends string | number>({
     </div>
   );
 }
+
+/**
+ * The outcome of a page's last action: its notice (role status) and its
+ * error (role alert), each shown only when set. A form's error has an id
+ * (`errorId`, what its controls may point to) and the words put before the
+ * API's message (`refused`).
+ */
+export function Notices({ message, error, errorId, refused }: { message?: string; error?: string; errorId?: string; refused?: string }) {
+  return (
+    <>
+      {message && (
+        <p className="notice" role="status">
+          {message}
+        </p>
+      )}
+      {error && (
+        <p id={errorId} className="error" role="alert">
+          {refused ? `${refused} ${error}` : error}
+        </p>
+      )}
+    </>
+  );
+}

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { groupSettingsOf, withGroupSettings, type AccountSettings } from './account-settings-model';
 import { AccountSettingsSections } from './AccountSettingsSections';
-import { Field } from './Field';
+import { Field, Notices } from './Field';
 import { NameAndDescription } from './NamedForm';
 import { createGroup, getGroup, updateGroup, type GroupInput, type GroupRow, type GroupSettings } from './groups-api';
 import { PermissionsEditor, permMapOf, permRowsOf, type PermRow } from './PermissionsEditor';
@@ -126,16 +126,7 @@ export function GroupForm({
           {t.backToGroups}
         </button>
       </div>
-      {saved && (
-        <p className="notice" role="status">
-          {saved}
-        </p>
-      )}
-      {error && (
-        <p id="form-error" className="error" role="alert">
-          {t.groupRefused} {error}
-        </p>
-      )}
+      <Notices message={saved} error={error} errorId="form-error" refused={t.groupRefused} />
       <fieldset disabled={busy}>
         <legend>{t.group}</legend>
         <NameAndDescription idPrefix="g" isNew={name === null} f={f} set={set} error={error} />

@@ -4,6 +4,7 @@ import { IpListEntryForm, protocolNames } from './IpListEntryForm';
 import { CursorPager, PageSettings, pageOf, useCursorPaging } from './paging';
 import { IP_LIST_TYPES, deleteIpListEntry, listIpList, type IpListEntry, type IpListType } from './security-api';
 import { t } from './strings';
+import { Notices } from './Field';
 
 /**
  * The IP lists (manage_ip_lists): one list at a time (allow list, defender
@@ -92,16 +93,7 @@ export function IpLists() {
         <PageSettings idPrefix="ip" paging={paging} />
       </form>
       <p className="muted">{t.ipListHelp(type)}</p>
-      {message && (
-        <p className="notice" role="status">
-          {message}
-        </p>
-      )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Notices message={message} error={error} />
       {editing && (
         <IpListEntryForm
           key={`${type}-${editing === 'new' ? '' : editing.ipornet}`}

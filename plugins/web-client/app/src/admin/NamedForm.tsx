@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
-import { Field } from './Field';
+import { Field, Notices } from './Field';
 import { t } from './strings';
 
 /**
@@ -101,16 +101,7 @@ export function NamedForm({
           {backLabel}
         </button>
       </div>
-      {saved && (
-        <p className="notice" role="status">
-          {saved}
-        </p>
-      )}
-      {error && (
-        <p id="form-error" className="error" role="alert">
-          {refused} {error}
-        </p>
-      )}
+      <Notices message={saved} error={error} errorId="form-error" refused={refused} />
       {children}
       <div className="row">
         <button type="submit" className="primary" disabled={busy}>

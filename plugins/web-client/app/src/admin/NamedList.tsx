@@ -9,6 +9,7 @@ import { useCallback, useEffect, useRef, useState, type FormEvent, type ReactNod
 import { Dialog } from '../Dialog';
 import { PageSettings, Pager, pageOf, usePaging, type Paging } from './paging';
 import { t } from './strings';
+import { Notices } from './Field';
 
 /** A column of the list: its header and a row's cell. */
 export interface Column<T> {
@@ -234,16 +235,7 @@ export function NamedList<T>({
           {bulkActions(selected, { ...actions, clear: () => setSelected([]) })}
         </div>
       )}
-      {state.message && (
-        <p className="notice" role="status">
-          {state.message}
-        </p>
-      )}
-      {state.error && (
-        <p className="error" role="alert">
-          {state.error}
-        </p>
-      )}
+      <Notices message={state.message} error={state.error} />
       {rows && rows.length === 0 && !state.error && <p>{texts.none}</p>}
       {rows && rows.length > 0 && (
         <div className="scroll">

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { userSettingsOf, withUserSettings, type AccountSettings } from './account-settings-model';
 import { AccountSettingsSections } from './AccountSettingsSections';
-import { Field } from './Field';
+import { Field, Notices } from './Field';
 import { PermissionsEditor, permMapOf, permRowsOf, type PermRow } from './PermissionsEditor';
 import { can, type AdminSession } from './session';
 import { StorageForm } from './StorageForm';
@@ -228,16 +228,7 @@ export function UserForm({
             {t.cloneNote(cloneOf)}
           </p>
         )}
-        {saved && (
-          <p className="notice" role="status">
-            {saved}
-          </p>
-        )}
-        {error && (
-          <p id="form-error" className="error" role="alert">
-            {t.fixErrors} {error}
-          </p>
-        )}
+        <Notices message={saved} error={error} errorId="form-error" refused={t.fixErrors} />
         <fieldset disabled={!editable || busy}>
           <legend>{t.account}</legend>
           <Field id="u-username" label={t.username} path="username" error={error}>

@@ -4,6 +4,7 @@ import { formatSize } from '../format';
 import { t } from './strings';
 import { useQuotaScans } from './useQuotaScans';
 import { getUser, resetUserTransfer, runningUserScans, scanUserQuota, type UserRow } from './users-api';
+import { Notices } from './Field';
 
 /** A user's used quota: size and files. */
 export const usedOf = (u: UserRow) => t.folderUsed(formatSize(u.used_quota_size ?? 0), u.used_quota_files ?? 0);
@@ -43,16 +44,7 @@ export function UserUsage({ username, mayScan }: { username: string; mayScan: bo
   return (
     <section aria-labelledby="u-usage">
       <h2 id="u-usage">{t.usage}</h2>
-      {message && (
-        <p className="notice" role="status">
-          {message}
-        </p>
-      )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Notices message={message} error={error} />
       {user && (
         <dl>
           <dt>{t.usedQuota}</dt>

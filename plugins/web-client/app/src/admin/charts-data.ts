@@ -22,6 +22,8 @@ export interface LogCount {
 
 export const RANGES = ['24h', '7d', '30d'] as const;
 export type Range = (typeof RANGES)[number];
+/** The range the dashboard opens with. */
+export const DEFAULT_RANGE: Range = '24h';
 
 export const HOUR = 3600;
 const DAY = 86_400;
@@ -81,6 +83,28 @@ export function rebucket<R extends { bucket: number }>(from: Buckets, to: Bucket
     if (i >= 0) out.push({ ...r, bucket: i });
   }
   return out;
+}
+
+/**
+ * One run of hourly buckets covering both `a` and `b` (hourly, on the same
+ * hour grid: the last hours of a range and the hours of its days), so that
+ * one aggregate request serves both charts; null when they are not on one
+ * grid (a time zone whose daylight saving shift is not a whole hour).
+ */
+export function hourGridOf(a: Buckets, b: Buckets): Buckets | null {
+  if (a.interval !== HOUR || b.interval !== HOUR || (a.start - b.start) % HOUR !== 0) return null;
+  const start = Math.min(a.start, b.start);
+  const end = Math.max(a.start + a.count * HOUR, b.start + b.count * HOUR);
+  return { start, interval: HOUR, count: (end - start) / HOUR };
+}
+
+/** Rows counted in the hourly buckets of `from` as the buckets of `to` (hourly, on the same grid) count them; the rows outside `to` left out. */
+export function sliceHours<R extends { bucket: number }>(from: Buckets, to: Buckets, rows: readonly R[]): R[] {
+  const shift = (from.start - to.start) / HOUR;
+  return rows.flatMap((r) => {
+    const bucket = r.bucket + shift;
+    return bucket >= 0 && bucket < to.count ? [{ ...r, bucket }] : [];
+  });
 }
 
 /** One value per bucket: the sum of `value(row)` over the rows that `keep`. */
@@ -147,17 +171,13 @@ export function peak(values: readonly number[]): number {
 
 export const sum = (values: readonly number[]): number => values.reduce((a, v) => a + v, 0);
 
-/** Users read per request for the top users by storage, and the most read in all (the users list cannot sort by quota). */
-export const USERS_PAGE = 500;
-export const MAX_USERS_SCANNED = 10_000;
-
 export interface TopUser {
   username: string;
   used: number;
   quota: number;
 }
 
-/** Keeps the `n` largest of `top` and `more` by used size (then by name). */
-export function keepTop(top: readonly TopUser[], more: readonly TopUser[], n: number): TopUser[] {
-  return [...top, ...more].sort((a, b) => b.used - a.used || a.username.localeCompare(b.username)).slice(0, n);
+/** The top users of a page of users ordered by used quota size, largest first: those using no storage left out. */
+export function topUsersOf(rows: readonly { username: string; used_quota_size?: number; quota_size?: number }[]): TopUser[] {
+  return rows.filter((u) => (u.used_quota_size ?? 0) > 0).map((u) => ({ username: u.username, used: u.used_quota_size ?? 0, quota: u.quota_size ?? 0 }));
 }

@@ -70,7 +70,6 @@ export const en = {
   topUsers: 'Top users by storage',
   storageUsed: 'Storage used',
   noStorageUsed: 'No user stores any file yet.',
-  topUsersPartial: (n: number) => `Ranked among the first ${n} users by name only: the users list cannot be sorted by storage.`,
   // users list
   findUser: 'Find a user by username',
   find: 'Find',
