@@ -36,12 +36,15 @@ export async function checkA11y(t: Test, page: Page, what: string): Promise<void
   t.ok(result.passes.length > 10, `axe ran its checks on the ${what}`);
 }
 
-/** Fills and sends the sign-in form. */
+/** Fills and sends the sign-in form, and waits for its answer. */
 export async function signIn(page: Page, f: Ferry, username: string, password = passwordOf(username)): Promise<void> {
   await page.goto(f.url);
   await page.getByLabel(strings.username).fill(username);
   await page.getByLabel(strings.password).fill(password);
+  // the sign-in's answer is awaited (whatever it is): a navigation right after the click would cancel the request
+  const answered = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/api/v2/user/web-session');
   await page.getByRole('button', { name: strings.signIn }).click();
+  await answered;
 }
 
 /**
