@@ -53,6 +53,14 @@ export interface SessionReadOptions extends SessionOpOptions {
   start?: number;
   /** Last byte, inclusive (default: the end of the file). */
   end?: number;
+  /**
+   * Reads into buffers lent by the process's bounded pool and given back
+   * once the destination took their bytes: the download is then written
+   * with {@link SessionRead.writeTo} (when it offers one), never piped. A
+   * long download reads in larger buffers and makes no garbage per chunk
+   * (the REST API's downloads do the same).
+   */
+  recycle?: boolean;
 }
 
 /** A download in progress. */
@@ -63,6 +71,13 @@ export interface SessionRead {
   stream: Readable;
   /** Settles once the download is over (consumed, failed or destroyed) and its event published; never rejects. */
   done: Promise<void>;
+  /**
+   * With `recycle` (and no bandwidth limit): writes the bytes to `dest` (a
+   * socket, an HTTP response) and ends it, giving each read buffer back once
+   * `dest` took it; an error of the download destroys `dest`, `dest` closing
+   * first stops the download. Use it instead of piping `stream`.
+   */
+  writeTo?: (dest: Writable) => void;
 }
 
 export interface SessionWriteOptions extends SessionOpOptions {

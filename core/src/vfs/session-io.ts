@@ -33,9 +33,9 @@ export async function openSessionRead(s: SessionCore, vpath: string, o: SessionR
   const signal = linked?.signal ?? s.signal;
   try {
     const p = await prepareDownload(s, vpath, { signal });
-    const dl = await openDownload(s, p, readRange(o, p.info.size, vpath), { signal });
+    const dl = await openDownload(s, p, readRange(o, p.info.size, vpath), { signal, recycle: o.recycle });
     const done = linked ? dl.done.finally(() => linked.dispose()) : dl.done;
-    return { info: p.info, stream: dl.stream, done };
+    return { info: p.info, stream: dl.stream, done, ...(dl.writeTo ? { writeTo: dl.writeTo } : {}) };
   } catch (err) {
     linked?.dispose();
     throw err;

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap';
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { text } from 'node:stream/consumers';
 import { addUser, eventually, fileApp, userRow } from '../helpers/user-files.js';
 import { TOKENS } from '../../src/tokens.js';
@@ -182,6 +183,39 @@ t.test('openRead: ranges', async (t) => {
   t.equal(await read(s, '/r.txt', { start: 10 }), '', 'at the end: nothing');
   await expectCode(t, s.openRead('/r.txt', { start: 5, end: 2 }), 'INVALID', 'an inverted range');
   await expectCode(t, s.openRead('/nolist/a.txt'), 'PERMISSION', 'download permission');
+});
+
+t.test('openRead with recycle: written with writeTo into lent buffers, whole and in ranges', async (t) => {
+  const s = await open('fe');
+  t.teardown(() => s.close());
+  // larger than a pooled buffer several times over, so buffers are read into again once given back
+  const data = Buffer.alloc(3 * 1024 * 1024 + 7);
+  for (let i = 0; i < data.length; i++) data[i] = (i * 31) & 0xff;
+  writeFileSync(path.join(home, 'lent.bin'), data);
+  const collect = async (o: Parameters<FileSession['openRead']>[1]): Promise<Buffer> => {
+    const r = await s.openRead('/lent.bin', o);
+    t.type(r.writeTo, 'function', 'a recycled read offers writeTo');
+    const chunks: Buffer[] = [];
+    // a destination that takes its time: the bytes must still be those of the file, not of a buffer read into again
+    const dest = new Writable({ write: (c: Buffer, _e, cb) => void (chunks.push(Buffer.from(c)), setImmediate(cb)) });
+    r.writeTo!(dest);
+    await finished(dest);
+    await r.done;
+    return Buffer.concat(chunks);
+  };
+  t.ok((await collect({ recycle: true })).equals(data), 'the whole file, byte for byte');
+  t.ok((await collect({ recycle: true, start: 1000, end: 2_500_000 })).equals(data.subarray(1000, 2_500_001)), 'a range, byte for byte');
+  const plain = await s.openRead('/lent.bin');
+  t.equal(plain.writeTo, undefined, 'without recycle: no writeTo (the stream is piped)');
+  t.equal((await text(plain.stream)).length > 0, true);
+  await plain.done;
+  // the destination gone mid-way: the download stops and settles
+  const r = await s.openRead('/lent.bin', { recycle: true });
+  const dest = new Writable({ write: (_c, _e, cb) => void setImmediate(cb) });
+  r.writeTo!(dest);
+  dest.destroy();
+  await r.done;
+  t.ok(r.stream.destroyed, 'the download is stopped when the destination closes');
 });
 
 t.test('writes at an offset: resume, append, truncate, with quotas, permissions and events', async (t) => {

@@ -72,15 +72,17 @@ export class Paths {
 
   /** The href of a virtual path (each segment percent-encoded; collections end with '/'). */
   href(vpath: string, isDir: boolean): string {
-    const enc = vpath
-      .split('/')
-      .filter(Boolean)
-      .map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()))
-      .join('/');
+    const enc = vpath.split('/').filter(Boolean).map(hrefSegment).join('/');
     const p = `${this.base}/${enc}`;
     return isDir && !p.endsWith('/') ? p + '/' : p;
   }
 }
+
+/** One path segment as it appears in an href: percent-encoded, with !'()* too. */
+export const hrefSegment = (s: string): string => {
+  const e = encodeURIComponent(s);
+  return /[!'()*]/.test(e) ? e.replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()) : e;
+};
 
 export const parentOf = (vpath: string): string => {
   const i = vpath.lastIndexOf('/');

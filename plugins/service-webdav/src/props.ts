@@ -53,6 +53,32 @@ export class PropStore {
     return out;
   }
 
+  /**
+   * The dead properties of the members of collection `dir` (not deeper), by
+   * path, in one query; null when there are more than `max` (the caller then
+   * asks page by page, so memory stays bounded). A member's path is the
+   * collection's prefix followed by a name without '/' (substr and replace
+   * exist in SQLite and PostgreSQL alike).
+   */
+  async children(username: string, dir: string, max: number): Promise<Map<string, DeadProp[]> | null> {
+    const prefix = dir === '/' ? '/' : `${dir}/`;
+    const rows = (await this.knex()(TABLE)
+      .select('path', 'ns', 'name', 'xml')
+      .where('username', username)
+      .andWhereRaw('substr(path, 1, ?) = ?', [prefix.length, prefix])
+      .andWhereRaw("replace(substr(path, ?), '/', '') = substr(path, ?)", [prefix.length + 1, prefix.length + 1])
+      .limit(max + 1)) as PropRow[];
+    if (rows.length > max) return null;
+    const out = new Map<string, DeadProp[]>();
+    for (const r of rows) {
+      const list = out.get(r.path);
+      const prop = { ns: r.ns, name: r.name, xml: r.xml };
+      if (list) list.push(prop);
+      else out.set(r.path, [prop]);
+    }
+    return out;
+  }
+
   /** False when the resource would hold more than the limit. */
   async canSet(username: string, path: string, count: number): Promise<boolean> {
     const row = (await this.select(username, path, false).count({ n: '*' }).first()) as { n: number | string } | undefined;

@@ -89,8 +89,11 @@ export const davChild = (el: XmlElement, name: string): XmlElement | undefined =
 export const textOf = (el: XmlElement): string => el.children.map((c) => (typeof c === 'string' ? c : textOf(c))).join('');
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+const NEEDS_ESCAPE = /[&<>"'\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 /** Escapes text or an attribute value. Characters XML 1.0 cannot carry are dropped. */
 export function esc(s: string): string {
+  // most names and values have nothing to escape: no new string then
+  if (!NEEDS_ESCAPE.test(s)) return s;
   return s.replace(/[&<>"']/g, (c) => ESCAPES[c]!).replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '');
 }
 

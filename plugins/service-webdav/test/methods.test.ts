@@ -1,7 +1,8 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { TOKENS } from '@ferry/core';
 import { curl, startWebdav } from './helpers.js';
 
 /** Every method through curl, with the answers and error codes of RFC 4918 and RFC 9110. */
@@ -172,6 +173,66 @@ t.test('methods and their error codes (curl)', async (t) => {
     const refused = await curl(h, dir, '/hello.txt', ['-X', 'PROPPATCH', '--data', bad]);
     t.match(refused.body, 'HTTP/1.1 403 Forbidden', 'a protected property');
     t.match(refused.body, 'HTTP/1.1 424 Failed Dependency', 'the others are not set');
+  });
+
+  t.test("PROPFIND depth 1: the members' dead properties, not those deeper or beside", async (t) => {
+    mkdirSync(path.join(home, 'pd', 'sub'), { recursive: true });
+    mkdirSync(path.join(home, 'pd-other'));
+    for (const f of ['pd/a.txt', 'pd/b c.txt', 'pd/sub/deep.txt', 'pd-other/x.txt']) writeFileSync(path.join(home, f), 'x');
+    const set = (v: string) =>
+      `<D:propertyupdate xmlns:D="DAV:" xmlns:E="urn:example"><D:set><D:prop><E:color>${v}</E:color></D:prop></D:set></D:propertyupdate>`;
+    for (const [p, v] of [
+      ['/pd', 'self'],
+      ['/pd/a.txt', 'red'],
+      ['/pd/sub', 'green'],
+      ['/pd/sub/deep.txt', 'deep'],
+      ['/pd-other/x.txt', 'beside'],
+    ]) {
+      t.equal((await curl(h, dir, p, ['-X', 'PROPPATCH', '--data', set(v)])).status, 207, `PROPPATCH ${p}`);
+    }
+    const r = await curl(h, dir, '/pd/', ['-X', 'PROPFIND', '-H', 'Depth: 1']);
+    t.equal(r.status, 207);
+    const blocks = new Map(
+      r.body
+        .split('<D:response>')
+        .slice(1)
+        .map((b) => [/<D:href>([^<]*)<\/D:href>/.exec(b)![1]!, b]),
+    );
+    t.same([...blocks.keys()].sort(), ['/pd/', '/pd/a.txt', '/pd/b%20c.txt', '/pd/sub/'], 'the collection and its members, hrefs encoded');
+    t.match(blocks.get('/pd/'), '>self<', "the collection's own");
+    t.match(blocks.get('/pd/a.txt'), '>red<', "a file's");
+    t.match(blocks.get('/pd/sub/'), '>green<', "a subcollection's");
+    t.notMatch(blocks.get('/pd/b%20c.txt'), 'urn:example', 'none where none was set');
+    t.notMatch(r.body, /deep|beside/, 'nothing of a deeper path or of a sibling collection');
+  });
+
+  t.test('PROPFIND depth 1 of a collection with more dead properties than one query reads: page by page, all there', async (t) => {
+    mkdirSync(path.join(home, 'manyprops'));
+    const files = 30;
+    const perFile = 170; // 5,100 in all: past the 5,000 read at once
+    for (let i = 0; i < files; i++) writeFileSync(path.join(home, 'manyprops', `f-${i}.txt`), 'x');
+    const orm = h.ta.app.container.resolve<{ em: { fork(): { getKnex(): (table: string) => { insert(rows: unknown[]): Promise<unknown> } } } }>(TOKENS.Orm);
+    const knex = orm.em.fork().getKnex();
+    const rows = [];
+    for (let i = 0; i < files; i++) {
+      for (let j = 0; j < perFile; j++) {
+        rows.push({
+          username: 'u1',
+          path: `/manyprops/f-${i}.txt`,
+          ns: 'urn:example',
+          name: `p${j}`,
+          xml: `<p0:p${j} xmlns:p0="urn:example">v${i}-${j}</p0:p${j}>`,
+        });
+      }
+    }
+    for (let i = 0; i < rows.length; i += 200) await knex('webdav_props').insert(rows.slice(i, i + 200));
+    const body = '<D:propfind xmlns:D="DAV:" xmlns:E="urn:example"><D:prop><E:p0/><E:p169/></D:prop></D:propfind>';
+    const r = await curl(h, dir, '/manyprops', ['-X', 'PROPFIND', '-H', 'Depth: 1', '--data', body]);
+    t.equal(r.status, 207);
+    for (let i = 0; i < files; i++) {
+      t.ok(r.body.includes(`>v${i}-0<`) && r.body.includes(`>v${i}-169<`), `f-${i}.txt: its properties`);
+    }
+    t.equal(r.body.match(/404 Not Found/g)?.length, 1, "only the collection's own (it has none) are missing");
   });
 
   t.test('LOCK, If, UNLOCK', async (t) => {
