@@ -104,6 +104,18 @@ export interface SessionWriteOptions extends SessionOpOptions {
   mtime?: Date;
   /** Creates the missing parent directories. */
   mkdirParents?: boolean;
+  /**
+   * Stores the upload's quota and transfer counters with those of the
+   * session's other deferred uploads, within 100 ms of its end (and before
+   * quota() answers, and at close()), instead of in a database commit of its
+   * own before `done` resolves: for front-ends whose clients send many files
+   * one after the other (SFTP). Quotas are enforced as before (the session
+   * counts what is not stored yet); the stored counters lag that long; a
+   * crash in between loses the transfer counters of those uploads (the
+   * storage counters are rescanned at start-up, as for any upload the crash
+   * cut).
+   */
+  deferCounters?: boolean;
 }
 
 /** A write in progress: bytes go into `stream`; complete once `done` resolves. */

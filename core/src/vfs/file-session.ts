@@ -27,6 +27,7 @@ import { VirtualFs, type Resolved } from './vfs.js';
 import { openSessionRead, openSessionWrite, truncateFile } from './session-io.js';
 import type { FileSessionDeps, SessionCore } from './session-core.js';
 import { copiesOnServer, sessionQuota } from './session-space.js';
+import { UploadCounters } from './upload-counters.js';
 
 export type { FileSessionDeps } from './session-core.js';
 
@@ -590,7 +591,18 @@ export class FileSession implements FileSessionApi, SessionCore {
   }
 
   quota(vpath: string, o?: SessionOpOptions): Promise<SessionQuota> {
-    return this.run(o, () => sessionQuota(this, vpath));
+    return this.run(o, async () => {
+      // the stored usage includes the session's own deferred uploads
+      await this.counters?.flush();
+      return sessionQuota(this, vpath);
+    });
+  }
+
+  private counters?: UploadCounters;
+
+  uploadCounters(): UploadCounters {
+    this.counters ??= new UploadCounters((err) => this.deps.logger.warn({ err }, 'cannot store the quota and transfer counters of uploads'));
+    return this.counters;
   }
 
   /** Copies one file: server side within one mount when the backend can, streamed otherwise. */
@@ -688,6 +700,8 @@ export class FileSession implements FileSessionApi, SessionCore {
     } finally {
       this.disposeSignal();
       this.deps.connections.release(this.conn);
+      // the deferred counters of the finished uploads (one still running joins later, stored by the timer)
+      await this.counters?.flush();
     }
   }
 }

@@ -259,6 +259,17 @@ export class QuotaBatch {
   }
 
   /**
+   * Moves the changes and after-flush callbacks of `other` (a batch whose
+   * transfers are over) into this one; `other` is left empty. Its changes
+   * must be written as this batch's are (same mount: see UploadCounters).
+   */
+  absorb(other: QuotaBatch): void {
+    for (const g of other.byKey.values()) for (const it of g.items) this.add(g.tracker, it, g.write);
+    other.byKey.clear();
+    this.flushed.push(...other.flushed.splice(0));
+  }
+
+  /**
    * Runs `fn` once for the batch under `name`: the first caller gets its
    * result, later ones false (first_upload markers: one write per request).
    */
@@ -274,14 +285,17 @@ export class QuotaBatch {
     const groups = [...this.byKey.values()];
     this.byKey.clear();
     let failure: unknown;
-    for (const g of groups) {
-      const sum: Pair = [0, 0];
-      for (const it of g.items) {
-        sum[0] += it.applied[0];
-        sum[1] += it.applied[1];
-      }
-      await g.tracker.commit(g.items, () => g.write(sum[0], sum[1])).catch((err: unknown) => (failure ??= err));
-    }
+    // started together: the counter writes of one row (an upload's storage and transfer counters) become one statement (CounterWrites)
+    await Promise.all(
+      groups.map((g) => {
+        const sum: Pair = [0, 0];
+        for (const it of g.items) {
+          sum[0] += it.applied[0];
+          sum[1] += it.applied[1];
+        }
+        return g.tracker.commit(g.items, () => g.write(sum[0], sum[1])).catch((err: unknown) => (failure ??= err));
+      }),
+    );
     for (const fn of this.flushed.splice(0)) fn();
     if (failure !== undefined) throw failure;
   }

@@ -12,6 +12,7 @@ import type { PathWrites, QuotaTracker } from './quota-tracker.js';
 import type { UsageStore } from './usage-store.js';
 import type { UploadJournal } from './upload-journal.js';
 import type { QuotaService } from './quota.service.js';
+import type { UploadCounters } from './upload-counters.js';
 import type { Resolved, VirtualFs } from './vfs.js';
 
 /** What a file session works with (file-sessions.service.ts hands it over). */
@@ -62,4 +63,6 @@ export interface SessionCore {
   before(action: 'pre-upload' | 'pre-download' | 'pre-delete', target: Resolved, size: number): Promise<void>;
   mkdir(vpath: string, parents?: boolean, o?: SessionOpOptions): Promise<void>;
   backendName(r: Resolved): string;
+  /** The session's deferred upload counters (SessionWriteOptions.deferCounters), made on first use. */
+  uploadCounters(): UploadCounters;
 }

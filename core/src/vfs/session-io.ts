@@ -5,9 +5,10 @@ import { parentPath } from '../fs/path.js';
 import type { SessionRead, SessionReadOptions, SessionWrite, SessionWriteOptions } from '../sdk/file-session.js';
 import { linkedSignal } from '../sdk/signals.js';
 import type { SessionCore } from './session-core.js';
-import { quotaScope, StorageReservation } from './quota-guard.js';
+import { QuotaBatch, quotaScope, StorageReservation } from './quota-guard.js';
 import { openDownload, prepareDownload } from './downloads.js';
 import { STAGE_HWM, uploadFile } from './transfers.js';
+import type { Mount } from './vfs.js';
 
 /**
  * The transfers of FileSession as a front-end holds them (sdk/file-session.ts):
@@ -61,6 +62,9 @@ export async function openSessionWrite(s: SessionCore, vpath: string, o: Session
   let opened!: () => void;
   const ready = new Promise<void>((resolve) => (opened = resolve));
   const fsBatch = new RequestFsBatch();
+  // deferred counters: gathered in a batch of the upload's own, handed to the session's once it is over
+  const mount = o.deferCounters ? deferredMount(s, vpath) : undefined;
+  const batch = mount ? new QuotaBatch() : undefined;
   const done = uploadFile(s, vpath, source, {
     size: o.size,
     mtime: o.mtime,
@@ -69,9 +73,11 @@ export async function openSessionWrite(s: SessionCore, vpath: string, o: Session
     truncate: o.truncate,
     signal: linked.signal,
     fsBatch,
+    batch,
     onOpen: () => opened(),
   }).finally(() => {
     linked.dispose();
+    if (mount && batch) s.uploadCounters().join(mount, batch);
     return fsBatch.close();
   });
   await Promise.race([ready, done]);
@@ -82,6 +88,15 @@ export async function openSessionWrite(s: SessionCore, vpath: string, o: Session
       stopped.abort(reason ?? FsError.aborted(vpath));
     },
   };
+}
+
+/** The mount an upload's counters belong to; undefined when the path does not resolve (uploadFile then refuses it). */
+function deferredMount(s: SessionCore, vpath: string): Mount | undefined {
+  try {
+    return s.vfs.resolve(vpath).mount;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

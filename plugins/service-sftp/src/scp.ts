@@ -173,8 +173,8 @@ class ScpSink {
   }
 
   private async file(target: string, size: number, mtime: Date | null): Promise<void> {
-    // a refusal before any byte: the client does not send the file
-    const w = await this.session.openWrite(target, { size, ...(mtime ? { mtime } : {}), signal: this.session.signal });
+    // a refusal before any byte: the client does not send the file; counters stored with the next files' (`scp -r`)
+    const w = await this.session.openWrite(target, { size, ...(mtime ? { mtime } : {}), signal: this.session.signal, deferCounters: true });
     let failure: unknown = null;
     const fail = (err: unknown) => {
       if (failure) return;
