@@ -63,13 +63,14 @@ async function openWithInfo(s: SessionCore, vpath: string, signal: AbortSignal):
   const r = s.vfs.resolve(vpath);
   const fs = await s.vfs.fs(r.mount);
   if (!fs.openReadWithInfo || (await s.deps.hooks.handlesSync('pre-download'))) return undefined;
-  let got: ReadWithInfo;
+  let got: ReadWithInfo | undefined;
   try {
     got = await fs.openReadWithInfo(r.fsPath, { signal });
   } catch (err) {
     if (isFsError(err, FsErrorCode.NotFound) || isFsError(err, FsErrorCode.IsDirectory) || isFsError(err, FsErrorCode.NotDirectory)) return undefined;
     throw err;
   }
+  if (!got) return undefined;
   return { vpath, info: { ...got.info, name: baseName(vpath), path: vpath }, r, opened: got.stream };
 }
 

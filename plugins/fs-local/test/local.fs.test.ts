@@ -83,6 +83,27 @@ t.test('create() with skipRootCheck (disable_fs_checks): a missing root is not c
   await t.rejects(fs.stat('/'), { code: 'NOT_FOUND' }, 'operations fail as on any missing path');
 });
 
+t.test('openReadWithInfo(): a file of one read buffer at most in one open, a larger one left to openRead()', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp, readBufferSize: 8192 });
+  await writeFile(path.join(root, 'small.bin'), Buffer.alloc(8192, 1));
+  await writeFile(path.join(root, 'large.bin'), Buffer.alloc(8193, 2));
+  const fds = async () => (await readdir('/proc/self/fd')).length;
+  const before = await fds();
+  const got = await fs.openReadWithInfo!('/small.bin');
+  t.ok(got, 'a file of readBufferSize bytes: opened');
+  const st = await fs.stat('/small.bin');
+  t.same({ ...got!.info }, { ...st }, 'its info is what stat() reports');
+  t.same(await readFsFile(fs, '/small.bin'), Buffer.alloc(8192, 1));
+  const chunks: Buffer[] = [];
+  for await (const c of got!.stream) chunks.push(c as Buffer);
+  t.same(Buffer.concat(chunks), Buffer.alloc(8192, 1), 'every byte');
+  t.equal(await fs.openReadWithInfo!('/large.bin'), undefined, 'one byte more: undefined (stat() and openRead() read it)');
+  await new Promise((r) => setImmediate(r));
+  t.equal(await fds(), before, 'no descriptor left open');
+  await expectFsError(t, fs.openReadWithInfo!('/missing.bin'), 'NOT_FOUND', 'a missing file');
+});
+
 t.test('atomic writes', async (t) => {
   const { root, tmp } = await freshDirs();
   const fs = new LocalFs({ root, tempDir: tmp });
