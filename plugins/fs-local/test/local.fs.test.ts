@@ -104,6 +104,21 @@ t.test('openReadWithInfo(): a file of one read buffer at most in one open, a lar
   await expectFsError(t, fs.openReadWithInfo!('/missing.bin'), 'NOT_FOUND', 'a missing file');
 });
 
+t.test('the temp directory is made once per process, and again when it was removed', async (t) => {
+  const { root, tmp } = await freshDirs();
+  await writeFsFile(new LocalFs({ root, tempDir: tmp }), '/a.txt', 'one');
+  t.ok(existsSync(tmp), 'made by the first upload');
+  await rm(tmp, { recursive: true });
+  // another LocalFs (a new file session) trusts the directory made before, finds it gone and makes it again
+  const fs = new LocalFs({ root, tempDir: tmp });
+  await writeFsFile(fs, '/b.txt', 'two');
+  t.equal(await readFile(path.join(root, 'b.txt'), 'utf8'), 'two', 'the upload went through');
+  t.ok(existsSync(tmp), 'the temp directory is back');
+  await rm(tmp, { recursive: true });
+  await writeFsFile(fs, '/c.txt', 'three');
+  t.equal(await readFile(path.join(root, 'c.txt'), 'utf8'), 'three', 'the same LocalFs too');
+});
+
 t.test('atomic writes', async (t) => {
   const { root, tmp } = await freshDirs();
   const fs = new LocalFs({ root, tempDir: tmp });
