@@ -7,6 +7,7 @@ import { sqlDialectOf, withBoundParameters } from './bound-sql.js';
 import { withUnavailableMarking } from './db-errors.js';
 import { MIGRATIONS_TABLE, runMigrations, type NamedMigration } from './migrate.js';
 import type { Logger } from '../logger.js';
+import { releaseOrmContextsWhenIdle } from './async-context.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -64,6 +65,7 @@ async function migrationsFor(dialect: Dialect): Promise<NamedMigration[]> {
  * drivers run every query with bound parameters (see bound-sql.ts).
  */
 export async function openOrm(o: OrmOptions): Promise<MikroORM> {
+  releaseOrmContextsWhenIdle();
   const base: Options = {
     entities: [...coreEntities, ...(o.entities ?? [])],
     discovery: { warnWhenNoEntities: false },

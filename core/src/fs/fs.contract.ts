@@ -209,10 +209,14 @@ export interface Fs {
    * request: one round trip to remote storage where stat() then openRead()
    * take two (the core uses it for downloads without a range or a
    * condition). `info` is what stat() reports (same size, mtime and etag);
-   * rejects as openRead() does (NOT_FOUND, IS_DIRECTORY, ABORTED). Optional:
-   * a backend whose stat() is cheap (a local disk) leaves it out.
+   * rejects as openRead() does (NOT_FOUND, IS_DIRECTORY, ABORTED).
+   * Resolves undefined (nothing left open) when the backend prefers stat()
+   * then openRead() for this file: a local disk answers a small file here
+   * (one open instead of a stat and an open) and leaves larger ones to
+   * openRead(), which reads them into the download's recycled buffers.
+   * Optional.
    */
-  openReadWithInfo?(path: string, o?: OpOptions): Promise<ReadWithInfo>;
+  openReadWithInfo?(path: string, o?: OpOptions): Promise<ReadWithInfo | undefined>;
   /**
    * Reads the regular files `names` of the directory `dir`, each whole when
    * it holds at most `max` bytes (a small, bounded read: the files of a

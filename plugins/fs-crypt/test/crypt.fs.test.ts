@@ -114,4 +114,5 @@ t.test('a range read decrypts only the chunks it covers', async (t) => {
 t.test('no readSmallFiles: the stored bytes are not the files (a zip reads each through openRead)', async (t) => {
   const { fs } = await fresh();
   t.equal(fs.readSmallFiles, undefined, 'not inherited from LocalFs');
+  t.equal(fs.openReadWithInfo, undefined, 'no openReadWithInfo either: its sizes and bytes are not the stored ones');
 });

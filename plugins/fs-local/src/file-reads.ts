@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
@@ -22,6 +22,8 @@ export interface OpenedFile {
   fh: FileHandle;
   /** Size on disk. */
   size: number;
+  /** The opened file's fstat (what stat() of its path reports, read through the descriptor). */
+  stats: Stats;
   /** Normalised virtual path. */
   vpath: string;
 }
@@ -55,7 +57,7 @@ export async function openRegularFile(locator: Locator, p: string, signal?: Abor
     if (st.isDirectory()) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
     if (!st.isFile()) throw new FsError(FsErrorCode.Invalid, `${vpath}: not a regular file`, { path: vpath });
     throwIfFsAborted(signal, vpath);
-    return { fh, size: st.size, vpath };
+    return { fh, size: st.size, stats: st, vpath };
   } catch (err) {
     await fh.close().catch(() => undefined);
     throw fsErrorFromNode(err, vpath);

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { copyFile, mkdir, rename, unlink } from 'node:fs/promises';
-import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, throwIfFsAborted, type WriteHandle, type WriteOptions } from '@ferry/core';
+import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, isFsError, throwIfFsAborted, type WriteHandle, type WriteOptions } from '@ferry/core';
 import { AtomicUpload, type WriteEncoder } from './atomic-upload.js';
 import type { OpenedFile } from './file-reads.js';
 import { lstatOrUndefined, type Locator } from './locate.js';
@@ -17,6 +17,21 @@ export interface FileWriteSettings {
 }
 
 /**
+ * Temp directories known to exist, for the whole process: a LocalFs is made
+ * per file session (per request of the REST API), and creating its temp
+ * directory once per instance cost every upload a mkdir and a stat through
+ * the thread pool. One that disappears meanwhile (removed by hand) is
+ * forgotten when a temp file cannot be created in it, and made again.
+ */
+const readyTempDirs = new Set<string>();
+
+/** Forgets that `dir` exists (the next ensureTempDir() creates it again); for tests, all of them. */
+export function forgetTempDir(dir?: string): void {
+  if (dir === undefined) readyTempDirs.clear();
+  else readyTempDirs.delete(dir);
+}
+
+/**
  * The writes of one LocalFs: atomic uploads (a temp file in `tempDir`,
  * published by a rename into the destination's held parent) and server-side
  * copies (beside the destination under a reserved name, then renamed).
@@ -29,10 +44,15 @@ export class FileWrites {
     readonly s: FileWriteSettings,
   ) {}
 
-  /** Creates the temp directory once (again after a failure). */
-  ensureTempDir(vpath: string): Promise<void> {
-    this.tempReady ??= mkdir(this.s.tempDir, { recursive: true, mode: 0o700 }).then(
-      () => undefined,
+  /** Creates the temp directory once per process (again after a failure, or once forgotten). */
+  async ensureTempDir(vpath: string): Promise<void> {
+    if (readyTempDirs.has(this.s.tempDir)) return;
+    const dir = this.s.tempDir;
+    this.tempReady ??= mkdir(dir, { recursive: true, mode: 0o700 }).then(
+      () => {
+        readyTempDirs.add(dir);
+        this.tempReady = undefined;
+      },
       (err: unknown) => {
         this.tempReady = undefined;
         throw fsErrorFromNode(err, vpath);
@@ -56,21 +76,24 @@ export class FileWrites {
       const existing = loc.entryStat === undefined ? await lstatOrUndefined(loc.target, vpath) : (loc.entryStat ?? undefined);
       if (existing?.isDirectory()) throw new FsError(FsErrorCode.IsDirectory, `${vpath}: is a directory`, { path: vpath });
       if (existing && o.overwrite === false) throw FsError.exists(vpath);
+      const target = {
+        vpath,
+        dest: loc.target,
+        destDir: loc.dir.realPath,
+        release: () => loc.dir.close(),
+        tmpDir: this.s.tempDir,
+        writeBufferSize: this.s.writeBufferSize,
+        adaptiveWrites: this.s.adaptiveWrites,
+        readBufferSize: this.s.readBufferSize,
+      };
       await this.ensureTempDir(vpath);
-      const upload = await AtomicUpload.open(
-        {
-          vpath,
-          dest: loc.target,
-          destDir: loc.dir.realPath,
-          release: () => loc.dir.close(),
-          tmpDir: this.s.tempDir,
-          writeBufferSize: this.s.writeBufferSize,
-          adaptiveWrites: this.s.adaptiveWrites,
-          readBufferSize: this.s.readBufferSize,
-        },
-        o,
-        encoder,
-      );
+      const upload = await AtomicUpload.open(target, o, encoder).catch(async (err: unknown) => {
+        // the temp directory went away since it was made: made again, once
+        if (!isFsError(err, FsErrorCode.NotFound)) throw err;
+        forgetTempDir(this.s.tempDir);
+        await this.ensureTempDir(vpath);
+        return AtomicUpload.open(target, o, encoder);
+      });
       handedOver = true;
       return upload.handle;
     } finally {
@@ -97,6 +120,7 @@ export class FileWrites {
         throwIfFsAborted(signal, vf);
         await rename(hidden.path, dst.target);
       } catch (err) {
+        if (isFsError(err, FsErrorCode.NotFound) || hasNodeCode(err, 'ENOENT')) forgetTempDir(this.s.tempDir);
         await unlink(hidden.path).catch(() => undefined);
         throw fsErrorFromNode(err, hasNodeCode(err, 'ENOENT', 'ENOTDIR', 'EISDIR') ? vt : vf);
       } finally {

@@ -83,6 +83,42 @@ t.test('create() with skipRootCheck (disable_fs_checks): a missing root is not c
   await t.rejects(fs.stat('/'), { code: 'NOT_FOUND' }, 'operations fail as on any missing path');
 });
 
+t.test('openReadWithInfo(): a file of one read buffer at most in one open, a larger one left to openRead()', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp, readBufferSize: 8192 });
+  await writeFile(path.join(root, 'small.bin'), Buffer.alloc(8192, 1));
+  await writeFile(path.join(root, 'large.bin'), Buffer.alloc(8193, 2));
+  const fds = async () => (await readdir('/proc/self/fd')).length;
+  const before = await fds();
+  const got = await fs.openReadWithInfo!('/small.bin');
+  t.ok(got, 'a file of readBufferSize bytes: opened');
+  const st = await fs.stat('/small.bin');
+  t.same({ ...got!.info }, { ...st }, 'its info is what stat() reports');
+  t.same(await readFsFile(fs, '/small.bin'), Buffer.alloc(8192, 1));
+  const chunks: Buffer[] = [];
+  for await (const c of got!.stream) chunks.push(c as Buffer);
+  t.same(Buffer.concat(chunks), Buffer.alloc(8192, 1), 'every byte');
+  t.equal(await fs.openReadWithInfo!('/large.bin'), undefined, 'one byte more: undefined (stat() and openRead() read it)');
+  await new Promise((r) => setImmediate(r));
+  t.equal(await fds(), before, 'no descriptor left open');
+  await expectFsError(t, fs.openReadWithInfo!('/missing.bin'), 'NOT_FOUND', 'a missing file');
+});
+
+t.test('the temp directory is made once per process, and again when it was removed', async (t) => {
+  const { root, tmp } = await freshDirs();
+  await writeFsFile(new LocalFs({ root, tempDir: tmp }), '/a.txt', 'one');
+  t.ok(existsSync(tmp), 'made by the first upload');
+  await rm(tmp, { recursive: true });
+  // another LocalFs (a new file session) trusts the directory made before, finds it gone and makes it again
+  const fs = new LocalFs({ root, tempDir: tmp });
+  await writeFsFile(fs, '/b.txt', 'two');
+  t.equal(await readFile(path.join(root, 'b.txt'), 'utf8'), 'two', 'the upload went through');
+  t.ok(existsSync(tmp), 'the temp directory is back');
+  await rm(tmp, { recursive: true });
+  await writeFsFile(fs, '/c.txt', 'three');
+  t.equal(await readFile(path.join(root, 'c.txt'), 'utf8'), 'three', 'the same LocalFs too');
+});
+
 t.test('atomic writes', async (t) => {
   const { root, tmp } = await freshDirs();
   const fs = new LocalFs({ root, tempDir: tmp });
