@@ -107,6 +107,9 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     return false;
   }
 
+  /** Verifications of credentials in progress, by address and cache key (see authenticate). */
+  const verifying = new Map<string, ReturnType<ReturnType<typeof o.host>['login']['authenticate']>>();
+
   /** The username of the request's credentials (a 401 answered and null when refused). */
   async function authenticate(req: http.IncomingMessage, res: http.ServerResponse, ip: string): Promise<{ username: string; key: string } | null> {
     const creds = basicCredentials(req.headers.authorization);
@@ -119,11 +122,28 @@ export function webdavService(o: WebdavServiceOptions): ServiceDef {
     const key = cache.keyOf(creds.username, creds.password);
     const cached = cache.get(key);
     if (cached) return { username: cached, key };
+    // the same credentials from the same address already being verified (a client opening several
+    // connections at once): that verification's success serves them all; a refusal is not shared
+    // (each refused request is verified, logged and scored on its own)
+    const flightKey = `${ip}\0${key}`;
+    const flight = verifying.get(flightKey);
+    if (flight) {
+      const shared = await flight.catch(() => null);
+      if (shared?.status === 'ok') return { username: shared.account.username, key };
+    }
     const stamp = cache.stamp();
     try {
-      const result = await o
+      const verification = o
         .host()
         .login.authenticate({ username: creds.username, credential: { method: 'password', password: creds.password }, ip, protocol: PROTOCOL });
+      if (!flight) {
+        verifying.set(flightKey, verification);
+        verification.then(
+          () => verifying.delete(flightKey),
+          () => verifying.delete(flightKey),
+        );
+      }
+      const result = await verification;
       if (result.status !== 'ok') {
         // a second factor cannot be asked over Basic authentication
         res.setHeader('WWW-Authenticate', REALM);

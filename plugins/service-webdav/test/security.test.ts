@@ -63,6 +63,30 @@ t.test('logins: refusals, the login cache, events and connections', async (t) =>
     'three requests, one login: the others came from the cache',
   );
 
+  // several connections at once with credentials not verified yet: one verification serves them all;
+  // refusals are not shared (each is verified and logged on its own)
+  await h.addUser('para');
+  const loginsOf = (username: string, event: number) => logs.filter((e) => e.event === event && e.username === username && e.protocol === 'DAV').length;
+  const atOnce = (auth: string) =>
+    Promise.all(
+      Array.from({ length: 6 }, () => {
+        const agent = new http.Agent({ keepAlive: false });
+        return request(agent, h.port, 'PROPFIND', '/', auth).finally(() => agent.destroy());
+      }),
+    );
+  t.same(
+    (await atOnce('para:para-pass-1')).map((r) => r.status),
+    [207, 207, 207, 207, 207, 207],
+    'six connections at once, all answered',
+  );
+  t.equal(loginsOf('para', 5), 1, 'one login verified for the six');
+  t.same(
+    (await atOnce('para:wrong-pass')).map((r) => r.status),
+    [401, 401, 401, 401, 401, 401],
+    'six wrong passwords at once, all refused',
+  );
+  t.equal(loginsOf('para', 1), 6, 'each refusal logged on its own');
+
   writeFileSync(path.join(dir, 'f.txt'), 'data');
   t.equal((await curl(h, dir, '/f.txt', ['-T', path.join(dir, 'f.txt')])).status, 201);
   t.ok(
