@@ -88,7 +88,9 @@ async function startApache(root) {
       '',
     ].join('\n'),
   );
-  const proc = spawn('/usr/sbin/apache2', ['-f', conf, '-DFOREGROUND'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // its own process group, killed whole by the cleanup: Apache's workers outlive a killed parent
+  const proc = spawn('/usr/sbin/apache2', ['-f', conf, '-DFOREGROUND'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  proc.detachedGroup = true;
   let err = '';
   proc.stderr.on('data', (x) => (err += x));
   children.push(proc);

@@ -281,7 +281,9 @@ export function reexecWithTypeScript(scriptUrl) {
  * A scratch directory (under scratchBase(needMb)) and the list of child
  * processes a benchmark starts: when the process exits (or gets SIGINT or
  * SIGTERM), or when `cleanup()` is called, the children still running are
- * killed and the directory removed.
+ * killed and the directory removed. A child spawned with `detached: true` and
+ * marked `detachedGroup = true` is killed with its whole process group (a
+ * server that forks workers).
  */
 export function scratchWorkspace(needMb, prefix) {
   const dir = mkdtempSync(path.join(scratchBase(needMb), prefix));
@@ -290,7 +292,20 @@ export function scratchWorkspace(needMb, prefix) {
   const cleanup = () => {
     if (cleaned) return;
     cleaned = true;
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    for (const c of children) {
+      if (c.exitCode !== null || c.signalCode !== null) continue;
+      // a child started detached leads its own process group: the whole group goes (Apache's
+      // workers outlive a killed parent otherwise)
+      if (c.spawnargs && c.pid && c.detachedGroup) {
+        try {
+          process.kill(-c.pid, 'SIGKILL');
+          continue;
+        } catch {
+          // the group is gone already: kill the child itself
+        }
+      }
+      c.kill('SIGKILL');
+    }
     rmSync(dir, { recursive: true, force: true });
   };
   process.on('exit', cleanup);
