@@ -17,15 +17,22 @@
 //              getting its own BENCH_PAR_MB file (default 32 MiB): aggregate ratio
 //   propfind   PROPFIND Depth 1 of a directory of BENCH_ENTRIES files (default
 //              10,000) with curl: ratio (aim >= 0.5x) and Ferry's peak RSS
+//   streamed   Ferry alone: how much its resident memory rises (peak during the
+//              request over the resident memory before it) for a PROPFIND
+//              Depth 1 of BENCH_ENTRIES and of BENCH_BIG_ENTRIES (default
+//              100,000) entries, against the size of the XML answered: a
+//              response built in memory would hold at least its own size, a
+//              streamed one rises by about the same for both (aim: the rise
+//              for the larger under a quarter of its XML)
 //
-// Env: BENCH_MB, BENCH_PAR, BENCH_PAR_MB, BENCH_ENTRIES, BENCH_ROUNDS (default 2),
+// Env: BENCH_MB, BENCH_PAR, BENCH_PAR_MB, BENCH_ENTRIES, BENCH_BIG_ENTRIES, BENCH_ROUNDS (default 2),
 // FERRY_BENCH_DIR, FERRY_BENCH_NO_BUILD=1.
 // A quick run: BENCH_MB=128 BENCH_PAR=4 BENCH_PAR_MB=8 BENCH_ENTRIES=2000 BENCH_ROUNDS=1 node bench/webdav.bench.mjs
 // Writes bench/results/webdav.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { benchDir, envNumber, freePort, makeFile, runBench, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
+import { MB, benchDir, envNumber, freePort, makeFile, resetPeakRss, rssOf, runBench, scratchWorkspace, waitPort, writeResults } from './lib/common.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 import { reportSideBySide, sideBySide } from './lib/side-by-side.mjs';
 
@@ -33,6 +40,7 @@ const SIZE_MB = envNumber('BENCH_MB', 1024);
 const PAR = envNumber('BENCH_PAR', 16);
 const PAR_MB = envNumber('BENCH_PAR_MB', 32);
 const ENTRIES = envNumber('BENCH_ENTRIES', 10_000);
+const BIG_ENTRIES = envNumber('BENCH_BIG_ENTRIES', 100_000);
 const ROUNDS = envNumber('BENCH_ROUNDS', 2);
 const USER = { username: 'bench', password: 'bench-user-password-1' };
 const { dir: scratch, children, cleanup } = scratchWorkspace(3 * SIZE_MB + 2 * PAR * PAR_MB + 256, 'ferry-bench-webdav-');
@@ -191,11 +199,39 @@ async function main() {
     curl(['-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml', '--data', body, '-o', '/dev/null', `${s.url}/many/`]),
   );
 
+  // streamed: Ferry's memory rise for a listing 10 times larger
+  const listed = path.join(scratch, 'propfind.xml');
+  const rise = async (dir) => {
+    const pid = ferry.proc.pid;
+    globalThis.gc?.();
+    await new Promise((r) => setTimeout(r, 500));
+    const before = rssOf(pid);
+    resetPeakRss(pid);
+    await curl(['-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml', '--data', body, '-o', listed, `${servers[1].url}/${dir}/`]);
+    const r = { entries: dir === 'many' ? ENTRIES : BIG_ENTRIES, xml_mb: statSync(listed).size / MB, rise_mb: rssOf(pid, 'VmHWM') - before };
+    rmSync(listed);
+    return r;
+  };
+  if (BIG_ENTRIES > 0) {
+    const d = path.join(ferryRoot, 'more');
+    mkdirSync(d, { recursive: true });
+    for (let i = 0; i < BIG_ENTRIES; i++) writeFileSync(path.join(d, `f-${i}.txt`), 'x');
+    results.streamed = [await rise('many'), await rise('more')];
+    rmSync(d, { recursive: true, force: true });
+  }
+
   console.log(`\nWebDAV, curl, Apache mod_dav vs Ferry (best of ${ROUNDS}; a shared machine: other work may have run at the same time)`);
   report(`put ${SIZE_MB} MiB`, results.put, 0.9, 150);
   report(`get ${SIZE_MB} MiB`, results.get, 0.9, 150);
   if (results.parallel) report(`parallel ${PAR} x ${PAR_MB} MiB`, results.parallel, 0.9);
   report(`propfind depth 1, ${ENTRIES} entries`, results.propfind, 0.5, 150);
+  if (results.streamed) {
+    const [small, large] = results.streamed;
+    const line = (r) => `${r.entries} entries (${r.xml_mb.toFixed(1)} MB of XML) +${r.rise_mb.toFixed(1)} MB`;
+    console.log(
+      `  propfind memory: Ferry's resident memory rise for ${line(small)}, for ${line(large)} (aim: under a quarter of the XML for the larger${large.rise_mb < large.xml_mb / 4 ? '' : ', MISSED'})`,
+    );
+  }
   writeResults('webdav', results);
   await ferry.stop();
 }
