@@ -33,6 +33,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { chromium } from 'playwright-core';
 import { envNumber, root, runBench, scratchWorkspace, writeResults } from './lib/common.mjs';
+import { msUntilDrawn } from './lib/drawn.mjs';
 import { ADMIN, buildFerry, startFerry } from './lib/ferry-server.mjs';
 import { createBenchDatabase } from './lib/pg.mjs';
 import { seedEvents, seedUsers, seededUserName } from './lib/seed-pg.mjs';
@@ -174,15 +175,7 @@ async function main() {
       });
       await ctx.addInitScript(drawnProbe, check);
       const page = await ctx.newPage();
-      await page.bringToFront();
-      await page.goto(url, { waitUntil: 'commit' });
-      const ms = await page
-        .waitForFunction(() => window.__drawn, null, { timeout: 60_000 })
-        .then((h) => h.jsonValue())
-        .catch(async (err) => {
-          const text = await page.evaluate(() => document.body.innerText.slice(0, 400));
-          throw new Error(`${url}: not drawn in 60 s; the page shows ${JSON.stringify(text)}`, { cause: err });
-        });
+      const ms = await msUntilDrawn(page, url, 'the page');
       return { ms, page, ctx };
     };
     /** In the page: ms from clicking the button named `button` until `check` holds, one frame later. */

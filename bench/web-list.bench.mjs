@@ -33,6 +33,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { envNumber, root, runBench, scratchWorkspace, writeResults } from './lib/common.mjs';
+import { msUntilDrawn } from './lib/drawn.mjs';
 
 const ROUNDS = envNumber('BENCH_ROUNDS', 3);
 const RENDER_N = envNumber('BENCH_RENDER_ENTRIES', 1000);
@@ -180,20 +181,11 @@ async function main() {
       try {
         await ctx.addInitScript(drawnProbe, { rows, countText: count(n) });
         const page = await ctx.newPage();
-        await page.bringToFront();
-        await page.goto(url, { waitUntil: 'commit' });
-        const ms = await page
-          .waitForFunction(() => window.__drawn, null, { timeout: 60_000 })
-          .then((h) => h.jsonValue())
-          .catch(async (err) => {
-            // say what the page shows instead of the rows awaited
-            const seen = await page.evaluate(() => ({
-              url: location.href,
-              count: document.querySelector('.count')?.textContent,
-              text: document.body.innerText.slice(0, 300),
-            }));
-            throw new Error(`${url}: the rows (${rows}, "${count(n)}") were not drawn in 60 s; the page shows ${JSON.stringify(seen)}`, { cause: err });
-          });
+        const ms = await msUntilDrawn(page, url, `the rows (${rows}, "${count(n)}")`, () => ({
+          url: location.href,
+          count: document.querySelector('.count')?.textContent,
+          text: document.body.innerText.slice(0, 300),
+        }));
         const jsBytes = await page.evaluate(() =>
           performance
             .getEntriesByType('resource')
