@@ -62,11 +62,13 @@ export class PropStore {
    */
   async children(username: string, dir: string, max: number): Promise<Map<string, DeadProp[]> | null> {
     const prefix = dir === '/' ? '/' : `${dir}/`;
+    // substr counts characters (code points) on both databases, not UTF-16 units as String.length does
+    const chars = [...prefix].length;
     const rows = (await this.knex()(TABLE)
       .select('path', 'ns', 'name', 'xml')
       .where('username', username)
-      .andWhereRaw('substr(path, 1, ?) = ?', [prefix.length, prefix])
-      .andWhereRaw("replace(substr(path, ?), '/', '') = substr(path, ?)", [prefix.length + 1, prefix.length + 1])
+      .andWhereRaw('substr(path, 1, ?) = ?', [chars, prefix])
+      .andWhereRaw("replace(substr(path, ?), '/', '') = substr(path, ?)", [chars + 1, chars + 1])
       .limit(max + 1)) as PropRow[];
     if (rows.length > max) return null;
     const out = new Map<string, DeadProp[]>();

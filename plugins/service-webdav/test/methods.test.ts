@@ -204,6 +204,14 @@ t.test('methods and their error codes (curl)', async (t) => {
     t.match(blocks.get('/pd/sub/'), '>green<', "a subcollection's");
     t.notMatch(blocks.get('/pd/b%20c.txt'), 'urn:example', 'none where none was set');
     t.notMatch(r.body, /deep|beside/, 'nothing of a deeper path or of a sibling collection');
+
+    // a collection named with characters outside the BMP (two UTF-16 units each, one character for the database)
+    mkdirSync(path.join(home, 'pd-😀🎉'));
+    writeFileSync(path.join(home, 'pd-😀🎉', 'e.txt'), 'x');
+    t.equal((await curl(h, dir, '/pd-%F0%9F%98%80%F0%9F%8E%89/e.txt', ['-X', 'PROPPATCH', '--data', set('emoji')])).status, 207);
+    const e = await curl(h, dir, '/pd-%F0%9F%98%80%F0%9F%8E%89/', ['-X', 'PROPFIND', '-H', 'Depth: 1']);
+    t.equal(e.status, 207);
+    t.match(e.body, '>emoji<', "the member's dead property, under a collection named with emoji");
   });
 
   t.test('PROPFIND depth 1 of a collection with more dead properties than one query reads: page by page, all there', async (t) => {
