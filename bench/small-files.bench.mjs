@@ -22,7 +22,8 @@
 //
 // Env: BENCH_ROUNDS (2), BENCH_SECS (4), BENCH_CONNECTIONS (16), FERRY_BENCH_NO_BUILD=1,
 // FERRY_BENCH_DIR; BENCH_CPU_PROF=<dir>: Ferry runs with --cpu-prof into that directory;
-// BENCH_WORKLOADS=listing,download: only these workloads (all three by default).
+// BENCH_WORKLOADS=listing,download: only these workloads (all three by default);
+// BENCH_NODE_ARGS: more node options of the Ferry process (e.g. --heap-prof).
 // Writes bench/results/small-files.json.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -120,7 +121,10 @@ async function run(db) {
   fillHome(home);
   fillHome(bareHome);
   const pg = db === 'postgresql' ? await createBenchDatabase() : null;
-  const nodeArgs = PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROF, db)}`] : [];
+  const nodeArgs = [
+    ...(PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROF, db)}`] : []),
+    ...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+  ];
   const ferry = await startFerry({ dir, children, pgUrl: pg?.url ?? '', nodeArgs });
   const key = 'bare-bench-key-' + Math.random().toString(36).slice(2);
   const sides = {};

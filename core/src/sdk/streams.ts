@@ -35,6 +35,24 @@ export function emptyReadable(): Readable {
   return p;
 }
 
+/**
+ * A stream of one buffer already in memory (a small file read whole): the
+ * buffer is pushed on the first read, then the end. Lighter than
+ * Readable.from([buf]), which runs an async iterator per stream.
+ */
+export function bufferReadable(data: Buffer): Readable {
+  let sent = false;
+  return new Readable({
+    read() {
+      if (!sent) {
+        sent = true;
+        if (data.length > 0) this.push(data);
+      }
+      this.push(null);
+    },
+  });
+}
+
 /** Rejects with an AbortError-like error when the signal is already aborted. */
 export function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) {

@@ -5,6 +5,8 @@ import {
   FsError,
   FsErrorCode,
   baseName,
+  bufferReadable,
+  destroyOnAbort,
   fsErrorFromNode,
   hasNodeCode,
   isFsError,
@@ -136,6 +138,24 @@ export class LocalFs implements Fs {
     if (new.target === LocalFs) {
       this.readSmallFiles = (dir, names, max, o) => readSmallFilesIn(this.locator, (raw) => this.reportedSize(raw), dir, names, max, o);
       this.openReadWithInfo = async (p, o = {}) => {
+        // A file of at most one read buffer (and 64 KiB) is read whole by the batch I/O
+        // worker, in one message (open, fstat, read and close through the
+        // parent's descriptor: small-reads.ts), instead of four round trips
+        // to the thread pool. A link, a larger file or a name the worker
+        // does not take (undefined) goes the usual way below.
+        const vpath = normalizeVirtualPath(p);
+        if (vpath !== '/') {
+          const [small] = await readSmallFilesIn(
+            this.locator,
+            (raw) => raw,
+            parentPath(vpath),
+            [baseName(vpath)],
+            Math.min(this.readBufferSize, DEFAULT_BUFFER_SIZE),
+            o,
+          );
+          if (small && 'error' in small) throw small.error;
+          if (small) return { info: small.info, stream: destroyOnAbort(bufferReadable(small.data), o.signal, vpath) };
+        }
         const opened = await this.openFile(p, o.signal, o.batch);
         if (opened.size > this.readBufferSize) {
           await opened.fh.close().catch(() => undefined);

@@ -89,6 +89,9 @@ t.test('openReadWithInfo(): a file of one read buffer at most in one open, a lar
   await writeFile(path.join(root, 'small.bin'), Buffer.alloc(8192, 1));
   await writeFile(path.join(root, 'large.bin'), Buffer.alloc(8193, 2));
   const fds = async () => (await readdir('/proc/self/fd')).length;
+  // (the batch I/O worker, started by the first small read, holds descriptors of its own)
+  (await fs.openReadWithInfo!('/small.bin'))?.stream.destroy();
+  await new Promise((r) => setImmediate(r));
   const before = await fds();
   const got = await fs.openReadWithInfo!('/small.bin');
   t.ok(got, 'a file of readBufferSize bytes: opened');
@@ -102,6 +105,41 @@ t.test('openReadWithInfo(): a file of one read buffer at most in one open, a lar
   await new Promise((r) => setImmediate(r));
   t.equal(await fds(), before, 'no descriptor left open');
   await expectFsError(t, fs.openReadWithInfo!('/missing.bin'), 'NOT_FOUND', 'a missing file');
+});
+
+t.test('openReadWithInfo(): small files in one message to the batch I/O worker; links, larger files and non-files as before', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp, readBufferSize: 1024 * 1024 });
+  await mkdir(path.join(root, 'd'));
+  await writeFile(path.join(root, 'd', 'small.txt'), 'small');
+  await writeFile(path.join(root, 'd', 'empty.txt'), '');
+  await writeFile(path.join(root, 'd', 'over.bin'), Buffer.alloc(64 * 1024 + 1, 3));
+  await writeFile(path.join(base, 'outside.txt'), 'secret');
+  await symlink('small.txt', path.join(root, 'd', 'link.txt'));
+  await symlink(path.join(base, 'outside.txt'), path.join(root, 'd', 'out.txt'));
+  execFileSync('mkfifo', [path.join(root, 'd', 'fifo')]);
+  const bytesOf = async (p: string) => {
+    const got = await fs.openReadWithInfo!(p);
+    if (!got) return undefined;
+    const st = await fs.stat(p);
+    t.same({ ...got.info }, { ...st }, `${p}: the info is what stat() reports`);
+    const chunks: Buffer[] = [];
+    for await (const c of got.stream) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString();
+  };
+  t.equal(await bytesOf('/d/small.txt'), 'small', 'a small file in a subdirectory');
+  t.equal(await bytesOf('/d/empty.txt'), '', 'an empty file: an empty stream');
+  t.equal(await bytesOf('/d/link.txt'), 'small', 'a link inside the root: followed (the usual way)');
+  await expectFsError(t, fs.openReadWithInfo!('/d/out.txt'), 'ESCAPE', 'a link leading out of the root: refused');
+  await expectFsError(t, fs.openReadWithInfo!('/d/fifo'), 'INVALID', 'a FIFO: not a regular file (and no hang)');
+  await expectFsError(t, fs.openReadWithInfo!('/d'), 'IS_DIR', 'a directory');
+  await expectFsError(t, fs.openReadWithInfo!('/nowhere/x.txt'), 'NOT_FOUND', 'a missing parent');
+  const over = await fs.openReadWithInfo!('/d/over.bin');
+  t.ok(over, 'over 64 KiB but within the read buffer: opened the usual way');
+  over!.stream.destroy();
+  const ac = new AbortController();
+  ac.abort();
+  await expectFsError(t, fs.openReadWithInfo!('/d/small.txt', { signal: ac.signal }), 'ABORTED', 'an aborted signal');
 });
 
 t.test('the temp directory is made once per process, and again when it was removed', async (t) => {
