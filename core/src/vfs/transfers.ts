@@ -184,6 +184,8 @@ async function uploadToPath(
   const parent = parentPath(vpath);
   if (o.parentReady) {
     // checked by an earlier file of the same request
+  } else if (existing && !s.vfs.isVirtualDir(parent)) {
+    // the destination was found in it: the parent is a directory of this backend (no second look)
   } else if (o.mkdirParents) await s.mkdir(parent, true, { signal });
   else if (fs.capabilities.realDirectories || s.vfs.isVirtualDir(parent)) {
     const p = await s.vfs.statOrNull(parent, { signal });

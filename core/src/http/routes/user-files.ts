@@ -406,7 +406,13 @@ export function userFileRoutes(c: DependencyContainer): ServerRoute[] {
         const mtime = mtimeHeader(request);
         return withUserSession(sessions, request, `upload ${q.path}`, async (s) => {
           const vpath = s.path(q.path);
-          await uploadFile(s, vpath, request.payload as Readable, { size: declaredLength(request), mtime, mkdirParents: q.mkdir_parents });
+          // a batch of one: the stat of the destination and the write use the parent opened and checked once
+          const fsBatch = new RequestFsBatch();
+          try {
+            await uploadFile(s, vpath, request.payload as Readable, { size: declaredLength(request), mtime, mkdirParents: q.mkdir_parents, fsBatch });
+          } finally {
+            await fsBatch.close();
+          }
           return h.response({ message: 'upload completed' }).code(201);
         });
       },
