@@ -50,6 +50,8 @@ interface Answer {
   more?: boolean;
   /** list: the directory could not be read. */
   failed?: { code: string; message: string };
+  /** listAt: the real path of the directory listed (read through its descriptor). */
+  real?: string;
 }
 
 /** The worker: plain JavaScript, so it runs the same from the sources (tests) and from dist. */
@@ -125,6 +127,18 @@ function list(dir, max) {
   }
   return { ...lstat(dir, names), names };
 }
+// a directory opened by its path (links on the way followed by the kernel), its real location read
+// from /proc while the descriptor is open, then listed as list() does through that descriptor: the
+// caller checks the location and discards the answer when it is outside the root
+function listAt(dir, max) {
+  const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    const real = fs.readlinkSync('/proc/self/fd/' + fd);
+    return { ...list('/proc/self/fd/' + fd, max), real };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 function unlink(dir, names) {
   const errors = [];
   names.forEach((name, i) => {
@@ -135,10 +149,11 @@ function unlink(dir, names) {
 parentPort.on('message', ({ id, op, dir, names, max, flags }) => {
   let answer;
   try {
-    if (op !== 'read' && op !== 'lstat' && op !== 'unlink' && op !== 'list') throw new Error('unknown operation');
-    answer = op === 'read' ? read(dir, names, max, flags) : op === 'lstat' ? lstat(dir, names) : op === 'list' ? list(dir, max) : unlink(dir, names);
+    if (op !== 'read' && op !== 'lstat' && op !== 'unlink' && op !== 'list' && op !== 'listAt') throw new Error('unknown operation');
+    answer =
+      op === 'read' ? read(dir, names, max, flags) : op === 'lstat' ? lstat(dir, names) : op === 'list' ? list(dir, max) : op === 'listAt' ? listAt(dir, max) : unlink(dir, names);
   } catch (err) {
-    if (op === 'list') {
+    if (op === 'list' || op === 'listAt') {
       parentPort.postMessage({ id, results: [], failed: failed(err) });
       return;
     }
@@ -190,6 +205,22 @@ class BatchIoWorker {
     if (a.more) return undefined;
     const names = a.names ?? [];
     return { names, stats: statsOf(names, a) };
+  }
+
+  /**
+   * list() of the directory at the path `dir`, opened by the worker itself
+   * (links on the way followed by the kernel), with `real`: where that
+   * directory really is, read through its descriptor while it was open. The
+   * caller uses the answer only when `real` is inside its root (one message
+   * for what took a round trip to the thread pool to open the directory,
+   * then the list). Rejects when it cannot be opened or read.
+   */
+  async listAt(dir: string, max: number): Promise<{ real: string; names: string[]; stats: WorkerStat[] } | undefined> {
+    const a = await this.ask({ op: 'listAt', dir, names: [], max });
+    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    if (a.more || a.real === undefined) return undefined;
+    const names = a.names ?? [];
+    return { real: a.real, names, stats: statsOf(names, a) };
   }
 
   /** Unlinks the entries `names` of the directory at `dir`. */

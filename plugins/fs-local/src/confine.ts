@@ -366,16 +366,24 @@ export class LocalRoot {
       return undefined;
     }
     try {
-      const real = readlinkSync(`${PROC_FD}/${fd}`);
-      // Opened where it was asked, link-free: a real path has no link in it, so neither has its prefix,
-      // the configured root, which is then its own realpath (no need to ask for it).
-      const physical = real === `${this.root}/${comps.join('/')}` ? [...comps] : await this.physicalOf(real);
-      if (!physical || physical.some(isReservedName)) throw escapes(vpath);
-      return new DirHandle(fd, physical, this.root);
+      return new DirHandle(fd, await this.verifiedComps(comps, readlinkSync(`${PROC_FD}/${fd}`), vpath), this.root);
     } catch (err) {
       closeDirFd(fd);
       throw err instanceof FsError ? err : fsErrorFromNode(err, vpath);
     }
+  }
+
+  /**
+   * The physical components of a directory opened by the path `comps` (links
+   * on the way followed by the kernel) whose descriptor reads as `real` in
+   * /proc: ESCAPE when that is outside the root or in the reserved namespace.
+   */
+  async verifiedComps(comps: readonly string[], real: string, vpath: string): Promise<string[]> {
+    // Opened where it was asked, link-free: a real path has no link in it, so neither has its prefix,
+    // the configured root, which is then its own realpath (no need to ask for it).
+    const physical = real === `${this.root}/${comps.join('/')}` ? [...comps] : await this.physicalOf(real);
+    if (!physical || physical.some(isReservedName)) throw escapes(vpath);
+    return physical;
   }
 
   /** The physical components from the real root to the real path `real`; undefined when it is outside. */

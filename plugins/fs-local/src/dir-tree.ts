@@ -2,7 +2,7 @@ import type { Dir, Dirent, Stats } from 'node:fs';
 import { lstat, opendir, rmdir, unlink } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, throwIfFsAborted, type FileInfo, type FsLogger, type UsedSpace } from '@ferry/core';
-import type { DirHandle, LocalRoot, Located } from './confine.js';
+import { refuseReserved, type DirHandle, type LocalRoot, type Located } from './confine.js';
 import { batchIo, WorkerEntryStats, type EntryStats, type WorkerStat } from './batch-io.js';
 import { rethrowFor, statLocated } from './locate.js';
 import { isReservedName, sweepHiddenTmp } from './temp-area.js';
@@ -48,6 +48,14 @@ export class DirTree {
 
   /** The entries of the directory `vpath` (normalised), in pages of `pageSize`. */
   async *list(vpath: string, pageSize: number, signal?: AbortSignal): AsyncIterable<FileInfo[]> {
+    const quick = await this.quickList(vpath, pageSize);
+    if (quick) {
+      for (const page of quick) {
+        throwIfFsAborted(signal, vpath);
+        yield page;
+      }
+      return;
+    }
     const handle = await this.confine.openDir(vpath);
     try {
       // a small directory: read and stat'ed by the worker in one go (a failure: read in pages, which reports it)
@@ -83,6 +91,41 @@ export class DirTree {
     } finally {
       await handle.close();
     }
+  }
+
+  /**
+   * A small subdirectory of plain entries in one message to the worker
+   * (batchIo.listAt: opened, located and listed there), used only when the
+   * directory it opened is inside the root (the check openDir makes on its
+   * fast path). Anything else (the root, a directory the worker could not
+   * open, a large one, links or reserved names among the entries) is
+   * undefined: list() then takes its usual path, which gives the precise
+   * answer.
+   */
+  private async quickList(vpath: string, pageSize: number): Promise<FileInfo[][] | undefined> {
+    if (vpath === '/') return undefined;
+    refuseReserved(vpath);
+    const comps = vpath.slice(1).split('/');
+    const got = await batchIo.listAt(`${this.confine.root}/${comps.join('/')}`, WHOLE_DIR_MAX).catch(() => undefined);
+    if (!got) return undefined;
+    await this.confine.verifiedComps(comps, got.real, vpath);
+    const pages: FileInfo[][] = [];
+    let page: FileInfo[] = [];
+    for (let i = 0; i < got.names.length; i++) {
+      const name = got.names[i]!;
+      const st = got.stats[i]!;
+      if (isReservedName(name)) return undefined;
+      if (st.k === 'error') continue; // gone since it was read (as the lstat of pageOf)
+      const entry = new WorkerEntryStats(st);
+      if (entry.isSymbolicLink()) return undefined;
+      page.push(this.s.toInfo(childPath(vpath, name), entry));
+      if (page.length === pageSize) {
+        pages.push(page);
+        page = [];
+      }
+    }
+    if (page.length) pages.push(page);
+    return pages;
   }
 
   /**

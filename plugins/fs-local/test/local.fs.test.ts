@@ -142,6 +142,50 @@ t.test('openReadWithInfo(): small files in one message to the batch I/O worker; 
   await expectFsError(t, fs.openReadWithInfo!('/d/small.txt', { signal: ac.signal }), 'ABORTED', 'an aborted signal');
 });
 
+t.test('a small subdirectory is listed in one message to the worker, with the entries and pages of the usual path', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp });
+  await mkdir(path.join(root, 'd', 'sub'), { recursive: true });
+  for (let i = 0; i < 10; i++) await writeFile(path.join(root, 'd', `f${i}.txt`), 'x'.repeat(i));
+  const pagesOf = async (p: string, pageSize: number) => {
+    const pages: string[][] = [];
+    for await (const page of fs.list(p, { pageSize })) pages.push(page.map((e) => `${e.name}:${e.isDir ? 'd' : e.size}`));
+    return pages;
+  };
+  const plain = await pagesOf('/d', 4);
+  t.same(
+    plain.map((p) => p.length),
+    [4, 4, 3],
+    'pages of the size asked for',
+  );
+  t.same(plain.flat().sort(), [...Array.from({ length: 10 }, (_, i) => `f${i}.txt:${i}`), 'sub:d'].sort(), 'every entry with its size');
+  const st = await fs.stat('/d/f3.txt');
+  const listed = [];
+  for await (const page of fs.list('/d')) listed.push(...page);
+  t.same({ ...listed.find((e) => e.name === 'f3.txt') }, { ...st }, 'an entry as stat() reports it');
+  // entries the one-message path leaves to the usual one: a link (shown as its target) and a reserved name (hidden)
+  await symlink('f9.txt', path.join(root, 'd', 'link.txt'));
+  await writeFile(path.join(root, 'd', `${HIDDEN_TMP_PREFIX}leftover`), 'partial');
+  const mixed = (await pagesOf('/d', 100)).flat();
+  t.ok(mixed.includes('link.txt:9'), 'a link inside the root: listed as its target');
+  t.notOk(
+    mixed.some((e) => e.startsWith(HIDDEN_TMP_PREFIX)),
+    'a reserved name: never listed',
+  );
+  t.equal(mixed.length, 12);
+  await symlink(path.join(root, 'd'), path.join(root, 'via-link'));
+  t.same((await pagesOf('/via-link/sub', 10)).flat(), [], 'through a link inside the root: listed');
+  const ac = new AbortController();
+  ac.abort();
+  await t.rejects(
+    (async () => {
+      for await (const page of fs.list('/d', { signal: ac.signal })) void page;
+    })(),
+    { code: 'ABORTED' },
+    'an aborted signal',
+  );
+});
+
 t.test('the temp directory is made once per process, and again when it was removed', async (t) => {
   const { root, tmp } = await freshDirs();
   await writeFsFile(new LocalFs({ root, tempDir: tmp }), '/a.txt', 'one');
