@@ -253,6 +253,13 @@ export interface Fs {
   /** Renames a file or directory; replaces an existing destination file. */
   rename(from: string, to: string, o?: RenameOptions): Promise<void>;
   remove(path: string, o?: RemoveOptions): Promise<void>;
+  /**
+   * remove() with `recursive`, adding each file it removes to `removed` as
+   * usedSpace() counts them: the caller learns what went (even when it fails
+   * midway) without walking the tree first. Optional: without it the core
+   * counts with usedSpace() before remove().
+   */
+  removeCounted?(path: string, removed: UsedSpace, o?: OpOptions): Promise<void>;
   mkdir(path: string, o?: MkdirOptions): Promise<void>;
   /** Server-side copy of a file; present only when capabilities.serverSideCopy. */
   copy?(from: string, to: string, o?: OpOptions): Promise<void>;

@@ -2,6 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FsEvent, FsEventAction, FsEventStatus, FsObjectType } from '../events/event-types.js';
 import type { FileInfo, Fs } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
+import { removeTreeCounting } from '../fs/remove-tree.js';
 import { loginProtocolOf, Protocol } from '../sdk/protocols.js';
 import { linkedSignal } from '../sdk/signals.js';
 import type {
@@ -433,16 +434,13 @@ export class FileSession implements FileSessionApi, SessionCore {
     for (const p of this.perms.pathsBelow(vpath)) this.requirePerm(p, `removing ${vpath}`, 'delete');
     const r = this.vfs.resolve(vpath);
     const fs = await this.vfs.fs(r.mount);
-    let used = { size: 0, files: 0 };
-    try {
-      used = await fs.usedSpace(r.fsPath, { signal: signal });
-      await fs.remove(r.fsPath, { recursive: true, signal: signal });
-    } catch (err) {
-      await this.publishFailure('rmdir', r, startedAt, err);
-      throw err;
+    const { removed, error } = await removeTreeCounting(fs, r.fsPath, { signal: signal });
+    await this.adjustQuota(r, -removed.size, -removed.files);
+    if (error) {
+      await this.publishFailure('rmdir', r, startedAt, error);
+      throw error;
     }
-    await this.adjustQuota(r, -used.size, -used.files);
-    await this.completed('rmdir', r, { startedAt, size: used.size });
+    await this.completed('rmdir', r, { startedAt, size: removed.size });
   }
 
   /** Moves the used counters of a mount's quota scope (deletes: no reservation needed). */

@@ -5,6 +5,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import type { FileInfo, Fs, FsCapabilities, OpOptions, ReadOptions, WriteHandle } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
+import { removeTreeCounting } from '../fs/remove-tree.js';
 import { FsFactory } from './fs-factory.js';
 import { isSubPath, normalizeVirtualPath, parentPath } from '../fs/path.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
@@ -167,9 +168,9 @@ class VirtualUserFiles implements UserFiles {
     const fs = await this.fsOf(r);
     if (info.isDir) {
       if (this.vfs.containsMount(vp)) throw new FsError(FsErrorCode.Permission, `${vp} contains a virtual folder: removal is not allowed`, { path: vp });
-      const used = await fs.usedSpace(r.fsPath, o);
-      await fs.remove(r.fsPath, { recursive: true, signal: o.signal });
-      await this.adjustQuota(r, -used.size, -used.files);
+      const { removed, error } = await removeTreeCounting(fs, r.fsPath, { signal: o.signal });
+      await this.adjustQuota(r, -removed.size, -removed.files);
+      if (error) throw error;
     } else {
       await fs.remove(r.fsPath, { signal: o.signal });
       await this.adjustQuota(r, -info.size, -1);

@@ -47,6 +47,11 @@ t.test('on-disk format', async (t) => {
   const b = await readFile(path.join(root, 'again'));
   t.not(a.subarray(16, 56).toString('hex'), b.subarray(16, 56).toString('hex'), 'every file gets its own salt and nonce prefix');
   t.not(a.subarray(H).toString('hex'), b.subarray(H).toString('hex'), 'the same plaintext encrypts differently');
+  await fs.mkdir('/tree');
+  for (const size of [1, C + 1]) await writeFsFile(fs, `/tree/g${size}`, randomBytesSeeded(size, size));
+  const removed = { size: 0, files: 0 };
+  await fs.removeCounted('/tree', removed);
+  t.same(removed, { size: 1 + C + 1, files: 2 }, 'a removed tree is counted in plaintext sizes');
 });
 
 t.test('ciphertext on disk contains no plaintext', async (t) => {

@@ -5,7 +5,7 @@ import { READ_FLAGS } from './file-reads.js';
  * System calls on many entries of one directory, made off the event loop in
  * one go: the small files of a zip read (Fs.readSmallFiles), a small
  * directory read and its entries stat'ed (a listing), the entries of a large
- * listing stat'ed, the files of a removed tree unlinked. Made one by
+ * listing stat'ed, the files of a removed tree counted and unlinked. Made one by
  * one with promises, each is a round trip to libuv's thread pool, on a busy
  * machine a thread switch each (a small file read takes five: lstat, open,
  * fstat, read, close): 10,000 files of a few KiB zipped took ten times as
@@ -34,21 +34,31 @@ export type WorkerRead =
 /** One entry as the worker answers an lstat. */
 export type WorkerStat = { k: 'stat'; mode: number; size: number; mtimeMs: number } | { k: 'error'; code: string; message: string };
 
-/** One entry as the worker answers an unlink. */
-export type WorkerUnlink = { k: 'ok' } | { k: 'error'; code: string; message: string };
-const UNLINKED: WorkerUnlink = Object.freeze({ k: 'ok' });
+/** One group of a removed directory's entries as the worker answers a sweep. */
+export interface WorkerSweep {
+  /** The regular files removed, with their sizes (only when counted). */
+  files: { name: string; size: number }[];
+  /** The subdirectories met (not entered). */
+  dirs: string[];
+  /** The entries that could not be removed, with the error. */
+  failed: { name: string; code: string; message: string }[];
+  /** More entries are left after this group. */
+  more: boolean;
+}
 
 interface Answer {
   id: number;
-  /** read: one per name; lstat, unlink: [index, error] of the names that failed. */
+  /** read: one per name; lstat: [index, error] of the names that failed; sweep: [name, error]. */
   results: unknown[];
   /** read: the files' bytes; lstat, list: mode, size and mtimeMs of each name (Float64Array). */
   data?: ArrayBuffer;
-  /** list: the directory's entry names, in the order read (absent with `more` or `failed`). */
+  /** list: the directory's entry names, in the order read (absent with `more` or `failed`); sweep: the regular files removed. */
   names?: string[];
-  /** list: the directory holds more entries than asked for (nothing was stat'ed). */
+  /** list: the directory holds more entries than asked for (nothing was stat'ed); sweep: entries are left after this group. */
   more?: boolean;
-  /** list: the directory could not be read. */
+  /** sweep: the subdirectories met. */
+  dirs?: string[];
+  /** list, sweep: the directory could not be read. */
   failed?: { code: string; message: string };
   /** listAt: the real path of the directory listed (read through its descriptor). */
   real?: string;
@@ -139,21 +149,57 @@ function listAt(dir, max) {
     fs.closeSync(fd);
   }
 }
-function unlink(dir, names) {
+// a removed tree's files, one group at a time: up to max entries of the directory that are not in
+// skip (the subdirectories and failures of the groups before; what was removed is gone, so each
+// group reads from the start), each lstat'ed when counted (the removed regular files' names and
+// sizes are answered) and unlinked; a subdirectory is answered, not entered. The lstat and the
+// unlink of a file through /proc/self/fd (no *at calls in node) cost some 6 us each: two
+// workers sweep the two parts of a large directory at once
+// part [k, n]: only the entries whose name hashes to k of n (the parts of one directory swept at
+// once by different workers never take the same entry)
+const partOf = (name, n) => {
+  let h = 0;
+  for (let i = 0; i < name.length; i++) h = (Math.imul(h, 31) + name.charCodeAt(i)) | 0;
+  return (h >>> 0) % n;
+};
+function sweep(dir, skip, max, count, part) {
+  const skipped = new Set(skip);
   const errors = [];
-  names.forEach((name, i) => {
-    try { fs.unlinkSync(dir + '/' + name); } catch (err) { errors.push([i, failed(err)]); }
-  });
-  return { results: errors };
+  const files = [];
+  const sizes = [];
+  const dirs = [];
+  let taken = 0;
+  let more = false;
+  const d = fs.opendirSync(dir, { bufferSize: 1024 });
+  try {
+    for (let e = d.readSync(); e !== null; e = d.readSync()) {
+      if (skipped.has(e.name) || (part && partOf(e.name, part[1]) !== part[0])) continue;
+      if (taken === max) { more = true; break; }
+      taken++;
+      if (e.isDirectory()) { dirs.push(e.name); continue; }
+      const entry = dir + '/' + e.name;
+      try {
+        const st = count ? fs.lstatSync(entry) : undefined;
+        if (st && st.isDirectory()) { dirs.push(e.name); continue; }
+        fs.unlinkSync(entry);
+        if (st && st.isFile()) { files.push(e.name); sizes.push(st.size); }
+      } catch (err) {
+        errors.push([e.name, failed(err)]);
+      }
+    }
+  } finally {
+    d.closeSync();
+  }
+  return { results: errors, names: files, data: Float64Array.from(sizes).buffer, dirs, more };
 }
-parentPort.on('message', ({ id, op, dir, names, max, flags }) => {
+parentPort.on('message', ({ id, op, dir, names, max, flags, count, part }) => {
   let answer;
   try {
-    if (op !== 'read' && op !== 'lstat' && op !== 'unlink' && op !== 'list' && op !== 'listAt') throw new Error('unknown operation');
+    if (op !== 'read' && op !== 'lstat' && op !== 'sweep' && op !== 'list' && op !== 'listAt') throw new Error('unknown operation');
     answer =
-      op === 'read' ? read(dir, names, max, flags) : op === 'lstat' ? lstat(dir, names) : op === 'list' ? list(dir, max) : op === 'listAt' ? listAt(dir, max) : unlink(dir, names);
+      op === 'read' ? read(dir, names, max, flags) : op === 'lstat' ? lstat(dir, names) : op === 'list' ? list(dir, max) : op === 'listAt' ? listAt(dir, max) : sweep(dir, names, max, count, part);
   } catch (err) {
-    if (op === 'list' || op === 'listAt') {
+    if (op === 'list' || op === 'listAt' || op === 'sweep') {
       parentPort.postMessage({ id, results: [], failed: failed(err) });
       return;
     }
@@ -171,67 +217,37 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 }
 /** The worker stops after this long without a request (it starts again on the next). */
 const IDLE_MS = 10_000;
 
+/** A request to a worker. */
+interface Message {
+  op: string;
+  dir: string;
+  names: readonly string[];
+  max?: number;
+  flags?: number;
+  count?: boolean;
+  part?: readonly [number, number];
+}
+
+/** Workers of the process: two, so that the two parts of a large removal (or two users' zips) go at once. */
+const WORKERS = 2;
+
 /**
- * The one worker of the process (started on first use, stopped when idle;
- * it never keeps the process alive). A worker that fails fails what it was
- * asked, and the next request starts a new one.
+ * One worker thread (started on first use, stopped when idle; it never
+ * keeps the process alive). A worker that fails fails what it was asked,
+ * and the next request starts a new one.
  */
-class BatchIoWorker {
+class IoThread {
   private worker: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (a: Answer) => void; reject: (err: Error) => void }>();
   private idle: NodeJS.Timeout | undefined;
 
-  /** Reads the regular files `names` of the directory at `dir` (a path valid while the caller holds its descriptor), each of at most `max` bytes. */
-  async read(dir: string, names: readonly string[], max: number): Promise<{ reads: WorkerRead[]; data: Buffer }> {
-    const a = await this.ask({ op: 'read', dir, names, max, flags: READ_FLAGS });
-    return { reads: a.results as WorkerRead[], data: Buffer.from(a.data ?? new ArrayBuffer(0)) };
+  /** Requests sent and not yet answered. */
+  get load(): number {
+    return this.pending.size;
   }
 
-  /** The lstat of the entries `names` of the directory at `dir`. */
-  async lstat(dir: string, names: readonly string[]): Promise<WorkerStat[]> {
-    return statsOf(names, await this.ask({ op: 'lstat', dir, names }));
-  }
-
-  /**
-   * The entries of the directory at `dir` with their lstat, read in one
-   * request (a small listing costs one message instead of a round trip to
-   * the thread pool per entry); undefined when it holds more than `max`
-   * entries (the caller reads it in pages). Rejects when it cannot be read.
-   */
-  async list(dir: string, max: number): Promise<{ names: string[]; stats: WorkerStat[] } | undefined> {
-    const a = await this.ask({ op: 'list', dir, names: [], max });
-    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
-    if (a.more) return undefined;
-    const names = a.names ?? [];
-    return { names, stats: statsOf(names, a) };
-  }
-
-  /**
-   * list() of the directory at the path `dir`, opened by the worker itself
-   * (links on the way followed by the kernel), with `real`: where that
-   * directory really is, read through its descriptor while it was open. The
-   * caller uses the answer only when `real` is inside its root (one message
-   * for what took a round trip to the thread pool to open the directory,
-   * then the list). Rejects when it cannot be opened or read.
-   */
-  async listAt(dir: string, max: number): Promise<{ real: string; names: string[]; stats: WorkerStat[] } | undefined> {
-    const a = await this.ask({ op: 'listAt', dir, names: [], max });
-    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
-    if (a.more || a.real === undefined) return undefined;
-    const names = a.names ?? [];
-    return { real: a.real, names, stats: statsOf(names, a) };
-  }
-
-  /** Unlinks the entries `names` of the directory at `dir`. */
-  async unlink(dir: string, names: readonly string[]): Promise<WorkerUnlink[]> {
-    const a = await this.ask({ op: 'unlink', dir, names });
-    const out: WorkerUnlink[] = names.map(() => UNLINKED);
-    for (const [i, err] of a.results as [number, WorkerUnlink][]) out[i] = err;
-    return out;
-  }
-
-  private ask(message: { op: string; dir: string; names: readonly string[]; max?: number; flags?: number }): Promise<Answer> {
+  ask(message: Message): Promise<Answer> {
     const w = this.start();
     const id = this.nextId++;
     clearTimeout(this.idle);
@@ -275,6 +291,88 @@ class BatchIoWorker {
   }
 }
 
+/**
+ * The batch I/O workers of the process: each request goes to the one with
+ * the fewest requests waiting (the first when both are free, so a lone
+ * request never starts the second).
+ */
+class BatchIo {
+  private readonly threads = Array.from({ length: WORKERS }, () => new IoThread());
+
+  /** How many requests the workers can take at once (sweeps split a directory in as many parts). */
+  readonly parallelism = WORKERS;
+
+  /** Reads the regular files `names` of the directory at `dir` (a path valid while the caller holds its descriptor), each of at most `max` bytes. */
+  async read(dir: string, names: readonly string[], max: number): Promise<{ reads: WorkerRead[]; data: Buffer }> {
+    const a = await this.ask({ op: 'read', dir, names, max, flags: READ_FLAGS });
+    return { reads: a.results as WorkerRead[], data: Buffer.from(a.data ?? new ArrayBuffer(0)) };
+  }
+
+  /** The lstat of the entries `names` of the directory at `dir`. */
+  async lstat(dir: string, names: readonly string[]): Promise<WorkerStat[]> {
+    return statsOf(names, await this.ask({ op: 'lstat', dir, names }));
+  }
+
+  /**
+   * The entries of the directory at `dir` with their lstat, read in one
+   * request (a small listing costs one message instead of a round trip to
+   * the thread pool per entry); undefined when it holds more than `max`
+   * entries (the caller reads it in pages). Rejects when it cannot be read.
+   */
+  async list(dir: string, max: number): Promise<{ names: string[]; stats: WorkerStat[] } | undefined> {
+    const a = await this.ask({ op: 'list', dir, names: [], max });
+    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    if (a.more) return undefined;
+    const names = a.names ?? [];
+    return { names, stats: statsOf(names, a) };
+  }
+
+  /**
+   * list() of the directory at the path `dir`, opened by the worker itself
+   * (links on the way followed by the kernel), with `real`: where that
+   * directory really is, read through its descriptor while it was open. The
+   * caller uses the answer only when `real` is inside its root (one message
+   * for what took a round trip to the thread pool to open the directory,
+   * then the list). Rejects when it cannot be opened or read.
+   */
+  async listAt(dir: string, max: number): Promise<{ real: string; names: string[]; stats: WorkerStat[] } | undefined> {
+    const a = await this.ask({ op: 'listAt', dir, names: [], max });
+    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    if (a.more || a.real === undefined) return undefined;
+    const names = a.names ?? [];
+    return { real: a.real, names, stats: statsOf(names, a) };
+  }
+
+  /**
+   * Removes up to `max` entries of the directory at `dir` that are not in
+   * `skip` (a directory met is answered, not removed), each lstat'ed first
+   * when `count` (the regular files' sizes are answered). Entries removed
+   * are gone, so the next group, skipping the directories and failures of
+   * this one, reads on from what is left. With `part` [k, n], only the
+   * entries of part k of n (by a hash of the name): n sweeps at once share a
+   * directory without meeting. Rejects when it cannot be read.
+   */
+  async sweep(dir: string, skip: readonly string[], max: number, count: boolean, part?: readonly [number, number]): Promise<WorkerSweep> {
+    const a = await this.ask({ op: 'sweep', dir, names: skip, max, count, ...(part ? { part } : {}) });
+    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    const sizes = new Float64Array(a.data ?? new ArrayBuffer(0));
+    const names = a.names ?? [];
+    if (sizes.length !== names.length) throw new Error('the batch I/O worker answered a sweep of the wrong length');
+    return {
+      files: names.map((name, i) => ({ name, size: sizes[i]! })),
+      dirs: a.dirs ?? [],
+      failed: (a.results as [string, { code: string; message: string }][]).map(([name, e]) => ({ name, code: e.code, message: e.message })),
+      more: !!a.more,
+    };
+  }
+
+  private ask(message: Message): Promise<Answer> {
+    let best = this.threads[0]!;
+    for (const t of this.threads) if (t.load < best.load) best = t;
+    return best.ask(message);
+  }
+}
+
 /** The lstat answers of `names` (an lstat's or a list's answer: figures in `data`, failures in `results`). */
 function statsOf(names: readonly string[], a: Answer): WorkerStat[] {
   const figures = new Float64Array(a.data ?? new ArrayBuffer(0));
@@ -284,7 +382,7 @@ function statsOf(names: readonly string[], a: Answer): WorkerStat[] {
   return out;
 }
 
-export const batchIo = new BatchIoWorker();
+export const batchIo = new BatchIo();
 
 /** What a listing needs of an entry's lstat (an fs.Stats, or one the worker answered). */
 export interface EntryStats {

@@ -3,7 +3,7 @@ import { lstat, opendir, rmdir, unlink } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, throwIfFsAborted, type FileInfo, type FsLogger, type UsedSpace } from '@ferry/core';
 import { refuseReserved, type DirHandle, type LocalRoot, type Located } from './confine.js';
-import { batchIo, WorkerEntryStats, type EntryStats, type WorkerStat } from './batch-io.js';
+import { batchIo, WorkerEntryStats, type EntryStats, type WorkerStat, type WorkerSweep } from './batch-io.js';
 import { rethrowFor, statLocated } from './locate.js';
 import { isReservedName, sweepHiddenTmp } from './temp-area.js';
 
@@ -11,8 +11,8 @@ const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name
 const LIST_STAT_CONCURRENCY = 64;
 /** From this many entries, a page is stat'ed (and a removed directory's files unlinked) by the batch I/O worker in one go. */
 const WORKER_MIN = 32;
-/** Files unlinked per request to the worker. */
-const UNLINK_GROUP = 1024;
+/** Entries of a removed directory taken per request to the worker (each message some 10 ms of its time: a deletion does not hold the small reads of other requests up for long). */
+const SWEEP_GROUP = 1024;
 /** Files stat'ed per request to the worker when the space used under a directory is counted. */
 const STAT_GROUP = 1024;
 const YIELD_EVERY = 512;
@@ -224,9 +224,11 @@ export class DirTree {
    * Removes the directory `name` of `parent` and everything in it, on
    * descriptors: each subdirectory is opened through its parent without
    * following links, so a directory swapped for a link meanwhile is unlinked
-   * as a link, never entered.
+   * as a link, never entered. Adds each regular file it removes to
+   * `removed` as usedSpace() counts them (none of the reserved namespace),
+   * so the caller knows what went even when it fails midway.
    */
-  async removeTree(parent: DirHandle, name: string, vpath: string, signal?: AbortSignal): Promise<void> {
+  async removeTree(parent: DirHandle, name: string, vpath: string, signal?: AbortSignal, removed?: UsedSpace): Promise<void> {
     const dir = await this.confine.openChild(parent, name).catch(rethrowFor(vpath));
     if (!dir) {
       // No longer a directory (or gone): remove whatever entry is there now.
@@ -235,37 +237,18 @@ export class DirTree {
       });
       return;
     }
+    // what a reserved directory holds is not counted (usedSpace does not enter it)
+    const tally = removed && !isReservedName(name) ? removed : undefined;
+    const count = (file: string, size: number): void => {
+      if (!tally || isReservedName(file)) return;
+      tally.size += this.s.reportedSize(size);
+      tally.files++;
+    };
     try {
-      const entries: { name: string; isDir: boolean }[] = [];
-      for await (const d of await opendir(dir.path, { bufferSize: 256 }).catch(rethrowFor(vpath))) {
-        entries.push({ name: d.name, isDir: d.isDirectory() });
-      }
-      const unlinked = async (name: string, err: unknown): Promise<void> => {
-        if (hasNodeCode(err, 'ENOENT')) return;
-        if (hasNodeCode(err, 'EISDIR', 'EPERM')) return this.removeTree(dir, name, vpath, signal);
-        throw fsErrorFromNode(err, vpath);
-      };
-      const files = entries.filter((e) => !e.isDir).map((e) => e.name);
-      // many files: unlinked by the batch I/O worker, a group at a time (one by one when it fails)
-      for (let i = 0; files.length >= WORKER_MIN && i < files.length;) {
+      const subdirs = (await this.sweepFiles(dir, vpath, count, !!tally, signal)) ?? (await this.unlinkFiles(dir, vpath, count, !!tally, signal));
+      for (const sub of subdirs) {
         throwIfFsAborted(signal, vpath);
-        const names = files.slice(i, i + UNLINK_GROUP);
-        const done = await batchIo.unlink(dir.path, names).catch(() => undefined);
-        if (!done) break;
-        files.splice(i, names.length);
-        for (let j = 0; j < names.length; j++) {
-          const r = done[j]!;
-          if (r.k === 'error') await unlinked(names[j]!, Object.assign(new Error(r.message), { code: r.code }));
-        }
-      }
-      for (const name of files) {
-        throwIfFsAborted(signal, vpath);
-        await unlink(dir.entry(name)).catch((err: unknown) => unlinked(name, err));
-      }
-      for (const e of entries) {
-        if (!e.isDir) continue;
-        throwIfFsAborted(signal, vpath);
-        await this.removeTree(dir, e.name, vpath, signal);
+        await this.removeTree(dir, sub, vpath, signal, tally);
       }
     } finally {
       await dir.close();
@@ -273,6 +256,90 @@ export class DirTree {
     await rmdir(parent.entry(name)).catch((err: unknown) => {
       if (!hasNodeCode(err, 'ENOENT')) throw fsErrorFromNode(err, vpath, { EEXIST: FsErrorCode.NotEmpty });
     });
+  }
+
+  /**
+   * The files of a removed directory, unlinked by the batch I/O workers a
+   * group at a time (each lstat'ed first when counted: one message per
+   * group for what took a round trip to the thread pool per call), the
+   * directory split in as many parts as there are workers, swept at once;
+   * answers its subdirectories, or undefined when a worker failed (the
+   * caller then removes what is left with promises).
+   */
+  private async sweepFiles(
+    dir: DirHandle,
+    vpath: string,
+    count: (file: string, size: number) => void,
+    counted: boolean,
+    signal?: AbortSignal,
+  ): Promise<string[] | undefined> {
+    const parts = batchIo.parallelism;
+    const sweepPart = async (k: number): Promise<string[] | undefined> => {
+      const skip: string[] = [];
+      const subdirs: string[] = [];
+      for (;;) {
+        throwIfFsAborted(signal, vpath);
+        let group: WorkerSweep;
+        try {
+          group = await batchIo.sweep(dir.path, skip, SWEEP_GROUP, counted, parts > 1 ? [k, parts] : undefined);
+        } catch (err) {
+          if (hasNodeCode(err, 'ENOENT')) return subdirs;
+          // the worker failed, or the directory cannot be read: the promise path reads what is left (or fails with the reason)
+          return undefined;
+        }
+        for (const f of group.files) count(f.name, f.size);
+        skip.push(...group.dirs);
+        subdirs.push(...group.dirs);
+        for (const f of group.failed) {
+          skip.push(f.name);
+          if (hasNodeCode(f, 'ENOENT')) continue;
+          // a directory whose type the listing did not give
+          if (hasNodeCode(f, 'EISDIR', 'EPERM')) subdirs.push(f.name);
+          else throw fsErrorFromNode(Object.assign(new Error(f.message), { code: f.code }), vpath);
+        }
+        if (!group.more) return subdirs;
+      }
+    };
+    // every part runs to its end (none is left running when one fails), then the first failure counts
+    const done = await Promise.allSettled(Array.from({ length: parts }, (_, k) => sweepPart(k)));
+    const subdirs: string[] = [];
+    for (const d of done) {
+      if (d.status === 'rejected') throw d.reason;
+      if (!d.value) return undefined;
+      subdirs.push(...d.value);
+    }
+    return subdirs;
+  }
+
+  /** sweepFiles() with promises, one call at a time: the files of `dir` unlinked (lstat'ed first when counted), its subdirectories answered. */
+  private async unlinkFiles(
+    dir: DirHandle,
+    vpath: string,
+    count: (file: string, size: number) => void,
+    counted: boolean,
+    signal?: AbortSignal,
+  ): Promise<string[]> {
+    const subdirs: string[] = [];
+    for await (const d of await opendir(dir.path, { bufferSize: 256 }).catch(rethrowFor(vpath))) {
+      throwIfFsAborted(signal, vpath);
+      if (d.isDirectory()) {
+        subdirs.push(d.name);
+        continue;
+      }
+      const st = counted ? await lstat(dir.entry(d.name)).catch(() => undefined) : undefined;
+      if (st?.isDirectory()) {
+        subdirs.push(d.name);
+        continue;
+      }
+      try {
+        await unlink(dir.entry(d.name));
+        if (st?.isFile()) count(d.name, st.size);
+      } catch (err) {
+        if (hasNodeCode(err, 'EISDIR', 'EPERM')) subdirs.push(d.name);
+        else if (!hasNodeCode(err, 'ENOENT')) throw fsErrorFromNode(err, vpath);
+      }
+    }
+    return subdirs;
   }
 
   /**

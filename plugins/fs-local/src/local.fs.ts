@@ -39,7 +39,7 @@ import { FileWrites } from './file-writes.js';
 import { localTruncate, localWriteAt } from './local-write-at.js';
 import { Locator, rethrowFor, statLocated } from './locate.js';
 import type { EntryStats } from './batch-io.js';
-import { readSmallFilesIn } from './small-reads.js';
+import { readSmallFilesIn, readSmallOrLarge, TOO_LARGE } from './small-reads.js';
 import { HIDDEN_TMP_STALE_MS } from './temp-area.js';
 
 export type { OpenedFile } from './file-reads.js';
@@ -145,16 +145,13 @@ export class LocalFs implements Fs {
         // does not take (undefined) goes the usual way below.
         const vpath = normalizeVirtualPath(p);
         if (vpath !== '/') {
-          const [small] = await readSmallFilesIn(
-            this.locator,
-            (raw) => raw,
-            parentPath(vpath),
-            [baseName(vpath)],
-            Math.min(this.readBufferSize, DEFAULT_BUFFER_SIZE),
-            o,
-          );
-          if (small && 'error' in small) throw small.error;
-          if (small) return { info: small.info, stream: destroyOnAbort(bufferReadable(small.data), o.signal, vpath) };
+          const max = Math.min(this.readBufferSize, DEFAULT_BUFFER_SIZE);
+          const [small] = await readSmallOrLarge(this.locator, (raw) => this.reportedSize(raw), parentPath(vpath), [baseName(vpath)], max, o);
+          // a plain file over the read buffer: stat() and openRead() read it (no open here to find that out again)
+          if (small === TOO_LARGE) {
+            if (max === this.readBufferSize) return undefined;
+          } else if (small && 'error' in small) throw small.error;
+          else if (small) return { info: small.info, stream: destroyOnAbort(bufferReadable(small.data), o.signal, vpath) };
         }
         const opened = await this.openFile(p, o.signal, o.batch);
         if (opened.size > this.readBufferSize) {
@@ -284,15 +281,30 @@ export class LocalFs implements Fs {
     }
   }
 
-  async remove(p: string, o: RemoveOptions = {}): Promise<void> {
+  remove(p: string, o: RemoveOptions = {}): Promise<void> {
+    return this.removeCounting(p, o);
+  }
+
+  removeCounted(p: string, removed: UsedSpace, o: OpOptions = {}): Promise<void> {
+    return this.removeCounting(p, { ...o, recursive: true }, removed);
+  }
+
+  private async removeCounting(p: string, o: RemoveOptions, removed?: UsedSpace): Promise<void> {
     const vpath = normalizeVirtualPath(p);
     throwIfFsAborted(o.signal, vpath);
     if (vpath === '/') throw new FsError(FsErrorCode.Permission, 'the root directory cannot be removed', { path: vpath });
     const loc = await this.confine.locate(vpath, 'entry');
     try {
       const st = await lstat(loc.target).catch(this.rethrow(vpath));
-      if (!st.isDirectory()) return await unlink(loc.target).catch(this.rethrow(vpath));
-      if (o.recursive) return await this.tree.removeTree(loc.dir, loc.name, vpath, o.signal);
+      if (!st.isDirectory()) {
+        await unlink(loc.target).catch(this.rethrow(vpath));
+        if (removed && st.isFile()) {
+          removed.size += this.reportedSize(st.size);
+          removed.files++;
+        }
+        return;
+      }
+      if (o.recursive) return await this.tree.removeTree(loc.dir, loc.name, vpath, o.signal, removed);
       try {
         await rmdir(loc.target);
       } catch (err) {

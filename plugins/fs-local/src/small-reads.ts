@@ -28,11 +28,30 @@ export async function readSmallFilesIn(
   max: number,
   o: OpOptions = {},
 ): Promise<SmallFileRead[]> {
+  return (await readSmallOrLarge(locator, reportedSize, dir, names, max, o)).map((r) => (r === TOO_LARGE ? undefined : r));
+}
+
+/** A regular file found larger than asked for (readSmallOrLarge). */
+export const TOO_LARGE = Symbol('too large');
+
+/**
+ * readSmallFilesIn() telling a regular file larger than `max` (TOO_LARGE:
+ * known to be a plain file, not read) from the other names it leaves to the
+ * usual path (undefined: a link, a name the worker does not take).
+ */
+export async function readSmallOrLarge(
+  locator: Locator,
+  reportedSize: (raw: number) => number,
+  dir: string,
+  names: readonly string[],
+  max: number,
+  o: OpOptions = {},
+): Promise<(SmallFileRead | typeof TOO_LARGE)[]> {
   const vdir = normalizeVirtualPath(dir);
   throwIfFsAborted(o.signal, vdir);
   const plain = (n: string) => n !== '' && n !== '.' && n !== '..' && !n.includes('/') && !n.includes('\0') && !isReservedName(n);
   const asked = names.filter(plain);
-  const out: SmallFileRead[] = names.map(() => undefined);
+  const out: (SmallFileRead | typeof TOO_LARGE)[] = names.map(() => undefined);
   if (asked.length === 0) return out;
   const handle = await locator.dirFor(vdir, o.batch);
   let answer: { reads: WorkerRead[]; data: Buffer };
@@ -45,6 +64,7 @@ export async function readSmallFilesIn(
   const byName = new Map(asked.map((n, i) => [n, answer.reads[i]!]));
   names.forEach((name, i) => {
     const r = byName.get(name);
+    if (r?.k === 'large') out[i] = TOO_LARGE;
     if (!r || r.k === 'large' || (r.k === 'error' && r.code === 'ELOOP')) return;
     const vpath = vdir === '/' ? `/${name}` : `${vdir}/${name}`;
     if (r.k === 'error') {

@@ -1,6 +1,6 @@
 // The batch I/O worker (src/batch-io.ts): small files read in groups
 // (Fs.readSmallFiles, the files of a zip), large listings stat'ed and removed
-// trees unlinked in one go off the event loop, with the same answers and the
+// trees counted and unlinked in one go off the event loop, with the same answers and the
 // same confinement as the calls made one by one.
 import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises';
@@ -203,16 +203,63 @@ t.test('the worker reports a directory it cannot read', async (t) => {
   t.same(await batchIo.list(path.join(root, 'd'), 10), { names: [], stats: [] }, 'an empty directory');
 });
 
-t.test('removing a large tree (unlinks by the worker) removes it all, and only it', async (t) => {
+t.test('removing a large tree (swept by the worker) removes it all, and only it, and counts what it removed', async (t) => {
   const { fs, root, outside } = await fresh();
   const d = path.join(root, 'd');
-  for (let i = 0; i < 2500; i++) await writeFile(path.join(d, `f${i}`), '');
+  // more files than one group of the worker, of sizes 0 to 6 bytes
+  let size = 0;
+  for (let i = 0; i < 2500; i++) {
+    await writeFile(path.join(d, `f${i}`), 'x'.repeat(i % 7));
+    size += i % 7;
+  }
   await mkdir(path.join(d, 'sub'));
-  for (let i = 0; i < 40; i++) await writeFile(path.join(d, 'sub', `g${i}`), '');
+  for (let i = 0; i < 40; i++) await writeFile(path.join(d, 'sub', `g${i}`), 'abc');
   await symlink(outside, path.join(d, 'link-to-outside'));
-  await fs.remove('/d', { recursive: true });
+  await symlink('f1', path.join(d, 'link-in'));
+  // a reserved directory (an upload's leftover) and a reserved file: removed, not counted
+  await mkdir(path.join(d, '.ferry-tmp-dir'));
+  await writeFile(path.join(d, '.ferry-tmp-dir', 'part'), 'not counted');
+  await writeFile(path.join(d, '.ferry-tmp-leftover'), 'not counted either');
+  const expected = { size: size + 40 * 3, files: 2540 };
+  t.same(await fs.usedSpace('/d'), expected, 'what usedSpace counts');
+  const removed = { size: 0, files: 0 };
+  await fs.removeCounted('/d', removed);
+  t.same(removed, expected, 'removeCounted counts what it removed as usedSpace did');
   await t.rejects(stat(d), { code: 'ENOENT' }, 'the directory is gone');
   t.same(await readdir(outside), ['secret.txt'], 'what the link led to is untouched');
+  await mkdir(d);
+  for (let i = 0; i < 50; i++) await writeFile(path.join(d, `f${i}`), 'ab');
+  await fs.remove('/d', { recursive: true });
+  await t.rejects(stat(d), { code: 'ENOENT' }, 'remove() with recursive removes it as well');
+  await writeFile(path.join(root, 'file'), 'abcd');
+  const one = { size: 0, files: 0 };
+  await fs.removeCounted('/file', one);
+  t.same(one, { size: 4, files: 1 }, 'a file in place of the directory is removed and counted');
+  await t.rejects(fs.removeCounted('/missing', one), { code: FsErrorCode.NotFound });
+  await t.rejects(fs.removeCounted('/', one), { code: FsErrorCode.Permission }, 'never the root');
+});
+
+t.test('a removal that fails midway has counted what it removed', async (t) => {
+  const { fs, root } = await fresh();
+  const d = path.join(root, 'd');
+  for (let i = 0; i < 100; i++) await writeFile(path.join(d, `f${i}`), 'abc');
+  const ac = new AbortController();
+  const removed = { size: 0, files: 0 };
+  // aborted after the first groups of the workers: the files of those groups are gone and counted
+  const sweep = batchIo.sweep.bind(batchIo);
+  batchIo.sweep = async (...a) => {
+    const r = await sweep(a[0], a[1], 30, a[3], a[4]);
+    ac.abort();
+    return r;
+  };
+  t.teardown(() => {
+    batchIo.sweep = sweep;
+  });
+  await t.rejects(fs.removeCounted('/d', removed, { signal: ac.signal }));
+  // one group of 30 per part of the directory (the parts are swept at once)
+  const gone = 30 * batchIo.parallelism;
+  t.same(removed, { size: 3 * gone, files: gone });
+  t.equal((await readdir(d)).length, 100 - gone, 'the rest is still there');
 });
 
 t.test('the space used under a large directory (stat by the worker, in groups) counts its files, and only them', async (t) => {
@@ -232,7 +279,7 @@ t.test('the space used under a large directory (stat by the worker, in groups) c
   t.same(await fs.usedSpace('/d/sub'), { size: 120, files: 40 }, 'a small directory (stat one by one) counts the same way');
 });
 
-t.test('the worker answers each name of an lstat or an unlink in its place, failures included', async (t) => {
+t.test('the worker answers each name of an lstat in its place, failures included', async (t) => {
   const { root } = await fresh();
   const d = path.join(root, 'd');
   await writeFile(path.join(d, 'a'), 'aaaa');
@@ -242,7 +289,35 @@ t.test('the worker answers each name of an lstat or an unlink in its place, fail
   const stats = await batchIo.lstat(d, ['a', 'missing', 'b', 'sub']);
   t.match(stats, [{ k: 'stat', size: 4 }, { k: 'error', code: 'ENOENT' }, { k: 'stat', size: 2, mode: st.mode, mtimeMs: st.mtimeMs }, { k: 'stat' }]);
   t.equal(stats[3]!.k === 'stat' && stats[3]!.mode & 0o170000, 0o040000, 'a directory is reported as one');
-  const unlinked = await batchIo.unlink(d, ['a', 'missing', 'sub', 'b']);
-  t.match(unlinked, [{ k: 'ok' }, { k: 'error', code: 'ENOENT' }, { k: 'error', code: /EISDIR|EPERM/ }, { k: 'ok' }]);
-  t.same(await readdir(d), ['sub'], 'the files are gone, the directory stays');
+});
+
+t.test('a sweep removes a group of files, answers the directories and skips what it is told to', async (t) => {
+  const { root } = await fresh();
+  const d = path.join(root, 'd');
+  await writeFile(path.join(d, 'a'), 'aaaa');
+  await writeFile(path.join(d, 'b'), 'bb');
+  await writeFile(path.join(d, 'keep'), 'k');
+  await mkdir(path.join(d, 'sub'));
+  await symlink('a', path.join(d, 'link'));
+  const first = await batchIo.sweep(d, ['keep'], 2, true);
+  t.equal(first.more, true, 'a group of 2 leaves more');
+  const second = await batchIo.sweep(d, ['keep', ...first.dirs], 10, true);
+  t.equal(second.more, false);
+  const files = [...first.files, ...second.files].sort((x, y) => x.name.localeCompare(y.name));
+  t.same(
+    files,
+    [
+      { name: 'a', size: 4 },
+      { name: 'b', size: 2 },
+    ],
+    'the regular files removed, with their sizes (the link removed, not counted)',
+  );
+  t.same([...first.dirs, ...second.dirs], ['sub'], 'the directory answered once');
+  t.same([...first.failed, ...second.failed], []);
+  t.same((await readdir(d)).sort(), ['keep', 'sub'], 'the directory and the skipped file stay');
+  await writeFile(path.join(d, 'c'), 'ccc');
+  t.same(await batchIo.sweep(d, ['keep'], 10, false), { files: [], dirs: ['sub'], failed: [], more: false }, 'uncounted: removed, no sizes');
+  t.same((await readdir(d)).sort(), ['keep', 'sub']);
+  await t.rejects(batchIo.sweep(path.join(d, 'missing'), [], 10, true), { code: 'ENOENT' });
+  await t.rejects(batchIo.sweep(path.join(d, 'keep'), [], 10, true), { code: 'ENOTDIR' });
 });

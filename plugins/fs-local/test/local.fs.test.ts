@@ -83,6 +83,15 @@ t.test('create() with skipRootCheck (disable_fs_checks): a missing root is not c
   await t.rejects(fs.stat('/'), { code: 'NOT_FOUND' }, 'operations fail as on any missing path');
 });
 
+/** The paths LocalFs opens from now on the usual way (its openFile). */
+function spyOpens(fs: LocalFs): string[] {
+  const opened: string[] = [];
+  const target = fs as unknown as { openFile: (p: string, ...rest: unknown[]) => Promise<unknown> };
+  const openFile = target.openFile.bind(fs);
+  target.openFile = (p, ...rest) => (opened.push(p), openFile(p, ...rest));
+  return opened;
+}
+
 t.test('openReadWithInfo(): a file of one read buffer at most in one open, a larger one left to openRead()', async (t) => {
   const { root, tmp } = await freshDirs();
   const fs = new LocalFs({ root, tempDir: tmp, readBufferSize: 8192 });
@@ -101,7 +110,9 @@ t.test('openReadWithInfo(): a file of one read buffer at most in one open, a lar
   const chunks: Buffer[] = [];
   for await (const c of got!.stream) chunks.push(c as Buffer);
   t.same(Buffer.concat(chunks), Buffer.alloc(8192, 1), 'every byte');
+  const opened = spyOpens(fs);
   t.equal(await fs.openReadWithInfo!('/large.bin'), undefined, 'one byte more: undefined (stat() and openRead() read it)');
+  t.same(opened, [], 'found too large by the worker: not opened once more to find that out');
   await new Promise((r) => setImmediate(r));
   t.equal(await fds(), before, 'no descriptor left open');
   await expectFsError(t, fs.openReadWithInfo!('/missing.bin'), 'NOT_FOUND', 'a missing file');
@@ -134,8 +145,10 @@ t.test('openReadWithInfo(): small files in one message to the batch I/O worker; 
   await expectFsError(t, fs.openReadWithInfo!('/d/fifo'), 'INVALID', 'a FIFO: not a regular file (and no hang)');
   await expectFsError(t, fs.openReadWithInfo!('/d'), 'IS_DIR', 'a directory');
   await expectFsError(t, fs.openReadWithInfo!('/nowhere/x.txt'), 'NOT_FOUND', 'a missing parent');
+  const opened = spyOpens(fs);
   const over = await fs.openReadWithInfo!('/d/over.bin');
   t.ok(over, 'over 64 KiB but within the read buffer: opened the usual way');
+  t.same(opened, ['/d/over.bin']);
   over!.stream.destroy();
   const ac = new AbortController();
   ac.abort();
