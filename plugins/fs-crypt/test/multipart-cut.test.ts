@@ -148,6 +148,9 @@ async function received(bytes: number): Promise<void> {
   }
 }
 
+/** The first piece of data: more than a small upload holds back before its temporary file exists (fs-local's SMALL_UPLOAD_MAX). */
+const FIRST = 64 * 1024 + 100;
+
 for (const [backend, u] of Object.entries(users)) {
   t.test(`${backend}: part data in small pieces while the writer is idle, then a cut`, async (t) => {
     for (const complete of [false, true]) {
@@ -162,7 +165,7 @@ for (const [backend, u] of Object.entries(users)) {
         headers: {
           authorization: `Bearer ${u.token}`,
           'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
-          'content-length': head.length + 200 + rest.length + tail.length,
+          'content-length': head.length + FIRST + 100 + rest.length + tail.length,
         },
       });
       req.on('error', () => undefined);
@@ -175,24 +178,24 @@ for (const [backend, u] of Object.entries(users)) {
       });
       const send = (b: Buffer) => new Promise<void>((resolve) => req.write(b, () => resolve()));
       await send(head);
-      // a first piece: the file starts (fs-crypt writes its header), the writer goes idle
-      await send(Buffer.alloc(100, 0x31));
-      await received(100);
+      // a first piece, past what a small upload holds back: the temporary file starts (fs-crypt writes its header), the writer goes idle
+      await send(Buffer.alloc(FIRST, 0x31));
+      await received(FIRST);
       while (tmpEntries().length === 0) await sleep(5);
       await sleep(20);
       // a piece that completes no record, while the writer is idle
       await send(Buffer.alloc(100, 0x32));
-      await received(200);
+      await received(FIRST + 100);
       // then more than fs-crypt's 1 MiB write buffer: it must all be taken
       req.write(rest);
-      await received(200 + rest.length);
+      await received(FIRST + 100 + rest.length);
       if (complete) {
         req.end(tail);
         t.equal(await answer, 201, 'the upload completes');
         const back = await fetch(`${base}/api/v2/user/files?path=${encodeURIComponent('/' + name)}`, { headers: { authorization: `Bearer ${u.token}` } });
         const body = Buffer.from(await back.arrayBuffer());
-        t.equal(body.length, 200 + rest.length, 'with every byte');
-        t.ok(body.subarray(200).equals(rest) && body.subarray(0, 100).equals(Buffer.alloc(100, 0x31)), 'the bytes sent');
+        t.equal(body.length, FIRST + 100 + rest.length, 'with every byte');
+        t.ok(body.subarray(FIRST + 100).equals(rest) && body.subarray(0, FIRST).equals(Buffer.alloc(FIRST, 0x31)), 'the bytes sent');
       } else {
         req.destroy();
         await sessionsOver();

@@ -15,6 +15,7 @@ import {
   type WriteOptions,
   type WriteResult,
 } from '@ferry/core';
+import { batchIo } from './batch-io.js';
 import { claimHiddenTmp, type HiddenTmp } from './temp-area.js';
 
 /**
@@ -50,7 +51,18 @@ export interface AtomicUploadTarget {
    */
   adaptiveWrites?: boolean;
   readBufferSize: number;
+  /** Makes the temporary directory again (it was found missing when the temporary file was created): one more try follows. */
+  remakeTmpDir?: () => Promise<void>;
 }
+
+/**
+ * An upload of at most this many stored bytes (and one write buffer) is held
+ * until its end, then its temporary file is created, written and closed by
+ * the batch I/O worker in one message (batch-io.ts) instead of three round
+ * trips to the thread pool; a larger one creates the file once this much is
+ * queued and writes as it comes.
+ */
+export const SMALL_UPLOAD_MAX = 64 * 1024;
 
 /**
  * Adaptive write queues. A write per socket chunk (64 KiB) costs a thread-pool
@@ -78,7 +90,8 @@ const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'];
 type State = 'open' | 'finalizing' | 'published' | 'failed';
 
 /**
- * One upload: bytes go to `<tmpDir>/<uuid>.upload`; only when the writer ends
+ * One upload: bytes go to `<tmpDir>/<uuid>.upload` (created once the first
+ * SMALL_UPLOAD_MAX bytes are queued, or at the end); only when the writer ends
  * the stream is the file published (beforePublish, mtime, then an atomic
  * rename onto the destination). A write that fails or is aborted in any way
  * removes its temporary data and never touches the destination.
@@ -101,6 +114,8 @@ export class AtomicUpload {
   private bytes = 0;
   private abortError?: Error;
   private fh?: FileHandle;
+  /** The temporary file exists (created by this upload, or adopted). */
+  private created = false;
   /** The hidden copy beside the destination, while a cross-device publication is writing it. */
   private hiddenTmp?: HiddenTmp;
   /** Stored bytes waiting for the pump, and their total (including the batch being written). */
@@ -131,11 +146,9 @@ export class AtomicUpload {
   private constructor(
     private readonly target: AtomicUploadTarget,
     private readonly opts: WriteOptions,
-    fh: FileHandle,
     private tmp: string,
     private readonly encoder?: WriteEncoder,
   ) {
-    this.fh = fh;
     const done = handled(
       new Promise<WriteResult>((resolve, reject) => {
         this.settle = { resolve, reject };
@@ -159,12 +172,31 @@ export class AtomicUpload {
     this.handle = { stream: this.stream, done, abort: (reason) => this.abort(reason), adopt: (file) => this.adopt(file) };
   }
 
-  static async open(target: AtomicUploadTarget, opts: WriteOptions, encoder?: WriteEncoder): Promise<AtomicUpload> {
-    const tmp = path.join(target.tmpDir, `${randomUUID()}.upload`);
-    const fh = await open(tmp, 'wx', 0o666).catch((err: unknown) => {
-      throw fsErrorFromNode(err, target.vpath);
-    });
-    return new AtomicUpload(target, opts, fh, tmp, encoder);
+  /** An upload to `target` (its temporary file is created when the first bytes are stored). */
+  static start(target: AtomicUploadTarget, opts: WriteOptions, encoder?: WriteEncoder): AtomicUpload {
+    return new AtomicUpload(target, opts, path.join(target.tmpDir, `${randomUUID()}.upload`), encoder);
+  }
+
+  /** Runs `make` (which creates the temporary file); once more after remaking the temporary directory when that was missing. */
+  private async creating<T>(make: () => Promise<T>): Promise<T> {
+    try {
+      return await make();
+    } catch (err) {
+      if (!hasNodeCode(err, 'ENOENT') || !this.target.remakeTmpDir) throw err;
+      await this.target.remakeTmpDir();
+      return make();
+    }
+  }
+
+  /** Creates the temporary file and opens it for the pump. */
+  private async createTmp(): Promise<void> {
+    this.fh = await this.creating(() => open(this.tmp, 'wx', 0o666));
+    this.created = true;
+  }
+
+  /** Holds the stored bytes back (no temporary file yet): the upload may end small (see SMALL_UPLOAD_MAX). */
+  private holding(): boolean {
+    return !this.created && this.queuedBytes < Math.min(SMALL_UPLOAD_MAX, this.target.writeBufferSize);
   }
 
   /** WriteHandle.abort(): cancels the upload unless it is already published. */
@@ -190,8 +222,10 @@ export class AtomicUpload {
    * stored bytes would have to be the encoded ones.
    */
   private async adopt(file: string): Promise<boolean> {
+    if (this.state !== 'open' || this.encoder || this.received > 0) return false;
+    if (!this.fh) await this.createTmp().catch((err: unknown) => Promise.reject(this.mapped(err)));
     const fh = this.fh;
-    if (this.state !== 'open' || this.encoder || this.received > 0 || !fh) return false;
+    if (!fh || this.state !== 'open') return false;
     const [own, theirs] = await Promise.all([fh.stat(), stat(file)]);
     if (!theirs.isFile() || this.state !== 'open' || this.received > 0) return false;
     await chmod(file, own.mode & 0o777);
@@ -221,7 +255,7 @@ export class AtomicUpload {
    * while more than the buffer size is queued.
    */
   private accept(chunk: Buffer, cb: (err?: Error | null) => void): void {
-    if (this.state !== 'open' || !this.fh) return cb(this.abortError ?? FsError.aborted(this.target.vpath));
+    if (this.state !== 'open') return cb(this.abortError ?? FsError.aborted(this.target.vpath));
     if (this.writeError) return cb(this.writeError);
     let stored: Buffer[];
     try {
@@ -241,8 +275,8 @@ export class AtomicUpload {
       this.queue.push(b);
       this.setQueued(this.queuedBytes + b.length);
     }
-    // (an encoder may return nothing for a chunk: no pump is needed then)
-    if (!this.pumping && this.queue.length > 0) this.pumping = this.pump();
+    // (an encoder may return nothing for a chunk: no pump is needed then; a small upload's bytes wait)
+    if (!this.pumping && this.queue.length > 0 && !this.holding()) this.pumping = this.pump();
   }
 
   /** Writes whatever is queued, one writev per batch, until the queue is empty. */
@@ -253,6 +287,7 @@ export class AtomicUpload {
     // again, the stored bytes stayed queued, the writer was held back and drained() spun).
     await Promise.resolve();
     try {
+      if (!this.created && this.state !== 'failed') await this.createTmp();
       while (this.queue.length > 0 && this.state !== 'failed') {
         const batch = this.queue;
         this.queue = [];
@@ -326,7 +361,7 @@ export class AtomicUpload {
       this.setQueued(0);
       await this.fh?.close().catch(() => undefined);
       this.fh = undefined;
-      await unlink(this.tmp).catch(() => undefined);
+      if (this.created) await unlink(this.tmp).catch(() => undefined);
       if (this.hiddenTmp) {
         await unlink(this.hiddenTmp.path).catch(() => undefined);
         this.hiddenTmp.release();
@@ -350,11 +385,15 @@ export class AtomicUpload {
         this.enqueue(this.encoder.finish());
         await this.drained();
       }
-      const fh = this.fh!;
-      this.fh = undefined;
-      await fh.close().catch((err: unknown) => {
-        throw this.mapped(err);
-      });
+      if (this.created) {
+        const fh = this.fh!;
+        this.fh = undefined;
+        await fh.close().catch((err: unknown) => {
+          throw this.mapped(err);
+        });
+      } else {
+        await this.putSmall();
+      }
       this.checkAborted();
       // The hook's own error is passed on untouched: `done` rejects with exactly what it threw.
       if (this.opts.beforePublish) await this.opts.beforePublish(this.pending());
@@ -374,6 +413,19 @@ export class AtomicUpload {
     this.stopListening();
     await this.target.release?.();
     this.settle.resolve({ size: this.received });
+  }
+
+  /** A small upload's held bytes into its temporary file, created, written and closed in one message to the batch I/O worker. */
+  private async putSmall(): Promise<void> {
+    const chunks = this.queue;
+    this.queue = [];
+    let size = 0;
+    for (const c of chunks) size += c.length;
+    // (set first: whatever a failed message left behind, discard() removes)
+    this.created = true;
+    await this.creating(() => batchIo.put(this.tmp, chunks)).catch((err: unknown) => Promise.reject(this.mapped(err)));
+    this.bytes += size;
+    this.setQueued(0);
   }
 
   private pending(): PendingUpload {

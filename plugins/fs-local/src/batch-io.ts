@@ -5,8 +5,8 @@ import { READ_FLAGS } from './file-reads.js';
  * System calls on many entries of one directory, made off the event loop in
  * one go: the small files of a zip read (Fs.readSmallFiles), a small
  * directory read and its entries stat'ed (a listing), the entries of a large
- * listing stat'ed, the files of a removed tree counted and unlinked. Made one by
- * one with promises, each is a round trip to libuv's thread pool, on a busy
+ * listing stat'ed, the files of a removed tree counted and unlinked (and a
+ * small upload's temporary file written). Made one by one with promises, each is a round trip to libuv's thread pool, on a busy
  * machine a thread switch each (a small file read takes five: lstat, open,
  * fstat, read, close): 10,000 files of a few KiB zipped took ten times as
  * long as `zip -r`. Here one worker thread makes the calls of a whole group
@@ -192,9 +192,35 @@ function sweep(dir, skip, max, count, part) {
   }
   return { results: errors, names: files, data: Float64Array.from(sizes).buffer, dirs, more };
 }
-parentPort.on('message', ({ id, op, dir, names, max, flags, count, part }) => {
+// a small upload's temporary file: created (never an existing one), written and closed in one
+// go; on a failure it is removed again when it was created
+function put(file, data) {
+  let fd;
+  try {
+    fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o666);
+  } catch (err) {
+    return { results: [], failed: failed(err) };
+  }
+  try {
+    const bytes = new Uint8Array(data);
+    for (let at = 0; at < bytes.length; ) at += fs.writeSync(fd, bytes, at, bytes.length - at);
+    const f = fd;
+    fd = undefined;
+    fs.closeSync(f);
+    return { results: [] };
+  } catch (err) {
+    if (fd !== undefined) try { fs.closeSync(fd); } catch {}
+    try { fs.unlinkSync(file); } catch {}
+    return { results: [], failed: failed(err) };
+  }
+}
+parentPort.on('message', ({ id, op, dir, names, max, flags, count, part, data }) => {
   let answer;
   try {
+    if (op === 'put') {
+      parentPort.postMessage({ id, ...put(dir, data) });
+      return;
+    }
     if (op !== 'read' && op !== 'lstat' && op !== 'sweep' && op !== 'list' && op !== 'listAt') throw new Error('unknown operation');
     answer =
       op === 'read' ? read(dir, names, max, flags) : op === 'lstat' ? lstat(dir, names) : op === 'list' ? list(dir, max) : op === 'listAt' ? listAt(dir, max) : sweep(dir, names, max, count, part);
@@ -226,6 +252,8 @@ interface Message {
   flags?: number;
   count?: boolean;
   part?: readonly [number, number];
+  /** put: the bytes (transferred, not copied). */
+  data?: ArrayBuffer;
 }
 
 /** Workers of the process: two, so that the two parts of a large removal (or two users' zips) go at once. */
@@ -254,7 +282,7 @@ class IoThread {
     this.idle = undefined;
     return new Promise<Answer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      w.postMessage({ id, ...message });
+      w.postMessage({ id, ...message }, message.data ? [message.data] : []);
     });
   }
 
@@ -364,6 +392,24 @@ class BatchIo {
       failed: (a.results as [string, { code: string; message: string }][]).map(([name, e]) => ({ name, code: e.code, message: e.message })),
       more: !!a.more,
     };
+  }
+
+  /**
+   * Creates the file `file` (a path of Ferry's temporary area; never an
+   * existing file) with the bytes of `chunks`, and closes it: a small
+   * upload's temporary file in one message, for what took three round trips
+   * to the thread pool (open, write, close). A file it created is removed
+   * again when writing fails. Rejects with the error of the call that failed.
+   */
+  async put(file: string, chunks: readonly Buffer[]): Promise<void> {
+    let size = 0;
+    for (const c of chunks) size += c.length;
+    // one buffer of its own, handed over to the worker
+    const data = Buffer.allocUnsafeSlow(size);
+    let at = 0;
+    for (const c of chunks) at += c.copy(data, at);
+    const a = await this.ask({ op: 'put', dir: file, names: [], data: data.buffer });
+    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
   }
 
   private ask(message: Message): Promise<Answer> {

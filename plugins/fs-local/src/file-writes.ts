@@ -85,15 +85,14 @@ export class FileWrites {
         writeBufferSize: this.s.writeBufferSize,
         adaptiveWrites: this.s.adaptiveWrites,
         readBufferSize: this.s.readBufferSize,
+        // the temp directory went away since it was made: made again, once
+        remakeTmpDir: () => {
+          forgetTempDir(this.s.tempDir);
+          return this.ensureTempDir(vpath);
+        },
       };
       await this.ensureTempDir(vpath);
-      const upload = await AtomicUpload.open(target, o, encoder).catch(async (err: unknown) => {
-        // the temp directory went away since it was made: made again, once
-        if (!isFsError(err, FsErrorCode.NotFound)) throw err;
-        forgetTempDir(this.s.tempDir);
-        await this.ensureTempDir(vpath);
-        return AtomicUpload.open(target, o, encoder);
-      });
+      const upload = AtomicUpload.start(target, o, encoder);
       handedOver = true;
       return upload.handle;
     } finally {

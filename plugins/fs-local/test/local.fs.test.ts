@@ -16,6 +16,8 @@ import {
   writeFile as writeFsFile,
 } from '@ferry/testkit';
 import manifest, { HIDDEN_TMP_PREFIX, LocalFs, localFsProvider, ROOT_CHECK_INTERVAL_MS } from '../src/index.js';
+import { batchIo } from '../src/batch-io.js';
+import { SMALL_UPLOAD_MAX } from '../src/atomic-upload.js';
 
 const base = t.testdir({});
 let n = 0;
@@ -224,11 +226,37 @@ t.test('atomic writes', async (t) => {
   h.stream.write('partial');
   await new Promise((r) => setTimeout(r, 20));
   t.same(await readdir(root), [], 'nothing in the destination while writing');
-  t.equal((await readdir(tmp)).length, 1, 'bytes go to the temp area');
+  t.same(await readdir(tmp), [], 'the first bytes are held back (the upload may end small): no temporary file yet');
+  const middle = 'm'.repeat(SMALL_UPLOAD_MAX);
+  h.stream.write(middle);
+  while ((await readdir(tmp)).length === 0) await new Promise((r) => setTimeout(r, 5));
+  t.same(await readdir(root), [], 'nothing in the destination while writing');
+  t.equal((await readdir(tmp)).length, 1, 'past SMALL_UPLOAD_MAX, bytes go to the temp area');
   h.stream.end(' and the rest');
-  t.same(await h.done, { size: 20 }, 'done reports the bytes');
+  t.same(await h.done, { size: 20 + SMALL_UPLOAD_MAX }, 'done reports the bytes');
   t.same(await readdir(tmp), [], 'the temp file was moved, not copied');
-  t.equal(await readFile(path.join(root, 'f.txt'), 'utf8'), 'partial and the rest');
+  t.equal(await readFile(path.join(root, 'f.txt'), 'utf8'), `partial${middle} and the rest`);
+
+  // a small upload: its temporary file created, written and closed in one message to the batch I/O worker
+  const puts: string[] = [];
+  const put = batchIo.put.bind(batchIo);
+  batchIo.put = (file, chunks) => (puts.push(file), put(file, chunks));
+  t.teardown(() => {
+    batchIo.put = put;
+  });
+  const small = await fs.openWrite('/small.txt', { mtime: new Date('2020-01-02T03:04:05Z') });
+  small.stream.write('one, ');
+  small.stream.end('two');
+  t.same(await small.done, { size: 8 });
+  t.equal(puts.length, 1, 'one message');
+  t.match(puts[0], /\.upload$/, 'into a temporary file');
+  t.equal(await readFile(path.join(root, 'small.txt'), 'utf8'), 'one, two');
+  t.equal((await stat(path.join(root, 'small.txt'))).mtime.toISOString(), '2020-01-02T03:04:05.000Z', 'with its mtime');
+  const empty = await fs.openWrite('/empty.txt');
+  empty.stream.end();
+  t.same(await empty.done, { size: 0 });
+  t.equal(await readFile(path.join(root, 'empty.txt'), 'utf8'), '', 'an empty upload publishes an empty file');
+  t.same(await readdir(tmp), [], 'nothing left in the temp area');
 
   const aborted = await fs.openWrite('/g.txt');
   aborted.stream.write('x');
