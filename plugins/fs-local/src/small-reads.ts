@@ -20,15 +20,8 @@ import { isReservedName } from './temp-area.js';
  * that is not one plain entry (or is reserved), a link and a file larger
  * than `max` are answered undefined: the caller reads them the usual way.
  */
-export async function readSmallFilesIn(
-  locator: Locator,
-  reportedSize: (raw: number) => number,
-  dir: string,
-  names: readonly string[],
-  max: number,
-  o: OpOptions = {},
-): Promise<SmallFileRead[]> {
-  return (await readSmallOrLarge(locator, reportedSize, dir, names, max, o)).map((r) => (r === TOO_LARGE ? undefined : r));
+export async function readSmallFilesIn(...args: Parameters<typeof readSmallOrLarge>): Promise<SmallFileRead[]> {
+  return (await readSmallOrLarge(...args)).map((r) => (r === TOO_LARGE ? undefined : r));
 }
 
 /** A regular file found larger than asked for (readSmallOrLarge). */
