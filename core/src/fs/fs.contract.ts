@@ -145,6 +145,14 @@ export interface WriteResult {
   /** Bytes written (plaintext). */
   size: number;
   etag?: string;
+  /**
+   * Optional: what publishing replaced at the destination, looked at by the
+   * backend just before it published (a regular file's size as usedSpace()
+   * counts it, or `existed: false`). The core counts the quota with it rather
+   * than with what it saw when the upload started, so a file removed or
+   * replaced meanwhile, by another node too, is counted right.
+   */
+  replaced?: { size: number; existed: boolean };
 }
 
 /**
@@ -254,12 +262,13 @@ export interface Fs {
   rename(from: string, to: string, o?: RenameOptions): Promise<void>;
   remove(path: string, o?: RemoveOptions): Promise<void>;
   /**
-   * remove() with `recursive`, adding each file it removes to `removed` as
-   * usedSpace() counts them: the caller learns what went (even when it fails
-   * midway) without walking the tree first. Optional: without it the core
-   * counts with usedSpace() before remove().
+   * remove(), adding each file it removes to `removed` as usedSpace() counts
+   * them: the caller learns what went (even when a recursive removal fails
+   * midway) without walking the tree first, and a file's size as it was when
+   * it went rather than when the caller last looked. Optional: without it the
+   * core counts with usedSpace() or stat() before remove().
    */
-  removeCounted?(path: string, removed: UsedSpace, o?: OpOptions): Promise<void>;
+  removeCounted?(path: string, removed: UsedSpace, o?: RemoveOptions): Promise<void>;
   mkdir(path: string, o?: MkdirOptions): Promise<void>;
   /** Server-side copy of a file; present only when capabilities.serverSideCopy. */
   copy?(from: string, to: string, o?: OpOptions): Promise<void>;

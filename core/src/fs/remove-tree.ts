@@ -1,4 +1,4 @@
-import type { Fs, OpOptions, UsedSpace } from './fs.contract.js';
+import type { Fs, FileInfo, OpOptions, UsedSpace } from './fs.contract.js';
 
 /** What removeTreeCounting() removed, and why it stopped when it failed midway. */
 export interface TreeRemoval {
@@ -18,7 +18,7 @@ export async function removeTreeCounting(fs: Fs, path: string, o: OpOptions): Pr
   const removed: UsedSpace = { size: 0, files: 0 };
   try {
     if (fs.removeCounted) {
-      await fs.removeCounted(path, removed, o);
+      await fs.removeCounted(path, removed, { ...o, recursive: true });
     } else {
       const used = await fs.usedSpace(path, o);
       await fs.remove(path, { ...o, recursive: true });
@@ -28,4 +28,20 @@ export async function removeTreeCounting(fs: Fs, path: string, o: OpOptions): Pr
   } catch (error) {
     return { removed, error };
   }
+}
+
+/**
+ * Removes the file `path` of `fs` (not a directory) and answers what went
+ * for the quota: counted by the backend as it removes when it can, the size
+ * the file had then; else `info`, what the caller's stat saw before (a
+ * concurrent overwrite in between is then counted at the size it replaced).
+ */
+export async function removeFileCounting(fs: Fs, path: string, info: Pick<FileInfo, 'size'>, o: OpOptions): Promise<UsedSpace> {
+  if (!fs.removeCounted) {
+    await fs.remove(path, o);
+    return { size: info.size, files: 1 };
+  }
+  const removed: UsedSpace = { size: 0, files: 0 };
+  await fs.removeCounted(path, removed, o);
+  return removed;
 }

@@ -1,8 +1,8 @@
 import { pipeline } from 'node:stream/promises';
 import type { FsEvent, FsEventAction, FsEventStatus, FsObjectType } from '../events/event-types.js';
-import type { FileInfo, Fs } from '../fs/fs.contract.js';
+import type { FileInfo, Fs, UsedSpace } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
-import { removeTreeCounting } from '../fs/remove-tree.js';
+import { removeFileCounting, removeTreeCounting } from '../fs/remove-tree.js';
 import { loginProtocolOf, Protocol } from '../sdk/protocols.js';
 import { linkedSignal } from '../sdk/signals.js';
 import type {
@@ -24,6 +24,7 @@ import { buildFsEvent, FS_STATUS, publishFsEvent, type FsEventSource } from './f
 import { PatternFilters, type PatternsFilter } from './patterns.js';
 import { anonymousPermissions, PermissionSet, type FilePermission } from './permissions.js';
 import { quotaScope, StorageReservation } from './quota-guard.js';
+import { pathWriteKey } from './path-write-key.js';
 import { VirtualFs, type Resolved } from './vfs.js';
 import { openSessionRead, openSessionWrite, truncateFile } from './session-io.js';
 import type { FileSessionDeps, SessionCore } from './session-core.js';
@@ -406,13 +407,20 @@ export class FileSession implements FileSessionApi, SessionCore {
     const r = this.vfs.resolve(vpath);
     const fs = await this.vfs.fs(r.mount);
     await this.before('pre-delete', r, info.size);
+    // in this path's turn, so an upload of this process publishing to it does not come in between
+    const key = pathWriteKey(this.user.id, r);
+    const endTurn = await this.deps.pathWrites.turn(key);
+    let removed: UsedSpace;
     try {
-      await fs.remove(r.fsPath, { signal: signal });
+      removed = await removeFileCounting(fs, r.fsPath, info, { signal: signal });
+      this.deps.pathWrites.removed(key);
     } catch (err) {
       await this.publishFailure('delete', r, startedAt, err, { size: info.size });
       throw err;
+    } finally {
+      endTurn();
     }
-    await this.adjustQuota(r, -info.size, -1);
+    await this.adjustQuota(r, -removed.size, -removed.files);
     await this.completed('delete', r, { startedAt, size: info.size });
   }
 

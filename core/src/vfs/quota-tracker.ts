@@ -154,11 +154,45 @@ export interface PathWrite {
  * Writes in progress per stored path, so concurrent uploads to one path
  * count the file once: each upload stats the path when it starts, and the
  * one that publishes second replaces the first one's file, not what it saw.
- * In-process: writes from other nodes to the same path are not seen.
+ * In-process: writes from other nodes to the same path are not seen; a
+ * backend that looks at the destination as it publishes or removes
+ * (WriteResult.replaced, Fs.removeCounted) covers those, and {@link turn}
+ * keeps this process's own publishes and removals of a path in order.
  */
 @scoped(Lifecycle.ContainerScoped)
 export class PathWrites {
+  // keyed by pathWriteKey() (path-write-key.ts)
   private readonly paths = new Map<string, PathEntry>();
+  private readonly turns = new Map<string, Promise<void>>();
+
+  /**
+   * Waits for the path's turn: this process publishes and removes one path
+   * one step at a time, so what a backend looks at just before the step is
+   * what the step changes. Answers the function that ends the turn (it must
+   * be called; calling it again does nothing).
+   */
+  async turn(key: string): Promise<() => void> {
+    const before = this.turns.get(key);
+    let end!: () => void;
+    const mine = new Promise<void>((resolve) => (end = resolve));
+    this.turns.set(key, mine);
+    if (before) await before;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      end();
+      if (this.turns.get(key) === mine) this.turns.delete(key);
+    };
+  }
+
+  /** Records that the path's file was removed, for the writes to it in progress (what they replace is nothing now). */
+  removed(key: string): void {
+    const e = this.paths.get(key);
+    if (!e) return;
+    e.version++;
+    e.state = { size: 0, existed: false };
+  }
 
   /** Registers a write before the path is stat'ed; `stat` is what the write saw. */
   begin(key: string): { seen(stat: Replaced): PathWrite } {

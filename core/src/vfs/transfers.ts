@@ -7,6 +7,7 @@ import { nowNanos, type FsEvent } from '../events/event-types.js';
 import type { SessionCore } from './session-core.js';
 import { hookError } from './hook-error.js';
 import { quotaScope, StorageReservation, TransferReservation, type QuotaBatch } from './quota-guard.js';
+import { pathWriteKey } from './path-write-key.js';
 import type { PathWrite } from './quota-tracker.js';
 import type { JournalEntry } from './upload-journal.js';
 import { bandwidthFor, Throttle } from './throttle.js';
@@ -147,7 +148,7 @@ export async function uploadFile(s: SessionCore, vpath: string, source: UploadSo
   const r = s.vfs.resolve(vpath);
   const fs = await s.vfs.fs(r.mount);
   // registered before the stat, so a concurrent upload to the same path that publishes first is seen
-  const pending = s.deps.pathWrites.begin(`${r.mount.folder ? `f:${r.mount.folder.folder_id}` : `u:${s.user.id}`}\0${r.fsPath}`);
+  const pending = s.deps.pathWrites.begin(pathWriteKey(s.user.id, r));
   let existing: FileInfo | null;
   try {
     existing = await s.vfs.statOrNull(vpath, { signal, batch: o.fsBatch });
@@ -198,6 +199,8 @@ async function uploadToPath(
   let transfer: ActiveTransfer | undefined;
   let handle: WriteHandle | undefined;
   let committed = false;
+  // the path's turn (PathWrites.turn), taken just before the backend publishes
+  let endTurn: (() => void) | undefined;
   // recorded until the quota counters are stored, so a crash in between is repaired at start-up (upload-journal.ts)
   let journal: JournalEntry | undefined;
   const endTransfer = () => {
@@ -247,6 +250,8 @@ async function uploadToPath(
                 } catch (err) {
                   throw hookError(err);
                 }
+                // the backend publishes next: in this process, alone among the steps on this path (see below)
+                endTurn = await s.deps.pathWrites.turn(pathWriteKey(s.user.id, r));
               }
             : undefined,
         });
@@ -268,11 +273,14 @@ async function uploadToPath(
     } else {
       await pump(typeof source === 'function' ? source() : source, onChunk, bw > 0 ? new Throttle(bw * 1024) : undefined, handle, signal);
     }
-    const result = await handle.done;
+    const result = await handle.done.finally(() => endTurn?.());
     const written = result.size ?? total;
     const size = at ? (at.cut ? kept + written : Math.max(existing?.size ?? 0, kept + written)) : written;
-    // what the published file replaced: what this upload saw, or the file of a concurrent upload that published first
-    const replaced = pathWrite.published(size);
+    // what the published file replaced: what the backend found there as it published (it took this
+    // path's turn, so no step of this process came in between), else what this upload saw, or the
+    // file of a concurrent upload that published first
+    const known = pathWrite.published(size);
+    const replaced = result.replaced ?? known;
     const discard = async () => {
       pathWrite.published(null);
       await storage.commit(0, replaced.existed ? -1 : 0, replaced.size, o.batch);
@@ -330,6 +338,7 @@ async function uploadToPath(
     await s.publishFailure('upload', r, startedAt, e, { size: xfer.bytes });
     throw e;
   } finally {
+    endTurn?.();
     await xfer.commit(o.batch).catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
     endTransfer();
     const entry = journal;

@@ -5,13 +5,14 @@ import type { MikroORM } from '@mikro-orm/core';
 import { TOKENS } from '../tokens.js';
 import type { FileInfo, Fs, FsCapabilities, OpOptions, ReadOptions, WriteHandle } from '../fs/fs.contract.js';
 import { FsError, FsErrorCode, isFsError } from '../fs/fs-error.js';
-import { removeTreeCounting } from '../fs/remove-tree.js';
+import { removeFileCounting, removeTreeCounting } from '../fs/remove-tree.js';
 import { FsFactory } from './fs-factory.js';
 import { isSubPath, normalizeVirtualPath, parentPath } from '../fs/path.js';
 import type { EffectiveUser } from '../accounts/effective-user.js';
 import { UserService } from '../accounts/user.service.js';
 import { quotaScope, StorageReservation } from './quota-guard.js';
-import { QuotaTracker } from './quota-tracker.js';
+import { pathWriteKey } from './path-write-key.js';
+import { PathWrites, QuotaTracker } from './quota-tracker.js';
 import { QuotaService } from './quota.service.js';
 import { UsageStore } from './usage-store.js';
 import { VirtualFs, type Resolved } from './vfs.js';
@@ -21,6 +22,7 @@ export type { UserFileWriteOptions, UserFiles, UserFilesAccess } from '../sdk/us
 
 interface Deps {
   tracker: QuotaTracker;
+  pathWrites: PathWrites;
   usage: UsageStore;
   quota: QuotaService;
 }
@@ -172,8 +174,17 @@ class VirtualUserFiles implements UserFiles {
       await this.adjustQuota(r, -removed.size, -removed.files);
       if (error) throw error;
     } else {
-      await fs.remove(r.fsPath, { signal: o.signal });
-      await this.adjustQuota(r, -info.size, -1);
+      // in this path's turn, so an upload of this process publishing to it does not come in between
+      const key = pathWriteKey(this.user.id, r);
+      const endTurn = await this.deps.pathWrites.turn(key);
+      let removed;
+      try {
+        removed = await removeFileCounting(fs, r.fsPath, info, { signal: o.signal });
+        this.deps.pathWrites.removed(key);
+      } finally {
+        endTurn();
+      }
+      await this.adjustQuota(r, -removed.size, -removed.files);
     }
   }
 
@@ -310,6 +321,7 @@ export class UserFilesService implements UserFilesAccess {
     @inject(TOKENS.Orm) orm: MikroORM,
     @inject(FsFactory) private readonly factory: FsFactory,
     @inject(QuotaTracker) private readonly tracker: QuotaTracker,
+    @inject(PathWrites) private readonly pathWrites: PathWrites,
     @inject(QuotaService) private readonly quota: QuotaService,
     @inject(UserService) private readonly users: UserService,
   ) {
@@ -319,6 +331,11 @@ export class UserFilesService implements UserFilesAccess {
   async open(username: string): Promise<UserFiles> {
     const user = await this.users.findEffectiveUser(username);
     if (!user) throw new FsError(FsErrorCode.NotFound, `user "${username}" does not exist`);
-    return new VirtualUserFiles(new VirtualFs(user, this.factory), user, { tracker: this.tracker, usage: this.usage, quota: this.quota });
+    return new VirtualUserFiles(new VirtualFs(user, this.factory), user, {
+      tracker: this.tracker,
+      pathWrites: this.pathWrites,
+      usage: this.usage,
+      quota: this.quota,
+    });
   }
 }

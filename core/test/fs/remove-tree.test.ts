@@ -1,9 +1,9 @@
-// removeTreeCounting (src/fs/remove-tree.ts): what a directory removal tells the quota, with a
-// backend that counts as it removes and with one that does not, when it succeeds and when it
-// fails midway.
+// removeTreeCounting and removeFileCounting (src/fs/remove-tree.ts): what a removal tells the
+// quota, with a backend that counts as it removes and with one that does not, when it succeeds
+// and when it fails midway.
 import t from 'tap';
-import { removeTreeCounting } from '../../src/fs/remove-tree.js';
-import type { Fs, OpOptions, RemoveOptions, UsedSpace } from '../../src/fs/fs.contract.js';
+import { removeFileCounting, removeTreeCounting } from '../../src/fs/remove-tree.js';
+import type { Fs, RemoveOptions, UsedSpace } from '../../src/fs/fs.contract.js';
 
 /** A backend holding `files` (sizes) in one directory; the removal fails after `failAfter` files when set. */
 function backend(files: number[], o: { counts: boolean; failAfter?: number }) {
@@ -22,7 +22,14 @@ function backend(files: number[], o: { counts: boolean; failAfter?: number }) {
   const fs = {
     usedSpace: async () => (calls.push('usedSpace'), { size: left.reduce((a, b) => a + b, 0), files: left.length }),
     remove: async (_p: string, ro?: RemoveOptions) => (calls.push(`remove recursive=${ro?.recursive}`), removeAll()),
-    ...(o.counts ? { removeCounted: async (_p: string, removed: UsedSpace, _o?: OpOptions) => (calls.push('removeCounted'), removeAll(removed)) } : {}),
+    ...(o.counts
+      ? {
+          removeCounted: async (_p: string, removed: UsedSpace, ro?: RemoveOptions) => (
+            calls.push(`removeCounted recursive=${ro?.recursive}`),
+            removeAll(removed)
+          ),
+        }
+      : {}),
   } as unknown as Fs;
   return { fs, calls, left };
 }
@@ -30,7 +37,7 @@ function backend(files: number[], o: { counts: boolean; failAfter?: number }) {
 t.test('a backend that counts as it removes: one call, its count', async (t) => {
   const b = backend([1, 2, 3], { counts: true });
   t.same(await removeTreeCounting(b.fs, '/d', {}), { removed: { size: 6, files: 3 } });
-  t.same(b.calls, ['removeCounted']);
+  t.same(b.calls, ['removeCounted recursive=true']);
 });
 
 t.test('a backend that does not: usedSpace first, then remove with recursive', async (t) => {
@@ -48,4 +55,16 @@ t.test('a failure midway: what went is counted where the backend counts, nothing
   const r2 = await removeTreeCounting(other.fs, '/d', {});
   t.same(r2.removed, { size: 0, files: 0 });
   t.match(r2.error, { message: 'disk gone' });
+});
+
+t.test('a file: the size the backend removed where it counts, else the size the caller saw; never recursive', async (t) => {
+  // the file is 7 bytes when removed; the caller's stat had seen 5 (overwritten in between)
+  const counting = backend([7], { counts: true });
+  t.same(await removeFileCounting(counting.fs, '/f', { size: 5 }, {}), { size: 7, files: 1 });
+  t.same(counting.calls, ['removeCounted recursive=undefined']);
+  const other = backend([7], { counts: false });
+  t.same(await removeFileCounting(other.fs, '/f', { size: 5 }, {}), { size: 5, files: 1 });
+  t.same(other.calls, ['remove recursive=undefined']);
+  const failing = backend([7], { counts: true, failAfter: 0 });
+  await t.rejects(removeFileCounting(failing.fs, '/f', { size: 5 }, {}), { message: 'disk gone' }, 'a failure is thrown');
 });

@@ -40,7 +40,7 @@ function adminToken(ta: TestApp): Promise<string> {
   return tok;
 }
 
-async function api(ta: TestApp, method: string, url: string, payload?: unknown): Promise<unknown> {
+export async function api(ta: TestApp, method: string, url: string, payload?: unknown): Promise<unknown> {
   const r = await ta.inject(method, url, { token: await adminToken(ta), payload });
   if (r.statusCode >= 300) throw new Error(`${method} ${url}: ${r.statusCode} ${r.payload}`);
   return r.payload ? JSON.parse(r.payload) : undefined;

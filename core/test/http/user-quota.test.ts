@@ -1,9 +1,10 @@
 import t from 'tap';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { addFolder, addUser, fileApp, folderRow, PASSWORD, updateUser, userRow } from '../helpers/user-files.js';
+import { addFolder, addUser, api, fileApp, folderRow, listen, PASSWORD, updateUser, userRow } from '../helpers/user-files.js';
 import { processTag } from '../../src/sdk/process-tag.js';
 
 const ta = await fileApp();
@@ -111,6 +112,37 @@ t.test('parallel uploads to the same new path count one file', async (t) => {
   // and an overwrite raced by a delete-free second overwrite still counts one file
   await Promise.all([u.up('/same', slow(3, 10 * KB, 10)), u.up('/same', slow(5, 10 * KB, 10))]);
   t.match(await usage('q2same'), { size: statSync(path.join(u.home, 'same')).size, files: 1 });
+  t.ok(noTemp());
+});
+
+t.test('a file removed by another node while an upload to its path is in flight: the upload counts a new file', async (t) => {
+  const u = await login('q2gone', { username: 'q2gone', quota_size: 1000 * KB, quota_files: 10 });
+  const base = await listen(ta);
+  // the second upload starts first, over a real socket, and waits with its first part sent
+  const second = http.request(`${base}/api/v2/user/files/upload?path=${q('/x')}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${u.token}`, 'content-type': 'application/octet-stream', 'content-length': String(80 * KB) },
+  });
+  const answered = new Promise<number>((resolve, reject) => {
+    second.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0)));
+    second.on('error', reject);
+  });
+  second.write(Buffer.alloc(10 * KB, 1));
+  const uploading = async () =>
+    ((await api(ta, 'GET', '/api/v2/connections')) as { username: string; active_transfers?: { operation_type: string }[] }[]).some(
+      (c) => c.username === 'q2gone' && c.active_transfers?.some((x) => x.operation_type === 'upload'),
+    );
+  t.ok(await eventually(uploading, (v) => v), 'the second upload is in progress (it looked at /x: nothing there)');
+  t.equal((await u.up('/x', Buffer.alloc(20 * KB, 2))).statusCode, 201, 'the first one is published meanwhile');
+  t.match(await usage('q2gone'), { size: 20 * KB, files: 1 });
+  // another node deletes it: the file goes, the shared counters go down, this process hears nothing
+  unlinkSync(path.join(u.home, 'x'));
+  await updateUser(ta, 'q2gone', { used_quota_size: 0, used_quota_files: 0 });
+  second.end(Buffer.alloc(70 * KB, 3));
+  t.equal(await answered, 201);
+  // what this process knew (the first upload's file) is gone: the backend looked as it published
+  t.match(await usage('q2gone'), { size: 80 * KB, files: 1 }, 'the counters hold the one file on disk');
+  t.equal(statSync(path.join(u.home, 'x')).size, 80 * KB);
   t.ok(noTemp());
 });
 

@@ -50,7 +50,7 @@ t.test('on-disk format', async (t) => {
   await fs.mkdir('/tree');
   for (const size of [1, C + 1]) await writeFsFile(fs, `/tree/g${size}`, randomBytesSeeded(size, size));
   const removed = { size: 0, files: 0 };
-  await fs.removeCounted('/tree', removed);
+  await fs.removeCounted('/tree', removed, { recursive: true });
   t.same(removed, { size: 1 + C + 1, files: 2 }, 'a removed tree is counted in plaintext sizes');
 });
 

@@ -74,7 +74,7 @@ t.test('a chunk that completes no record, written while the pump is idle, does n
   t.equal(await storedReaches(tmp, H + 3 * R), H + 3 * R, 'the records after the small chunk are written to the temporary file');
   await write(h, data.subarray(3 * C + 10));
   h.stream.end();
-  t.same(await h.done, { size: data.length }, 'the upload completes');
+  t.same(await h.done, { size: data.length, replaced: { size: 0, existed: false } }, 'the upload completes');
   const onDisk = await readFile(path.join(root, 'f.bin'));
   t.equal(onDisk.length, format.cipherSize(data.length));
   const back: Buffer[] = [];

@@ -1,3 +1,4 @@
+// longer than 500 lines: one upload writer is one state machine (held bytes, write queue, temporary file, hooks, publication); its steps read best side by side
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, link, lstat, open, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
@@ -51,6 +52,8 @@ export interface AtomicUploadTarget {
    */
   adaptiveWrites?: boolean;
   readBufferSize: number;
+  /** A stored file's size as usedSpace() counts it (publication reports what it replaced: WriteResult.replaced). */
+  reportedSize: (rawSize: number) => number;
   /** Makes the temporary directory again (it was found missing when the temporary file was created): one more try follows. */
   remakeTmpDir?: () => Promise<void>;
 }
@@ -84,6 +87,8 @@ export function queuedUploadBytes(): number {
   return writeQueues.total;
 }
 
+type Replaced = NonNullable<WriteResult['replaced']>;
+const NOTHING: Replaced = { size: 0, existed: false };
 /** Filesystems without hard links answer link() with one of these; overwrite:false then falls back to a checked rename. */
 const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'];
 
@@ -108,6 +113,8 @@ type State = 'open' | 'finalizing' | 'published' | 'failed';
 export class AtomicUpload {
   readonly handle: WriteHandle;
   private state: State = 'open';
+  /** What publication replaced at the destination, looked at just before (reported by `done`). */
+  private replaced?: Replaced;
   /** Bytes received from the writer (reported by `done`). */
   private received = 0;
   /** Bytes stored in the temporary file (what beforePublish sees as pending.size). */
@@ -412,7 +419,7 @@ export class AtomicUpload {
     this.state = 'published';
     this.stopListening();
     await this.target.release?.();
-    this.settle.resolve({ size: this.received });
+    this.settle.resolve(this.replaced ? { size: this.received, replaced: this.replaced } : { size: this.received });
   }
 
   /** A small upload's held bytes into its temporary file, created, written and closed in one message to the batch I/O worker. */
@@ -468,12 +475,14 @@ export class AtomicUpload {
     await unlink(this.tmp).catch(() => undefined);
   }
 
-  /** rename(), or link()+unlink() when overwrite is false so an existing file is never replaced. */
+  /** A rename that looks at what it replaces (one batch I/O message), or link()+unlink() when overwrite is false (nothing replaced). */
   private async place(from: string, to: string): Promise<void> {
     if (this.opts.overwrite !== false) {
-      await rename(from, to);
+      const size = await batchIo.replace(from, to);
+      this.replaced = size === undefined ? NOTHING : { size: this.target.reportedSize(size), existed: true };
       return;
     }
+    this.replaced = NOTHING;
     try {
       await link(from, to);
     } catch (err) {

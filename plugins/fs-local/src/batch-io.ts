@@ -58,8 +58,10 @@ interface Answer {
   more?: boolean;
   /** sweep: the subdirectories met. */
   dirs?: string[];
-  /** list, sweep: the directory could not be read. */
+  /** list, sweep: the directory could not be read; put, replace: the call that failed. */
   failed?: { code: string; message: string };
+  /** replace: the size of the regular file the destination held, or -1 (none, or not a regular file). */
+  replaced?: number;
   /** listAt: the real path of the directory listed (read through its descriptor). */
   real?: string;
 }
@@ -214,11 +216,31 @@ function put(file, data) {
     return { results: [], failed: failed(err) };
   }
 }
+// a publication: what the destination held (a regular file's size, else -1), then the rename onto it
+function replace(from, to) {
+  let replaced = -1;
+  try {
+    const st = fs.lstatSync(to);
+    if (st.isFile()) replaced = st.size;
+  } catch (err) {
+    if (err.code !== 'ENOENT') return { results: [], failed: failed(err) };
+  }
+  try {
+    fs.renameSync(from, to);
+  } catch (err) {
+    return { results: [], failed: failed(err) };
+  }
+  return { results: [], replaced };
+}
 parentPort.on('message', ({ id, op, dir, names, max, flags, count, part, data }) => {
   let answer;
   try {
     if (op === 'put') {
       parentPort.postMessage({ id, ...put(dir, data) });
+      return;
+    }
+    if (op === 'replace') {
+      parentPort.postMessage({ id, ...replace(dir, names[0]) });
       return;
     }
     if (op !== 'read' && op !== 'lstat' && op !== 'sweep' && op !== 'list' && op !== 'listAt') throw new Error('unknown operation');
@@ -410,6 +432,19 @@ class BatchIo {
     for (const c of chunks) at += c.copy(data, at);
     const a = await this.ask({ op: 'put', dir: file, names: [], data: data.buffer });
     if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+  }
+
+  /**
+   * Renames `from` onto `to` (both paths the caller confined) and answers
+   * what `to` held just before: the size of a regular file, or undefined
+   * (nothing, or no regular file). The look and the rename are one message,
+   * so nothing of this process comes in between. Rejects with the error of
+   * the call that failed (a failed look renames nothing).
+   */
+  async replace(from: string, to: string): Promise<number | undefined> {
+    const a = await this.ask({ op: 'replace', dir: from, names: [to] });
+    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    return a.replaced !== undefined && a.replaced >= 0 ? a.replaced : undefined;
   }
 
   private ask(message: Message): Promise<Answer> {

@@ -14,6 +14,8 @@ export interface FileWriteSettings {
   /** No write buffer size configured: upload queues adapt (see atomic-upload.ts). */
   adaptiveWrites: boolean;
   readBufferSize: number;
+  /** A stored file's size as usedSpace() counts it (what a published upload reports it replaced). */
+  reportedSize: (rawSize: number) => number;
 }
 
 /**
@@ -85,6 +87,7 @@ export class FileWrites {
         writeBufferSize: this.s.writeBufferSize,
         adaptiveWrites: this.s.adaptiveWrites,
         readBufferSize: this.s.readBufferSize,
+        reportedSize: this.s.reportedSize,
         // the temp directory went away since it was made: made again, once
         remakeTmpDir: () => {
           forgetTempDir(this.s.tempDir);

@@ -127,6 +127,7 @@ export class LocalFs implements Fs {
       writeBufferSize: this.writeBufferSize,
       adaptiveWrites: this.adaptiveWrites,
       readBufferSize: this.readBufferSize,
+      reportedSize: (rawSize) => this.reportedSize(rawSize),
     });
     this.tree = new DirTree(this.confine, {
       // late-bound: a subclass's toInfo()/reportedSize() apply
@@ -285,8 +286,8 @@ export class LocalFs implements Fs {
     return this.removeCounting(p, o);
   }
 
-  removeCounted(p: string, removed: UsedSpace, o: OpOptions = {}): Promise<void> {
-    return this.removeCounting(p, { ...o, recursive: true }, removed);
+  removeCounted(p: string, removed: UsedSpace, o: RemoveOptions = {}): Promise<void> {
+    return this.removeCounting(p, o, removed);
   }
 
   private async removeCounting(p: string, o: RemoveOptions, removed?: UsedSpace): Promise<void> {

@@ -223,7 +223,7 @@ t.test('removing a large tree (swept by the worker) removes it all, and only it,
   const expected = { size: size + 40 * 3, files: 2540 };
   t.same(await fs.usedSpace('/d'), expected, 'what usedSpace counts');
   const removed = { size: 0, files: 0 };
-  await fs.removeCounted('/d', removed);
+  await fs.removeCounted('/d', removed, { recursive: true });
   t.same(removed, expected, 'removeCounted counts what it removed as usedSpace did');
   await t.rejects(stat(d), { code: 'ENOENT' }, 'the directory is gone');
   t.same(await readdir(outside), ['secret.txt'], 'what the link led to is untouched');
@@ -234,7 +234,11 @@ t.test('removing a large tree (swept by the worker) removes it all, and only it,
   await writeFile(path.join(root, 'file'), 'abcd');
   const one = { size: 0, files: 0 };
   await fs.removeCounted('/file', one);
-  t.same(one, { size: 4, files: 1 }, 'a file in place of the directory is removed and counted');
+  t.same(one, { size: 4, files: 1 }, 'a file is removed and counted, without recursive as well');
+  await mkdir(path.join(root, 'full'));
+  await writeFile(path.join(root, 'full', 'x'), 'x');
+  await t.rejects(fs.removeCounted('/full', one), { code: FsErrorCode.NotEmpty }, 'without recursive a directory with files in it stays');
+  t.same(one, { size: 4, files: 1 }, 'and nothing more is counted');
   await t.rejects(fs.removeCounted('/missing', one), { code: FsErrorCode.NotFound });
   await t.rejects(fs.removeCounted('/', one), { code: FsErrorCode.Permission }, 'never the root');
 });
@@ -255,7 +259,7 @@ t.test('a removal that fails midway has counted what it removed', async (t) => {
   t.teardown(() => {
     batchIo.sweep = sweep;
   });
-  await t.rejects(fs.removeCounted('/d', removed, { signal: ac.signal }));
+  await t.rejects(fs.removeCounted('/d', removed, { recursive: true, signal: ac.signal }));
   // one group of 30 per part of the directory (the parts are swept at once)
   const gone = 30 * batchIo.parallelism;
   t.same(removed, { size: 3 * gone, files: gone });

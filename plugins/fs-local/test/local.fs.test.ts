@@ -233,7 +233,7 @@ t.test('atomic writes', async (t) => {
   t.same(await readdir(root), [], 'nothing in the destination while writing');
   t.equal((await readdir(tmp)).length, 1, 'past SMALL_UPLOAD_MAX, bytes go to the temp area');
   h.stream.end(' and the rest');
-  t.same(await h.done, { size: 20 + SMALL_UPLOAD_MAX }, 'done reports the bytes');
+  t.same(await h.done, { size: 20 + SMALL_UPLOAD_MAX, replaced: { size: 0, existed: false } }, 'done reports the bytes, and that nothing was replaced');
   t.same(await readdir(tmp), [], 'the temp file was moved, not copied');
   t.equal(await readFile(path.join(root, 'f.txt'), 'utf8'), `partial${middle} and the rest`);
 
@@ -247,15 +247,21 @@ t.test('atomic writes', async (t) => {
   const small = await fs.openWrite('/small.txt', { mtime: new Date('2020-01-02T03:04:05Z') });
   small.stream.write('one, ');
   small.stream.end('two');
-  t.same(await small.done, { size: 8 });
+  t.same(await small.done, { size: 8, replaced: { size: 0, existed: false } });
   t.equal(puts.length, 1, 'one message');
   t.match(puts[0], /\.upload$/, 'into a temporary file');
   t.equal(await readFile(path.join(root, 'small.txt'), 'utf8'), 'one, two');
   t.equal((await stat(path.join(root, 'small.txt'))).mtime.toISOString(), '2020-01-02T03:04:05.000Z', 'with its mtime');
   const empty = await fs.openWrite('/empty.txt');
   empty.stream.end();
-  t.same(await empty.done, { size: 0 });
+  t.same(await empty.done, { size: 0, replaced: { size: 0, existed: false } });
   t.equal(await readFile(path.join(root, 'empty.txt'), 'utf8'), '', 'an empty upload publishes an empty file');
+  const over = await fs.openWrite('/small.txt');
+  over.stream.end('three');
+  t.same(await over.done, { size: 5, replaced: { size: 8, existed: true } }, 'an overwrite reports the file it replaced, as it was then');
+  const kept = await fs.openWrite('/new.txt', { overwrite: false });
+  kept.stream.end('y');
+  t.same(await kept.done, { size: 1, replaced: { size: 0, existed: false } }, 'overwrite:false replaces nothing');
   t.same(await readdir(tmp), [], 'nothing left in the temp area');
 
   const aborted = await fs.openWrite('/g.txt');
@@ -289,7 +295,7 @@ t.test('adopt(): a completed file of the server moves into place instead of bein
   t.notOk(existsSync(staged), 'moved, not copied');
   t.same(await readdir(root), [], 'nothing visible before the stream ends');
   h.stream.end();
-  t.same(await h.done, { size: 13 }, 'done reports the adopted size');
+  t.same(await h.done, { size: 13, replaced: { size: 0, existed: false } }, 'done reports the adopted size');
   t.equal(pending, 'adopted bytes', 'beforePublish reads the adopted bytes');
   t.equal(await readFile(path.join(root, 'a.bin'), 'utf8'), 'adopted bytes');
   const st = await stat(path.join(root, 'a.bin'));
@@ -352,7 +358,7 @@ t.test('adopt() of a file on another device than the temp area: published from t
   const h = await fs.openWrite('/x.bin');
   t.ok(await h.adopt!(staged));
   h.stream.end();
-  t.same(await h.done, { size: 19 });
+  t.same(await h.done, { size: 19, replaced: { size: 0, existed: false } });
   t.equal(await readFile(path.join(root, 'x.bin'), 'utf8'), 'from another device');
   t.notOk(existsSync(staged), 'removed once copied');
   t.same(await readdir(root), ['x.bin'], 'no hidden file left');
