@@ -9,7 +9,7 @@ import { isReservedName, sweepHiddenTmp } from './temp-area.js';
 
 const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 const LIST_STAT_CONCURRENCY = 64;
-/** From this many entries, a page is stat'ed (and a removed directory's files unlinked) by the batch I/O worker in one go. */
+/** From this many entries, a page is stat'ed by the batch I/O worker in one go. */
 const WORKER_MIN = 32;
 /** Entries of a removed directory taken per request to the worker (each message some 10 ms of its time: a deletion does not hold the small reads of other requests up for long). */
 const SWEEP_GROUP = 1024;
@@ -261,10 +261,12 @@ export class DirTree {
   /**
    * The files of a removed directory, unlinked by the batch I/O workers a
    * group at a time (each lstat'ed first when counted: one message per
-   * group for what took a round trip to the thread pool per call), the
-   * directory split in as many parts as there are workers, swept at once;
-   * answers its subdirectories, or undefined when a worker failed (the
-   * caller then removes what is left with promises).
+   * group for what took a round trip to the thread pool per call). The
+   * first group is taken from the whole directory, so a small one is done
+   * in one message; what is left past it is split in as many parts as there
+   * are workers, swept at once. Answers the subdirectories, or undefined
+   * when a worker failed (the caller then removes what is left with
+   * promises).
    */
   private async sweepFiles(
     dir: DirHandle,
@@ -273,19 +275,21 @@ export class DirTree {
     counted: boolean,
     signal?: AbortSignal,
   ): Promise<string[] | undefined> {
-    const parts = batchIo.parallelism;
-    const sweepPart = async (k: number): Promise<string[] | undefined> => {
-      const skip: string[] = [];
-      const subdirs: string[] = [];
-      for (;;) {
+    /** Sweeps `part` of the directory (all of it when undefined), at most `groups` groups; `skip` and `subdirs` grow as it goes. */
+    const sweepPart = async (
+      part: readonly [number, number] | undefined,
+      skip: string[],
+      subdirs: string[],
+      groups = Infinity,
+    ): Promise<'done' | 'more' | 'failed'> => {
+      for (let g = 0; g < groups; g++) {
         throwIfFsAborted(signal, vpath);
         let group: WorkerSweep;
         try {
-          group = await batchIo.sweep(dir.path, skip, SWEEP_GROUP, counted, parts > 1 ? [k, parts] : undefined);
+          group = await batchIo.sweep(dir.path, skip, SWEEP_GROUP, counted, part);
         } catch (err) {
-          if (hasNodeCode(err, 'ENOENT')) return subdirs;
-          // the worker failed, or the directory cannot be read: the promise path reads what is left (or fails with the reason)
-          return undefined;
+          // the directory went (done), or the worker failed or cannot read it: the promise path reads what is left (or fails with the reason)
+          return hasNodeCode(err, 'ENOENT') ? 'done' : 'failed';
         }
         for (const f of group.files) count(f.name, f.size);
         skip.push(...group.dirs);
@@ -297,16 +301,26 @@ export class DirTree {
           if (hasNodeCode(f, 'EISDIR', 'EPERM')) subdirs.push(f.name);
           else throw fsErrorFromNode(Object.assign(new Error(f.message), { code: f.code }), vpath);
         }
-        if (!group.more) return subdirs;
+        if (!group.more) return 'done';
       }
+      return 'more';
     };
-    // every part runs to its end (none is left running when one fails), then the first failure counts
-    const done = await Promise.allSettled(Array.from({ length: parts }, (_, k) => sweepPart(k)));
+    const parts = batchIo.parallelism;
+    const skip: string[] = [];
     const subdirs: string[] = [];
+    const first = await sweepPart(undefined, skip, subdirs, parts > 1 ? 1 : Infinity);
+    if (first !== 'more') return first === 'done' ? subdirs : undefined;
+    // every part runs to its end (none is left running when one fails), then the first failure counts
+    const done = await Promise.allSettled(
+      Array.from({ length: parts }, async (_, k) => {
+        const found: string[] = [];
+        return { state: await sweepPart([k, parts], [...skip], found), found };
+      }),
+    );
     for (const d of done) {
       if (d.status === 'rejected') throw d.reason;
-      if (!d.value) return undefined;
-      subdirs.push(...d.value);
+      if (d.value.state !== 'done') return undefined;
+      subdirs.push(...d.value.found);
     }
     return subdirs;
   }

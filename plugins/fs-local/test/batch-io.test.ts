@@ -203,6 +203,35 @@ t.test('the worker reports a directory it cannot read', async (t) => {
   t.same(await batchIo.list(path.join(root, 'd'), 10), { names: [], stats: [] }, 'an empty directory');
 });
 
+t.test('a removed directory is swept in one message when small; past one group, the rest in parts at once', async (t) => {
+  const { fs, root } = await fresh();
+  const parts: string[] = [];
+  const sweep = batchIo.sweep.bind(batchIo);
+  batchIo.sweep = (...a) => (parts.push(a[4] ? a[4].join('/') : 'whole'), sweep(...a));
+  t.teardown(() => {
+    batchIo.sweep = sweep;
+  });
+  await mkdir(path.join(root, 'small', 'sub'), { recursive: true });
+  await mkdir(path.join(root, 'big'));
+  for (let i = 0; i < 10; i++) await writeFile(path.join(root, 'small', `f${i}`), 'x');
+  await writeFile(path.join(root, 'small', 'sub', 'g'), 'y');
+  const removed = { size: 0, files: 0 };
+  await fs.removeCounted('/small', removed, { recursive: true });
+  t.same(removed, { size: 11, files: 11 });
+  t.same(parts, ['whole', 'whole'], 'one message for the directory, one for its subdirectory');
+  parts.length = 0;
+  for (let i = 0; i < 1500; i++) await writeFile(path.join(root, 'big', `f${i}`), '');
+  await fs.remove('/big', { recursive: true });
+  t.equal(parts[0], 'whole', 'the first group from the whole directory');
+  const n = batchIo.parallelism;
+  t.same(
+    [...new Set(parts.slice(1))].sort(),
+    Array.from({ length: n }, (_, k) => `${k}/${n}`),
+    'then every part',
+  );
+  t.same(await readdir(root), ['d'], 'both gone');
+});
+
 t.test('removing a large tree (swept by the worker) removes it all, and only it, and counts what it removed', async (t) => {
   const { fs, root, outside } = await fresh();
   const d = path.join(root, 'd');
@@ -260,8 +289,8 @@ t.test('a removal that fails midway has counted what it removed', async (t) => {
     batchIo.sweep = sweep;
   });
   await t.rejects(fs.removeCounted('/d', removed, { recursive: true, signal: ac.signal }));
-  // one group of 30 per part of the directory (the parts are swept at once)
-  const gone = 30 * batchIo.parallelism;
+  // the first group of 30, taken from the whole directory
+  const gone = 30;
   t.same(removed, { size: 3 * gone, files: gone });
   t.equal((await readdir(d)).length, 100 - gone, 'the rest is still there');
 });
