@@ -407,18 +407,13 @@ export class FileSession implements FileSessionApi, SessionCore {
     const r = this.vfs.resolve(vpath);
     const fs = await this.vfs.fs(r.mount);
     await this.before('pre-delete', r, info.size);
-    // in this path's turn, so an upload of this process publishing to it does not come in between
-    const key = pathWriteKey(this.user.id, r);
-    const endTurn = await this.deps.pathWrites.turn(key);
     let removed: UsedSpace;
     try {
-      removed = await removeFileCounting(fs, r.fsPath, info, { signal: signal });
-      this.deps.pathWrites.removed(key);
+      // in this path's turn, so an upload of this process publishing to it does not come in between
+      removed = await this.deps.pathWrites.removing(pathWriteKey(this.user.id, r), () => removeFileCounting(fs, r.fsPath, info, { signal }));
     } catch (err) {
       await this.publishFailure('delete', r, startedAt, err, { size: info.size });
       throw err;
-    } finally {
-      endTurn();
     }
     await this.adjustQuota(r, -removed.size, -removed.files);
     await this.completed('delete', r, { startedAt, size: info.size });

@@ -186,12 +186,23 @@ export class PathWrites {
     };
   }
 
-  /** Records that the path's file was removed, for the writes to it in progress (what they replace is nothing now). */
-  removed(key: string): void {
-    const e = this.paths.get(key);
-    if (!e) return;
-    e.version++;
-    e.state = { size: 0, existed: false };
+  /**
+   * Runs `remove` (the removal of the path's file) in the path's turn; once
+   * it succeeded, the writes to the path in progress replace nothing.
+   */
+  async removing<T>(key: string, remove: () => Promise<T>): Promise<T> {
+    const end = await this.turn(key);
+    try {
+      const result = await remove();
+      const e = this.paths.get(key);
+      if (e) {
+        e.version++;
+        e.state = { size: 0, existed: false };
+      }
+      return result;
+    } finally {
+      end();
+    }
   }
 
   /** Registers a write before the path is stat'ed; `stat` is what the write saw. */

@@ -175,15 +175,7 @@ class VirtualUserFiles implements UserFiles {
       if (error) throw error;
     } else {
       // in this path's turn, so an upload of this process publishing to it does not come in between
-      const key = pathWriteKey(this.user.id, r);
-      const endTurn = await this.deps.pathWrites.turn(key);
-      let removed;
-      try {
-        removed = await removeFileCounting(fs, r.fsPath, info, { signal: o.signal });
-        this.deps.pathWrites.removed(key);
-      } finally {
-        endTurn();
-      }
+      const removed = await this.deps.pathWrites.removing(pathWriteKey(this.user.id, r), () => removeFileCounting(fs, r.fsPath, info, { signal: o.signal }));
       await this.adjustQuota(r, -removed.size, -removed.files);
     }
   }

@@ -1,5 +1,5 @@
 // PathWrites (src/vfs/quota-tracker.ts): what concurrent writes to one path replace, a removal
-// heard by the writes in progress, and the path's turn that keeps this process's publishes and
+// heard by the writes in progress (a failed one not), and the path's turn that keeps this process's publishes and
 // removals of a path one at a time.
 import 'reflect-metadata';
 import t from 'tap';
@@ -19,11 +19,17 @@ t.test('the second of two writes replaces the first one’s file, not what it sa
 t.test('a removal is heard by the writes in progress; a path nobody writes is not kept', async (t) => {
   const w = new PathWrites();
   const a = w.begin('k').seen({ size: 5, existed: true });
-  w.removed('k');
+  t.equal(await w.removing('k', async () => 'gone'), 'gone', "the removal's answer");
   t.same(a.replaced(), { size: 0, existed: false });
   t.same(a.published(7), { size: 0, existed: false });
+  await t.rejects(
+    w.removing('k', async () => Promise.reject(new Error('busy'))),
+    { message: 'busy' },
+    'a failed removal is thrown',
+  );
+  t.same(a.replaced(), { size: 7, existed: true }, 'and changes nothing: the write still replaces its own file');
   a.end();
-  w.removed('other');
+  await w.removing('other', async () => undefined);
   const b = w.begin('other').seen({ size: 3, existed: true });
   t.same(b.replaced(), { size: 3, existed: true }, 'a removal before the write began is what its own stat saw');
   b.end();
@@ -50,5 +56,9 @@ t.test('turns: one at a time per path, in the order asked; other paths do not wa
   end3();
   elsewhere();
   const again = await w.turn('k');
+  const removal = w.removing('k', async () => undefined);
   again();
+  await removal;
+  (await w.turn('k'))();
+  t.pass('a removal waits for the turn and gives it back');
 });

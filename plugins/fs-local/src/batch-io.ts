@@ -180,7 +180,7 @@ class BatchIo {
    */
   async list(dir: string, max: number): Promise<{ names: string[]; stats: WorkerStat[] } | undefined> {
     const a = await this.ask({ op: 'list', dir, names: [], max });
-    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    if (a.failed) throw failure(a.failed);
     if (a.more) return undefined;
     const names = a.names ?? [];
     return { names, stats: statsOf(names, a) };
@@ -196,7 +196,7 @@ class BatchIo {
    */
   async listAt(dir: string, max: number): Promise<{ real: string; names: string[]; stats: WorkerStat[] } | undefined> {
     const a = await this.ask({ op: 'listAt', dir, names: [], max });
-    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    if (a.failed) throw failure(a.failed);
     if (a.more || a.real === undefined) return undefined;
     const names = a.names ?? [];
     return { real: a.real, names, stats: statsOf(names, a) };
@@ -213,7 +213,7 @@ class BatchIo {
    */
   async sweep(dir: string, skip: readonly string[], max: number, count: boolean, part?: readonly [number, number]): Promise<WorkerSweep> {
     const a = await this.ask({ op: 'sweep', dir, names: skip, max, count, ...(part ? { part } : {}) });
-    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    if (a.failed) throw failure(a.failed);
     const sizes = new Float64Array(a.data ?? new ArrayBuffer(0));
     const names = a.names ?? [];
     if (sizes.length !== names.length) throw new Error('the batch I/O worker answered a sweep of the wrong length');
@@ -240,7 +240,7 @@ class BatchIo {
     let at = 0;
     for (const c of chunks) at += c.copy(data, at);
     const a = await this.ask({ op: 'put', dir: file, names: [], data: data.buffer });
-    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    if (a.failed) throw failure(a.failed);
   }
 
   /**
@@ -252,7 +252,7 @@ class BatchIo {
    */
   async replace(from: string, to: string): Promise<number | undefined> {
     const a = await this.ask({ op: 'replace', dir: from, names: [to] });
-    if (a.failed) throw Object.assign(new Error(a.failed.message), { code: a.failed.code });
+    if (a.failed) throw failure(a.failed);
     return a.replaced !== undefined && a.replaced >= 0 ? a.replaced : undefined;
   }
 
@@ -261,6 +261,11 @@ class BatchIo {
     for (const t of this.threads) if (t.load < best.load) best = t;
     return best.ask(message);
   }
+}
+
+/** The error of a call the worker answered as failed, with its code. */
+function failure(f: { code: string; message: string }): Error {
+  return Object.assign(new Error(f.message), { code: f.code });
 }
 
 /** The lstat answers of `names` (an lstat's or a list's answer: figures in `data`, failures in `results`). */
