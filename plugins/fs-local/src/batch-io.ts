@@ -71,8 +71,16 @@ interface Answer {
 /** The worker's heap limits (MB): its young generation is what its garbage costs in resident memory. */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 };
 
-/** The worker stops after this long without a request (it starts again on the next). */
+/** The first worker stops after this long without a request (it starts again on the next). */
 const IDLE_MS = 10_000;
+
+/**
+ * The second worker, started only when requests wait on the first (a large
+ * removal's parts, two zips at once), stops after this long without one: a
+ * worker holds 10-16 MB, and the bursts that start the second are the
+ * moments the process needs memory for other things too.
+ */
+const SPARE_IDLE_MS = 1_000;
 
 /** A request to a worker. */
 interface Message {
@@ -91,15 +99,23 @@ interface Message {
 const WORKERS = 2;
 
 /**
- * One worker thread (started on first use, stopped when idle; it never
- * keeps the process alive). A worker that fails fails what it was asked,
- * and the next request starts a new one.
+ * One worker thread (started on first use, stopped when idle; it keeps
+ * the process alive only while a request waits: an idle one held every
+ * script and test that used it up to its idle time). A worker that fails
+ * fails what it was asked, and the next request starts a new one.
  */
 class IoThread {
   private worker: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (a: Answer) => void; reject: (err: Error) => void }>();
   private idle: NodeJS.Timeout | undefined;
+
+  constructor(private readonly idleMs: number) {}
+
+  /** True while its worker thread runs. */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
 
   /** Requests sent and not yet answered. */
   get load(): number {
@@ -111,6 +127,8 @@ class IoThread {
     const id = this.nextId++;
     clearTimeout(this.idle);
     this.idle = undefined;
+    // a request waiting keeps the process alive, an idle worker does not
+    if (this.pending.size === 0) w.ref();
     return new Promise<Answer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       w.postMessage({ id, ...message }, message.data ? [message.data] : []);
@@ -120,13 +138,16 @@ class IoThread {
   private start(): Worker {
     if (this.worker) return this.worker;
     // a small heap: it holds one group's answer at a time (a worker over its limits stops, and its callers take the usual path)
-    const w = new Worker(WORKER_SOURCE, { eval: true, stdout: false, stderr: false, resourceLimits: WORKER_LIMITS });
-    w.unref();
+    // none of the process's node options: module hooks given with --import (a loader, a tracer) would load into its small heap
+    const w = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], stdout: false, stderr: false, resourceLimits: WORKER_LIMITS });
     w.on('message', (a: Answer) => {
       const p = this.pending.get(a.id);
       this.pending.delete(a.id);
       p?.resolve(a);
-      if (this.pending.size === 0) this.stopWhenIdle(w);
+      if (this.pending.size === 0) {
+        w.unref();
+        this.stopWhenIdle(w);
+      }
     });
     const fail = (err: Error) => {
       if (this.worker === w) this.worker = undefined;
@@ -145,7 +166,7 @@ class IoThread {
       if (this.worker !== w || this.pending.size > 0) return;
       this.worker = undefined;
       void w.terminate();
-    }, IDLE_MS);
+    }, this.idleMs);
     this.idle.unref();
   }
 }
@@ -155,8 +176,18 @@ class IoThread {
  * the fewest requests waiting (the first when both are free, so a lone
  * request never starts the second).
  */
-class BatchIo {
-  private readonly threads = Array.from({ length: WORKERS }, () => new IoThread());
+export class BatchIo {
+  private readonly threads: IoThread[];
+
+  /** `idleMs`: how long the first worker and the others stay without a request. */
+  constructor(idleMs: readonly [number, number] = [IDLE_MS, SPARE_IDLE_MS]) {
+    this.threads = Array.from({ length: WORKERS }, (_, i) => new IoThread(idleMs[i === 0 ? 0 : 1]));
+  }
+
+  /** Worker threads running now. */
+  get running(): number {
+    return this.threads.filter((t) => t.running).length;
+  }
 
   /** How many requests the workers can take at once (sweeps split a directory in as many parts). */
   readonly parallelism = WORKERS;

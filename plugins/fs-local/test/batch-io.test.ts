@@ -8,7 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { FsErrorCode, RequestFsBatch, type FileInfo } from '@ferry/core';
 import { LocalFs } from '../src/index.js';
-import { batchIo } from '../src/batch-io.js';
+import { BatchIo, batchIo } from '../src/batch-io.js';
 import { WHOLE_DIR_MAX } from '../src/dir-tree.js';
 
 const base = t.testdir({});
@@ -353,4 +353,33 @@ t.test('a sweep removes a group of files, answers the directories and skips what
   t.same((await readdir(d)).sort(), ['keep', 'sub']);
   await t.rejects(batchIo.sweep(path.join(d, 'missing'), [], 10, true), { code: 'ENOENT' });
   await t.rejects(batchIo.sweep(path.join(d, 'keep'), [], 10, true), { code: 'ENOTDIR' });
+});
+
+t.test('the second worker, started by requests waiting at once, stops after its shorter idle time; the first stays', async (t) => {
+  const { root } = await fresh();
+  await writeFile(path.join(root, 'a.txt'), 'a');
+  const io = new BatchIo([60_000, 100]);
+  t.equal(io.running, 0, 'no worker before the first request');
+  await io.lstat(root, ['a.txt']);
+  t.equal(io.running, 1, 'a lone request starts one worker');
+  await Promise.all([io.lstat(root, ['a.txt']), io.lstat(root, ['a.txt'])]);
+  t.equal(io.running, 2, 'two requests at once start the second');
+  for (let i = 0; i < 100 && io.running > 1; i++) await new Promise((r) => setTimeout(r, 50));
+  t.equal(io.running, 1, 'the second stopped once idle; the first runs on');
+  const [st] = await io.lstat(root, ['a.txt']);
+  t.match(st, { k: 'stat', size: 1 }, 'and answers the next request');
+});
+
+t.test('a process waits for the answer of a worker, and not for an idle one', async (t) => {
+  const { root } = await fresh();
+  await writeFile(path.join(root, 'a.txt'), 'abc');
+  const mod = new URL('../src/batch-io.ts', import.meta.url).href;
+  // idle times of ten minutes: a worker that kept the process alive once idle would time this out
+  const script = `
+    const { BatchIo } = await import(${JSON.stringify(mod)});
+    const [st] = await new BatchIo([600000, 600000]).lstat(${JSON.stringify(root)}, ['a.txt']);
+    console.log(JSON.stringify(st));
+  `;
+  const out = execFileSync(process.execPath, [...process.execArgv, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+  t.match(JSON.parse(out), { k: 'stat', size: 3 }, 'the answer came, then the process ended');
 });
