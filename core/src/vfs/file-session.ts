@@ -30,6 +30,7 @@ import { openSessionRead, openSessionWrite, truncateFile } from './session-io.js
 import type { FileSessionDeps, SessionCore } from './session-core.js';
 import { copiesOnServer, sessionQuota } from './session-space.js';
 import { UploadCounters } from './upload-counters.js';
+import { settleAfterBulkWork } from './gc-pacer.js';
 
 export type { FileSessionDeps } from './session-core.js';
 
@@ -328,12 +329,18 @@ export class FileSession implements FileSessionApi, SessionCore {
       await pages.return(undefined).catch(() => undefined);
     };
     const gen = (async function* () {
+      let entries = 0;
       try {
         if (first.done) return;
+        entries += first.value.length;
         yield filter(first.value);
-        for await (const page of pages) yield filter(page);
+        for await (const page of pages) {
+          entries += page.length;
+          yield filter(page);
+        }
       } finally {
         await end();
+        settleAfterBulkWork(entries);
       }
     })();
     // return() before the first next() does not run the generator's finally
@@ -438,6 +445,7 @@ export class FileSession implements FileSessionApi, SessionCore {
     const r = this.vfs.resolve(vpath);
     const fs = await this.vfs.fs(r.mount);
     const { removed, error } = await removeTreeCounting(fs, r.fsPath, { signal: signal });
+    settleAfterBulkWork(removed.files);
     await this.adjustQuota(r, -removed.size, -removed.files);
     if (error) {
       await this.publishFailure('rmdir', r, startedAt, error);

@@ -16,6 +16,7 @@ import { PathWrites, QuotaTracker } from './quota-tracker.js';
 import { QuotaService } from './quota.service.js';
 import { UsageStore } from './usage-store.js';
 import { VirtualFs, type Resolved } from './vfs.js';
+import { settleAfterBulkWork } from './gc-pacer.js';
 import type { UserFileWriteOptions, UserFiles, UserFilesAccess } from '../sdk/user-files.js';
 
 export type { UserFileWriteOptions, UserFiles, UserFilesAccess } from '../sdk/user-files.js';
@@ -171,6 +172,7 @@ class VirtualUserFiles implements UserFiles {
     if (info.isDir) {
       if (this.vfs.containsMount(vp)) throw new FsError(FsErrorCode.Permission, `${vp} contains a virtual folder: removal is not allowed`, { path: vp });
       const { removed, error } = await removeTreeCounting(fs, r.fsPath, { signal: o.signal });
+      settleAfterBulkWork(removed.files);
       await this.adjustQuota(r, -removed.size, -removed.files);
       if (error) throw error;
     } else {

@@ -7,6 +7,7 @@ import { baseName, parentPath } from '../fs/path.js';
 import type { FileSession } from './file-session.js';
 import { STAGE_HWM } from './transfers.js';
 import { meteredDownload, type DownloadStream } from './downloads.js';
+import { settleAfterBulkWork } from './gc-pacer.js';
 
 /** True for a regular file's mode, or a mode without type bits (backends that do not report one). */
 function isRegularMode(mode: number): boolean {
@@ -340,8 +341,10 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
     };
     void (async () => {
       const ahead: ZipJob[] = [];
+      let entries = 0;
       try {
         for await (const job of jobs()) {
+          entries++;
           ahead.push(job);
           const limit = job.grouped ? GROUPED_AHEAD : PREFETCH;
           while (ahead.length > limit) await write(ahead.shift()!);
@@ -354,6 +357,7 @@ export async function streamZip(s: FileSession, paths: string[]): Promise<Downlo
         // the directories of files never opened (files already open keep their own descriptors)
         for (const job of ahead) job.dir?.release();
         await Promise.all([...dirBatches].map((d) => d.batch.close()));
+        settleAfterBulkWork(entries);
       }
     })().catch(fail);
     return zip;

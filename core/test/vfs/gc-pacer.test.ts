@@ -2,7 +2,7 @@ import t from 'tap';
 import { PassThrough, Writable } from 'node:stream';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { GcPacer, gcPacer, heapAndExternalBytes, type Gc } from '../../src/vfs/gc-pacer.js';
+import { BULK_ENTRIES, GcPacer, SETTLE_TRIES, gcPacer, heapAndExternalBytes, type Gc } from '../../src/vfs/gc-pacer.js';
 import { pump } from '../../src/vfs/pump.js';
 import type { WriteHandle } from '../../src/fs/fs.contract.js';
 
@@ -179,4 +179,82 @@ t.test('promoted buffers count: their external bytes start the full collection t
     external() < promoted - 24 * 1024 * 1024,
     `the chunks are freed: ${(promoted / 1048576).toFixed(1)} -> ${(external() / 1048576).toFixed(1)} MB in buffers`,
   );
+});
+
+/** A pacer whose settle() waits `delayMs` and reads the loop's use from `busy` (one value per wait, the last repeated). */
+function settlingPacer(busy: number[], delayMs = 2) {
+  const runs: string[] = [];
+  let waits = 0;
+  const pacer = new GcPacer(
+    (o) => void runs.push(o?.type ?? 'major'),
+    100,
+    0,
+    () => performance.now(),
+    undefined,
+    delayMs,
+    () => {
+      const share = busy[Math.min(waits++, busy.length - 1)]!;
+      return () => share;
+    },
+  );
+  return { pacer, runs, waits: () => waits };
+}
+
+async function until(cond: () => boolean, ms = 5000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end;) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return cond();
+}
+
+t.test('bulk work is followed by one full collection once the event loop is idle', async (t) => {
+  const { pacer, runs, waits } = settlingPacer([0]);
+  pacer.settle(BULK_ENTRIES - 1);
+  await new Promise((r) => setTimeout(r, 30));
+  t.same(runs, [], 'less than bulk work: nothing');
+  pacer.settle(BULK_ENTRIES);
+  pacer.settle(BULK_ENTRIES * 10);
+  t.ok(await until(() => runs.length > 0), 'a collection follows');
+  await new Promise((r) => setTimeout(r, 30));
+  t.same(runs, ['major'], 'one full collection for the burst');
+  t.equal(pacer.majorRuns, 1);
+  t.equal(waits(), 1, 'after one idle wait');
+  pacer.settle(BULK_ENTRIES);
+  t.ok(await until(() => runs.length === 2), 'the next bulk work gets its own');
+});
+
+t.test('a busy event loop puts the collection off until it is idle, or for good after SETTLE_TRIES waits', async (t) => {
+  const later = settlingPacer([0.9, 0.5, 0.05]);
+  later.pacer.settle(BULK_ENTRIES);
+  t.ok(await until(() => later.runs.length > 0), 'collected once idle');
+  t.equal(later.waits(), 3, 'after two busy waits and an idle one');
+
+  const never = settlingPacer([1]);
+  never.pacer.settle(BULK_ENTRIES);
+  t.ok(await until(() => never.waits() >= SETTLE_TRIES), 'it waited');
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(never.waits(), SETTLE_TRIES, 'and stopped waiting');
+  t.same(never.runs, [], 'without collecting: V8 is left to it');
+  never.pacer.settle(BULK_ENTRIES);
+  t.ok(await until(() => never.waits() > SETTLE_TRIES), 'the next bulk work waits again');
+});
+
+t.test('without an exposed gc() bulk work starts no wait', async (t) => {
+  let asked = 0;
+  const pacer = new GcPacer(
+    undefined,
+    100,
+    0,
+    () => 0,
+    undefined,
+    1,
+    () => {
+      asked++;
+      return () => 0;
+    },
+  );
+  pacer.settle(BULK_ENTRIES * 2);
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(asked, 0);
 });
