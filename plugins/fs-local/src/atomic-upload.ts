@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, link, lstat, open, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   FsError,
@@ -189,7 +189,8 @@ export class AtomicUpload {
     try {
       return await make();
     } catch (err) {
-      if (!hasNodeCode(err, 'ENOENT') || !this.target.remakeTmpDir) throw err;
+      // (an ENOENT of a putReplace's rename is the destination's, not the temporary directory's)
+      if (!hasNodeCode(err, 'ENOENT') || (err as { step?: string }).step === 'replace' || !this.target.remakeTmpDir) throw err;
       await this.target.remakeTmpDir();
       return make();
     }
@@ -399,16 +400,19 @@ export class AtomicUpload {
           throw this.mapped(err);
         });
       } else {
-        await this.putSmall();
+        // a small upload: its bytes stay held until publication, which puts and renames them in one message
+        for (const c of this.queue) this.bytes += c.length;
       }
       this.checkAborted();
       // The hook's own error is passed on untouched: `done` rejects with exactly what it threw.
       if (this.opts.beforePublish) await this.opts.beforePublish(this.pending());
       this.checkAborted();
-      if (this.opts.mtime)
+      if (this.opts.mtime) {
+        if (!this.created) await this.putSmall();
         await utimes(this.tmp, this.opts.mtime, this.opts.mtime).catch((e: unknown) => {
           throw this.mapped(e);
         });
+      }
       this.checkAborted();
       await this.publish();
     } catch (err) {
@@ -426,17 +430,34 @@ export class AtomicUpload {
   private async putSmall(): Promise<void> {
     const chunks = this.queue;
     this.queue = [];
-    let size = 0;
-    for (const c of chunks) size += c.length;
     // (set first: whatever a failed message left behind, discard() removes)
     this.created = true;
     await this.creating(() => batchIo.put(this.tmp, chunks)).catch((err: unknown) => Promise.reject(this.mapped(err)));
-    this.bytes += size;
     this.setQueued(0);
+  }
+
+  /** putSmall() and the rename onto `dest` in one message. */
+  private async putPlaced(dest: string): Promise<void> {
+    const chunks = this.queue;
+    this.queue = [];
+    this.created = true;
+    const size = await this.creating(() => batchIo.putReplace(this.tmp, chunks, dest));
+    this.setQueued(0);
+    this.replaced = this.replacedOf(size);
+  }
+
+  /** What a rename replaced: the size of the regular file the worker found there (stored bytes), or nothing. */
+  private replacedOf(size: number | undefined): Replaced {
+    return size === undefined ? NOTHING : { size: this.target.reportedSize(size), existed: true };
   }
 
   private pending(): PendingUpload {
     const { tmp } = this;
+    if (!this.created) {
+      // held, not yet in a file: read from memory
+      const held = [...this.queue];
+      return { size: this.bytes, openRead: async () => Readable.from(held, { objectMode: false }) };
+    }
     const highWaterMark = this.target.readBufferSize;
     return { size: this.bytes, openRead: async () => createReadStream(tmp, { highWaterMark }) };
   }
@@ -444,8 +465,11 @@ export class AtomicUpload {
   /** Moves the temporary file onto the destination: the only step that makes anything visible. */
   private async publish(): Promise<void> {
     const { dest } = this.target;
+    // a small upload still held is put and renamed in one message, unless it must not replace (link() below)
+    if (!this.created && this.opts.overwrite === false) await this.putSmall();
     try {
-      await this.place(this.tmp, dest);
+      if (this.created) await this.place(this.tmp, dest);
+      else await this.putPlaced(dest);
       return;
     } catch (err) {
       if (!hasNodeCode(err, 'EXDEV')) throw this.mapped(err);
@@ -478,8 +502,7 @@ export class AtomicUpload {
   /** A rename that looks at what it replaces (one batch I/O message), or link()+unlink() when overwrite is false (nothing replaced). */
   private async place(from: string, to: string): Promise<void> {
     if (this.opts.overwrite !== false) {
-      const size = await batchIo.replace(from, to);
-      this.replaced = size === undefined ? NOTHING : { size: this.target.reportedSize(size), existed: true };
+      this.replaced = this.replacedOf(await batchIo.replace(from, to));
       return;
     }
     this.replaced = NOTHING;

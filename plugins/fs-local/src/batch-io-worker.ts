@@ -167,11 +167,22 @@ function replace(from, to) {
   }
   return { results: [], replaced };
 }
+// a small upload published as it is put: the two above in one message (which of them failed is told)
+function putReplace(file, to, data) {
+  const created = put(file, data);
+  if (created.failed) return { ...created, step: 'put' };
+  const placed = replace(file, to);
+  return placed.failed ? { ...placed, step: 'replace' } : placed;
+}
 parentPort.on('message', ({ id, op, dir, names, max, flags, count, part, data }) => {
   let answer;
   try {
     if (op === 'put') {
       parentPort.postMessage({ id, ...put(dir, data) });
+      return;
+    }
+    if (op === 'putReplace') {
+      parentPort.postMessage({ id, ...putReplace(dir, names[0], data) });
       return;
     }
     if (op === 'replace') {

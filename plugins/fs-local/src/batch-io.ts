@@ -62,6 +62,8 @@ interface Answer {
   dirs?: string[];
   /** list, sweep: the directory could not be read; put, replace: the call that failed. */
   failed?: { code: string; message: string };
+  /** putReplace: which of the two failed. */
+  step?: 'put' | 'replace';
   /** replace: the size of the regular file the destination held, or -1 (none, or not a regular file). */
   replaced?: number;
   /** listAt: the real path of the directory listed (read through its descriptor). */
@@ -264,14 +266,20 @@ export class BatchIo {
    * again when writing fails. Rejects with the error of the call that failed.
    */
   async put(file: string, chunks: readonly Buffer[]): Promise<void> {
-    let size = 0;
-    for (const c of chunks) size += c.length;
-    // one buffer of its own, handed over to the worker
-    const data = Buffer.allocUnsafeSlow(size);
-    let at = 0;
-    for (const c of chunks) at += c.copy(data, at);
-    const a = await this.ask({ op: 'put', dir: file, names: [], data: data.buffer });
+    const a = await this.ask({ op: 'put', dir: file, names: [], data: ownBuffer(chunks) });
     if (a.failed) throw failure(a.failed);
+  }
+
+  /**
+   * put() of `file` then replace() of `to` by it, in one message: a small
+   * upload with nothing to do between the two. Rejects with the error of the
+   * call that failed, its `step` telling which ('put': nothing was left;
+   * 'replace': the temporary file is there, unpublished).
+   */
+  async putReplace(file: string, chunks: readonly Buffer[], to: string): Promise<number | undefined> {
+    const a = await this.ask({ op: 'putReplace', dir: file, names: [to], data: ownBuffer(chunks) });
+    if (a.failed) throw Object.assign(failure(a.failed), { step: a.step });
+    return a.replaced !== undefined && a.replaced >= 0 ? a.replaced : undefined;
   }
 
   /**
@@ -292,6 +300,16 @@ export class BatchIo {
     for (const t of this.threads) if (t.load < best.load) best = t;
     return best.ask(message);
   }
+}
+
+/** The bytes of `chunks` in one buffer of their own, to hand over to the worker. */
+function ownBuffer(chunks: readonly Buffer[]): ArrayBuffer {
+  let size = 0;
+  for (const c of chunks) size += c.length;
+  const data = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const c of chunks) at += c.copy(data, at);
+  return data.buffer;
 }
 
 /** The error of a call the worker answered as failed, with its code. */

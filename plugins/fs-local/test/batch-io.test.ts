@@ -3,7 +3,7 @@
 // trees counted and unlinked in one go off the event loop, with the same answers and the
 // same confinement as the calls made one by one.
 import { execFileSync } from 'node:child_process';
-import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import t from 'tap';
 import { FsErrorCode, RequestFsBatch, type FileInfo } from '@ferry/core';
@@ -382,4 +382,28 @@ t.test('a process waits for the answer of a worker, and not for an idle one', as
   `;
   const out = execFileSync(process.execPath, [...process.execArgv, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
   t.match(JSON.parse(out), { k: 'stat', size: 3 }, 'the answer came, then the process ended');
+});
+
+t.test('putReplace creates, writes and renames in one message, and tells which step failed', async (t) => {
+  const { root } = await fresh();
+  await writeFile(path.join(root, 'old.txt'), '12345');
+  const tmp = path.join(root, 'tmp.upload');
+  t.equal(await batchIo.putReplace(tmp, [Buffer.from('ab'), Buffer.from('c')], path.join(root, 'old.txt')), 5, 'the size it replaced');
+  t.equal(await readFile(path.join(root, 'old.txt'), 'utf8'), 'abc');
+  t.equal(await batchIo.putReplace(tmp, [Buffer.from('n')], path.join(root, 'new.txt')), undefined, 'nothing replaced');
+  await writeFile(tmp, 'in the way');
+  t.match(
+    await batchIo.putReplace(tmp, [Buffer.from('x')], path.join(root, 'x.txt')).catch((e: unknown) => e),
+    { code: 'EEXIST', step: 'put' },
+    'an existing temporary file: the put failed',
+  );
+  t.equal(await readFile(tmp, 'utf8'), 'in the way', 'and it is left alone');
+  await mkdir(path.join(root, 'full', 'x'), { recursive: true });
+  const other = path.join(root, 'other.upload');
+  t.match(
+    await batchIo.putReplace(other, [Buffer.from('y')], path.join(root, 'full')).catch((e: unknown) => e),
+    { step: 'replace' },
+    'a non-empty directory in the way: the rename failed',
+  );
+  t.equal(await readFile(other, 'utf8'), 'y', 'the temporary file stays for the caller');
 });

@@ -277,6 +277,48 @@ t.test('atomic writes', async (t) => {
   t.equal(await readFile(path.join(root, 'late.txt'), 'utf8'), 'ok', 'abort() after done leaves the file alone');
 });
 
+t.test('a small upload without an mtime is put and published in one message to the worker', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp });
+  const sent: string[] = [];
+  const { put, putReplace } = batchIo;
+  batchIo.put = (...a) => (sent.push('put'), put.apply(batchIo, a));
+  batchIo.putReplace = (...a) => (sent.push('putReplace'), putReplace.apply(batchIo, a));
+  t.teardown(() => Object.assign(batchIo, { put, putReplace }));
+
+  let seen = '';
+  const h = await fs.openWrite('/a.txt', {
+    beforePublish: async (p) => {
+      t.same(await readdir(tmp), [], 'no temporary file while the hook runs: the bytes are held');
+      t.equal(p.size, 9);
+      for await (const c of await p.openRead()) seen += String(c);
+    },
+  });
+  h.stream.end('held here');
+  t.same(await h.done, { size: 9, replaced: { size: 0, existed: false } });
+  t.equal(seen, 'held here', 'the hook read the held bytes');
+  t.same(sent, ['putReplace'], 'one message');
+  t.equal(await readFile(path.join(root, 'a.txt'), 'utf8'), 'held here');
+
+  const over = await fs.openWrite('/a.txt');
+  over.stream.end('again');
+  t.same(await over.done, { size: 5, replaced: { size: 9, existed: true } }, 'what it replaced, as the worker found it');
+
+  sent.length = 0;
+  const kept = await fs.openWrite('/b.txt', { overwrite: false });
+  kept.stream.end('b');
+  await kept.done;
+  t.same(sent, ['put'], 'overwrite:false puts, then links (no rename)');
+
+  // the rename fails (a non-empty directory made there meanwhile): nothing published, nothing left behind
+  const failing = await fs.openWrite('/d');
+  await mkdir(path.join(root, 'd', 'x'), { recursive: true });
+  failing.stream.end('no');
+  t.ok(await rejectionOf(failing.done), 'the upload fails');
+  t.same(await readdir(path.join(root, 'd')), ['x'], 'the directory is untouched');
+  t.same(await readdir(tmp), [], 'and the temporary file removed');
+});
+
 t.test('adopt(): a completed file of the server moves into place instead of being streamed', async (t) => {
   const { root, data, tmp } = await freshDirs();
   const fs = new LocalFs({ root, tempDir: tmp });
