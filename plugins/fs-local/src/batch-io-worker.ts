@@ -86,6 +86,24 @@ function listAt(dir, max) {
     fs.closeSync(fd);
   }
 }
+// read() through a directory opened by its path (links on the way followed by the kernel), only when
+// it really is at that path (readlink of its descriptor: then link-free, where the server expects
+// it); anywhere else nothing is opened in it, and the server takes its usual path
+function readAt(dir, names, max, flags) {
+  let fd;
+  try {
+    fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  } catch (err) {
+    return { results: [], failed: failed(err) };
+  }
+  try {
+    const real = fs.readlinkSync('/proc/self/fd/' + fd);
+    if (real !== dir) return { results: [], real };
+    return { ...read('/proc/self/fd/' + fd, names, max, flags), real };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 // a removed tree's files, one group at a time: up to max entries of the directory that are not in
 // skip (the subdirectories and failures of the groups before; what was removed is gone, so each
 // group reads from the start), each lstat'ed when counted (the removed regular files' names and
@@ -187,6 +205,11 @@ parentPort.on('message', ({ id, op, dir, names, max, flags, count, part, data })
     }
     if (op === 'replace') {
       parentPort.postMessage({ id, ...replace(dir, names[0]) });
+      return;
+    }
+    if (op === 'readAt') {
+      answer = readAt(dir, names, max, flags);
+      parentPort.postMessage({ id, ...answer }, answer.data ? [answer.data] : []);
       return;
     }
     if (op !== 'read' && op !== 'lstat' && op !== 'sweep' && op !== 'list' && op !== 'listAt') throw new Error('unknown operation');

@@ -200,6 +200,20 @@ export class BatchIo {
     return { reads: a.results as WorkerRead[], data: Buffer.from(a.data ?? new ArrayBuffer(0)) };
   }
 
+  /**
+   * read() of the directory at the path `dir` (absolute, as the server
+   * expects it to be), opened by the worker itself: answered only when the
+   * directory really is there (link-free, read through its descriptor while
+   * it was open), undefined otherwise and when it cannot be opened (the
+   * caller takes its usual path, which gives the precise answer). A file is
+   * opened in no other directory.
+   */
+  async readAt(dir: string, names: readonly string[], max: number): Promise<{ reads: WorkerRead[]; data: Buffer } | undefined> {
+    const a = await this.ask({ op: 'readAt', dir, names, max, flags: READ_FLAGS });
+    if (a.failed || a.real !== dir) return undefined;
+    return { reads: a.results as WorkerRead[], data: Buffer.from(a.data ?? new ArrayBuffer(0)) };
+  }
+
   /** The lstat of the entries `names` of the directory at `dir`. */
   async lstat(dir: string, names: readonly string[]): Promise<WorkerStat[]> {
     return statsOf(names, await this.ask({ op: 'lstat', dir, names }));

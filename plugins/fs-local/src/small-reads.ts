@@ -10,6 +10,7 @@ import {
   type SmallFileRead,
 } from '@ferry/core';
 import { batchIo, type WorkerRead } from './batch-io.js';
+import { refuseReserved, type LocalRoot } from './confine.js';
 import type { Locator } from './locate.js';
 import { isReservedName } from './temp-area.js';
 
@@ -26,6 +27,19 @@ export async function readSmallFilesIn(...args: Parameters<typeof readSmallOrLar
 
 /** A regular file found larger than asked for (readSmallOrLarge). */
 export const TOO_LARGE = Symbol('too large');
+
+/**
+ * Without a batch holding the directory: the worker opens it by its path
+ * under the root and reads only when it really is there (batchIo.readAt), in
+ * one message for what took an open, a check and a close of the directory
+ * besides. Undefined when it is elsewhere (a link on the way) or cannot be
+ * opened: the directory is then located as always.
+ */
+async function readAtPath(confine: LocalRoot, vdir: string, names: readonly string[], max: number): Promise<{ reads: WorkerRead[]; data: Buffer } | undefined> {
+  refuseReserved(vdir);
+  const dir = vdir === '/' ? confine.root : `${confine.root}${vdir}`;
+  return batchIo.readAt(dir, names, max).catch(() => undefined);
+}
 
 /**
  * readSmallFilesIn() telling a regular file larger than `max` (TOO_LARGE:
@@ -46,12 +60,14 @@ export async function readSmallOrLarge(
   const asked = names.filter(plain);
   const out: (SmallFileRead | typeof TOO_LARGE)[] = names.map(() => undefined);
   if (asked.length === 0) return out;
-  const handle = await locator.dirFor(vdir, o.batch);
-  let answer: { reads: WorkerRead[]; data: Buffer };
-  try {
-    answer = await batchIo.read(handle.path, asked, max);
-  } finally {
-    await handle.close();
+  let answer = o.batch ? undefined : await readAtPath(locator.confine, vdir, asked, max);
+  if (!answer) {
+    const handle = await locator.dirFor(vdir, o.batch);
+    try {
+      answer = await batchIo.read(handle.path, asked, max);
+    } finally {
+      await handle.close();
+    }
   }
   throwIfFsAborted(o.signal, vdir);
   const byName = new Map(asked.map((n, i) => [n, answer.reads[i]!]));

@@ -157,6 +157,43 @@ t.test('openReadWithInfo(): small files in one message to the batch I/O worker; 
   await expectFsError(t, fs.openReadWithInfo!('/d/small.txt', { signal: ac.signal }), 'ABORTED', 'an aborted signal');
 });
 
+t.test('openReadWithInfo(): the worker opens the parent by its path and reads only when it really is there', async (t) => {
+  const { root, tmp } = await freshDirs();
+  const fs = new LocalFs({ root, tempDir: tmp });
+  await mkdir(path.join(root, 'd'));
+  await writeFile(path.join(root, 'd', 'a.txt'), 'in d');
+  await symlink('d', path.join(root, 'via'));
+  const outside = path.join(base, `outside-dir-${Date.now()}`);
+  await mkdir(outside);
+  await writeFile(path.join(outside, 'secret.txt'), 'secret');
+  await symlink(outside, path.join(root, 'out'));
+  const answers: string[] = [];
+  const { read, readAt } = batchIo;
+  batchIo.readAt = async (...a) => {
+    const got = await readAt.apply(batchIo, a);
+    answers.push(`readAt ${a[0].slice(root.length) || '/'}: ${got ? 'read' : 'elsewhere'}`);
+    return got;
+  };
+  batchIo.read = (...a) => (answers.push('read'), read.apply(batchIo, a));
+  t.teardown(() => Object.assign(batchIo, { read, readAt }));
+  const text = async (p: string) => {
+    const got = await fs.openReadWithInfo!(p);
+    const chunks: Buffer[] = [];
+    for await (const c of got!.stream) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString();
+  };
+
+  t.equal(await text('/d/a.txt'), 'in d');
+  t.same(answers, ['readAt /d: read'], 'one message, no other step');
+  answers.length = 0;
+  t.equal(await text('/via/a.txt'), 'in d', 'through a link inside the root');
+  t.same(answers, ['readAt /via: elsewhere', 'read'], 'the worker found the directory elsewhere: the usual path read it');
+  answers.length = 0;
+  await expectFsError(t, fs.openReadWithInfo!('/out/secret.txt'), 'ESCAPE', 'a parent leading out of the root: refused');
+  t.same(answers, ['readAt /out: elsewhere'], 'nothing was read there');
+  await expectFsError(t, fs.openReadWithInfo!('/.ferry-tmp-x/a.txt'), 'PERMISSION', 'a reserved name: refused before any message');
+});
+
 t.test('a small subdirectory is listed in one message to the worker, with the entries and pages of the usual path', async (t) => {
   const { root, tmp } = await freshDirs();
   const fs = new LocalFs({ root, tempDir: tmp });
