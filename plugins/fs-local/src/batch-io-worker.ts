@@ -74,35 +74,25 @@ function list(dir, max) {
   }
   return { ...lstat(dir, names), names };
 }
-// a directory opened by its path (links on the way followed by the kernel), its real location read
-// from /proc while the descriptor is open, then listed as list() does through that descriptor: the
-// caller checks the location and discards the answer when it is outside the root
-function listAt(dir, max) {
+// fn(path through the descriptor, real location) of a directory opened by its path (links on the
+// way followed by the kernel), its real location read from /proc while the descriptor is open
+function openedAt(dir, fn) {
   const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {
-    const real = fs.readlinkSync('/proc/self/fd/' + fd);
-    return { ...list('/proc/self/fd/' + fd, max), real };
+    return fn('/proc/self/fd/' + fd, fs.readlinkSync('/proc/self/fd/' + fd));
   } finally {
     fs.closeSync(fd);
   }
 }
-// read() through a directory opened by its path (links on the way followed by the kernel), only when
-// it really is at that path (readlink of its descriptor: then link-free, where the server expects
-// it); anywhere else nothing is opened in it, and the server takes its usual path
+// listed as list() does through that descriptor: the caller checks the location and discards the
+// answer when it is outside the root
+function listAt(dir, max) {
+  return openedAt(dir, (at, real) => ({ ...list(at, max), real }));
+}
+// read() through that descriptor only when it really is at that path (then link-free, where the
+// server expects it); anywhere else nothing is opened in it, and the server takes its usual path
 function readAt(dir, names, max, flags) {
-  let fd;
-  try {
-    fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  } catch (err) {
-    return { results: [], failed: failed(err) };
-  }
-  try {
-    const real = fs.readlinkSync('/proc/self/fd/' + fd);
-    if (real !== dir) return { results: [], real };
-    return { ...read('/proc/self/fd/' + fd, names, max, flags), real };
-  } finally {
-    fs.closeSync(fd);
-  }
+  return openedAt(dir, (at, real) => (real === dir ? { ...read(at, names, max, flags), real } : { results: [], real }));
 }
 // a removed tree's files, one group at a time: up to max entries of the directory that are not in
 // skip (the subdirectories and failures of the groups before; what was removed is gone, so each
@@ -207,16 +197,21 @@ parentPort.on('message', ({ id, op, dir, names, max, flags, count, part, data })
       parentPort.postMessage({ id, ...replace(dir, names[0]) });
       return;
     }
-    if (op === 'readAt') {
-      answer = readAt(dir, names, max, flags);
-      parentPort.postMessage({ id, ...answer }, answer.data ? [answer.data] : []);
-      return;
-    }
-    if (op !== 'read' && op !== 'lstat' && op !== 'sweep' && op !== 'list' && op !== 'listAt') throw new Error('unknown operation');
+    if (op !== 'read' && op !== 'readAt' && op !== 'lstat' && op !== 'sweep' && op !== 'list' && op !== 'listAt') throw new Error('unknown operation');
     answer =
-      op === 'read' ? read(dir, names, max, flags) : op === 'lstat' ? lstat(dir, names) : op === 'list' ? list(dir, max) : op === 'listAt' ? listAt(dir, max) : sweep(dir, names, max, count, part);
+      op === 'read'
+        ? read(dir, names, max, flags)
+        : op === 'readAt'
+          ? readAt(dir, names, max, flags)
+          : op === 'lstat'
+            ? lstat(dir, names)
+            : op === 'list'
+              ? list(dir, max)
+              : op === 'listAt'
+                ? listAt(dir, max)
+                : sweep(dir, names, max, count, part);
   } catch (err) {
-    if (op === 'list' || op === 'listAt' || op === 'sweep') {
+    if (op === 'list' || op === 'listAt' || op === 'readAt' || op === 'sweep') {
       parentPort.postMessage({ id, results: [], failed: failed(err) });
       return;
     }

@@ -60,13 +60,13 @@ interface Answer {
   more?: boolean;
   /** sweep: the subdirectories met. */
   dirs?: string[];
-  /** list, sweep: the directory could not be read; put, replace: the call that failed. */
+  /** list, listAt, readAt, sweep: the directory could not be read; put, replace: the call that failed. */
   failed?: { code: string; message: string };
   /** putReplace: which of the two failed. */
   step?: 'put' | 'replace';
   /** replace: the size of the regular file the destination held, or -1 (none, or not a regular file). */
   replaced?: number;
-  /** listAt: the real path of the directory listed (read through its descriptor). */
+  /** listAt, readAt: the real path of the directory opened (read through its descriptor). */
   real?: string;
 }
 
@@ -196,8 +196,7 @@ export class BatchIo {
 
   /** Reads the regular files `names` of the directory at `dir` (a path valid while the caller holds its descriptor), each of at most `max` bytes. */
   async read(dir: string, names: readonly string[], max: number): Promise<{ reads: WorkerRead[]; data: Buffer }> {
-    const a = await this.ask({ op: 'read', dir, names, max, flags: READ_FLAGS });
-    return { reads: a.results as WorkerRead[], data: Buffer.from(a.data ?? new ArrayBuffer(0)) };
+    return readsOf(await this.ask({ op: 'read', dir, names, max, flags: READ_FLAGS }));
   }
 
   /**
@@ -210,8 +209,7 @@ export class BatchIo {
    */
   async readAt(dir: string, names: readonly string[], max: number): Promise<{ reads: WorkerRead[]; data: Buffer } | undefined> {
     const a = await this.ask({ op: 'readAt', dir, names, max, flags: READ_FLAGS });
-    if (a.failed || a.real !== dir) return undefined;
-    return { reads: a.results as WorkerRead[], data: Buffer.from(a.data ?? new ArrayBuffer(0)) };
+    return a.failed || a.real !== dir ? undefined : readsOf(a);
   }
 
   /** The lstat of the entries `names` of the directory at `dir`. */
@@ -293,7 +291,7 @@ export class BatchIo {
   async putReplace(file: string, chunks: readonly Buffer[], to: string): Promise<number | undefined> {
     const a = await this.ask({ op: 'putReplace', dir: file, names: [to], data: ownBuffer(chunks) });
     if (a.failed) throw Object.assign(failure(a.failed), { step: a.step });
-    return a.replaced !== undefined && a.replaced >= 0 ? a.replaced : undefined;
+    return replacedOf(a);
   }
 
   /**
@@ -306,7 +304,7 @@ export class BatchIo {
   async replace(from: string, to: string): Promise<number | undefined> {
     const a = await this.ask({ op: 'replace', dir: from, names: [to] });
     if (a.failed) throw failure(a.failed);
-    return a.replaced !== undefined && a.replaced >= 0 ? a.replaced : undefined;
+    return replacedOf(a);
   }
 
   private ask(message: Message): Promise<Answer> {
@@ -324,6 +322,16 @@ function ownBuffer(chunks: readonly Buffer[]): ArrayBuffer {
   let at = 0;
   for (const c of chunks) at += c.copy(data, at);
   return data.buffer;
+}
+
+/** A read's answer: each name's outcome, and the bytes they point into. */
+function readsOf(a: Answer): { reads: WorkerRead[]; data: Buffer } {
+  return { reads: a.results as WorkerRead[], data: Buffer.from(a.data ?? new ArrayBuffer(0)) };
+}
+
+/** A replace's answer: the size of the regular file the destination held, or undefined. */
+function replacedOf(a: Answer): number | undefined {
+  return a.replaced !== undefined && a.replaced >= 0 ? a.replaced : undefined;
 }
 
 /** The error of a call the worker answered as failed, with its code. */
