@@ -193,14 +193,23 @@ t.test('selection: move 3 entries through the folder picker, copy, delete a sele
   t.equal(readFileSync(path.join(home, 'dest/deeper/folder/inner.txt'), 'utf8'), 'inner\n', 'the folder copied with its contents');
   t.ok(existsSync(path.join(home, 'd.txt')), 'the copied file stays');
 
-  // a folder cannot be moved into itself: the picker says so
+  // a folder cannot be moved into itself: the picker says so, even when chosen before the folder's listing came
   await box(page, 'folder').click();
   await toolbar(page).getByRole('button', { name: strings.move }).click();
+  let listed!: () => void;
+  const listing = new Promise<void>((r) => (listed = r));
+  await page.route(/\/api\/v2\/user\/dirs\?path=%2Ffolder$/, async (route) => {
+    await new Promise((r) => setTimeout(r, 300));
+    await route.continue();
+    listed();
+  });
   await dialog(page)
     .getByRole('button', { name: strings.openFolder('folder') })
     .click();
   await dialog(page).getByText(strings.destination('/folder')).waitFor();
   await dialog(page).getByRole('button', { name: strings.moveHere }).click();
+  await listing;
+  await page.unroute(/\/api\/v2\/user\/dirs\?path=%2Ffolder$/);
   await dialog(page)
     .getByRole('alert')
     .filter({ hasText: strings.intoItself('folder') })

@@ -32,10 +32,12 @@ export function FolderPicker({
   useEffect(() => {
     let live = true;
     setFolders(null);
+    // cleared on leaving a folder, not when its listing comes: a choice refused meanwhile keeps its message
+    setError('');
     void api.GET('/api/v2/user/dirs', { params: { query: { path: dir } } }).then(({ data, error: err, response }) => {
       if (!live) return;
       setFolders(data ? sortEntries(data.filter(isDir), { key: 'name', asc: true }).map((e) => e.name) : []);
-      setError(data ? '' : errorMessage(err, `HTTP ${response.status}`));
+      if (!data) setError(errorMessage(err, `HTTP ${response.status}`));
     });
     return () => {
       live = false;
