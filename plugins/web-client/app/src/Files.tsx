@@ -47,8 +47,12 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
   const heading = useRef<HTMLHeadingElement>(null);
   const rowHeight = useMedia(NARROW) ? ROW_HEIGHT_NARROW : ROW_HEIGHT;
 
+  /** The number of the latest listing asked for: an earlier one answering late (the folder left meanwhile) is dropped. */
+  const asked = useRef(0);
   const load = useCallback(async () => {
+    const ask = ++asked.current;
     const { data, error: err, response } = await listing(dir);
+    if (ask !== asked.current) return;
     if (data) {
       setEntries(data);
       setListError('');
