@@ -161,6 +161,8 @@ export { validateActionOptions, checkActionTemplates, prepareActionOptions, buil
 export { normalizeConditions, type LoadedRule, type TriggerEvent } from './event-manager/types.js';
 export { mapField, collectField } from './event-manager/fields.js';
 export { LocalSecretsService } from './secrets/local-secrets.js';
+/** The process's pool of download read buffers (service tests: a front-end's downloads read into reused buffers). */
+export { readBufferPool } from './vfs/read-buffers.js';
 
 /**
  * A logger at level trace whose JSON lines are kept in `lines` (no key

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type net from 'node:net';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
 import { LoginRefusedError, type FileInfo, type FileSession, type Logger, type ServiceHost } from '@ferry/core';
 import type { FtpBinding, FtpConfig } from './config.js';
@@ -712,11 +712,21 @@ export class FtpControl {
     const p = this.resolve(arg);
     const start = this.rang?.start ?? this.restAt;
     const end = this.rang?.end;
-    const read = await this.files!.openRead(p, { signal: this.gone.signal, ...(start ? { start } : {}), ...(end !== undefined ? { end } : {}) });
+    // read into lent buffers, each given back once the socket took it: larger reads for a long file, no garbage per chunk
+    const read = await this.files!.openRead(p, {
+      signal: this.gone.signal,
+      recycle: true,
+      ...(start ? { start } : {}),
+      ...(end !== undefined ? { end } : {}),
+    });
     try {
       await this.withTransfer(p, undefined, async (data) => {
         try {
-          await pipeline(read.stream, data);
+          if (read.writeTo) {
+            read.writeTo(data);
+            // (the client sends nothing on a download's data connection: only its writable side tells the end)
+            await finished(data, { readable: false });
+          } else await pipeline(read.stream, data);
         } catch (err) {
           throw err instanceof FtpReply ? err : new FtpReply(426, 'Transfer failed: connection closed.');
         }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { readBufferPool } from '@ferry/core/testing';
 import t from 'tap';
 import { PASSWORD, RawFtp, run, startFtp } from './helpers.js';
 
@@ -22,9 +23,12 @@ t.test('plain FTP with curl and a raw client', async (t) => {
     const up = await run('curl', [...auth, '-T', path.join(dir, 'up.bin'), `${url}/sub/up.bin`, '--ftp-create-dirs']);
     t.equal(up.code, 0, up.stderr);
     t.same(readFileSync(path.join(home, 'sub', 'up.bin')), data, 'the upload is byte for byte');
+    const pool = { ...readBufferPool.stats };
     const down = await run('curl', [...auth, '-o', path.join(dir, 'down.bin'), `${url}/sub/up.bin`]);
     t.equal(down.code, 0, down.stderr);
     t.same(readFileSync(path.join(dir, 'down.bin')), data);
+    t.ok(readBufferPool.stats.reused > pool.reused, 'RETR reads into read buffers given back by the data connection');
+    t.equal(readBufferPool.stats.unpooled, pool.unpooled, 'no buffer outside the pool');
     writeFileSync(path.join(dir, 'part.bin'), data.subarray(0, 1000));
     const resumed = await run('curl', [...auth, '-C', '-', '-o', path.join(dir, 'part.bin'), `${url}/sub/up.bin`]);
     t.equal(resumed.code, 0, resumed.stderr);
