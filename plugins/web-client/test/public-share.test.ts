@@ -163,6 +163,31 @@ t.test('a password share: prompt, browse, downloads, uploads by drop and by butt
   t.equal(other.status(), 401, 'no user session');
 });
 
+t.test('a folder left before its listing came: that late listing is not shown', async (t) => {
+  const id = await share({ name: 'Late listing', scope: 1, paths: ['/project'] });
+  const { page } = await stranger(t);
+  await page.goto(pubUrl(id));
+  await page.getByRole('heading', { name: 'Late listing' }).waitFor();
+  const drafts = /\/dirs\?path=%2Fdrafts$/;
+  let answered!: () => void;
+  const late = new Promise<void>((r) => (answered = r));
+  await page.route(drafts, async (route) => {
+    await new Promise((r) => setTimeout(r, 800));
+    // (a request still held when the route is removed is let through by unroute)
+    await route.continue().catch(() => undefined);
+    answered();
+  });
+  await page.getByRole('link', { name: 'drafts' }).click();
+  await page.getByRole('heading', { name: 'drafts' }).waitFor();
+  await page.getByRole('navigation', { name: strings.breadcrumbs }).getByRole('link', { name: 'Late listing' }).click();
+  await page.getByRole('link', { name: `${strings.download} report.txt` }).waitFor();
+  await late;
+  await page.unroute(drafts);
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(await page.getByRole('link', { name: `${strings.download} draft-1.txt` }).count(), 0, "the subfolder's late listing is not shown");
+  t.ok(await page.getByRole('link', { name: `${strings.download} report.txt` }).isVisible(), "the share's own entries stay");
+});
+
 t.test('a read-only share: no upload offered, and the server refuses one', async (t) => {
   const id = await share({ name: 'Read only', scope: 1, paths: ['/project'] });
   const { ctx, page } = await stranger(t);

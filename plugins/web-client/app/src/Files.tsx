@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
+import { useLatestCall } from './latest-call.js';
 import { api, errorMessage, routeUrl } from './api';
 import { Dialog } from './Dialog';
 import { listing } from './early';
@@ -47,12 +48,12 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
   const heading = useRef<HTMLHeadingElement>(null);
   const rowHeight = useMedia(NARROW) ? ROW_HEIGHT_NARROW : ROW_HEIGHT;
 
-  /** The number of the latest listing asked for: an earlier one answering late (the folder left meanwhile) is dropped. */
-  const asked = useRef(0);
+  // a listing answering after a later one was asked for (the folder left meanwhile) is dropped
+  const begin = useLatestCall();
   const load = useCallback(async () => {
-    const ask = ++asked.current;
+    const current = begin();
     const { data, error: err, response } = await listing(dir);
-    if (ask !== asked.current) return;
+    if (!current()) return;
     if (data) {
       setEntries(data);
       setListError('');
@@ -60,7 +61,7 @@ export function Files({ dir, onNavigate, onShare }: { dir: string; onNavigate: (
       setEntries([]);
       setListError(errorMessage(err, `HTTP ${response.status}`));
     }
-  }, [dir]);
+  }, [dir, begin]);
 
   useEffect(() => {
     setEntries(null);

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { useLatestCall } from '../latest-call.js';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatSize } from '../format';
@@ -217,13 +218,17 @@ export default function Charts({ session }: { session: AdminSession }) {
   const [error, setError] = useState('');
   const [unavailable, setUnavailable] = useState('');
   const seeEvents = can(session, 'view_events');
+  // the figures of a range left meanwhile (a slow answer to the previous choice) are dropped
+  const begin = useLatestCall();
   const load = useCallback(async () => {
     if (!seeEvents) return;
+    const current = begin();
     const r = await loadCharts(range);
+    if (!current()) return;
     if (r.data) setData(r.data);
     setError(r.unavailable ? '' : (r.message ?? ''));
     setUnavailable(r.unavailable ? (r.message ?? '') : '');
-  }, [range, seeEvents]);
+  }, [range, seeEvents, begin]);
   usePolling(load, CHARTS_REFRESH_MS, range);
 
   const rangeName = t.ranges[range];

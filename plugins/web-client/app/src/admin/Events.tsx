@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useLatestCall } from '../latest-call.js';
 import { Field } from './Field';
 import {
   FS_ACTIONS,
@@ -85,14 +86,18 @@ export default function Events({ username = '' }: { username?: string }) {
   const [hasNext, setHasNext] = useState(false);
   const [error, setError] = useState('');
 
+  // a search answering after a later one began (other filters, another page) is dropped
+  const begin = useLatestCall();
   const load = useCallback(async () => {
     if (!filters) return;
+    const current = begin();
     const page = { from_id: cursor, limit: paging.queryLimit, order };
     const q = queryOf(filters);
     const got =
       filters.kind === 'fs'
         ? await searchFsEvents({ ...(q as FsQuery), ...page }).then((r) => ({ ...r, rows: r.events?.map(rowOfFs) }))
         : await searchProviderEvents({ ...(q as ProviderQuery), ...page }).then((r) => ({ ...r, rows: r.events?.map(rowOfProvider) }));
+    if (!current()) return;
     if (!got.rows) {
       // the server's message: a refused filter, or no plugin recording events on this server
       setRows(null);
@@ -101,7 +106,7 @@ export default function Events({ username = '' }: { username?: string }) {
     const p = pageOf(got.rows, limit);
     setRows(p.rows);
     setHasNext(p.hasNext);
-  }, [filters, cursor, limit, order]);
+  }, [filters, cursor, limit, order, begin]);
   useEffect(() => {
     void load();
   }, [load]);

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useLatestCall } from '../latest-call.js';
 import { Dialog } from '../Dialog';
 import { IpListEntryForm, protocolNames } from './IpListEntryForm';
 import { CursorPager, PageSettings, pageOf, useCursorPaging } from './paging';
@@ -24,13 +25,17 @@ export function IpLists() {
   const [editing, setEditing] = useState<IpListEntry | 'new' | null>(null);
   const [deleting, setDeleting] = useState<IpListEntry | null>(null);
 
+  // a page answering after a later one was asked for (another list, filter or page) is dropped
+  const begin = useLatestCall();
   const load = useCallback(async () => {
+    const current = begin();
     const got = await listIpList(type, { filter, from: cursor, limit: paging.queryLimit, order });
+    if (!current()) return;
     if (!got.entries) return setError(t.actionFailed(got.message ?? ''));
     const page = pageOf(got.entries, limit);
     setRows(page.rows);
     setHasNext(page.hasNext);
-  }, [type, filter, cursor, limit, order]);
+  }, [type, filter, cursor, limit, order, begin]);
   useEffect(() => {
     void load();
   }, [load]);

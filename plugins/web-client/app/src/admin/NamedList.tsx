@@ -6,6 +6,7 @@
  * server's refusal shown); adding and deleting only where the admin may.
  */
 import { useCallback, useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useLatestCall } from '../latest-call.js';
 import { Dialog } from '../Dialog';
 import { PageSettings, Pager, pageOf, usePaging, type Paging } from './paging';
 import { t } from './strings';
@@ -86,22 +87,27 @@ function useNamedList<Row>(source: NamedSource<Row>): ListState<Row> {
   const [message, setMessage] = useState('');
   const [error, setError] = useState('');
 
+  // a page answering after a later one was asked for (another page, a search) is dropped
+  const begin = useLatestCall();
   const reload = useCallback(async () => {
+    const current = begin();
     const name = foundNow.current;
     if (name !== null) {
       const got = await source.get(name);
+      if (!current()) return;
       setRows(got.row ? [got.row] : []);
       setHasNext(false);
       if (!got.row) setError(got.status === 404 ? source.notFound(name) : t.actionFailed(got.message ?? ''));
       return;
     }
     const got = await source.list(paging.query);
+    if (!current()) return;
     if (!got.rows) return setError(t.actionFailed(got.message ?? ''));
     const page = pageOf(got.rows, limit);
     setRows(page.rows);
     setHasNext(page.hasNext);
     // (the source is the page's own constant: not a dependency)
-  }, [found, limit, offset, order]);
+  }, [found, limit, offset, order, begin]);
 
   useEffect(() => {
     void reload();

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent, type DragEvent, type KeyboardEvent } from 'react';
+import { useLatestCall } from '../latest-call.js';
 import { Icon } from '../Icon';
 import { isDir, sortEntries, type Entry } from '../entries';
 import { parentOf } from '../file-paths';
@@ -105,14 +106,19 @@ function OpenShare({
   const writable = canWrite(share.scope);
   const used = exhausted(share);
 
+  // what answers after a later load began (another folder opened meanwhile) is dropped
+  const begin = useLatestCall();
   const load = useCallback(async () => {
     if (!readable || used) return;
+    const current = begin();
     // the session first (renewed): a request without it would meet the share's Basic challenge, and the browser's prompt
     // (and the share again: its uses left change with every download and upload)
     const now = await shareState(share.id);
+    if (!current()) return;
     onState(now);
     if (now.kind !== 'open') return;
     const r = await listDir(share.id, dir);
+    if (!current()) return;
     if (r.entries) {
       setEntries(sortEntries(r.entries, { key: 'name', asc: true }));
       setError('');
@@ -122,12 +128,13 @@ function OpenShare({
       setEntries([]);
     } else if (r.status === 401 || r.status === 403) {
       // the session ended, or the share changed (expired, used up): ask the share again
-      onState(await shareState(share.id));
+      const again = await shareState(share.id);
+      if (current()) onState(again);
     } else {
       setEntries([]);
       setError(r.message);
     }
-  }, [share.id, dir, readable, used, onState]);
+  }, [share.id, dir, readable, used, onState, begin]);
 
   useEffect(() => {
     setEntries(null);
