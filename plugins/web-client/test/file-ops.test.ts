@@ -15,7 +15,7 @@ import t from 'tap';
 import { unzip } from '@ferry/testkit';
 import type { Page } from 'playwright-core';
 import { en as strings } from '../app/src/strings.js';
-import { checkA11y, harness, row, screenshot, type Harness } from './page.js';
+import { checkA11y, delayRequests, harness, row, screenshot, type Harness } from './page.js';
 
 let h: Harness;
 t.before(async () => {
@@ -196,20 +196,14 @@ t.test('selection: move 3 entries through the folder picker, copy, delete a sele
   // a folder cannot be moved into itself: the picker says so, even when chosen before the folder's listing came
   await box(page, 'folder').click();
   await toolbar(page).getByRole('button', { name: strings.move }).click();
-  let listed!: () => void;
-  const listing = new Promise<void>((r) => (listed = r));
-  await page.route(/\/api\/v2\/user\/dirs\?path=%2Ffolder$/, async (route) => {
-    await new Promise((r) => setTimeout(r, 300));
-    await route.continue();
-    listed();
-  });
+  const listing = await delayRequests(page, /\/api\/v2\/user\/dirs\?path=%2Ffolder$/, 300);
   await dialog(page)
     .getByRole('button', { name: strings.openFolder('folder') })
     .click();
   await dialog(page).getByText(strings.destination('/folder')).waitFor();
   await dialog(page).getByRole('button', { name: strings.moveHere }).click();
-  await listing;
-  await page.unroute(/\/api\/v2\/user\/dirs\?path=%2Ffolder$/);
+  await listing.answered;
+  await listing.remove();
   await dialog(page)
     .getByRole('alert')
     .filter({ hasText: strings.intoItself('folder') })

@@ -103,3 +103,20 @@ export async function harness(t: Test, o: Parameters<typeof startFerry>[1] = {})
   };
   return { f, browser, openPage, signedIn };
 }
+
+/**
+ * Holds the page's requests matching `pattern` for `ms` before sending them
+ * (an answer that comes late, after the user moved on): `answered` settles
+ * once the first of them went through, `remove()` ends the delay.
+ */
+export async function delayRequests(page: Page, pattern: RegExp, ms: number): Promise<{ answered: Promise<void>; remove: () => Promise<void> }> {
+  let done!: () => void;
+  const answered = new Promise<void>((r) => (done = r));
+  await page.route(pattern, async (route) => {
+    await new Promise((r) => setTimeout(r, ms));
+    // (a request still held when the route is removed is let through by unroute)
+    await route.continue().catch(() => undefined);
+    done();
+  });
+  return { answered, remove: () => page.unroute(pattern) };
+}

@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { en as strings } from '../app/src/strings.js';
 import { launchBrowser, newContext } from './browser.js';
 import { passwordOf, startFerry } from './helpers.js';
-import { checkA11y, screenshot } from './page.js';
+import { checkA11y, delayRequests, screenshot } from './page.js';
 
 // TUS on (1 MB chunks), as uploads from a share page use it
 const f = await startFerry(t, { config: { httpd: { bindings: [{ address: '127.0.0.1', port: 0, upload_chunk_size: 1 }] } } });
@@ -168,21 +168,13 @@ t.test('a folder left before its listing came: that late listing is not shown', 
   const { page } = await stranger(t);
   await page.goto(pubUrl(id));
   await page.getByRole('heading', { name: 'Late listing' }).waitFor();
-  const drafts = /\/dirs\?path=%2Fdrafts$/;
-  let answered!: () => void;
-  const late = new Promise<void>((r) => (answered = r));
-  await page.route(drafts, async (route) => {
-    await new Promise((r) => setTimeout(r, 800));
-    // (a request still held when the route is removed is let through by unroute)
-    await route.continue().catch(() => undefined);
-    answered();
-  });
+  const late = await delayRequests(page, /\/dirs\?path=%2Fdrafts$/, 800);
   await page.getByRole('link', { name: 'drafts' }).click();
   await page.getByRole('heading', { name: 'drafts' }).waitFor();
   await page.getByRole('navigation', { name: strings.breadcrumbs }).getByRole('link', { name: 'Late listing' }).click();
   await page.getByRole('link', { name: `${strings.download} report.txt` }).waitFor();
-  await late;
-  await page.unroute(drafts);
+  await late.answered;
+  await late.remove();
   await new Promise((r) => setTimeout(r, 200));
   t.equal(await page.getByRole('link', { name: `${strings.download} draft-1.txt` }).count(), 0, "the subfolder's late listing is not shown");
   t.ok(await page.getByRole('link', { name: `${strings.download} report.txt` }).isVisible(), "the share's own entries stay");

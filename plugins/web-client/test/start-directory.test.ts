@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { en as strings } from '../app/src/strings.js';
-import { harness, row, signIn, type Harness } from './page.js';
+import { delayRequests, harness, row, signIn, type Harness } from './page.js';
 
 let h: Harness;
 t.before(async () => {
@@ -22,20 +22,12 @@ t.test('the bare address opens the start directory; a named folder is kept', asy
   writeFileSync(path.join(home, 'top.txt'), 'top');
   const { page } = await h.openPage(t);
   // the root is listed before the start directory is known: that listing, answering last, must not replace the start directory's
-  const rootListing = /\/api\/v2\/user\/dirs\?path=%2F$/;
-  let rootListed!: () => void;
-  const rootAnswered = new Promise<void>((r) => (rootListed = r));
-  await page.route(rootListing, async (route) => {
-    await new Promise((r) => setTimeout(r, 500));
-    // (the root may be asked for twice; a request still held when the route is removed is let through by unroute)
-    await route.continue().catch(() => undefined);
-    rootListed();
-  });
+  const rootListing = await delayRequests(page, /\/api\/v2\/user\/dirs\?path=%2F$/, 500);
 
   await signIn(page, h.f, 'stella');
   await row(page, 'deep.txt').waitFor();
-  await rootAnswered;
-  await page.unroute(rootListing);
+  await rootListing.answered;
+  await rootListing.remove();
   await new Promise((r) => setTimeout(r, 200));
   t.equal(await row(page, 'top.txt').count(), 0, "the root's late listing is not shown");
   await row(page, 'deep.txt').waitFor();
