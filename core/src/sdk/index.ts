@@ -17,6 +17,7 @@ export * from './process-tag.js';
 export * from './client-cache.js';
 export * from './key-tree.js';
 export * from './file-hash.js';
+export * from './ssh-keys.js';
 export type * from './plugin-entities.js';
 export type * from './accounts.js';
 export type * from './mail.js';

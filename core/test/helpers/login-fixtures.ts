@@ -1,14 +1,13 @@
-import ssh2 from 'ssh2';
+import { generateSshKeyPair } from '../../src/sdk/ssh-keys.js';
 import type { TestApp } from '../../src/testing.js';
 
 /** SSH key pairs of every type the login tests sign with, and one no account lists (`other`). */
 export function sshKeyPairs(ecdsaBits: 256 | 384) {
-  const { utils } = ssh2;
   return {
-    ed25519: utils.generateKeyPairSync('ed25519'),
-    rsa: utils.generateKeyPairSync('rsa', { bits: 2048 }),
-    ecdsa: utils.generateKeyPairSync('ecdsa', { bits: ecdsaBits }),
-    other: utils.generateKeyPairSync('ed25519'),
+    ed25519: generateSshKeyPair('ed25519'),
+    rsa: generateSshKeyPair('rsa', { bits: 2048 }),
+    ecdsa: generateSshKeyPair('ecdsa', { bits: ecdsaBits }),
+    other: generateSshKeyPair('ed25519'),
   };
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import ssh2 from 'ssh2';
+import { generateSshKeyPair } from '@ferry/core';
 
 /** A host key as the server uses it and /status shows it (SSHHostKey of the API). */
 export interface HostKey {
@@ -14,10 +15,10 @@ export interface HostKey {
   algorithms: string[];
 }
 
-/** The keys generated when none is configured: file name and ssh2 generateKeyPairSync arguments. */
+/** The keys generated when none is configured: file name and key type. */
 const GENERATED = [
-  { file: 'ssh_host_ed25519_key', generate: () => ssh2.utils.generateKeyPairSync('ed25519') },
-  { file: 'ssh_host_ecdsa_key', generate: () => ssh2.utils.generateKeyPairSync('ecdsa', { bits: 256 }) },
+  { file: 'ssh_host_ed25519_key', generate: () => generateSshKeyPair('ed25519') },
+  { file: 'ssh_host_ecdsa_key', generate: () => generateSshKeyPair('ecdsa', { bits: 256 }) },
 ];
 
 function algorithmsOf(type: string): string[] {
@@ -49,18 +50,6 @@ const exists = (file: string) =>
   );
 
 /**
- * A generated key pair ssh2 parses back: ssh2 1.17's generator now and then
- * writes an ed25519 key its own parser refuses ("Malformed OpenSSH private
- * key"), so a key is generated again until it reads.
- */
-function generateParsable(generate: () => { private: string; public: string }): { private: string; public: string } {
-  for (let i = 0; ; i++) {
-    const pair = generate();
-    if (!(ssh2.utils.parseKey(pair.private) instanceof Error) || i >= 20) return pair;
-  }
-}
-
-/**
  * The configured host keys, or when none is configured the keys of
  * `<dataDir>/sftp/`, generated (mode 0600) on first start.
  */
@@ -72,7 +61,7 @@ export async function loadHostKeys(configured: readonly string[], dataDir: strin
   for (const g of GENERATED) {
     const file = path.join(dir, g.file);
     if (!(await exists(file))) {
-      const pair = generateParsable(g.generate);
+      const pair = g.generate();
       await writeFile(file, pair.private, { mode: 0o600, flag: 'wx' });
       await writeFile(`${file}.pub`, pair.public + '\n', { mode: 0o644 });
     }
