@@ -87,6 +87,15 @@ t.test('sign-in and the dashboard: the database status, a live connection closed
   t.match(await connRow.textContent(), /download.*big\.bin/, 'the download is shown with its transfer');
   await checkA11y(t, page, 'dashboard');
   await screenshot(page, 'admin-dashboard');
+  // the header keeps "Signed in as ..." whole beside the page links, which wrap instead
+  const who = page.locator('header .who');
+  for (const width of [1280, 1024, 768]) {
+    await page.setViewportSize({ width, height: 800 });
+    t.equal(await who.textContent(), admin.signedInAs(TEST_ADMIN.username, ''), `${width} px: who is signed in`);
+    t.ok(await who.evaluate((el) => el.scrollWidth <= el.clientWidth), `${width} px: the sign-in line is not cut short`);
+    if (width === 768) await screenshot(page, 'admin-header-tablet');
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   await connRow.getByRole('button', { name: admin.closeConnection('carl', 'HTTP') }).click();
   await page.getByRole('dialog').getByRole('button', { name: admin.close }).click();

@@ -131,7 +131,7 @@ export function AdminApp() {
       <a className="skip" href="#content">
         {t.skipToContent}
       </a>
-      <header className="bar">
+      <header className="bar admin-bar">
         <span className="brand">{t.appName}</span>
         <nav aria-label={t.mainNav} className="admin-nav">
           {pages.map((p) => (
