@@ -107,67 +107,73 @@ const WORKERS = 2;
  * fails what it was asked, and the next request starts a new one.
  */
 class IoThread {
-  private worker: Worker | undefined;
+  /**
+   * The running worker and the requests it was sent: each worker has its
+   * own, so one ending (stopped when idle, or failed) fails only what it
+   * was asked, never what its successor already took.
+   */
+  private current: { worker: Worker; pending: Map<number, { resolve: (a: Answer) => void; reject: (err: Error) => void }> } | undefined;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (a: Answer) => void; reject: (err: Error) => void }>();
   private idle: NodeJS.Timeout | undefined;
 
   constructor(private readonly idleMs: number) {}
 
   /** True while its worker thread runs. */
   get running(): boolean {
-    return this.worker !== undefined;
+    return this.current !== undefined;
   }
 
   /** Requests sent and not yet answered. */
   get load(): number {
-    return this.pending.size;
+    return this.current?.pending.size ?? 0;
   }
 
   ask(message: Message): Promise<Answer> {
-    const w = this.start();
+    const { worker, pending } = this.start();
     const id = this.nextId++;
     clearTimeout(this.idle);
     this.idle = undefined;
     // a request waiting keeps the process alive, an idle worker does not
-    if (this.pending.size === 0) w.ref();
+    if (pending.size === 0) worker.ref();
     return new Promise<Answer>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      w.postMessage({ id, ...message }, message.data ? [message.data] : []);
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ id, ...message }, message.data ? [message.data] : []);
     });
   }
 
-  private start(): Worker {
-    if (this.worker) return this.worker;
+  private start(): NonNullable<IoThread['current']> {
+    if (this.current) return this.current;
     // a small heap: it holds one group's answer at a time (a worker over its limits stops, and its callers take the usual path)
     // none of the process's node options: module hooks given with --import (a loader, a tracer) would load into its small heap
     const w = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], stdout: false, stderr: false, resourceLimits: WORKER_LIMITS });
+    const c: NonNullable<IoThread['current']> = { worker: w, pending: new Map() };
     w.on('message', (a: Answer) => {
-      const p = this.pending.get(a.id);
-      this.pending.delete(a.id);
+      const p = c.pending.get(a.id);
+      c.pending.delete(a.id);
       p?.resolve(a);
-      if (this.pending.size === 0) {
+      if (c.pending.size === 0) {
         w.unref();
-        this.stopWhenIdle(w);
+        this.stopWhenIdle(c);
       }
     });
     const fail = (err: Error) => {
-      if (this.worker === w) this.worker = undefined;
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
+      if (this.current === c) this.current = undefined;
+      for (const p of c.pending.values()) p.reject(err);
+      c.pending.clear();
     };
     w.on('error', fail);
     w.on('exit', (code) => fail(new Error(`the batch I/O worker stopped (exit ${code})`)));
-    this.worker = w;
-    return w;
+    this.current = c;
+    return c;
   }
 
-  private stopWhenIdle(w: Worker): void {
+  private stopWhenIdle(c: NonNullable<IoThread['current']>): void {
     clearTimeout(this.idle);
     this.idle = setTimeout(() => {
-      if (this.worker !== w || this.pending.size > 0) return;
-      this.worker = undefined;
-      void w.terminate();
+      if (this.current !== c || c.pending.size > 0) return;
+      // (its 'exit' comes later: a request sent meanwhile starts the next worker, untouched by it)
+      this.current = undefined;
+      void c.worker.terminate();
     }, this.idleMs);
     this.idle.unref();
   }

@@ -384,6 +384,21 @@ t.test('a process waits for the answer of a worker, and not for an idle one', as
   t.match(JSON.parse(out), { k: 'stat', size: 3 }, 'the answer came, then the process ended');
 });
 
+t.test('a request sent while an idle worker is stopping goes to a new worker, and the old one ending does not fail it', async (t) => {
+  const { root } = await fresh();
+  await writeFile(path.join(root, 'a.txt'), 'a');
+  // the first worker stops as soon as it is idle
+  const io = new BatchIo([0, 0]);
+  for (let round = 0; round < 5; round++) {
+    await io.lstat(root, ['a.txt']);
+    // the idle timer stops the worker: ask again at once, before its thread has ended
+    for (let i = 0; i < 1000 && io.running > 0; i++) await new Promise((r) => setImmediate(r));
+    t.equal(io.running, 0, `round ${round}: the idle worker was stopped`);
+    const [st] = await io.lstat(root, ['a.txt']);
+    t.match(st, { k: 'stat', size: 1 }, `round ${round}: answered by the next worker`);
+  }
+});
+
 t.test('putReplace creates, writes and renames in one message, and tells which step failed', async (t) => {
   const { root } = await fresh();
   await writeFile(path.join(root, 'old.txt'), '12345');
