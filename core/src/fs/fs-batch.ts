@@ -32,10 +32,24 @@ export class RequestFsBatch implements FsBatch {
     return value;
   }
 
+  private readonly directories = new Map<object, Set<string>>();
+
+  noteDirectory(owner: object, path: string): void {
+    if (this.isClosed) return;
+    let paths = this.directories.get(owner);
+    if (!paths) this.directories.set(owner, (paths = new Set()));
+    paths.add(path);
+  }
+
+  isDirectory(owner: object, path: string): boolean {
+    return !this.isClosed && (this.directories.get(owner)?.has(path) ?? false);
+  }
+
   /** Closes everything held (idempotent; never rejects). */
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    this.directories.clear();
     const all = [...this.held.values()].flatMap((m) => [...m.values()]);
     this.held.clear();
     await Promise.all(

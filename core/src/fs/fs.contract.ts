@@ -74,6 +74,15 @@ export interface FsBatch {
    * again).
    */
   hold<T>(owner: object, key: string, open: () => Promise<T>, close: (value: T) => Promise<void>): Promise<T>;
+  /**
+   * Records that `path` of `owner` is a directory as of now: a backend that
+   * opened it as one for the batch (local backends: the parent directory
+   * they hold). Later steps of the batch's operations ask isDirectory()
+   * instead of the backend (an upload's check of its parent).
+   */
+  noteDirectory(owner: object, path: string): void;
+  /** True when noteDirectory() recorded `path` of `owner` in this batch (and the batch is still open). */
+  isDirectory(owner: object, path: string): boolean;
 }
 
 export interface ListOptions extends OpOptions {

@@ -116,6 +116,20 @@ export interface SessionWriteOptions extends SessionOpOptions {
    * cut).
    */
   deferCounters?: boolean;
+  /**
+   * Resolves as soon as the checks that need no storage pass (write access,
+   * the file patterns, and both the upload and the overwrite permission of
+   * the parent: whether the file exists is not known yet), before the
+   * backend is asked anything; the bytes written meanwhile wait in
+   * `stream`. A refusal that needs the storage (a missing parent, a
+   * directory in the file's place, the quota, a pre-upload rule) then
+   * rejects `done`, and nothing is stored. When those checks do not pass
+   * (or with an offset), openWrite waits as without it, and rejects with
+   * the refusal. For front-ends whose protocol answers a file's open before
+   * its data (SFTP: a `put -r` waits for each OPEN), and which report a
+   * failure of `done` to the client (SFTP: at the next WRITE or the CLOSE).
+   */
+  early?: boolean;
 }
 
 /** A write in progress: bytes go into `stream`; complete once `done` resolves. */

@@ -80,7 +80,7 @@ export async function openSessionWrite(s: SessionCore, vpath: string, o: Session
     if (mount && batch) s.uploadCounters().join(mount, batch);
     return fsBatch.close();
   });
-  await Promise.race([ready, done]);
+  if (!(o.early && o.offset === undefined && passesUnseen(s, vpath))) await Promise.race([ready, done]);
   return {
     stream: source,
     done,
@@ -88,6 +88,26 @@ export async function openSessionWrite(s: SessionCore, vpath: string, o: Session
       stopped.abort(reason ?? FsError.aborted(vpath));
     },
   };
+}
+
+/**
+ * True when an upload of `vpath` passes the checks that need no storage
+ * (SessionWriteOptions.early): write access, the file patterns, a real path
+ * (not the root, not a virtual directory), and both the upload and the
+ * overwrite permission of its parent, since whether the file exists is not
+ * known yet. uploadFile makes each of them again.
+ */
+function passesUnseen(s: SessionCore, vpath: string): boolean {
+  if (vpath === '/' || s.vfs.isVirtualDir(vpath)) return false;
+  try {
+    s.ensureWritable();
+    s.checkName(vpath, 'write');
+    s.vfs.resolve(vpath);
+  } catch {
+    return false;
+  }
+  const parent = parentPath(vpath);
+  return s.perms.has(parent, 'upload') && s.perms.has(parent, 'overwrite');
 }
 
 /** The mount an upload's counters belong to; undefined when the path does not resolve (uploadFile then refuses it). */

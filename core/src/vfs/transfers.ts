@@ -187,6 +187,8 @@ async function uploadToPath(
     // checked by an earlier file of the same request
   } else if (existing && !s.vfs.isVirtualDir(parent)) {
     // the destination was found in it: the parent is a directory of this backend (no second look)
+  } else if (!s.vfs.isVirtualDir(parent) && o.fsBatch?.isDirectory(fs, parentPath(r.fsPath))) {
+    // the backend opened it as a directory for the batch (the stat of the destination above, local backends)
   } else if (o.mkdirParents) await s.mkdir(parent, true, { signal });
   else if (fs.capabilities.realDirectories || s.vfs.isVirtualDir(parent)) {
     const p = await s.vfs.statOrNull(parent, { signal });

@@ -84,6 +84,8 @@ export class Locator {
         .catch(() => undefined);
       // (a batch is closed only once its operations are over; one closed meanwhile holds nothing)
       if (dir && !batch.closed) {
+        // opened as a directory (O_DIRECTORY) and checked: the upload's look at its parent needs no other
+        batch.noteDirectory(this.owner, parent);
         let seen = this.batchStats.get(batch);
         const known = memo === 'take' ? seen?.get(vpath) : undefined;
         if (memo === 'take') seen?.delete(vpath);

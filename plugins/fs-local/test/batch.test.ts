@@ -153,3 +153,16 @@ t.test('in a batch, a write takes what the stat of its path just learnt (one lst
   t.same(await readdir(outside), ['canary.txt'], 'nothing was created outside');
   t.equal(await readFile(path.join(root, 'up', 'planted.txt'), 'utf8'), 'upload', 'the link was replaced by the file, inside the root');
 });
+
+t.test('the parent a batch holds is known to it as a directory (an upload does not look at it again)', async (t) => {
+  const { fs } = await fresh();
+  const batch = new RequestFsBatch();
+  t.notOk(batch.isDirectory(fs, '/up'), 'nothing known before');
+  await expectFsError(t, fs.stat('/up/none.txt', { batch }), FsErrorCode.NotFound, 'a missing file');
+  t.ok(batch.isDirectory(fs, '/up'), 'known once the missing file was looked up through it');
+  t.notOk(batch.isDirectory(new LocalFs({ root: fs.root, tempDir: fs.root }), '/up'), 'for the backend that opened it only');
+  await expectFsError(t, fs.stat('/none/x.txt', { batch }), FsErrorCode.NotFound, 'in a missing directory');
+  t.notOk(batch.isDirectory(fs, '/none'), 'a parent that could not be opened is not known');
+  await batch.close();
+  t.notOk(batch.isDirectory(fs, '/up'), 'a closed batch knows nothing');
+});

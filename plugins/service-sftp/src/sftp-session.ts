@@ -6,6 +6,7 @@ import type { ExtensionHost } from './extension-host.js';
 import { EXTENDED_REQUESTS, handleExtended } from './sftp-extensions.js';
 import { channelFlow, outgoingRoom, sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
 import { STATUS, SftpStatusError, statusOf } from './status.js';
+import { UploadDirs } from './upload-dirs.js';
 
 const OPEN_MODE = ssh2.utils.sftp.OPEN_MODE;
 /** Handles one channel may hold open at once. */
@@ -56,6 +57,8 @@ export function normalise(input: string, base = '/'): string {
  */
 export class SftpSession {
   private readonly handles = new Map<string, { handle: Handle; queue: Promise<void> }>();
+  /** Where new uploads are answered at once (upload-dirs.ts). */
+  private readonly uploadDirs = new UploadDirs();
   private nextHandle = 0;
   private closed = false;
 
@@ -164,7 +167,12 @@ export class SftpSession {
       if (!entry) return void s.status(id, STATUS.FAILURE, 'invalid handle');
       this.handles.delete(h.toString('hex'));
       this.chain(entry, id, async () => {
-        await entry.handle.close();
+        try {
+          await entry.handle.close();
+        } catch (err) {
+          if (entry.handle.kind === 'write') this.uploadDirs.forget(path.posix.dirname(entry.handle.path));
+          throw err;
+        }
         s.status(id, STATUS.OK);
       });
     });
@@ -253,6 +261,7 @@ export class SftpSession {
   private async open(id: number, filename: string, flags: number): Promise<void> {
     const p = this.path(filename);
     let handle: Handle;
+    let early = false;
     if (!(flags & OPEN_MODE.WRITE)) {
       const info = await this.session.stat(p);
       if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
@@ -260,6 +269,7 @@ export class SftpSession {
     } else if ((flags & (OPEN_MODE.CREAT | OPEN_MODE.TRUNC | OPEN_MODE.EXCL)) === (OPEN_MODE.CREAT | OPEN_MODE.TRUNC)) {
       // a new upload whatever is there (the upload itself refuses a directory): no stat of its own
       handle = new WriteHandle(this.session, p, { kind: 'upload' });
+      early = this.uploadDirs.has(path.posix.dirname(p));
     } else {
       const existing = await this.session.stat(p).catch((err: unknown) => {
         if (err instanceof FsError && err.code === FsErrorCode.NotFound) return null;
@@ -278,7 +288,10 @@ export class SftpSession {
       );
     }
     if (this.handles.size >= MAX_HANDLES) throw new SftpStatusError(STATUS.FAILURE, 'too many open handles');
-    await handle.open();
+    if (handle instanceof WriteHandle) {
+      await handle.open(early);
+      if (!early) this.uploadDirs.add(path.posix.dirname(p));
+    } else await handle.open();
     this.sftp.handle(id, this.register(handle));
   }
 
@@ -292,6 +305,8 @@ export class SftpSession {
   }
 
   private async rmdir(p: string): Promise<void> {
+    // a directory removed: the next upload in any directory waits for its open again (upload-dirs.ts)
+    this.uploadDirs.clear();
     for await (const page of await this.session.list(p)) {
       if (page.length > 0) throw new FsError(FsErrorCode.NotEmpty, `${p}: directory not empty`, { path: p });
       break;
@@ -303,6 +318,8 @@ export class SftpSession {
   private async rename(fromInput: string, toInput: string, replace: boolean): Promise<void> {
     const from = this.path(fromInput);
     const to = this.path(toInput);
+    // what is moved may be a directory (see rmdir)
+    this.uploadDirs.clear();
     if (!replace) {
       const target = await this.session.stat(to).catch(() => null);
       if (target) throw new FsError(FsErrorCode.Exists, `${to}: already exists`, { path: to });

@@ -69,8 +69,9 @@ export class WriteHandle {
     this.base = mode.kind === 'offset' ? mode.size : 0;
   }
 
-  async open(): Promise<void> {
-    if (this.mode.kind === 'upload') this.begin(await this.session.openWrite(this.path, { deferCounters: true }));
+  /** `early`: answered before the storage is asked where the session allows it (SessionWriteOptions.early). */
+  async open(early = false): Promise<void> {
+    if (this.mode.kind === 'upload') this.begin(await this.session.openWrite(this.path, { deferCounters: true, early }));
   }
 
   /** The size the file has with what was written so far (FSTAT of a file being written). */

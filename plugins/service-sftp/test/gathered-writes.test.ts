@@ -1,6 +1,6 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ssh2, { type OpenMode } from 'ssh2';
 import type { Test } from 'tap';
@@ -174,5 +174,57 @@ t.test('gathered writes', async (t) => {
     );
     t.same(await c.close(w), { ok: true });
     t.ok(readFileSync(path.join(home, 'many.bin')).equals(data), 'the file is the bytes written');
+  });
+
+  // src/upload-dirs.ts: a new file in a directory the session uploaded to already is answered at OPEN
+  // before the storage is asked (SessionWriteOptions.early)
+  await t.test('the first new file of a directory waits for its open: a missing directory is refused at OPEN', async (t) => {
+    await h.addUser('ivan');
+    const c = await client(t, h.port, 'ivan');
+    const refused = await c.open('/nodir/a.bin', 'w').then(
+      () => null,
+      (err: Error & { code?: number }) => err,
+    );
+    t.equal(refused?.code, STATUS_CODE.NO_SUCH_FILE);
+  });
+
+  await t.test(
+    'the next new files of that directory are answered at once: a refusal of the storage answers the CLOSE, leaves nothing, and the directory is forgotten',
+    async (t) => {
+      const home = await h.addUser('jade');
+      mkdirSync(path.join(home, 'd'), { recursive: true });
+      const c = await client(t, h.port, 'jade');
+      const first = await c.open('/d/a.bin', 'w');
+      t.same(await c.write(first, 0, Buffer.from('first')), { ok: true });
+      t.same(await c.close(first), { ok: true });
+      // the storage changes behind the session's back
+      rmSync(path.join(home, 'd'), { recursive: true });
+      const second = await c.open('/d/b.bin', 'w');
+      t.ok(second, 'OPEN answered before the storage was asked');
+      await c.write(second, 0, Buffer.from('second'));
+      const closed = await c.close(second);
+      t.equal(closed.ok, false, 'CLOSE reports the refusal');
+      t.equal((closed as Extract<Outcome, { ok: false }>).code, STATUS_CODE.NO_SUCH_FILE);
+      t.same(visible(home), [], 'nothing is left');
+      const third = await c.open('/d/c.bin', 'w').then(
+        () => null,
+        (err: Error & { code?: number }) => err,
+      );
+      t.equal(third?.code, STATUS_CODE.NO_SUCH_FILE, 'the next OPEN there waits for its open again, and is refused');
+    },
+  );
+
+  await t.test('without the overwrite permission every OPEN waits: overwriting is refused at OPEN', async (t) => {
+    const home = await h.addUser('kurt', { permissions: { '/': ['list', 'download', 'upload'] } });
+    const c = await client(t, h.port, 'kurt');
+    const w = await c.open('/k.bin', 'w');
+    t.same(await c.write(w, 0, Buffer.from('kept')), { ok: true });
+    t.same(await c.close(w), { ok: true });
+    const refused = await c.open('/k.bin', 'w').then(
+      () => null,
+      (err: Error & { code?: number }) => err,
+    );
+    t.equal(refused?.code, STATUS_CODE.PERMISSION_DENIED);
+    t.equal(readFileSync(path.join(home, 'k.bin'), 'utf8'), 'kept');
   });
 });
