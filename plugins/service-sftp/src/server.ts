@@ -47,6 +47,11 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
   function admit(socket: net.Socket): void {
     const client: Client = { socket, conn: null };
     clients.set(socket, client);
+    // each answer leaves at once: with Nagle's algorithm a small answer (a WRITE's status, a window
+    // adjust) sent while an earlier one is unacknowledged waits for the client's delayed ACK (40 ms
+    // on Linux), and a client with its requests outstanding stalls that long (a 1 GiB put stalled
+    // 20 times a second: 0.54-0.58x of OpenSSH, 1.58x without)
+    socket.setNoDelay(true);
     socket.on('close', () => clients.delete(socket));
     socket.on('error', (err) => logger.debug({ err }, 'ssh client socket error'));
     const ip = plainIp(socket.remoteAddress);

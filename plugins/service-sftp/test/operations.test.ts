@@ -60,6 +60,26 @@ t.test('operations', async (t) => {
     );
   });
 
+  await t.test("answers leave at once: the client's socket gets TCP_NODELAY (Nagle would hold a small answer for the delayed ACK)", async (t) => {
+    const calls: { remotePort: number | undefined; on: boolean }[] = [];
+    const setNoDelay = net.Socket.prototype.setNoDelay;
+    net.Socket.prototype.setNoDelay = function (this: net.Socket, on?: boolean) {
+      calls.push({ remotePort: this.remotePort, on: on !== false });
+      return setNoDelay.call(this, on);
+    };
+    t.teardown(() => {
+      net.Socket.prototype.setNoDelay = setNoDelay;
+    });
+    await h.addUser('nagle', { password: 'nagle-pass-1' });
+    const c = await connectSsh({ port: h.port, username: 'nagle', password: 'nagle-pass-1' });
+    t.teardown(() => c.end());
+    const localPort = (c as unknown as { _sock: net.Socket })._sock.localPort;
+    t.ok(
+      calls.some((x) => x.remotePort === localPort && x.on),
+      'set on the server side of this connection',
+    );
+  });
+
   await t.test('connections: listed with protocol SFTP, closed by DELETE', async (t) => {
     await h.addUser('cora', { password: 'cora-pass-1' });
     const c = await connectSsh({ port: h.port, username: 'cora', password: 'cora-pass-1' });
