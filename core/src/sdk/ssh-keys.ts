@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes, type JsonWebKey } from 'node:crypto';
 
 /** Key types an SSH server or client here generates. */
 export type SshKeyType = 'ed25519' | 'ecdsa' | 'rsa';
@@ -40,11 +40,28 @@ const mpint = (raw: Buffer): Buffer => {
 };
 const b64url = (s: string | undefined): Buffer => Buffer.from(s ?? '', 'base64url');
 
+/**
+ * A new private key's JWK fields. The key leaves the generator as DER and is
+ * read back as a new key object: Node 20 can deadlock when a garbage
+ * collection during the JWK export of a key object made by
+ * generateKeyPairSync runs the destructor of that key's generation job, which
+ * takes the lock the export holds (seen in CI: ssh-keys.test.ts hung in
+ * KeyGenJob::~KeyGenJob under ExportJWKEcKey).
+ */
+function generateJwk(type: 'ed25519' | 'ec' | 'rsa', options: { namedCurve?: string; modulusLength?: number } = {}): JsonWebKey {
+  const der = (generateKeyPairSync as (t: string, o: object) => { privateKey: Buffer })(type, {
+    ...options,
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'der' },
+  }).privateKey;
+  return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }).export({ format: 'jwk' });
+}
+
 /** The public key blob and the private fields of the OpenSSH format, in the order that format stores them. */
 function generateParts(type: SshKeyType, bits: number | undefined): { keyType: string; publicBlob: Buffer; privateFields: Buffer } {
   switch (type) {
     case 'ed25519': {
-      const jwk = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
+      const jwk = generateJwk('ed25519');
       const pub = b64url(jwk.x);
       const keyType = 'ssh-ed25519';
       // the private field is the 32-byte seed followed by the 32-byte public key, as OpenSSH writes it
@@ -57,7 +74,7 @@ function generateParts(type: SshKeyType, bits: number | undefined): { keyType: s
     case 'ecdsa': {
       const c = CURVES[bits ?? 256];
       if (!c) throw new Error(`ecdsa keys are 256, 384 or 521 bits, not ${bits}`);
-      const jwk = generateKeyPairSync('ec', { namedCurve: c.curve }).privateKey.export({ format: 'jwk' });
+      const jwk = generateJwk('ec', { namedCurve: c.curve });
       const keyType = `ecdsa-sha2-${c.name}`;
       const point = Buffer.concat([Buffer.from([4]), b64url(jwk.x), b64url(jwk.y)]);
       return {
@@ -69,7 +86,7 @@ function generateParts(type: SshKeyType, bits: number | undefined): { keyType: s
     case 'rsa': {
       const modulusLength = bits ?? 3072;
       if (!Number.isInteger(modulusLength) || modulusLength < 2048) throw new Error(`rsa keys are at least 2048 bits, not ${bits}`);
-      const jwk = generateKeyPairSync('rsa', { modulusLength }).privateKey.export({ format: 'jwk' });
+      const jwk = generateJwk('rsa', { modulusLength });
       const [n, e] = [mpint(b64url(jwk.n)), mpint(b64url(jwk.e))];
       return {
         keyType: 'ssh-rsa',

@@ -61,9 +61,10 @@ t.test('OpenSSH reads the private key files and derives the same public keys', a
     await writeFile(file, pair.private, { mode: 0o600 });
     t.equal(pair.public.split(' ')[0], expected, `${type}: the key type`);
     t.equal(pair.public.split(' ')[2], 'ferry@test', `${type}: the comment follows the public key`);
-    const derived = (await run('ssh-keygen', ['-y', '-f', file])).stdout.trim();
+    // -P '': a file ssh-keygen cannot read fails instead of prompting for a passphrase (which would wait forever)
+    const derived = (await run('ssh-keygen', ['-y', '-P', '', '-f', file], { timeout: 60_000 })).stdout.trim();
     t.equal(derived.split(' ').slice(0, 2).join(' '), pair.public.split(' ').slice(0, 2).join(' '), `${type}: ssh-keygen -y derives the public key`);
-    const listed = (await run('ssh-keygen', ['-l', '-f', file])).stdout;
+    const listed = (await run('ssh-keygen', ['-l', '-f', file], { timeout: 60_000 })).stdout;
     t.match(listed, /ferry@test/, `${type}: ssh-keygen -l reads the comment stored in the private key`);
   }
 });
