@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { SFTPWrapper } from 'ssh2';
@@ -19,6 +19,17 @@ function tree(root: string, rel = ''): Record<string, string> {
     else out[p] = sha(readFileSync(path.join(root, p)));
   }
   return out;
+}
+
+/** Waits (at most 10 s) until every file below `like` has its size below `root` too. */
+async function filesSized(root: string, like: string, rel = ''): Promise<void> {
+  for (const e of readdirSync(path.join(like, rel), { withFileTypes: true })) {
+    const p = path.join(rel, e.name);
+    if (e.isDirectory()) await filesSized(root, like, p);
+    else
+      for (let waited = 0; waited < 10_000 && statSync(path.join(root, p), { throwIfNoEntry: false })?.size !== statSync(path.join(like, p)).size; waited += 20)
+        await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** put() options writing into an existing file at `start` (ssh2 takes any fs flag; the typings only 'w' and 'a'). */
@@ -110,6 +121,9 @@ t.test('ssh2-sftp-client', async (t) => {
     await c.uploadDir(local, '/up-fast', { useFastput: true });
     t.same(tree(path.join(home, 'up-fast')), tree(local), 'with fastPut too');
     await c.downloadDir('/up', path.join(dir, 'down'));
+    // ssh2-sftp-client's get() resolves when the remote stream ends, not when its local file is
+    // written (12.1.1: `rdr.once('end', resolve)`): the last file may still be flushing here
+    await filesSized(path.join(dir, 'down'), local);
     t.same(tree(path.join(dir, 'down')), tree(local), 'and downloaded');
   });
 });

@@ -22,6 +22,13 @@ export interface RaceOp<R> {
   /** Concurrent requests (default 4). */
   concurrency?: number;
   fire(u: User, i: number): Promise<R>;
+  /**
+   * Keeps firing past `n` (up to 4 n) until the outcomes so far satisfy this:
+   * for an op whose successes are rare while the swapper runs (a long SCP
+   * transfer through provider 4 on a loaded machine), so that the race shows
+   * a success without every run paying for the worst case.
+   */
+  until?(outcomes: Record<string, number>): boolean;
   /** An escape seen elsewhere than in the canary or the answer (`baseline`: files in the home before the race). */
   check?(u: User, i: number, r: R, baseline: number): Promise<string | undefined>;
 }
@@ -85,7 +92,7 @@ export async function raceOp<R>(
   try {
     await Promise.all(
       Array.from({ length: op.concurrency ?? 4 }, async () => {
-        while (!escape && next < n) {
+        while (!escape && (next < n || (op.until && !op.until(outcomes) && next < 4 * n))) {
           const i = next++;
           const r = await op.fire(u, i);
           completed++;
