@@ -10,6 +10,7 @@ export * from './range-reader.js';
 export * from './part-buffers.js';
 export * from './part-upload.js';
 export { noteShortLived } from './short-lived.js';
+export * from './upload-buffers.js';
 export * from './host.js';
 export * from './lazy-module.js';
 export * from './event-search.js';

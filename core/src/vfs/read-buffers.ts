@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ReadBuffers } from '../fs/fs.contract.js';
+import { setUploadBufferSource } from '../sdk/upload-buffers.js';
 
 /**
  * Reusable read buffers for downloads (ReadOptions.buffers).
@@ -291,6 +292,30 @@ export class ReadBufferLease implements ReadBuffers {
 
 /** The pool of the process. */
 export const readBufferPool = new ReadBufferPool(READ_BUFFER_SIZE, READ_POOL_MAX_BYTES, READ_BUFFERS_PER_TRANSFER, READ_BUFFER_GROWTH);
+
+/** Chunks lent to storage writers by uploads (the SDK's leaseUploadBuffers), and the lease each goes back to. */
+const lentToWriters = new WeakMap<Buffer, ReadBufferLease>();
+
+// uploads read into the same pool (sdk/upload-buffers.ts): only the lent chunk itself comes back, never a view of it
+setUploadBufferSource({
+  lease() {
+    const lease = readBufferPool.lease();
+    return {
+      // (a lease that is not recycling never waits: a buffer of its own, of the pool, or a new one)
+      take: () => lease.take() as Buffer,
+      lend(chunk: Buffer) {
+        if (lease.owns(chunk)) lentToWriters.set(chunk, lease);
+      },
+      close: () => lease.close(),
+    };
+  },
+  stored(chunk: Buffer) {
+    const lease = lentToWriters.get(chunk);
+    if (!lease) return;
+    lentToWriters.delete(chunk);
+    lease.give(chunk);
+  },
+});
 
 /**
  * Writes `source` to `dest` as pipe() does (backpressure, end), giving each

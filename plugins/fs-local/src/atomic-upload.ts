@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  chunkStored,
   FsError,
   fsErrorFromNode,
   handled,
@@ -305,6 +306,8 @@ export class AtomicUpload {
         let size = 0;
         for (const b of batch) size += b.length;
         await this.store(batch);
+        // written: a front-end's lent read buffer is read into again (the SDK's leaseUploadBuffers; an encoder's output is its own)
+        if (!this.encoder) for (const b of batch) chunkStored(b);
         this.setQueued(this.queuedBytes - size);
         const cb = this.waiting;
         if (cb && this.queuedBytes < this.queueLimit()) {

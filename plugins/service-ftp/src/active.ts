@@ -1,5 +1,6 @@
 import net from 'node:net';
-import type { Logger } from '@ferry/core';
+import type { Logger, UploadBuffers } from '@ferry/core';
+import { largeReadOption } from './large-reads.js';
 import { FtpReply } from './replies.js';
 
 /**
@@ -56,11 +57,20 @@ export class ActiveConnector {
 
   constructor(private readonly o: { target: ActiveTarget; localAddress: string; logger: Logger }) {}
 
-  /** The connected socket, or null when the client does not accept within `timeoutMs` (or once closed). */
-  take(timeoutMs: number): Promise<net.Socket | null> {
+  /**
+   * The connected socket, or null when the client does not accept within
+   * `timeoutMs` (or once closed); reading in large chunks into `upload`'s
+   * buffers when given (a plain upload's).
+   */
+  take(timeoutMs: number, upload?: UploadBuffers): Promise<net.Socket | null> {
     if (this.closed) return Promise.resolve(null);
     return new Promise((resolve) => {
-      const s = net.connect({ host: this.o.target.host, port: this.o.target.port, localAddress: this.o.localAddress });
+      const s: net.Socket = net.connect({
+        host: this.o.target.host,
+        port: this.o.target.port,
+        localAddress: this.o.localAddress,
+        ...(upload ? { onread: largeReadOption(() => s, upload) } : {}),
+      });
       this.socket = s;
       const timer = setTimeout(() => done(null), timeoutMs);
       const done = (ok: net.Socket | null) => {

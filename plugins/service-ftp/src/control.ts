@@ -4,7 +4,7 @@ import type net from 'node:net';
 import path from 'node:path';
 import { finished, pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
-import { LoginRefusedError, type FileInfo, type FileSession, type Logger, type ServiceHost } from '@ferry/core';
+import { leaseUploadBuffers, LoginRefusedError, type FileInfo, type FileSession, type Logger, type ServiceHost, type UploadBuffers } from '@ferry/core';
 import type { FtpBinding, FtpConfig } from './config.js';
 import { LineReader, parseCommand, type LineItem } from './lines.js';
 import { ftpTime, listLine, mlsxFacts, parseFtpTime } from './listing.js';
@@ -599,12 +599,13 @@ export class FtpControl {
   }
 
   /** The data connection for a transfer, after the 150 reply (TLS with session reuse under PROT P); throws a reply otherwise. */
-  private async openData(what: string, opening = `Opening data connection for ${what}.`): Promise<net.Socket | tls.TLSSocket> {
+  private async openData(what: string, opening = `Opening data connection for ${what}.`, upload?: UploadBuffers): Promise<net.Socket | tls.TLSSocket> {
     if (this.tlsRequired && !this.protectData) throw new FtpReply(521, 'Data connections must be protected here: send PBSZ 0 and PROT P.');
     const listener = this.passive;
     this.passive = null;
     if (!listener) throw new FtpReply(425, this.o.config.active_mode ? 'Use PASV, EPSV, PORT or EPRT first.' : 'Use PASV or EPSV first.');
-    const socket = await listener.take(this.o.config.data_timeout * 1000);
+    // a plain upload's connection reads in large chunks (large-reads.ts)
+    const socket = await listener.take(this.o.config.data_timeout * 1000, upload);
     if (!socket) {
       listener.close();
       throw new FtpReply(425, 'No data connection.');
@@ -687,8 +688,17 @@ export class FtpControl {
     what: string,
     opening: string | undefined,
     work: (data: net.Socket | tls.TLSSocket, signal: AbortSignal) => Promise<void>,
+    upload = false,
   ): Promise<void> {
-    const data = await this.openData(what, opening);
+    // a plain upload reads into pooled buffers the storage gives back once written (TLS reads its own way)
+    const buffers = upload && !this.protectData ? leaseUploadBuffers() : undefined;
+    let data: net.Socket | tls.TLSSocket;
+    try {
+      data = await this.openData(what, opening, buffers);
+    } catch (err) {
+      buffers?.close();
+      throw err;
+    }
     const ctl = new AbortController();
     this.transfer = ctl;
     const cut = () => data.destroy();
@@ -703,6 +713,7 @@ export class FtpControl {
       throw err;
     } finally {
       ctl.signal.removeEventListener('abort', cut);
+      buffers?.close();
       this.transfer = null;
       this.arm(this.o.config.idle_timeout, 'idle timeout');
     }
@@ -764,25 +775,30 @@ export class FtpControl {
     const write = await this.files!.openWrite(p, { signal: this.gone.signal, ...(offset ? { offset } : {}) });
     write.done.catch(() => undefined);
     try {
-      await this.withTransfer(p, opening, async (data) => {
-        let ended = false;
-        data.once('end', () => (ended = true));
-        // a write refused midway (quota) may stop taking bytes without failing the pipeline: its end decides
-        const refused = write.done.then(
-          () => new Promise<never>(() => undefined),
-          (e: unknown) => Promise.reject(e),
-        );
-        try {
-          await Promise.race([pipeline(data, write.stream), refused]);
-        } catch (err) {
-          throw await write.done.then(
-            () => new FtpReply(426, 'Transfer failed.'),
-            (e: unknown) => e ?? err,
+      await this.withTransfer(
+        p,
+        opening,
+        async (data) => {
+          let ended = false;
+          data.once('end', () => (ended = true));
+          // a write refused midway (quota) may stop taking bytes without failing the pipeline: its end decides
+          const refused = write.done.then(
+            () => new Promise<never>(() => undefined),
+            (e: unknown) => Promise.reject(e),
           );
-        }
-        if (!ended) throw new FtpReply(426, 'Data connection cut.');
-        await write.done;
-      });
+          try {
+            await Promise.race([pipeline(data, write.stream), refused]);
+          } catch (err) {
+            throw await write.done.then(
+              () => new FtpReply(426, 'Transfer failed.'),
+              (e: unknown) => e ?? err,
+            );
+          }
+          if (!ended) throw new FtpReply(426, 'Data connection cut.');
+          await write.done;
+        },
+        true,
+      );
     } catch (err) {
       write.abort(err);
       throw err;

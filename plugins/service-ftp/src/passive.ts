@@ -1,5 +1,6 @@
 import net from 'node:net';
-import type { Logger } from '@ferry/core';
+import type { Logger, UploadBuffers } from '@ferry/core';
+import { startReading, withLargeReads } from './large-reads.js';
 
 export const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/, '');
 
@@ -7,7 +8,8 @@ export const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/
  * One passive data listener (PASV/EPSV): on `localAddress`, a port of the
  * configured range (any free port for 0-0); it hands over the first
  * connection coming from `clientIp` (the control connection's address) and
- * refuses every other one (data connection theft, FXP).
+ * refuses every other one (data connection theft, FXP). The connection
+ * reads nothing until taken: an upload's takes it reading in large chunks.
  */
 export class PassiveListener {
   private server: net.Server | null = null;
@@ -21,7 +23,7 @@ export class PassiveListener {
     const { start, end } = this.o.range;
     const ports = start === 0 && end === 0 ? [0] : rotate(start, end);
     for (const port of ports) {
-      const server = net.createServer((s) => this.onConnection(s));
+      const server = net.createServer({ pauseOnConnect: true }, (s) => this.onConnection(s));
       try {
         await new Promise<void>((resolve, reject) => {
           server.once('error', reject);
@@ -51,17 +53,31 @@ export class PassiveListener {
     for (const w of this.waiters.splice(0)) w(s);
   }
 
-  /** The accepted data connection, or null after `timeoutMs` (or once closed). */
-  take(timeoutMs: number): Promise<net.Socket | null> {
-    if (this.accepted) return Promise.resolve(this.accepted);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(null), timeoutMs);
-      const done = (s: net.Socket | null) => {
-        clearTimeout(timer);
-        resolve(s);
-      };
-      this.waiters.push(done);
-    });
+  /**
+   * The accepted data connection, or null after `timeoutMs` (or once
+   * closed); reading in large chunks into `upload`'s buffers when given (a
+   * plain upload's).
+   */
+  async take(timeoutMs: number, upload?: UploadBuffers): Promise<net.Socket | null> {
+    const s =
+      this.accepted ??
+      (await new Promise<net.Socket | null>((resolve) => {
+        const timer = setTimeout(() => done(null), timeoutMs);
+        const done = (s: net.Socket | null) => {
+          clearTimeout(timer);
+          resolve(s);
+        };
+        this.waiters.push(done);
+      }));
+    if (!s || s.destroyed) return null;
+    if (!upload) {
+      startReading(s);
+      return s;
+    }
+    const adopted = withLargeReads(s, upload);
+    adopted.on('error', () => undefined);
+    this.accepted = adopted;
+    return adopted;
   }
 
   close(): void {

@@ -3,6 +3,7 @@
  * transfer with the server connecting to them, and a PORT to another host
  * (FXP, bounce) or to a privileged port is refused.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -66,7 +67,20 @@ t.test('active mode on', async (t) => {
   });
 
   t.test('curl in active mode (-P): upload and download', async (t) => {
-    const dir = t.testdir({ 'up.txt': 'sent actively' });
+    const big = randomBytes(2 * 1024 * 1024 + 3);
+    const dir = t.testdir({ 'up.txt': 'sent actively', 'big.bin': big });
+    const upBig = await run('curl', [
+      '-sS',
+      '-P',
+      '127.0.0.1',
+      '--user',
+      `alan:${PASSWORD('alan')}`,
+      '-T',
+      path.join(dir, 'big.bin'),
+      `ftp://127.0.0.1:${h.port}/big.bin`,
+    ]);
+    t.equal(upBig.code, 0, upBig.stderr);
+    t.same(readFileSync(path.join(home, 'big.bin')), big, 'an upload over an active connection (read in large chunks) is byte for byte');
     const up = await run('curl', [
       '-sS',
       '-P',
