@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { readBufferPool } from '@ferry/core/testing';
 import t from 'tap';
@@ -43,6 +44,29 @@ t.test('plain FTP with curl and a raw client', async (t) => {
       h.fsEvents.some((e) => e.action === 'upload' && e.protocol === 'FTP'),
       'an upload event with protocol FTP',
     );
+  });
+
+  t.test('empty uploads: curl, and a data connection closed before its STOR', async (t) => {
+    writeFileSync(path.join(dir, 'empty.bin'), '');
+    const up = await run('curl', [...auth, '-T', path.join(dir, 'empty.bin'), `${url}/empty.bin`]);
+    t.equal(up.code, 0, up.stderr);
+    t.equal(readFileSync(path.join(home, 'empty.bin')).length, 0, 'an empty file');
+    // the client connects and ends the data connection first (the server reads nothing of it until the
+    // STOR, as vsftpd, so only the client's half is closed then): the paused connection still tells its end
+    const c = await RawFtp.connect(h.port);
+    await c.reply();
+    await c.cmd('USER alice');
+    t.match(await c.cmd(`PASS ${PASSWORD('alice')}`), /^230 /);
+    const pasv = await c.cmd('EPSV');
+    const port = Number(/\(\|\|\|(\d+)\|\)/.exec(pasv)![1]);
+    const data = net.connect(port, '127.0.0.1');
+    await new Promise((resolve) => data.once('connect', resolve));
+    data.on('error', () => undefined);
+    await new Promise<void>((resolve) => data.end(() => resolve()));
+    t.match(await c.cmd('STOR early-close.bin'), /^150 /);
+    t.match(await c.reply(), /^226 /, 'complete: zero bytes');
+    t.equal(readFileSync(path.join(home, 'early-close.bin')).length, 0);
+    c.close();
   });
 
   t.test('rename and delete through curl -Q', async (t) => {
