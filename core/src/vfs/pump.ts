@@ -3,6 +3,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import type { WriteHandle } from '../fs/fs.contract.js';
 import { FsError } from '../fs/fs-error.js';
 import { noteShortLived } from './gc-pacer.js';
+import { isLentToWriter } from './read-buffers.js';
 import type { Throttle } from './throttle.js';
 
 /**
@@ -42,8 +43,9 @@ export async function pump(
   function onData(chunk: Buffer) {
     const err = onChunk(chunk.length);
     if (err) return stop(err);
-    // a copy made by node's HTTP parser (or a slice of one), garbage once written
-    noteShortLived(chunk.length);
+    // a copy made by node's HTTP parser (or a slice of one), garbage once written; not a pooled
+    // buffer a front-end lent (leaseUploadBuffers), read into again once written
+    if (!isLentToWriter(chunk)) noteShortLived(chunk.length);
     if (!dest.write(chunk)) source.pause();
   }
   function onDrain() {

@@ -296,6 +296,11 @@ export const readBufferPool = new ReadBufferPool(READ_BUFFER_SIZE, READ_POOL_MAX
 /** Chunks lent to storage writers by uploads (the SDK's leaseUploadBuffers), and the lease each goes back to. */
 const lentToWriters = new WeakMap<Buffer, ReadBufferLease>();
 
+/** True when `chunk` is a pooled buffer lent to a storage writer (no garbage once written: it is read into again). */
+export function isLentToWriter(chunk: Buffer): boolean {
+  return lentToWriters.has(chunk);
+}
+
 // uploads read into the same pool (sdk/upload-buffers.ts): only the lent chunk itself comes back, never a view of it
 setUploadBufferSource({
   lease() {
