@@ -23,27 +23,22 @@ import type { UploadBuffers } from '@ferry/core';
  * one is copied out, so a slow client's small reads hold no large buffer.
  * A full readable side stops the reads until it is read.
  */
-/** The buffer size without upload buffers. */
-export const LARGE_READ_SIZE = 1024 * 1024;
-
 /**
  * The `onread` option of a socket that pushes its large reads to its
- * readable side; `socket` gives the socket once it exists. With `buffers`
- * (the SDK's leaseUploadBuffers) it reads into pooled buffers and lends
- * each chunk handed over to the storage, which gives it back once written;
- * without, a chunk handed over is a new buffer's.
+ * readable side; `socket` gives the socket once it exists. It reads into
+ * `buffers` (the SDK's leaseUploadBuffers) and lends each chunk handed over
+ * to the storage, which gives it back once written.
  */
-export function largeReadOption(socket: () => net.Socket, buffers?: UploadBuffers): net.OnReadOpts {
-  const take = () => buffers?.take() ?? Buffer.allocUnsafe(LARGE_READ_SIZE);
-  let next = take();
+export function largeReadOption(socket: () => net.Socket, buffers: UploadBuffers): net.OnReadOpts {
+  let next = buffers.take();
   return {
     buffer: () => next,
     callback: (n: number, buf: Uint8Array) => {
       let chunk: Buffer;
       if (n >= buf.length / 2) {
         chunk = Buffer.from(buf.buffer, buf.byteOffset, n);
-        buffers?.lend(chunk);
-        next = take();
+        buffers.lend(chunk);
+        next = buffers.take();
       } else chunk = Buffer.from(Buffer.from(buf.buffer, buf.byteOffset, n));
       // false stops the reads until the readable side is read (Socket#_read starts them again)
       return socket().push(chunk);
@@ -61,7 +56,7 @@ interface HandleOwner {
  * handle moves to the new socket, and `s` is left without one (destroying
  * it no longer closes the connection: destroy the socket returned).
  */
-export function withLargeReads(s: net.Socket, buffers?: UploadBuffers): net.Socket {
+export function withLargeReads(s: net.Socket, buffers: UploadBuffers): net.Socket {
   const old = s as unknown as HandleOwner;
   const handle = old._handle;
   if (!handle) throw new Error('withLargeReads: the socket has no handle');

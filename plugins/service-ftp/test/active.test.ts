@@ -69,28 +69,13 @@ t.test('active mode on', async (t) => {
   t.test('curl in active mode (-P): upload and download', async (t) => {
     const big = randomBytes(2 * 1024 * 1024 + 3);
     const dir = t.testdir({ 'up.txt': 'sent actively', 'big.bin': big });
-    const upBig = await run('curl', [
-      '-sS',
-      '-P',
-      '127.0.0.1',
-      '--user',
-      `alan:${PASSWORD('alan')}`,
-      '-T',
-      path.join(dir, 'big.bin'),
-      `ftp://127.0.0.1:${h.port}/big.bin`,
-    ]);
+    /** curl -P: the server connects to curl for the data of the upload. */
+    const putActively = (name: string) =>
+      run('curl', ['-sS', '-P', '127.0.0.1', '--user', `alan:${PASSWORD('alan')}`, '-T', path.join(dir, name), `ftp://127.0.0.1:${h.port}/${name}`]);
+    const upBig = await putActively('big.bin');
     t.equal(upBig.code, 0, upBig.stderr);
     t.same(readFileSync(path.join(home, 'big.bin')), big, 'an upload over an active connection (read in large chunks) is byte for byte');
-    const up = await run('curl', [
-      '-sS',
-      '-P',
-      '127.0.0.1',
-      '--user',
-      `alan:${PASSWORD('alan')}`,
-      '-T',
-      path.join(dir, 'up.txt'),
-      `ftp://127.0.0.1:${h.port}/up.txt`,
-    ]);
+    const up = await putActively('up.txt');
     t.equal(up.code, 0, up.stderr);
     t.equal(readFileSync(path.join(home, 'up.txt'), 'utf8'), 'sent actively');
     const down = await run('curl', [

@@ -8,9 +8,9 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import type { Test } from 'tap';
-import { chunkStored, leaseUploadBuffers } from '@ferry/core';
+import { chunkStored, leaseUploadBuffers, type UploadBuffers } from '@ferry/core';
 import { readBufferPool } from '@ferry/core/testing';
-import { LARGE_READ_SIZE, largeReadOption, startReading, withLargeReads } from '../src/large-reads.js';
+import { largeReadOption, startReading, withLargeReads } from '../src/large-reads.js';
 
 /** A server accepting with pauseOnConnect and a client connected to it. */
 async function pair(t: Test): Promise<{ server: net.Socket; client: net.Socket }> {
@@ -25,6 +25,25 @@ async function pair(t: Test): Promise<{ server: net.Socket; client: net.Socket }
   return { server, client };
 }
 
+/** Upload buffers (closed after the test) that note the sizes of the buffers they give. */
+function buffers(t: Test): { ub: UploadBuffers; largest: () => number; smallest: () => number } {
+  const ub = leaseUploadBuffers();
+  t.teardown(() => ub.close());
+  const sizes: number[] = [];
+  return {
+    ub: {
+      ...ub,
+      take() {
+        const b = ub.take();
+        sizes.push(b.length);
+        return b;
+      },
+    },
+    largest: () => Math.max(...sizes),
+    smallest: () => Math.min(...sizes),
+  };
+}
+
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 t.test('reads more than 64 KiB at once and delivers every byte in order', async (t) => {
@@ -33,14 +52,15 @@ t.test('reads more than 64 KiB at once and delivers every byte in order', async 
   // the whole send is queued before the server reads: the kernel holds more than a 64 KiB read takes
   client.end(data);
   await sleep(100);
-  const s = withLargeReads(server);
+  const b = buffers(t);
+  const s = withLargeReads(server, b.ub);
   t.notOk(s === server, 'a new socket owns the connection');
   const chunks: Buffer[] = [];
   for await (const c of s) chunks.push(c as Buffer);
   t.equal(sha(Buffer.concat(chunks)), sha(data), 'the same bytes in the same order, then the end');
   const largest = Math.max(...chunks.map((c) => c.length));
   t.ok(largest > 64 * 1024, `a read took ${largest} bytes (a plain socket reads 64 KiB at most)`);
-  t.ok(largest <= LARGE_READ_SIZE, 'no read is over the buffer');
+  t.ok(largest <= b.largest(), 'no read is over its buffer');
 });
 
 t.test('with upload buffers: reads into pooled buffers, read into again once the storage stored them', async (t) => {
@@ -71,7 +91,8 @@ t.test('with upload buffers: reads into pooled buffers, read into again once the
 
 t.test('a consumer that does not read stops the reads (backpressure to the client)', async (t) => {
   const { server, client } = await pair(t);
-  const s = withLargeReads(server);
+  const b = buffers(t);
+  const s = withLargeReads(server, b.ub);
   let sent = 0;
   const block = randomBytes(256 * 1024);
   const hash = createHash('sha256');
@@ -85,7 +106,7 @@ t.test('a consumer that does not read stops the reads (backpressure to the clien
   sent += block.length;
   await sleep(300);
   t.ok(sent < 64 * 1024 * 1024, 'the client was made to wait');
-  t.ok(s.readableLength <= 2 * LARGE_READ_SIZE, `the socket holds ${s.readableLength} bytes unread, not everything sent`);
+  t.ok(s.readableLength <= 2 * b.largest(), `the socket holds ${s.readableLength} bytes unread, not everything sent`);
   client.end();
   const got = createHash('sha256');
   let n = 0;
@@ -99,7 +120,8 @@ t.test('a consumer that does not read stops the reads (backpressure to the clien
 
 t.test('a small read is copied out: no chunk keeps the large buffer alive', async (t) => {
   const { server, client } = await pair(t);
-  const s = withLargeReads(server);
+  const b = buffers(t);
+  const s = withLargeReads(server, b.ub);
   const chunks: Buffer[] = [];
   s.on('data', (c: Buffer) => chunks.push(c));
   const ended = new Promise((resolve) => s.once('end', resolve));
@@ -111,12 +133,12 @@ t.test('a small read is copied out: no chunk keeps the large buffer alive', asyn
   await ended;
   t.equal(Buffer.concat(chunks).length, 5000);
   t.ok(chunks.length >= 2, 'separate reads');
-  for (const c of chunks) t.ok(c.buffer.byteLength < LARGE_READ_SIZE, `a ${c.length}-byte chunk holds ${c.buffer.byteLength} bytes`);
+  for (const c of chunks) t.ok(c.buffer.byteLength < b.smallest(), `a ${c.length}-byte chunk holds ${c.buffer.byteLength} bytes`);
 });
 
 t.test('destroying the new socket closes the connection; the old one no longer owns it', async (t) => {
   const { server, client } = await pair(t);
-  const s = withLargeReads(server);
+  const s = withLargeReads(server, buffers(t).ub);
   t.ok(server.destroyed, 'the old socket object is spent');
   const closed = new Promise((resolve) => client.once('close', resolve));
   client.resume();
@@ -141,7 +163,7 @@ t.test('largeReadOption on a connecting socket (active mode)', async (t) => {
   t.teardown(() => srv.close());
   const data = randomBytes(3 * 1024 * 1024);
   srv.once('connection', (c) => c.end(data));
-  const s: net.Socket = net.connect({ port: (srv.address() as net.AddressInfo).port, host: '127.0.0.1', onread: largeReadOption(() => s) });
+  const s: net.Socket = net.connect({ port: (srv.address() as net.AddressInfo).port, host: '127.0.0.1', onread: largeReadOption(() => s, buffers(t).ub) });
   await new Promise((resolve) => s.once('connect', resolve));
   await sleep(100);
   const chunks: Buffer[] = [];
