@@ -21,13 +21,35 @@ export interface UploadBuffers {
   take(): Buffer;
   /** `chunk`, a view of a buffer of take(), is about to be written to the upload's stream as it is. */
   lend(chunk: Buffer): void;
+  /**
+   * `chunk`, a view of a buffer of take() that was not lent, is no longer
+   * needed (its bytes were copied elsewhere, or dropped): the buffer is read
+   * into again. Nothing may hold a view of it any more.
+   */
+  giveBack(chunk: Buffer): void;
   /** The upload is over: free buffers go back to the pool, lent ones when (if) they come back. */
   close(): void;
 }
 
+export interface UploadBufferOptions {
+  /**
+   * False: every buffer has the pool's buffer size (256 KiB) however long
+   * the upload. By default a long upload moves on to larger buffers while
+   * few transfers run (fewer, larger reads); a front-end that fills one
+   * buffer per message of its protocol, whatever its size, wants the small ones.
+   */
+  grow?: boolean;
+  /**
+   * Pooled buffers the lease may hold at once (by default those of one
+   * download: core's READ_BUFFERS_PER_TRANSFER). Past them, and once the
+   * pool's bound is reached, take() gives new buffers outside the pool.
+   */
+  buffers?: number;
+}
+
 /** What provides upload buffers: core's pool of read buffers installs itself here when it loads (the SDK depends on no engine of the core). */
 export interface UploadBufferSource {
-  lease(): UploadBuffers;
+  lease(options?: UploadBufferOptions): UploadBuffers;
   stored(chunk: Buffer): void;
 }
 
@@ -44,11 +66,12 @@ export function setUploadBufferSource(s: UploadBufferSource | undefined): Upload
 const UNPOOLED_SIZE = 256 * 1024;
 
 /** Buffers for one upload's reads (close() once the upload is over). */
-export function leaseUploadBuffers(): UploadBuffers {
+export function leaseUploadBuffers(options?: UploadBufferOptions): UploadBuffers {
   return (
-    source?.lease() ?? {
+    source?.lease(options) ?? {
       take: () => Buffer.allocUnsafe(UNPOOLED_SIZE),
       lend: () => undefined,
+      giveBack: () => undefined,
       close: () => undefined,
     }
   );

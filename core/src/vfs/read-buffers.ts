@@ -76,10 +76,10 @@ export class ReadBufferPool {
     readonly growth?: ReadBufferGrowth,
   ) {}
 
-  /** Buffers for one download (closed by the caller once the download is over). */
-  lease(): ReadBufferLease {
+  /** Buffers for one download (closed by the caller once the download is over); `grow: false` keeps them at the pool's buffer size. */
+  lease(options: { grow?: boolean; buffers?: number } = {}): ReadBufferLease {
     this.leases++;
-    return new ReadBufferLease(this);
+    return new ReadBufferLease(this, options.grow ?? true, options.buffers ?? this.perTransfer);
   }
 
   /** A lease was closed. */
@@ -188,7 +188,13 @@ export class ReadBufferLease implements ReadBuffers {
    */
   recycling = false;
 
-  constructor(private readonly pool: ReadBufferPool) {
+  constructor(
+    private readonly pool: ReadBufferPool,
+    /** False: buffers stay of the pool's size however long the transfer (READ_BUFFER_GROWTH does not apply). */
+    private readonly grows = true,
+    /** Pooled buffers of the pool's size the lease may hold (the pool's perTransfer unless asked otherwise). */
+    private readonly buffers = pool.perTransfer,
+  ) {
     this.size = pool.bufferSize;
   }
 
@@ -215,7 +221,7 @@ export class ReadBufferLease implements ReadBuffers {
   /** A new pooled buffer while the lease holds fewer than its share. */
   private fresh(): Buffer | undefined {
     // the share in bytes: a free buffer of the other size lent at the bound counts for what it holds
-    const share = this.size === this.pool.bufferSize ? this.pool.perTransfer * this.size : this.pool.growth!.perTransfer * this.size;
+    const share = this.size === this.pool.bufferSize ? this.buffers * this.size : this.pool.growth!.perTransfer * this.size;
     if (this.closed || this.currentBytes >= share) return undefined;
     const b = this.pool.acquire(this.size);
     if (!b) return undefined;
@@ -228,7 +234,7 @@ export class ReadBufferLease implements ReadBuffers {
   /** Grows (a long download while few run) or shrinks back (many run): buffers of the former size go back to the pool. */
   private resize(): void {
     const g = this.pool.growth;
-    if (!g || g.size === this.pool.bufferSize) return;
+    if (!g || !this.grows || g.size === this.pool.bufferSize) return;
     const want = this.taken >= g.after && this.pool.mayGrow() ? g.size : this.pool.bufferSize;
     if (want === this.size) return;
     this.size = want;
@@ -268,7 +274,7 @@ export class ReadBufferLease implements ReadBuffers {
       this.waiting = undefined;
       this.pool.stats.reused++;
       w(b);
-    } else this.free.push(b);
+    } else if (!this.free.includes(b)) this.free.push(b);
   }
 
   /**
@@ -295,6 +301,8 @@ export const readBufferPool = new ReadBufferPool(READ_BUFFER_SIZE, READ_POOL_MAX
 
 /** Chunks lent to storage writers by uploads (the SDK's leaseUploadBuffers), and the lease each goes back to. */
 const lentToWriters = new WeakMap<Buffer, ReadBufferLease>();
+/** The memory of those chunks (giveBack() leaves it alone until the writer stored the chunk). */
+const lentMemory = new WeakSet<ArrayBufferLike>();
 
 /** True when `chunk` is a pooled buffer lent to a storage writer (no garbage once written: it is read into again). */
 export function isLentToWriter(chunk: Buffer): boolean {
@@ -303,13 +311,19 @@ export function isLentToWriter(chunk: Buffer): boolean {
 
 // uploads read into the same pool (sdk/upload-buffers.ts): only the lent chunk itself comes back, never a view of it
 setUploadBufferSource({
-  lease() {
-    const lease = readBufferPool.lease();
+  lease(options) {
+    const lease = readBufferPool.lease(options);
     return {
       // (a lease that is not recycling never waits: a buffer of its own, of the pool, or a new one)
       take: () => lease.take() as Buffer,
       lend(chunk: Buffer) {
-        if (lease.owns(chunk)) lentToWriters.set(chunk, lease);
+        if (!lease.owns(chunk)) return;
+        lentToWriters.set(chunk, lease);
+        lentMemory.add(chunk.buffer);
+      },
+      giveBack(chunk: Buffer) {
+        // a buffer lent to a writer comes back when the writer stored it, not before
+        if (!lentMemory.has(chunk.buffer)) lease.give(chunk);
       },
       close: () => lease.close(),
     };
@@ -318,6 +332,7 @@ setUploadBufferSource({
     const lease = lentToWriters.get(chunk);
     if (!lease) return;
     lentToWriters.delete(chunk);
+    lentMemory.delete(chunk.buffer);
     lease.give(chunk);
   },
 });

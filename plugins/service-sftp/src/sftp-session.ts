@@ -1,7 +1,9 @@
 import path from 'node:path';
-import { FsError, FsErrorCode, noteShortLived, type FileInfo, type FileSession, type Logger } from '@ferry/core';
+import { FsError, FsErrorCode, leaseUploadBuffers, noteShortLived, type FileInfo, type FileSession, type Logger, type UploadBuffers } from '@ferry/core';
 import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
 import { DirHandle, MAX_READ, ReadHandle, WriteHandle, type Handle } from './handles.js';
+import { pooledWrite } from './write-handle.js';
+import { poolWritePackets, type WritePackets } from './write-packets.js';
 import type { ExtensionHost } from './extension-host.js';
 import { EXTENDED_REQUESTS, handleExtended } from './sftp-extensions.js';
 import { channelFlow, outgoingRoom, sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
@@ -17,6 +19,13 @@ const MAX_PACKET = 256 * 1024;
 const LIMITS = Buffer.concat([u64(MAX_PACKET), u64(MAX_READ), u64(MAX_READ), u64(MAX_HANDLES)]);
 /** Bytes of WRITEs received and not yet taken by their handle above which the client is held (SSH channel window). */
 const MAX_QUEUED_WRITES = 2 * 1024 * 1024;
+/**
+ * Pooled buffers (256 KiB) the large WRITEs of one SFTP channel may fill at
+ * once (write-packets.ts): as many as can be in flight, in the channel's
+ * window (2 MiB), waiting for their handle (MAX_QUEUED_WRITES) and ahead of
+ * the storage (WRITE_AHEAD). More arriving meanwhile go to new buffers.
+ */
+const POOLED_WRITES = 32;
 /** Bytes of answers ssh2 may hold for the channel's window above which READs wait (a client reading slower than the file is read). */
 const MAX_QUEUED_ANSWERS = 1024 * 1024;
 /** The extensions the VERSION names. */
@@ -70,6 +79,11 @@ export class SftpSession {
   /** Bytes of WRITEs waiting for their handle: above MAX_QUEUED_WRITES the client's data is held. */
   private queuedWrites = 0;
   private readonly flow: { release(): void } | null;
+  /** Large WRITEs put together in pooled buffers (write-packets.ts), from this lease while a file is open for writing. */
+  private readonly packets: WritePackets | null;
+  private uploadBuffers: UploadBuffers | null = null;
+  /** Handles open for writing (the lease is closed when none is left). */
+  private writeHandles = 0;
   private readonly answers: { wait(): Promise<void> } | null;
 
   constructor(
@@ -83,6 +97,9 @@ export class SftpSession {
       this.opened = opened;
     });
     this.ready.catch(() => undefined); // the channel is ended; waiting requests answer the failure
+    this.packets = poolWritePackets(sftp, () =>
+      this.writeHandles > 0 ? (this.uploadBuffers ??= leaseUploadBuffers({ grow: false, buffers: POOLED_WRITES })) : null,
+    );
     this.flow = channelFlow(sftp, () => this.queuedWrites > MAX_QUEUED_WRITES);
     this.answers = outgoingRoom(sftp, MAX_QUEUED_ANSWERS);
     this.listen();
@@ -99,6 +116,9 @@ export class SftpSession {
     this.closed = true;
     const entries = [...this.handles.values()];
     this.handles.clear();
+    this.writeHandles = 0;
+    this.uploadBuffers?.close();
+    this.uploadBuffers = null;
     await Promise.all(entries.map((e) => this.release(e)));
   }
 
@@ -130,8 +150,14 @@ export class SftpSession {
       }),
     );
     s.on('WRITE', (id, h, offset, data) => {
+      const delivering = this.packets?.delivering;
+      const lease = delivering?.memory === data.buffer ? delivering.lease : null;
       // counted until taken; a WRITE on an unknown handle is answered at once
-      if (!this.handles.has(h.toString('hex'))) return this.answer(id, new SftpStatusError(STATUS.FAILURE, 'invalid handle'));
+      if (!this.handles.has(h.toString('hex'))) {
+        lease?.giveBack(data);
+        return this.answer(id, new SftpStatusError(STATUS.FAILURE, 'invalid handle'));
+      }
+      if (lease) pooledWrite(data, lease);
       this.queuedWrites += data.length;
       this.onHandle(id, h, async (handle) => {
         try {
@@ -140,8 +166,8 @@ export class SftpSession {
           s.status(id, STATUS.OK);
         } finally {
           this.writeTaken(data.length);
-          // garbage once taken: the payload and the decrypted packets it came in (core's GC pacer)
-          noteShortLived(2 * data.length);
+          // garbage once taken: the decrypted packets it came in, and the payload unless pooled (core's GC pacer)
+          noteShortLived((lease ? 1 : 2) * data.length);
         }
       });
     });
@@ -166,6 +192,7 @@ export class SftpSession {
       const entry = this.handles.get(h.toString('hex'));
       if (!entry) return void s.status(id, STATUS.FAILURE, 'invalid handle');
       this.handles.delete(h.toString('hex'));
+      if (entry.handle.kind === 'write') this.writeHandleGone();
       this.chain(entry, id, async () => {
         try {
           await entry.handle.close();
@@ -241,7 +268,9 @@ export class SftpSession {
     handle: (h) => self.handles.get(h.toString('hex'))?.handle,
     replace: (h, handle) => {
       const entry = self.handles.get(h.toString('hex'));
-      if (entry) entry.handle = handle;
+      if (!entry) return;
+      if (entry.handle.kind === 'write' && handle.kind !== 'write') self.writeHandleGone();
+      entry.handle = handle;
     },
     run: (id, op) => self.run(id, op),
     onHandle: (id, h, op) => self.onHandle(id, h, op),
@@ -333,8 +362,18 @@ export class SftpSession {
     const entry = { handle, queue: Promise.resolve() };
     // opened while the channel closed (close() returned already): ended at once
     if (this.closed) void this.release(entry);
-    else this.handles.set(id.toString('hex'), entry);
+    else {
+      this.handles.set(id.toString('hex'), entry);
+      if (handle.kind === 'write') this.writeHandles++;
+    }
     return id;
+  }
+
+  /** A handle open for writing was closed: with none left, the pooled buffers go back (those still being written once stored). */
+  private writeHandleGone(): void {
+    if (--this.writeHandles > 0) return;
+    this.uploadBuffers?.close();
+    this.uploadBuffers = null;
   }
 
   private onHandle(id: number, h: Buffer, op: (handle: Handle) => Promise<void>): void {

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { FileSession, SessionWrite } from '@ferry/core';
+import type { FileSession, SessionWrite, UploadBuffers } from '@ferry/core';
 import { STATUS, SftpStatusError } from './status.js';
 
 /**
@@ -14,6 +14,30 @@ export const GATHER_SIZE = 256 * 1024;
 const DIRECT_SIZE = 64 * 1024;
 /** Gathered bytes go to the backend after this long without a WRITE (a client that keeps its handle open). */
 const IDLE_FLUSH_MS = 20;
+
+/** WRITE data in a pooled buffer (write-packets.ts), and the lease the buffer goes back to. */
+const pooled = new WeakMap<Buffer, UploadBuffers>();
+
+/** `data`, a WRITE's data, is a view of a buffer of `lease`: lent to the storage writer when written as it is, else given back once copied or dropped. */
+export function pooledWrite(data: Buffer, lease: UploadBuffers): void {
+  pooled.set(data, lease);
+}
+
+/** `data` is about to be written to the session's upload as it is: a pooled buffer comes back once the storage wrote it (the SDK's chunkStored). */
+function lend(data: Buffer): void {
+  const lease = pooled.get(data);
+  if (!lease) return;
+  pooled.delete(data);
+  lease.lend(data);
+}
+
+/** `data`'s bytes were copied elsewhere or dropped: a pooled buffer is read into again. */
+function giveBack(data: Buffer): void {
+  const lease = pooled.get(data);
+  if (!lease) return;
+  pooled.delete(data);
+  lease.giveBack(data);
+}
 
 /** How a file opened for writing is written. */
 export type WriteMode =
@@ -131,8 +155,11 @@ export class WriteHandle {
   /** Gathers bytes at `next`; hands them to the session's write once there are enough. */
   private take(data: Buffer): void {
     this.next += data.length;
-    if (this.error || !this.write) return;
-    if (this.gatheredBytes === 0 && data.length >= DIRECT_SIZE) return void this.write.stream.write(data);
+    if (this.error || !this.write) return giveBack(data);
+    if (this.gatheredBytes === 0 && data.length >= DIRECT_SIZE) {
+      lend(data);
+      return void this.write.stream.write(data);
+    }
     this.gathered.push(data);
     this.gatheredBytes += data.length;
     if (this.gatheredBytes >= GATHER_SIZE) this.handOver();
@@ -141,10 +168,19 @@ export class WriteHandle {
   /** Hands the gathered bytes to the session's write. */
   private handOver(): void {
     if (this.gatheredBytes === 0) return;
-    const data = this.gathered.length === 1 ? this.gathered[0]! : Buffer.concat(this.gathered, this.gatheredBytes);
+    const gathered = this.gathered;
     this.gathered = [];
+    let data: Buffer;
+    if (gathered.length === 1) {
+      data = gathered[0]!;
+      if (!this.error && this.write) lend(data);
+    } else {
+      data = Buffer.concat(gathered, this.gatheredBytes);
+      for (const piece of gathered) giveBack(piece);
+    }
     this.gatheredBytes = 0;
     if (!this.error && this.write) this.write.stream.write(data);
+    else giveBack(data);
   }
 
   private scheduleFlush(): void {
@@ -249,10 +285,7 @@ export class WriteHandle {
     this.clearTimer();
     const write = this.write;
     this.write = null;
-    this.gathered = [];
-    this.gatheredBytes = 0;
-    this.ahead.clear();
-    this.aheadBytes = 0;
+    this.dropHeld();
     write?.abort(new Error('the client closed the channel'));
   }
 
@@ -271,11 +304,18 @@ export class WriteHandle {
     if (this.error) return;
     this.error = err;
     this.signalFailed();
+    this.dropHeld();
+    this.write?.abort(err);
+  }
+
+  /** What is gathered or held out of order is dropped (its pooled buffers given back). */
+  private dropHeld(): void {
+    for (const piece of this.gathered) giveBack(piece);
+    for (const piece of this.ahead.values()) giveBack(piece);
     this.gathered = [];
     this.gatheredBytes = 0;
     this.ahead.clear();
     this.aheadBytes = 0;
-    this.write?.abort(err);
   }
 }
 
