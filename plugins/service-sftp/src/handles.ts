@@ -1,3 +1,4 @@
+import { Writable, pipeline } from 'node:stream';
 import type { FileInfo, FileSession, SessionRead } from '@ferry/core';
 import type { CopiedHandle } from './copied-handle.js';
 import type { WriteHandle } from './write-handle.js';
@@ -11,15 +12,27 @@ export const MAX_READ = 255 * 1024;
  * A file opened for reading: one download of the session at a time, read
  * in order; a READ at another offset than the next one reopens it with a
  * range (random access).
+ *
+ * The download reads into buffers of core's pool (SessionReadOptions.recycle)
+ * and writes them to this handle (SessionRead.writeTo): a READ is answered
+ * with a view of the chunk at hand, which ssh2 copies into its DATA packet
+ * at once, and the chunk is given back once every byte of it was answered.
+ * One chunk is held at a time; a READ across two chunks is answered from a
+ * copy. Without writeTo (a bandwidth limit), the download's stream is read
+ * the same way.
  */
 export class ReadHandle {
   readonly kind = 'read';
   private read: SessionRead | null = null;
-  private chunks: AsyncIterator<Buffer> | null = null;
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-  private pos = 0;
+  private sink: Writable | null = null;
+  /** The chunk being answered from, how far, and what gives it back. */
+  private chunk: Buffer | null = null;
+  private chunkPos = 0;
+  private release: ((err?: Error | null) => void) | null = null;
   private ended = false;
+  private failure: Error | null = null;
+  private wake: (() => void) | null = null;
+  private pos = 0;
 
   constructor(
     private readonly session: FileSession,
@@ -32,46 +45,108 @@ export class ReadHandle {
     await this.reopen(0);
   }
 
-  /** Up to `length` bytes from `offset`, or null at the end of the file. */
-  async readAt(offset: number, length: number): Promise<Buffer | null> {
+  /**
+   * Answers up to `length` bytes from `offset`: calls `send` with them (a
+   * view valid only during the call: ssh2's `data()` copies it) and resolves
+   * true, or resolves false at the end of the file.
+   */
+  async readAt(offset: number, length: number, send: (data: Buffer) => void): Promise<boolean> {
     if (offset !== this.pos || this.read === null) {
-      if (offset >= this.info.size) return null;
+      if (offset >= this.info.size) return false;
       await this.reopen(offset);
     }
     const want = Math.min(length, MAX_READ);
-    while (this.pendingBytes < want && !this.ended) {
-      const next = await this.chunks!.next();
-      if (next.done) this.ended = true;
-      else {
-        this.pending.push(next.value);
-        this.pendingBytes += next.value.length;
+    let out: Buffer | null = null;
+    let filled = 0;
+    while (filled < want) {
+      const chunk = this.chunk ?? (await this.nextChunk());
+      if (!chunk) break;
+      const n = Math.min(chunk.length - this.chunkPos, want - filled);
+      if (filled === 0 && n === want) {
+        send(chunk.subarray(this.chunkPos, this.chunkPos + n));
+        filled = n;
+      } else {
+        out ??= Buffer.allocUnsafe(want);
+        chunk.copy(out, filled, this.chunkPos, this.chunkPos + n);
+        filled += n;
       }
+      this.chunkPos += n;
+      if (this.chunkPos === chunk.length) this.giveBack();
     }
-    if (this.pendingBytes === 0) return null;
-    const all = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
-    const out = all.subarray(0, want);
-    const rest = all.subarray(out.length);
-    this.pending = rest.length > 0 ? [rest] : [];
-    this.pendingBytes = rest.length;
-    this.pos += out.length;
-    return out;
+    if (filled === 0) return false;
+    if (out) send(filled === want ? out : out.subarray(0, filled));
+    this.pos += filled;
+    return true;
+  }
+
+  /** The next chunk of the download, or null at its end (rejects with its failure). */
+  private async nextChunk(): Promise<Buffer | null> {
+    while (!this.chunk && !this.ended && !this.failure) await new Promise<void>((resolve) => (this.wake = resolve));
+    if (this.failure) throw this.failure;
+    return this.chunk;
+  }
+
+  /** The current chunk was answered: the download may write the next one. */
+  private giveBack(): void {
+    const release = this.release;
+    this.chunk = null;
+    this.chunkPos = 0;
+    this.release = null;
+    release?.();
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
   }
 
   private async reopen(offset: number): Promise<void> {
     await this.close();
-    this.read = await this.session.openRead(this.path, offset > 0 ? { start: offset } : {});
-    this.chunks = (this.read.stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    const read = await this.session.openRead(this.path, { ...(offset > 0 ? { start: offset } : {}), recycle: true });
+    const sink = new Writable({
+      highWaterMark: 0,
+      write: (chunk: Buffer, _encoding, callback) => {
+        if (chunk.length === 0) return callback();
+        this.chunk = chunk;
+        this.chunkPos = 0;
+        this.release = callback;
+        this.notify();
+      },
+      final: (callback) => {
+        this.ended = true;
+        this.notify();
+        callback();
+      },
+      destroy: (err, callback) => {
+        if (!this.ended) this.failure = err ?? new Error('the download stopped');
+        this.notify();
+        callback(err);
+      },
+    });
+    sink.on('error', () => undefined); // the failure answers the READ that waits
+    this.read = read;
+    this.sink = sink;
     this.pos = offset;
     this.ended = false;
+    this.failure = null;
+    if (read.writeTo) read.writeTo(sink);
+    else pipeline(read.stream, sink, () => undefined);
   }
 
   async close(): Promise<void> {
     const read = this.read;
+    const sink = this.sink;
     this.read = null;
-    this.chunks = null;
-    this.pending = [];
-    this.pendingBytes = 0;
+    this.sink = null;
+    // the chunk held is dropped (not given back: the download is stopped)
+    this.chunk = null;
+    this.release = null;
+    this.chunkPos = 0;
     if (!read) return;
+    // ended by the caller: no failure to answer
+    this.ended = true;
+    sink?.destroy();
     read.stream.destroy();
     await read.done;
   }

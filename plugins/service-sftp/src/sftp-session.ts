@@ -140,13 +140,12 @@ export class SftpSession {
       this.onHandle(id, h, async (handle) => {
         if (handle.kind !== 'read') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, 'the handle is not open for reading');
         await this.answers?.wait();
-        const data = await handle.readAt(offset, len);
-        if (data === null) s.status(id, STATUS.EOF);
-        else {
+        const sent = await handle.readAt(offset, len, (data) => {
           s.data(id, data);
-          // garbage once sent: the chunk read and the encrypted packets ssh2 made of it (core's GC pacer)
+          // garbage once sent: the DATA packet ssh2 copied the bytes into and the encrypted packets it made of it (core's GC pacer)
           noteShortLived(2 * data.length);
-        }
+        });
+        if (!sent) s.status(id, STATUS.EOF);
       }),
     );
     s.on('WRITE', (id, h, offset, data) => {

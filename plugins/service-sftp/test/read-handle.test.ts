@@ -1,0 +1,122 @@
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { PassThrough, type Writable } from 'node:stream';
+import type { FileInfo, FileSession, SessionRead } from '@ferry/core';
+import { MAX_READ, ReadHandle } from '../src/handles.js';
+
+// READs are answered from the chunks the download lends (src/handles.ts):
+// a view of the chunk when the READ lies within it, a copy across two; each
+// chunk is given back (its write callback) once every byte of it was answered.
+
+const info = (size: number): FileInfo => ({ name: 'f.bin', size, mode: 0o100644, mtime: new Date(), isDir: false }) as FileInfo;
+
+/** A session whose download writes `chunks` (from `start`) to the handle as core's writeTo does: one at a time, the next once the last was taken back. */
+function fakeSession(file: Buffer, chunkSizes: number[], fail?: { after: number; err: Error }) {
+  const given: Buffer[] = [];
+  const lent: Buffer[] = [];
+  let opens = 0;
+  const session = {
+    async openRead(_path: string, options: { start?: number; recycle?: boolean }): Promise<SessionRead> {
+      opens++;
+      const stream = new PassThrough();
+      let resolveDone!: () => void;
+      const done = new Promise<void>((r) => (resolveDone = r));
+      const writeTo = (dest: Writable) => {
+        void (async () => {
+          let pos = options.start ?? 0;
+          for (let i = 0; pos < file.length; i++) {
+            if (fail && pos >= fail.after) {
+              dest.destroy(fail.err);
+              return resolveDone();
+            }
+            const chunk = Buffer.from(file.subarray(pos, pos + chunkSizes[i % chunkSizes.length]!));
+            pos += chunk.length;
+            lent.push(chunk);
+            const ok = await new Promise<boolean>((resolve) => {
+              dest.once('close', () => resolve(false));
+              dest.write(chunk, (err) => resolve(!err));
+            });
+            if (!ok) return resolveDone();
+            given.push(chunk);
+          }
+          dest.end();
+          resolveDone();
+        })();
+      };
+      return { info: info(file.length), stream, done, writeTo };
+    },
+  };
+  return { session: session as unknown as FileSession, given, lent, opens: () => opens };
+}
+
+async function readAll(h: ReadHandle, size: number, readLength: number) {
+  const answers: { data: Buffer; copy: Buffer }[] = [];
+  for (let offset = 0; ;) {
+    let got: Buffer | null = null;
+    const sent = await h.readAt(offset, readLength, (data) => {
+      got = data;
+      answers.push({ data, copy: Buffer.from(data) });
+    });
+    if (!sent) break;
+    offset += got!.length;
+    if (offset > size) throw new Error('past the end');
+  }
+  return answers;
+}
+
+t.test('answers byte for byte; views within a chunk, copies across; chunks given back once answered', async (t) => {
+  const file = randomBytes(3 * 1024 * 1024 + 777);
+  const s = fakeSession(file, [1024 * 1024, 256 * 1024, 100_000]);
+  const h = new ReadHandle(s.session, '/f.bin', info(file.length));
+  await h.open();
+  const answers = await readAll(h, file.length, MAX_READ);
+  t.same(Buffer.concat(answers.map((a) => a.copy)), file, 'the file');
+  t.ok(
+    answers.slice(0, -1).every((a) => a.data.length === MAX_READ),
+    'every answer but the last is a whole READ',
+  );
+  const views = answers.filter((a) => s.lent.some((c) => c.buffer === a.data.buffer));
+  t.ok(views.length > 0 && views.length < answers.length, `${views.length} of ${answers.length} answered from the chunk itself, the rest copied`);
+  t.equal(s.given.length, s.lent.length, 'every chunk given back');
+  await h.close();
+  t.equal(s.opens(), 1, 'one download');
+});
+
+t.test('a chunk is given back only once every byte of it was answered', async (t) => {
+  const file = randomBytes(600 * 1024);
+  const s = fakeSession(file, [600 * 1024]);
+  const h = new ReadHandle(s.session, '/f.bin', info(file.length));
+  await h.open();
+  const out: Buffer[] = [];
+  await h.readAt(0, 200 * 1024, (d) => out.push(Buffer.from(d)));
+  await h.readAt(200 * 1024, 200 * 1024, (d) => out.push(Buffer.from(d)));
+  t.equal(s.given.length, 0, 'still being answered from');
+  await h.readAt(400 * 1024, 255 * 1024, (d) => out.push(Buffer.from(d)));
+  await new Promise((r) => setImmediate(r));
+  t.equal(s.given.length, 1, 'given back');
+  t.same(Buffer.concat(out), file);
+  t.equal(await h.readAt(600 * 1024, 1000, () => t.fail('nothing past the end')), false, 'then EOF');
+  await h.close();
+});
+
+t.test('a READ elsewhere reopens the download at its offset', async (t) => {
+  const file = randomBytes(2 * 1024 * 1024);
+  const s = fakeSession(file, [256 * 1024]);
+  const h = new ReadHandle(s.session, '/f.bin', info(file.length));
+  await h.open();
+  let got: Buffer | null = null;
+  t.ok(await h.readAt(1_500_000, 1000, (d) => (got = Buffer.from(d))));
+  t.same(got, file.subarray(1_500_000, 1_501_000));
+  t.equal(s.opens(), 2);
+  t.equal(await h.readAt(file.length, 10, () => undefined), false, 'at the end: EOF without a download');
+  await h.close();
+});
+
+t.test('a failed download answers the READ that waits with its failure', async (t) => {
+  const file = randomBytes(1024 * 1024);
+  const s = fakeSession(file, [256 * 1024], { after: 512 * 1024, err: new Error('disk gone') });
+  const h = new ReadHandle(s.session, '/f.bin', info(file.length));
+  await h.open();
+  await t.rejects(readAll(h, file.length, MAX_READ), /disk gone/);
+  await h.close();
+});
