@@ -88,14 +88,14 @@ t.test('a chunk is given back only once every byte of it was answered', async (t
   const h = new ReadHandle(s.session, '/f.bin', info(file.length));
   await h.open();
   const out: Buffer[] = [];
-  await h.readAt(0, 200 * 1024, (d) => out.push(Buffer.from(d)));
-  await h.readAt(200 * 1024, 200 * 1024, (d) => out.push(Buffer.from(d)));
+  await h.readAt(0, 200 * 1024, (d) => void out.push(Buffer.from(d)));
+  await h.readAt(200 * 1024, 200 * 1024, (d) => void out.push(Buffer.from(d)));
   t.equal(s.given.length, 0, 'still being answered from');
-  await h.readAt(400 * 1024, 255 * 1024, (d) => out.push(Buffer.from(d)));
+  await h.readAt(400 * 1024, 255 * 1024, (d) => void out.push(Buffer.from(d)));
   await new Promise((r) => setImmediate(r));
   t.equal(s.given.length, 1, 'given back');
   t.same(Buffer.concat(out), file);
-  t.equal(await h.readAt(600 * 1024, 1000, () => t.fail('nothing past the end')), false, 'then EOF');
+  t.equal(await h.readAt(600 * 1024, 1000, () => void t.fail('nothing past the end')), false, 'then EOF');
   await h.close();
 });
 
@@ -105,7 +105,7 @@ t.test('a READ elsewhere reopens the download at its offset', async (t) => {
   const h = new ReadHandle(s.session, '/f.bin', info(file.length));
   await h.open();
   let got: Buffer | null = null;
-  t.ok(await h.readAt(1_500_000, 1000, (d) => (got = Buffer.from(d))));
+  t.ok(await h.readAt(1_500_000, 1000, (d) => void (got = Buffer.from(d))));
   t.same(got, file.subarray(1_500_000, 1_501_000));
   t.equal(s.opens(), 2);
   t.equal(await h.readAt(file.length, 10, () => undefined), false, 'at the end: EOF without a download');
