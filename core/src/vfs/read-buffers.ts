@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ReadBuffers } from '../fs/fs.contract.js';
-import { setUploadBufferSource } from '../sdk/upload-buffers.js';
+import { setUploadBufferSource, type UploadBufferOptions } from '../sdk/upload-buffers.js';
 
 /**
  * Reusable read buffers for downloads (ReadOptions.buffers).
@@ -77,7 +77,7 @@ export class ReadBufferPool {
   ) {}
 
   /** Buffers for one download (closed by the caller once the download is over); `grow: false` keeps them at the pool's buffer size. */
-  lease(options: { grow?: boolean; buffers?: number } = {}): ReadBufferLease {
+  lease(options: UploadBufferOptions = {}): ReadBufferLease {
     this.leases++;
     return new ReadBufferLease(this, options.grow ?? true, options.buffers ?? this.perTransfer);
   }

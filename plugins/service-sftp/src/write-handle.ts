@@ -169,18 +169,14 @@ export class WriteHandle {
   private handOver(): void {
     if (this.gatheredBytes === 0) return;
     const gathered = this.gathered;
+    // one piece goes as it is; several are copied into one, and their pooled buffers go back at once
+    const data = gathered.length === 1 ? gathered[0]! : Buffer.concat(gathered, this.gatheredBytes);
+    if (gathered.length > 1) for (const piece of gathered) giveBack(piece);
     this.gathered = [];
-    let data: Buffer;
-    if (gathered.length === 1) {
-      data = gathered[0]!;
-      if (!this.error && this.write) lend(data);
-    } else {
-      data = Buffer.concat(gathered, this.gatheredBytes);
-      for (const piece of gathered) giveBack(piece);
-    }
     this.gatheredBytes = 0;
-    if (!this.error && this.write) this.write.stream.write(data);
-    else giveBack(data);
+    if (this.error || !this.write) return giveBack(data);
+    lend(data);
+    this.write.stream.write(data);
   }
 
   private scheduleFlush(): void {
