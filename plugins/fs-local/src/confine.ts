@@ -3,6 +3,7 @@ import { lstat, mkdir, readlink, realpath, stat, utimes } from 'node:fs/promises
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, normalizeVirtualPath } from '@ferry/core';
+import { keepHeldDir, takeHeldDir } from './held-dirs.js';
 import { HIDDEN_TMP_PREFIX, isReservedName } from './temp-area.js';
 
 /**
@@ -64,6 +65,8 @@ export class DirHandle {
     private readonly rootPath: string,
     /** False for a view of a descriptor someone else closes (see shared()). */
     private readonly owned = true,
+    /** For a descriptor kept for later operations (held-dirs.ts): what close() calls instead of closing it. */
+    private readonly release?: () => void,
   ) {}
 
   /**
@@ -108,7 +111,9 @@ export class DirHandle {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.fd !== undefined && this.owned) closeDirFd(this.fd);
+    if (this.fd === undefined || !this.owned) return;
+    if (this.release) this.release();
+    else closeDirFd(this.fd);
   }
 }
 
@@ -229,7 +234,7 @@ export class LocalRoot {
   async locateComps(comps: readonly string[], mode: ResolveMode, vpath: string): Promise<Located> {
     let pending = [...comps];
     for (let hops = 0; ;) {
-      const dir = await this.walk(pending.slice(0, -1), vpath, false, hops);
+      const dir = await this.walk(pending.slice(0, -1), vpath, false, hops, true);
       hops = dir.hops;
       const name = pending[pending.length - 1] ?? '';
       if (!name || mode === 'entry') return located(dir.dir, name);
@@ -274,12 +279,17 @@ export class LocalRoot {
 
   /**
    * Opens the directory at `comps`, one component at a time (see the class
-   * comment); with `create`, missing directories are made on the way.
+   * comment); with `create`, missing directories are made on the way. With
+   * `keep`, a descriptor newly opened may be kept for the next operations
+   * in the directory (held-dirs.ts): for the parent of the files an upload
+   * or a stat looks at, not for a directory opened for itself (a listing, a
+   * zip's walk), whose next use is unlikely. A descriptor kept earlier is
+   * used either way.
    */
-  async openDir(p: string, create = false): Promise<DirHandle> {
+  async openDir(p: string, create = false, keep = false): Promise<DirHandle> {
     const vpath = normalizeVirtualPath(p);
     refuseReserved(vpath);
-    return (await this.walk(vpath === '/' ? [] : vpath.slice(1).split('/'), vpath, create, 0)).dir;
+    return (await this.walk(vpath === '/' ? [] : vpath.slice(1).split('/'), vpath, create, 0, keep)).dir;
   }
 
   /**
@@ -296,9 +306,9 @@ export class LocalRoot {
     }
   }
 
-  private async walk(comps: string[], vpath: string, create: boolean, hops: number): Promise<{ dir: DirHandle; hops: number }> {
+  private async walk(comps: string[], vpath: string, create: boolean, hops: number, keep = false): Promise<{ dir: DirHandle; hops: number }> {
     requireProcFd();
-    const fast = comps.length > 0 ? await this.openVerified(comps, vpath) : undefined;
+    const fast = comps.length > 0 ? await this.openVerified(comps, vpath, keep) : undefined;
     if (fast) return { dir: fast, hops };
     restart: for (;;) {
       let cur = await this.openRoot();
@@ -358,15 +368,26 @@ export class LocalRoot {
    * undefined when the path does not open as a directory (missing, a file on
    * the way): the component walk then gives the precise error or creates.
    */
-  private async openVerified(comps: string[], vpath: string): Promise<DirHandle | undefined> {
+  private async openVerified(comps: string[], vpath: string, keep: boolean): Promise<DirHandle | undefined> {
+    const asked = `${this.root}/${comps.join('/')}`;
+    // a descriptor of this very directory kept from an earlier operation, checked as below (held-dirs.ts)
+    const kept = takeHeldDir(asked);
+    if (kept) {
+      if (!comps.some(isReservedName)) return new DirHandle(kept.fd, [...comps], this.root, true, kept.release);
+      kept.release();
+      throw escapes(vpath);
+    }
     let fd: number;
     try {
-      fd = await openFd(`${this.root}/${comps.join('/')}`, constants.O_RDONLY | constants.O_DIRECTORY);
+      fd = await openFd(asked, constants.O_RDONLY | constants.O_DIRECTORY);
     } catch {
       return undefined;
     }
     try {
-      return new DirHandle(fd, await this.verifiedComps(comps, readlinkSync(`${PROC_FD}/${fd}`), vpath), this.root);
+      const real = readlinkSync(`${PROC_FD}/${fd}`);
+      const physical = await this.verifiedComps(comps, real, vpath);
+      // kept for the next operations only when opened by its real path, which the next check compares with
+      return new DirHandle(fd, physical, this.root, true, keep && real === asked ? keepHeldDir(real, fd) : undefined);
     } catch (err) {
       closeDirFd(fd);
       throw err instanceof FsError ? err : fsErrorFromNode(err, vpath);

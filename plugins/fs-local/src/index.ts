@@ -8,6 +8,7 @@ import { cleanUploadsTmp, processUploadsTmpDir, uploadsTmpDir } from './temp-are
 export { LocalFs, LOCAL_CAPABILITIES, DEFAULT_BUFFER_SIZE } from './local.fs.js';
 export type { LocalFsOptions, OpenedFile } from './local.fs.js';
 export { LocalRoot, DirHandle, refuseReserved, type Located, type ResolveMode } from './confine.js';
+export { closeHeldDirs, heldDirCount, HELD_DIR_IDLE_MS } from './held-dirs.js';
 export { type WriteEncoder, queuedUploadBytes, GROWN_WRITE_QUEUE, WRITE_QUEUE_BUDGET } from './atomic-upload.js';
 export {
   UPLOADS_TMP_DIR,

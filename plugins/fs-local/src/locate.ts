@@ -78,7 +78,8 @@ export class Locator {
         .hold(
           this.owner,
           parent,
-          () => this.confine.openDir(parent),
+          // kept for the next operations in the directory when this one is an upload's or a stat's (see openDir)
+          () => this.confine.openDir(parent, false, memo !== undefined),
           (d) => d.close(),
         )
         .catch(() => undefined);

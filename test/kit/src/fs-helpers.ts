@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Test } from 'tap';
@@ -120,3 +121,18 @@ export async function expectMissing(t: Test, fs: Fs, path: string, message = `${
 /** Mode-bit helpers (FileInfo.mode carries the file type bits). */
 export const S_IFMT = 0o170000;
 export const S_IFDIR = 0o040000;
+
+/** Descriptors of this process open on `dir` or under it (what a test checks is closed again). */
+export function openDescriptorsUnder(dir: string): number {
+  const real = realpathSync(dir);
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target === real || target.startsWith(real + '/')) count++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return count;
+}

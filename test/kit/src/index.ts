@@ -20,6 +20,7 @@ export {
   expectFsError,
   expectMissing,
   isFsErrorLike,
+  openDescriptorsUnder,
 } from './fs-helpers.js';
 export { AWKWARD_NAMES } from './cases/basics.js';
 export { RecordingRelay, StalledServer, type RecordedRequest } from './relay.js';
