@@ -24,6 +24,12 @@
 //              ratio each way (aim >= 0.8x)
 //   small      `put -r` of a directory of BENCH_SMALL files (default 10,000)
 //              of 1 KiB (aim >= 0.5x)
+//   requests   what one request costs, one at a time (what `put -r` of small
+//              files is made of), BENCH_REQ of each (default 2,000) with node's
+//              ssh2 client on one session: LSTAT of a missing file, LSTAT of a
+//              file, OPEN + WRITE 1 KiB + CLOSE of a new file; the mean wall
+//              time of each on both servers, and Ferry's process CPU per
+//              request (all its threads); aim none (reported)
 //   logins     logins per second for BENCH_LOGIN_SECS seconds (default 3)
 //              with BENCH_LOGIN_PAR clients (default 4), node's ssh2 client
 //              (connect, authenticate, disconnect): with a key, and with a
@@ -33,9 +39,9 @@
 //              for the bench), checked by sshd without PAM (crypt of
 //              /etc/shadow); Ferry's against its argon2id hash.
 //
-// Env: BENCH_MB, BENCH_PAR, BENCH_PAR_MB, BENCH_SMALL, BENCH_ROUNDS (default 2),
+// Env: BENCH_MB, BENCH_PAR, BENCH_PAR_MB, BENCH_SMALL, BENCH_REQ, BENCH_ROUNDS (default 2),
 // BENCH_CIPHER (default aes128-gcm@openssh.com), BENCH_LOGIN_SECS,
-// BENCH_LOGIN_PAR, BENCH_PHASES (comma list of put,get,parallel,small,logins;
+// BENCH_LOGIN_PAR, BENCH_PHASES (comma list of put,get,parallel,small,requests,logins;
 // default all), FERRY_BENCH_DIR, FERRY_BENCH_NO_BUILD=1, FERRY_BENCH_NODE_ARGS (node
 // options of the Ferry process, e.g. --cpu-prof --cpu-prof-dir=DIR).
 // A quick run: BENCH_MB=128 BENCH_PAR_MB=16 BENCH_SMALL=1000 node bench/sftp-service.bench.mjs
@@ -46,7 +52,7 @@ import os from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import { SFTP } from './lib/backends.mjs';
-import { MB, ensureServers, envNumber, freePort, makeFile, scratchWorkspace, waitPort, writeResults, runBench } from './lib/common.mjs';
+import { MB, cpuSecondsOf, ensureServers, envNumber, freePort, makeFile, scratchWorkspace, waitPort, writeResults, runBench } from './lib/common.mjs';
 import { sideBySide } from './lib/side-by-side.mjs';
 import { buildFerry, startFerry } from './lib/ferry-server.mjs';
 
@@ -54,12 +60,13 @@ const SIZE_MB = envNumber('BENCH_MB', 1024);
 const PAR = envNumber('BENCH_PAR', 16);
 const PAR_MB = envNumber('BENCH_PAR_MB', 64);
 const SMALL = envNumber('BENCH_SMALL', 10_000);
+const REQ = envNumber('BENCH_REQ', 2000);
 const ROUNDS = envNumber('BENCH_ROUNDS', 2);
 const LOGIN_SECS = envNumber('BENCH_LOGIN_SECS', 3);
 const LOGIN_PAR = envNumber('BENCH_LOGIN_PAR', 4);
 const CIPHER = process.env.BENCH_CIPHER || 'aes128-gcm@openssh.com';
 const NODE_ARGS = (process.env.FERRY_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-const PHASES = new Set((process.env.BENCH_PHASES || 'put,get,parallel,small,logins').split(',').map((s) => s.trim()));
+const PHASES = new Set((process.env.BENCH_PHASES || 'put,get,parallel,small,requests,logins').split(',').map((s) => s.trim()));
 const USER = { username: 'bench', password: 'bench-user-password-1' };
 
 const { dir: scratch, children, cleanup } = scratchWorkspace(3 * SIZE_MB + 2 * PAR * PAR_MB + 256, 'ferry-bench-sftp-');
@@ -191,6 +198,51 @@ async function loginRate(port, auth) {
   return n / (Number(process.hrtime.bigint() - t0) / 1e9);
 }
 
+/** An SFTP session of node's ssh2 client; resolves to { client, sftp }. */
+function sftpSession(port, auth) {
+  return new Promise((resolve, reject) => {
+    const client = new ssh2.Client();
+    client.once('ready', () => client.sftp((err, sftp) => (err ? reject(err) : resolve({ client, sftp }))));
+    client.once('error', reject);
+    client.connect({ host: '127.0.0.1', port, readyTimeout: 20_000, algorithms: { cipher: [CIPHER] }, ...auth });
+  });
+}
+
+/** A callback-style SFTP call as a promise; `tolerate` resolves a failure too (a missing file's LSTAT). */
+const call = (fn, tolerate = false) => new Promise((resolve, reject) => fn((err, v) => (err && !tolerate ? reject(err) : resolve(v))));
+
+/**
+ * The requests phase on one server: the mean wall time (us) of each kind of
+ * request, REQ of each one after the other in `dir` (a directory of the
+ * server's, empty), and the CPU (us) `pid` used per request when given.
+ */
+async function requestCosts(port, auth, dir, pid) {
+  const { client, sftp } = await sftpSession(port, auth);
+  const kib = Buffer.alloc(1024, 7);
+  const kinds = {
+    lstat_missing: (i) => call((cb) => sftp.lstat(`${dir}/missing-${i}`, cb), true),
+    upload_1k: async (i) => {
+      const h = await call((cb) => sftp.open(`${dir}/f${i}`, 'w', cb));
+      await call((cb) => sftp.write(h, kib, 0, kib.length, 0, cb));
+      await call((cb) => sftp.close(h, cb));
+    },
+    lstat_file: (i) => call((cb) => sftp.lstat(`${dir}/f${i}`, cb)),
+  };
+  const out = {};
+  try {
+    for (const [kind, fn] of Object.entries(kinds)) {
+      const cpu0 = pid ? cpuSecondsOf(pid) : 0;
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < REQ; i++) await fn(i);
+      out[kind] = { wall_us: Number(process.hrtime.bigint() - t0) / 1e3 / REQ };
+      if (pid) out[kind].cpu_us = ((cpuSecondsOf(pid) - cpu0) * 1e6) / REQ;
+    }
+  } finally {
+    client.end();
+  }
+  return out;
+}
+
 async function main() {
   if (process.getuid?.() !== 0) throw new Error('run as root: only root logs in to a private sshd without editing /etc');
   for (const p of ['/usr/sbin/sshd', '/usr/lib/openssh/sftp-server']) statSync(p);
@@ -309,6 +361,34 @@ async function main() {
     rmSync(tree, { recursive: true });
   }
 
+  if (PHASES.has('requests') && REQ > 0) {
+    const privateKey = readFileSync(key);
+    const best = { openssh: {}, ferry: {} };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const s of [openssh, ferry]) {
+        noteLoad();
+        const dir = `r${round}`;
+        mkdirSync(local(s, dir));
+        const got = await requestCosts(s.port, { username: s.user, privateKey }, remote(s, dir), s.name === 'ferry' ? ferry.proc.pid : undefined);
+        rmSync(local(s, dir), { recursive: true });
+        for (const [kind, r] of Object.entries(got)) {
+          if (!best[s.name][kind] || r.wall_us < best[s.name][kind].wall_us) best[s.name][kind] = r;
+        }
+        log(
+          `requests ${s.name} round ${round + 1}: ${Object.entries(got)
+            .map(([k, r]) => `${k} ${r.wall_us.toFixed(0)} us`)
+            .join(', ')}`,
+        );
+      }
+    }
+    results.requests = { count: REQ };
+    for (const kind of Object.keys(best.ferry)) {
+      const o = best.openssh[kind];
+      const f = best.ferry[kind];
+      results.requests[kind] = { openssh_us: o.wall_us, ferry_us: f.wall_us, ferry_cpu_us: f.cpu_us, ratio: o.wall_us / f.wall_us };
+    }
+  }
+
   if (PHASES.has('logins')) {
     const privateKey = readFileSync(key);
     const rates = { openssh: {}, ferry: {} };
@@ -367,6 +447,15 @@ async function main() {
   if (results.small) {
     const r = results.small;
     console.log(`  ${`put -r ${SMALL} x 1 KiB`.padEnd(24)} openssh ${s(r.openssh_s)}   ferry ${s(r.ferry_s)}   ${x(r.ratio)} (aim >= 0.50x)`);
+  }
+  if (results.requests) {
+    const labels = { lstat_missing: 'LSTAT, missing file', lstat_file: 'LSTAT, a file', upload_1k: 'OPEN+WRITE 1K+CLOSE' };
+    for (const [kind, label] of Object.entries(labels)) {
+      const r = results.requests[kind];
+      console.log(
+        `  ${label.padEnd(24)} openssh ${r.openssh_us.toFixed(0)} us   ferry ${r.ferry_us.toFixed(0)} us   ${x(r.ratio)} (Ferry CPU ${r.ferry_cpu_us.toFixed(0)} us a request)   aim none (reported)`,
+      );
+    }
   }
   if (results.logins) {
     const l = results.logins;
