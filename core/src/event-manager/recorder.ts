@@ -26,9 +26,16 @@ export function estimateEventBytes(e: object): number {
   return n;
 }
 
+/**
+ * The events of one kind, oldest first from `start`: the entries before it
+ * are dropped ones, removed in one go once there are as many as the ring
+ * holds. Removing each at once (splice(0, 1)) moved the whole array: 34 us
+ * an event at 10,000, on every filesystem event of a busy server.
+ */
 interface Ring<E> {
   events: E[];
   sizes: number[];
+  start: number;
   bytes: number;
 }
 
@@ -46,9 +53,9 @@ export class EventRecorder {
   private readonly size: number;
   private readonly maxBytes: number;
   private readonly rings: { [K in RecordedKind]: Ring<RecordedEvents[K][number]> } = {
-    fs: { events: [], sizes: [], bytes: 0 },
-    provider: { events: [], sizes: [], bytes: 0 },
-    log: { events: [], sizes: [], bytes: 0 },
+    fs: { events: [], sizes: [], start: 0, bytes: 0 },
+    provider: { events: [], sizes: [], start: 0, bytes: 0 },
+    log: { events: [], sizes: [], start: 0, bytes: 0 },
   };
   private unsubscribe: (() => void)[] = [];
 
@@ -67,7 +74,7 @@ export class EventRecorder {
 
   /** Events and estimated bytes held per kind. */
   usage(): Record<RecordedKind, { events: number; bytes: number }> {
-    const u = (k: RecordedKind) => ({ events: this.rings[k].events.length, bytes: this.rings[k].bytes });
+    const u = (k: RecordedKind) => ({ events: this.rings[k].events.length - this.rings[k].start, bytes: this.rings[k].bytes });
     return { fs: u('fs'), provider: u('provider'), log: u('log') };
   }
 
@@ -79,16 +86,17 @@ export class EventRecorder {
       ring.events.push(e);
       ring.sizes.push(bytes);
       ring.bytes += bytes;
-      let drop = 0;
-      let freed = 0;
-      while (ring.events.length - drop > this.size || (ring.bytes - freed > this.maxBytes && ring.events.length - drop > 1)) {
-        freed += ring.sizes[drop]!;
-        drop++;
+      const held = () => ring.events.length - ring.start;
+      while (held() > this.size || (ring.bytes > this.maxBytes && held() > 1)) {
+        ring.bytes -= ring.sizes[ring.start]!;
+        // (let go of the event at once: only the array slot waits for the compaction)
+        (ring.events as unknown[])[ring.start] = undefined;
+        ring.start++;
       }
-      if (drop) {
-        ring.events.splice(0, drop);
-        ring.sizes.splice(0, drop);
-        ring.bytes -= freed;
+      if (ring.start >= Math.max(held(), 64)) {
+        ring.events.splice(0, ring.start);
+        ring.sizes.splice(0, ring.start);
+        ring.start = 0;
       }
     };
     this.unsubscribe.push(
@@ -106,6 +114,11 @@ export class EventRecorder {
   /** Recorded events of a kind with start <= timestamp (ns) <= end, oldest first. */
   query<K extends RecordedKind>(kind: K, startNs: number, endNs: number): RecordedEvents[K] {
     const ring = this.rings[kind] as Ring<RecordedEvents[K][number]>;
-    return ring.events.filter((e) => e.timestamp >= startNs && e.timestamp <= endNs) as RecordedEvents[K];
+    const out: RecordedEvents[K][number][] = [];
+    for (let i = ring.start; i < ring.events.length; i++) {
+      const e = ring.events[i]!;
+      if (e.timestamp >= startNs && e.timestamp <= endNs) out.push(e);
+    }
+    return out as RecordedEvents[K];
   }
 }

@@ -72,3 +72,25 @@ t.test('0 turns it off; stop unsubscribes', async (t) => {
   bus.publish('fs', fsEvent(2));
   t.equal(r.usage().fs.events, 1);
 });
+
+t.test('a full ring drops the oldest in order, across its compactions, and its storage stays bounded', async (t) => {
+  const { bus, r } = recorder({ recorder_size: 100, recorder_max_bytes: 1 << 20 });
+  const slots = () => (r as unknown as { rings: { fs: { events: unknown[] } } }).rings.fs.events.length;
+  let most = 0;
+  for (let i = 1; i <= 1234; i++) {
+    bus.publish('fs', fsEvent(i));
+    most = Math.max(most, slots());
+    if (i % 97 === 0 || i === 1234) {
+      const got = r.query('fs', 0, 1e9).map((e) => e.timestamp);
+      const want = Array.from({ length: Math.min(i, 100) }, (_, k) => i - Math.min(i, 100) + 1 + k);
+      if (JSON.stringify(got) !== JSON.stringify(want)) t.fail(`after ${i} events: ${got.slice(0, 3)}... instead of ${want.slice(0, 3)}...`);
+    }
+  }
+  t.equal(r.usage().fs.events, 100);
+  t.equal(r.usage().fs.bytes, 100 * estimateEventBytes(fsEvent(1234)), 'the bytes of the events held, no more');
+  t.same(
+    r.query('fs', 1200, 1202).map((e) => e.timestamp),
+    [1200, 1201, 1202],
+  );
+  t.ok(most <= 201, `at most twice the ring's size in slots (${most})`);
+});
