@@ -11,7 +11,9 @@
 //   upload    POST /api/v2/user/files/upload?path=/up/uN.bin  4 KiB bodies, 64 names in turn (overwrites)
 //   listing   GET  /api/v2/user/dirs?path=/ten                a directory of 10 files
 // on SQLite and PostgreSQL (a fresh database on FERRY_TEST_PG_URL or 127.0.0.1:5432).
-// Best of BENCH_ROUNDS (2) rounds, the three servers in turn, order alternating.
+// Each server first takes BENCH_WARMUP_SECS (2) of the workload's load, not
+// measured (its JIT and caches warm, as on a server that has been up a while),
+// then best of BENCH_ROUNDS (2) rounds, the three servers in turn, order alternating.
 // Aims: Ferry >= 0.25x the bare node:http server's requests/s and >= 0.5x the
 // bare Hapi route's. The server CPU time per request is printed too (a steadier
 // figure on a busy machine), with the load average.
@@ -20,7 +22,7 @@
 //   node bench/small-files.bench.mjs --sqlite SQLite only
 //   node bench/small-files.bench.mjs --pg     PostgreSQL only
 //
-// Env: BENCH_ROUNDS (2), BENCH_SECS (4), BENCH_CONNECTIONS (16), FERRY_BENCH_NO_BUILD=1,
+// Env: BENCH_ROUNDS (2), BENCH_SECS (4), BENCH_WARMUP_SECS (2), BENCH_CONNECTIONS (16), FERRY_BENCH_NO_BUILD=1,
 // FERRY_BENCH_DIR; BENCH_CPU_PROF=<dir>: Ferry runs with --cpu-prof into that directory;
 // BENCH_WORKLOADS=listing,download: only these workloads (all three by default);
 // BENCH_NODE_ARGS: more node options of the Ferry process (e.g. --heap-prof).
@@ -34,6 +36,7 @@ import { createBenchDatabase } from './lib/pg.mjs';
 
 const ROUNDS = envNumber('BENCH_ROUNDS', 2);
 const SECS = envNumber('BENCH_SECS', 4);
+const WARMUP_SECS = envNumber('BENCH_WARMUP_SECS', 2);
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 16);
 const PROF = process.env.BENCH_CPU_PROF ?? '';
 const AIM_NODE = 0.25;
@@ -51,6 +54,7 @@ const results = {
   aims: { vsNode: AIM_NODE, vsHapi: AIM_HAPI },
   loadavgStart: loadavg(),
   rounds: ROUNDS,
+  warmup_secs: WARMUP_SECS,
   secs: SECS,
   connections: CONNECTIONS,
   size: SIZE,
@@ -104,10 +108,10 @@ async function startBare(kind, home, key) {
 }
 
 /** One load run on a server process; fails on any unexpected answer. */
-async function measure(pid, url, token, workload, what) {
+async function measure(pid, url, token, workload, what, secs = SECS) {
   const requests = WORKLOADS[workload].requests().map((r) => ({ ...r, headers: token ? { authorization: `Bearer ${token}` } : {} }));
   const cpu0 = cpuSecondsOf(pid);
-  const r = await httpLoad({ url, requests, connections: CONNECTIONS, durationMs: SECS * 1000 });
+  const r = await httpLoad({ url, requests, connections: CONNECTIONS, durationMs: secs * 1000 });
   const bad = Object.entries(r.statuses).filter(([s]) => Number(s) !== WORKLOADS[workload].ok);
   if (bad.length || r.count === 0) throw new Error(`${what}: answers ${JSON.stringify(r.statuses)}`);
   return { ...r, serverCpuMsPerReq: ((cpuSecondsOf(pid) - cpu0) * 1000) / r.sent };
@@ -139,6 +143,12 @@ async function run(db) {
     const out = {};
     for (const workload of chosenWorkloads()) {
       const best = {};
+      if (WARMUP_SECS > 0) {
+        for (const side of ['ferry', 'node', 'hapi']) {
+          const s = sides[side];
+          await measure(s.pid, s.url, s.token, workload, `${db} ${side} ${workload} (warm-up)`, WARMUP_SECS);
+        }
+      }
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 ? ['hapi', 'node', 'ferry'] : ['ferry', 'node', 'hapi'];
         for (const side of order) {
@@ -166,7 +176,7 @@ runBench(
   'small-files',
   async () => {
     buildFerry(log);
-    log(`load average ${loadavg()}; ${ROUNDS} rounds of ${SECS} s, ${CONNECTIONS} connections, ${SIZE}-byte files`);
+    log(`load average ${loadavg()}; ${WARMUP_SECS} s of warm-up, then ${ROUNDS} rounds of ${SECS} s, ${CONNECTIONS} connections, ${SIZE}-byte files`);
     for (const db of only) {
       try {
         await run(db);
