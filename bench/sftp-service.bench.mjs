@@ -208,8 +208,17 @@ function sftpSession(port, auth) {
   });
 }
 
-/** A callback-style SFTP call as a promise; `tolerate` resolves a failure too (a missing file's LSTAT). */
-const call = (fn, tolerate = false) => new Promise((resolve, reject) => fn((err, v) => (err && !tolerate ? reject(err) : resolve(v))));
+/** SFTP's NO_SUCH_FILE status (what an LSTAT of a missing file must answer). */
+const NO_SUCH_FILE = 2;
+
+/** A callback-style SFTP call as a promise; `missing`: it must fail with NO_SUCH_FILE (anything else rejects). */
+const call = (fn, missing = false) =>
+  new Promise((resolve, reject) =>
+    fn((err, v) => {
+      if (missing) return err?.code === NO_SUCH_FILE ? resolve() : reject(err ?? new Error('expected NO_SUCH_FILE, the file was found'));
+      return err ? reject(err) : resolve(v);
+    }),
+  );
 
 /**
  * The requests phase on one server: the mean wall time (us) of each kind of

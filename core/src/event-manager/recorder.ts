@@ -86,14 +86,15 @@ export class EventRecorder {
       ring.events.push(e);
       ring.sizes.push(bytes);
       ring.bytes += bytes;
-      const held = () => ring.events.length - ring.start;
-      while (held() > this.size || (ring.bytes > this.maxBytes && held() > 1)) {
+      let held = ring.events.length - ring.start;
+      while (held > this.size || (ring.bytes > this.maxBytes && held > 1)) {
         ring.bytes -= ring.sizes[ring.start]!;
         // (let go of the event at once: only the array slot waits for the compaction)
         (ring.events as unknown[])[ring.start] = undefined;
         ring.start++;
+        held--;
       }
-      if (ring.start >= Math.max(held(), 64)) {
+      if (ring.start >= Math.max(held, 64)) {
         ring.events.splice(0, ring.start);
         ring.sizes.splice(0, ring.start);
         ring.start = 0;

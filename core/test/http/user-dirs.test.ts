@@ -1,9 +1,9 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { addFolder, addUser, fileApp, PASSWORD } from '../helpers/user-files.js';
-import { unzip } from '@ferry/testkit';
+import { openDescriptorsUnder, unzip } from '@ferry/testkit';
 
 const ta = await fileApp();
 t.teardown(() => ta.close());
@@ -232,14 +232,7 @@ t.test('streamzip: many files of every size, read ahead and streamed, each whole
 
 t.test('streamzip of many directories holds a descriptor per directory only while its files are being opened', async (t) => {
   // the descriptors into the user's tree (the process's own sockets, e.g. a database pool growing, are not the zip's)
-  const fds = () =>
-    readdirSync('/proc/self/fd').filter((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(home);
-      } catch {
-        return false;
-      }
-    }).length;
+  const fds = () => openDescriptorsUnder(home);
   for (let d = 0; d < 300; d++) {
     mkdirSync(path.join(home, `ztree/d${d}`), { recursive: true });
     for (let f = 0; f < 3; f++) writeFileSync(path.join(home, `ztree/d${d}/f${f}.txt`), `${d}/${f}`);

@@ -18,9 +18,9 @@ import { closeSync, readlinkSync } from 'node:fs';
  * the path again would give. Only directories opened by a link-free path
  * are kept (the path asked for is their real path).
  *
- * Descriptors are closed IDLE_MS after their last use, never while a
- * handle still uses one (a descriptor number may be reused once closed);
- * at most MAX_HELD are kept in the process.
+ * Descriptors are closed HELD_DIR_IDLE_MS after their last use, never
+ * while a handle still uses one (a descriptor number may be reused once
+ * closed); at most MAX_HELD are kept in the process.
  */
 
 /** How long a directory's descriptor is kept after its last use. */
