@@ -3,8 +3,13 @@
 
 /** The worker: plain JavaScript, so it runs the same from the sources (tests) and from dist. */
 export const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
+// @ferry/dir-sweep's addon, when the server found it built: sweeps in one native call
+let nativeSweep = null;
+try {
+  if (workerData && workerData.sweepAddon) nativeSweep = require(workerData.sweepAddon).sweep;
+} catch {}
 const failed = (err) => ({ k: 'error', code: err && err.code ? String(err.code) : 'EIO', message: err && err.message ? String(err.message) : String(err) });
 function read(dir, names, max, flags) {
   const results = [];
@@ -102,12 +107,27 @@ function readAt(dir, names, max, flags) {
 // workers sweep the two parts of a large directory at once
 // part [k, n]: only the entries whose name hashes to k of n (the parts of one directory swept at
 // once by different workers never take the same entry)
+// (the hash of the name's UTF-8 bytes, as @ferry/dir-sweep's native sweep computes it: a
+// directory's parts are the same whichever of the two sweeps each worker runs)
 const partOf = (name, n) => {
   let h = 0;
-  for (let i = 0; i < name.length; i++) h = (Math.imul(h, 31) + name.charCodeAt(i)) | 0;
+  let ascii = true;
+  for (let i = 0; i < name.length && ascii; i++) {
+    const c = name.charCodeAt(i);
+    if (c > 127) ascii = false;
+    else h = (Math.imul(h, 31) + c) | 0;
+  }
+  if (!ascii) {
+    h = 0;
+    for (const b of Buffer.from(name, 'utf8')) h = (Math.imul(h, 31) + b) | 0;
+  }
   return (h >>> 0) % n;
 };
 function sweep(dir, skip, max, count, part) {
+  if (nativeSweep) {
+    const r = nativeSweep(dir, skip, max, !!count, part ? part[0] : 0, part ? part[1] : 0);
+    return { results: r.errors.map(([name, code, message]) => [name, { k: 'error', code, message }]), names: r.files, data: r.sizes, dirs: r.dirs, more: r.more };
+  }
   const skipped = new Set(skip);
   const errors = [];
   const files = [];

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { addonPath } from '@ferry/dir-sweep';
 import { WORKER_SOURCE } from './batch-io-worker.js';
 import { READ_FLAGS } from './file-reads.js';
 
@@ -116,7 +117,10 @@ class IoThread {
   private nextId = 1;
   private idle: NodeJS.Timeout | undefined;
 
-  constructor(private readonly idleMs: number) {}
+  constructor(
+    private readonly idleMs: number,
+    private readonly sweepAddon: string | null,
+  ) {}
 
   /** True while its worker thread runs. */
   get running(): boolean {
@@ -145,7 +149,14 @@ class IoThread {
     if (this.current) return this.current;
     // a small heap: it holds one group's answer at a time (a worker over its limits stops, and its callers take the usual path)
     // none of the process's node options: module hooks given with --import (a loader, a tracer) would load into its small heap
-    const w = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], stdout: false, stderr: false, resourceLimits: WORKER_LIMITS });
+    const w = new Worker(WORKER_SOURCE, {
+      eval: true,
+      execArgv: [],
+      stdout: false,
+      stderr: false,
+      resourceLimits: WORKER_LIMITS,
+      workerData: { sweepAddon: this.sweepAddon },
+    });
     const c: NonNullable<IoThread['current']> = { worker: w, pending: new Map() };
     w.on('message', (a: Answer) => {
       const p = c.pending.get(a.id);
@@ -187,9 +198,14 @@ class IoThread {
 export class BatchIo {
   private readonly threads: IoThread[];
 
-  /** `idleMs`: how long the first worker and the others stay without a request. */
-  constructor(idleMs: readonly [number, number] = [IDLE_MS, SPARE_IDLE_MS]) {
-    this.threads = Array.from({ length: WORKERS }, (_, i) => new IoThread(idleMs[i === 0 ? 0 : 1]));
+  /**
+   * `idleMs`: how long the first worker and the others stay without a
+   * request; `nativeSweep`: sweeps run in @ferry/dir-sweep's addon when it
+   * is built (false: the workers' JavaScript, as without the addon).
+   */
+  constructor(idleMs: readonly [number, number] = [IDLE_MS, SPARE_IDLE_MS], nativeSweep = true) {
+    const addon = nativeSweep ? addonPath() : null;
+    this.threads = Array.from({ length: WORKERS }, (_, i) => new IoThread(idleMs[i === 0 ? 0 : 1], addon));
   }
 
   /** Worker threads running now. */

@@ -324,35 +324,68 @@ t.test('the worker answers each name of an lstat in its place, failures included
   t.equal(stats[3]!.k === 'stat' && stats[3]!.mode & 0o170000, 0o040000, 'a directory is reported as one');
 });
 
-t.test('a sweep removes a group of files, answers the directories and skips what it is told to', async (t) => {
+for (const [label, io] of [
+  ['native (@ferry/dir-sweep)', batchIo],
+  ['JavaScript', new BatchIo(undefined, false)],
+] as const) {
+  t.test(`${label}: a sweep removes a group of files, answers the directories and skips what it is told to`, async (t) => {
+    const { root } = await fresh();
+    const d = path.join(root, 'd');
+    await writeFile(path.join(d, 'a'), 'aaaa');
+    await writeFile(path.join(d, 'b'), 'bb');
+    await writeFile(path.join(d, 'keep'), 'k');
+    await mkdir(path.join(d, 'sub'));
+    await symlink('a', path.join(d, 'link'));
+    const first = await io.sweep(d, ['keep'], 2, true);
+    t.equal(first.more, true, 'a group of 2 leaves more');
+    const second = await io.sweep(d, ['keep', ...first.dirs], 10, true);
+    t.equal(second.more, false);
+    const files = [...first.files, ...second.files].sort((x, y) => x.name.localeCompare(y.name));
+    t.same(
+      files,
+      [
+        { name: 'a', size: 4 },
+        { name: 'b', size: 2 },
+      ],
+      'the regular files removed, with their sizes (the link removed, not counted)',
+    );
+    t.same([...first.dirs, ...second.dirs], ['sub'], 'the directory answered once');
+    t.same([...first.failed, ...second.failed], []);
+    t.same((await readdir(d)).sort(), ['keep', 'sub'], 'the directory and the skipped file stay');
+    await writeFile(path.join(d, 'c'), 'ccc');
+    t.same(await io.sweep(d, ['keep'], 10, false), { files: [], dirs: ['sub'], failed: [], more: false }, 'uncounted: removed, no sizes');
+    t.same((await readdir(d)).sort(), ['keep', 'sub']);
+    await t.rejects(io.sweep(path.join(d, 'missing'), [], 10, true), { code: 'ENOENT' });
+    await t.rejects(io.sweep(path.join(d, 'keep'), [], 10, true), { code: 'ENOTDIR' });
+  });
+
+  t.test(`${label}: the parts of a directory swept at once take every entry once (names in UTF-8 too)`, async (t) => {
+    const { root } = await fresh();
+    const d = path.join(root, 'parts');
+    await mkdir(d);
+    const names = Array.from({ length: 400 }, (_, i) => (i % 5 === 0 ? `é-${i}-日本` : `f-${i}`));
+    for (const n of names) await writeFile(path.join(d, n), n);
+    const [p0, p1] = await Promise.all([io.sweep(d, [], 1000, true, [0, 2]), io.sweep(d, [], 1000, true, [1, 2])]);
+    t.ok(p0.files.length > 100 && p1.files.length > 100, `both parts took a share (${p0.files.length}, ${p1.files.length})`);
+    t.same([...p0.files, ...p1.files].map((f) => f.name).sort(), [...names].sort());
+    t.same(
+      [...p0.files, ...p1.files].map((f) => f.size).reduce((a, b) => a + b, 0),
+      names.reduce((a, n) => a + Buffer.byteLength(n), 0),
+    );
+    t.same(await readdir(d), []);
+  });
+}
+
+t.test('a part swept natively and the other in JavaScript still take every entry once (the same hash)', async (t) => {
   const { root } = await fresh();
-  const d = path.join(root, 'd');
-  await writeFile(path.join(d, 'a'), 'aaaa');
-  await writeFile(path.join(d, 'b'), 'bb');
-  await writeFile(path.join(d, 'keep'), 'k');
-  await mkdir(path.join(d, 'sub'));
-  await symlink('a', path.join(d, 'link'));
-  const first = await batchIo.sweep(d, ['keep'], 2, true);
-  t.equal(first.more, true, 'a group of 2 leaves more');
-  const second = await batchIo.sweep(d, ['keep', ...first.dirs], 10, true);
-  t.equal(second.more, false);
-  const files = [...first.files, ...second.files].sort((x, y) => x.name.localeCompare(y.name));
-  t.same(
-    files,
-    [
-      { name: 'a', size: 4 },
-      { name: 'b', size: 2 },
-    ],
-    'the regular files removed, with their sizes (the link removed, not counted)',
-  );
-  t.same([...first.dirs, ...second.dirs], ['sub'], 'the directory answered once');
-  t.same([...first.failed, ...second.failed], []);
-  t.same((await readdir(d)).sort(), ['keep', 'sub'], 'the directory and the skipped file stay');
-  await writeFile(path.join(d, 'c'), 'ccc');
-  t.same(await batchIo.sweep(d, ['keep'], 10, false), { files: [], dirs: ['sub'], failed: [], more: false }, 'uncounted: removed, no sizes');
-  t.same((await readdir(d)).sort(), ['keep', 'sub']);
-  await t.rejects(batchIo.sweep(path.join(d, 'missing'), [], 10, true), { code: 'ENOENT' });
-  await t.rejects(batchIo.sweep(path.join(d, 'keep'), [], 10, true), { code: 'ENOTDIR' });
+  const d = path.join(root, 'mixed');
+  await mkdir(d);
+  const names = Array.from({ length: 200 }, (_, i) => (i % 3 === 0 ? `ñ-${i}-€` : `g-${i}`));
+  for (const n of names) await writeFile(path.join(d, n), 'x');
+  const p0 = await batchIo.sweep(d, [], 1000, true, [0, 2]);
+  const p1 = await new BatchIo(undefined, false).sweep(d, [], 1000, true, [1, 2]);
+  t.same([...p0.files, ...p1.files].map((f) => f.name).sort(), [...names].sort());
+  t.same(await readdir(d), []);
 });
 
 t.test('the second worker, started by requests waiting at once, stops after its shorter idle time; the first stays', async (t) => {
