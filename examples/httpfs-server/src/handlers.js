@@ -136,7 +136,10 @@ export async function open(c) {
       c.res.end();
       return;
     }
-    const rs = fh.createReadStream({ start: offset, autoClose: false });
+    // no further than the length declared: a file that grows meanwhile (an append, a truncate that
+    // extends it) would otherwise send more bytes than content-length, which a keep-alive client
+    // reads as the start of its next response
+    const rs = fh.createReadStream({ start: offset, end: st.size - 1, autoClose: false });
     await pipeline(rs, c.res);
   } finally {
     await fh.close();

@@ -3,7 +3,8 @@
  * raw node:http so that paths reach it exactly as crafted.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -261,4 +262,30 @@ t.test('uploads that do not complete leave nothing', async (t) => {
     for (let i = 0; i < 50 && existsSync(path.join(srv.root, 'cut')); i++) await new Promise((r) => setTimeout(r, 20));
     t.notOk(existsSync(path.join(srv.root, 'cut')), 'the partial file was removed');
   });
+});
+
+t.test('GET /open sends the length it declares when the file grows while it streams (keep-alive stays in step)', async (t) => {
+  const srv = await startServer(t);
+  const size = 8 * 1024 * 1024;
+  await writeFile(path.join(srv.root, 'growing.bin'), Buffer.alloc(size, 1));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  t.teardown(() => agent.destroy());
+  const get = (p: string, onHead?: () => Promise<void>) =>
+    new Promise<{ status: number; length: number; declared: number }>((resolve, reject) => {
+      const r = http.get({ host: '127.0.0.1', port: srv.port, path: p, headers: AUTH, agent }, (res) => {
+        let length = 0;
+        res.pause();
+        void (onHead ?? (async () => undefined))().then(() => {
+          res.on('data', (c: Buffer) => (length += c.length));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, length, declared: Number(res.headers['content-length']) }));
+          res.resume();
+        }, reject);
+      });
+      r.on('error', reject);
+    });
+  // the body is held back until the file has grown (the server's stream is still far from its end)
+  const first = await get('/api/v1/open/growing.bin', () => appendFile(path.join(srv.root, 'growing.bin'), Buffer.alloc(4096, 2)));
+  t.same(first, { status: 200, length: size, declared: size }, 'the bytes of the declared length, none of the appended ones');
+  const second = await get('/api/v1/stat/growing.bin');
+  t.equal(second.status, 200, 'the next response on the same connection parses');
 });
