@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { addonPath } from '@ferry/dir-sweep';
+import { addonPath } from '@ferry/dir-calls';
 import { WORKER_SOURCE } from './batch-io-worker.js';
 import { READ_FLAGS } from './file-reads.js';
 
@@ -119,7 +119,7 @@ class IoThread {
 
   constructor(
     private readonly idleMs: number,
-    private readonly sweepAddon: string | null,
+    private readonly dirCalls: string | null,
   ) {}
 
   /** True while its worker thread runs. */
@@ -155,7 +155,7 @@ class IoThread {
       stdout: false,
       stderr: false,
       resourceLimits: WORKER_LIMITS,
-      workerData: { sweepAddon: this.sweepAddon },
+      workerData: { dirCalls: this.dirCalls },
     });
     const c: NonNullable<IoThread['current']> = { worker: w, pending: new Map() };
     w.on('message', (a: Answer) => {
@@ -200,11 +200,11 @@ export class BatchIo {
 
   /**
    * `idleMs`: how long the first worker and the others stay without a
-   * request; `nativeSweep`: sweeps run in @ferry/dir-sweep's addon when it
-   * is built (false: the workers' JavaScript, as without the addon).
+   * request; `native`: reads and sweeps run in @ferry/dir-calls's addon
+   * when it is built (false: the workers' JavaScript, as without the addon).
    */
-  constructor(idleMs: readonly [number, number] = [IDLE_MS, SPARE_IDLE_MS], nativeSweep = true) {
-    const addon = nativeSweep ? addonPath() : null;
+  constructor(idleMs: readonly [number, number] = [IDLE_MS, SPARE_IDLE_MS], native = true) {
+    const addon = native ? addonPath() : null;
     this.threads = Array.from({ length: WORKERS }, (_, i) => new IoThread(idleMs[i === 0 ? 0 : 1], addon));
   }
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { FsErrorCode, RequestFsBatch, type FileInfo } from '@ferry/core';
 import { LocalFs } from '../src/index.js';
-import { BatchIo, batchIo } from '../src/batch-io.js';
+import { BatchIo, batchIo, type WorkerRead } from '../src/batch-io.js';
 import { WHOLE_DIR_MAX } from '../src/dir-tree.js';
 
 const base = t.testdir({});
@@ -54,6 +54,47 @@ t.test('readSmallFiles answers each name: bytes, a refusal, or undefined for the
   t.match(missing, { error: { code: FsErrorCode.NotFound } }, 'a missing file is NOT_FOUND');
   t.equal(reserved, undefined, 'a reserved name is left to the usual path (which refuses it)');
   t.equal(dotdot, undefined, "'..' is not an entry name");
+});
+
+t.test('the native reads (@ferry/dir-calls) answer as the JavaScript ones, name by name', async (t) => {
+  const { root, outside } = await fresh();
+  const d = path.join(root, 'd');
+  await writeFile(path.join(d, 'a.txt'), 'alpha');
+  await writeFile(path.join(d, 'empty'), '');
+  await writeFile(path.join(d, 'at-max'), Buffer.alloc(256, 1));
+  await writeFile(path.join(d, 'over-max'), Buffer.alloc(257, 2));
+  await writeFile(path.join(d, 'é ü'), 'unicode name');
+  await mkdir(path.join(d, 'sub'));
+  await symlink(path.join(outside, 'secret.txt'), path.join(d, 'out-link'));
+  execFileSync('mkfifo', [path.join(d, 'fifo')]);
+  const names = ['a.txt', 'empty', 'at-max', 'over-max', 'é ü', 'sub', 'out-link', 'fifo', 'missing', 'a.txt'];
+  const js = new BatchIo(undefined, false);
+  const shape = (r: { reads: WorkerRead[]; data: Buffer }) =>
+    r.reads.map((x) =>
+      x.k === 'read' ? { ...x, bytes: r.data.subarray(x.at, x.at + x.size).toString('hex') } : x.k === 'error' ? { k: x.k, code: x.code } : x,
+    );
+  const native = await batchIo.read(d, names, 256);
+  const plain = await js.read(d, names, 256);
+  t.same(shape(native), shape(plain));
+  t.same(
+    native.reads.map((r) => (r.k === 'error' ? r.code : r.k)),
+    ['read', 'read', 'read', 'large', 'read', 'EISDIR', 'ELOOP', 'NOTREG', 'ENOENT', 'read'],
+  );
+  const [first] = native.reads;
+  const st = await stat(path.join(d, 'a.txt'));
+  t.match(first, { k: 'read', size: 5, mode: st.mode, mtimeMs: st.mtimeMs }, 'the mtime and mode stat() reports');
+  // through a directory opened by path and checked where it is (readAt)
+  const at = await batchIo.readAt(d, ['a.txt', 'over-max'], 256);
+  const atJs = await js.readAt(d, ['a.txt', 'over-max'], 256);
+  t.ok(at && atJs);
+  if (at && atJs) t.same(shape(at), shape(atJs));
+  t.equal(await batchIo.readAt(path.join(d, 'nowhere'), ['a.txt'], 256), undefined, 'a directory that is not there: the usual path');
+  const failed = await batchIo.read(path.join(d, 'nowhere'), ['a.txt', 'b'], 256);
+  t.same(
+    failed.reads.map((r) => r.k === 'error' && r.code),
+    ['ENOENT', 'ENOENT'],
+    'every name fails when the directory cannot be opened',
+  );
 });
 
 t.test('readSmallFiles in a batch reads through the directory the batch holds', async (t) => {
@@ -325,7 +366,7 @@ t.test('the worker answers each name of an lstat in its place, failures included
 });
 
 for (const [label, io] of [
-  ['native (@ferry/dir-sweep)', batchIo],
+  ['native (@ferry/dir-calls)', batchIo],
   ['JavaScript', new BatchIo(undefined, false)],
 ] as const) {
   t.test(`${label}: a sweep removes a group of files, answers the directories and skips what it is told to`, async (t) => {

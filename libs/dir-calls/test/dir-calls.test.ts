@@ -1,27 +1,28 @@
 import t, { type Test } from 'tap';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync, openSync, closeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync, openSync, closeSync, lstatSync, constants } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { addonPath, loadAddon, type DirSweepAddon, type SweepResult } from '../src/index.js';
+import { addonPath, loadAddon, type DirCallsAddon, type SweepResult } from '../src/index.js';
 
 const addon = loadAddon();
 
 function scratch(t: Test): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'dir-sweep-'));
+  const dir = mkdtempSync(path.join(tmpdir(), 'dir-calls-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
 const sizesOf = (r: SweepResult) => Array.from(new Float64Array(r.sizes));
 
-t.test('the addon is built on this machine (npm ci runs node-gyp; FERRY_DIR_SWEEP=off is the only way out)', async (t) => {
-  const off = process.env.FERRY_DIR_SWEEP === 'off';
+t.test('the addon is built on this machine (npm ci runs node-gyp; FERRY_DIR_CALLS=off is the only way out)', async (t) => {
+  const off = process.env.FERRY_DIR_CALLS === 'off';
   t.equal(addonPath() === null, off);
   t.equal(addon === null, off);
 });
 
-t.test('native sweep', { skip: addon === null ? 'FERRY_DIR_SWEEP=off' : false }, async (t) => {
-  const a = addon as DirSweepAddon;
+t.test('native sweep', { skip: addon === null ? 'FERRY_DIR_CALLS=off' : false }, async (t) => {
+  const a = addon as DirCallsAddon;
 
   t.test('counted: regular files removed with their sizes, subdirectories and links answered or unlinked, nothing outside touched', async (t) => {
     const root = scratch(t);
@@ -103,5 +104,37 @@ t.test('native sweep', { skip: addon === null ? 'FERRY_DIR_SWEEP=off' : false },
     const r = a.sweep(`/proc/self/fd/${fd}`, [], 10, true, 0, 0);
     t.same(r.files, ['one']);
     t.same(readdirSync(dir), []);
+  });
+
+  t.test('readFiles: regular files read whole, larger ones, directories, links, FIFOs and missing names told apart', async (t) => {
+    const dir = scratch(t);
+    writeFileSync(path.join(dir, 'a'), 'alpha');
+    writeFileSync(path.join(dir, 'empty'), '');
+    writeFileSync(path.join(dir, 'max'), Buffer.alloc(100, 9));
+    writeFileSync(path.join(dir, 'over'), Buffer.alloc(101, 9));
+    mkdirSync(path.join(dir, 'sub'));
+    symlinkSync('a', path.join(dir, 'link'));
+    execFileSync('mkfifo', [path.join(dir, 'fifo')]);
+    const names = ['a', 'empty', 'max', 'over', 'sub', 'link', 'fifo', 'missing', 'sub/x', '', 'a'];
+    const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+    const r = a.readFiles(dir, names, 100, flags);
+    const m = new Float64Array(r.meta);
+    t.equal(m.length, 5 * names.length);
+    const kinds = names.map((_, i) => m[5 * i]);
+    t.same(kinds, [0, 0, 0, 1, 2, 2, 2, 2, 2, 2, 0]);
+    const errors = Object.fromEntries(r.errors.map(([i, code]) => [names[i]!, code]));
+    t.same(errors, { sub: 'EISDIR', link: 'ELOOP', fifo: 'NOTREG', missing: 'ENOENT', 'sub/x': 'EINVAL', '': 'EINVAL' });
+    const data = Buffer.from(r.data);
+    const bytes = (i: number) => data.subarray(m[5 * i + 1], m[5 * i + 1]! + m[5 * i + 2]!);
+    t.equal(bytes(0).toString(), 'alpha');
+    t.equal(bytes(1).length, 0);
+    t.same(bytes(2), Buffer.alloc(100, 9));
+    t.equal(bytes(10).toString(), 'alpha', 'a name asked twice is read twice');
+    t.equal(data.length, 5 + 0 + 100 + 5, 'only the files read are in data');
+    const st = lstatSync(path.join(dir, 'a'));
+    t.equal(m[3], st.mtimeMs, 'mtimeMs as node computes it');
+    t.equal(m[4], st.mode);
+    t.throws(() => a.readFiles(path.join(dir, 'nowhere'), ['a'], 100, flags), { code: 'ENOENT' });
+    t.throws(() => (a.readFiles as unknown as (...x: unknown[]) => unknown)(dir, ['a']), TypeError);
   });
 });

@@ -1,8 +1,8 @@
 {
   "targets": [
     {
-      "target_name": "dir_sweep",
-      "sources": ["native/sweep.c"],
+      "target_name": "dir_calls",
+      "sources": ["native/dir-calls.c"],
       "cflags": ["-O2", "-Wall", "-fvisibility=hidden"],
       "defines": ["NDEBUG"]
     }
