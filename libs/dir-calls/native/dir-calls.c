@@ -338,7 +338,7 @@ static napi_value read_files(napi_env env, napi_callback_info info) {
       CHECK(read_errno(env, errors, &nerrors, meta, i, dir, name, "fstat", err));
       continue;
     }
-    if (S_ISDIR(st.st_mode) || !S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) {
       close(fd);
       if (S_ISDIR(st.st_mode)) CHECK(read_error(env, errors, &nerrors, meta, i, "EISDIR", "is a directory"));
       else CHECK(read_error(env, errors, &nerrors, meta, i, "NOTREG", "not a regular file"));
