@@ -3,6 +3,7 @@ import { lstat, mkdir, readlink, realpath, stat, utimes } from 'node:fs/promises
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { FsError, FsErrorCode, fsErrorFromNode, hasNodeCode, normalizeVirtualPath } from '@ferry/core';
+import { lstatEntryOrNull } from './entry-stat.js';
 import { keepHeldDir, takeHeldDir } from './held-dirs.js';
 import { HIDDEN_TMP_PREFIX, isReservedName } from './temp-area.js';
 
@@ -240,7 +241,8 @@ export class LocalRoot {
       if (!name || mode === 'entry') return located(dir.dir, name);
       let target: string;
       try {
-        const st = await lstat(dir.dir.entry(name));
+        const st = lstatEntryOrNull(dir.dir.entry(name));
+        if (st === null) return located(dir.dir, name, null);
         if (!st.isSymbolicLink()) return located(dir.dir, name, st);
         target = await readlink(dir.dir.entry(name));
       } catch (err) {
@@ -269,7 +271,8 @@ export class LocalRoot {
     if (mode === 'entry') return located(dir, name);
     if (known !== undefined) return known?.isSymbolicLink() ? undefined : located(dir, name, known);
     try {
-      const st = await lstat(dir.entry(name));
+      const st = lstatEntryOrNull(dir.entry(name));
+      if (st === null) return located(dir, name, null);
       return st.isSymbolicLink() ? undefined : located(dir, name, st);
     } catch (err) {
       if (hasNodeCode(err, 'ENOENT')) return located(dir, name, null);

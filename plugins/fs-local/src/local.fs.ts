@@ -1,4 +1,4 @@
-import { lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
@@ -34,6 +34,7 @@ import {
 import type { WriteEncoder } from './atomic-upload.js';
 import { LocalRoot, type Located, type ResolveMode } from './confine.js';
 import { DirTree } from './dir-tree.js';
+import { lstatEntry } from './entry-stat.js';
 import { READ_FLAGS, openRegularFile, readStreamOf, type OpenedFile } from './file-reads.js';
 import { FileWrites } from './file-writes.js';
 import { localTruncate, localWriteAt } from './local-write-at.js';
@@ -269,7 +270,7 @@ export class LocalFs implements Fs {
     try {
       const dst = await this.confine.locate(vt, 'entry');
       try {
-        await lstat(src.target).catch(this.rethrow(vf));
+        await lstatEntry(src.target).catch(this.rethrow(vf));
         if (vf === vt) return;
         await rename(src.target, dst.target).catch((err: unknown) => {
           throw fsErrorFromNode(err, hasNodeCode(err, 'ENOENT', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY', 'EEXIST') ? vt : vf);
@@ -296,7 +297,7 @@ export class LocalFs implements Fs {
     if (vpath === '/') throw new FsError(FsErrorCode.Permission, 'the root directory cannot be removed', { path: vpath });
     const loc = await this.confine.locate(vpath, 'entry');
     try {
-      const st = await lstat(loc.target).catch(this.rethrow(vpath));
+      const st = await lstatEntry(loc.target).catch(this.rethrow(vpath));
       if (!st.isDirectory()) {
         await unlink(loc.target).catch(this.rethrow(vpath));
         if (removed && st.isFile()) {

@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
-import { lstat } from 'node:fs/promises';
 import { FsError, FsErrorCode, baseName, fsErrorFromNode, hasNodeCode, parentPath, type FsBatch } from '@ferry/core';
 import type { DirHandle, LocalRoot, Located, ResolveMode } from './confine.js';
+import { lstatEntry, lstatEntryOrNull } from './entry-stat.js';
 
 /** Times an operation locates its path again when the entry turned into a link while being opened. */
 const RELOCATE_ATTEMPTS = 3;
@@ -22,15 +22,16 @@ export async function statLocated(loc: Located): Promise<Stats> {
   if (!loc.name) return loc.dir.stat();
   if (loc.entryStat) return loc.entryStat;
   if (loc.entryStat === null) throw Object.assign(new Error(`ENOENT: no such file or directory, lstat '${loc.target}'`), { code: 'ENOENT' });
-  return lstat(loc.target);
+  return lstatEntry(loc.target);
 }
 
 /** The lstat of `target`, or undefined when there is no entry there. */
 export async function lstatOrUndefined(target: string, vpath: string): Promise<Stats | undefined> {
-  return lstat(target).catch((err: unknown) => {
-    if (hasNodeCode(err, 'ENOENT')) return undefined;
+  try {
+    return lstatEntryOrNull(target) ?? undefined;
+  } catch (err) {
     throw fsErrorFromNode(err, vpath);
-  });
+  }
 }
 
 /**

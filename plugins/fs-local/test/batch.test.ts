@@ -2,8 +2,7 @@
 // the parent directory's descriptor, opened and checked once: the same confinement as
 // without a batch, one open and check fewer per file, and nothing left open once the
 // batch is closed.
-import { type PathLike } from 'node:fs';
-import fsPromises from 'node:fs/promises';
+import fsSync, { type PathLike } from 'node:fs';
 import { mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
@@ -99,17 +98,19 @@ t.test('a parent that cannot be opened is not kept: the precise error, then the 
 
 t.test('in a batch, a write takes what the stat of its path just learnt (one lstat per file), and stays confined when the entry changed since', async (t) => {
   const { fs, root, outside } = await fresh();
-  // count the lstat calls on each entry (the named import of confine.ts follows the builtin once synced)
+  // count the lstat calls on each entry (single entries are read with lstatSync, src/entry-stat.ts;
+  // its named import follows the builtin once synced)
   const calls = new Map<string, number>();
-  const original = fsPromises.lstat;
-  fsPromises.lstat = ((p: PathLike, ...rest: unknown[]) => {
+  const builtin = fsSync as { lstatSync: typeof fsSync.lstatSync };
+  const original = builtin.lstatSync;
+  builtin.lstatSync = ((p: PathLike, ...rest: unknown[]) => {
     const name = path.basename(String(p));
     calls.set(name, (calls.get(name) ?? 0) + 1);
-    return (original as (...a: unknown[]) => Promise<unknown>)(p, ...rest);
-  }) as typeof fsPromises.lstat;
+    return (original as (...a: unknown[]) => unknown)(p, ...rest);
+  }) as typeof fsSync.lstatSync;
   syncBuiltinESMExports();
   t.teardown(() => {
-    fsPromises.lstat = original;
+    builtin.lstatSync = original;
     syncBuiltinESMExports();
   });
   const batch = new RequestFsBatch();
