@@ -62,6 +62,14 @@ static void throw_unless_pending(napi_env env) {
   if (!pending) napi_throw_error(env, "EIO", "dir-calls: out of memory or a bad argument");
 }
 
+/** A new ArrayBuffer holding a copy of `len` bytes at `src` (the answers' sizes, metadata and file bytes). */
+static napi_status array_buffer_copy(napi_env env, const void *src, size_t len, napi_value *out) {
+  void *bytes;
+  napi_status status = napi_create_arraybuffer(env, len, &bytes, out);
+  if (status == napi_ok && len) memcpy(bytes, src, len);
+  return status;
+}
+
 /** Throws an Error as node's fs would: `code` set, the message naming the call and the path. */
 static void throw_errno(napi_env env, int err, const char *syscall, const char *path) {
   char message[512];
@@ -239,9 +247,7 @@ static napi_value sweep(napi_env env, napi_callback_info info) {
   }
 
   napi_value buffer, morev;
-  void *bytes;
-  CHECK(napi_create_arraybuffer(env, nsizes * sizeof(double), &bytes, &buffer));
-  if (nsizes) memcpy(bytes, sizes, nsizes * sizeof(double));
+  CHECK(array_buffer_copy(env, sizes, nsizes * sizeof(double), &buffer));
   CHECK(napi_get_boolean(env, more, &morev));
   CHECK(napi_create_object(env, &result));
   CHECK(napi_set_named_property(env, result, "files", files));
@@ -392,11 +398,8 @@ static napi_value read_files(napi_env env, napi_callback_info info) {
   }
 
   napi_value metaBuf, dataBuf;
-  void *bytes;
-  CHECK(napi_create_arraybuffer(env, 5 * (size_t)count * sizeof(double), &bytes, &metaBuf));
-  if (count) memcpy(bytes, meta, 5 * (size_t)count * sizeof(double));
-  CHECK(napi_create_arraybuffer(env, total, &bytes, &dataBuf));
-  if (total) memcpy(bytes, data, total);
+  CHECK(array_buffer_copy(env, meta, 5 * (size_t)count * sizeof(double), &metaBuf));
+  CHECK(array_buffer_copy(env, data, total, &dataBuf));
   CHECK(napi_create_object(env, &result));
   CHECK(napi_set_named_property(env, result, "meta", metaBuf));
   CHECK(napi_set_named_property(env, result, "data", dataBuf));

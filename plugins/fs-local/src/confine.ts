@@ -275,7 +275,6 @@ export class LocalRoot {
       if (st === null) return located(dir, name, null);
       return st.isSymbolicLink() ? undefined : located(dir, name, st);
     } catch (err) {
-      if (hasNodeCode(err, 'ENOENT')) return located(dir, name, null);
       throw fsErrorFromNode(err, vpath);
     }
   }
