@@ -78,10 +78,10 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 }
 const IDLE_MS = 10_000;
 
 /**
- * The second worker, started only when requests wait on the first (a large
- * removal's parts, two zips at once), stops after this long without one: a
- * worker holds 10-16 MB, and the bursts that start the second are the
- * moments the process needs memory for other things too.
+ * The second worker, started only when requests queue up on the first (a
+ * large removal's parts, many small uploads at once), stops after this long
+ * without one: a worker holds 7-16 MB, and the bursts that start the
+ * second are the moments the process needs memory for other things too.
  */
 const SPARE_IDLE_MS = 1_000;
 
@@ -98,8 +98,17 @@ interface Message {
   data?: ArrayBuffer;
 }
 
-/** Workers of the process: two, so that the two parts of a large removal (or two users' zips) go at once. */
+/** Workers of the process: two, so that the two parts of a large removal (or a queue of requests) go at once. */
 const WORKERS = 2;
+
+/**
+ * Requests in flight on every running worker before the next starts one
+ * more (the parts of a sweep start it at once). A zip keeps a few groups of
+ * reads and a listing ahead of what it compresses: queued on one worker,
+ * they are still read before they are needed (the zip waits on its deflate,
+ * not on the reads), and the second worker's 7-16 MB stay unspent.
+ */
+const QUEUED_BEFORE_SPARE = 4;
 
 /**
  * One worker thread (started on first use, stopped when idle; it keeps
@@ -191,9 +200,10 @@ class IoThread {
 }
 
 /**
- * The batch I/O workers of the process: each request goes to the one with
- * the fewest requests waiting (the first when both are free, so a lone
- * request never starts the second).
+ * The batch I/O workers of the process: each request goes to the running
+ * one with the fewest requests waiting; another is started only when every
+ * running one has QUEUED_BEFORE_SPARE in flight, or for the parts of one
+ * job that are meant to run at once (a sweep's).
  */
 export class BatchIo {
   private readonly threads: IoThread[];
@@ -279,7 +289,7 @@ export class BatchIo {
    * directory without meeting. Rejects when it cannot be read.
    */
   async sweep(dir: string, skip: readonly string[], max: number, count: boolean, part?: readonly [number, number]): Promise<WorkerSweep> {
-    const a = await this.ask({ op: 'sweep', dir, names: skip, max, count, ...(part ? { part } : {}) });
+    const a = await this.ask({ op: 'sweep', dir, names: skip, max, count, ...(part ? { part } : {}) }, part !== undefined);
     if (a.failed) throw failure(a.failed);
     const sizes = new Float64Array(a.data ?? new ArrayBuffer(0));
     const names = a.names ?? [];
@@ -329,10 +339,12 @@ export class BatchIo {
     return replacedOf(a);
   }
 
-  private ask(message: Message): Promise<Answer> {
-    let best = this.threads[0]!;
-    for (const t of this.threads) if (t.load < best.load) best = t;
-    return best.ask(message);
+  /** Sends `message` to a worker (see the class); `spread`: one of several parts of a job to run at once. */
+  private ask(message: Message, spread = false): Promise<Answer> {
+    let best: IoThread | undefined;
+    for (const t of this.threads) if (t.running && (best === undefined || t.load < best.load)) best = t;
+    if (best === undefined || best.load >= (spread ? 1 : QUEUED_BEFORE_SPARE)) best = this.threads.find((t) => !t.running) ?? best;
+    return best!.ask(message);
   }
 }
 

@@ -429,19 +429,39 @@ t.test('a part swept natively and the other in JavaScript still take every entry
   t.same(await readdir(d), []);
 });
 
-t.test('the second worker, started by requests waiting at once, stops after its shorter idle time; the first stays', async (t) => {
+t.test('the second worker, started by a fifth request waiting at once, stops after its shorter idle time; the first stays', async (t) => {
   const { root } = await fresh();
   await writeFile(path.join(root, 'a.txt'), 'a');
   const io = new BatchIo([60_000, 100]);
+  const lstats = (n: number) => Promise.all(Array.from({ length: n }, () => io.lstat(root, ['a.txt'])));
   t.equal(io.running, 0, 'no worker before the first request');
   await io.lstat(root, ['a.txt']);
   t.equal(io.running, 1, 'a lone request starts one worker');
-  await Promise.all([io.lstat(root, ['a.txt']), io.lstat(root, ['a.txt'])]);
-  t.equal(io.running, 2, 'two requests at once start the second');
+  const four = await lstats(4);
+  t.equal(io.running, 1, 'four requests at once wait on the first (a zip reading ahead costs one worker)');
+  t.same(
+    four.map(([st]) => st?.k),
+    ['stat', 'stat', 'stat', 'stat'],
+    'and each is answered',
+  );
+  await lstats(5);
+  t.equal(io.running, 2, 'a fifth at once starts the second');
   for (let i = 0; i < 100 && io.running > 1; i++) await new Promise((r) => setTimeout(r, 50));
   t.equal(io.running, 1, 'the second stopped once idle; the first runs on');
   const [st] = await io.lstat(root, ['a.txt']);
   t.match(st, { k: 'stat', size: 1 }, 'and answers the next request');
+});
+
+t.test('the parts of a sweep run on both workers at once', async (t) => {
+  const { root } = await fresh();
+  const d = path.join(root, 'parts');
+  await mkdir(d);
+  for (let i = 0; i < 50; i++) await writeFile(path.join(d, `f${i}`), 'x');
+  const io = new BatchIo([60_000, 60_000]);
+  const [p0, p1] = await Promise.all([io.sweep(d, [], 1000, true, [0, 2]), io.sweep(d, [], 1000, true, [1, 2])]);
+  t.equal(io.running, 2, 'the second part started the second worker');
+  t.equal(p0.files.length + p1.files.length, 50, 'every file removed once');
+  t.same(await readdir(d), []);
 });
 
 t.test('a process waits for the answer of a worker, and not for an idle one', async (t) => {
