@@ -105,8 +105,8 @@ const WORKERS = 2;
  * Requests in flight on every running worker before the next starts one
  * more (the parts of a sweep start it at once). A zip keeps a few groups of
  * reads and a listing ahead of what it compresses: queued on one worker,
- * they are still read before they are needed (the zip waits on its deflate,
- * not on the reads), and the second worker's 7-16 MB stay unspent.
+ * they are read a little later (a zip of 10,000 small files took about 4%
+ * longer), and the second worker's 7-16 MB stay unspent.
  */
 const QUEUED_BEFORE_SPARE = 4;
 
