@@ -220,14 +220,17 @@ t.test('pre-upload, pre-download, pre-delete: sync actions decide whether the op
     ],
     'pre events carry the path and the size of the file concerned (0 for a new upload)',
   );
+  // asynchronous actions append as they finish, in no promised order (the sync decisions above are in order)
   t.same(
-    auditLines('uploads.log').filter((l) => l.startsWith('pre-')),
+    auditLines('uploads.log')
+      .filter((l) => l.startsWith('pre-'))
+      .sort(),
     [
-      'pre-upload /locked/new.txt 0 by alice',
-      'pre-upload /locked/kept.txt 11 by alice',
-      'pre-download /locked/kept.txt 11 by alice',
-      'pre-download /locked/kept.txt 11 by alice',
       'pre-delete /locked/kept.txt 11 by alice',
+      'pre-download /locked/kept.txt 11 by alice',
+      'pre-download /locked/kept.txt 11 by alice',
+      'pre-upload /locked/kept.txt 11 by alice',
+      'pre-upload /locked/new.txt 0 by alice',
     ],
     'without stop_on_failure the asynchronous actions still run',
   );
