@@ -14,19 +14,14 @@
 export async function consumeAhead<T>(source: AsyncIterable<T>, limit: (item: T) => number, consume: (item: T) => Promise<void>, waiting: T[]): Promise<void> {
   let failure: { err: unknown } | undefined;
   let ended = false;
+  // each side waits on a promise the other resolves (resolving one already resolved does nothing)
   let wakeConsumer: (() => void) | undefined;
   let wakeSource: (() => void) | undefined;
-  const wake = (which: 'consumer' | 'source') => {
-    const w = which === 'consumer' ? wakeConsumer : wakeSource;
-    if (which === 'consumer') wakeConsumer = undefined;
-    else wakeSource = undefined;
-    w?.();
-  };
   const taking = (async () => {
     try {
       for await (const item of source) {
         waiting.push(item);
-        wake('consumer');
+        wakeConsumer?.();
         const max = limit(item);
         while (failure === undefined && waiting.length > max) await new Promise<void>((r) => (wakeSource = r));
         if (failure !== undefined) return;
@@ -35,7 +30,7 @@ export async function consumeAhead<T>(source: AsyncIterable<T>, limit: (item: T)
       failure ??= { err };
     } finally {
       ended = true;
-      wake('consumer');
+      wakeConsumer?.();
     }
   })();
   try {
@@ -46,12 +41,12 @@ export async function consumeAhead<T>(source: AsyncIterable<T>, limit: (item: T)
         continue;
       }
       await consume(waiting.shift()!);
-      wake('source');
+      wakeSource?.();
     }
   } catch (err) {
     failure ??= { err };
   }
-  wake('source');
+  wakeSource?.();
   await taking;
   if (failure !== undefined) throw failure.err;
 }
