@@ -9,6 +9,7 @@ import type { FileSession } from '../vfs/file-session.js';
 import type { DownloadStream } from '../vfs/downloads.js';
 import { toWellFormed } from '../util/well-formed.js';
 import { Protocol } from '../sdk/protocols.js';
+import { onAbort } from '../sdk/signals.js';
 
 /** Query `path` as clients send it (normalised and checked by the file session). */
 export const pathQuery = Joi.string().allow('').max(4096);
@@ -50,15 +51,6 @@ export async function openFileSession(
   command: string,
 ): Promise<FileSession> {
   const ip = clientIp(request);
-  const gone = new AbortController();
-  const res = request.raw.res;
-  const onClose = () => {
-    if (!res.writableEnded) gone.abort(new Error('the client went away'));
-  };
-  res.once('close', onClose);
-  // the client may have gone before the session was asked for (a share password check takes a while): no 'close' will come
-  const req = request.raw.req;
-  if (res.destroyed || req.readableAborted || req.socket?.destroyed === true) onClose();
   const session = await sessions.open({
     username: o.username,
     loaded: o.loaded,
@@ -67,17 +59,24 @@ export async function openFileSession(
     protocol: o.protocol,
     clientVersion: String(request.headers['user-agent'] ?? '').slice(0, 255),
     command: `${request.method.toUpperCase()} ${command}`,
-    signal: gone.signal,
   });
-  const onAdminClose = () => {
+  // the client going away aborts the session itself (no signal of its own: one fewer per request)
+  const res = request.raw.res;
+  const onClose = () => {
+    if (!res.writableEnded) session.abort(new Error('the client went away'));
+  };
+  res.once('close', onClose);
+  // the client may have gone while the session was opened (a share password check takes a while): no 'close' will come
+  const req = request.raw.req;
+  if (res.destroyed || req.readableAborted || req.socket?.destroyed === true) onClose();
+  const offAdminClose = onAbort(session.conn.controller.signal, () => {
     // interrupt the exchange at once: the client sees the connection drop
     request.raw.req.socket?.destroy();
-  };
-  session.conn.controller.signal.addEventListener('abort', onAdminClose, { once: true });
+  });
   const close = session.close.bind(session);
   session.close = async () => {
     res.off('close', onClose);
-    session.conn.controller.signal.removeEventListener('abort', onAdminClose);
+    offAdminClose();
     await close();
   };
   return session;

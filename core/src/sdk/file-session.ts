@@ -167,6 +167,11 @@ export interface FileSession {
   readonly connectionId: string;
   /** Fires when the session must stop (client gone, connection closed by an administrator). */
   readonly signal: AbortSignal;
+  /**
+   * Fires `signal` with `reason`: the front-end's client went away, and
+   * every operation of the session stops. close() is still to be called.
+   */
+  abort(reason: unknown): void;
   /** Parses a client path into a virtual path (throws INVALID / ESCAPE). */
   path(input: string | undefined | null): string;
   /**

@@ -58,13 +58,17 @@ export function onAbort(signal: AbortSignal | undefined, onAbort: (reason: unkno
  * on a long-lived source (a connection's, an execution's) once the operation
  * that needed the signal is over.
  */
-export function linkedSignal(...sources: (AbortSignal | undefined)[]): { signal: AbortSignal; dispose(): void } {
+export function linkedSignal(...sources: (AbortSignal | undefined)[]): { signal: AbortSignal; dispose(): void; abort(reason: unknown): void } {
   const ac = new AbortController();
   const offs = sources.map((s) => onAbort(s, (reason) => ac.abort(reason)));
   return {
     signal: ac.signal,
     dispose() {
       for (const off of offs) off();
+    },
+    /** Fires the signal itself (a source of its own that needs no signal of its own, such as a socket's 'close'). */
+    abort(reason: unknown) {
+      ac.abort(reason);
     },
   };
 }

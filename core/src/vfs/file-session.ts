@@ -43,6 +43,8 @@ export interface FileSessionInit {
   signal: AbortSignal;
   /** Removes what feeds `signal` from its sources (called by close()). */
   disposeSignal?: () => void;
+  /** Fires `signal` (abort()); without it, abort() does nothing. */
+  abortSignal?: (reason: unknown) => void;
   /** The SSH command the session serves: `ssh_cmd` of its filesystem events. */
   sshCommand?: string;
 }
@@ -88,6 +90,7 @@ export class FileSession implements FileSessionApi, SessionCore {
   readonly deps: FileSessionDeps;
   private readonly eventSource: FsEventSource;
   private readonly disposeSignal: () => void;
+  private readonly abortSignal: (reason: unknown) => void;
   private closed = false;
 
   constructor(deps: FileSessionDeps, init: FileSessionInit) {
@@ -98,6 +101,7 @@ export class FileSession implements FileSessionApi, SessionCore {
     this.signal = init.signal;
     this.protocol = init.protocol;
     this.disposeSignal = init.disposeSignal ?? (() => undefined);
+    this.abortSignal = init.abortSignal ?? (() => undefined);
     this.vfs = new VirtualFs(init.user, deps.factory, init.conn.connection_id);
     // an anonymous account is read-only whatever its permissions say
     this.perms = new PermissionSet(init.user.filters.is_anonymous === true ? anonymousPermissions(init.user.permissions) : init.user.permissions);
@@ -111,6 +115,14 @@ export class FileSession implements FileSessionApi, SessionCore {
       instanceId: deps.instanceId,
       sshCommand: init.sshCommand,
     };
+  }
+
+  /**
+   * Fires the session's signal with `reason`: what the session runs stops
+   * (the front-end's client went away). The session still has to be closed.
+   */
+  abort(reason: unknown): void {
+    this.abortSignal(reason);
   }
 
   get account(): FileSessionUser {

@@ -44,6 +44,10 @@ export function fileAccessRefusal(u: EffectiveUser, ip: string, protocol: Protoc
   return accountRefusal(u, ip, loginProtocolOf(protocol) ?? protocol, { verb: 'access', now });
 }
 
+/** Session keys kept by FileSessions.sessionKey() (the oldest forgotten first). */
+const SESSION_KEYS_KEPT = 1024;
+const sessionKeys = new Map<string, string>();
+
 /**
  * Opens FileSessions: loads the user's effective view, applies the account
  * restrictions again on it (groups may add some), takes a slot on the
@@ -127,12 +131,23 @@ export class FileSessions implements FileSessionOpener {
         instanceId: this.instanceId,
         logger: this.logger,
       },
-      { user, ip: o.ip, protocol, conn, signal: linked.signal, disposeSignal: linked.dispose, sshCommand: o.sshCommand },
+      { user, ip: o.ip, protocol, conn, signal: linked.signal, disposeSignal: linked.dispose, abortSignal: linked.abort, sshCommand: o.sshCommand },
     );
   }
 
-  /** A stable, non-reversible session key for a credential id. */
+  /**
+   * A stable, non-reversible session key for a credential id. The last
+   * SESSION_KEYS_KEPT are kept: every request of a token asks for its key
+   * again, and the hash cost about 1% of a small upload's CPU.
+   */
   static sessionKey(parts: string[]): string {
-    return crypto.createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32);
+    const id = parts.join('\u0000');
+    let key = sessionKeys.get(id);
+    if (key === undefined) {
+      key = crypto.createHash('sha256').update(id).digest('hex').slice(0, 32);
+      if (sessionKeys.size >= SESSION_KEYS_KEPT) sessionKeys.delete(sessionKeys.keys().next().value as string);
+      sessionKeys.set(id, key);
+    }
+    return key;
   }
 }

@@ -1,7 +1,7 @@
 import t from 'tap';
 import Joi from 'joi';
 import Hapi, { type ServerRoute } from '@hapi/hapi';
-import { bindRouteValidation, routeSchema } from '../../src/http/route-validation.js';
+import { bindRouteValidation, REMEMBERED_INPUTS, routeSchema } from '../../src/http/route-validation.js';
 import { validationFailAction } from '../../src/http/errors.js';
 
 // bindRouteValidation (core/src/http/route-validation.ts): each joi schema of
@@ -90,4 +90,58 @@ t.test('what is not a joi schema', async (t) => {
   t.equal(routeSchema(fn), undefined, 'a function of its own has none');
   const plain = Joi.string();
   t.equal(routeSchema(plain), plain, 'a schema is its own');
+});
+
+t.test('valid params and queries are remembered: the same answer, a value of its own each time', async (t) => {
+  let customCalls = 0;
+  const counted = Joi.string().custom((v: string) => {
+    customCalls++;
+    return v.toUpperCase();
+  });
+  const [route] = bindRouteValidation([
+    {
+      method: 'GET',
+      path: '/r/{name}',
+      options: {
+        validate: {
+          params: Joi.object({ name: counted.required() }),
+          query: Joi.object({ n: Joi.number().integer().default(5), flag: Joi.boolean().truthy('1'), list: Joi.array().items(Joi.string()).single() }),
+          payload: Joi.object({ a: counted }),
+        },
+      },
+      handler: () => 'x',
+    },
+  ]);
+  const v = (route!.options as { validate: Record<'params' | 'query' | 'payload', (value: unknown) => unknown> }).validate;
+  const first = v.params({ name: 'abc' }) as { name: string };
+  t.same(first, { name: 'ABC' });
+  (first as { name: string }).name = 'changed by a handler';
+  const again = v.params({ name: 'abc' });
+  t.same(again, { name: 'ABC' }, 'the same value again, untouched by what a handler did to the first');
+  t.not(again, first, 'a value of its own');
+  t.equal(customCalls, 1, 'joi ran once for the same input');
+  v.params({ name: 'abd' });
+  t.equal(customCalls, 2, 'another input is validated');
+
+  t.throws(() => v.params({ name: 5 }), /"name" must be a string/, "a failure is joi's error");
+  t.throws(() => v.params({ name: 5 }), /"name" must be a string/, 'every time (failures are not kept)');
+
+  t.same(v.query({ flag: '1' }), { n: 5, flag: true }, 'defaults and conversions');
+  t.same(v.query({ flag: '1' }), { n: 5, flag: true }, 'the same when remembered');
+  t.throws(() => v.query({ n: 'two' }), /"n" must be a number/);
+  const list = v.query({ list: 'a' }) as { list: string[] };
+  t.same(list, { n: 5, list: ['a'] });
+  list.list.push('b');
+  t.same(v.query({ list: 'a' }), { n: 5, list: ['a'] }, 'a value holding an array is validated again, not shared');
+
+  v.payload({ a: 'x' });
+  v.payload({ a: 'x' });
+  t.equal(customCalls, 4, 'payloads are always validated');
+
+  for (let i = 0; i < REMEMBERED_INPUTS + 10; i++) v.params({ name: `n${i}` });
+  const calls = customCalls;
+  v.params({ name: 'abc' });
+  t.equal(customCalls, calls + 1, 'the oldest inputs are forgotten past REMEMBERED_INPUTS');
+  v.params({ name: `n${REMEMBERED_INPUTS + 9}` });
+  t.equal(customCalls, calls + 1, 'a recent one is still remembered');
 });

@@ -58,4 +58,13 @@ t.test('linkedSignal fires with any source and leaves nothing on them once dispo
   a.dispose();
   const b = linkedSignal(request.signal, conn.signal);
   t.ok(b.signal.aborted, 'an aborted source aborts at once');
+
+  const fresh = new AbortController();
+  const c = linkedSignal(fresh.signal);
+  c.abort(new Error('the socket closed'));
+  t.ok(c.signal.aborted, 'abort() fires the linked signal itself');
+  t.match(c.signal.reason, { message: 'the socket closed' });
+  t.notOk(fresh.signal.aborted, 'and not its sources');
+  c.dispose();
+  t.equal(listeners(fresh.signal), 0);
 });

@@ -112,6 +112,29 @@ t.test('stat: list or download permission on the parent, patterns as elsewhere',
   await expectCode(t, s.stat('/none.txt'), 'NOT_FOUND', 'a missing file');
 });
 
+t.test("abort() fires the session's signal: what runs and what comes next stops", async (t) => {
+  const s = await open('fe');
+  t.teardown(() => s.close());
+  t.notOk(s.signal.aborted);
+  s.abort(new Error('the client went away'));
+  t.ok(s.signal.aborted, 'the signal fired');
+  t.match(s.signal.reason, { message: 'the client went away' }, 'with the reason given');
+  await expectCode(t, s.stat('/dlonly/a.txt'), 'ABORTED', 'a later operation is refused');
+  const other = await open('fe');
+  t.teardown(() => other.close());
+  t.notOk(other.signal.aborted, 'another session of the user is untouched');
+  t.match(await other.stat('/dlonly/a.txt'), { size: 4 });
+});
+
+t.test('session keys: a stable hash of the credential, the same when asked again after many others', async (t) => {
+  const first = FileSessions.sessionKey(['jwt:abc']);
+  t.match(first, /^[0-9a-f]{32}$/, '32 hex digits');
+  t.not(first, FileSessions.sessionKey(['jwt:abd']), 'another credential, another key');
+  t.not(FileSessions.sessionKey(['a', 'b']), FileSessions.sessionKey(['ab']), 'parts are kept apart');
+  for (let i = 0; i < 3000; i++) FileSessions.sessionKey([`jwt:${i}`]);
+  t.equal(FileSessions.sessionKey(['jwt:abc']), first, 'the same key once forgotten and computed again');
+});
+
 t.test('every operation takes its own signal, linked to the session', async (t) => {
   const s = await open('fe');
   t.teardown(() => s.close());
