@@ -24,6 +24,7 @@ import { stringProblem } from '../util/well-formed.js';
 import { AccountStatus } from '../accounts/account-numbers.js';
 import { isDatabaseUnavailable } from '../data/db-errors.js';
 import { registerWebSessionAuth } from './web-session.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 /**
  * Admin tokens this node verified against the database, until they expire
@@ -68,6 +69,25 @@ export const USER_AUTH = { strategies: ['jwt-user', 'apikey-user', 'web-user'] }
 /** The user routes a bearer token or the web session cookie reaches, not an API key (profile, password, 2FA). */
 export const USER_BEARER_OR_WEB = { strategies: ['jwt-user', 'web-user'] };
 export const ANY_AUTH = { strategies: ['jwt-admin', 'apikey-admin', 'jwt-user', 'apikey-user'] };
+
+/** What hapi-auth-jwt2 hands its errorFunc (and takes back): the error's kind, message and scheme. */
+interface TokenErrorContext {
+  errorType?: string;
+  message?: string;
+  scheme?: string;
+  error?: { message?: string };
+}
+
+/**
+ * A bearer token refused by the strategies' `verify`: hapi-auth-jwt2
+ * answers it as its own 401s (the errorFunc makes it one), with the same
+ * message its own verification or a failed `validate` gave.
+ */
+class TokenRefusal extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+  }
+}
 
 /** The client address, honouring the binding's proxy header only for allowed proxies. */
 export function clientIp(request: Request): string {
@@ -204,35 +224,52 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   };
   // a KeyObject: given a string, jsonwebtoken first tries (and fails) to parse it as a PEM public key on every verification
   const verificationKey = await tokens.signingKeyObject();
-  const jwtStrategy = (aud: TokenAudience) => ({
-    key: verificationKey,
-    tokenType: 'Bearer',
-    urlKey: false,
-    cookieKey: false,
-    verifyOptions: { algorithms: ['HS256'], audience: aud },
-    // a token signed with another key is forged: score the host once per request (several strategies see it)
-    errorFunc: (ctx: { message?: string; error?: { message?: string } }, request: Request) => {
-      const app = request.app as { defenderScored?: boolean };
-      if (ctx.error?.message === 'invalid signature' && !app.defenderScored) {
-        app.defenderScored = true;
-        defender.report(clientIp(request), 'invalid', 'HTTP');
-      }
-      return ctx;
-    },
-    validate: async (decoded: TokenClaims, request: Request) => {
-      if (decoded.aud !== aud || typeof decoded.jti !== 'string') return { isValid: false };
-      try {
-        const r = await validateToken(aud, decoded, request);
-        if (r.isValid && r.credentials.kind === 'admin') lastKnownAdmins.remember(decoded.jti, r.credentials, decoded.exp);
-        return r;
-      } catch (err) {
-        // routes that must answer while the database is down (GET /status) accept a token this node verified before
-        const known = request.route.settings.plugins?.ferry?.whileDatabaseDown && isDatabaseUnavailable(err) ? lastKnownAdmins.get(decoded.jti) : undefined;
-        if (known) return { isValid: true, credentials: known };
-        throw err;
-      }
-    },
-  });
+  const jwtStrategy = (aud: TokenAudience) => {
+    const verified = new VerifiedTokens(verificationKey, { algorithms: ['HS256'], audience: aud });
+    return {
+      key: verificationKey,
+      tokenType: 'Bearer',
+      urlKey: false,
+      cookieKey: false,
+      // hapi-auth-jwt2 only decodes the token: `verify` checks it (signature remembered per token: VerifiedTokens)
+      errorFunc: (ctx: TokenErrorContext, request: Request) => {
+        // a refusal of `verify` answers as hapi-auth-jwt2's own checks do (401, Bearer, the same messages)
+        const refusal = ctx.error instanceof TokenRefusal ? ctx.error : undefined;
+        const out: TokenErrorContext = refusal
+          ? { ...ctx, errorType: 'unauthorized', message: refusal.message, scheme: 'Bearer', error: refusal.cause as TokenErrorContext['error'] }
+          : ctx;
+        // a token signed with another key is forged: score the host once per request (several strategies see it)
+        const app = request.app as { defenderScored?: boolean };
+        if (out.error?.message === 'invalid signature' && !app.defenderScored) {
+          app.defenderScored = true;
+          defender.report(clientIp(request), 'invalid', 'HTTP');
+        }
+        return out;
+      },
+      verify: async (_decoded: unknown, request: Request) => {
+        let decoded: TokenClaims;
+        try {
+          // hapi-auth-jwt2 keeps the token it decoded on request.auth.token
+          decoded = verified.claims(String((request.auth as { token?: unknown }).token)) as unknown as TokenClaims;
+        } catch (err) {
+          throw new TokenRefusal((err as Error).message === 'jwt expired' ? 'Expired token' : 'Invalid token', err);
+        }
+        if (decoded.aud !== aud || typeof decoded.jti !== 'string') throw new TokenRefusal('Invalid credentials');
+        let r: TokenCheck;
+        try {
+          r = await validateToken(aud, decoded, request);
+          if (r.isValid && r.credentials.kind === 'admin') lastKnownAdmins.remember(decoded.jti, r.credentials, decoded.exp);
+        } catch (err) {
+          // routes that must answer while the database is down (GET /status) accept a token this node verified before
+          const known = request.route.settings.plugins?.ferry?.whileDatabaseDown && isDatabaseUnavailable(err) ? lastKnownAdmins.get(decoded.jti) : undefined;
+          if (known) return { isValid: true, credentials: known };
+          throw err;
+        }
+        if (!r.isValid) throw new TokenRefusal(r.errorMessage || 'Invalid credentials');
+        return { isValid: true, credentials: r.credentials };
+      },
+    };
+  };
   server.auth.strategy('jwt-admin', 'jwt', jwtStrategy('admin'));
   server.auth.strategy('jwt-user', 'jwt', jwtStrategy('user'));
 
