@@ -1,4 +1,5 @@
 import { compileTemplate } from '@ferry/go-template';
+import { setBounded } from '../util/bounded-map.js';
 
 interface Compiled {
   execute(data: unknown): string;
@@ -10,10 +11,7 @@ const cache = new Map<string, Compiled>();
 export function compileCached(src: string, name = 'template'): Compiled {
   const hit = cache.get(src);
   if (hit) return hit;
-  const t = compileTemplate(src, name) as Compiled;
-  if (cache.size >= 1000) cache.delete(cache.keys().next().value as string);
-  cache.set(src, t);
-  return t;
+  return setBounded(cache, src, compileTemplate(src, name) as Compiled, 1000);
 }
 
 /** Parse check done when an action is saved: the error message, or null when the template is valid. */

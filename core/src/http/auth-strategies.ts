@@ -227,7 +227,6 @@ export async function registerAuth(server: Server, c: DependencyContainer): Prom
   const jwtStrategy = (aud: TokenAudience) => {
     const verified = new VerifiedTokens(verificationKey, { algorithms: ['HS256'], audience: aud });
     return {
-      key: verificationKey,
       tokenType: 'Bearer',
       urlKey: false,
       cookieKey: false,

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import { LENIENT_INPUT } from '../util/lenient.js';
+import { setBounded } from '../util/bounded-map.js';
 
 /** How every route's input is validated: the first problem only, field names in quotes, unknown members dropped (util/lenient.ts). */
 export const VALIDATION_OPTIONS = { abortEarly: true, errors: { wrap: { label: '"' } }, ...LENIENT_INPUT } as const;
@@ -83,8 +84,7 @@ function validatorOf(schema: Joi.Schema, remember: boolean): BoundValidator {
     const { value: valid, error } = schema.validate(value);
     if (error) throw error;
     if (key !== undefined && isFlat(valid)) {
-      if (kept.size >= REMEMBERED_INPUTS) kept.delete(kept.keys().next().value as string);
-      kept.set(key, { ...valid });
+      setBounded(kept, key, { ...valid }, REMEMBERED_INPUTS);
     }
     return valid;
   };

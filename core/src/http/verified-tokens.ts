@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import { setBounded } from '../util/bounded-map.js';
 
 /** Tokens VerifiedTokens keeps (the oldest forgotten first). */
 export const VERIFIED_TOKENS_KEPT = 1024;
@@ -34,8 +35,7 @@ export class VerifiedTokens {
     if (hit) this.kept.delete(token);
     const claims = jwt.verify(token, this.key, { ...this.options, clockTimestamp: Math.floor(now / 1000) });
     if (typeof claims !== 'object' || claims === null) throw new jwt.JsonWebTokenError('jwt payload is not an object');
-    if (this.kept.size >= this.max) this.kept.delete(this.kept.keys().next().value as string);
-    this.kept.set(token, { ...claims });
+    setBounded(this.kept, token, { ...claims }, this.max);
     return claims as Claims;
   }
 

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Secret, SecretsService } from './secret.js';
+import { setBounded } from '../util/bounded-map.js';
 
 const STATUS = 'AES-256-GCM' as const;
 /** Data keys kept (the oldest dropped first). */
@@ -32,8 +33,7 @@ export class LocalSecretsService implements SecretsService {
     let key = this.dataKeys.get(id);
     if (!key) {
       key = Buffer.from(crypto.hkdfSync('sha256', this.master, salt, Buffer.from('ferry-secret-v1'), 32));
-      if (this.dataKeys.size >= DATA_KEY_CACHE) this.dataKeys.delete(this.dataKeys.keys().next().value!);
-      this.dataKeys.set(id, key);
+      setBounded(this.dataKeys, id, key, DATA_KEY_CACHE);
     }
     return key;
   }

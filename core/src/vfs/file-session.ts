@@ -43,8 +43,8 @@ export interface FileSessionInit {
   signal: AbortSignal;
   /** Removes what feeds `signal` from its sources (called by close()). */
   disposeSignal?: () => void;
-  /** Fires `signal` (abort()); without it, abort() does nothing. */
-  abortSignal?: (reason: unknown) => void;
+  /** Fires `signal` (what abort() calls). */
+  abortSignal: (reason: unknown) => void;
   /** The SSH command the session serves: `ssh_cmd` of its filesystem events. */
   sshCommand?: string;
 }
@@ -101,7 +101,7 @@ export class FileSession implements FileSessionApi, SessionCore {
     this.signal = init.signal;
     this.protocol = init.protocol;
     this.disposeSignal = init.disposeSignal ?? (() => undefined);
-    this.abortSignal = init.abortSignal ?? (() => undefined);
+    this.abortSignal = init.abortSignal;
     this.vfs = new VirtualFs(init.user, deps.factory, init.conn.connection_id);
     // an anonymous account is read-only whatever its permissions say
     this.perms = new PermissionSet(init.user.filters.is_anonymous === true ? anonymousPermissions(init.user.permissions) : init.user.permissions);

@@ -22,6 +22,7 @@ import { QuotaService } from './quota.service.js';
 import { UserService } from '../accounts/user.service.js';
 import { AccountCache, type CachedUser } from '../accounts/account-cache.js';
 import { selectUserWithMappings } from '../accounts/user-rows.js';
+import { setBounded } from '../util/bounded-map.js';
 
 /**
  * What a front-end gives to open a session (sdk/file-session.ts). The
@@ -142,12 +143,6 @@ export class FileSessions implements FileSessionOpener {
    */
   static sessionKey(parts: string[]): string {
     const id = parts.join('\u0000');
-    let key = sessionKeys.get(id);
-    if (key === undefined) {
-      key = crypto.createHash('sha256').update(id).digest('hex').slice(0, 32);
-      if (sessionKeys.size >= SESSION_KEYS_KEPT) sessionKeys.delete(sessionKeys.keys().next().value as string);
-      sessionKeys.set(id, key);
-    }
-    return key;
+    return sessionKeys.get(id) ?? setBounded(sessionKeys, id, crypto.createHash('sha256').update(id).digest('hex').slice(0, 32), SESSION_KEYS_KEPT);
   }
 }

@@ -11,6 +11,7 @@ import type { Fs } from '../fs/fs.contract.js';
 import type { Logger } from '../logger.js';
 import { getPath, setPath } from '../util/dotted-path.js';
 import { interpolatePlaceholders } from '../accounts/effective-user.js';
+import { setBounded } from '../util/bounded-map.js';
 
 type Obj = Record<string, unknown>;
 
@@ -87,13 +88,7 @@ export class FsFactory {
    */
   private loggerOf(username: string, provider: number): Logger {
     const key = `${provider}\u0000${username}`;
-    let logger = this.loggers.get(key);
-    if (!logger) {
-      logger = this.logger.child({ user: username, provider });
-      if (this.loggers.size >= LOGGERS_KEPT) this.loggers.delete(this.loggers.keys().next().value as string);
-      this.loggers.set(key, logger);
-    }
-    return logger;
+    return this.loggers.get(key) ?? setBounded(this.loggers, key, this.logger.child({ user: username, provider }), LOGGERS_KEPT);
   }
 
   /** Bucket/endpoint description for filesystem events. */
