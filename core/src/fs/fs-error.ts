@@ -31,8 +31,20 @@ export class FsError extends Error {
     this.path = opts.path;
   }
 
+  /**
+   * Made without a stack trace: "not found" is an answer more than a
+   * failure, asked for on every new upload (the stat of its destination)
+   * and every lookup of a missing name, and capturing the stack of the
+   * awaits that led there took about 6 us of each (under 1 us without).
+   */
   static notFound(path: string, cause?: unknown): FsError {
-    return new FsError(FsErrorCode.NotFound, `${path}: no such file or directory`, { path, cause });
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      return new FsError(FsErrorCode.NotFound, `${path}: no such file or directory`, { path, cause });
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
   }
   static exists(path: string, cause?: unknown): FsError {
     return new FsError(FsErrorCode.Exists, `${path}: already exists`, { path, cause });

@@ -56,8 +56,8 @@ export async function openSessionRead(s: SessionCore, vpath: string, o: SessionR
  * through the thread pool) for one small file.
  */
 export async function openSessionWrite(s: SessionCore, vpath: string, o: SessionWriteOptions = {}): Promise<SessionWrite> {
-  const stopped = new AbortController();
-  const linked = linkedSignal(s.signal, o.signal, stopped.signal);
+  // abort() fires the linked signal itself (no controller of its own to link)
+  const linked = linkedSignal(s.signal, o.signal);
   const source = new PassThrough({ highWaterMark: STAGE_HWM });
   let opened!: () => void;
   const ready = new Promise<void>((resolve) => (opened = resolve));
@@ -85,7 +85,7 @@ export async function openSessionWrite(s: SessionCore, vpath: string, o: Session
     stream: source,
     done,
     abort(reason?: unknown) {
-      stopped.abort(reason ?? FsError.aborted(vpath));
+      linked.abort(reason ?? FsError.aborted(vpath));
     },
   };
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { drainService, type FileSession, type Logger, type Protocol, type ServiceDef, type ServiceHost, type ServiceStatus } from '@ferry/core';
-import ssh2, { type Connection, type ServerChannel, type Session } from 'ssh2';
+import type { Algorithms, ClientInfo, Connection, Server, ServerChannel, Session } from 'ssh2';
+import ssh2 from './ssh2-module.js';
 import { ConnectionAuth } from './auth.js';
 import type { SftpConfig } from './config.js';
 import { loadHostKeys, type HostKey } from './host-keys.js';
@@ -40,7 +41,7 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
   const { config, logger } = o;
   const clients = new Map<net.Socket, Client>();
   let listeners: net.Server[] = [];
-  let ssh: ssh2.Server | null = null;
+  let ssh: Server | null = null;
   let hostKeys: HostKey[] = [];
   let active = false;
 
@@ -70,7 +71,7 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
       });
   }
 
-  function serve(conn: Connection, info: ssh2.ClientInfo, socket: net.Socket | undefined): void {
+  function serve(conn: Connection, info: ClientInfo, socket: net.Socket | undefined): void {
     const ip = plainIp(info.ip);
     const connectionKey = randomUUID();
     const cut = () => (socket ? socket.destroy() : conn.end());
@@ -116,7 +117,7 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     });
   }
 
-  function onSession(session: Session, username: string, ip: string, sessionKey: string, info: ssh2.ClientInfo, idle: () => void, cut: () => void): void {
+  function onSession(session: Session, username: string, ip: string, sessionKey: string, info: ClientInfo, idle: () => void, cut: () => void): void {
     const refuse = (_accept: unknown, reject?: () => void) => reject?.();
     session.on('pty', refuse);
     session.on('x11', refuse);
@@ -205,11 +206,11 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
   }
 
   /** An ssh2 server with these host keys; connections are handed to it by admit(). */
-  function sshServer(keys: HostKey[]): ssh2.Server {
+  function sshServer(keys: HostKey[]): Server {
     const server = new ssh2.Server(
       {
         hostKeys: keys.map((k) => k.privateKey),
-        algorithms: config.algorithms as ssh2.Algorithms,
+        algorithms: config.algorithms as Algorithms,
         ...(config.banner ? { banner: config.banner } : {}),
         ident: 'Ferry',
       },

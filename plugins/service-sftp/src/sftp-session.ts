@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { FsError, FsErrorCode, leaseUploadBuffers, noteShortLived, type FileInfo, type FileSession, type Logger, type UploadBuffers } from '@ferry/core';
-import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
+import type { Attributes, FileEntry, SFTPWrapper } from 'ssh2';
+import ssh2 from './ssh2-module.js';
 import { DirHandle, MAX_READ, ReadHandle, WriteHandle, type Handle } from './handles.js';
 import { pooledWrite } from './write-handle.js';
 import { poolWritePackets, type WritePackets } from './write-packets.js';

@@ -1,5 +1,5 @@
 import { DomainError, ErrorKind, FsError, FsErrorCode } from '@ferry/core';
-import ssh2 from 'ssh2';
+import ssh2 from './ssh2-module.js';
 
 export const STATUS = ssh2.utils.sftp.STATUS_CODE;
 
