@@ -32,7 +32,13 @@ export interface FsProviderDef<O = Record<string, unknown>> {
   /** The provider stores data under a local directory (home_dir / mapped_path is required). */
   requiresLocalRoot?: boolean;
   capabilities: FsCapabilities;
-  /** Builds an Fs bound to one root; `options` has secrets decrypted to plain strings. */
+  /**
+   * Builds an Fs bound to one root; `options` has secrets decrypted to plain
+   * strings. The core calls it for every file session (every request), with
+   * the same frozen `options` object for one user's filesystem until the
+   * account changes: what the provider derives from it can be kept by its
+   * identity (derivedFromOptions); it must not be changed.
+   */
   create(options: O, scope: FsScope): Fs | Promise<Fs>;
   /**
    * Optional: true when two option objects of this provider (secrets decrypted,

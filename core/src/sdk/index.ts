@@ -16,6 +16,7 @@ export * from './lazy-module.js';
 export * from './event-search.js';
 export * from './process-tag.js';
 export * from './client-cache.js';
+export * from './derived-options.js';
 export * from './key-tree.js';
 export * from './file-hash.js';
 export * from './ssh-keys.js';

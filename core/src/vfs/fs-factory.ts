@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js';
 import { getPath, setPath } from '../util/dotted-path.js';
 import { interpolatePlaceholders } from '../accounts/effective-user.js';
 import { setBounded } from '../util/bounded-map.js';
+import { deepFreeze } from '../util/deep-freeze.js';
 
 type Obj = Record<string, unknown>;
 
@@ -33,6 +34,19 @@ export interface FsOwner {
 export class FsFactory {
   /** The child loggers handed to filesystems, by provider and user (the oldest forgotten first past LOGGERS_KEPT). */
   private readonly loggers = new Map<string, Logger>();
+  /**
+   * The options of each stored filesystem object, by owner, as options()
+   * made them (frozen). A session creates its filesystems on every
+   * request, and each made them again: a copy, the secrets decrypted
+   * (AES-GCM, about 35 us each), the placeholders interpolated, twice for
+   * a remote backend (create and describe), about 0.2 ms of a small
+   * download from SFTP storage. Kept by the object's identity: the account
+   * cache hands the same effective user (and its filesystem objects) to
+   * every request until a change to the account, its groups, folders or
+   * role drops it (accounts/account-cache.ts), and a user read from the
+   * database, uncached, brings new objects; the entries go with them.
+   */
+  private readonly resolved = new WeakMap<StoredFilesystem, Map<string, Promise<Readonly<Obj>>>>();
 
   constructor(
     @inject(TOKENS.Plugins) private readonly registry: PluginRegistry,
@@ -47,8 +61,28 @@ export class FsFactory {
     return def;
   }
 
-  /** The provider's options object of a stored filesystem, secrets decrypted, placeholders interpolated. */
-  async options(fs: StoredFilesystem, owner: FsOwner): Promise<Obj> {
+  /**
+   * The provider's options object of a stored filesystem, secrets
+   * decrypted, placeholders interpolated: frozen, and the same object for
+   * the same stored filesystem object and owner (see `resolved`), so a
+   * provider may keep what it derives from it by its identity
+   * (derivedFromOptions in the SDK).
+   */
+  options(fs: StoredFilesystem, owner: FsOwner): Promise<Readonly<Obj>> {
+    const key = `${fs.provider}\u0000${owner.username}\u0000${owner.role ?? ''}\u0000${(owner.custom_placeholders ?? []).join('\u0000')}`;
+    let byOwner = this.resolved.get(fs);
+    if (!byOwner) this.resolved.set(fs, (byOwner = new Map()));
+    const kept = byOwner.get(key);
+    if (kept) return kept;
+    const made = this.makeOptions(fs, owner).then(deepFreeze);
+    const owners = byOwner;
+    owners.set(key, made);
+    // a failure (a secret that cannot be decrypted) is not kept: the next request tries again
+    made.catch(() => owners.get(key) === made && owners.delete(key));
+    return made;
+  }
+
+  private async makeOptions(fs: StoredFilesystem, owner: FsOwner): Promise<Obj> {
     const def = this.provider(fs.provider);
     const opts = structuredClone((fs[def.configKey] as Obj | undefined) ?? {});
     for (const f of def.secretFields ?? []) {

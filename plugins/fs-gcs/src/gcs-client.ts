@@ -45,11 +45,25 @@ export class Crc32cValidator implements CRC32CValidator {
  * - `automatic_credentials: 1`: Application Default Credentials;
  * - otherwise the service-account JSON of `credentials` (base64).
  */
+/** The client key of each validated options object under each plugin configuration (the same objects come back for the same options: derivedFromOptions). */
+const clientKeys = new WeakMap<GcsPluginConfig, WeakMap<GcsOptions, string>>();
+
+function clientKeyOf(o: GcsOptions, cfg: GcsPluginConfig, creds: string | undefined): string {
+  let byOptions = clientKeys.get(cfg);
+  if (!byOptions) clientKeys.set(cfg, (byOptions = new WeakMap()));
+  let key = byOptions.get(o);
+  if (key === undefined) {
+    key = createHash('sha256')
+      .update(JSON.stringify([cfg.endpoint ?? '', cfg.endpoint_auth ?? false, cfg.project_id ?? '', cfg.max_retries ?? 3, o.automatic_credentials ?? 0, creds]))
+      .digest('hex');
+    byOptions.set(o, key);
+  }
+  return key;
+}
+
 export function storageFor(o: GcsOptions, cfg: GcsPluginConfig): Storage {
   const creds = secretText(o.credentials);
-  const key = createHash('sha256')
-    .update(JSON.stringify([cfg.endpoint ?? '', cfg.endpoint_auth ?? false, cfg.project_id ?? '', cfg.max_retries ?? 3, o.automatic_credentials ?? 0, creds]))
-    .digest('hex');
+  const key = clientKeyOf(o, cfg, creds);
   let storage = clients.get(key);
   if (storage) return storage;
 

@@ -1,7 +1,7 @@
 /**
  * @ferry/fs-gcs: filesystem provider 2, Google Cloud Storage.
  */
-import { FsError, FsErrorCode, definePlugin, packageInfo, type FsProviderDef, lazyModule } from '@ferry/core';
+import { FsError, FsErrorCode, definePlugin, derivedFromOptions, packageInfo, type FsProviderDef, lazyModule } from '@ferry/core';
 import { SECRET_FIELDS, gcsOptionsSchema, gcsPluginConfigSchema, secretText, type GcsOptions, type GcsPluginConfig } from './config.schema.js';
 import { GCS_CAPABILITIES } from './constants.js';
 import type * as LibModule from './lib.js';
@@ -43,6 +43,12 @@ export function sameGcsBucket(a: GcsOptions, b: GcsOptions): boolean {
 export function gcsProvider(config: GcsPluginConfig = {}): FsProviderDef<GcsOptions> {
   const { value: cfg, error } = gcsPluginConfigSchema.validate(config);
   if (error) throw new Error(`@ferry/fs-gcs: ${error.message}`);
+  /** The options validated, once per options object. */
+  const validated = derivedFromOptions((options: GcsOptions): GcsOptions => {
+    const { value, error } = gcsOptionsSchema.validate(options);
+    if (error) throw new FsError(FsErrorCode.Invalid, `gcs: ${error.message}`);
+    return value as GcsOptions;
+  });
   return {
     provider: GCS_PROVIDER,
     key: 'gcs',
@@ -52,8 +58,7 @@ export function gcsProvider(config: GcsPluginConfig = {}): FsProviderDef<GcsOpti
     placeholderFields: ['key_prefix'],
     capabilities: GCS_CAPABILITIES,
     async create(options: GcsOptions) {
-      const { value: o, error } = gcsOptionsSchema.validate(options);
-      if (error) throw new FsError(FsErrorCode.Invalid, `gcs: ${error.message}`);
+      const o = validated(options);
       const { GcsFs, storageFor } = await lib.load();
       const storage = storageFor(o, cfg);
       return new GcsFs(storage.bucket(o.bucket), {

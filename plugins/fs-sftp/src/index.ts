@@ -1,7 +1,7 @@
 /**
  * @ferry/fs-sftp: filesystem provider 5, a directory on a remote SFTP server.
  */
-import { FsError, FsErrorCode, definePlugin, packageInfo, silentLogger, type FsProviderDef, type Logger, lazyModule } from '@ferry/core';
+import { FsError, FsErrorCode, definePlugin, derivedFromOptions, packageInfo, silentLogger, type FsProviderDef, type Logger, lazyModule } from '@ferry/core';
 import { SECRET_FIELDS, secretText, sftpOptionsSchema, sftpPluginConfigSchema, type SftpOptions, type SftpPluginConfig } from './config.schema.js';
 import { SFTP_CAPABILITIES } from './constants.js';
 import type * as LibModule from './lib.js';
@@ -71,6 +71,12 @@ export function sameSftpServer(a: SftpOptions, b: SftpOptions): boolean {
 /** The provider definition; `config` and `logger` come from the plugin context. */
 export function sftpProvider(config: Partial<SftpPluginConfig> = {}, logger: Logger = silentLogger()): FsProviderDef<SftpOptions> {
   const cfg = sftpPluginConfigSchema.validate(config).value as SftpPluginConfig;
+  /** The options validated and the connection settings, once per options object. */
+  const settingsOf = derivedFromOptions((options: SftpOptions) => {
+    const { value: o, error } = sftpOptionsSchema.validate(options);
+    if (error) throw new FsError(FsErrorCode.Invalid, `sftp: ${error.message}`);
+    return { o: o as SftpOptions, connect: connectSettings(o as SftpOptions) };
+  });
   return {
     provider: SFTP_PROVIDER,
     key: 'sftp',
@@ -80,10 +86,9 @@ export function sftpProvider(config: Partial<SftpPluginConfig> = {}, logger: Log
     placeholderFields: ['prefix'],
     capabilities: SFTP_CAPABILITIES,
     async create(options: SftpOptions) {
-      const { value: o, error } = sftpOptionsSchema.validate(options);
-      if (error) throw new FsError(FsErrorCode.Invalid, `sftp: ${error.message}`);
+      const { o, connect } = settingsOf(options);
       const { SftpFs, poolFor } = await lib.load();
-      const pool = poolFor(connectSettings(o), cfg, logger);
+      const pool = poolFor(connect, cfg, logger);
       return new SftpFs(pool, {
         prefix: o.prefix ?? '',
         bufferSizeMb: o.buffer_size ?? 0,

@@ -236,12 +236,24 @@ function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
 const pools = new Map<string, SftpPool>();
 
 /** The shared pool for these settings (one per endpoint, user, credentials and fingerprints). */
+/** The pool key of each settings object (the same object comes back for the same options: derivedFromOptions). */
+const poolKeys = new WeakMap<ConnectSettings, string>();
+
+function poolKeyOf(settings: ConnectSettings): string {
+  let key = poolKeys.get(settings);
+  if (key === undefined) {
+    key = createHash('sha256')
+      .update(
+        JSON.stringify([settings.endpoint, settings.username, settings.password, settings.privateKey, settings.passphrase, [...settings.fingerprints].sort()]),
+      )
+      .digest('hex');
+    poolKeys.set(settings, key);
+  }
+  return key;
+}
+
 export function poolFor(settings: ConnectSettings, config: SftpPluginConfig, log: Logger): SftpPool {
-  const key = createHash('sha256')
-    .update(
-      JSON.stringify([settings.endpoint, settings.username, settings.password, settings.privateKey, settings.passphrase, [...settings.fingerprints].sort()]),
-    )
-    .digest('hex');
+  const key = poolKeyOf(settings);
   let pool = pools.get(key);
   if (!pool) {
     pool = new SftpPool(key, settings, config, log);

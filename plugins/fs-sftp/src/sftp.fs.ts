@@ -19,6 +19,7 @@ import {
   type MkdirOptions,
   type OpOptions,
   type ReadOptions,
+  type ReadWithInfo,
   type RemoveOptions,
   type RenameOptions,
   type UsedSpace,
@@ -166,6 +167,23 @@ export class SftpFs implements Fs {
   async openRead(path: string, o: ReadOptions = {}): Promise<Readable> {
     const p = normalizeVirtualPath(path);
     resolveReadRange(o, Number.MAX_SAFE_INTEGER, p); // validates the bounds before any I/O
+    return (await this.openFile(p, o, o)).stream;
+  }
+
+  /**
+   * The whole file and its metadata from the open's own fstat: a download
+   * makes open, fstat, reads and close, where stat() then openRead() made
+   * one more round trip to the server first (stat), about a tenth of a
+   * small file's download. The fstat of the open file reports what stat()
+   * does (both follow a link to its target).
+   */
+  async openReadWithInfo(path: string, o: OpOptions = {}): Promise<ReadWithInfo> {
+    const p = normalizeVirtualPath(path);
+    return this.openFile(p, {}, o);
+  }
+
+  /** Opens the file at `p` and reads `range` of it (the whole file by default), with the file's metadata (its fstat). */
+  private async openFile(p: string, range: ReadOptions, o: OpOptions): Promise<ReadWithInfo> {
     await this.ready(o);
     const remote = this.remotePath(p);
     for (let attempt = 0; ; attempt++) {
@@ -175,18 +193,19 @@ export class SftpFs implements Fs {
         handle = await ops.open(lease.sftp, remote, 'r');
         const st = await ops.fstat(lease.sftp, handle);
         if (ops.isDirMode(st.mode)) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
-        const range = resolveReadRange(o, st.size, p);
-        if (!range) {
+        const info = toInfo(p, st);
+        const bounds = resolveReadRange(range, st.size, p);
+        if (!bounds) {
           await closeHandle(lease.sftp, handle);
           lease.release();
-          return emptyReadable();
+          return { info, stream: emptyReadable() };
         }
-        const reader = new SftpReader(lease.sftp, handle, p, this.tuning, { ...range, onClose: lease.release });
+        const reader = new SftpReader(lease.sftp, handle, p, this.tuning, { ...bounds, onClose: lease.release });
         reader.once(
           'close',
           onAbort(o.signal, () => reader.destroy(FsError.aborted(p))),
         );
-        return reader;
+        return { info, stream: reader };
       } catch (err) {
         if (handle) await closeHandle(lease.sftp, handle);
         lease.release();

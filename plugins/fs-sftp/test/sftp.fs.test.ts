@@ -118,6 +118,9 @@ if (await requireSftpServer(t)) {
     t.equal(await code(fs.openWrite('/no/such/dir/f')), 'NOT_FOUND');
     await fs.mkdir('/d');
     t.equal(await code(fs.openRead('/d')), 'IS_DIR');
+    t.equal(await code(fs.openReadWithInfo('/missing')), 'NOT_FOUND', 'openReadWithInfo as openRead');
+    t.equal(await code(fs.openReadWithInfo('/d')), 'IS_DIR');
+    t.equal(await code(fs.openReadWithInfo('/sub/../../x')), 'ESCAPE');
     t.equal(await code(fs.mkdir('/d')), 'EXISTS');
     const ro = await make(t, { prefix: 'readonly' });
     t.equal(await code(ro.mkdir('/x')), 'PERMISSION', 'root-owned directory: permission denied');
