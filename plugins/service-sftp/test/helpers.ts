@@ -3,7 +3,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TOKENS, type EventBus, type LogEvent, type Logger } from '@ferry/core';
 import { createTestApp, type TestApp } from '@ferry/core/testing';
-import ssh2 from 'ssh2';
+import type * as Ssh2Types from 'ssh2';
+// ssh2 as the service loads it (its packets padded from the pool, src/ssh2-module.ts): the real clients' tests run against the shipped path
+import ssh2 from '../src/ssh2-module.js';
 import type { Test } from 'tap';
 
 /** The plugin as the tests load it: by its package name (its sources under the ferry-src condition). */
@@ -100,10 +102,10 @@ export function sftpBatch(o: { port: number; user: string; key: string; dir: str
   return run('sftp', ['-b', batch, '-P', String(o.port), ...opensshOptions(o.key), `${o.user}@127.0.0.1`], o.dir);
 }
 
-export type Ssh2ConnectConfig = ssh2.ConnectConfig;
+export type Ssh2ConnectConfig = Ssh2Types.ConnectConfig;
 
 /** An ssh2 client connection (password, keyboard-interactive, raw SFTP); rejects with the client's error. */
-export function connectSsh(config: ssh2.ConnectConfig): Promise<ssh2.Client> {
+export function connectSsh(config: Ssh2Types.ConnectConfig): Promise<Ssh2Types.Client> {
   return new Promise((resolve, reject) => {
     const c = new ssh2.Client();
     c.once('ready', () => resolve(c));
@@ -115,7 +117,7 @@ export function connectSsh(config: ssh2.ConnectConfig): Promise<ssh2.Client> {
 }
 
 /** The SFTP channel of an ssh2 client connection. */
-export function openSftp(c: ssh2.Client): Promise<ssh2.SFTPWrapper> {
+export function openSftp(c: Ssh2Types.Client): Promise<Ssh2Types.SFTPWrapper> {
   return new Promise((resolve, reject) => c.sftp((err, sftp) => (err ? reject(err) : resolve(sftp))));
 }
 
@@ -151,7 +153,7 @@ export const u64 = (n: number) => {
 export const sftpStr = (s: string | Buffer) => Buffer.concat([u32(Buffer.byteLength(s)), Buffer.from(s)]);
 
 /** SFTP packets (type byte first) as a raw channel receives them, one by one. */
-export function packetReader(ch: ssh2.ClientChannel): { next(): Promise<Buffer> } {
+export function packetReader(ch: Ssh2Types.ClientChannel): { next(): Promise<Buffer> } {
   let buf = Buffer.alloc(0);
   const waiting: ((p: Buffer) => void)[] = [];
   const ready: Buffer[] = [];
@@ -170,8 +172,8 @@ export function packetReader(ch: ssh2.ClientChannel): { next(): Promise<Buffer> 
 }
 
 /** Opens the sftp subsystem of a connection by hand and exchanges INIT and VERSION. */
-export async function rawSftp(c: ssh2.Client): Promise<RawSftp> {
-  const ch = await new Promise<ssh2.ClientChannel>((resolve, reject) => c.subsys('sftp', (err, chan) => (err ? reject(err) : resolve(chan))));
+export async function rawSftp(c: Ssh2Types.Client): Promise<RawSftp> {
+  const ch = await new Promise<Ssh2Types.ClientChannel>((resolve, reject) => c.subsys('sftp', (err, chan) => (err ? reject(err) : resolve(chan))));
   const { next } = packetReader(ch);
   const send = (type: number, body: Buffer) => void ch.write(Buffer.concat([u32(body.length + 1), Buffer.from([type]), body]));
   send(1, u32(3));

@@ -3,6 +3,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { opensshOptions, run, sftpBatch, sshKey, startSftp } from './helpers.js';
+import { pooledPadding } from '../src/ssh2-module.js';
+
+// OpenSSH's clients talk to the service as it ships: ssh2 loaded by the service, its packets padded from the pool
+t.equal(pooledPadding, true, 'ssh2 loaded through src/ssh2-module.ts');
 
 // The real OpenSSH clients (sftp and scp in batch mode, key login) against the service.
 const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
