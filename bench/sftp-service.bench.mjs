@@ -156,7 +156,8 @@ async function startFerrySftp() {
     nodeArgs: NODE_ARGS,
   });
   await waitPort(port);
-  return { ...ferry, name: 'ferry', port };
+  // cpu: Ferry's CPU seconds per phase (all its work is in its process), steadier than the wall times
+  return { ...ferry, name: 'ferry', port, cpu: true };
 }
 
 /** Runs `fn(server)` for OpenSSH then Ferry, ROUNDS times (lib/side-by-side.mjs), the load noted before each run. */
