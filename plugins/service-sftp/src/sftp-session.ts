@@ -7,7 +7,7 @@ import { pooledWrite } from './write-handle.js';
 import { poolWritePackets, type WritePackets } from './write-packets.js';
 import type { ExtensionHost } from './extension-host.js';
 import { EXTENDED_REQUESTS, handleExtended } from './sftp-extensions.js';
-import { channelFlow, outgoingRoom, sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
+import { channelFlow, outgoingRoom, sendData, sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
 import { STATUS, SftpStatusError, statusOf } from './status.js';
 import { UploadDirs } from './upload-dirs.js';
 
@@ -142,9 +142,12 @@ export class SftpSession {
         if (handle.kind !== 'read') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, 'the handle is not open for reading');
         await this.answers?.wait();
         const sent = await handle.readAt(offset, len, (data) => {
-          s.data(id, data);
-          // garbage once sent: the DATA packet ssh2 copied the bytes into and the encrypted packets it made of it (core's GC pacer)
-          noteShortLived(2 * data.length);
+          // garbage once sent: the encrypted packets made of it, and the DATA packet when ssh2's data() copies the bytes into one (core's GC pacer)
+          if (sendData(s, id, data)) noteShortLived(data.length);
+          else {
+            s.data(id, data);
+            noteShortLived(2 * data.length);
+          }
         });
         if (!sent) s.status(id, STATUS.EOF);
       }),

@@ -158,6 +158,57 @@ export function sendExtendedReply(sftp: SFTPWrapper, id: number, body: Buffer): 
   return true;
 }
 
+const SSH_FXP_DATA = 103;
+/** A DATA answer's header: length, type, request id, data length. */
+const DATA_HEADER = 13;
+
+/** What sendData() puts a packet's first bytes together in (channelData copies them before it returns). */
+let firstPiece = Buffer.allocUnsafe(0);
+
+/**
+ * Answers READ `id` with DATA `data` straight as the SSH packets of the
+ * channel, where ssh2's `data()` first copies the header and all the data
+ * into one new buffer (up to 255 KiB a READ, garbage once sent) that it then
+ * cuts into packets. The header and the first bytes go in a reused buffer,
+ * the rest as views of `data`: `channelData` copies each into its packet at
+ * once. What the channel's window does not take now is copied and queued
+ * after ssh2's packets, as `data()` does (`data` is only valid during the
+ * call). False, and nothing sent, when ssh2's internals are not what this
+ * module knows or packets already wait for the window: the caller then
+ * calls `data()`.
+ */
+export function sendData(sftp: SFTPWrapper, id: number, data: Buffer): boolean {
+  const s = internals(sftp);
+  const out = s?.outgoing;
+  if (!s || !out || out.state !== 'open' || s._buffer.length > 0 || typeof out.window !== 'number' || !(out.packetSize > DATA_HEADER)) return false;
+  const header = Buffer.allocUnsafe(DATA_HEADER);
+  header.writeUInt32BE(DATA_HEADER - 4 + data.length, 0);
+  header[4] = SSH_FXP_DATA;
+  header.writeUInt32BE(id >>> 0, 5);
+  header.writeUInt32BE(data.length, 9);
+  const total = DATA_HEADER + data.length;
+  let p = 0;
+  while (p < total && out.window > 0) {
+    const n = Math.min(total - p, out.window, out.packetSize);
+    out.window -= n;
+    if (p >= DATA_HEADER) s._protocol.channelData(out.id, data.subarray(p - DATA_HEADER, p - DATA_HEADER + n));
+    else {
+      if (firstPiece.length < n) firstPiece = Buffer.allocUnsafe(Math.max(n, 32 * 1024));
+      const head = Math.min(DATA_HEADER - p, n);
+      header.copy(firstPiece, 0, p, p + head);
+      data.copy(firstPiece, head, 0, n - head);
+      s._protocol.channelData(out.id, firstPiece.subarray(0, n));
+    }
+    p += n;
+  }
+  if (out.window === 0) {
+    s._waitWindow = true;
+    s._chunkcb = drain;
+  }
+  if (p < total) s._buffer.push(p >= DATA_HEADER ? Buffer.from(data.subarray(p - DATA_HEADER)) : Buffer.concat([header.subarray(p), data]));
+  return true;
+}
+
 /** A string of an SFTP packet. */
 export function sftpString(v: string | Buffer): Buffer {
   const b = typeof v === 'string' ? Buffer.from(v) : v;
