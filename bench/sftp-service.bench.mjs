@@ -440,7 +440,7 @@ async function main() {
     const r = results[k];
     if (r)
       console.log(
-        `  ${label.padEnd(24)} openssh ${s(r.openssh_s)}   ferry ${s(r.ferry_s)}   ${x(r.ratio)} (aim >= 0.80x)   Ferry peak RSS ${r.ferry_peak_rss_mb.toFixed(0)} MB (aim < 150)`,
+        `  ${label.padEnd(24)} openssh ${s(r.openssh_s)}   ferry ${s(r.ferry_s)}   ${x(r.ratio)} (aim >= 0.80x)   Ferry peak RSS ${r.ferry_peak_rss_mb.toFixed(0)} MB (aim < 150)${r.ferry_cpu_s !== undefined ? `   Ferry CPU ${s(r.ferry_cpu_s)}` : ''}`,
       );
   }
   for (const [k, label] of [
