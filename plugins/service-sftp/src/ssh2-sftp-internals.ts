@@ -162,7 +162,7 @@ const SSH_FXP_DATA = 103;
 /** A DATA answer's header: length, type, request id, data length. */
 const DATA_HEADER = 13;
 
-/** What sendData() puts a packet's first bytes together in (channelData copies them before it returns). */
+/** What sendData() puts a DATA answer's first packet together in (channelData copies it before it returns). */
 let firstPiece = Buffer.allocUnsafe(0);
 
 /**
@@ -170,42 +170,32 @@ let firstPiece = Buffer.allocUnsafe(0);
  * channel, where ssh2's `data()` first copies the header and all the data
  * into one new buffer (up to 255 KiB a READ, garbage once sent) that it then
  * cuts into packets. The header and the first bytes go in a reused buffer,
- * the rest as views of `data`: `channelData` copies each into its packet at
- * once. What the channel's window does not take now is copied and queued
- * after ssh2's packets, as `data()` does (`data` is only valid during the
- * call). False, and nothing sent, when ssh2's internals are not what this
- * module knows or packets already wait for the window: the caller then
- * calls `data()`.
+ * the rest as a view of `data`, both through tryWrite (`channelData` copies
+ * each packet's bytes at once). What the channel's window does not take now
+ * is copied and queued after ssh2's packets, as `data()` does (`data` is
+ * only valid during the call). False, and nothing sent, when ssh2's
+ * internals are not what this module knows or packets already wait for the
+ * window: the caller then calls `data()`.
  */
 export function sendData(sftp: SFTPWrapper, id: number, data: Buffer): boolean {
   const s = internals(sftp);
   const out = s?.outgoing;
   if (!s || !out || out.state !== 'open' || s._buffer.length > 0 || typeof out.window !== 'number' || !(out.packetSize > DATA_HEADER)) return false;
-  const header = Buffer.allocUnsafe(DATA_HEADER);
-  header.writeUInt32BE(DATA_HEADER - 4 + data.length, 0);
-  header[4] = SSH_FXP_DATA;
-  header.writeUInt32BE(id >>> 0, 5);
-  header.writeUInt32BE(data.length, 9);
-  const total = DATA_HEADER + data.length;
-  let p = 0;
-  while (p < total && out.window > 0) {
-    const n = Math.min(total - p, out.window, out.packetSize);
-    out.window -= n;
-    if (p >= DATA_HEADER) s._protocol.channelData(out.id, data.subarray(p - DATA_HEADER, p - DATA_HEADER + n));
-    else {
-      if (firstPiece.length < n) firstPiece = Buffer.allocUnsafe(Math.max(n, 32 * 1024));
-      const head = Math.min(DATA_HEADER - p, n);
-      header.copy(firstPiece, 0, p, p + head);
-      data.copy(firstPiece, head, 0, n - head);
-      s._protocol.channelData(out.id, firstPiece.subarray(0, n));
-    }
-    p += n;
+  const first = Math.min(DATA_HEADER + data.length, out.packetSize);
+  if (firstPiece.length < first) firstPiece = Buffer.allocUnsafe(Math.max(first, 32 * 1024));
+  firstPiece.writeUInt32BE(DATA_HEADER - 4 + data.length, 0);
+  firstPiece[4] = SSH_FXP_DATA;
+  firstPiece.writeUInt32BE(id >>> 0, 5);
+  firstPiece.writeUInt32BE(data.length, 9);
+  data.copy(firstPiece, DATA_HEADER, 0, first - DATA_HEADER);
+  const after = data.subarray(first - DATA_HEADER);
+  const head = tryWrite(s, firstPiece.subarray(0, first));
+  // the queued rest is a copy: firstPiece is reused and `data` given back once answered
+  if (head !== undefined) s._buffer.push(Buffer.concat([head, after]));
+  else if (after.length > 0) {
+    const rest = tryWrite(s, after);
+    if (rest !== undefined) s._buffer.push(Buffer.from(rest));
   }
-  if (out.window === 0) {
-    s._waitWindow = true;
-    s._chunkcb = drain;
-  }
-  if (p < total) s._buffer.push(p >= DATA_HEADER ? Buffer.from(data.subarray(p - DATA_HEADER)) : Buffer.concat([header.subarray(p), data]));
   return true;
 }
 
