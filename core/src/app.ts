@@ -30,6 +30,7 @@ import type { SecretsService } from './secrets/secret.js';
 import { eventServicesLifecycle } from './event-manager/register.js';
 import { PasswordResetService } from './auth/password-reset.service.js';
 import { QuotaScanService } from './vfs/quota-scan.service.js';
+import { QuotaService } from './vfs/quota.service.js';
 import { UploadJournal } from './vfs/upload-journal.js';
 import { UsageService } from './ops/usage.service.js';
 import { MetricsService } from './ops/metrics.service.js';
@@ -225,6 +226,11 @@ export async function createApp(o: AppOptions): Promise<App> {
         await container.resolve(PasswordResetService).stop();
         await eventServicesLifecycle.detach(container).catch((err) => logger.error({ err }, 'event manager stop failed'));
         await container.resolve(UsageService).stop();
+        // the downloads' lingering counter changes
+        await container
+          .resolve(QuotaService)
+          .flushCounters()
+          .catch((err) => logger.warn({ err }, 'cannot store transfer usage'));
         // the counters are stored: the journal's entries kept for the next uploads go
         await container
           .resolve(UploadJournal)

@@ -1,6 +1,9 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { runStatement } from '../data/bound-sql.js';
 
+/** How long a lingering change (a download's counters) may wait for others before it is stored. */
+export const COUNTERS_LINGER_MS = 100;
+
 /** Which counters of a row: used quota (size, files) or data transfer (upload, download bytes). */
 export type CounterSet = 'usage' | 'transfer';
 
@@ -53,6 +56,11 @@ function statementsOf(batch: Pending[]): { sql: string; params: unknown[] }[] {
  * the write-ahead log, run on the event loop) per request under load; 16
  * downloads of one user at once become one update.
  *
+ * A change added with `linger` (the download counters: nothing waits for
+ * them) may wait up to `lingerMs` for others before it is stored, so that
+ * downloads one after the other, which arrive one at a time, still share a
+ * commit; a change without it, or flush(), stores what lingers at once.
+ *
  * The sum of a batch is clamped at 0 once, where each change was clamped on
  * its own before: a difference only when a counter would have gone below 0
  * in between (a drift that quota scans correct anyway).
@@ -61,11 +69,20 @@ export class CounterWrites {
   private readonly queue = new Map<string, Pending>();
   private running = false;
   private scheduled = false;
+  /** A change that does not linger waits in the queue: the next write starts at once. */
+  private urgent = false;
+  private lingering: NodeJS.Timeout | undefined;
+  private readonly idle: (() => void)[] = [];
 
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    /** How long lingering changes may wait (tests lengthen it). */
+    public lingerMs = COUNTERS_LINGER_MS,
+  ) {}
 
   /** Adds (a, b) to the counter set of a row; resolves once stored. */
-  add(table: 'users' | 'folders', id: number, set: CounterSet, a: number, b: number): Promise<void> {
+  add(table: 'users' | 'folders', id: number, set: CounterSet, a: number, b: number, o: { linger?: boolean } = {}): Promise<void> {
+    if (!o.linger) this.urgent = true;
     return new Promise((resolve, reject) => {
       const key = `${table}:${id}:${set}`;
       let p = this.queue.get(key);
@@ -80,20 +97,43 @@ export class CounterWrites {
     });
   }
 
+  /** Stores every change added so far, lingering ones included; resolves once none is left to store. */
+  flush(): Promise<void> {
+    if (!this.queue.size && !this.running) return Promise.resolve();
+    this.urgent = true;
+    return new Promise((resolve) => {
+      this.idle.push(resolve);
+      this.schedule();
+    });
+  }
+
   private schedule(): void {
     if (this.scheduled || this.running) return;
+    if (!this.urgent) {
+      // only lingering changes: stored when the linger is over, or with the next urgent one
+      this.lingering ??= setTimeout(() => {
+        this.lingering = undefined;
+        this.urgent = true;
+        this.schedule();
+      }, this.lingerMs).unref();
+      return;
+    }
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
+      this.urgent = false;
       this.running = true;
-      void this.flush().finally(() => {
+      void this.write().finally(() => {
         this.running = false;
         if (this.queue.size) this.schedule();
+        else for (const done of this.idle.splice(0)) done();
       });
     });
   }
 
-  private async flush(): Promise<void> {
+  private async write(): Promise<void> {
     const batch = [...this.queue.values()].filter((p) => p.a || p.b || p.waiters.length);
     this.queue.clear();
     const statements = statementsOf(batch);

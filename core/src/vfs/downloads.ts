@@ -171,7 +171,8 @@ export async function meteredDownload(
     if (!source.destroyed) source.destroy();
     lease?.close();
     s.deps.connections.endTransfer(s.conn, transfer);
-    await xfer.commit().catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
+    // not waited for: stored with the next counter changes, within COUNTERS_LINGER_MS (the reservation counts the bytes until then)
+    void xfer.commit(undefined, { linger: true }).catch((err: unknown) => s.deps.logger.warn({ err }, 'cannot store transfer usage'));
     if (error !== undefined) {
       const status = quotaHit ? FS_STATUS.QuotaExceeded : FS_STATUS.Error;
       const ev = await s.event('download', target, { startedAt, size: meter.bytes, status }).catch(() => undefined);

@@ -224,14 +224,23 @@ export class TransferReservation {
     return this.moved;
   }
 
-  /** Stores the bytes actually moved (also for failed transfers) and frees the reservation. */
-  async commit(batch?: QuotaBatch): Promise<void> {
+  /**
+   * Stores the bytes actually moved (also for failed transfers) and frees
+   * the reservation once stored. With `linger` (downloads: nothing waits for
+   * their counters) the write may wait a little for others to share its
+   * commit (CounterWrites); the reservation holds the bytes meanwhile, so
+   * quota checks still count them. Only for a user without transfer quotas:
+   * a limited user's next transfer reloads the stored usage, which waits
+   * for the commits of the user's counters in progress (QuotaTracker.refresh).
+   */
+  async commit(batch?: QuotaBatch, o: { linger?: boolean } = {}): Promise<void> {
     if (this.done) return;
     this.done = true;
     const applied = this.delta(this.moved);
     const item = { key: this.key, reserved: this.reserved, applied };
     if (batch) return batch.add(this.tracker, item, (up, down) => this.quota.addTransfer(this.user.id, up, down));
-    await this.tracker.commit([item], () => this.quota.addTransfer(this.user.id, applied[0], applied[1]));
+    const linger = o.linger === true && !this.limited;
+    await this.tracker.commit([item], () => this.quota.addTransfer(this.user.id, applied[0], applied[1], { linger }));
   }
 }
 

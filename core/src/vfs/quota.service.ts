@@ -23,6 +23,13 @@ export interface TransferQuotaUsage {
 /** One CounterWrites per database: every QuotaService of an app shares its batches. */
 const writers = new WeakMap<MikroORM, CounterWrites>();
 
+/** The counter writes of a database (one per ORM: the changes of every service of the process share their commits). */
+export function counterWritesOf(orm: MikroORM): CounterWrites {
+  let w = writers.get(orm);
+  if (!w) writers.set(orm, (w = new CounterWrites(orm)));
+  return w;
+}
+
 function checkDelta(name: string, v: number): number {
   if (!Number.isSafeInteger(v)) throw new RangeError(`${name} must be a safe integer (got ${v})`);
   return v;
@@ -46,9 +53,7 @@ export class QuotaService {
   }
 
   private writes(): CounterWrites {
-    let w = writers.get(this.orm);
-    if (!w) writers.set(this.orm, (w = new CounterWrites(this.orm)));
-    return w;
+    return counterWritesOf(this.orm);
   }
 
   /**
@@ -95,13 +100,20 @@ export class QuotaService {
   /**
    * Adds transferred bytes to a user's data-transfer counters (uploads and
    * downloads, bytes; never below 0). Call it when a transfer ends, with the
-   * bytes actually moved, also for failed or aborted transfers.
+   * bytes actually moved, also for failed or aborted transfers. With
+   * `linger` (downloads) the change may wait up to COUNTERS_LINGER_MS for
+   * others, to share their commit (CounterWrites).
    */
-  async addTransfer(userId: number, upBytes: number, downBytes: number): Promise<void> {
+  async addTransfer(userId: number, upBytes: number, downBytes: number, o: { linger?: boolean } = {}): Promise<void> {
     checkDelta('upBytes', upBytes);
     checkDelta('downBytes', downBytes);
     if (!upBytes && !downBytes) return;
-    await this.writes().add('users', userId, 'transfer', upBytes, downBytes);
+    await this.writes().add('users', userId, 'transfer', upBytes, downBytes, o);
+  }
+
+  /** Stores the counter changes not stored yet (lingering ones included): before a reset of them, and when the server stops. */
+  async flushCounters(): Promise<void> {
+    await this.writes().flush();
   }
 
   /** Sets a user's used quota (a scan's result or a reset). */
@@ -137,6 +149,8 @@ export class QuotaService {
   async updateUserTransfer(username: string, u: TransferQuotaUsage, mode: UsageMode, caller: AdminIdentity | null): Promise<void> {
     const user = await this.user(username, caller);
     if (this.scans.isScanningUser(username)) throw new ConflictError(`a quota scan of user "${username}" is running`);
+    // downloads' lingering counters belong before the new figures, not added after them
+    if (mode !== 'add') await this.flushCounters();
     const up = u.used_upload_data_transfer ?? 0;
     const down = u.used_download_data_transfer ?? 0;
     if (mode === 'add') await this.addTransfer(user.id, up, down);

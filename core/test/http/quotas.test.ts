@@ -68,6 +68,18 @@ t.test('usage: reset (default) and add, missing fields count 0, never below 0', 
   t.match(await usage('users', 'qa'), { up: 10, down: 25 });
   t.equal((await put('/api/v2/quotas/users/qa/transfer-usage?mode=add', { used_upload_data_transfer: -50 })).statusCode, 200);
   t.match(await usage('users', 'qa'), { up: 0, down: 25 });
+  // a download's counters linger before they are stored (CounterWrites): a reset stores them first, so they do not land on top of it
+  const qa = await users.get('qa', null);
+  const lingering = quotas.addTransfer(qa.id, 0, 1000, { linger: true });
+  t.equal((await put('/api/v2/quotas/users/qa/transfer-usage', { used_download_data_transfer: 3 })).statusCode, 200);
+  await lingering;
+  await new Promise((r) => setTimeout(r, 150));
+  t.match(await usage('users', 'qa'), { up: 0, down: 3 }, 'the reset is the last word');
+  // in add mode they are simply summed
+  const more = quotas.addTransfer(qa.id, 0, 10, { linger: true });
+  t.equal((await put('/api/v2/quotas/users/qa/transfer-usage?mode=add', { used_download_data_transfer: 4 })).statusCode, 200);
+  await more;
+  t.match(await usage('users', 'qa'), { up: 0, down: 17 });
 
   t.equal((await put('/api/v2/quotas/folders/shared/usage', { used_quota_size: 7, used_quota_files: 1 })).statusCode, 200);
   t.equal((await put('/api/v2/quotas/folders/shared/usage?mode=add', { used_quota_size: 3 })).statusCode, 200);

@@ -3,6 +3,7 @@ import t from 'tap';
 import type { SqlEntityManager } from '@mikro-orm/knex';
 import { createTestApp } from '../../src/testing.js';
 import { CounterWrites } from '../../src/vfs/counter-writes.js';
+import { QuotaService, counterWritesOf } from '../../src/vfs/quota.service.js';
 
 /**
  * CounterWrites (core/src/vfs/counter-writes.ts): the counter changes that
@@ -88,4 +89,71 @@ t.test('a failed write rejects the promises of its changes', async (t) => {
     (conn as { execute: unknown }).execute = execute;
   });
   await t.rejects(w.add('users', ids.cw1!, 'transfer', 1, 0), /disk on fire/);
+});
+
+/** Whether `p` settled within `ms`. */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let settled = false;
+  void p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((r) => setTimeout(r, ms));
+  return settled;
+}
+
+t.test('lingering changes (downloads) one after the other: stored together once the linger is over', async (t) => {
+  const updates = countUpdates(t);
+  const w = new CounterWrites(ta.app.orm, 300);
+  const before = await counters('cw1');
+  const first = w.add('users', ids.cw1!, 'transfer', 0, 100, { linger: true });
+  t.notOk(await settledWithin(first, 50), 'not stored at once');
+  const second = w.add('users', ids.cw1!, 'transfer', 0, 23, { linger: true });
+  t.equal((await counters('cw1')).down, before.down, 'nothing stored yet');
+  await Promise.all([first, second]);
+  t.equal((await counters('cw1')).down! - before.down!, 123, 'both stored');
+  t.equal(updates.n, 1, 'in one statement');
+});
+
+t.test('a change that does not linger takes the lingering ones with it, at once', async (t) => {
+  const updates = countUpdates(t);
+  const w = new CounterWrites(ta.app.orm, 60_000);
+  const before = await counters('cw2');
+  const lingering = w.add('users', ids.cw2!, 'transfer', 0, 5, { linger: true });
+  const urgent = w.add('users', ids.cw2!, 'usage', 10, 1);
+  await Promise.all([lingering, urgent]);
+  const after = await counters('cw2');
+  t.same([after.down! - before.down!, after.size! - before.size!, after.files! - before.files!], [5, 10, 1]);
+  t.equal(updates.n, 1, 'one statement for the row');
+});
+
+t.test('flush() stores the lingering changes at once and resolves once they are stored; with nothing pending it resolves at once', async (t) => {
+  const w = new CounterWrites(ta.app.orm, 60_000);
+  await w.flush();
+  const before = await counters('cw1');
+  const lingering = w.add('users', ids.cw1!, 'transfer', 7, 0, { linger: true });
+  t.notOk(await settledWithin(lingering, 30), 'lingering');
+  await w.flush();
+  t.equal((await counters('cw1')).up! - before.up!, 7, 'stored when flush() resolved');
+  t.ok(await settledWithin(lingering, 0), "the change's own promise settled too");
+  // a flush asked while a write runs waits for the changes that arrived meanwhile
+  const running = w.add('users', ids.cw1!, 'transfer', 1, 0);
+  await new Promise((r) => setImmediate(r));
+  const late = w.add('users', ids.cw1!, 'transfer', 0, 2, { linger: true });
+  await w.flush();
+  t.same([(await counters('cw1')).up! - before.up!, (await counters('cw1')).down! - before.down!], [8, 2]);
+  await Promise.all([running, late]);
+});
+
+t.test("the server's stop stores the lingering changes before the database closes", async (t) => {
+  const other = await createTestApp();
+  const writes = counterWritesOf(other.app.orm);
+  writes.lingerMs = 60_000;
+  const quotas = other.app.container.resolve(QuotaService);
+  let stored = false;
+  // (a new database has no user: the update runs all the same, on no row)
+  const lingering = quotas.addTransfer(1, 0, 1, { linger: true }).then(() => (stored = true));
+  t.notOk(await settledWithin(lingering, 20), 'lingering');
+  await other.close();
+  t.ok(stored, 'stored by the time stop() was over');
 });
