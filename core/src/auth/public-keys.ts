@@ -1,8 +1,5 @@
 import type { ParsedKey } from 'ssh2';
-import { lazyModule } from '../sdk/lazy-module.js';
-
-/** ssh2's key parser, imported on the first public key login. */
-const ssh2Module = lazyModule(() => import('ssh2'));
+import { loadSsh2 } from '../sdk/ssh2-module.js';
 
 /** A token that starts an OpenSSH public key (its type), after the options of an authorized_keys line. */
 const KEY_TYPE = /^(?:ssh-|ecdsa-|sk-)/;
@@ -39,7 +36,8 @@ function authorizedKey(parse: (data: string) => ParsedKey | ParsedKey[] | Error,
  */
 export async function matchingPublicKey(authorized: readonly string[], offered: Buffer | string): Promise<ParsedKey | null> {
   if (!authorized.length) return null;
-  const parse = (await ssh2Module.load()).default.utils.parseKey as (data: Buffer | string) => ParsedKey | ParsedKey[] | Error;
+  // (ssh2 loaded on the first public key login, through the SDK's loader as every user of it)
+  const parse = loadSsh2().module.utils.parseKey as (data: Buffer | string) => ParsedKey | ParsedKey[] | Error;
   const key = onePublicKey(parse(offered));
   if (!key) return null;
   const blob = key.getPublicSSH();

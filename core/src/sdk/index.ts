@@ -20,6 +20,7 @@ export * from './derived-options.js';
 export * from './key-tree.js';
 export * from './file-hash.js';
 export * from './ssh-keys.js';
+export { loadSsh2 } from './ssh2-module.js';
 export type * from './plugin-entities.js';
 export type * from './accounts.js';
 export type * from './mail.js';

@@ -1,3 +1,5 @@
+// first: ssh2 as core loads it, before ssh2-sftp-client requires it
+import './ssh2-first.js';
 import { createHash } from 'node:crypto';
 import SftpClient from 'ssh2-sftp-client';
 import type { Client, ConnectConfig, SFTPWrapper } from 'ssh2';

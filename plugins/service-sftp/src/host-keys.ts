@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import ssh2 from 'ssh2';
+import ssh2 from './ssh2-module.js';
 import { generateSshKeyPair } from '@ferry/core';
 
 /** A host key as the server uses it and /status shows it (SSHHostKey of the API). */

@@ -1,14 +1,14 @@
 import t from 'tap';
-// first: ssh2 is loaded by this module, before anything else in this process loads it
-import ssh2, { RandomPool, paddingPool, pooledPadding, pooledRandomFill } from '../src/ssh2-module.js';
-import { generateSshKeyPair } from '@ferry/core';
 import crypto from 'node:crypto';
+import { RandomPool, loadSsh2, paddingPool, pooledRandomFill } from '../../src/sdk/ssh2-module.js';
+import { generateSshKeyPair } from '../../src/sdk/ssh-keys.js';
 import type { AddressInfo } from 'node:net';
 
 // The random padding of the SSH packets ssh2 sends is drawn from a pool of
-// CSPRNG bytes (src/ssh2-module.ts): each byte handed out once, every call
+// CSPRNG bytes (core/src/sdk/ssh2-module.ts): each byte handed out once, every call
 // the pool does not serve left to the real randomFillSync, and nothing else
-// in the process sees the pooled function.
+// in the process sees the pooled function. (Nothing in this process loads
+// ssh2 before loadSsh2() below.)
 
 /** A pool over a counter instead of the CSPRNG: each refill writes the next run of byte values. */
 function countingPool(size: number) {
@@ -80,7 +80,9 @@ t.test('pooledRandomFill serves small requests and leaves every other call to th
 });
 
 t.test('ssh2 loaded here pads its packets from the pool; the crypto module keeps its own function', async (t) => {
-  t.equal(pooledPadding, true, 'ssh2 was loaded by ssh2-module');
+  const { module: ssh2, pooled } = loadSsh2();
+  t.equal(pooled, true, 'ssh2 was loaded by loadSsh2()');
+  t.equal(loadSsh2().module, ssh2, 'once: later calls answer the same module');
   t.equal(crypto.randomFillSync.name, 'randomFillSync', "the process's randomFillSync is node's");
 
   // core's generator, as the service's own host keys (ssh2's utils.generateKeyPairSync makes an ed25519
