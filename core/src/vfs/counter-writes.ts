@@ -72,7 +72,8 @@ export class CounterWrites {
   /** A change that does not linger waits in the queue: the next write starts at once. */
   private urgent = false;
   private lingering: NodeJS.Timeout | undefined;
-  private readonly idle: (() => void)[] = [];
+  /** flush() callers waiting for the next write to start (it holds every change they wanted stored). */
+  private readonly flushing: (() => void)[] = [];
 
   constructor(
     private readonly orm: MikroORM,
@@ -97,12 +98,15 @@ export class CounterWrites {
     });
   }
 
-  /** Stores every change added so far, lingering ones included; resolves once none is left to store. */
+  /**
+   * Stores every change added so far, lingering ones included; resolves once
+   * they are stored (or their write failed), whatever is added meanwhile.
+   */
   flush(): Promise<void> {
     if (!this.queue.size && !this.running) return Promise.resolve();
     this.urgent = true;
     return new Promise((resolve) => {
-      this.idle.push(resolve);
+      this.flushing.push(resolve);
       this.schedule();
     });
   }
@@ -125,10 +129,14 @@ export class CounterWrites {
       this.scheduled = false;
       this.urgent = false;
       this.running = true;
+      // this write holds what they wanted stored
+      const flushed = this.flushing.splice(0);
       void this.write().finally(() => {
         this.running = false;
+        for (const done of flushed) done();
         if (this.queue.size) this.schedule();
-        else for (const done of this.idle.splice(0)) done();
+        // (asked while this write ran, with nothing queued: this write held it all)
+        else for (const done of this.flushing.splice(0)) done();
       });
     });
   }

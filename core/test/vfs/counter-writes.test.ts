@@ -157,3 +157,27 @@ t.test("the server's stop stores the lingering changes before the database close
   await other.close();
   t.ok(stored, 'stored by the time stop() was over');
 });
+
+t.test('flush() is over once what was added before it is stored, while lingering changes keep coming', async (t) => {
+  const w = new CounterWrites(ta.app.orm, 20);
+  const before = await counters('cw2');
+  const adds: Promise<void>[] = [];
+  // a download ends during every write (a busy server): the queue is never empty when a write is over
+  const execute = conn.execute.bind(conn);
+  (conn as { execute: unknown }).execute = (sql: unknown, ...rest: unknown[]) => {
+    if (typeof sql === 'string' && sql.startsWith('update ') && adds.length < 100) adds.push(w.add('users', ids.cw2!, 'transfer', 0, 1, { linger: true }));
+    return (execute as (...a: unknown[]) => unknown)(sql, ...rest);
+  };
+  t.teardown(() => {
+    (conn as { execute: unknown }).execute = execute;
+  });
+  const first = w.add('users', ids.cw2!, 'transfer', 0, 1, { linger: true });
+  const flushed = w.flush();
+  t.ok(await settledWithin(flushed, 1000), 'flush() settled');
+  await first;
+  t.ok((await counters('cw2')).down! - before.down! >= 1, 'with the change added before it stored');
+  t.ok(adds.length < 100, `without waiting for the changes that kept coming (${adds.length} came)`);
+  (conn as { execute: unknown }).execute = execute;
+  await w.flush();
+  await Promise.all(adds);
+});
