@@ -8,4 +8,4 @@ import { loadSsh2 } from '@ferry/core';
  * whoever loads it first decides; without this, a server with fs-sftp and
  * without service-sftp would pad each packet with a call of its own.
  */
-export const ssh2PaddingPooled = loadSsh2().pooled;
+loadSsh2();
