@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
+import type { PacketSocket } from './ssh2-packets.js';
+import { poolSshPackets, wrapCreateCipher } from './ssh2-packets.js';
 
 /*
  * ssh2 (the SSH server of service-sftp, the client under fs-sftp's
@@ -96,6 +98,8 @@ export function pooledRandomFill(pool: RandomPool, real: RandomFill): RandomFill
 export const paddingPool = new RandomPool(POOL_BYTES, (b) => crypto.randomFillSync(b));
 
 let loaded: { module: typeof import('ssh2'); pooled: boolean } | undefined;
+/** ssh2's createCipher wrapped when loadSsh2() loaded it (ssh2-packets.ts). */
+let ciphersWrapped = false;
 
 /**
  * ssh2, loaded on the first call with its packets' padding drawn from
@@ -111,8 +115,20 @@ export function loadSsh2(): { module: typeof import('ssh2'); pooled: boolean } {
   const real = exports.randomFillSync;
   exports.randomFillSync = pooledRandomFill(paddingPool, real);
   try {
+    // ssh2's kex.js takes createCipher from these exports when it loads: wrapped first (ssh2-packets.ts)
+    ciphersWrapped = wrapCreateCipher(require(probe) as { createCipher?: unknown });
     return (loaded = { module: require('ssh2') as typeof import('ssh2'), pooled: true });
   } finally {
     exports.randomFillSync = real;
   }
+}
+
+/**
+ * Has an ssh2 connection (a server's client, or a client once connecting)
+ * build its large outgoing packets in reused buffers written to `socket`
+ * (ssh2-packets.ts). False, and nothing changed, when ssh2 was loaded by
+ * someone else before loadSsh2().
+ */
+export function pooledSshPackets(conn: unknown, socket: PacketSocket): boolean {
+  return poolSshPackets(conn, socket, ciphersWrapped);
 }

@@ -1,9 +1,10 @@
 // first: ssh2 as core loads it, before ssh2-sftp-client requires it
 import './ssh2-first.js';
 import { createHash } from 'node:crypto';
+import type net from 'node:net';
 import SftpClient from 'ssh2-sftp-client';
 import type { Client, ConnectConfig, SFTPWrapper } from 'ssh2';
-import { FsError, FsErrorCode, type Logger } from '@ferry/core';
+import { FsError, FsErrorCode, pooledSshPackets, type Logger } from '@ferry/core';
 import { connectError, isConnectionError } from './sftp-errors.js';
 import type { SftpPluginConfig } from './config.schema.js';
 import { fingerprintOf } from './constants.js';
@@ -62,6 +63,9 @@ class SftpConnection {
     this.ready = this.client.connect(config).then(
       (sftp) => {
         this.sftp = sftp;
+        // large packets (an upload's data) built in reused buffers, not a fresh one each (core's SDK)
+        const sock = (this.raw as unknown as { _sock?: net.Socket })._sock;
+        if (sock) pooledSshPackets(this.raw, sock);
         sftp.on('close', () => pool.lost(this, 'sftp channel closed'));
         sftp.on('error', (err: Error) => pool.lost(this, 'sftp channel error', err));
       },

@@ -15,11 +15,12 @@ export const MAX_READ = 255 * 1024;
  *
  * The download reads into buffers of core's pool (SessionReadOptions.recycle)
  * and writes them to this handle (SessionRead.writeTo): a READ is answered
- * with a view of the chunk at hand, which ssh2 copies into its DATA packet
- * at once, and the chunk is given back once every byte of it was answered.
- * One chunk is held at a time; a READ across two chunks is answered from a
- * copy. Without writeTo (a bandwidth limit), the download's stream is read
- * the same way.
+ * with a view of the chunk at hand, and the chunk is given back once every
+ * byte of it was answered and sent (an answer the channel's window has no
+ * room for waits in ssh2 as a view: the `sent` of the constructor). One
+ * chunk is held at a time; a READ across two chunks is answered from a copy
+ * in the handle's reused buffer. Without writeTo (a bandwidth limit), the
+ * download's stream is read the same way.
  */
 export class ReadHandle {
   readonly kind = 'read';
@@ -33,11 +34,18 @@ export class ReadHandle {
   private failure: Error | null = null;
   private wake: (() => void) | null = null;
   private pos = 0;
+  /** An answer still holds a view of the current chunk (its `send` answered true). */
+  private chunkHeld = false;
+  /** See takeScratch(); `scratchHeld`: an answer may still hold a view of it. */
+  private scratch: Buffer | null = null;
+  private scratchHeld = false;
 
   constructor(
     private readonly session: FileSession,
     readonly path: string,
     readonly info: FileInfo,
+    /** Resolves once no answer holds a view of `memory` any more; without it, `send` must not hold views. */
+    private readonly sent?: (memory: ArrayBufferLike) => Promise<void>,
   ) {}
 
   /** Opens the download from the start (checks the permissions and that the file exists). */
@@ -46,11 +54,12 @@ export class ReadHandle {
   }
 
   /**
-   * Answers up to `length` bytes from `offset`: calls `send` with them (a
-   * view valid only during the call: ssh2's `data()` copies it) and resolves
-   * true, or resolves false at the end of the file.
+   * Answers up to `length` bytes from `offset`: calls `send` with them and
+   * resolves true, or resolves false at the end of the file. `data` is valid
+   * during the call, or until `sent(data.buffer)` resolves when `send`
+   * answers true (it holds the view: the chunk is given back only then).
    */
-  async readAt(offset: number, length: number, send: (data: Buffer) => void): Promise<boolean> {
+  async readAt(offset: number, length: number, send: (data: Buffer) => boolean | void): Promise<boolean> {
     if (offset !== this.pos || this.read === null) {
       if (offset >= this.info.size) return false;
       await this.reopen(offset);
@@ -63,10 +72,10 @@ export class ReadHandle {
       if (!chunk) break;
       const n = Math.min(chunk.length - this.chunkPos, want - filled);
       if (filled === 0 && n === want) {
-        send(chunk.subarray(this.chunkPos, this.chunkPos + n));
+        if (send(chunk.subarray(this.chunkPos, this.chunkPos + n)) === true) this.chunkHeld = true;
         filled = n;
       } else {
-        out ??= Buffer.allocUnsafe(want);
+        out ??= await this.takeScratch(want);
         chunk.copy(out, filled, this.chunkPos, this.chunkPos + n);
         filled += n;
       }
@@ -74,7 +83,7 @@ export class ReadHandle {
       if (this.chunkPos === chunk.length) this.giveBack();
     }
     if (filled === 0) return false;
-    if (out) send(filled === want ? out : out.subarray(0, filled));
+    if (out && send(filled === want ? out : out.subarray(0, filled)) === true) this.scratchHeld = true;
     this.pos += filled;
     return true;
   }
@@ -86,13 +95,29 @@ export class ReadHandle {
     return this.chunk;
   }
 
-  /** The current chunk was answered: the download may write the next one. */
+  /**
+   * The buffer a READ across two chunks is put together in: one per handle,
+   * reused (a READ across chunks comes every few READs: with OpenSSH's 255
+   * KiB READs and 1 MiB chunks, one in four), taken again once no answer
+   * holds a view of it.
+   */
+  private async takeScratch(size: number): Promise<Buffer> {
+    if (this.scratch && this.scratchHeld && this.sent) await this.sent(this.scratch.buffer);
+    this.scratchHeld = false;
+    if (!this.scratch || this.scratch.length < size) this.scratch = Buffer.allocUnsafeSlow(Math.max(size, MAX_READ));
+    return this.scratch.subarray(0, size);
+  }
+
+  /** The current chunk was answered: the download may write the next one (once no answer holds a view of it). */
   private giveBack(): void {
     const release = this.release;
+    const held = this.chunkHeld ? this.chunk : null;
     this.chunk = null;
     this.chunkPos = 0;
     this.release = null;
-    release?.();
+    this.chunkHeld = false;
+    if (held && this.sent) void this.sent(held.buffer).then(() => release?.());
+    else release?.();
   }
 
   private notify(): void {
@@ -143,6 +168,7 @@ export class ReadHandle {
     this.chunk = null;
     this.release = null;
     this.chunkPos = 0;
+    this.chunkHeld = false;
     if (!read) return;
     // ended by the caller: no failure to answer
     this.ended = true;

@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import { drainService, type FileSession, type Logger, type Protocol, type ServiceDef, type ServiceHost, type ServiceStatus } from '@ferry/core';
+import {
+  drainService,
+  pooledSshPackets,
+  type FileSession,
+  type Logger,
+  type Protocol,
+  type ServiceDef,
+  type ServiceHost,
+  type ServiceStatus,
+} from '@ferry/core';
 import type { Algorithms, ClientInfo, Connection, Server, ServerChannel, Session } from 'ssh2';
 import ssh2 from './ssh2-module.js';
 import { ConnectionAuth } from './auth.js';
@@ -78,6 +87,8 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
     const client = socket && clients.get(socket);
     if (client) client.conn = conn;
     acceptRepeatedUserauth(conn);
+    // large packets (a download's data) built in reused buffers, not a fresh one each (core's SDK)
+    if (socket) pooledSshPackets(conn, socket);
     let timer: NodeJS.Timeout | null = null;
     const arm = (seconds: number, why: string) => {
       if (timer) clearTimeout(timer);

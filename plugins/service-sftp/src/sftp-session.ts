@@ -7,7 +7,7 @@ import { pooledWrite } from './write-handle.js';
 import { poolWritePackets, type WritePackets } from './write-packets.js';
 import type { ExtensionHost } from './extension-host.js';
 import { EXTENDED_REQUESTS, handleExtended } from './sftp-extensions.js';
-import { channelFlow, outgoingRoom, sendData, sendExtendedReply, u64 } from './ssh2-sftp-internals.js';
+import { channelFlow, outgoingRoom, sendData, sendExtendedReply, u64, type OutgoingRoom } from './ssh2-sftp-internals.js';
 import { STATUS, SftpStatusError, statusOf } from './status.js';
 import { UploadDirs } from './upload-dirs.js';
 
@@ -85,7 +85,7 @@ export class SftpSession {
   private uploadBuffers: UploadBuffers | null = null;
   /** Handles open for writing (the lease is closed when none is left). */
   private writeHandles = 0;
-  private readonly answers: { wait(): Promise<void> } | null;
+  private readonly answers: OutgoingRoom | null;
 
   constructor(
     private readonly sftp: SFTPWrapper,
@@ -142,12 +142,14 @@ export class SftpSession {
         if (handle.kind !== 'read') throw new SftpStatusError(STATUS.OP_UNSUPPORTED, 'the handle is not open for reading');
         await this.answers?.wait();
         const sent = await handle.readAt(offset, len, (data) => {
-          // garbage once sent: the encrypted packets made of it, and the DATA packet when ssh2's data() copies the bytes into one (core's GC pacer)
-          if (sendData(s, id, data)) noteShortLived(data.length);
-          else {
-            s.data(id, data);
-            noteShortLived(2 * data.length);
-          }
+          // what the window has no room for now waits as a view of the chunk, which is given back once sent
+          const how = sendData(s, id, data, this.answers !== null);
+          if (how !== false) return how === 'held';
+          // garbage once sent: the DATA packet ssh2's data() copies the bytes into (core's GC pacer; the SSH packets
+          // are reused buffers, or reported by the SDK's writer when not: pooledSshPackets)
+          s.data(id, data);
+          noteShortLived(data.length);
+          return false;
         });
         if (!sent) s.status(id, STATUS.EOF);
       }),
@@ -297,7 +299,8 @@ export class SftpSession {
     if (!(flags & OPEN_MODE.WRITE)) {
       const info = await this.session.stat(p);
       if (info.isDir) throw new FsError(FsErrorCode.IsDirectory, `${p}: is a directory`, { path: p });
-      handle = new ReadHandle(this.session, p, info);
+      const answers = this.answers;
+      handle = new ReadHandle(this.session, p, info, answers ? (memory) => answers.sent(memory) : undefined);
     } else if ((flags & (OPEN_MODE.CREAT | OPEN_MODE.TRUNC | OPEN_MODE.EXCL)) === (OPEN_MODE.CREAT | OPEN_MODE.TRUNC)) {
       // a new upload whatever is there (the upload itself refuses a directory): no stat of its own
       handle = new WriteHandle(this.session, p, { kind: 'upload' });

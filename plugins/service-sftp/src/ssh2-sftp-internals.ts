@@ -171,16 +171,28 @@ let firstPiece = Buffer.allocUnsafe(0);
  * into one new buffer (up to 255 KiB a READ, garbage once sent) that it then
  * cuts into packets. The header and the first bytes go in a reused buffer,
  * the rest as a view of `data`, both through tryWrite (`channelData` copies
- * each packet's bytes at once). What the channel's window does not take now
- * is copied and queued after ssh2's packets, as `data()` does (`data` is
- * only valid during the call). False, and nothing sent, when ssh2's
- * internals are not what this module knows or packets already wait for the
- * window: the caller then calls `data()`.
+ * each packet's bytes at once).
+ *
+ * What the channel's window does not take now waits in ssh2's buffer of
+ * answers, after the packets already there. With `mayHold`, it waits as a
+ * view of `data` (the header copied): the answer is 'held', and the caller
+ * keeps `data`'s memory as it is until that buffer no longer holds it
+ * (outgoingRoom's `sent`). Without, it waits as a copy, as `data()` does,
+ * and when packets already wait nothing is sent (false: the caller then
+ * calls `data()`). 'sent': nothing of `data` is held. False, and nothing
+ * sent, too when ssh2's internals are not what this module knows.
  */
-export function sendData(sftp: SFTPWrapper, id: number, data: Buffer): boolean {
+export function sendData(sftp: SFTPWrapper, id: number, data: Buffer, mayHold = false): 'sent' | 'held' | false {
   const s = internals(sftp);
   const out = s?.outgoing;
-  if (!s || !out || out.state !== 'open' || s._buffer.length > 0 || typeof out.window !== 'number' || !(out.packetSize > DATA_HEADER)) return false;
+  if (!s || !out || out.state !== 'open' || typeof out.window !== 'number' || !(out.packetSize > DATA_HEADER)) return false;
+  if (s._buffer.length > 0) {
+    if (!mayHold) return false;
+    // after the answers already waiting, in order: the header (a copy) and a view of the data
+    s._buffer.push(dataHeader(id, data.length));
+    if (data.length > 0) s._buffer.push(data);
+    return data.length > 0 ? 'held' : 'sent';
+  }
   const first = Math.min(DATA_HEADER + data.length, out.packetSize);
   if (firstPiece.length < first) firstPiece = Buffer.allocUnsafe(Math.max(first, 32 * 1024));
   firstPiece.writeUInt32BE(DATA_HEADER - 4 + data.length, 0);
@@ -190,13 +202,32 @@ export function sendData(sftp: SFTPWrapper, id: number, data: Buffer): boolean {
   data.copy(firstPiece, DATA_HEADER, 0, first - DATA_HEADER);
   const after = data.subarray(first - DATA_HEADER);
   const head = tryWrite(s, firstPiece.subarray(0, first));
-  // the queued rest is a copy: firstPiece is reused and `data` given back once answered
-  if (head !== undefined) s._buffer.push(Buffer.concat([head, after]));
-  else if (after.length > 0) {
+  // what waits: firstPiece's bytes as a copy (it is reused), the data's as a view (mayHold) or a copy
+  if (head !== undefined) {
+    if (!mayHold) s._buffer.push(Buffer.concat([head, after]));
+    else {
+      s._buffer.push(Buffer.from(head));
+      if (after.length > 0) s._buffer.push(after);
+      return after.length > 0 ? 'held' : 'sent';
+    }
+  } else if (after.length > 0) {
     const rest = tryWrite(s, after);
-    if (rest !== undefined) s._buffer.push(Buffer.from(rest));
+    if (rest !== undefined) {
+      s._buffer.push(mayHold ? rest : Buffer.from(rest));
+      return mayHold ? 'held' : 'sent';
+    }
   }
-  return true;
+  return 'sent';
+}
+
+/** A DATA answer's header for `length` bytes of READ `id`. */
+function dataHeader(id: number, length: number): Buffer {
+  const h = Buffer.allocUnsafe(DATA_HEADER);
+  h.writeUInt32BE(DATA_HEADER - 4 + length, 0);
+  h[4] = SSH_FXP_DATA;
+  h.writeUInt32BE(id >>> 0, 5);
+  h.writeUInt32BE(length, 9);
+  return h;
 }
 
 /** A string of an SFTP packet. */
@@ -252,16 +283,26 @@ interface OutgoingInternals {
   outgoing: { state: string };
 }
 
+/** The answers ssh2 holds for the channel's window, as outgoingRoom() watches them. */
+export interface OutgoingRoom {
+  /** Resolves once ssh2 holds at most the limit (at once if it does), or the channel closed. */
+  wait(): Promise<void>;
+  /** Resolves once ssh2 holds no view of `memory` any more (all of it sent), or the channel closed. */
+  sent(memory: ArrayBufferLike): Promise<void>;
+}
+
 /**
  * Bounds the answers held in ssh2 for a client that reads slower than the
  * server answers: ssh2 keeps every packet the channel's window has no room
  * for (with OpenSSH's sftp, 64 READs of 255 KiB: 16 MiB) in the channel's
  * buffer. `wait()` resolves at once while that buffer holds at most `limit`
  * bytes, else once the client widened the window and ssh2 sent some of it
- * (or the channel closed). Null when ssh2's internals are not as expected
- * (answers are then not held: ssh2's own behaviour).
+ * (or the channel closed); `sent(memory)` once nothing it holds is a view
+ * of `memory` (answers sendData() left there as views). Null when ssh2's
+ * internals are not as expected (answers are then not held: ssh2's own
+ * behaviour).
  */
-export function outgoingRoom(sftp: SFTPWrapper, limit: number): { wait(): Promise<void> } | null {
+export function outgoingRoom(sftp: SFTPWrapper, limit: number): OutgoingRoom | null {
   const s = sftp as unknown as Partial<OutgoingInternals>;
   if (!Array.isArray(s._buffer) || !s.outgoing || typeof s.outgoing.state !== 'string' || 'get' in (Object.getOwnPropertyDescriptor(s, '_chunkcb') ?? {}))
     return null;
@@ -301,6 +342,9 @@ export function outgoingRoom(sftp: SFTPWrapper, limit: number): { wait(): Promis
   return {
     async wait() {
       while (o.outgoing.state === 'open' && held() > limit) await new Promise<void>((resolve) => waiters.push(resolve));
+    },
+    async sent(memory: ArrayBufferLike) {
+      while (o.outgoing.state === 'open' && o._buffer.some((b) => b.buffer === memory)) await new Promise<void>((resolve) => waiters.push(resolve));
     },
   };
 }

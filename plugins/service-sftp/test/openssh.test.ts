@@ -4,6 +4,7 @@ import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'n
 import path from 'node:path';
 import { opensshOptions, run, sftpBatch, sshKey, startSftp } from './helpers.js';
 import { pooledPadding } from '../src/ssh2-module.js';
+import { packetSlabs } from '@ferry/core';
 
 // OpenSSH's clients talk to the service as it ships: ssh2 loaded by the service, its packets padded from the pool
 t.equal(pooledPadding, true, 'ssh2 loaded through src/ssh2-module.ts');
@@ -23,10 +24,13 @@ t.test('key login: put, get, ls, rename, rm, mkdir, rmdir, scp, reput', async (t
   writeFileSync(path.join(dir, 'small.txt'), 'hello sftp\n');
 
   await t.test('put and get a few MiB, byte for byte both ways', async (t) => {
+    const reused = packetSlabs.reused;
     const r = await sftp(['put big.bin /big.bin', 'get /big.bin back.bin']);
     t.equal(r.code, 0, r.stderr);
     t.equal(sha(path.join(home, 'big.bin')), sha(big), 'the uploaded file is the same');
     t.equal(sha(path.join(dir, 'back.bin')), sha(big), 'the downloaded file is the same');
+    // 5 MiB in 32 KiB packets: about 160, built in reused buffers (core's SDK, pooledSshPackets)
+    t.ok(packetSlabs.reused - reused > 100, `the download's packets were built in reused buffers (${packetSlabs.reused - reused})`);
   });
 
   await t.test('mkdir, ls, rename, rm, rmdir', async (t) => {

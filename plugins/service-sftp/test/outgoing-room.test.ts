@@ -78,3 +78,26 @@ t.test('internals not as expected: no bound (null)', async (t) => {
   t.ok(outgoingRoom(asSftp(f), 1));
   t.equal(outgoingRoom(asSftp(f), 1), null, 'installed once only');
 });
+
+t.test('sent(memory) waits while the buffer holds a view of that memory, partly sent or not', async (t) => {
+  const f = new FakeSftp();
+  const room = outgoingRoom(asSftp(f), 1024 * KiB)!;
+  const mem = Buffer.alloc(300 * KiB);
+  t.ok(await settled(room.sent(mem.buffer)), 'nothing held: at once');
+  f._buffer.push(Buffer.alloc(10 * KiB), mem.subarray(0, 100 * KiB), mem.subarray(100 * KiB));
+  f._chunkcb = drainBuffer;
+  const waiting = room.sent(mem.buffer);
+  t.notOk(await settled(waiting), 'views of it held: waits');
+  t.ok(await settled(room.sent(Buffer.alloc(1).buffer)), 'other memory: at once');
+  f.windowAdjust(150 * KiB);
+  t.notOk(await settled(waiting), 'partly sent: the rest is still a view of it');
+  f.windowAdjust(400 * KiB);
+  t.ok(await settled(waiting), 'all sent: goes on');
+
+  f._buffer.push(mem.subarray(0, 10));
+  f._chunkcb = drainBuffer;
+  const closing = room.sent(mem.buffer);
+  f.outgoing.state = 'closed';
+  f.emit('close');
+  t.ok(await settled(closing), 'the channel closed: nothing will send it, goes on');
+});

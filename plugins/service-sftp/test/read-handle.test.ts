@@ -120,3 +120,63 @@ t.test('a failed download answers the READ that waits with its failure', async (
   await t.rejects(readAll(h, file.length, MAX_READ), /disk gone/);
   await h.close();
 });
+
+t.test('an answer that holds a view of the chunk: the chunk is given back once the view was sent', async (t) => {
+  const file = randomBytes(2 * MAX_READ);
+  const s = fakeSession(file, [MAX_READ]);
+  const asked: ArrayBufferLike[] = [];
+  let sendAll!: () => void;
+  const sent = (memory: ArrayBufferLike) => {
+    asked.push(memory);
+    return new Promise<void>((r) => (sendAll = r));
+  };
+  const h = new ReadHandle(s.session, '/f.bin', info(file.length), sent);
+  await h.open();
+  const held: Buffer[] = [];
+  // the whole first chunk in one answer, held (as sendData's 'held')
+  await h.readAt(0, MAX_READ, (d) => (held.push(d), true));
+  await new Promise((r) => setImmediate(r));
+  t.equal(held[0]!.buffer, s.lent[0]!.buffer, 'the answer was a view of the chunk');
+  t.same(asked, [s.lent[0]!.buffer], 'the handle asked when the view is sent');
+  t.equal(s.given.length, 0, 'not given back while the view waits to be sent');
+  t.same(Buffer.from(held[0]!), file.subarray(0, MAX_READ), 'the view still has its bytes');
+  sendAll();
+  await new Promise((r) => setImmediate(r));
+  t.equal(s.given.length, 1, 'given back once sent');
+  // an answer that does not hold: given back at once
+  const out: Buffer[] = [];
+  await h.readAt(MAX_READ, MAX_READ, (d) => void out.push(Buffer.from(d)));
+  await new Promise((r) => setImmediate(r));
+  t.equal(s.given.length, 2, 'the second chunk given back without waiting');
+  t.equal(asked.length, 1, 'nothing asked for it');
+  t.same(out[0], file.subarray(MAX_READ));
+  await h.close();
+});
+
+t.test("a READ across chunks is put together in the handle's reused buffer, reused once its answer was sent", async (t) => {
+  const file = randomBytes(400 * 1024);
+  const s = fakeSession(file, [100 * 1024]);
+  const waits = new Map<ArrayBufferLike, () => void>();
+  const sent = (memory: ArrayBufferLike) => new Promise<void>((r) => waits.set(memory, r));
+  const h = new ReadHandle(s.session, '/f.bin', info(file.length), sent);
+  await h.open();
+  const answers: Buffer[] = [];
+  // each answer holds its view (as sendData's 'held')
+  const hold = (d: Buffer) => (answers.push(d), true);
+  await h.readAt(0, 150 * 1024, hold);
+  t.notOk(
+    s.lent.some((c) => c.buffer === answers[0]!.buffer),
+    'across two chunks: not a view of either',
+  );
+  let second = false;
+  const reading = h.readAt(150 * 1024, 150 * 1024, hold).then(() => (second = true));
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  t.notOk(second, 'the next READ across chunks waits while the first answer holds the buffer');
+  t.same(Buffer.from(answers[0]!), file.subarray(0, 150 * 1024), 'the held answer keeps its bytes');
+  waits.get(answers[0]!.buffer)!();
+  await reading;
+  t.equal(answers[1]!.buffer, answers[0]!.buffer, 'then the same buffer is reused');
+  t.same(Buffer.from(answers[1]!), file.subarray(150 * 1024, 300 * 1024), 'for the next answer');
+  for (const r of waits.values()) r();
+  await h.close();
+});

@@ -45,7 +45,7 @@ function dataPacket(id: number, data: Buffer): Buffer {
 t.test('a 255 KiB answer goes out as packets of the channel size, the same bytes as ssh2 data() sends', async (t) => {
   const f = new FakeSftp();
   const data = crypto.randomBytes(255 * 1024);
-  t.equal(sendData(asSftp(f), 0xfffffffe, data), true);
+  t.equal(sendData(asSftp(f), 0xfffffffe, data), 'sent');
   t.same(
     f.sent.map((p) => p.length),
     [...Array(7).fill(32 * 1024), 255 * 1024 + 13 - 7 * 32 * 1024],
@@ -66,7 +66,7 @@ t.test('small answers, an empty one, and one that fits in the first packet', asy
   ] as const) {
     f.sent = [];
     const data = crypto.randomBytes(size);
-    t.equal(sendData(asSftp(f), id, data), true);
+    t.equal(sendData(asSftp(f), id, data), 'sent');
     t.ok(Buffer.concat(f.sent).equals(dataPacket(id, data)), `${size} bytes: the same bytes`);
     t.equal(f.sent.length, size + 13 > 32 * 1024 ? 2 : 1, `${size} bytes: ${f.sent.length} packet(s)`);
   }
@@ -77,7 +77,7 @@ t.test('what the window does not take is copied and queued; the client widening 
   f.outgoing.window = 40 * 1024;
   const data = crypto.randomBytes(100 * 1024);
   const expected = dataPacket(9, data);
-  t.equal(sendData(asSftp(f), 9, data), true);
+  t.equal(sendData(asSftp(f), 9, data), 'sent', 'the rest copied: nothing of the data held');
   t.equal(Buffer.concat(f.sent).length, 40 * 1024, 'the window sent');
   t.equal(f._buffer.length, 1, 'the rest queued');
   t.equal(f._waitWindow, true, 'waiting for the window');
@@ -100,10 +100,44 @@ t.test('a window that runs out inside the header: the header is queued with the 
   const f = new FakeSftp();
   f.outgoing.window = 5;
   const data = crypto.randomBytes(1000);
-  t.equal(sendData(asSftp(f), 11, data), true);
+  t.equal(sendData(asSftp(f), 11, data), 'sent');
   t.equal(Buffer.concat(f.sent).length, 5);
   f.windowAdjust(64 * 1024);
   t.ok(Buffer.concat(f.sent).equals(dataPacket(11, data)));
+});
+
+t.test('mayHold: what the window does not take waits as a view of the data, later answers after it', async (t) => {
+  const f = new FakeSftp();
+  f.outgoing.window = 40 * 1024;
+  const data = crypto.randomBytes(100 * 1024);
+  const later = crypto.randomBytes(50 * 1024);
+  const expected = Buffer.concat([dataPacket(9, data), dataPacket(10, later), dataPacket(11, Buffer.alloc(0))]);
+  t.equal(sendData(asSftp(f), 9, data, true), 'held', 'the rest held as a view');
+  t.equal(f._buffer.at(-1)!.buffer, data.buffer, "a view of the data's memory, not a copy");
+  t.equal(sendData(asSftp(f), 10, later, true), 'held', 'a later answer waits after it, also as a view');
+  t.equal(f._buffer.at(-1)!.buffer, later.buffer);
+  t.equal(sendData(asSftp(f), 11, Buffer.alloc(0), true), 'sent', 'an empty answer: only its header waits (a copy)');
+  f.windowAdjust(1024 * 1024);
+  t.same(f._buffer, [], 'all sent once the window widened');
+  t.ok(Buffer.concat(f.sent).equals(expected), 'the three answers byte for byte, in order');
+  t.ok(
+    f.sent.every((p) => p.length <= 32 * 1024),
+    'no packet over the channel size',
+  );
+});
+
+t.test('mayHold with the window running out inside the first packet: its bytes copied, the rest a view', async (t) => {
+  const f = new FakeSftp();
+  f.outgoing.window = 5;
+  const data = crypto.randomBytes(100 * 1024);
+  t.equal(sendData(asSftp(f), 12, data, true), 'held');
+  t.not(f._buffer[0]!.buffer, data.buffer, "the first packet's rest is a copy (its buffer is reused)");
+  t.equal(f._buffer[1]!.buffer, data.buffer, 'the data after it a view');
+  // the reused first-packet buffer is overwritten by the next answer: the queued copy keeps its bytes
+  const g = new FakeSftp();
+  sendData(asSftp(g), 13, crypto.randomBytes(1000));
+  f.windowAdjust(1024 * 1024);
+  t.ok(Buffer.concat(f.sent).equals(dataPacket(12, data)), 'the answer byte for byte');
 });
 
 t.test('internals it does not know, or a closed channel: false, nothing sent', async (t) => {

@@ -1,0 +1,235 @@
+import { noteShortLived } from './short-lived.js';
+
+/*
+ * Large outgoing SSH packets written from reused buffers ("slabs") instead
+ * of a fresh buffer each.
+ *
+ * ssh2 1.17 (pinned exactly) allocates every packet it sends
+ * (`Buffer.allocUnsafe` in its cipher's allocPacket), encrypts it in place
+ * (the ciphers of its native binding) and writes it to the socket. A 1 GiB
+ * SFTP get is 32,768 packets of 32 KiB: 1 GiB of buffers that are garbage
+ * once the socket has written them, freed only when the young generation
+ * is collected and their backing stores swept. A sampler in the server
+ * saw 10-45 MB of them resident during a get (bench/sftp-service.bench.mjs,
+ * docs/performance-history.md), on a server that starts at about 120 MB.
+ *
+ * Here a connection's packets of {@link PACKET_SLAB_MIN} bytes or more are
+ * built in a slab of a process-wide free list; the slab goes back to the
+ * list once the socket reports the packet written (the write's callback:
+ * then neither node nor libuv holds it). Each slab carries one packet at a
+ * time. The list keeps at most {@link PACKET_SLABS_KEPT} free slabs and
+ * drops them all after {@link PACKET_SLABS_IDLE_MS} without a take, so an
+ * idle server holds none. Packets the slabs do not take (smaller, larger,
+ * or from a cipher that does not encrypt in place) are written as before,
+ * and the large ones are reported to core's GC pacer (noteShortLived).
+ *
+ * How it reaches ssh2's packets (through loadSsh2(), which loads ssh2 with
+ * {@link wrapCreateCipher} in place): every cipher ssh2 makes for a
+ * connection whose protocol writes through {@link poolSshPackets}'s writer
+ * gets an allocPacket that, for large payloads, has ssh2's own allocPacket
+ * draw its `Buffer.allocUnsafe` from a slab (the function swapped in for
+ * that synchronous call only: nothing else can run in between), and writes
+ * through the writer. Only the classes that encrypt in the packet they
+ * allocated and write it once ({@link IN_PLACE_CIPHERS}) are changed.
+ */
+
+/** Outgoing packets from this size on are built in a slab. */
+export const PACKET_SLAB_MIN = 8 * 1024;
+
+/** A slab: ssh2's largest packet (35,000 bytes) with the largest MAC (64). */
+export const PACKET_SLAB_BYTES = 35 * 1024;
+
+/** Free slabs kept for the next packets (4.4 MiB). */
+export const PACKET_SLABS_KEPT = 128;
+
+/** Time without a take after which the free slabs are dropped. */
+export const PACKET_SLABS_IDLE_MS = 2000;
+
+/** ssh2 1.17's cipher classes that encrypt in the packet allocPacket made and write it whole, once. */
+export const IN_PLACE_CIPHERS: ReadonlySet<string> = new Set(['AESGCMCipherBinding', 'ChaChaPolyCipherBinding', 'GenericCipherBinding']);
+
+/** A slab handed out: its buffer and the writes of it not yet done. */
+interface Lent {
+  slab: Buffer;
+  writes: number;
+}
+
+/** The free list of slabs, shared by every connection of the process. */
+export class PacketSlabs {
+  private free: Buffer[] = [];
+  private readonly lent = new WeakMap<ArrayBufferLike, Lent>();
+  private lastTake = 0;
+  private lentCount = 0;
+  private idle: NodeJS.Timeout | undefined;
+  /** Slabs allocated so far. */
+  created = 0;
+  /** Takes served by a free slab so far. */
+  reused = 0;
+
+  constructor(
+    readonly minBytes = PACKET_SLAB_MIN,
+    readonly slabBytes = PACKET_SLAB_BYTES,
+    readonly kept = PACKET_SLABS_KEPT,
+    readonly idleMs = PACKET_SLABS_IDLE_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Free slabs held now. */
+  get held(): number {
+    return this.free.length;
+  }
+
+  /** Slabs lent and not given back. */
+  get outstanding(): number {
+    return this.lentCount;
+  }
+
+  /** `size` bytes of a slab, or null when `size` is not a slab's (then allocate as usual). */
+  take(size: number): Buffer | null {
+    if (!(size >= this.minBytes && size <= this.slabBytes)) return null;
+    let slab = this.free.pop();
+    if (slab) this.reused++;
+    else {
+      slab = Buffer.allocUnsafeSlow(this.slabBytes);
+      this.created++;
+    }
+    this.lent.set(slab.buffer, { slab, writes: 0 });
+    this.lentCount++;
+    this.lastTake = this.now();
+    return slab.subarray(0, size);
+  }
+
+  /** The slab `data` is a view of, while it is lent; else undefined. */
+  lentOf(data: Uint8Array): Lent | undefined {
+    return this.lent.get(data.buffer);
+  }
+
+  /** A lent slab is free again (its writes are done, or it will not be written). */
+  giveBack(lent: Lent): void {
+    if (this.lent.get(lent.slab.buffer) !== lent) return;
+    this.lent.delete(lent.slab.buffer);
+    this.lentCount--;
+    if (this.free.length < this.kept) this.free.push(lent.slab);
+    this.armIdle();
+  }
+
+  private armIdle(): void {
+    if (this.idle) return;
+    const check = () => {
+      const quiet = this.now() - this.lastTake;
+      if (quiet >= this.idleMs) {
+        this.free = [];
+        this.idle = undefined;
+        return;
+      }
+      this.idle = setTimeout(check, this.idleMs - quiet);
+      this.idle.unref();
+    };
+    this.idle = setTimeout(check, this.idleMs);
+    this.idle.unref();
+  }
+}
+
+/** The slabs of the process. */
+export const packetSlabs = new PacketSlabs();
+
+/** What a connection's socket must offer (net.Socket). */
+export interface PacketSocket {
+  readonly writable: boolean;
+  write(data: Uint8Array, cb: (err?: Error | null) => void): boolean;
+}
+
+type Write = (data: Buffer) => void;
+const SLABS = Symbol('ferry.packetSlabs');
+type SlabWriter = Write & { [SLABS]?: PacketSlabs };
+
+/**
+ * The writer of a connection: a packet built in a slab goes to the socket
+ * with a callback that gives the slab back; anything else to `fallback`
+ * (ssh2's own write), the large ones reported to the GC pacer.
+ */
+export function slabWriter(slabs: PacketSlabs, socket: PacketSocket, fallback: Write): SlabWriter {
+  const write: SlabWriter = (data: Buffer) => {
+    const lent = slabs.lentOf(data);
+    if (!lent) {
+      if (data.length >= slabs.minBytes) noteShortLived(data.length);
+      return fallback(data);
+    }
+    // ssh2 writes only to a socket whose both sides are open (its isWritable); else the packet is dropped
+    const readable = (socket as { _readableState?: { ended?: boolean } })._readableState;
+    if (!socket.writable || readable?.ended !== false) return slabs.giveBack(lent);
+    lent.writes++;
+    socket.write(data, () => {
+      if (--lent.writes === 0) slabs.giveBack(lent);
+    });
+  };
+  write[SLABS] = slabs;
+  return write;
+}
+
+interface Ssh2Cipher {
+  allocPacket?: (payloadLen: number) => Buffer;
+  _onWrite?: Write;
+  [SLABS]?: true;
+}
+
+/** Has `cipher` (one of {@link IN_PLACE_CIPHERS}) build its large packets in slabs and write through `writer`. */
+function patchCipher(cipher: Ssh2Cipher, writer: SlabWriter, slabs: PacketSlabs): boolean {
+  const alloc = cipher.allocPacket;
+  if (cipher[SLABS] || typeof alloc !== 'function' || !IN_PLACE_CIPHERS.has(cipher.constructor.name)) return false;
+  cipher[SLABS] = true;
+  cipher._onWrite = writer;
+  cipher.allocPacket = function (this: Ssh2Cipher, payloadLen: number): Buffer {
+    // header, padding and MAC add 21-84 bytes: payloads that surely fit
+    if (payloadLen < slabs.minBytes || payloadLen > slabs.slabBytes - 128) return alloc.call(this, payloadLen);
+    const real = Buffer.allocUnsafe;
+    Buffer.allocUnsafe = ((size: number) => slabs.take(size) ?? real(size)) as typeof Buffer.allocUnsafe;
+    try {
+      return alloc.call(this, payloadLen);
+    } finally {
+      Buffer.allocUnsafe = real;
+    }
+  };
+  return true;
+}
+
+/**
+ * Wraps ssh2's `createCipher` (the exports of ssh2/lib/protocol/crypto.js,
+ * before ssh2's kex.js takes it): a cipher made for a protocol that writes
+ * through a slab writer builds its large packets in slabs.
+ */
+export function wrapCreateCipher(sshCrypto: { createCipher?: unknown }): boolean {
+  const real = sshCrypto.createCipher;
+  if (typeof real !== 'function') return false;
+  sshCrypto.createCipher = (config: { outbound?: { onWrite?: SlabWriter } }) => {
+    const cipher = (real as (c: unknown) => Ssh2Cipher)(config);
+    const writer = config?.outbound?.onWrite;
+    const slabs = writer?.[SLABS];
+    if (writer && slabs) patchCipher(cipher, writer, slabs);
+    return cipher;
+  };
+  return true;
+}
+
+interface Ssh2Connection {
+  _protocol?: { _onWrite?: Write; _cipher?: Ssh2Cipher };
+}
+
+/**
+ * Has ssh2 connection `conn` (a server's client or a client) build its
+ * large outgoing packets in {@link packetSlabs} and write them to `socket`
+ * with a callback that gives them back. Call it before or after the key
+ * exchange (the current cipher is changed too, and those of every rekey).
+ * False, and nothing changed, when ssh2 was not loaded through loadSsh2()
+ * with the cipher wrapper (`ciphersWrapped`) or the connection is not
+ * ssh2 1.17's.
+ */
+export function poolSshPackets(conn: unknown, socket: PacketSocket, ciphersWrapped: boolean, slabs: PacketSlabs = packetSlabs): boolean {
+  const proto = (conn as Ssh2Connection)._protocol;
+  const original = proto?._onWrite;
+  if (!ciphersWrapped || !proto || typeof original !== 'function' || (original as SlabWriter)[SLABS]) return false;
+  const writer = slabWriter(slabs, socket, original);
+  proto._onWrite = writer;
+  if (proto._cipher) patchCipher(proto._cipher, writer, slabs);
+  return true;
+}
