@@ -9,6 +9,7 @@ import { migrate, openOrm, ormOptionsFromConfig } from './data/orm.js';
 import { buildInfo } from './build-info.js';
 import { PluginLoadError } from './plugins/registry.js';
 import { tuneHeapGrowth } from './util/heap.js';
+import { idleSettler } from './vfs/idle-settle.js';
 
 const USAGE = `usage: ferry <command> [--config FILE]
 
@@ -84,6 +85,8 @@ async function main(argv: string[]): Promise<number> {
   try {
     app = await createApp({ config, baseDir, logger });
     await app.start();
+    // memory a burst of work left is given back once the server is idle (vfs/idle-settle.ts)
+    idleSettler.start();
     if (terminal) process.stdout.write(terminal.banner());
   } catch (err) {
     const msg = err instanceof PluginLoadError ? err.message : `start failed: ${(err as Error).message}`;
@@ -94,6 +97,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
+    idleSettler.stop();
     await app.stop();
     process.exit(0);
   };

@@ -211,7 +211,7 @@ export function heapAndExternalBytes(): number {
 }
 
 /** The event loop's utilization from now on (node's performance.eventLoopUtilization). */
-function loopUtilization(): () => number {
+export function loopUtilization(): () => number {
   const start = performance.eventLoopUtilization();
   return () => performance.eventLoopUtilization(start).utilization;
 }
