@@ -21,7 +21,7 @@ export * from './key-tree.js';
 export * from './file-hash.js';
 export * from './ssh-keys.js';
 export { loadSsh2, pooledSshPackets } from './ssh2-module.js';
-export { packetSlabs, type PacketSlabs } from './ssh2-packets.js';
+export { incomingPackets, packetSlabs, sshPayloadCopied, type PacketSlabs } from './ssh2-packets.js';
 export type * from './plugin-entities.js';
 export type * from './accounts.js';
 export type * from './mail.js';

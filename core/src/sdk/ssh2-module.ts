@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { PacketSocket } from './ssh2-packets.js';
-import { poolSshPackets, wrapCreateCipher } from './ssh2-packets.js';
+import { poolSshPackets, wrapCreateCipher, wrapCreateDecipher } from './ssh2-packets.js';
 
 /*
  * ssh2 (the SSH server of service-sftp, the client under fs-sftp's
@@ -115,8 +115,9 @@ export function loadSsh2(): { module: typeof import('ssh2'); pooled: boolean } {
   const real = exports.randomFillSync;
   exports.randomFillSync = pooledRandomFill(paddingPool, real);
   try {
-    // ssh2's kex.js takes createCipher from these exports when it loads: wrapped first (ssh2-packets.ts)
-    ciphersWrapped = wrapCreateCipher(require(probe) as { createCipher?: unknown });
+    // ssh2's kex.js takes createCipher and createDecipher from these exports when it loads: wrapped first (ssh2-packets.ts)
+    const sshCrypto = require(probe) as { createCipher?: unknown; createDecipher?: unknown };
+    ciphersWrapped = wrapCreateCipher(sshCrypto) && wrapCreateDecipher(sshCrypto);
     return (loaded = { module: require('ssh2') as typeof import('ssh2'), pooled: true });
   } finally {
     exports.randomFillSync = real;

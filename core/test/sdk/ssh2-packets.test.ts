@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadSsh2, pooledSshPackets } from '../../src/sdk/ssh2-module.js';
-import { PacketSlabs, packetSlabs, slabWriter, type PacketSocket } from '../../src/sdk/ssh2-packets.js';
+import { PacketSlabs, incomingPackets, packetSlabs, slabWriter, sshPayloadCopied, type PacketSocket } from '../../src/sdk/ssh2-packets.js';
 import { setShortLivedSink } from '../../src/sdk/short-lived.js';
 import { generateSshKeyPair } from '../../src/sdk/ssh-keys.js';
 
@@ -33,8 +33,8 @@ function heldSocket() {
  * Two connected duplex streams that carry bytes as a network would: a
  * write is read (copied) and delivered only later, after a few immediates
  * and now and then 5 ms, so the writes a sender makes meanwhile wait in
- * its stream's buffer. What a sender changes in a buffer before its write
- * is done is what the other side receives.
+ * its stream's buffer, and in two pieces. What a sender changes in a
+ * buffer before its write is done is what the other side receives.
  */
 function slowWire(): [Duplex, Duplex] {
   let n = 0;
@@ -43,7 +43,10 @@ function slowWire(): [Duplex, Duplex] {
       read() {},
       write(chunk: Buffer, _enc, cb) {
         const deliver = () => {
-          peer().push(Buffer.from(chunk));
+          // as a network does, not as written: each write arrives in two pieces, so packets span deliveries
+          const cut = chunk.length > 1 ? 1 + (n % (chunk.length - 1)) : chunk.length;
+          peer().push(Buffer.from(chunk.subarray(0, cut)));
+          if (cut < chunk.length) peer().push(Buffer.from(chunk.subarray(cut)));
           cb();
         };
         if (++n % 64 === 0) setTimeout(deliver, 5);
@@ -117,6 +120,7 @@ function dataServer(algorithms?: Record<string, string[]>, rekeyAt?: number) {
   const ssh2 = loadSsh2().module;
   const hostKey = generateSshKeyPair('ed25519').private;
   const sent: Buffer[] = [];
+  const received: Buffer[] = [];
   let pooled = 0;
   let rekeys = 0;
   const server = new ssh2.Server({ hostKeys: [hostKey], ...(algorithms ? { algorithms } : {}) }, (conn) => {
@@ -127,6 +131,21 @@ function dataServer(algorithms?: Record<string, string[]>, rekeyAt?: number) {
     conn.on('session', (accept) => {
       accept().once('exec', (acceptExec, _reject, info) => {
         const ch = acceptExec();
+        if (info.command.startsWith('take ')) {
+          // what the client sends: copied and declared copied ('take copy'), or kept as the views delivered ('take hold')
+          const copy = info.command === 'take copy';
+          ch.on('data', (d: Buffer) => {
+            if (copy) {
+              received.push(Buffer.from(d));
+              sshPayloadCopied(d);
+            } else received.push(d);
+          });
+          ch.on('end', () => {
+            ch.exit(0);
+            ch.end();
+          });
+          return;
+        }
         let left = Number(info.command);
         let rekeyed = false;
         const next = () => {
@@ -156,7 +175,7 @@ function dataServer(algorithms?: Record<string, string[]>, rekeyAt?: number) {
     server.injectSocket(serverEnd as never);
     return clientEnd;
   };
-  return { connect, sent, pooled: () => pooled, rekeys: () => rekeys };
+  return { connect, sent, received, pooled: () => pooled, rekeys: () => rekeys };
 }
 
 /** Fetches `bytes` from the data server. */
@@ -239,3 +258,55 @@ t.test('a client gone in the middle of a transfer: its slabs free again, the ser
   const again = await fetch(server, 1024 * 1024);
   t.ok(again.equals(Buffer.concat(server.sent)), 'the next client gets its data whole');
 });
+
+/** Sends `data` to the server's `take` command in chunks of 32 KiB, over a slow wire (packets span its deliveries). */
+async function upload(server: ReturnType<typeof dataServer>, mode: 'copy' | 'hold', data: Buffer, algorithms?: Record<string, string[]>) {
+  const ssh2 = loadSsh2().module;
+  const client = new ssh2.Client();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      client.on('error', reject);
+      client.on('ready', () =>
+        client.exec(`take ${mode}`, (err, stream) => {
+          if (err) return reject(err);
+          stream.on('close', () => resolve());
+          stream.resume();
+          let p = 0;
+          const next = () => {
+            while (p < data.length) {
+              const chunk = data.subarray(p, p + 32 * 1024);
+              p += chunk.length;
+              if (!stream.write(chunk)) return void stream.once('drain', next);
+            }
+            stream.end();
+          };
+          next();
+        }),
+      );
+      client.connect({ sock: server.connect() as never, username: 'u', password: 'pw', ...(algorithms ? { algorithms } : {}) });
+    });
+  } finally {
+    client.end();
+  }
+}
+
+for (const cipher of ['aes128-gcm@openssh.com', 'chacha20-poly1305@openssh.com']) {
+  t.test(`${cipher}: incoming packets declared copied are put together in the buffer used before; the others are left alone`, async (t) => {
+    const algorithms = { cipher: [cipher] };
+    const data = crypto.randomBytes(4 * 1024 * 1024 + 77);
+    const server = dataServer(algorithms);
+    const before = { ...incomingPackets };
+    await upload(server, 'copy', data, algorithms);
+    t.ok(Buffer.concat(server.received).equals(data), 'copied by the consumer: every byte arrived');
+    t.ok(
+      incomingPackets.reused - before.reused > 20,
+      `spanning packets put together in the buffer used before (${incomingPackets.reused - before.reused} reused, ${incomingPackets.fresh - before.fresh} new)`,
+    );
+
+    const holder = dataServer(algorithms);
+    const mid = { ...incomingPackets };
+    await upload(holder, 'hold', data, algorithms);
+    t.equal(incomingPackets.reused - mid.reused, 0, 'no payload declared copied: no buffer taken again');
+    t.ok(Buffer.concat(holder.received).equals(data), 'and the views the consumer kept still hold their bytes');
+  });
+}

@@ -1,4 +1,4 @@
-import type { UploadBuffers } from '@ferry/core';
+import { sshPayloadCopied, type UploadBuffers } from '@ferry/core';
 import type { SFTPWrapper } from 'ssh2';
 
 const SSH_FXP_WRITE = 6;
@@ -76,10 +76,13 @@ export function poolWritePackets(sftp: SFTPWrapper, buffers: () => UploadBuffers
     if (data === null || off) return push.call(this, data);
     let ok = true;
     let p = 0;
+    /** Some of `data` went to ssh2 as it is (a view): else every byte was copied (a WRITE's pooled buffer, the head). */
+    let viewed = false;
     while (p < data.length) {
       if (passing > 0) {
         const n = Math.min(passing, data.length - p);
         passing -= n;
+        viewed = true;
         ok = push.call(this, p === 0 && n === data.length ? data : data.subarray(p, p + n)) && ok;
         p += n;
       } else if (pooled) {
@@ -106,6 +109,8 @@ export function poolWritePackets(sftp: SFTPWrapper, buffers: () => UploadBuffers
         if (off) return (p < data.length ? push.call(this, data.subarray(p)) : true) && ok;
       }
     }
+    // the SSH packet these bytes came in may be reused for the next one (core's SDK: pooledSshPackets)
+    if (!viewed) sshPayloadCopied(data);
     return ok;
   };
   return state;
