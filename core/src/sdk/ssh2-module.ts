@@ -116,7 +116,7 @@ export function loadSsh2(): { module: typeof import('ssh2'); pooled: boolean } {
   exports.randomFillSync = pooledRandomFill(paddingPool, real);
   try {
     // ssh2's kex.js takes createCipher and createDecipher from these exports when it loads: wrapped first (ssh2-packets.ts)
-    const sshCrypto = require(probe) as { createCipher?: unknown; createDecipher?: unknown };
+    const sshCrypto = require(probe) as Record<string, unknown>;
     ciphersWrapped = wrapCreateCipher(sshCrypto) && wrapCreateDecipher(sshCrypto);
     return (loaded = { module: require('ssh2') as typeof import('ssh2'), pooled: true });
   } finally {

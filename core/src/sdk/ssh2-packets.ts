@@ -204,21 +204,28 @@ function patchCipher(cipher: Ssh2Cipher, writer: SlabWriter, slabs: PacketSlabs)
 }
 
 /**
- * Wraps ssh2's `createCipher` (the exports of ssh2/lib/protocol/crypto.js,
- * before ssh2's kex.js takes it): a cipher made for a protocol that writes
- * through a slab writer builds its large packets in slabs.
+ * Replaces `exports[name]` (a factory of ssh2/lib/protocol/crypto.js, before
+ * ssh2's kex.js takes it) with one that hands what it makes, and the config
+ * it was made from, to `adapt`. False when there is no such function.
  */
-export function wrapCreateCipher(sshCrypto: { createCipher?: unknown }): boolean {
-  const real = sshCrypto.createCipher;
+function wrapFactory<C, T>(exports: Record<string, unknown>, name: string, adapt: (made: T, config: C) => void): boolean {
+  const real = exports[name];
   if (typeof real !== 'function') return false;
-  sshCrypto.createCipher = (config: { outbound?: { onWrite?: SlabWriter } }) => {
-    const cipher = (real as (c: unknown) => Ssh2Cipher)(config);
+  exports[name] = (config: C) => {
+    const made = (real as (c: C) => T)(config);
+    adapt(made, config);
+    return made;
+  };
+  return true;
+}
+
+/** Wraps ssh2's `createCipher`: a cipher made for a protocol that writes through a slab writer builds its large packets in slabs. */
+export function wrapCreateCipher(sshCrypto: Record<string, unknown>): boolean {
+  return wrapFactory<{ outbound?: { onWrite?: SlabWriter } }, Ssh2Cipher>(sshCrypto, 'createCipher', (cipher, config) => {
     const writer = config?.outbound?.onWrite;
     const slabs = writer?.[SLABS];
     if (writer && slabs) patchCipher(cipher, writer, slabs);
-    return cipher;
-  };
-  return true;
+  });
 }
 
 /** ssh2 1.17's decipher classes that copy a packet spanning two reads into `_packet` (else decrypt in the read) and hand out views of it. */
@@ -232,20 +239,14 @@ export const IN_PLACE_DECIPHERS: ReadonlySet<string> = new Set(['AESGCMDecipherB
 export class IncomingPackets {
   private buffer: Buffer | null = null;
   private free = false;
-  /** Packets put together in a buffer used before. */
-  reused = 0;
-  /** Packets that needed a new buffer. */
-  fresh = 0;
 
   /** A buffer of `length` bytes for the next spanning packet. */
   take(length: number): Buffer {
     if (this.buffer && this.free && length <= this.buffer.length) {
       this.free = false;
-      this.reused++;
       incomingPackets.reused++;
       return this.buffer.subarray(0, length);
     }
-    this.fresh++;
     incomingPackets.fresh++;
     const b = Buffer.allocUnsafeSlow(length);
     handedOut.set(b.buffer, this);
@@ -307,22 +308,12 @@ function patchDecipher(decipher: Ssh2Decipher, incoming: IncomingPackets): boole
   return true;
 }
 
-/**
- * Wraps ssh2's `createDecipher` (the exports of ssh2/lib/protocol/crypto.js,
- * before ssh2's kex.js takes it): a decipher made for a protocol whose
- * payloads go through {@link poolSshPackets}'s handler takes its spanning
- * packets' buffers from the connection.
- */
-export function wrapCreateDecipher(sshCrypto: { createDecipher?: unknown }): boolean {
-  const real = sshCrypto.createDecipher;
-  if (typeof real !== 'function') return false;
-  sshCrypto.createDecipher = (config: { inbound?: { onPayload?: Payload } }) => {
-    const decipher = (real as (c: unknown) => Ssh2Decipher)(config);
+/** Wraps ssh2's `createDecipher`: a decipher made for a protocol whose payloads go through {@link poolSshPackets}'s handler takes its spanning packets' buffers from the connection. */
+export function wrapCreateDecipher(sshCrypto: Record<string, unknown>): boolean {
+  return wrapFactory<{ inbound?: { onPayload?: Payload } }, Ssh2Decipher>(sshCrypto, 'createDecipher', (decipher, config) => {
     const incoming = config?.inbound?.onPayload?.[SLABS];
     if (incoming) patchDecipher(decipher, incoming);
-    return decipher;
-  };
-  return true;
+  });
 }
 
 interface Ssh2Connection {

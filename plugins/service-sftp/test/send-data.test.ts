@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { SFTPWrapper } from 'ssh2';
 import { sendData } from '../src/ssh2-sftp-internals.js';
 
@@ -40,6 +40,17 @@ function dataPacket(id: number, data: Buffer): Buffer {
   h.writeUInt32BE(id, 5);
   h.writeUInt32BE(data.length, 9);
   return Buffer.concat([h, data]);
+}
+
+/** The client widens the window: everything waiting goes out, `expected` byte for byte, no packet over the channel size. */
+function widenAndCheck(t: Test, f: FakeSftp, expected: Buffer, what: string): void {
+  f.windowAdjust(1024 * 1024);
+  t.same(f._buffer, [], 'all sent once the window widened');
+  t.ok(Buffer.concat(f.sent).equals(expected), what);
+  t.ok(
+    f.sent.every((p) => p.length <= 32 * 1024),
+    'no packet over the channel size',
+  );
 }
 
 t.test('a 255 KiB answer goes out as packets of the channel size, the same bytes as ssh2 data() sends', async (t) => {
@@ -87,13 +98,7 @@ t.test('what the window does not take is copied and queued; the client widening 
 
   f.windowAdjust(30 * 1024);
   t.equal(f._buffer.length, 1, 'still some left');
-  f.windowAdjust(1024 * 1024);
-  t.same(f._buffer, [], 'all sent');
-  t.ok(Buffer.concat(f.sent).equals(expected), 'the bytes of the answer as they were when sent: the queued rest was a copy');
-  t.ok(
-    f.sent.every((p) => p.length <= 32 * 1024),
-    'no packet over the channel size',
-  );
+  widenAndCheck(t, f, expected, 'the bytes of the answer as they were when sent: the queued rest was a copy');
 });
 
 t.test('a window that runs out inside the header: the header is queued with the data', async (t) => {
@@ -117,13 +122,7 @@ t.test('mayHold: what the window does not take waits as a view of the data, late
   t.equal(sendData(asSftp(f), 10, later, true), 'held', 'a later answer waits after it, also as a view');
   t.equal(f._buffer.at(-1)!.buffer, later.buffer);
   t.equal(sendData(asSftp(f), 11, Buffer.alloc(0), true), 'sent', 'an empty answer: only its header waits (a copy)');
-  f.windowAdjust(1024 * 1024);
-  t.same(f._buffer, [], 'all sent once the window widened');
-  t.ok(Buffer.concat(f.sent).equals(expected), 'the three answers byte for byte, in order');
-  t.ok(
-    f.sent.every((p) => p.length <= 32 * 1024),
-    'no packet over the channel size',
-  );
+  widenAndCheck(t, f, expected, 'the three answers byte for byte, in order');
 });
 
 t.test('mayHold with the window running out inside the first packet: its bytes copied, the rest a view', async (t) => {
