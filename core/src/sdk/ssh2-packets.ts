@@ -59,7 +59,7 @@ export const PACKET_SLABS_IDLE_MS = 2000;
 export const IN_PLACE_CIPHERS: ReadonlySet<string> = new Set(['AESGCMCipherBinding', 'ChaChaPolyCipherBinding', 'GenericCipherBinding']);
 
 /** A slab handed out: its buffer and the writes of it not yet done. */
-interface Lent {
+export interface Lent {
   slab: Buffer;
   writes: number;
 }
@@ -121,6 +121,13 @@ export class PacketSlabs {
     this.lentCount--;
     if (this.free.length < this.kept) this.free.push(lent.slab);
     this.armIdle();
+  }
+
+  /** A lent slab that stays with its holders: never taken again (left to the garbage collector). */
+  abandon(lent: Lent): void {
+    if (this.lent.get(lent.slab.buffer) !== lent) return;
+    this.lent.delete(lent.slab.buffer);
+    this.lentCount--;
   }
 
   private armIdle(): void {
@@ -267,8 +274,40 @@ export class IncomingPackets {
 /** Spanning packets of every connection put together in a buffer used before (`reused`) or a new one (`fresh`). */
 export const incomingPackets = { reused: 0, fresh: 0 };
 
-/** The buffers deciphers took from an IncomingPackets, by their memory. */
-const handedOut = new WeakMap<ArrayBufferLike, IncomingPackets>();
+/** What {@link sshPayloadCopied} tells: the payload being delivered from `memory` was copied. */
+export interface CopyTarget {
+  copied(memory: ArrayBufferLike): void;
+}
+
+/** The buffers deciphers took from an IncomingPackets, and the read buffers of SshReads, by their memory. */
+const handedOut = new WeakMap<ArrayBufferLike, CopyTarget>();
+
+/** Payloads delivered from `memory` tell `target` when their consumer declared them copied. */
+export function noteCopyTarget(memory: ArrayBufferLike, target: CopyTarget): void {
+  handedOut.set(memory, target);
+}
+
+/** The opposite of {@link noteCopyTarget}. */
+export function forgetCopyTarget(memory: ArrayBufferLike): void {
+  handedOut.delete(memory);
+}
+
+/**
+ * The reads of a connection's socket into a buffer of its own (ssh2-reads.ts),
+ * as poolSshPackets sees them: which payloads came from that buffer, and
+ * the state of the connection it asks after each read.
+ */
+export interface PayloadTracker {
+  /** The memory the socket reads into now (undefined when it reads into a buffer copied out at once). */
+  readonly memory: ArrayBufferLike | undefined;
+  /** Delivers a payload of `memory` to `onPayload`, noting whether its consumer declared it copied. */
+  deliver(payload: Buffer, onPayload: (payload: Buffer) => unknown): unknown;
+  /** Given by poolSshPackets: the memory of a packet the connection's decipher holds a view of (null: none), or false when its payloads do not all pass through the tracker. */
+  attach(decipherState: () => ArrayBufferLike | null | false): void;
+}
+
+/** The trackers of sockets whose reads go to a buffer of their own (ssh2-reads.ts registers them), by socket. */
+export const payloadTrackers = new WeakMap<object, PayloadTracker>();
 
 /**
  * Declares the payload `data` (a view of what a decipher handed on: a
@@ -280,10 +319,15 @@ export function sshPayloadCopied(data: Uint8Array): void {
   handedOut.get(data.buffer)?.copied(data.buffer);
 }
 
+const PENDING = Symbol('ferry.pendingPacket');
+
 interface Ssh2Decipher {
   _len?: number;
   _packet?: Uint8Array | null;
+  _onPayload?: unknown;
   [SLABS]?: true;
+  /** The packet being put together (a view of a read, or a buffer of its own), or null. */
+  [PENDING]?: () => Uint8Array | null;
 }
 
 type Payload = ((payload: Buffer) => unknown) & { [SLABS]?: IncomingPackets };
@@ -293,6 +337,7 @@ function patchDecipher(decipher: Ssh2Decipher, incoming: IncomingPackets): boole
   if (decipher[SLABS] || !IN_PLACE_DECIPHERS.has(decipher.constructor.name) || !('_packet' in decipher) || typeof decipher._len !== 'number') return false;
   decipher[SLABS] = true;
   let packet = decipher._packet ?? null;
+  decipher[PENDING] = () => packet;
   Object.defineProperty(decipher, '_packet', {
     configurable: true,
     enumerable: true,
@@ -339,11 +384,20 @@ export function poolSshPackets(conn: unknown, socket: PacketSocket, ciphersWrapp
   const onPayload = proto._onPayload;
   if (typeof onPayload === 'function') {
     const incoming = new IncomingPackets();
-    const handler: Payload = (payload: Buffer) => onPayload(payload);
+    const reads = payloadTrackers.get(socket);
+    const handler: Payload = reads
+      ? (payload: Buffer) => (payload.buffer === reads.memory ? reads.deliver(payload, onPayload) : onPayload(payload))
+      : (payload: Buffer) => onPayload(payload);
     handler[SLABS] = incoming;
     proto._onPayload = handler;
     // a decipher made before (the client's side, after its handshake) delivers to the old handler: it is ssh2's own
-    if (proto._decipher && patchDecipher(proto._decipher, incoming)) (proto._decipher as { _onPayload?: Payload })._onPayload = handler;
+    if (proto._decipher && patchDecipher(proto._decipher, incoming)) proto._decipher._onPayload = handler;
+    // the reads may stay in one buffer while the decipher is one of ours, delivering through the handler
+    reads?.attach(() => {
+      const d = proto._decipher;
+      if (!d?.[SLABS] || d._onPayload !== handler) return false;
+      return d[PENDING]?.()?.buffer ?? null;
+    });
   }
   return true;
 }

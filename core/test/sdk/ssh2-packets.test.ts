@@ -6,6 +6,7 @@ import { loadSsh2, pooledSshPackets } from '../../src/sdk/ssh2-module.js';
 import { PacketSlabs, incomingPackets, packetSlabs, slabWriter, sshPayloadCopied, type PacketSocket } from '../../src/sdk/ssh2-packets.js';
 import { setShortLivedSink } from '../../src/sdk/short-lived.js';
 import { generateSshKeyPair } from '../../src/sdk/ssh-keys.js';
+import { acceptTestLogin, uploadToTake } from '../helpers/ssh2-upload.js';
 
 // Large outgoing SSH packets built in reused buffers (core/src/sdk/ssh2-packets.ts):
 // a slab is taken again only once the socket has written the packet in it,
@@ -125,9 +126,8 @@ function dataServer(algorithms?: Record<string, string[]>, rekeyAt?: number) {
   let rekeys = 0;
   const server = new ssh2.Server({ hostKeys: [hostKey], ...(algorithms ? { algorithms } : {}) }, (conn) => {
     // a client that disconnects mid-transfer (the last test): the wire's error, as the service logs it
-    conn.on('error', () => undefined);
+    acceptTestLogin(conn);
     conn.on('rekey', () => rekeys++);
-    conn.on('authentication', (ctx) => (ctx.method === 'password' && ctx.password === 'pw' ? ctx.accept() : ctx.reject(['password'])));
     conn.on('session', (accept) => {
       accept().once('exec', (acceptExec, _reject, info) => {
         const ch = acceptExec();
@@ -259,36 +259,9 @@ t.test('a client gone in the middle of a transfer: its slabs free again, the ser
   t.ok(again.equals(Buffer.concat(server.sent)), 'the next client gets its data whole');
 });
 
-/** Sends `data` to the server's `take` command in chunks of 32 KiB, over a slow wire (packets span its deliveries). */
-async function upload(server: ReturnType<typeof dataServer>, mode: 'copy' | 'hold', data: Buffer, algorithms?: Record<string, string[]>) {
-  const ssh2 = loadSsh2().module;
-  const client = new ssh2.Client();
-  try {
-    await new Promise<void>((resolve, reject) => {
-      client.on('error', reject);
-      client.on('ready', () =>
-        client.exec(`take ${mode}`, (err, stream) => {
-          if (err) return reject(err);
-          stream.on('close', () => resolve());
-          stream.resume();
-          let p = 0;
-          const next = () => {
-            while (p < data.length) {
-              const chunk = data.subarray(p, p + 32 * 1024);
-              p += chunk.length;
-              if (!stream.write(chunk)) return void stream.once('drain', next);
-            }
-            stream.end();
-          };
-          next();
-        }),
-      );
-      client.connect({ sock: server.connect() as never, username: 'u', password: 'pw', ...(algorithms ? { algorithms } : {}) });
-    });
-  } finally {
-    client.end();
-  }
-}
+/** Sends `data` to the server's `take` command over a slow wire (packets span its deliveries). */
+const upload = (server: ReturnType<typeof dataServer>, mode: 'copy' | 'hold', data: Buffer, algorithms?: Record<string, string[]>) =>
+  uploadToTake({ sock: server.connect() }, mode, data, algorithms);
 
 for (const cipher of ['aes128-gcm@openssh.com', 'chacha20-poly1305@openssh.com']) {
   t.test(`${cipher}: incoming packets declared copied are put together in the buffer used before; the others are left alone`, async (t) => {

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import type { UploadBuffers } from '@ferry/core';
+import { adoptSocket, type UploadBuffers } from '@ferry/core';
 
 /**
  * Plain data connections of uploads read in large chunks, into buffers
@@ -46,39 +46,13 @@ export function largeReadOption(socket: () => net.Socket, buffers: UploadBuffers
   };
 }
 
-interface HandleOwner {
-  _handle: unknown;
-}
-
 /**
  * The same connection as `s` as a socket that reads in large chunks. `s`
  * must not have started reading (a server's `pauseOnConnect`): its
- * handle moves to the new socket, and `s` is left without one (destroying
- * it no longer closes the connection: destroy the socket returned).
+ * handle moves to the new socket (core's adoptSocket), and `s` is left
+ * without one (destroying it no longer closes the connection: destroy the
+ * socket returned).
  */
 export function withLargeReads(s: net.Socket, buffers: UploadBuffers): net.Socket {
-  const old = s as unknown as HandleOwner;
-  const handle = old._handle;
-  if (!handle) throw new Error('withLargeReads: the socket has no handle');
-  const adopted: net.Socket = new net.Socket({
-    handle,
-    readable: true,
-    writable: true,
-    allowHalfOpen: s.allowHalfOpen,
-    onread: largeReadOption(() => adopted, buffers),
-  } as net.SocketConstructorOpts);
-  old._handle = null;
-  s.destroy();
-  return adopted;
-}
-
-/**
- * Starts a socket accepted with `pauseOnConnect` reading as any accepted
- * socket does (into its readable buffer, not flowing), for a use that
- * does not want large reads (downloads, listings, TLS).
- */
-export function startReading(s: net.Socket): void {
-  // (what `pauseOnConnect` set to false; null is an accepted socket's own state: not flowing, not paused)
-  (s as unknown as { readableFlowing: boolean | null }).readableFlowing = null;
-  s.read(0);
+  return adoptSocket(s, (socket) => largeReadOption(socket, buffers));
 }

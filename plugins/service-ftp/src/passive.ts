@@ -1,6 +1,6 @@
 import net from 'node:net';
-import type { Logger, UploadBuffers } from '@ferry/core';
-import { startReading, withLargeReads } from './large-reads.js';
+import { startReading, type Logger, type UploadBuffers } from '@ferry/core';
+import { withLargeReads } from './large-reads.js';
 
 export const plainIp = (ip: string | undefined) => (ip ?? '').replace(/^::ffff:/, '');
 

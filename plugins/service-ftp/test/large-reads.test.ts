@@ -8,9 +8,9 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import type { Test } from 'tap';
-import { chunkStored, leaseUploadBuffers, type UploadBuffers } from '@ferry/core';
+import { chunkStored, leaseUploadBuffers, startReading, type UploadBuffers } from '@ferry/core';
 import { readBufferPool } from '@ferry/core/testing';
-import { largeReadOption, startReading, withLargeReads } from '../src/large-reads.js';
+import { largeReadOption, withLargeReads } from '../src/large-reads.js';
 
 /** A server accepting with pauseOnConnect and a client connected to it. */
 async function pair(t: Test): Promise<{ server: net.Socket; client: net.Socket }> {

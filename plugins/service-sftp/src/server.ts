@@ -3,6 +3,7 @@ import net from 'node:net';
 import {
   drainService,
   pooledSshPackets,
+  withSshReads,
   type FileSession,
   type Logger,
   type Protocol,
@@ -54,7 +55,9 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
   let hostKeys: HostKey[] = [];
   let active = false;
 
-  function admit(socket: net.Socket): void {
+  function admit(accepted: net.Socket): void {
+    // its reads go to reused buffers, not a new one per read (core's SDK; pooledSshPackets below says when)
+    const socket = withSshReads(accepted);
     const client: Client = { socket, conn: null };
     clients.set(socket, client);
     // each answer leaves at once: with Nagle's algorithm a small answer (a WRITE's status, a window
@@ -264,7 +267,7 @@ export function sftpService(o: SftpServiceOptions): ServiceDef {
       ssh = sshServer(hostKeys);
       try {
         for (const b of config.bindings) {
-          const l = net.createServer(admit);
+          const l = net.createServer({ pauseOnConnect: true }, admit);
           await new Promise<void>((resolve, reject) => {
             l.once('error', reject);
             l.listen(b.port, b.address, () => (l.off('error', reject), resolve()));
