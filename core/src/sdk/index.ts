@@ -22,7 +22,7 @@ export * from './file-hash.js';
 export * from './ssh-keys.js';
 export { loadSsh2, pooledSshPackets } from './ssh2-module.js';
 export { incomingPackets, packetSlabs, sshPayloadCopied, type PacketSlabs } from './ssh2-packets.js';
-export { sshReadBuffers, sshReadCounts, withSshReads } from './ssh2-reads.js';
+export { withSshReads } from './ssh2-reads.js';
 export { adoptSocket, startReading } from './adopt-socket.js';
 export type * from './plugin-entities.js';
 export type * from './accounts.js';

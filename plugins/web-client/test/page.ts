@@ -89,6 +89,45 @@ export const row = (page: Page, name: string) => page.getByRole('row').filter({ 
 
 export type ContextOptions = Parameters<typeof newContext>[1];
 
+/** The page's errors and failed requests, as they come (the last 20). */
+function pageProblems(page: Page): string[] {
+  const seen: string[] = [];
+  const note = (line: string) => {
+    seen.push(line);
+    if (seen.length > 20) seen.shift();
+  };
+  page.on('pageerror', (err) => note(`page error: ${err.message}`));
+  // (a resource that failed to load is noted below, from its answer: a 401 or a 404 is the app's ordinary probing)
+  page.on('console', (m) => (m.type() === 'error' && !m.text().startsWith('Failed to load resource') ? note(`console error: ${m.text()}`) : undefined));
+  page.on('requestfailed', (r) => note(`request failed: ${r.method()} ${new URL(r.url()).pathname} ${r.failure()?.errorText ?? ''}`));
+  page.on('response', (r) => (r.status() >= 500 ? note(`answer ${r.status()}: ${r.request().method()} ${new URL(r.url()).pathname}`) : undefined));
+  return seen;
+}
+
+/**
+ * What a failed test leaves about its page, for a failure seen once in CI
+ * that does not come back when run again: where the page was, what it
+ * reported, its first heading and a screenshot, on stderr (the test's
+ * output; comments after its end would be dropped).
+ */
+async function describeFailedPage(t: Test, page: Page, problems: string[]): Promise<void> {
+  if (page.isClosed()) return;
+  const say = (line: string) => console.error(`[${t.name}] ${line}`);
+  say(`failed on the page ${page.url()}`);
+  for (const p of problems) say(p);
+  const heading = await page
+    .getByRole('heading', { level: 1 })
+    .first()
+    .textContent({ timeout: 1000 })
+    .catch(() => null);
+  say(`its first heading: ${heading ?? '(none)'}`);
+  const file = path.join(shots ?? os.tmpdir(), `web-client-failed-${t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}-${Date.now()}.png`);
+  await page
+    .screenshot({ path: file, timeout: 5000 })
+    .then(() => say(`screenshot: ${file}`))
+    .catch((err: Error) => say(`no screenshot: ${err.message}`));
+}
+
 /** The Ferry and browser of one test file, and pages on them. */
 export interface Harness {
   f: Ferry;
@@ -105,8 +144,12 @@ export async function harness(t: Test, o: Parameters<typeof startFerry>[1] = {})
   const browser = await launchBrowser(t);
   const openPage: Harness['openPage'] = async (t, o = {}) => {
     const ctx = await newContext(browser, o);
+    const page = await ctx.newPage();
+    const problems = pageProblems(page);
     t.teardown(() => ctx.close());
-    return { ctx, page: await ctx.newPage() };
+    // (teardowns run last added first: the page is looked at before its context closes)
+    t.teardown(() => (t.passing() ? undefined : describeFailedPage(t, page, problems)));
+    return { ctx, page };
   };
   const signedIn: Harness['signedIn'] = async (t, username, o = {}) => {
     const opened = await openPage(t, o);
