@@ -18,10 +18,11 @@ import { passwordOf, startFerry, type Ferry } from './helpers.js';
 const shots = process.env.FERRY_SCREENSHOT_DIR;
 if (shots) mkdirSync(shots, { recursive: true });
 
-/** A screenshot named web-client-<name>.png (in FERRY_SCREENSHOT_DIR when set, else the temp directory). */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/** A screenshot named web-client-<name>.png (in FERRY_SCREENSHOT_DIR when set, else the temp directory); resolves to its path. */
+export async function screenshot(page: Page, name: string, o: { timeout?: number } = {}): Promise<string> {
   const file = path.join(shots ?? os.tmpdir(), `web-client-${name}.png`);
-  await page.screenshot({ path: file, fullPage: false });
+  await page.screenshot({ path: file, fullPage: false, ...o });
+  return file;
 }
 
 /**
@@ -121,10 +122,8 @@ async function describeFailedPage(t: Test, page: Page, problems: string[]): Prom
     .textContent({ timeout: 1000 })
     .catch(() => null);
   say(`its first heading: ${heading ?? '(none)'}`);
-  const file = path.join(shots ?? os.tmpdir(), `web-client-failed-${t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}-${Date.now()}.png`);
-  await page
-    .screenshot({ path: file, timeout: 5000 })
-    .then(() => say(`screenshot: ${file}`))
+  await screenshot(page, `failed-${t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}-${Date.now()}`, { timeout: 5000 })
+    .then((file) => say(`screenshot: ${file}`))
     .catch((err: Error) => say(`no screenshot: ${err.message}`));
 }
 
