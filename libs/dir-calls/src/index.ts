@@ -1,12 +1,13 @@
 /**
  * System calls on the entries of one directory in one native call
  * (native/dir-calls.c), relative to the directory's descriptor: a folder's
- * files removed (fstatat and unlinkat, as `rm -rf` does) and small files
- * read whole (openat, fstat, pread, close). Made for worker threads that do
- * this for many entries: they load the addon with require(addonPath())
- * themselves. Without the addon (not built on this machine, or
- * FERRY_DIR_CALLS=off) addonPath() is null and callers take their
- * JavaScript path.
+ * files removed (fstatat and unlinkat, as `rm -rf` does), small files read
+ * whole (openat, fstat, pread, close), a directory listed with its entries'
+ * lstat, a small file created and renamed into place. run() makes such a
+ * group of calls on libuv's thread pool and calls back with the answer;
+ * sweep() and readFiles() make theirs in the calling thread. Without the
+ * addon (not built on this machine, or FERRY_DIR_CALLS=off) addonPath() is
+ * null and callers take their JavaScript path.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -40,7 +41,62 @@ export interface ReadFilesResult {
   errors: [number, string, string][];
 }
 
+/** The jobs run() makes on libuv's thread pool (see native/dir-calls.c). */
+export type DirJob = 'read' | 'readAt' | 'lstat' | 'list' | 'listAt' | 'sweep' | 'put' | 'replace' | 'putReplace';
+
+/**
+ * What one job of run() answers: the fields of its kind (see DirCallsAddon.run),
+ * and `failed` when it failed as a whole.
+ */
+export interface DirJobAnswer {
+  /** The job failed as a whole: the errno's name (ENOENT, ENOTDIR...) and node's kind of message. */
+  failed?: { code: string; message: string };
+  /** read, readAt: five doubles per name (as ReadFilesResult.meta); lstat, list, listAt: mode, size and mtimeMs per name (NaN mode: failed). */
+  meta?: ArrayBuffer;
+  /** read, readAt: the bytes of the files read. */
+  data?: ArrayBuffer;
+  /** read, readAt, lstat, list, listAt: [index, code, message]; sweep: [name, code, message]. */
+  errors?: [number | string, string, string][];
+  /** list, listAt: the entry names, in readdir's order (empty with `more`). */
+  names?: string[];
+  /** list, listAt: more entries than `max` (nothing stat'ed); sweep: entries left. */
+  more?: boolean;
+  /** readAt, listAt: the real location of the directory opened. */
+  real?: string;
+  /** sweep: as SweepResult. */
+  files?: string[];
+  sizes?: ArrayBuffer;
+  dirs?: string[];
+  /** replace, putReplace: the size of the regular file the destination held, or -1. */
+  replaced?: number;
+  /** putReplace: the step that failed. */
+  step?: 'put' | 'replace';
+}
+
 export interface DirCallsAddon {
+  /**
+   * One job of system calls made on a thread of libuv's pool; `callback`
+   * gets its answer on the event loop. `dir`: the directory (read, readAt,
+   * lstat, list, listAt, sweep) or the file (put, replace, putReplace: the
+   * temporary file); `names`: the entries (read, lstat), the names to skip
+   * (sweep) or the destination (replace, putReplace: one name); `max`: the
+   * largest file read, the entries listed or swept; `flags`: the open flags
+   * of reads; `count`, `partK`, `partN`: as sweep(); `data`: put's bytes
+   * (held until the callback). Throws a TypeError for bad arguments only:
+   * what the system calls answer, the callback gets.
+   */
+  run(
+    op: DirJob,
+    dir: string,
+    names: readonly string[],
+    max: number,
+    flags: number,
+    count: boolean,
+    partK: number,
+    partN: number,
+    data: ArrayBuffer | null,
+    callback: (answer: DirJobAnswer) => void,
+  ): void;
   /**
    * Removes up to `max` entries of the directory at the path `dir` (its
    * subdirectories only answered), skipping the names `skip` and, when

@@ -1,25 +1,14 @@
 // The batch I/O worker's code (batch-io.ts holds what the server asks of it and why): one
-// message, one group of system calls through a directory's descriptor, one answer.
+// message, one group of system calls through a directory's descriptor, one answer. It runs
+// only where @ferry/dir-calls's addon is not built (or FERRY_DIR_CALLS=off): with the addon,
+// the same groups are jobs of the addon on libuv's thread pool, and this worker never starts.
 
 /** The worker: plain JavaScript, so it runs the same from the sources (tests) and from dist. */
 export const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+const { parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
-// @ferry/dir-calls's addon, when the server found it built: reads and sweeps in one native call
-let native = null;
-try {
-  if (workerData && workerData.dirCalls) native = require(workerData.dirCalls);
-} catch {}
 const failed = (err) => ({ k: 'error', code: err && err.code ? String(err.code) : 'EIO', message: err && err.message ? String(err.message) : String(err) });
 function read(dir, names, max, flags) {
-  if (native) {
-    const r = native.readFiles(dir, names, max, flags);
-    const m = new Float64Array(r.meta);
-    const results = names.map((_, i) =>
-      m[5 * i] === 0 ? { k: 'read', at: m[5 * i + 1], size: m[5 * i + 2], mtimeMs: m[5 * i + 3], mode: m[5 * i + 4] } : { k: 'large' });
-    for (const [i, code, message] of r.errors) results[i] = { k: 'error', code, message };
-    return { results, data: r.data };
-  }
   const results = [];
   const chunks = [];
   let total = 0;
@@ -112,8 +101,8 @@ function readAt(dir, names, max, flags) {
 // group reads from the start), each lstat'ed when counted (the removed regular files' names and
 // sizes are answered) and unlinked; a subdirectory is answered, not entered. The lstat and the
 // unlink of a file through /proc/self/fd (no *at calls in node) cost some 6 us each: two
-// workers sweep the two parts of a large directory at once. With @ferry/dir-calls's addon the
-// same is one native call per group (fstatat and unlinkat on the names, about half the time)
+// workers sweep the two parts of a large directory at once (the addon's sweep makes fstatat and
+// unlinkat on the names, about half the time)
 // part [k, n]: only the entries whose name hashes to k of n (the parts of one directory swept at
 // once by different workers never take the same entry)
 // (the hash of the name's UTF-8 bytes, as @ferry/dir-calls's native sweep computes it: a
@@ -133,10 +122,6 @@ const partOf = (name, n) => {
   return (h >>> 0) % n;
 };
 function sweep(dir, skip, max, count, part) {
-  if (native) {
-    const r = native.sweep(dir, skip, max, !!count, part ? part[0] : 0, part ? part[1] : 0);
-    return { results: r.errors.map(([name, code, message]) => [name, { k: 'error', code, message }]), names: r.files, data: r.sizes, dirs: r.dirs, more: r.more };
-  }
   const skipped = new Set(skip);
   const errors = [];
   const files = [];

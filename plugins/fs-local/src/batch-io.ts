@@ -1,6 +1,10 @@
 import { Worker } from 'node:worker_threads';
-import { addonPath } from '@ferry/dir-calls';
+import { loadAddon } from '@ferry/dir-calls';
 import { WORKER_SOURCE } from './batch-io-worker.js';
+import { ThreadPoolIo } from './batch-io-jobs.js';
+import type { Answer, Message, WorkerRead, WorkerStat } from './batch-io-messages.js';
+
+export type { WorkerRead, WorkerStat } from './batch-io-messages.js';
 import { READ_FLAGS } from './file-reads.js';
 
 /*
@@ -12,9 +16,18 @@ import { READ_FLAGS } from './file-reads.js';
  * what it replaces). Made one by one with promises, each is a round trip to
  * libuv's thread pool, on a busy machine a thread switch each (a small
  * file read takes five: lstat, open, fstat, read, close): 10,000 files of a
- * few KiB zipped took ten times as long as `zip -r`. Here one worker thread makes the calls of a whole group
- * synchronously and answers with one message; the event loop meanwhile
- * does the rest (compresses what came before, sends a listing's page).
+ * few KiB zipped took ten times as long as `zip -r`. Here the calls of a
+ * whole group are made at once, off the event loop, which meanwhile does
+ * the rest (compresses what came before, sends a listing's page):
+ *   - as one job of @ferry/dir-calls's addon on libuv's thread pool (one
+ *     hand-over each way), where the addon is built (npm ci builds it);
+ *   - else by a worker thread (batch-io-worker.ts), synchronously, answering
+ *     with one message. A worker costs more: its own JavaScript heap (6-9 MB
+ *     of resident memory while it runs, twice that with the second), and
+ *     about twice the CPU per request for the message each way (structured
+ *     clone, the worker's own event loop): a 4 KiB download through Ferry
+ *     spent 8% of the event loop's time posting its one message
+ *     (docs/performance-history.md).
  *
  * Every call names one entry of a directory through the directory's
  * descriptor (`/proc/self/fd/N/name`, held by the caller until the answer
@@ -25,19 +38,7 @@ import { READ_FLAGS } from './file-reads.js';
  * itself, as their promise versions did.
  */
 
-/** One file as the worker answers a read. */
-export type WorkerRead =
-  /** Read: its bytes are the answer's `data` from `at`, `size` long. */
-  | { k: 'read'; at: number; size: number; mtimeMs: number; mode: number }
-  /** A regular file larger than asked for (not read). */
-  | { k: 'large' }
-  /** The call failed with `code` (NOTREG: not a regular file, EISDIR: a directory). */
-  | { k: 'error'; code: string; message: string };
-
-/** One entry as the worker answers an lstat. */
-export type WorkerStat = { k: 'stat'; mode: number; size: number; mtimeMs: number } | { k: 'error'; code: string; message: string };
-
-/** One group of a removed directory's entries as the worker answers a sweep. */
+/** One group of a removed directory's entries as a sweep answers it. */
 export interface WorkerSweep {
   /** The regular files removed, with their sizes (only when counted). */
   files: { name: string; size: number }[];
@@ -47,28 +48,6 @@ export interface WorkerSweep {
   failed: { name: string; code: string; message: string }[];
   /** More entries are left after this group. */
   more: boolean;
-}
-
-interface Answer {
-  id: number;
-  /** read: one per name; lstat: [index, error] of the names that failed; sweep: [name, error]. */
-  results: unknown[];
-  /** read: the files' bytes; lstat, list: mode, size and mtimeMs of each name (Float64Array). */
-  data?: ArrayBuffer;
-  /** list: the directory's entry names, in the order read (absent with `more` or `failed`); sweep: the regular files removed. */
-  names?: string[];
-  /** list: the directory holds more entries than asked for (nothing was stat'ed); sweep: entries are left after this group. */
-  more?: boolean;
-  /** sweep: the subdirectories met. */
-  dirs?: string[];
-  /** list, listAt, readAt, sweep: the directory could not be read; put, replace: the call that failed. */
-  failed?: { code: string; message: string };
-  /** putReplace: which of the two failed. */
-  step?: 'put' | 'replace';
-  /** replace: the size of the regular file the destination held, or -1 (none, or not a regular file). */
-  replaced?: number;
-  /** listAt, readAt: the real path of the directory opened (read through its descriptor). */
-  real?: string;
 }
 
 /** The worker's heap limits (MB): its young generation is what its garbage costs in resident memory. */
@@ -84,19 +63,6 @@ const IDLE_MS = 10_000;
  * second are the moments the process needs memory for other things too.
  */
 const SPARE_IDLE_MS = 1_000;
-
-/** A request to a worker. */
-interface Message {
-  op: string;
-  dir: string;
-  names: readonly string[];
-  max?: number;
-  flags?: number;
-  count?: boolean;
-  part?: readonly [number, number];
-  /** put: the bytes (transferred, not copied). */
-  data?: ArrayBuffer;
-}
 
 /** Workers of the process: two, so that the two parts of a large removal (or a queue of requests) go at once. */
 const WORKERS = 2;
@@ -126,10 +92,7 @@ class IoThread {
   private nextId = 1;
   private idle: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly idleMs: number,
-    private readonly dirCalls: string | null,
-  ) {}
+  constructor(private readonly idleMs: number) {}
 
   /** True while its worker thread runs. */
   get running(): boolean {
@@ -164,7 +127,6 @@ class IoThread {
       stdout: false,
       stderr: false,
       resourceLimits: WORKER_LIMITS,
-      workerData: { dirCalls: this.dirCalls },
     });
     const c: NonNullable<IoThread['current']> = { worker: w, pending: new Map() };
     w.on('message', (a: Answer) => {
@@ -200,30 +162,48 @@ class IoThread {
 }
 
 /**
- * The batch I/O workers of the process: each request goes to the running
- * one with the fewest requests waiting; another is started only when every
- * running one has QUEUED_BEFORE_SPARE in flight, or for the parts of one
- * job that are meant to run at once (a sweep's).
+ * The batch I/O workers of the process: each request goes to the first
+ * running one with fewer than QUEUED_BEFORE_SPARE requests in flight; when
+ * every running one has that many, to one more (started for it), else to
+ * the one with the fewest. The parts of one job that are meant to run at
+ * once (a sweep's) go to the one with the fewest, another being started
+ * as soon as each running one has a request.
+ *
+ * So a second worker only takes what overflows the first, and stops
+ * SPARE_IDLE_MS after the burst that needed it, even while the first goes
+ * on with requests. Shared by load, it stayed alive as long as requests
+ * came (a zip right after a large removal kept the worker the removal had
+ * started: its 7-16 MB, and the zip took 10-15% longer with its reads
+ * split across two threads competing for two cores with the event loop:
+ * docs/performance-history.md).
  */
 export class BatchIo {
   private readonly threads: IoThread[];
+  /** The addon's jobs on the thread pool, when it is built and wanted (then no worker ever starts). */
+  private readonly pool: ThreadPoolIo | null;
 
   /**
    * `idleMs`: how long the first worker and the others stay without a
-   * request; `native`: reads and sweeps run in @ferry/dir-calls's addon
+   * request; `native`: the requests are jobs of @ferry/dir-calls's addon
    * when it is built (false: the workers' JavaScript, as without the addon).
    */
   constructor(idleMs: readonly [number, number] = [IDLE_MS, SPARE_IDLE_MS], native = true) {
-    const addon = native ? addonPath() : null;
-    this.threads = Array.from({ length: WORKERS }, (_, i) => new IoThread(idleMs[i === 0 ? 0 : 1], addon));
+    const addon = native ? loadAddon() : null;
+    this.pool = addon ? new ThreadPoolIo(addon) : null;
+    this.threads = Array.from({ length: WORKERS }, (_, i) => new IoThread(idleMs[i === 0 ? 0 : 1]));
   }
 
-  /** Worker threads running now. */
+  /** Worker threads running now (none when the addon's jobs take the requests). */
   get running(): number {
     return this.threads.filter((t) => t.running).length;
   }
 
-  /** How many requests the workers can take at once (sweeps split a directory in as many parts). */
+  /** True when the requests are jobs of the addon on the thread pool. */
+  get native(): boolean {
+    return this.pool !== null;
+  }
+
+  /** How many requests run at once for one job (sweeps split a directory in as many parts). */
   readonly parallelism = WORKERS;
 
   /** Reads the regular files `names` of the directory at `dir` (a path valid while the caller holds its descriptor), each of at most `max` bytes. */
@@ -341,6 +321,11 @@ export class BatchIo {
 
   /** Sends `message` to a worker (see the class); `spread`: one of several parts of a job to run at once. */
   private ask(message: Message, spread = false): Promise<Answer> {
+    if (this.pool) return this.pool.ask(message);
+    if (!spread) {
+      const free = this.threads.find((t) => t.running && t.load < QUEUED_BEFORE_SPARE);
+      if (free) return free.ask(message);
+    }
     let best: IoThread | undefined;
     for (const t of this.threads) if (t.running && (best === undefined || t.load < best.load)) best = t;
     if (best === undefined || best.load >= (spread ? 1 : QUEUED_BEFORE_SPARE)) best = this.threads.find((t) => !t.running) ?? best;
@@ -348,7 +333,7 @@ export class BatchIo {
   }
 }
 
-/** The bytes of `chunks` in one buffer of their own, to hand over to the worker. */
+/** The bytes of `chunks` in one buffer of their own, to hand over to the worker or the addon. */
 function ownBuffer(chunks: readonly Buffer[]): ArrayBuffer {
   let size = 0;
   for (const c of chunks) size += c.length;

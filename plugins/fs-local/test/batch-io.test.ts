@@ -8,7 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { FsErrorCode, RequestFsBatch, type FileInfo } from '@ferry/core';
 import { LocalFs } from '../src/index.js';
-import { BatchIo, batchIo, type WorkerRead } from '../src/batch-io.js';
+import { BatchIo, batchIo, batchIo as sharedBatchIo, type WorkerRead } from '../src/batch-io.js';
 import { WHOLE_DIR_MAX } from '../src/dir-tree.js';
 
 const base = t.testdir({});
@@ -432,7 +432,7 @@ t.test('a part swept natively and the other in JavaScript still take every entry
 t.test('the second worker, started by a fifth request waiting at once, stops after its shorter idle time; the first stays', async (t) => {
   const { root } = await fresh();
   await writeFile(path.join(root, 'a.txt'), 'a');
-  const io = new BatchIo([60_000, 100]);
+  const io = new BatchIo([60_000, 100], false);
   const lstats = (n: number) => Promise.all(Array.from({ length: n }, () => io.lstat(root, ['a.txt'])));
   t.equal(io.running, 0, 'no worker before the first request');
   await io.lstat(root, ['a.txt']);
@@ -452,37 +452,141 @@ t.test('the second worker, started by a fifth request waiting at once, stops aft
   t.match(st, { k: 'stat', size: 1 }, 'and answers the next request');
 });
 
+t.test('the second worker takes only what overflows the first: it stops once idle while requests go on at a pace the first keeps up with', async (t) => {
+  const { root } = await fresh();
+  await writeFile(path.join(root, 'a.txt'), 'a');
+  const io = new BatchIo([60_000, 100], false);
+  const lstats = (n: number) => Promise.all(Array.from({ length: n }, () => io.lstat(root, ['a.txt'])));
+  await lstats(5);
+  t.equal(io.running, 2, 'five at once run both');
+  // two in flight at a time for 1.5 s: the first takes both, the second gets none and stops after its 100 ms
+  const until = Date.now() + 1500;
+  let answered = 0;
+  while (Date.now() < until) {
+    for (const [st] of await lstats(2)) if (st?.k === 'stat') answered++;
+    if (io.running === 1) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  t.equal(io.running, 1, 'the second stopped while requests went on');
+  t.ok(answered > 0, 'and every request meanwhile was answered');
+  const more = await lstats(4);
+  t.equal(io.running, 1, 'four at once stay on the first');
+  t.same(
+    more.map(([st]) => st?.k),
+    ['stat', 'stat', 'stat', 'stat'],
+  );
+});
+
 t.test('the parts of a sweep run on both workers at once', async (t) => {
   const { root } = await fresh();
   const d = path.join(root, 'parts');
   await mkdir(d);
   for (let i = 0; i < 50; i++) await writeFile(path.join(d, `f${i}`), 'x');
-  const io = new BatchIo([60_000, 60_000]);
+  const io = new BatchIo([60_000, 60_000], false);
   const [p0, p1] = await Promise.all([io.sweep(d, [], 1000, true, [0, 2]), io.sweep(d, [], 1000, true, [1, 2])]);
   t.equal(io.running, 2, 'the second part started the second worker');
   t.equal(p0.files.length + p1.files.length, 50, 'every file removed once');
   t.same(await readdir(d), []);
 });
 
-t.test('a process waits for the answer of a worker, and not for an idle one', async (t) => {
+for (const native of [false, true]) {
+  t.test(
+    `a process waits for the answer of ${native ? "the addon's job" : 'a worker'}, and not for an idle ${native ? 'thread pool' : 'worker'}`,
+    async (t) => {
+      const { root } = await fresh();
+      await writeFile(path.join(root, 'a.txt'), 'abc');
+      const mod = new URL('../src/batch-io.ts', import.meta.url).href;
+      // idle times of ten minutes: a worker that kept the process alive once idle would time this out
+      const script = `
+      const { BatchIo } = await import(${JSON.stringify(mod)});
+      const io = new BatchIo([600000, 600000], ${native});
+      const [st] = await io.lstat(${JSON.stringify(root)}, ['a.txt']);
+      console.log(JSON.stringify({ ...st, native: io.native }));
+    `;
+      const out = execFileSync(process.execPath, [...process.execArgv, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+      t.match(JSON.parse(out), { k: 'stat', size: 3, native }, 'the answer came, then the process ended');
+    },
+  );
+}
+
+t.test("with the addon built, requests are the addon's jobs on the thread pool: no worker thread starts", async (t) => {
   const { root } = await fresh();
   await writeFile(path.join(root, 'a.txt'), 'abc');
-  const mod = new URL('../src/batch-io.ts', import.meta.url).href;
-  // idle times of ten minutes: a worker that kept the process alive once idle would time this out
-  const script = `
-    const { BatchIo } = await import(${JSON.stringify(mod)});
-    const [st] = await new BatchIo([600000, 600000]).lstat(${JSON.stringify(root)}, ['a.txt']);
-    console.log(JSON.stringify(st));
-  `;
-  const out = execFileSync(process.execPath, [...process.execArgv, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
-  t.match(JSON.parse(out), { k: 'stat', size: 3 }, 'the answer came, then the process ended');
+  const io = new BatchIo([60_000, 60_000]);
+  t.equal(io.native, true, 'the addon is built here (npm ci)');
+  const answers = await Promise.all(Array.from({ length: 12 }, () => io.lstat(root, ['a.txt'])));
+  t.equal(answers.filter(([st]) => st?.k === 'stat').length, 12, 'twelve at once, each answered');
+  t.equal(io.running, 0, 'and no worker ran');
+  t.equal(new BatchIo(undefined, false).native, false, 'native = false: the workers');
+});
+
+t.test("the addon's jobs answer every operation as the worker's JavaScript does", async (t) => {
+  const js = new BatchIo([60_000, 60_000], false);
+  /** The same tree twice (the operations that change it run once on each). */
+  const tree = async (base: string) => {
+    const d = path.join(base, 'd');
+    await mkdir(path.join(d, 'sub'), { recursive: true });
+    await writeFile(path.join(d, 'a.txt'), 'alpha');
+    await writeFile(path.join(d, 'b.bin'), Buffer.alloc(300, 3));
+    await writeFile(path.join(d, 'é ü'), 'unicode');
+    await symlink('a.txt', path.join(d, 'link'));
+    await writeFile(path.join(d, 'sub', 'inner'), 'in');
+    return d;
+  };
+  const { root } = await fresh();
+  const dn = await tree(path.join(root, 'native'));
+  const dj = await tree(path.join(root, 'js'));
+  const sorted = <T>(r: { names: string[]; stats: T[] } | undefined) =>
+    r && r.names.map((n, i) => [n, r.stats[i]] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // times differ between the two trees, and messages name their paths (and the C library's wording): both left out
+  const noTimes = (x: unknown) => JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'mtimeMs' ? 0 : k === 'message' ? undefined : v))) as unknown;
+
+  t.same(noTimes(sorted(await batchIo.list(dn, 100))), noTimes(sorted(await js.list(dj, 100))), 'list');
+  t.equal(await batchIo.list(dn, 2), undefined, 'list: more entries than asked for');
+  t.equal(await js.list(dj, 2), undefined);
+  await t.rejects(batchIo.list(path.join(dn, 'a.txt'), 10), { code: 'ENOTDIR' }, 'list: not a directory');
+  await t.rejects(js.list(path.join(dj, 'a.txt'), 10), { code: 'ENOTDIR' });
+  const at = await batchIo.listAt(dn, 100);
+  t.equal(at?.real, dn, 'listAt: where the directory really is');
+  t.same(noTimes(sorted(at)), noTimes(sorted(await js.listAt(dj, 100))), 'listAt');
+  await symlink(dn, path.join(root, 'via-link'));
+  t.equal((await batchIo.listAt(path.join(root, 'via-link'), 100))?.real, dn, 'listAt through a link: its real location');
+  await t.rejects(batchIo.listAt(path.join(root, 'missing'), 10), { code: 'ENOENT' });
+
+  const names = ['a.txt', 'missing', 'sub', 'link', 'é ü'];
+  t.same(noTimes(await batchIo.lstat(dn, names)), noTimes(await js.lstat(dj, names)), 'lstat');
+  t.same(
+    (await batchIo.lstat(path.join(dn, 'nowhere'), ['x', 'y'])).map((s) => s.k === 'error' && s.code),
+    ['ENOENT', 'ENOENT'],
+    'lstat in a missing directory: each name fails',
+  );
+  t.equal(await batchIo.readAt(path.join(root, 'via-link'), ['a.txt'], 100), undefined, 'readAt through a link: the usual path');
+
+  for (const [io, d] of [
+    [batchIo, dn],
+    [js, dj],
+  ] as const) {
+    const label = io === batchIo ? 'addon' : 'worker';
+    await io.put(path.join(d, 'new.tmp'), [Buffer.from('put '), Buffer.from('bytes')]);
+    t.equal(await readFile(path.join(d, 'new.tmp'), 'utf8'), 'put bytes', `${label}: put`);
+    await t.rejects(io.put(path.join(d, 'new.tmp'), [Buffer.from('x')]), { code: 'EEXIST' }, `${label}: put never overwrites`);
+    await t.rejects(io.put(path.join(d, 'nowhere', 'f.tmp'), [Buffer.from('x')]), { code: 'ENOENT' }, `${label}: put in a missing directory`);
+    t.equal(await io.replace(path.join(d, 'new.tmp'), path.join(d, 'a.txt')), 5, `${label}: replace answers the size replaced`);
+    t.equal(await readFile(path.join(d, 'a.txt'), 'utf8'), 'put bytes');
+    await writeFile(path.join(d, 'other.tmp'), 'o');
+    t.equal(await io.replace(path.join(d, 'other.tmp'), path.join(d, 'fresh')), undefined, `${label}: replace of nothing`);
+    await t.rejects(io.replace(path.join(d, 'gone.tmp'), path.join(d, 'x')), { code: 'ENOENT' }, `${label}: replace of a missing file`);
+    const swept = await io.sweep(path.join(d, 'sub'), [], 100, true);
+    t.same(swept.files, [{ name: 'inner', size: 2 }], `${label}: sweep`);
+    await t.rejects(io.sweep(path.join(d, 'missing'), [], 10, true), { code: 'ENOENT' }, `${label}: sweep of a missing directory`);
+  }
 });
 
 t.test('a request sent while an idle worker is stopping goes to a new worker, and the old one ending does not fail it', async (t) => {
   const { root } = await fresh();
   await writeFile(path.join(root, 'a.txt'), 'a');
   // the first worker stops as soon as it is idle
-  const io = new BatchIo([0, 0]);
+  const io = new BatchIo([0, 0], false);
   for (let round = 0; round < 5; round++) {
     await io.lstat(root, ['a.txt']);
     // the idle timer stops the worker: ask again at once, before its thread has ended
@@ -493,26 +597,31 @@ t.test('a request sent while an idle worker is stopping goes to a new worker, an
   }
 });
 
-t.test('putReplace creates, writes and renames in one message, and tells which step failed', async (t) => {
-  const { root } = await fresh();
-  await writeFile(path.join(root, 'old.txt'), '12345');
-  const tmp = path.join(root, 'tmp.upload');
-  t.equal(await batchIo.putReplace(tmp, [Buffer.from('ab'), Buffer.from('c')], path.join(root, 'old.txt')), 5, 'the size it replaced');
-  t.equal(await readFile(path.join(root, 'old.txt'), 'utf8'), 'abc');
-  t.equal(await batchIo.putReplace(tmp, [Buffer.from('n')], path.join(root, 'new.txt')), undefined, 'nothing replaced');
-  await writeFile(tmp, 'in the way');
-  t.match(
-    await batchIo.putReplace(tmp, [Buffer.from('x')], path.join(root, 'x.txt')).catch((e: unknown) => e),
-    { code: 'EEXIST', step: 'put' },
-    'an existing temporary file: the put failed',
-  );
-  t.equal(await readFile(tmp, 'utf8'), 'in the way', 'and it is left alone');
-  await mkdir(path.join(root, 'full', 'x'), { recursive: true });
-  const other = path.join(root, 'other.upload');
-  t.match(
-    await batchIo.putReplace(other, [Buffer.from('y')], path.join(root, 'full')).catch((e: unknown) => e),
-    { step: 'replace' },
-    'a non-empty directory in the way: the rename failed',
-  );
-  t.equal(await readFile(other, 'utf8'), 'y', 'the temporary file stays for the caller');
-});
+for (const [label, batchIo] of [
+  ["the addon's job", sharedBatchIo],
+  ['the worker', new BatchIo(undefined, false)],
+] as const) {
+  t.test(`putReplace creates, writes and renames in one message (${label}), and tells which step failed`, async (t) => {
+    const { root } = await fresh();
+    await writeFile(path.join(root, 'old.txt'), '12345');
+    const tmp = path.join(root, 'tmp.upload');
+    t.equal(await batchIo.putReplace(tmp, [Buffer.from('ab'), Buffer.from('c')], path.join(root, 'old.txt')), 5, 'the size it replaced');
+    t.equal(await readFile(path.join(root, 'old.txt'), 'utf8'), 'abc');
+    t.equal(await batchIo.putReplace(tmp, [Buffer.from('n')], path.join(root, 'new.txt')), undefined, 'nothing replaced');
+    await writeFile(tmp, 'in the way');
+    t.match(
+      await batchIo.putReplace(tmp, [Buffer.from('x')], path.join(root, 'x.txt')).catch((e: unknown) => e),
+      { code: 'EEXIST', step: 'put' },
+      'an existing temporary file: the put failed',
+    );
+    t.equal(await readFile(tmp, 'utf8'), 'in the way', 'and it is left alone');
+    await mkdir(path.join(root, 'full', 'x'), { recursive: true });
+    const other = path.join(root, 'other.upload');
+    t.match(
+      await batchIo.putReplace(other, [Buffer.from('y')], path.join(root, 'full')).catch((e: unknown) => e),
+      { step: 'replace' },
+      'a non-empty directory in the way: the rename failed',
+    );
+    t.equal(await readFile(other, 'utf8'), 'y', 'the temporary file stays for the caller');
+  });
+}
