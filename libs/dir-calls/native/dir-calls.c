@@ -1,13 +1,13 @@
 /*
  * System calls on the entries of one directory, made in one native call
  * relative to the directory's descriptor (the *at calls, with a single
- * entry name, never a path walked again from the root), on libuv's thread
- * pool: what fs-local's batch I/O did in worker threads with node's fs on
+ * entry name, never a path walked again from the root), off the event loop
+ * (one I/O thread per environment; sweeps on libuv's pool): what fs-local's batch I/O did in worker threads with node's fs on
  * `<dir>/<name>` paths, without a worker's own JavaScript heap, and without
  * building a path, a Stats object and an exception per entry.
  *
  * run(op, dir, names, max, flags, count, partK, partN, data, callback)
- * makes one job of system calls on a thread of the pool and calls back on
+ * makes one job of system calls on that thread and calls back on
  * the event loop with its answer (see answer() below and src/index.ts):
  *   read      the regular files `names` of the directory `dir` read whole
  *             (see readFiles below); `failed` when the directory cannot be
@@ -562,7 +562,7 @@ static int open_located(job *j) {
   return dfd;
 }
 
-/** The system calls of a job (on a thread of the pool: no JavaScript here). */
+/** The system calls of a job (on the I/O thread or a thread of libuv's pool: no JavaScript here). */
 static void run_job(job *j) {
   switch (j->op) {
     case OP_READ: {

@@ -4,7 +4,7 @@
  * files removed (fstatat and unlinkat, as `rm -rf` does), small files read
  * whole (openat, fstat, pread, close), a directory listed with its entries'
  * lstat, a small file created and renamed into place. run() makes such a
- * group of calls on libuv's thread pool and calls back with the answer;
+ * group of calls off the event loop and calls back with the answer;
  * sweep() and readFiles() make theirs in the calling thread. Without the
  * addon (not built on this machine, or FERRY_DIR_CALLS=off) addonPath() is
  * null and callers take their JavaScript path.
@@ -41,7 +41,7 @@ export interface ReadFilesResult {
   errors: [number, string, string][];
 }
 
-/** The jobs run() makes on libuv's thread pool (see native/dir-calls.c). */
+/** The jobs run() makes off the event loop (see native/dir-calls.c). */
 export type DirJob = 'read' | 'readAt' | 'lstat' | 'list' | 'listAt' | 'sweep' | 'put' | 'replace' | 'putReplace';
 
 /**
@@ -75,7 +75,8 @@ export interface DirJobAnswer {
 
 export interface DirCallsAddon {
   /**
-   * One job of system calls made on a thread of libuv's pool; `callback`
+   * One job of system calls made on the addon's I/O thread (sweeps on
+   * libuv's pool, so a directory's parts run at once); `callback`
    * gets its answer on the event loop. `dir`: the directory (read, readAt,
    * lstat, list, listAt, sweep) or the file (put, replace, putReplace: the
    * temporary file); `names`: the entries (read, lstat), the names to skip

@@ -5,10 +5,10 @@ import type { Answer, Message, WorkerRead, WorkerStat } from './batch-io-message
 
 /**
  * The requests of a BatchIo as jobs of @ferry/dir-calls's addon (run()):
- * the system calls of each on a thread of libuv's pool, the answer in the
+ * the system calls of each on the addon's I/O thread (sweeps on libuv's pool), the answer in the
  * shape a worker gives it.
  */
-export class ThreadPoolIo {
+export class AddonJobsIo {
   constructor(private readonly addon: DirCallsAddon) {}
 
   ask(m: Message): Promise<Answer> {

@@ -1,7 +1,7 @@
 // The batch I/O worker's code (batch-io.ts holds what the server asks of it and why): one
 // message, one group of system calls through a directory's descriptor, one answer. It runs
 // only where @ferry/dir-calls's addon is not built (or FERRY_DIR_CALLS=off): with the addon,
-// the same groups are jobs of the addon on libuv's thread pool, and this worker never starts.
+// the same groups are jobs of the addon's native I/O thread, and this worker never starts.
 
 /** The worker: plain JavaScript, so it runs the same from the sources (tests) and from dist. */
 export const WORKER_SOURCE = `

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { loadAddon } from '@ferry/dir-calls';
 import { WORKER_SOURCE } from './batch-io-worker.js';
-import { ThreadPoolIo } from './batch-io-jobs.js';
+import { AddonJobsIo } from './batch-io-jobs.js';
 import type { Answer, Message, WorkerRead, WorkerStat } from './batch-io-messages.js';
 
 export type { WorkerRead, WorkerStat } from './batch-io-messages.js';
@@ -19,7 +19,7 @@ import { READ_FLAGS } from './file-reads.js';
  * few KiB zipped took ten times as long as `zip -r`. Here the calls of a
  * whole group are made at once, off the event loop, which meanwhile does
  * the rest (compresses what came before, sends a listing's page):
- *   - as one job of @ferry/dir-calls's addon on libuv's thread pool (one
+ *   - as one job of @ferry/dir-calls's addon on its native I/O thread (one
  *     hand-over each way), where the addon is built (npm ci builds it);
  *   - else by a worker thread (batch-io-worker.ts), synchronously, answering
  *     with one message. A worker costs more: its own JavaScript heap (6-9 MB
@@ -179,8 +179,8 @@ class IoThread {
  */
 export class BatchIo {
   private readonly threads: IoThread[];
-  /** The addon's jobs on the thread pool, when it is built and wanted (then no worker ever starts). */
-  private readonly pool: ThreadPoolIo | null;
+  /** The addon's jobs on its I/O thread, when it is built and wanted (then no worker ever starts). */
+  private readonly pool: AddonJobsIo | null;
 
   /**
    * `idleMs`: how long the first worker and the others stay without a
@@ -189,7 +189,7 @@ export class BatchIo {
    */
   constructor(idleMs: readonly [number, number] = [IDLE_MS, SPARE_IDLE_MS], native = true) {
     const addon = native ? loadAddon() : null;
-    this.pool = addon ? new ThreadPoolIo(addon) : null;
+    this.pool = addon ? new AddonJobsIo(addon) : null;
     this.threads = Array.from({ length: WORKERS }, (_, i) => new IoThread(idleMs[i === 0 ? 0 : 1]));
   }
 
@@ -198,7 +198,7 @@ export class BatchIo {
     return this.threads.filter((t) => t.running).length;
   }
 
-  /** True when the requests are jobs of the addon on the thread pool. */
+  /** True when the requests are jobs of the addon. */
   get native(): boolean {
     return this.pool !== null;
   }
